@@ -1,0 +1,99 @@
+//! The limits every conversion holds, with the defaults of the file view spec.
+
+/// `MAX_FILE_BYTES` is the most of a file that is read (64 MiB): over it the
+/// file is described from its name and size alone.
+pub const MAX_FILE_BYTES: u64 = 64 * 1024 * 1024;
+/// `WINDOW_LINES` is how many numbered lines a window holds when the caller
+/// does not say.
+pub const WINDOW_LINES: u64 = 500;
+/// `MAX_WINDOW_LINES` is the most lines one window may hold; a bigger request
+/// is cut to it and the header says so.
+pub const MAX_WINDOW_LINES: u64 = 2000;
+/// `WINDOW_BYTES` is the most numbered text in one window (32 KiB, about
+/// 8k tokens), so that a window of long lines cannot flood a context.
+pub const WINDOW_BYTES: usize = 32 * 1024;
+/// `IMAGE_BYTES` is the most an image is returned in: 3,750,000 bytes are
+/// 5,000,000 base64 characters, the size clients commonly accept.
+pub const IMAGE_BYTES: usize = 3_750_000;
+/// `IMAGE_EDGE_PX` is the longest edge an image is returned with.
+pub const IMAGE_EDGE_PX: u32 = 2048;
+/// `IMAGE_DECODE_PIXELS` is the largest image decoded to be scaled (50 MP);
+/// a bigger one is described rather than risk the memory.
+pub const IMAGE_DECODE_PIXELS: u64 = 50_000_000;
+/// `MEDIA_BYTES` is the most audio, video or PDF returned as itself.
+pub const MEDIA_BYTES: usize = 3_750_000;
+/// `OFFICE_TEXT_BYTES` is the most text taken out of one Office document.
+pub const OFFICE_TEXT_BYTES: usize = 8 * 1024 * 1024;
+/// `OFFICE_XML_BYTES` is the most decompressed XML read from one Office
+/// package, across all its parts.
+pub const OFFICE_XML_BYTES: u64 = 128 * 1024 * 1024;
+/// `XML_DEPTH` is the deepest element nesting an Office part may have.
+pub const XML_DEPTH: usize = 1000;
+/// `ARCHIVE_ENTRIES` is the most entries an archive listing shows.
+pub const ARCHIVE_ENTRIES: usize = 100_000;
+/// `ARCHIVE_LISTING_BYTES` is the most listing text produced for an archive.
+pub const ARCHIVE_LISTING_BYTES: usize = 8 * 1024 * 1024;
+/// `ARCHIVE_EXPANDED_BYTES` is the most a compressed tar is decompressed
+/// while it is listed (1 GiB).
+pub const ARCHIVE_EXPANDED_BYTES: u64 = 1024 * 1024 * 1024;
+/// `PDF_PAGES` is the most pages whose text is taken from one PDF.
+pub const PDF_PAGES: usize = 2000;
+
+/// `Options` holds every limit of the file view. `Options::default()` is the
+/// spec's safe setting; a caller loosens a limit by setting its field, and
+/// takes on the memory and time that costs.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Options {
+    /// Most bytes of a file that are read; see [`MAX_FILE_BYTES`].
+    pub max_file_bytes: u64,
+    /// Lines in a window when the request names none; see [`WINDOW_LINES`].
+    pub window_lines: u64,
+    /// Most lines in one window; see [`MAX_WINDOW_LINES`].
+    pub max_window_lines: u64,
+    /// Most numbered text in one window; see [`WINDOW_BYTES`].
+    pub window_bytes: usize,
+    /// Most bytes of a returned image; see [`IMAGE_BYTES`].
+    pub image_bytes: usize,
+    /// Longest edge of a returned image; see [`IMAGE_EDGE_PX`].
+    pub image_edge_px: u32,
+    /// Most pixels decoded to scale an image; see [`IMAGE_DECODE_PIXELS`].
+    pub image_decode_pixels: u64,
+    /// Most bytes of audio, video or PDF returned as itself; see [`MEDIA_BYTES`].
+    pub media_bytes: usize,
+    /// Most text taken from an Office document; see [`OFFICE_TEXT_BYTES`].
+    pub office_text_bytes: usize,
+    /// Most decompressed XML read from an Office package; see [`OFFICE_XML_BYTES`].
+    pub office_xml_bytes: u64,
+    /// Deepest XML nesting accepted; see [`XML_DEPTH`].
+    pub xml_depth: usize,
+    /// Most entries listed from an archive; see [`ARCHIVE_ENTRIES`].
+    pub archive_entries: usize,
+    /// Most listing text for an archive; see [`ARCHIVE_LISTING_BYTES`].
+    pub archive_listing_bytes: usize,
+    /// Most bytes a compressed tar is expanded to; see [`ARCHIVE_EXPANDED_BYTES`].
+    pub archive_expanded_bytes: u64,
+    /// Most PDF pages whose text is extracted; see [`PDF_PAGES`].
+    pub pdf_pages: usize,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Self {
+            max_file_bytes: MAX_FILE_BYTES,
+            window_lines: WINDOW_LINES,
+            max_window_lines: MAX_WINDOW_LINES,
+            window_bytes: WINDOW_BYTES,
+            image_bytes: IMAGE_BYTES,
+            image_edge_px: IMAGE_EDGE_PX,
+            image_decode_pixels: IMAGE_DECODE_PIXELS,
+            media_bytes: MEDIA_BYTES,
+            office_text_bytes: OFFICE_TEXT_BYTES,
+            office_xml_bytes: OFFICE_XML_BYTES,
+            xml_depth: XML_DEPTH,
+            archive_entries: ARCHIVE_ENTRIES,
+            archive_listing_bytes: ARCHIVE_LISTING_BYTES,
+            archive_expanded_bytes: ARCHIVE_EXPANDED_BYTES,
+            pdf_pages: PDF_PAGES,
+        }
+    }
+}
