@@ -1,13 +1,649 @@
-//! Turns a file's bytes into what a model can use.
-#![allow(dead_code)]
+//! `porter-fileview` turns a file's bytes into what a model can use: text in
+//! windows of numbered lines, the text of Word, PowerPoint, Excel and PDF
+//! files, archive listings, images turned upright and scaled to fit, small
+//! audio and video as themselves, and a one-sentence description of
+//! everything else.
+//!
+//! It decides what a file is from its bytes; the name and the declared type
+//! are hints, and when they disagree with the bytes the result says both.
+//! Every reader is bounded by an [`Options`] limit (bytes read, XML depth,
+//! decompressed size, pixels decoded, entries listed), so no crafted file can
+//! make a view slow or large, and every failure ends in a description with
+//! its reason rather than an error.
+//!
+//! It deliberately does not fetch, write or run anything: callers hand it the
+//! bytes they fetched and put the blocks into their own tool results. A link
+//! in a result is only ever for a person ("a person can open it at …"); a
+//! result never sends the model to a command or a path instead of content.
+//!
+//! ```
+//! use porter_fileview::{view, Cancel, FileInput, Options, WindowRequest};
+//!
+//! let input = FileInput::new(b"first\nsecond\n", "notes.txt");
+//! let shown = view(&input, &WindowRequest::default(), &Options::default(), &Cancel::new())?;
+//! let json = serde_json::to_value(&shown.content)?;
+//! assert_eq!(json[0]["type"], "text");
+//! assert!(json[0]["text"].as_str().unwrap().contains("     2\tsecond"));
+//! assert_eq!(shown.structured.window.unwrap().total_lines, 2);
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
 
 mod archive;
 mod bounds;
 mod content;
+mod describe;
 mod office;
 mod options;
+mod pdf;
 mod picture;
+mod sniff;
+mod text;
+
+use std::panic::{AssertUnwindSafe, catch_unwind};
 
 pub use bounds::Cancel;
 pub use content::{Block, ImageRecord, Kind, Record, ResourceBlob, Shown, View, WindowRecord};
+pub use describe::{count, human_size};
 pub use options::*;
+pub use text::WindowRequest;
+
+use bounds::{Extracted, Failure};
+use describe::{described, essence, is_textual, shown_name, type_note};
+use sniff::{Encoding, Sniffed};
+
+/// `FileInput` is one file to view: its bytes, and what its source says of
+/// it.
+#[derive(Debug, Clone, Copy)]
+pub struct FileInput<'a> {
+    /// The whole file (at most [`Options::max_file_bytes`]; a caller with a
+    /// bigger file calls [`describe_too_large`] instead of reading it).
+    pub bytes: &'a [u8],
+    /// The file's name, shown in every result and used as a type hint.
+    pub name: &'a str,
+    /// The media type its source declared, which may be absent or wrong.
+    pub declared_type: Option<&'a str>,
+    /// Where a person can open the file, added to descriptions.
+    pub link: Option<&'a str>,
+}
+
+impl<'a> FileInput<'a> {
+    /// A file with a name and nothing declared.
+    #[must_use]
+    pub fn new(bytes: &'a [u8], name: &'a str) -> Self {
+        Self {
+            bytes,
+            name,
+            declared_type: None,
+            link: None,
+        }
+    }
+}
+
+/// `ViewError` is a request the view cannot answer. Everything about the
+/// file itself (broken, hostile, unknown) is answered with a description
+/// instead; these are about the window asked for, or a cancelled request.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ViewError {
+    /// The window starts past the last line.
+    #[error(
+        "{name} has {total_lines} lines, so start_line={start_line} is past its end; pass a start_line from 1 to {}",
+        (*total_lines).max(1)
+    )]
+    PastEnd {
+        /// The file's name as shown.
+        name: String,
+        /// The line asked for.
+        start_line: u64,
+        /// Lines in the file's text.
+        total_lines: u64,
+    },
+    /// `start_line` or `line_count` was 0.
+    #[error("{field} counts from 1, so 0 asks for nothing; pass 1 or more")]
+    BadWindow {
+        /// The field that was 0.
+        field: &'static str,
+    },
+    /// The caller raised the [`Cancel`] flag.
+    #[error("the request was cancelled before the file was shown")]
+    Cancelled,
+}
+
+/// Shows one file: the content blocks a model sees and the record a
+/// program reads. Errors only for a window past the end, a zero in the
+/// window, or cancellation; any file at all gets a view.
+pub fn view(
+    input: &FileInput<'_>,
+    window: &WindowRequest,
+    options: &Options,
+    cancel: &Cancel,
+) -> Result<View, ViewError> {
+    let size = input.bytes.len() as u64;
+    if size > options.max_file_bytes {
+        return Ok(describe_too_large(input.name, size, input.declared_type, input.link, options));
+    }
+    if cancel.is_cancelled() {
+        return Err(ViewError::Cancelled);
+    }
+    let file = File {
+        bytes: input.bytes,
+        name: shown_name(input.name),
+        size,
+        declared: input.declared_type.filter(|d| !d.trim().is_empty()),
+        link: input.link.filter(|l| !l.trim().is_empty()),
+        name_type: mime_guess::from_path(input.name).first().map(|m| m.essence_str().to_owned()),
+    };
+    let sniffed = sniff::sniff(input.bytes);
+    // The readers below lean on young third-party parsers (pdf_oxide,
+    // calamine, the image decoders); a panic in one becomes a description
+    // rather than taking the server down.
+    match catch_unwind(AssertUnwindSafe(|| show(&file, &sniffed, window, options, cancel))) {
+        Ok(result) => result,
+        Err(_) => {
+            let (kind, mime, what) = identity(&file, &sniffed);
+            Ok(file.described(kind, &mime, &what, "its reader failed on it unexpectedly"))
+        }
+    }
+}
+
+/// Describes a file too big to read, from its name, size and declared type
+/// alone, without reading any of it.
+#[must_use]
+pub fn describe_too_large(
+    name: &str,
+    size: u64,
+    declared_type: Option<&str>,
+    link: Option<&str>,
+    options: &Options,
+) -> View {
+    let name_type = mime_guess::from_path(name).first().map(|m| m.essence_str().to_owned());
+    let mime = declared_type
+        .filter(|d| !d.trim().is_empty())
+        .map(essence)
+        .or(name_type)
+        .unwrap_or_else(|| "application/octet-stream".to_owned());
+    let kind = kind_of_mime(&mime);
+    let what = what_of_kind(kind);
+    let reason = format!(
+        "it is larger than the {} that is read of any file",
+        human_size(options.max_file_bytes)
+    );
+    let name = shown_name(name);
+    let text = described(&name, what, &mime, size, &reason, link);
+    View {
+        content: vec![Block::text(text)],
+        structured: Record {
+            name,
+            kind,
+            mime_type: mime,
+            size_bytes: size,
+            shown: Shown::Described,
+            type_note: None,
+            encoding: None,
+            window: None,
+            image: None,
+            reason: Some(reason),
+            link: link.map(str::to_owned),
+            notes: Vec::new(),
+        },
+    }
+}
+
+/// The file being shown, with its name made safe to print.
+struct File<'a> {
+    bytes: &'a [u8],
+    name: String,
+    size: u64,
+    declared: Option<&'a str>,
+    link: Option<&'a str>,
+    /// The type the name's extension suggests.
+    name_type: Option<String>,
+}
+
+impl File<'_> {
+    fn record(&self, kind: Kind, mime: &str, shown: Shown) -> Record {
+        Record {
+            name: self.name.clone(),
+            kind,
+            mime_type: mime.to_owned(),
+            size_bytes: self.size,
+            shown,
+            type_note: type_note(self.name_type.as_deref(), self.declared, mime),
+            encoding: None,
+            window: None,
+            image: None,
+            reason: None,
+            link: self.link.map(str::to_owned),
+            notes: Vec::new(),
+        }
+    }
+
+    /// A view that only describes the file, with the reason.
+    fn described(&self, kind: Kind, mime: &str, what: &str, reason: &str) -> View {
+        let mut record = self.record(kind, mime, Shown::Described);
+        let mut text = described(&self.name, what, mime, self.size, reason, self.link);
+        push_type_note(&mut text, &record);
+        record.reason = Some(reason.to_owned());
+        View {
+            content: vec![Block::text(text)],
+            structured: record,
+        }
+    }
+
+    /// Text (decoded, extracted or listed) in the window asked for, with a
+    /// header that names the file, what it is and how to page.
+    fn paged(
+        &self,
+        kind: Kind,
+        mime: &str,
+        what: &str,
+        extracted: Extracted,
+        request: &WindowRequest,
+        options: &Options,
+    ) -> Result<(Block, Record), ViewError> {
+        let window = text::window(&extracted.text, request, options).map_err(|error| match error {
+            text::WindowError::PastEnd { start_line, total_lines } => ViewError::PastEnd {
+                name: self.name.clone(),
+                start_line,
+                total_lines,
+            },
+            text::WindowError::Zero(field) => ViewError::BadWindow { field },
+        })?;
+        let mut record = self.record(kind, mime, Shown::Text);
+        let mut block = if window.total_lines == 0 {
+            format!("{}: {what}, {}; it has no text.", self.name, human_size(self.size))
+        } else {
+            text::header(&self.name, what, &window)
+        };
+        for note in &extracted.notes {
+            block.push(' ');
+            block.push_str(note);
+        }
+        push_type_note(&mut block, &record);
+        block.push('\n');
+        block.push_str(&window.numbered);
+        record.window = Some(WindowRecord {
+            start_line: window.start_line,
+            end_line: window.end_line,
+            total_lines: window.total_lines,
+            next_start_line: window.next_start_line(),
+        });
+        record.notes = window.notes.into_iter().chain(extracted.notes).collect();
+        Ok((Block::text(block), record))
+    }
+
+    fn paged_view(
+        &self,
+        kind: Kind,
+        mime: &str,
+        what: &str,
+        extracted: Extracted,
+        request: &WindowRequest,
+        options: &Options,
+    ) -> Result<View, ViewError> {
+        let (block, structured) = self.paged(kind, mime, what, extracted, request, options)?;
+        Ok(View {
+            content: vec![block],
+            structured,
+        })
+    }
+
+    /// The URI an embedded resource carries: the caller's link, or a
+    /// `file:` URI of the bare name.
+    fn resource_uri(&self) -> String {
+        self.link.map_or_else(
+            || {
+                let encoded: String = self
+                    .name
+                    .bytes()
+                    .map(|b| {
+                        if b.is_ascii_alphanumeric() || b"-._~".contains(&b) {
+                            (b as char).to_string()
+                        } else {
+                            format!("%{b:02X}")
+                        }
+                    })
+                    .collect();
+                format!("file:///{encoded}")
+            },
+            str::to_owned,
+        )
+    }
+}
+
+fn push_type_note(text: &mut String, record: &Record) {
+    if let Some(note) = &record.type_note {
+        text.push_str(" Its type: ");
+        text.push_str(note);
+    }
+}
+
+/// Shows the file by what its bytes are.
+fn show(
+    file: &File<'_>,
+    sniffed: &Sniffed,
+    request: &WindowRequest,
+    options: &Options,
+    cancel: &Cancel,
+) -> Result<View, ViewError> {
+    let outcome = match sniffed {
+        Sniffed::Text(encoding) => return show_text(file, *encoding, request, options),
+        Sniffed::Pdf => return show_pdf(file, request, options, cancel),
+        Sniffed::Image(format) => return show_image(file, *format, options, cancel),
+        Sniffed::Audio { mime, what } | Sniffed::Video { mime, what } => {
+            return Ok(show_media(file, sniffed, mime, what, options));
+        }
+        Sniffed::Zip => show_zip(file, request, options, cancel),
+        Sniffed::Tar(compression) => archive::list_tar(file.bytes, *compression, options, cancel)
+            .map(|listing| (Kind::Archive, listing)),
+        Sniffed::Ole => office::workbook(file.bytes, office::WorkbookFormat::Xls, options, cancel)
+            .map(|text| (Kind::Spreadsheet, text)),
+        Sniffed::Compressed(_) | Sniffed::OtherImage { .. } | Sniffed::Other { .. } => {
+            Err(Failure::unreadable(no_reader_reason(sniffed)))
+        }
+    };
+    let (kind, mime, what) = identity(file, sniffed);
+    match outcome {
+        Ok((found, extracted)) => {
+            let (mime, what) = if found == kind { (mime, what) } else { office_identity(found) };
+            file.paged_view(found, &mime, &what, extracted, request, options)
+        }
+        Err(Failure::Cancelled) => Err(ViewError::Cancelled),
+        Err(Failure::Unreadable(reason)) => Ok(file.described(kind, &mime, &what, &reason)),
+    }
+}
+
+fn show_text(file: &File<'_>, encoding: Encoding, request: &WindowRequest, options: &Options) -> Result<View, ViewError> {
+    let decoded = text::decode(file.bytes, encoding);
+    let mime = text_mime(file);
+    if file.size == 0 {
+        if request.start_line.is_some_and(|line| line > 1) {
+            return Err(ViewError::PastEnd {
+                name: file.name.clone(),
+                start_line: request.start_line.unwrap_or(1),
+                total_lines: 0,
+            });
+        }
+        let mut record = file.record(Kind::Text, &mime, Shown::Text);
+        record.window = Some(WindowRecord {
+            start_line: 1,
+            end_line: 0,
+            total_lines: 0,
+            next_start_line: None,
+        });
+        return Ok(View {
+            content: vec![Block::text(format!("{}: an empty file (0 bytes).", file.name))],
+            structured: record,
+        });
+    }
+    let extracted = Extracted {
+        text: decoded.into_owned(),
+        notes: Vec::new(),
+    };
+    let mut view = file.paged_view(Kind::Text, &mime, text::encoding_phrase(encoding), extracted, request, options)?;
+    view.structured.encoding = Some(text::encoding_label(encoding).to_owned());
+    Ok(view)
+}
+
+/// The media type of text: the name's or the declaration's when it is a
+/// text type (text/csv, application/json…), else text/plain.
+fn text_mime(file: &File<'_>) -> String {
+    file.name_type
+        .iter()
+        .map(String::as_str)
+        .chain(file.declared.map(essence).as_deref())
+        .find(|m| is_textual(m))
+        .map_or_else(|| "text/plain".to_owned(), essence)
+}
+
+fn show_zip(file: &File<'_>, request: &WindowRequest, options: &Options, cancel: &Cancel) -> Result<(Kind, Extracted), Failure> {
+    let _ = request;
+    match office::zip_kind(file.bytes, options) {
+        office::ZipKind::Docx => office::docx(file.bytes, options, cancel).map(|t| (Kind::Document, t)),
+        office::ZipKind::Pptx => office::pptx(file.bytes, options, cancel).map(|t| (Kind::Presentation, t)),
+        office::ZipKind::Xlsx => office::workbook(file.bytes, office::WorkbookFormat::Xlsx, options, cancel)
+            .map(|t| (Kind::Spreadsheet, t)),
+        office::ZipKind::Ods => office::workbook(file.bytes, office::WorkbookFormat::Ods, options, cancel)
+            .map(|t| (Kind::Spreadsheet, t)),
+        office::ZipKind::Plain => archive::list_zip(file.bytes, options, cancel).map(|t| (Kind::Archive, t)),
+    }
+}
+
+fn show_pdf(file: &File<'_>, request: &WindowRequest, options: &Options, cancel: &Cancel) -> Result<View, ViewError> {
+    const MIME: &str = "application/pdf";
+    let attach = file.bytes.len() <= options.media_bytes;
+    let attached = |mut view: View| {
+        if attach {
+            view.content.push(Block::resource(file.resource_uri(), file.bytes, MIME));
+            view.structured.shown = Shown::Resource;
+        }
+        view
+    };
+    match pdf::text(file.bytes, options, cancel) {
+        Ok((mut extracted, pages)) => {
+            let what = match pages {
+                1 => "PDF of 1 page, its text".to_owned(),
+                n => format!("PDF of {} pages, its text", count(n as u64)),
+            };
+            extracted.notes.push(if attach {
+                "The PDF itself is attached as well.".to_owned()
+            } else {
+                format!(
+                    "The PDF itself is not attached: it is larger than the {} returned as a file.",
+                    human_size(options.media_bytes as u64)
+                )
+            });
+            Ok(attached(file.paged_view(Kind::Pdf, MIME, &what, extracted, request, options)?))
+        }
+        Err(Failure::Cancelled) => Err(ViewError::Cancelled),
+        Err(Failure::Unreadable(reason)) if attach => {
+            let mut text = format!(
+                "{}: PDF ({MIME}), {}. Its text could not be read because {reason}; the PDF itself is attached, \
+                 and a client that cannot show PDFs has only this description.",
+                file.name,
+                human_size(file.size)
+            );
+            describe::push_link(&mut text, file.link);
+            let mut record = file.record(Kind::Pdf, MIME, Shown::Resource);
+            push_type_note(&mut text, &record);
+            record.reason = Some(reason);
+            Ok(attached(View {
+                content: vec![Block::text(text)],
+                structured: record,
+            }))
+        }
+        Err(Failure::Unreadable(reason)) => Ok(file.described(Kind::Pdf, MIME, "PDF", &reason)),
+    }
+}
+
+fn show_image(file: &File<'_>, format: picture::Format, options: &Options, cancel: &Cancel) -> Result<View, ViewError> {
+    let (mime, what) = image_identity(format);
+    match picture::picture(file.bytes, format, &file.name, options, cancel) {
+        Ok(picture) => {
+            let mut record = file.record(Kind::Image, mime, Shown::Image);
+            let mut text = picture.note;
+            push_type_note(&mut text, &record);
+            let block = Block::image(&picture.bytes, &picture.record.mime_type);
+            record.image = Some(picture.record);
+            Ok(View {
+                content: vec![Block::text(text), block],
+                structured: record,
+            })
+        }
+        Err(Failure::Cancelled) => Err(ViewError::Cancelled),
+        Err(Failure::Unreadable(reason)) => Ok(file.described(Kind::Image, mime, what, &reason)),
+    }
+}
+
+fn show_media(file: &File<'_>, sniffed: &Sniffed, mime: &str, what: &str, options: &Options) -> View {
+    let audio = matches!(sniffed, Sniffed::Audio { .. });
+    let kind = if audio { Kind::Audio } else { Kind::Video };
+    if file.bytes.len() > options.media_bytes {
+        let reason = format!(
+            "it is larger than the {} returned as {}",
+            human_size(options.media_bytes as u64),
+            if audio { "audio" } else { "a video file" }
+        );
+        return file.described(kind, mime, what, &reason);
+    }
+    let (shown, block, how) = if audio {
+        (
+            Shown::Audio,
+            Block::audio(file.bytes, mime),
+            "It is attached as audio; a client that cannot play audio has only this description.",
+        )
+    } else {
+        (
+            Shown::Resource,
+            Block::resource(file.resource_uri(), file.bytes, mime),
+            "It is attached as an embedded video file; a client that cannot play video has only this description.",
+        )
+    };
+    let record = file.record(kind, mime, shown);
+    let mut text = format!("{}: {what} ({mime}), {}. {how}", file.name, human_size(file.size));
+    describe::push_link(&mut text, file.link);
+    push_type_note(&mut text, &record);
+    View {
+        content: vec![Block::text(text), block],
+        structured: record,
+    }
+}
+
+/// Kind, media type and a short description of what the bytes are.
+fn identity(file: &File<'_>, sniffed: &Sniffed) -> (Kind, String, String) {
+    let (kind, mime, what): (Kind, &str, String) = match sniffed {
+        Sniffed::Text(_) => return (Kind::Text, text_mime(file), "text".to_owned()),
+        Sniffed::Pdf => (Kind::Pdf, "application/pdf", "PDF".to_owned()),
+        Sniffed::Image(format) => {
+            let (mime, what) = image_identity(*format);
+            (Kind::Image, mime, what.to_owned())
+        }
+        Sniffed::OtherImage { mime, what } => (Kind::Image, mime, (*what).to_owned()),
+        Sniffed::Zip => (Kind::Archive, "application/zip", "zip archive, listed".to_owned()),
+        Sniffed::Tar(compression) => {
+            let (mime, what) = tar_identity(*compression);
+            (Kind::Archive, mime, what.to_owned())
+        }
+        Sniffed::Compressed(compression) => {
+            let (mime, what) = compressed_identity(*compression);
+            (Kind::Other, mime, what.to_owned())
+        }
+        Sniffed::Ole => return ole_identity(file),
+        Sniffed::Audio { mime, what } => (Kind::Audio, mime, (*what).to_owned()),
+        Sniffed::Video { mime, what } => (Kind::Video, mime, (*what).to_owned()),
+        Sniffed::Other { mime, what } => (Kind::Other, mime.as_str(), what.clone()),
+    };
+    (kind, mime.to_owned(), what)
+}
+
+/// The type and phrase of a document found inside a zip or OLE file.
+fn office_identity(kind: Kind) -> (String, String) {
+    let (mime, what) = match kind {
+        Kind::Document => (
+            "application/vnd.openxmlformats-officedocument.wordprocessingml.document",
+            "Word document, its text",
+        ),
+        Kind::Presentation => (
+            "application/vnd.openxmlformats-officedocument.presentationml.presentation",
+            "PowerPoint presentation, its text",
+        ),
+        _ => (
+            "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet",
+            "Excel workbook, its cells as text",
+        ),
+    };
+    (mime.to_owned(), what.to_owned())
+}
+
+/// Legacy binary Office files are told apart by their name, since only the
+/// spreadsheet kind is read.
+fn ole_identity(file: &File<'_>) -> (Kind, String, String) {
+    let (kind, mime, what) = match file.name_type.as_deref() {
+        Some("application/msword") => (Kind::Document, "application/msword", "legacy Word document"),
+        Some("application/vnd.ms-powerpoint") => {
+            (Kind::Presentation, "application/vnd.ms-powerpoint", "legacy PowerPoint presentation")
+        }
+        Some("application/vnd.ms-excel") => (Kind::Spreadsheet, "application/vnd.ms-excel", "legacy Excel workbook, its cells as text"),
+        Some("application/vnd.ms-outlook") => (Kind::Other, "application/vnd.ms-outlook", "Outlook message"),
+        _ => (Kind::Other, "application/x-ole-storage", "OLE compound document"),
+    };
+    (kind, mime.to_owned(), what.to_owned())
+}
+
+fn image_identity(format: picture::Format) -> (&'static str, &'static str) {
+    match format {
+        picture::Format::Png => ("image/png", "PNG image"),
+        picture::Format::Jpeg => ("image/jpeg", "JPEG image"),
+        picture::Format::Gif => ("image/gif", "GIF image"),
+        picture::Format::Webp => ("image/webp", "WebP image"),
+        picture::Format::Bmp => ("image/bmp", "BMP image"),
+        picture::Format::Tiff => ("image/tiff", "TIFF image"),
+    }
+}
+
+fn tar_identity(compression: archive::Compression) -> (&'static str, &'static str) {
+    use archive::Compression as C;
+    match compression {
+        C::None => ("application/x-tar", "tar archive, listed"),
+        C::Gzip => ("application/x-compressed-tar", "gzip-compressed tar archive, listed"),
+        C::Bzip2 => ("application/x-bzip-compressed-tar", "bzip2-compressed tar archive, listed"),
+        C::Xz => ("application/x-xz-compressed-tar", "xz-compressed tar archive, listed"),
+        C::Zstd => ("application/x-zstd-compressed-tar", "zstd-compressed tar archive, listed"),
+    }
+}
+
+fn compressed_identity(compression: archive::Compression) -> (&'static str, &'static str) {
+    use archive::Compression as C;
+    match compression {
+        C::None => ("application/octet-stream", "binary data"),
+        C::Gzip => ("application/gzip", "gzip-compressed file"),
+        C::Bzip2 => ("application/x-bzip2", "bzip2-compressed file"),
+        C::Xz => ("application/x-xz", "xz-compressed file"),
+        C::Zstd => ("application/zstd", "zstd-compressed file"),
+    }
+}
+
+/// Why a file the view has no reader for is only described.
+fn no_reader_reason(sniffed: &Sniffed) -> String {
+    match sniffed {
+        Sniffed::Compressed(_) => {
+            "it is a single compressed file, not an archive, and porter lists archives but does not decompress files"
+                .to_owned()
+        }
+        Sniffed::OtherImage { what, .. } => format!("porter cannot decode a {what}"),
+        Sniffed::Other { what, .. } if what == "an empty file" => "it is empty".to_owned(),
+        Sniffed::Other { what, .. } => format!("its bytes are not text, and porter has no reader for {what}"),
+        _ => "porter has no reader for it".to_owned(),
+    }
+}
+
+fn kind_of_mime(mime: &str) -> Kind {
+    let mime = essence(mime);
+    match mime.split('/').next().unwrap_or_default() {
+        "image" => Kind::Image,
+        "audio" => Kind::Audio,
+        "video" => Kind::Video,
+        "text" => Kind::Text,
+        _ if mime == "application/pdf" => Kind::Pdf,
+        _ if mime.contains("wordprocessing") || mime == "application/msword" => Kind::Document,
+        _ if mime.contains("spreadsheet") || mime.contains("excel") => Kind::Spreadsheet,
+        _ if mime.contains("presentation") || mime.contains("powerpoint") => Kind::Presentation,
+        _ if mime.contains("zip") || mime.contains("tar") => Kind::Archive,
+        _ if is_textual(&mime) => Kind::Text,
+        _ => Kind::Other,
+    }
+}
+
+fn what_of_kind(kind: Kind) -> &'static str {
+    match kind {
+        Kind::Text => "text",
+        Kind::Document => "document",
+        Kind::Spreadsheet => "spreadsheet",
+        Kind::Presentation => "presentation",
+        Kind::Pdf => "PDF",
+        Kind::Archive => "archive",
+        Kind::Image => "image",
+        Kind::Audio => "audio",
+        Kind::Video => "video",
+        Kind::Other => "file",
+    }
+}
