@@ -1,1 +1,365 @@
-//! placeholder
+//! `porter-paths` keeps porter's file-system work safe: it reads only
+//! ordinary files and never more than a cap, turns any name into one that is
+//! safe to create on disk, and writes new files without ever replacing one.
+//!
+//! It deliberately knows nothing of MCP, Mattermost or the gateway: callers
+//! pass the paths and limits. It does not decide *where* files may go; the
+//! servers do that and hand the directory in.
+//!
+//! ```
+//! use porter_paths::{read_ordinary, safe_name, Contents};
+//!
+//! assert_eq!(safe_name("../../etc/passwd"), "passwd");
+//! let dir = tempfile::tempdir()?;
+//! let path = dir.path().join("note.txt");
+//! std::fs::write(&path, "hello")?;
+//! match read_ordinary(&path, 1024)? {
+//!     Contents::Bytes(bytes) => assert_eq!(bytes, b"hello"),
+//!     Contents::TooLarge { size } => unreachable!("5 bytes fit a cap of 1024, not {size}"),
+//! }
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+
+use std::fs::OpenOptions;
+use std::io::{self, Read, Write};
+use std::path::{Path, PathBuf};
+
+/// `SAFE_NAME_BYTES` is the longest name [`safe_name`] returns, kept under
+/// the 255-byte limit of common file systems with room for " (999)".
+pub const SAFE_NAME_BYTES: usize = 200;
+/// `MAX_NAME_ATTEMPTS` is how many numbered names [`write_new`] tries before
+/// it gives up.
+pub const MAX_NAME_ATTEMPTS: u32 = 999;
+
+/// `PathError` says what was wrong with a path and what to do about it.
+#[derive(Debug, thiserror::Error)]
+pub enum PathError {
+    /// Nothing is at the path.
+    #[error("{}: no such file; check the path", path.display())]
+    NotFound {
+        /// The path given.
+        path: PathBuf,
+    },
+    /// The path names a directory, a device, a pipe or a socket.
+    #[error("{}: it is {what}, not an ordinary file; pass the path of a file", path.display())]
+    NotOrdinary {
+        /// The path given.
+        path: PathBuf,
+        /// What it is instead ("a directory", "a named pipe", …).
+        what: &'static str,
+    },
+    /// Every numbered name up to [`MAX_NAME_ATTEMPTS`] is taken.
+    #[error("{}: every name up to \"{name} ({MAX_NAME_ATTEMPTS})\" is taken; clear some out or choose another name", dir.display())]
+    NamesTaken {
+        /// The directory written into.
+        dir: PathBuf,
+        /// The name asked for.
+        name: String,
+    },
+    /// The operating system refused.
+    #[error("{}: {source}", path.display())]
+    Io {
+        /// The path involved.
+        path: PathBuf,
+        /// The cause.
+        #[source]
+        source: io::Error,
+    },
+}
+
+impl PathError {
+    fn io(path: &Path, source: io::Error) -> Self {
+        if source.kind() == io::ErrorKind::NotFound {
+            Self::NotFound { path: path.to_owned() }
+        } else {
+            Self::Io {
+                path: path.to_owned(),
+                source,
+            }
+        }
+    }
+}
+
+/// What [`read_ordinary`] found.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Contents {
+    /// The whole file.
+    Bytes(Vec<u8>),
+    /// The file is larger than the cap; nothing was read.
+    TooLarge {
+        /// Its size in bytes.
+        size: u64,
+    },
+}
+
+/// Reads a whole ordinary file of at most `cap` bytes. A directory, device,
+/// named pipe or socket is refused without being opened for reading (a pipe
+/// would block forever); a file over the cap is not read at all. A file that
+/// grows past the cap while it is read is reported as too large too, so the
+/// cap holds whatever the size said.
+pub fn read_ordinary(path: &Path, cap: u64) -> Result<Contents, PathError> {
+    let metadata = fs_err::metadata(path).map_err(|e| PathError::io(path, e))?;
+    ordinary(path, &metadata)?;
+    if metadata.len() > cap {
+        return Ok(Contents::TooLarge { size: metadata.len() });
+    }
+    let file = fs_err::File::open(path).map_err(|e| PathError::io(path, e))?;
+    let mut bytes = Vec::with_capacity(usize::try_from(metadata.len()).unwrap_or(0));
+    file.take(cap.saturating_add(1))
+        .read_to_end(&mut bytes)
+        .map_err(|e| PathError::io(path, e))?;
+    if bytes.len() as u64 > cap {
+        let size = fs_err::metadata(path).map_or(bytes.len() as u64, |m| m.len());
+        return Ok(Contents::TooLarge { size });
+    }
+    Ok(Contents::Bytes(bytes))
+}
+
+fn ordinary(path: &Path, metadata: &std::fs::Metadata) -> Result<(), PathError> {
+    let kind = metadata.file_type();
+    if kind.is_file() {
+        return Ok(());
+    }
+    let what = if kind.is_dir() {
+        "a directory"
+    } else {
+        special_kind(&kind)
+    };
+    Err(PathError::NotOrdinary {
+        path: path.to_owned(),
+        what,
+    })
+}
+
+#[cfg(unix)]
+fn special_kind(kind: &std::fs::FileType) -> &'static str {
+    use std::os::unix::fs::FileTypeExt as _;
+    if kind.is_fifo() {
+        "a named pipe"
+    } else if kind.is_socket() {
+        "a socket"
+    } else if kind.is_block_device() || kind.is_char_device() {
+        "a device"
+    } else {
+        "not a regular file"
+    }
+}
+
+#[cfg(not(unix))]
+fn special_kind(_kind: &std::fs::FileType) -> &'static str {
+    "not a regular file"
+}
+
+/// Names Windows reserves for devices, refused as a file's stem everywhere
+/// so that a name saved here is safe to copy to any machine.
+const DEVICE_NAMES: [&str; 22] = [
+    "CON", "PRN", "AUX", "NUL", "COM1", "COM2", "COM3", "COM4", "COM5", "COM6", "COM7", "COM8", "COM9", "LPT1",
+    "LPT2", "LPT3", "LPT4", "LPT5", "LPT6", "LPT7", "LPT8", "LPT9",
+];
+
+/// Turns any name (from a chat attachment, a URL, a header) into a single
+/// path component that is safe to create: the last component only (no
+/// directories, no `..`), no control, format or bidi characters, none of
+/// `<>:"/\|?*`, no leading dots or trailing dots and spaces, not a Windows
+/// device name, at most [`SAFE_NAME_BYTES`] bytes with the extension kept.
+/// Letters of any script are kept; a name left empty becomes "file".
+#[must_use]
+pub fn safe_name(name: &str) -> String {
+    let last = name.rsplit(['/', '\\']).next().unwrap_or_default();
+    let mut cleaned: String = last
+        .chars()
+        .map(|c| if is_unsafe_char(c) { '_' } else { c })
+        .collect();
+    cleaned = cleaned
+        .trim_start_matches(['.', ' '])
+        .trim_end_matches(['.', ' '])
+        .to_owned();
+    if cleaned.chars().all(|c| c == '_') {
+        cleaned.clear();
+    }
+    if cleaned.is_empty() {
+        return "file".to_owned();
+    }
+    let (stem, ext) = split_extension(&cleaned);
+    let stem = if DEVICE_NAMES.iter().any(|d| d.eq_ignore_ascii_case(stem.trim_end())) {
+        format!("{stem}_")
+    } else {
+        stem.to_owned()
+    };
+    let ext = truncate_bytes(ext, 32);
+    let stem = truncate_bytes(&stem, SAFE_NAME_BYTES.saturating_sub(ext.len()));
+    format!("{stem}{ext}")
+}
+
+fn is_unsafe_char(c: char) -> bool {
+    use unicode_general_category::{GeneralCategory as G, get_general_category};
+    matches!(c, '<' | '>' | ':' | '"' | '/' | '\\' | '|' | '?' | '*')
+        || matches!(
+            get_general_category(c),
+            G::Control | G::Format | G::PrivateUse | G::Unassigned | G::LineSeparator | G::ParagraphSeparator | G::Surrogate
+        )
+}
+
+/// Splits "report.final.pdf" into ("report.final", ".pdf"); a name with no
+/// dot after its first character has no extension.
+fn split_extension(name: &str) -> (&str, &str) {
+    match name.rfind('.') {
+        Some(at) if at > 0 => name.split_at(at),
+        _ => (name, ""),
+    }
+}
+
+fn truncate_bytes(s: &str, max: usize) -> &str {
+    if s.len() <= max {
+        return s;
+    }
+    let mut at = max;
+    while !s.is_char_boundary(at) {
+        at -= 1;
+    }
+    &s[..at]
+}
+
+/// An ASCII rendering of a name, for file systems or logs that want one:
+/// "Résumé – 2026.pdf" becomes "Resume - 2026.pdf".
+#[must_use]
+pub fn ascii_name(name: &str) -> String {
+    safe_name(&deunicode::deunicode(&safe_name(name)))
+}
+
+/// Writes `bytes` as a new file named `name` (made safe) in `dir`, never
+/// replacing anything: if the name is taken it tries "name (2).ext",
+/// "name (3).ext", … Each attempt is an exclusive create, so two writers
+/// cannot both win a name. The bytes go to a hidden temporary file first
+/// and are linked into place only when complete, so no reader ever sees a
+/// partial file and a failed write leaves nothing behind. Returns the path
+/// written.
+pub fn write_new(dir: &Path, name: &str, bytes: &[u8]) -> Result<PathBuf, PathError> {
+    let name = safe_name(name);
+    let (stem, ext) = split_extension(&name);
+    let temp = dir.join(format!(".{stem}.porter-partial-{}", std::process::id()));
+    let result = write_temp(&temp, bytes).and_then(|()| {
+        for attempt in 1..=MAX_NAME_ATTEMPTS {
+            let candidate = if attempt == 1 {
+                name.clone()
+            } else {
+                format!("{stem} ({attempt}){ext}")
+            };
+            let target = dir.join(&candidate);
+            match fs_err::hard_link(&temp, &target) {
+                Ok(()) => return Ok(target),
+                Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {}
+                Err(e) => return Err(PathError::io(&target, e)),
+            }
+        }
+        Err(PathError::NamesTaken {
+            dir: dir.to_owned(),
+            name: name.clone(),
+        })
+    });
+    let _ = fs_err::remove_file(&temp);
+    result
+}
+
+fn write_temp(temp: &Path, bytes: &[u8]) -> Result<(), PathError> {
+    let mut file = OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(temp)
+        .map_err(|e| PathError::io(temp, e))?;
+    let written = file.write_all(bytes).and_then(|()| file.sync_all());
+    if let Err(e) = written {
+        drop(file);
+        let _ = fs_err::remove_file(temp);
+        return Err(PathError::io(temp, e));
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn safe_names_keep_the_last_component_and_lose_what_could_hurt() {
+        let cases = [
+            ("report.pdf", "report.pdf"),
+            ("../../etc/passwd", "passwd"),
+            ("C:\\Users\\me\\secret.txt", "secret.txt"),
+            ("..", "file"),
+            ("", "file"),
+            ("   ", "file"),
+            (".bashrc", "bashrc"),
+            ("name. . .", "name"),
+            ("a\u{202E}fdp.exe", "a_fdp.exe"),
+            ("tab\there.txt", "tab_here.txt"),
+            ("what?.txt", "what_.txt"),
+            ("CON.txt", "CON_.txt"),
+            ("nul", "nul_"),
+            ("Résumé – 2026.pdf", "Résumé – 2026.pdf"),
+            ("日本語.txt", "日本語.txt"),
+        ];
+        for (name, expected) in cases {
+            assert_eq!(safe_name(name), expected, "{name:?}");
+        }
+    }
+
+    #[test]
+    fn a_long_name_is_cut_to_the_limit_and_keeps_its_extension() {
+        let name = format!("{}.tar.gz", "é".repeat(300));
+        let safe = safe_name(&name);
+        assert!(safe.len() <= SAFE_NAME_BYTES, "{} bytes", safe.len());
+        assert!(safe.ends_with(".gz"));
+        assert_eq!(safe_name(&"a".repeat(SAFE_NAME_BYTES)).len(), SAFE_NAME_BYTES);
+    }
+
+    #[test]
+    fn an_ascii_name_transliterates_letters() {
+        assert_eq!(ascii_name("Résumé – 2026.pdf"), "Resume - 2026.pdf");
+    }
+
+    #[test]
+    fn write_new_never_overwrites_and_numbers_the_next_name() {
+        let dir = tempfile::tempdir().expect("a temp dir");
+        let first = write_new(dir.path(), "notes.txt", b"one").expect("first write");
+        let second = write_new(dir.path(), "notes.txt", b"two").expect("second write");
+        let third = write_new(dir.path(), "../notes.txt", b"three").expect("third write");
+        assert_eq!(first.file_name().and_then(|n| n.to_str()), Some("notes.txt"));
+        assert_eq!(second.file_name().and_then(|n| n.to_str()), Some("notes (2).txt"));
+        assert_eq!(third.file_name().and_then(|n| n.to_str()), Some("notes (3).txt"));
+        assert_eq!(std::fs::read(&first).expect("read"), b"one");
+        let left: Vec<_> = std::fs::read_dir(dir.path()).expect("list").collect();
+        assert_eq!(left.len(), 3, "no temporary file is left behind");
+    }
+
+    #[test]
+    fn read_ordinary_reads_up_to_the_cap_and_not_a_byte_past_it() {
+        let dir = tempfile::tempdir().expect("a temp dir");
+        let path = dir.path().join("ten.bin");
+        std::fs::write(&path, [1u8; 10]).expect("write");
+        assert_eq!(read_ordinary(&path, 10).expect("read"), Contents::Bytes(vec![1; 10]));
+        assert_eq!(read_ordinary(&path, 9).expect("read"), Contents::TooLarge { size: 10 });
+    }
+
+    #[test]
+    fn directories_and_missing_files_are_refused_with_the_path() {
+        let dir = tempfile::tempdir().expect("a temp dir");
+        let error = read_ordinary(dir.path(), 10).expect_err("a directory");
+        assert!(error.to_string().contains("it is a directory, not an ordinary file"), "{error}");
+        let missing = dir.path().join("missing.txt");
+        let error = read_ordinary(&missing, 10).expect_err("missing");
+        assert!(matches!(error, PathError::NotFound { .. }), "{error}");
+        assert!(error.to_string().contains("missing.txt"));
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_named_pipe_is_refused_without_blocking_on_it() {
+        let dir = tempfile::tempdir().expect("a temp dir");
+        let fifo = dir.path().join("pipe");
+        let made = std::process::Command::new("mkfifo").arg(&fifo).status().expect("mkfifo runs");
+        assert!(made.success());
+        let error = read_ordinary(&fifo, 10).expect_err("a pipe");
+        assert!(error.to_string().contains("a named pipe"), "{error}");
+    }
+}

@@ -1,0 +1,165 @@
+//! `porter view` as a person runs it: exit codes, plain output, and the
+//! JSON that carries MCP content blocks.
+
+use std::path::Path;
+
+use assert_cmd::Command;
+use serde_json::Value;
+
+fn porter() -> Command {
+    Command::cargo_bin("porter").expect("the porter binary is built for its tests")
+}
+
+fn write(dir: &Path, name: &str, bytes: &[u8]) -> std::path::PathBuf {
+    let path = dir.join(name);
+    std::fs::write(&path, bytes).expect("the temp dir is writable");
+    path
+}
+
+fn json_of(output: &[u8]) -> Value {
+    serde_json::from_slice(output).expect("--json prints one JSON object")
+}
+
+fn small_png() -> Vec<u8> {
+    let image = image::RgbImage::from_pixel(3, 2, image::Rgb([200, 10, 10]));
+    let mut bytes = Vec::new();
+    image
+        .write_to(&mut std::io::Cursor::new(&mut bytes), image::ImageFormat::Png)
+        .expect("a PNG encodes");
+    bytes
+}
+
+#[test]
+fn plain_output_prints_the_numbered_text_window() {
+    let dir = tempfile::tempdir().expect("a temp dir");
+    let file = write(dir.path(), "two.txt", b"alpha\nbeta\n");
+    let output = porter().arg("view").arg(&file).output().expect("porter runs");
+    assert_eq!(output.status.code(), Some(0));
+    let stdout = String::from_utf8(output.stdout).expect("text");
+    assert!(stdout.starts_with("two.txt: text, 2 lines."), "{stdout}");
+    assert!(stdout.contains("     1\talpha\n     2\tbeta\n"), "{stdout}");
+}
+
+#[test]
+fn json_output_carries_mcp_content_blocks_and_the_structured_record() {
+    let dir = tempfile::tempdir().expect("a temp dir");
+    let lines: String = (1..=30).map(|n| format!("line {n}\n")).collect();
+    let file = write(dir.path(), "thirty.log", lines.as_bytes());
+    let output = porter()
+        .args(["view", "--json", "--start-line", "11", "--line-count", "10"])
+        .arg(&file)
+        .output()
+        .expect("porter runs");
+    assert_eq!(output.status.code(), Some(0));
+    let json = json_of(&output.stdout);
+    assert_eq!(json["content"][0]["type"], "text");
+    let text = json["content"][0]["text"].as_str().expect("a text block");
+    assert!(text.contains("    11\tline 11\n") && text.contains("    20\tline 20\n"), "{text}");
+    assert!(!text.contains("line 21"), "{text}");
+    assert_eq!(json["structured"]["window"]["next_start_line"], 21);
+    assert_eq!(json["structured"]["window"]["total_lines"], 30);
+}
+
+#[test]
+fn an_image_prints_one_line_with_its_type_and_size_and_json_has_an_image_block() {
+    let dir = tempfile::tempdir().expect("a temp dir");
+    let png = small_png();
+    let file = write(dir.path(), "dot.png", &png);
+    let plain = porter().arg("view").arg(&file).output().expect("porter runs");
+    assert_eq!(plain.status.code(), Some(0));
+    let stdout = String::from_utf8(plain.stdout).expect("text");
+    assert!(stdout.lines().any(|l| l.starts_with("[image image/png, ")), "{stdout}");
+
+    let json = porter().args(["view", "--json"]).arg(&file).output().expect("porter runs");
+    let json = json_of(&json.stdout);
+    let image = json["content"]
+        .as_array()
+        .expect("content is a list")
+        .iter()
+        .find(|b| b["type"] == "image")
+        .expect("an image block");
+    assert_eq!(image["mimeType"], "image/png");
+    assert!(image["data"].as_str().is_some_and(|d| !d.is_empty()));
+}
+
+#[test]
+fn the_name_type_and_link_flags_reach_the_description() {
+    let dir = tempfile::tempdir().expect("a temp dir");
+    let file = write(dir.path(), "blob", &[0u8, 1, 2, 3, 0xFE, 0xFF, 0, 7]);
+    let output = porter()
+        .args([
+            "view",
+            "--json",
+            "--name",
+            "photo.jpg",
+            "--type",
+            "image/jpeg",
+            "--link",
+            "https://chat.example.invalid/pl/abc",
+        ])
+        .arg(&file)
+        .output()
+        .expect("porter runs");
+    assert_eq!(output.status.code(), Some(0));
+    let json = json_of(&output.stdout);
+    let text = json["content"][0]["text"].as_str().expect("a text block");
+    assert!(text.starts_with("photo.jpg: binary data (application/octet-stream), 8 bytes."), "{text}");
+    assert!(text.contains("A person can open it at https://chat.example.invalid/pl/abc."), "{text}");
+    assert_eq!(json["structured"]["shown"], "described");
+}
+
+#[test]
+fn a_window_past_the_end_exits_2_naming_the_line_count() {
+    let dir = tempfile::tempdir().expect("a temp dir");
+    let file = write(dir.path(), "short.txt", b"one\ntwo\n");
+    let output = porter()
+        .args(["view", "--start-line", "3"])
+        .arg(&file)
+        .output()
+        .expect("porter runs");
+    assert_eq!(output.status.code(), Some(2));
+    let stderr = String::from_utf8(output.stderr).expect("text");
+    assert!(stderr.contains("short.txt has 2 lines"), "{stderr}");
+}
+
+#[test]
+fn bad_arguments_exit_2() {
+    let dir = tempfile::tempdir().expect("a temp dir");
+    let file = write(dir.path(), "a.txt", b"a\n");
+    let file = file.to_str().expect("a UTF-8 temp path");
+    let cases: [&[&str]; 4] = [
+        &["view", "--start-line", "0", file],
+        &["view", "--line-count", "many", file],
+        &["view", "--no-such-flag", file],
+        &["view"],
+    ];
+    for args in cases {
+        let output = porter().args(args).output().expect("porter runs");
+        assert_eq!(output.status.code(), Some(2), "{args:?}");
+    }
+}
+
+#[test]
+fn a_file_that_cannot_be_read_exits_1_with_the_reason() {
+    let dir = tempfile::tempdir().expect("a temp dir");
+    let missing = porter()
+        .arg("view")
+        .arg(dir.path().join("missing.txt"))
+        .output()
+        .expect("porter runs");
+    assert_eq!(missing.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&missing.stderr).contains("no such file"));
+
+    let directory = porter().arg("view").arg(dir.path()).output().expect("porter runs");
+    assert_eq!(directory.status.code(), Some(1));
+    assert!(String::from_utf8_lossy(&directory.stderr).contains("a directory"));
+}
+
+#[test]
+fn the_readme_sample_is_shown() {
+    let sample = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../samples/welcome.md");
+    let output = porter().arg("view").arg(&sample).output().expect("porter runs");
+    assert_eq!(output.status.code(), Some(0));
+    let stdout = String::from_utf8(output.stdout).expect("text");
+    assert!(stdout.contains("     1\t# Welcome to porter"), "{stdout}");
+}
