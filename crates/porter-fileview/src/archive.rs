@@ -13,7 +13,11 @@ pub(crate) enum Compression {
     Zstd,
 }
 
-pub(crate) fn list_zip(_bytes: &[u8], _options: &Options, _cancel: &Cancel) -> Result<Extracted, Failure> {
+pub(crate) fn list_zip(
+    _bytes: &[u8],
+    _options: &Options,
+    _cancel: &Cancel,
+) -> Result<Extracted, Failure> {
     Err(Failure::unreadable("not yet"))
 }
 

@@ -108,7 +108,9 @@ impl<R: Read> Read for CappedReader<R> {
                 _ => Err(io::Error::other(CAP_MESSAGE)),
             };
         }
-        let want = buf.len().min(usize::try_from(self.left).unwrap_or(usize::MAX));
+        let want = buf
+            .len()
+            .min(usize::try_from(self.left).unwrap_or(usize::MAX));
         let n = self.inner.read(&mut buf[..want])?;
         self.left -= n as u64;
         self.read += n as u64;
@@ -138,13 +140,18 @@ mod tests {
 
     #[test]
     fn a_capped_reader_passes_exactly_the_cap_and_fails_one_byte_later() {
-        let data = vec![7u8; 100];
+        let data = [7u8; 100];
         let mut exact = CappedReader::new(&data[..], 100);
         let mut out = Vec::new();
-        assert_eq!(exact.read_to_end(&mut out).expect("100 fit a cap of 100"), 100);
+        assert_eq!(
+            exact.read_to_end(&mut out).expect("100 fit a cap of 100"),
+            100
+        );
 
         let mut over = CappedReader::new(&data[..], 99);
-        let error = over.read_to_end(&mut Vec::new()).expect_err("100 pass a cap of 99");
+        let error = over
+            .read_to_end(&mut Vec::new())
+            .expect_err("100 pass a cap of 99");
         assert!(is_cap_error(&error));
         assert_eq!(over.bytes_read(), 99);
     }

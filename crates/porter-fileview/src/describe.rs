@@ -29,7 +29,7 @@ pub fn count(n: u64) -> String {
     let digits = n.to_string();
     let mut out = String::with_capacity(digits.len() + digits.len() / 3);
     for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i) % 3 == 0 {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
             out.push(',');
         }
         out.push(c);
@@ -158,8 +158,13 @@ fn family(mime: &str) -> &str {
         | "application/x-java-archive"
         | "application/vnd.android.package-archive"
         | "application/epub+zip" => "zip",
-        "application/gzip" | "application/x-gzip" | "application/x-compressed-tar" | "application/x-tgz" => "gzip",
-        "application/x-bzip2" | "application/x-bzip-compressed-tar" | "application/x-bzip" => "bzip2",
+        "application/gzip"
+        | "application/x-gzip"
+        | "application/x-compressed-tar"
+        | "application/x-tgz" => "gzip",
+        "application/x-bzip2" | "application/x-bzip-compressed-tar" | "application/x-bzip" => {
+            "bzip2"
+        }
         "application/x-xz" | "application/x-xz-compressed-tar" => "xz",
         "application/zstd" | "application/x-zstd" | "application/x-zstd-compressed-tar" => "zstd",
         "application/x-tar" | "application/tar" => "tar",
@@ -173,7 +178,10 @@ fn family(mime: &str) -> &str {
         "image/bmp" | "image/x-bmp" | "image/x-ms-bmp" => "bmp",
         "image/tiff" | "image/tif" => "tiff",
         "audio/flac" | "audio/x-flac" => "flac",
-        "application/vnd.ms-excel" | "application/msword" | "application/vnd.ms-powerpoint" | "application/x-ole-storage" => "ole",
+        "application/vnd.ms-excel"
+        | "application/msword"
+        | "application/vnd.ms-powerpoint"
+        | "application/x-ole-storage" => "ole",
         other => other,
     }
 }
@@ -192,26 +200,35 @@ pub(crate) fn agrees(claimed: &str, found: &str) -> bool {
     // A compressed tar found by its bytes agrees with a name that says only
     // the compression, and the other way round.
     let (a, b) = (family(&claimed), family(&found));
-    a == b || (found.contains("tar") && (a == "gzip" || a == "bzip2" || a == "xz" || a == "zstd" || a == "tar"))
+    a == b
+        || (found.contains("tar")
+            && (a == "gzip" || a == "bzip2" || a == "xz" || a == "zstd" || a == "tar"))
 }
 
 /// The sentence that says both types when they disagree, e.g.
 /// "image/jpeg by its name, but its bytes are text/plain."
-pub(crate) fn type_note(name_type: Option<&str>, declared: Option<&str>, found: &str) -> Option<String> {
+pub(crate) fn type_note(
+    name_type: Option<&str>,
+    declared: Option<&str>,
+    found: &str,
+) -> Option<String> {
     let found = essence(found);
     let mut parts = Vec::new();
     if let Some(declared) = declared.filter(|d| !agrees(d, &found)) {
         parts.push(format!("{} as declared", essence(declared)));
     }
-    if let Some(named) = name_type.filter(|n| !agrees(n, &found)) {
-        if !parts.iter().any(|p| p.starts_with(&essence(named))) {
-            parts.push(format!("{} by its name", essence(named)));
-        }
+    if let Some(named) = name_type.filter(|n| !agrees(n, &found))
+        && !parts.iter().any(|p| p.starts_with(&essence(named)))
+    {
+        parts.push(format!("{} by its name", essence(named)));
     }
     if parts.is_empty() {
         return None;
     }
-    Some(format!("{}, but its bytes are {found}.", parts.join(" and ")))
+    Some(format!(
+        "{}, but its bytes are {found}.",
+        parts.join(" and ")
+    ))
 }
 
 #[cfg(test)]
@@ -238,7 +255,13 @@ mod tests {
 
     #[test]
     fn counts_carry_thousands_separators() {
-        for (n, expected) in [(0, "0"), (999, "999"), (1000, "1,000"), (100_000, "100,000"), (1_234_567, "1,234,567")] {
+        for (n, expected) in [
+            (0, "0"),
+            (999, "999"),
+            (1000, "1,000"),
+            (100_000, "100,000"),
+            (1_234_567, "1,234,567"),
+        ] {
             assert_eq!(count(n), expected);
         }
     }
@@ -270,22 +293,48 @@ mod tests {
     #[test]
     fn the_type_note_says_both_types_only_when_they_disagree() {
         let cases = [
-            (Some("image/jpeg"), None, "text/plain", Some("image/jpeg by its name, but its bytes are text/plain.")),
+            (
+                Some("image/jpeg"),
+                None,
+                "text/plain",
+                Some("image/jpeg by its name, but its bytes are text/plain."),
+            ),
             (Some("application/json"), None, "text/plain", None),
             (Some("application/octet-stream"), None, "image/png", None),
             (None, Some("image/png; x=y"), "image/png", None),
-            (None, Some("image/png"), "application/pdf", Some("image/png as declared, but its bytes are application/pdf.")),
-            (Some("application/gzip"), None, "application/x-compressed-tar", None),
-            (Some("application/java-archive"), None, "application/zip", None),
+            (
+                None,
+                Some("image/png"),
+                "application/pdf",
+                Some("image/png as declared, but its bytes are application/pdf."),
+            ),
+            (
+                Some("application/gzip"),
+                None,
+                "application/x-compressed-tar",
+                None,
+            ),
+            (
+                Some("application/java-archive"),
+                None,
+                "application/zip",
+                None,
+            ),
             (
                 Some("text/plain"),
                 Some("image/gif"),
                 "image/png",
-                Some("image/gif as declared and text/plain by its name, but its bytes are image/png."),
+                Some(
+                    "image/gif as declared and text/plain by its name, but its bytes are image/png.",
+                ),
             ),
         ];
         for (named, declared, found, expected) in cases {
-            assert_eq!(type_note(named, declared, found).as_deref(), expected, "{named:?} {declared:?} {found}");
+            assert_eq!(
+                type_note(named, declared, found).as_deref(),
+                expected,
+                "{named:?} {declared:?} {found}"
+            );
         }
     }
 }

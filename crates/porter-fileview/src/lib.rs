@@ -119,7 +119,13 @@ pub fn view(
 ) -> Result<View, ViewError> {
     let size = input.bytes.len() as u64;
     if size > options.max_file_bytes {
-        return Ok(describe_too_large(input.name, size, input.declared_type, input.link, options));
+        return Ok(describe_too_large(
+            input.name,
+            size,
+            input.declared_type,
+            input.link,
+            options,
+        ));
     }
     if cancel.is_cancelled() {
         return Err(ViewError::Cancelled);
@@ -130,18 +136,21 @@ pub fn view(
         size,
         declared: input.declared_type.filter(|d| !d.trim().is_empty()),
         link: input.link.filter(|l| !l.trim().is_empty()),
-        name_type: mime_guess::from_path(input.name).first().map(|m| m.essence_str().to_owned()),
+        name_type: mime_guess::from_path(input.name)
+            .first()
+            .map(|m| m.essence_str().to_owned()),
     };
     let sniffed = sniff::sniff(input.bytes);
     // The readers below lean on young third-party parsers (pdf_oxide,
     // calamine, the image decoders); a panic in one becomes a description
     // rather than taking the server down.
-    match catch_unwind(AssertUnwindSafe(|| show(&file, &sniffed, window, options, cancel))) {
-        Ok(result) => result,
-        Err(_) => {
-            let (kind, mime, what) = identity(&file, &sniffed);
-            Ok(file.described(kind, &mime, &what, "its reader failed on it unexpectedly"))
-        }
+    if let Ok(result) = catch_unwind(AssertUnwindSafe(|| {
+        show(&file, &sniffed, window, options, cancel)
+    })) {
+        result
+    } else {
+        let (kind, mime, what) = identity(&file, &sniffed);
+        Ok(file.described(kind, &mime, &what, "its reader failed on it unexpectedly"))
     }
 }
 
@@ -155,7 +164,9 @@ pub fn describe_too_large(
     link: Option<&str>,
     options: &Options,
 ) -> View {
-    let name_type = mime_guess::from_path(name).first().map(|m| m.essence_str().to_owned());
+    let name_type = mime_guess::from_path(name)
+        .first()
+        .map(|m| m.essence_str().to_owned());
     let mime = declared_type
         .filter(|d| !d.trim().is_empty())
         .map(essence)
@@ -240,17 +251,25 @@ impl File<'_> {
         request: &WindowRequest,
         options: &Options,
     ) -> Result<(Block, Record), ViewError> {
-        let window = text::window(&extracted.text, request, options).map_err(|error| match error {
-            text::WindowError::PastEnd { start_line, total_lines } => ViewError::PastEnd {
-                name: self.name.clone(),
-                start_line,
-                total_lines,
-            },
-            text::WindowError::Zero(field) => ViewError::BadWindow { field },
-        })?;
+        let window =
+            text::window(&extracted.text, request, options).map_err(|error| match error {
+                text::WindowError::PastEnd {
+                    start_line,
+                    total_lines,
+                } => ViewError::PastEnd {
+                    name: self.name.clone(),
+                    start_line,
+                    total_lines,
+                },
+                text::WindowError::Zero(field) => ViewError::BadWindow { field },
+            })?;
         let mut record = self.record(kind, mime, Shown::Text);
         let mut block = if window.total_lines == 0 {
-            format!("{}: {what}, {}; it has no text.", self.name, human_size(self.size))
+            format!(
+                "{}: {what}, {}; it has no text.",
+                self.name,
+                human_size(self.size)
+            )
         } else {
             text::header(&self.name, what, &window)
         };
@@ -344,7 +363,11 @@ fn show(
     let (kind, mime, what) = identity(file, sniffed);
     match outcome {
         Ok((found, extracted)) => {
-            let (mime, what) = if found == kind { (mime, what) } else { office_identity(found) };
+            let (mime, what) = if found == kind {
+                (mime, what)
+            } else {
+                office_identity(found)
+            };
             file.paged_view(found, &mime, &what, extracted, request, options)
         }
         Err(Failure::Cancelled) => Err(ViewError::Cancelled),
@@ -352,7 +375,12 @@ fn show(
     }
 }
 
-fn show_text(file: &File<'_>, encoding: Encoding, request: &WindowRequest, options: &Options) -> Result<View, ViewError> {
+fn show_text(
+    file: &File<'_>,
+    encoding: Encoding,
+    request: &WindowRequest,
+    options: &Options,
+) -> Result<View, ViewError> {
     let decoded = text::decode(file.bytes, encoding);
     let mime = text_mime(file);
     if file.size == 0 {
@@ -371,7 +399,10 @@ fn show_text(file: &File<'_>, encoding: Encoding, request: &WindowRequest, optio
             next_start_line: None,
         });
         return Ok(View {
-            content: vec![Block::text(format!("{}: an empty file (0 bytes).", file.name))],
+            content: vec![Block::text(format!(
+                "{}: an empty file (0 bytes).",
+                file.name
+            ))],
             structured: record,
         });
     }
@@ -379,7 +410,14 @@ fn show_text(file: &File<'_>, encoding: Encoding, request: &WindowRequest, optio
         text: decoded.into_owned(),
         notes: Vec::new(),
     };
-    let mut view = file.paged_view(Kind::Text, &mime, text::encoding_phrase(encoding), extracted, request, options)?;
+    let mut view = file.paged_view(
+        Kind::Text,
+        &mime,
+        text::encoding_phrase(encoding),
+        extracted,
+        request,
+        options,
+    )?;
     view.structured.encoding = Some(text::encoding_label(encoding).to_owned());
     Ok(view)
 }
@@ -395,25 +433,46 @@ fn text_mime(file: &File<'_>) -> String {
         .map_or_else(|| "text/plain".to_owned(), essence)
 }
 
-fn show_zip(file: &File<'_>, request: &WindowRequest, options: &Options, cancel: &Cancel) -> Result<(Kind, Extracted), Failure> {
+fn show_zip(
+    file: &File<'_>,
+    request: &WindowRequest,
+    options: &Options,
+    cancel: &Cancel,
+) -> Result<(Kind, Extracted), Failure> {
     let _ = request;
     match office::zip_kind(file.bytes, options) {
-        office::ZipKind::Docx => office::docx(file.bytes, options, cancel).map(|t| (Kind::Document, t)),
-        office::ZipKind::Pptx => office::pptx(file.bytes, options, cancel).map(|t| (Kind::Presentation, t)),
-        office::ZipKind::Xlsx => office::workbook(file.bytes, office::WorkbookFormat::Xlsx, options, cancel)
-            .map(|t| (Kind::Spreadsheet, t)),
-        office::ZipKind::Ods => office::workbook(file.bytes, office::WorkbookFormat::Ods, options, cancel)
-            .map(|t| (Kind::Spreadsheet, t)),
-        office::ZipKind::Plain => archive::list_zip(file.bytes, options, cancel).map(|t| (Kind::Archive, t)),
+        office::ZipKind::Docx => {
+            office::docx(file.bytes, options, cancel).map(|t| (Kind::Document, t))
+        }
+        office::ZipKind::Pptx => {
+            office::pptx(file.bytes, options, cancel).map(|t| (Kind::Presentation, t))
+        }
+        office::ZipKind::Xlsx => {
+            office::workbook(file.bytes, office::WorkbookFormat::Xlsx, options, cancel)
+                .map(|t| (Kind::Spreadsheet, t))
+        }
+        office::ZipKind::Ods => {
+            office::workbook(file.bytes, office::WorkbookFormat::Ods, options, cancel)
+                .map(|t| (Kind::Spreadsheet, t))
+        }
+        office::ZipKind::Plain => {
+            archive::list_zip(file.bytes, options, cancel).map(|t| (Kind::Archive, t))
+        }
     }
 }
 
-fn show_pdf(file: &File<'_>, request: &WindowRequest, options: &Options, cancel: &Cancel) -> Result<View, ViewError> {
+fn show_pdf(
+    file: &File<'_>,
+    request: &WindowRequest,
+    options: &Options,
+    cancel: &Cancel,
+) -> Result<View, ViewError> {
     const MIME: &str = "application/pdf";
     let attach = file.bytes.len() <= options.media_bytes;
     let attached = |mut view: View| {
         if attach {
-            view.content.push(Block::resource(file.resource_uri(), file.bytes, MIME));
+            view.content
+                .push(Block::resource(file.resource_uri(), file.bytes, MIME));
             view.structured.shown = Shown::Resource;
         }
         view
@@ -432,7 +491,14 @@ fn show_pdf(file: &File<'_>, request: &WindowRequest, options: &Options, cancel:
                     human_size(options.media_bytes as u64)
                 )
             });
-            Ok(attached(file.paged_view(Kind::Pdf, MIME, &what, extracted, request, options)?))
+            Ok(attached(file.paged_view(
+                Kind::Pdf,
+                MIME,
+                &what,
+                extracted,
+                request,
+                options,
+            )?))
         }
         Err(Failure::Cancelled) => Err(ViewError::Cancelled),
         Err(Failure::Unreadable(reason)) if attach => {
@@ -455,7 +521,12 @@ fn show_pdf(file: &File<'_>, request: &WindowRequest, options: &Options, cancel:
     }
 }
 
-fn show_image(file: &File<'_>, format: picture::Format, options: &Options, cancel: &Cancel) -> Result<View, ViewError> {
+fn show_image(
+    file: &File<'_>,
+    format: picture::Format,
+    options: &Options,
+    cancel: &Cancel,
+) -> Result<View, ViewError> {
     let (mime, what) = image_identity(format);
     match picture::picture(file.bytes, format, &file.name, options, cancel) {
         Ok(picture) => {
@@ -474,7 +545,13 @@ fn show_image(file: &File<'_>, format: picture::Format, options: &Options, cance
     }
 }
 
-fn show_media(file: &File<'_>, sniffed: &Sniffed, mime: &str, what: &str, options: &Options) -> View {
+fn show_media(
+    file: &File<'_>,
+    sniffed: &Sniffed,
+    mime: &str,
+    what: &str,
+    options: &Options,
+) -> View {
     let audio = matches!(sniffed, Sniffed::Audio { .. });
     let kind = if audio { Kind::Audio } else { Kind::Video };
     if file.bytes.len() > options.media_bytes {
@@ -499,7 +576,11 @@ fn show_media(file: &File<'_>, sniffed: &Sniffed, mime: &str, what: &str, option
         )
     };
     let record = file.record(kind, mime, shown);
-    let mut text = format!("{}: {what} ({mime}), {}. {how}", file.name, human_size(file.size));
+    let mut text = format!(
+        "{}: {what} ({mime}), {}. {how}",
+        file.name,
+        human_size(file.size)
+    );
     describe::push_link(&mut text, file.link);
     push_type_note(&mut text, &record);
     View {
@@ -518,7 +599,11 @@ fn identity(file: &File<'_>, sniffed: &Sniffed) -> (Kind, String, String) {
             (Kind::Image, mime, what.to_owned())
         }
         Sniffed::OtherImage { mime, what } => (Kind::Image, mime, (*what).to_owned()),
-        Sniffed::Zip => (Kind::Archive, "application/zip", "zip archive, listed".to_owned()),
+        Sniffed::Zip => (
+            Kind::Archive,
+            "application/zip",
+            "zip archive, listed".to_owned(),
+        ),
         Sniffed::Tar(compression) => {
             let (mime, what) = tar_identity(*compression);
             (Kind::Archive, mime, what.to_owned())
@@ -558,13 +643,27 @@ fn office_identity(kind: Kind) -> (String, String) {
 /// spreadsheet kind is read.
 fn ole_identity(file: &File<'_>) -> (Kind, String, String) {
     let (kind, mime, what) = match file.name_type.as_deref() {
-        Some("application/msword") => (Kind::Document, "application/msword", "legacy Word document"),
-        Some("application/vnd.ms-powerpoint") => {
-            (Kind::Presentation, "application/vnd.ms-powerpoint", "legacy PowerPoint presentation")
+        Some("application/msword") => {
+            (Kind::Document, "application/msword", "legacy Word document")
         }
-        Some("application/vnd.ms-excel") => (Kind::Spreadsheet, "application/vnd.ms-excel", "legacy Excel workbook, its cells as text"),
-        Some("application/vnd.ms-outlook") => (Kind::Other, "application/vnd.ms-outlook", "Outlook message"),
-        _ => (Kind::Other, "application/x-ole-storage", "OLE compound document"),
+        Some("application/vnd.ms-powerpoint") => (
+            Kind::Presentation,
+            "application/vnd.ms-powerpoint",
+            "legacy PowerPoint presentation",
+        ),
+        Some("application/vnd.ms-excel") => (
+            Kind::Spreadsheet,
+            "application/vnd.ms-excel",
+            "legacy Excel workbook, its cells as text",
+        ),
+        Some("application/vnd.ms-outlook") => {
+            (Kind::Other, "application/vnd.ms-outlook", "Outlook message")
+        }
+        _ => (
+            Kind::Other,
+            "application/x-ole-storage",
+            "OLE compound document",
+        ),
     };
     (kind, mime.to_owned(), what.to_owned())
 }
@@ -584,10 +683,22 @@ fn tar_identity(compression: archive::Compression) -> (&'static str, &'static st
     use archive::Compression as C;
     match compression {
         C::None => ("application/x-tar", "tar archive, listed"),
-        C::Gzip => ("application/x-compressed-tar", "gzip-compressed tar archive, listed"),
-        C::Bzip2 => ("application/x-bzip-compressed-tar", "bzip2-compressed tar archive, listed"),
-        C::Xz => ("application/x-xz-compressed-tar", "xz-compressed tar archive, listed"),
-        C::Zstd => ("application/x-zstd-compressed-tar", "zstd-compressed tar archive, listed"),
+        C::Gzip => (
+            "application/x-compressed-tar",
+            "gzip-compressed tar archive, listed",
+        ),
+        C::Bzip2 => (
+            "application/x-bzip-compressed-tar",
+            "bzip2-compressed tar archive, listed",
+        ),
+        C::Xz => (
+            "application/x-xz-compressed-tar",
+            "xz-compressed tar archive, listed",
+        ),
+        C::Zstd => (
+            "application/x-zstd-compressed-tar",
+            "zstd-compressed tar archive, listed",
+        ),
     }
 }
 

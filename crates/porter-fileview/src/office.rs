@@ -19,11 +19,19 @@ pub(crate) fn zip_kind(_bytes: &[u8], _options: &Options) -> ZipKind {
     ZipKind::Plain
 }
 
-pub(crate) fn docx(_bytes: &[u8], _options: &Options, _cancel: &Cancel) -> Result<Extracted, Failure> {
+pub(crate) fn docx(
+    _bytes: &[u8],
+    _options: &Options,
+    _cancel: &Cancel,
+) -> Result<Extracted, Failure> {
     Err(Failure::unreadable("not yet"))
 }
 
-pub(crate) fn pptx(_bytes: &[u8], _options: &Options, _cancel: &Cancel) -> Result<Extracted, Failure> {
+pub(crate) fn pptx(
+    _bytes: &[u8],
+    _options: &Options,
+    _cancel: &Cancel,
+) -> Result<Extracted, Failure> {
     Err(Failure::unreadable("not yet"))
 }
 

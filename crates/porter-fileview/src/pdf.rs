@@ -8,7 +8,11 @@ use crate::options::Options;
 /// `options.office_text_bytes` of text), with a `[Page N of M]` line before
 /// each page and a note on pages that have no text layer (scans).
 #[cfg(feature = "pdf")]
-pub(crate) fn text(bytes: &[u8], options: &Options, cancel: &Cancel) -> Result<(Extracted, usize), Failure> {
+pub(crate) fn text(
+    bytes: &[u8],
+    options: &Options,
+    cancel: &Cancel,
+) -> Result<(Extracted, usize), Failure> {
     use std::fmt::Write as _;
 
     let document = pdf_oxide::document::PdfDocument::from_bytes(bytes.to_vec())
@@ -28,13 +32,19 @@ pub(crate) fn text(bytes: &[u8], options: &Options, cancel: &Cancel) -> Result<(
         let page_text = match document.extract_text(index) {
             Ok(text) => text,
             Err(e) => {
-                let _ = writeln!(out.text, "[Page {number} of {pages}: its text could not be read ({e})]");
+                let _ = writeln!(
+                    out.text,
+                    "[Page {number} of {pages}: its text could not be read ({e})]"
+                );
                 continue;
             }
         };
         let page_text = page_text.trim_matches(|c: char| c.is_whitespace());
         if page_text.is_empty() {
-            let _ = writeln!(out.text, "[Page {number} of {pages}: no text layer; it may be a scan]");
+            let _ = writeln!(
+                out.text,
+                "[Page {number} of {pages}: no text layer; it may be a scan]"
+            );
             scans.push(number);
             continue;
         }
@@ -57,13 +67,22 @@ pub(crate) fn text(bytes: &[u8], options: &Options, cancel: &Cancel) -> Result<(
         ));
     }
     if !scans.is_empty() && scans.len() == shown {
-        out.notes.push("No page has a text layer: it is probably scanned, and its text cannot be read.".to_owned());
+        out.notes.push(
+            "No page has a text layer: it is probably scanned, and its text cannot be read."
+                .to_owned(),
+        );
     }
     Ok((out, pages))
 }
 
 /// Without the `pdf` feature, a PDF's text is not read.
 #[cfg(not(feature = "pdf"))]
-pub(crate) fn text(_bytes: &[u8], _options: &Options, _cancel: &Cancel) -> Result<(Extracted, usize), Failure> {
-    Err(Failure::unreadable("this build of porter has no PDF text reader"))
+pub(crate) fn text(
+    _bytes: &[u8],
+    _options: &Options,
+    _cancel: &Cancel,
+) -> Result<(Extracted, usize), Failure> {
+    Err(Failure::unreadable(
+        "this build of porter has no PDF text reader",
+    ))
 }

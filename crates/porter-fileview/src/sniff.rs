@@ -24,16 +24,28 @@ pub(crate) enum Sniffed {
     Pdf,
     Image(Format),
     /// An image in a format the view does not decode (HEIC, AVIF, ICO…).
-    OtherImage { mime: &'static str, what: &'static str },
+    OtherImage {
+        mime: &'static str,
+        what: &'static str,
+    },
     Zip,
     Tar(Compression),
     /// A compressed file that does not hold a tar.
     Compressed(Compression),
     /// An OLE compound file: legacy Word, Excel, PowerPoint, Outlook…
     Ole,
-    Audio { mime: &'static str, what: &'static str },
-    Video { mime: &'static str, what: &'static str },
-    Other { mime: String, what: String },
+    Audio {
+        mime: &'static str,
+        what: &'static str,
+    },
+    Video {
+        mime: &'static str,
+        what: &'static str,
+    },
+    Other {
+        mime: String,
+        what: String,
+    },
 }
 
 /// Reads the kind of a file from its bytes.
@@ -57,7 +69,8 @@ pub(crate) fn sniff(bytes: &[u8]) -> Sniffed {
 /// UTF-8 without NUL, or UTF-16 behind its byte-order mark.
 fn unicode_text(bytes: &[u8]) -> Option<Encoding> {
     if let Some(rest) = bytes.strip_prefix(b"\xEF\xBB\xBF") {
-        return (!rest.contains(&0) && std::str::from_utf8(rest).is_ok()).then_some(Encoding::Utf8Bom);
+        return (!rest.contains(&0) && std::str::from_utf8(rest).is_ok())
+            .then_some(Encoding::Utf8Bom);
     }
     if bytes.starts_with(b"\xFF\xFE") && !bytes.starts_with(b"\xFF\xFE\0\0") {
         return utf16_is_text(&bytes[2..], u16::from_le_bytes).then_some(Encoding::Utf16Le);
@@ -65,13 +78,14 @@ fn unicode_text(bytes: &[u8]) -> Option<Encoding> {
     if bytes.starts_with(b"\xFE\xFF") {
         return utf16_is_text(&bytes[2..], u16::from_be_bytes).then_some(Encoding::Utf16Be);
     }
-    (memchr::memchr(0, bytes).is_none() && std::str::from_utf8(bytes).is_ok()).then_some(Encoding::Utf8)
+    (memchr::memchr(0, bytes).is_none() && std::str::from_utf8(bytes).is_ok())
+        .then_some(Encoding::Utf8)
 }
 
 /// Whether the bytes after a UTF-16 byte-order mark decode cleanly: an even
 /// length, no unpaired surrogate and no NUL character.
 fn utf16_is_text(bytes: &[u8], unit: fn([u8; 2]) -> u16) -> bool {
-    if bytes.len() % 2 != 0 {
+    if !bytes.len().is_multiple_of(2) {
         return false;
     }
     let units = bytes.chunks_exact(2).map(|pair| unit([pair[0], pair[1]]));
@@ -108,7 +122,10 @@ fn by_signature(bytes: &[u8]) -> Option<Sniffed> {
     if starts(b"RIFF") && at(8, b"WEBP") {
         return Some(Sniffed::Image(Format::Webp));
     }
-    if starts(b"BM") && bytes.len() >= 26 && matches!(bytes.get(14), Some(12 | 40 | 52 | 56 | 64 | 108 | 124)) {
+    if starts(b"BM")
+        && bytes.len() >= 26
+        && matches!(bytes.get(14), Some(12 | 40 | 52 | 56 | 64 | 108 | 124))
+    {
         return Some(Sniffed::Image(Format::Bmp));
     }
     if starts(b"II*\0") || starts(b"MM\0*") {
@@ -156,7 +173,10 @@ fn iso_media(bytes: &[u8]) -> Option<Sniffed> {
         return None;
     }
     let brand = bytes.get(8..12)?;
-    let audio = |what| Sniffed::Audio { mime: "audio/mp4", what };
+    let audio = |what| Sniffed::Audio {
+        mime: "audio/mp4",
+        what,
+    };
     let video = |mime, what| Sniffed::Video { mime, what };
     Some(match brand {
         b"M4A " | b"M4B " | b"M4P " | b"F4A " => audio("MPEG-4 audio"),
@@ -165,10 +185,12 @@ fn iso_media(bytes: &[u8]) -> Option<Sniffed> {
             video("video/3gpp", "3GPP video")
         }
         b"3g2a" | b"3g2b" | b"3g2c" => video("video/3gpp2", "3GPP2 video"),
-        b"heic" | b"heix" | b"hevc" | b"heim" | b"heis" | b"mif1" | b"msf1" => Sniffed::OtherImage {
-            mime: "image/heic",
-            what: "HEIC image",
-        },
+        b"heic" | b"heix" | b"hevc" | b"heim" | b"heis" | b"mif1" | b"msf1" => {
+            Sniffed::OtherImage {
+                mime: "image/heic",
+                what: "HEIC image",
+            }
+        }
         b"avif" | b"avis" => Sniffed::OtherImage {
             mime: "image/avif",
             what: "AVIF image",
@@ -261,7 +283,10 @@ fn other(bytes: &[u8]) -> Sniffed {
     } else if starts(b"\x7FELF") {
         ("application/x-executable", "ELF executable")
     } else if starts(b"MZ") {
-        ("application/vnd.microsoft.portable-executable", "Windows executable")
+        (
+            "application/vnd.microsoft.portable-executable",
+            "Windows executable",
+        )
     } else if starts(b"SQLite format 3\0") {
         ("application/vnd.sqlite3", "SQLite database")
     } else if starts(b"\0asm") {
@@ -293,9 +318,18 @@ mod tests {
 
     #[test]
     fn text_comes_first_because_a_text_may_begin_with_anything() {
-        assert_eq!(sniff(b"PK\x03\x04 looks like zip but is text"), Sniffed::Text(Encoding::Utf8));
-        assert_eq!(sniff(b"GIF89a is how it starts"), Sniffed::Text(Encoding::Utf8));
-        assert_eq!(sniff("caf\u{e9}\n".as_bytes()), Sniffed::Text(Encoding::Utf8));
+        assert_eq!(
+            sniff(b"PK\x03\x04 looks like zip but is text"),
+            Sniffed::Text(Encoding::Utf8)
+        );
+        assert_eq!(
+            sniff(b"GIF89a is how it starts"),
+            Sniffed::Text(Encoding::Utf8)
+        );
+        assert_eq!(
+            sniff("caf\u{e9}\n".as_bytes()),
+            Sniffed::Text(Encoding::Utf8)
+        );
     }
 
     #[test]
@@ -304,9 +338,24 @@ mod tests {
             (b"\xEF\xBB\xBFhi", Sniffed::Text(Encoding::Utf8Bom)),
             (b"\xFF\xFEh\0i\0", Sniffed::Text(Encoding::Utf16Le)),
             (b"\xFE\xFF\0h\0i", Sniffed::Text(Encoding::Utf16Be)),
-            (b"caf\xE9 \x80 \x93quoted\x94\r\n", Sniffed::Text(Encoding::Windows1252)),
-            (b"nul\0inside", Sniffed::Other { mime: "application/octet-stream".into(), what: "binary data".into() }),
-            (b"\x01\x02\x03\xE9", Sniffed::Other { mime: "application/octet-stream".into(), what: "binary data".into() }),
+            (
+                b"caf\xE9 \x80 \x93quoted\x94\r\n",
+                Sniffed::Text(Encoding::Windows1252),
+            ),
+            (
+                b"nul\0inside",
+                Sniffed::Other {
+                    mime: "application/octet-stream".into(),
+                    what: "binary data".into(),
+                },
+            ),
+            (
+                b"\x01\x02\x03\xE9",
+                Sniffed::Other {
+                    mime: "application/octet-stream".into(),
+                    what: "binary data".into(),
+                },
+            ),
         ];
         for (bytes, expected) in cases {
             assert_eq!(sniff(bytes), expected, "{bytes:?}");
@@ -321,18 +370,54 @@ mod tests {
     #[test]
     fn signatures_name_images_media_and_containers() {
         let cases: [(&[u8], Sniffed); 12] = [
-            (b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR", Sniffed::Image(Format::Png)),
-            (b"\xFF\xD8\xFF\xE0\0\x10JFIF\0", Sniffed::Image(Format::Jpeg)),
+            (
+                b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR",
+                Sniffed::Image(Format::Png),
+            ),
+            (
+                b"\xFF\xD8\xFF\xE0\0\x10JFIF\0",
+                Sniffed::Image(Format::Jpeg),
+            ),
             (b"RIFF\x24\0\0\0WEBPVP8 ", Sniffed::Image(Format::Webp)),
             (b"II*\0\x08\0\0\0", Sniffed::Image(Format::Tiff)),
             (b"%PDF-1.7\n", Sniffed::Pdf),
             (b"PK\x03\x04\x14\0\0\0", Sniffed::Zip),
             (b"\xD0\xCF\x11\xE0\xA1\xB1\x1A\xE1\0\0", Sniffed::Ole),
-            (b"RIFF\x24\0\0\0WAVEfmt ", Sniffed::Audio { mime: "audio/wav", what: "WAV audio" }),
-            (b"ID3\x04\0\0\0\0\0\0", Sniffed::Audio { mime: "audio/mpeg", what: "MP3 audio" }),
-            (b"\0\0\0\x18ftypisom\0\0\0\0", Sniffed::Video { mime: "video/mp4", what: "MP4 video" }),
-            (b"\0\0\0\x18ftypM4A \0\0\0\0", Sniffed::Audio { mime: "audio/mp4", what: "MPEG-4 audio" }),
-            (b"\x1A\x45\xDF\xA3\x9F\x42\x86\x81\x01\x42\x82\x84webm", Sniffed::Video { mime: "video/webm", what: "WebM video" }),
+            (
+                b"RIFF\x24\0\0\0WAVEfmt ",
+                Sniffed::Audio {
+                    mime: "audio/wav",
+                    what: "WAV audio",
+                },
+            ),
+            (
+                b"ID3\x04\0\0\0\0\0\0",
+                Sniffed::Audio {
+                    mime: "audio/mpeg",
+                    what: "MP3 audio",
+                },
+            ),
+            (
+                b"\0\0\0\x18ftypisom\0\0\0\0",
+                Sniffed::Video {
+                    mime: "video/mp4",
+                    what: "MP4 video",
+                },
+            ),
+            (
+                b"\0\0\0\x18ftypM4A \0\0\0\0",
+                Sniffed::Audio {
+                    mime: "audio/mp4",
+                    what: "MPEG-4 audio",
+                },
+            ),
+            (
+                b"\x1A\x45\xDF\xA3\x9F\x42\x86\x81\x01\x42\x82\x84webm",
+                Sniffed::Video {
+                    mime: "video/webm",
+                    what: "WebM video",
+                },
+            ),
         ];
         for (bytes, expected) in cases {
             assert_eq!(sniff(bytes), expected, "{bytes:?}");

@@ -25,9 +25,21 @@ pub(crate) fn decode(bytes: &[u8], encoding: Encoding) -> Cow<'_, str> {
     match encoding {
         Encoding::Utf8 => String::from_utf8_lossy(bytes),
         Encoding::Utf8Bom => String::from_utf8_lossy(&bytes[3..]),
-        Encoding::Utf16Le => encoding_rs::UTF_16LE.decode_without_bom_handling(&bytes[2..]).0,
-        Encoding::Utf16Be => encoding_rs::UTF_16BE.decode_without_bom_handling(&bytes[2..]).0,
-        Encoding::Windows1252 => encoding_rs::WINDOWS_1252.decode_without_bom_handling(bytes).0,
+        Encoding::Utf16Le => {
+            encoding_rs::UTF_16LE
+                .decode_without_bom_handling(&bytes[2..])
+                .0
+        }
+        Encoding::Utf16Be => {
+            encoding_rs::UTF_16BE
+                .decode_without_bom_handling(&bytes[2..])
+                .0
+        }
+        Encoding::Windows1252 => {
+            encoding_rs::WINDOWS_1252
+                .decode_without_bom_handling(bytes)
+                .0
+        }
     }
 }
 
@@ -110,7 +122,11 @@ fn line_start(text: &str, line: u64) -> usize {
 /// the line that would take the numbered text past `options.window_bytes`.
 /// A first line longer than the whole budget is cut at a character
 /// boundary, and the next window starts at the line after it.
-pub(crate) fn window(text: &str, request: &WindowRequest, options: &Options) -> Result<Window, WindowError> {
+pub(crate) fn window(
+    text: &str,
+    request: &WindowRequest,
+    options: &Options,
+) -> Result<Window, WindowError> {
     let start_line = request.start_line.unwrap_or(1);
     if start_line == 0 {
         return Err(WindowError::Zero("start_line"));
@@ -134,7 +150,10 @@ pub(crate) fn window(text: &str, request: &WindowRequest, options: &Options) -> 
 
     let total_lines = count_lines(text);
     if start_line > total_lines.max(1) {
-        return Err(WindowError::PastEnd { start_line, total_lines });
+        return Err(WindowError::PastEnd {
+            start_line,
+            total_lines,
+        });
     }
     let mut numbered = String::new();
     let mut end_line = start_line - 1;
@@ -171,7 +190,7 @@ pub(crate) fn window(text: &str, request: &WindowRequest, options: &Options) -> 
             end_line = number;
             break;
         }
-        let _ = write!(numbered, "{prefix}{line}\n");
+        let _ = writeln!(numbered, "{prefix}{line}");
         end_line = number;
         rest = after;
     }
@@ -232,70 +251,130 @@ mod tests {
     use super::*;
 
     fn request(start_line: Option<u64>, line_count: Option<u64>) -> WindowRequest {
-        WindowRequest { start_line, line_count }
+        WindowRequest {
+            start_line,
+            line_count,
+        }
     }
 
     #[test]
     fn lines_are_counted_like_cat_n() {
-        for (text, lines) in [("", 0), ("a", 1), ("a\n", 1), ("a\nb", 2), ("a\nb\n", 2), ("\n\n", 2)] {
+        for (text, lines) in [
+            ("", 0),
+            ("a", 1),
+            ("a\n", 1),
+            ("a\nb", 2),
+            ("a\nb\n", 2),
+            ("\n\n", 2),
+        ] {
             assert_eq!(count_lines(text), lines, "{text:?}");
         }
     }
 
     #[test]
     fn lines_are_numbered_with_six_columns_and_a_tab_and_crlf_loses_its_cr() {
-        let w = window("alpha\r\nbeta\ngamma", &WindowRequest::default(), &Options::default()).expect("fits");
+        let w = window(
+            "alpha\r\nbeta\ngamma",
+            &WindowRequest::default(),
+            &Options::default(),
+        )
+        .expect("fits");
         assert_eq!(w.numbered, "     1\talpha\n     2\tbeta\n     3\tgamma\n");
-        assert_eq!((w.start_line, w.end_line, w.total_lines, w.next_start_line()), (1, 3, 3, None));
+        assert_eq!(
+            (w.start_line, w.end_line, w.total_lines, w.next_start_line()),
+            (1, 3, 3, None)
+        );
     }
 
     #[test]
     fn a_window_stops_at_the_line_count_and_says_where_the_next_starts() {
-        let text: String = (1..=1200).map(|n| format!("line {n}\n")).collect();
+        let text = (1..=1200)
+            .map(|n| format!("line {n}\n"))
+            .collect::<Vec<_>>()
+            .concat();
         let options = Options::default();
         let first = window(&text, &WindowRequest::default(), &options).expect("fits");
         assert_eq!((first.end_line, first.next_start_line()), (500, Some(501)));
         let last = window(&text, &request(Some(1001), None), &options).expect("fits");
-        assert_eq!((last.start_line, last.end_line, last.next_start_line()), (1001, 1200, None));
+        assert_eq!(
+            (last.start_line, last.end_line, last.next_start_line()),
+            (1001, 1200, None)
+        );
         assert!(last.numbered.starts_with("  1001\tline 1001\n"));
-        assert!(header("log.txt", "text", &last).ends_with("Lines 1,001-1,200 follow; this is the end."));
+        assert!(
+            header("log.txt", "text", &last)
+                .ends_with("Lines 1,001-1,200 follow; this is the end.")
+        );
     }
 
     #[test]
     fn the_line_limit_is_held_at_its_edge_and_a_bigger_request_is_capped_with_a_note() {
-        let text: String = (1..=3000).map(|n| format!("{n}\n")).collect();
+        let text = (1..=3000)
+            .map(|n| format!("{n}\n"))
+            .collect::<Vec<_>>()
+            .concat();
         let options = Options::default();
         let at_limit = window(&text, &request(None, Some(2000)), &options).expect("fits");
         assert_eq!((at_limit.end_line, at_limit.notes.len()), (2000, 0));
         let over = window(&text, &request(None, Some(2001)), &options).expect("fits");
         assert_eq!(over.end_line, 2000);
-        assert!(over.notes[0].contains("at most 2,000 lines"), "{:?}", over.notes);
+        assert!(
+            over.notes[0].contains("at most 2,000 lines"),
+            "{:?}",
+            over.notes
+        );
     }
 
     #[test]
     fn the_byte_budget_is_held_at_its_edge() {
         // Each numbered line "     N\txxxxxxxxx\n" is 17 bytes.
         let text = "xxxxxxxxx\n".repeat(10);
-        let options = Options { window_bytes: 17 * 4, ..Options::default() };
+        let options = Options {
+            window_bytes: 17 * 4,
+            ..Options::default()
+        };
         let exact = window(&text, &WindowRequest::default(), &options).expect("fits");
         assert_eq!(exact.end_line, 4);
         assert!(exact.notes[0].contains("stops after line 4"));
-        let roomier = Options { window_bytes: 17 * 4 + 16, ..Options::default() };
-        assert_eq!(window(&text, &WindowRequest::default(), &roomier).expect("fits").end_line, 4);
-        let room_for_five = Options { window_bytes: 17 * 5, ..Options::default() };
-        assert_eq!(window(&text, &WindowRequest::default(), &room_for_five).expect("fits").end_line, 5);
+        let roomier = Options {
+            window_bytes: 17 * 4 + 16,
+            ..Options::default()
+        };
+        assert_eq!(
+            window(&text, &WindowRequest::default(), &roomier)
+                .expect("fits")
+                .end_line,
+            4
+        );
+        let room_for_five = Options {
+            window_bytes: 17 * 5,
+            ..Options::default()
+        };
+        assert_eq!(
+            window(&text, &WindowRequest::default(), &room_for_five)
+                .expect("fits")
+                .end_line,
+            5
+        );
     }
 
     #[test]
     fn a_line_longer_than_the_window_is_cut_at_a_character_boundary_and_paging_moves_on() {
         let long = "é".repeat(40);
         let text = format!("{long}\nnext\n");
-        let options = Options { window_bytes: 30, ..Options::default() };
+        let options = Options {
+            window_bytes: 30,
+            ..Options::default()
+        };
         let w = window(&text, &WindowRequest::default(), &options).expect("fits");
         assert_eq!((w.end_line, w.next_start_line()), (1, Some(2)));
         // 30 bytes less the 7-byte prefix and the newline leave 22: 11 "é".
         assert_eq!(w.numbered, format!("     1\t{}\n", "é".repeat(11)));
-        assert!(w.notes[0].starts_with("Line 1 is 80 bytes long"), "{:?}", w.notes);
+        assert!(
+            w.notes[0].starts_with("Line 1 is 80 bytes long"),
+            "{:?}",
+            w.notes
+        );
         let next = window(&text, &request(Some(2), None), &options).expect("fits");
         assert_eq!(next.numbered, "     2\tnext\n");
     }
@@ -305,10 +384,19 @@ mod tests {
         let options = Options::default();
         assert_eq!(
             window("a\nb\n", &request(Some(3), None), &options),
-            Err(WindowError::PastEnd { start_line: 3, total_lines: 2 })
+            Err(WindowError::PastEnd {
+                start_line: 3,
+                total_lines: 2
+            })
         );
-        assert_eq!(window("a", &request(Some(0), None), &options), Err(WindowError::Zero("start_line")));
-        assert_eq!(window("a", &request(None, Some(0)), &options), Err(WindowError::Zero("line_count")));
+        assert_eq!(
+            window("a", &request(Some(0), None), &options),
+            Err(WindowError::Zero("start_line"))
+        );
+        assert_eq!(
+            window("a", &request(None, Some(0)), &options),
+            Err(WindowError::Zero("line_count"))
+        );
         assert!(window("", &WindowRequest::default(), &options).is_ok());
     }
 
@@ -317,6 +405,9 @@ mod tests {
         assert_eq!(decode(b"\xFF\xFEh\0\xE9\0", Encoding::Utf16Le), "hé");
         assert_eq!(decode(b"\xFE\xFF\0h\0\xE9", Encoding::Utf16Be), "hé");
         assert_eq!(decode(b"\xEF\xBB\xBFhi", Encoding::Utf8Bom), "hi");
-        assert_eq!(decode(b"caf\xE9 \x80 \x93q\x94", Encoding::Windows1252), "café € “q”");
+        assert_eq!(
+            decode(b"caf\xE9 \x80 \x93q\x94", Encoding::Windows1252),
+            "café € “q”"
+        );
     }
 }

@@ -70,7 +70,9 @@ pub enum PathError {
 impl PathError {
     fn io(path: &Path, source: io::Error) -> Self {
         if source.kind() == io::ErrorKind::NotFound {
-            Self::NotFound { path: path.to_owned() }
+            Self::NotFound {
+                path: path.to_owned(),
+            }
         } else {
             Self::Io {
                 path: path.to_owned(),
@@ -101,7 +103,9 @@ pub fn read_ordinary(path: &Path, cap: u64) -> Result<Contents, PathError> {
     let metadata = fs_err::metadata(path).map_err(|e| PathError::io(path, e))?;
     ordinary(path, &metadata)?;
     if metadata.len() > cap {
-        return Ok(Contents::TooLarge { size: metadata.len() });
+        return Ok(Contents::TooLarge {
+            size: metadata.len(),
+        });
     }
     let file = fs_err::File::open(path).map_err(|e| PathError::io(path, e))?;
     let mut bytes = Vec::with_capacity(usize::try_from(metadata.len()).unwrap_or(0));
@@ -123,7 +127,7 @@ fn ordinary(path: &Path, metadata: &std::fs::Metadata) -> Result<(), PathError> 
     let what = if kind.is_dir() {
         "a directory"
     } else {
-        special_kind(&kind)
+        special_kind(kind)
     };
     Err(PathError::NotOrdinary {
         path: path.to_owned(),
@@ -132,7 +136,7 @@ fn ordinary(path: &Path, metadata: &std::fs::Metadata) -> Result<(), PathError> 
 }
 
 #[cfg(unix)]
-fn special_kind(kind: &std::fs::FileType) -> &'static str {
+fn special_kind(kind: std::fs::FileType) -> &'static str {
     use std::os::unix::fs::FileTypeExt as _;
     if kind.is_fifo() {
         "a named pipe"
@@ -146,15 +150,15 @@ fn special_kind(kind: &std::fs::FileType) -> &'static str {
 }
 
 #[cfg(not(unix))]
-fn special_kind(_kind: &std::fs::FileType) -> &'static str {
+fn special_kind(_kind: std::fs::FileType) -> &'static str {
     "not a regular file"
 }
 
 /// Names Windows reserves for devices, refused as a file's stem everywhere
 /// so that a name saved here is safe to copy to any machine.
 const DEVICE_NAMES: [&str; 22] = [
-    "CON", "PRN", "AUX", "NUL", "COM1", "COM2", "COM3", "COM4", "COM5", "COM6", "COM7", "COM8", "COM9", "LPT1",
-    "LPT2", "LPT3", "LPT4", "LPT5", "LPT6", "LPT7", "LPT8", "LPT9",
+    "CON", "PRN", "AUX", "NUL", "COM1", "COM2", "COM3", "COM4", "COM5", "COM6", "COM7", "COM8",
+    "COM9", "LPT1", "LPT2", "LPT3", "LPT4", "LPT5", "LPT6", "LPT7", "LPT8", "LPT9",
 ];
 
 /// Turns any name (from a chat attachment, a URL, a header) into a single
@@ -181,7 +185,10 @@ pub fn safe_name(name: &str) -> String {
         return "file".to_owned();
     }
     let (stem, ext) = split_extension(&cleaned);
-    let stem = if DEVICE_NAMES.iter().any(|d| d.eq_ignore_ascii_case(stem.trim_end())) {
+    let stem = if DEVICE_NAMES
+        .iter()
+        .any(|d| d.eq_ignore_ascii_case(stem.trim_end()))
+    {
         format!("{stem}_")
     } else {
         stem.to_owned()
@@ -196,7 +203,13 @@ fn is_unsafe_char(c: char) -> bool {
     matches!(c, '<' | '>' | ':' | '"' | '/' | '\\' | '|' | '?' | '*')
         || matches!(
             get_general_category(c),
-            G::Control | G::Format | G::PrivateUse | G::Unassigned | G::LineSeparator | G::ParagraphSeparator | G::Surrogate
+            G::Control
+                | G::Format
+                | G::PrivateUse
+                | G::Unassigned
+                | G::LineSeparator
+                | G::ParagraphSeparator
+                | G::Surrogate
         )
 }
 
@@ -310,7 +323,10 @@ mod tests {
         let safe = safe_name(&name);
         assert!(safe.len() <= SAFE_NAME_BYTES, "{} bytes", safe.len());
         assert!(safe.ends_with(".gz"));
-        assert_eq!(safe_name(&"a".repeat(SAFE_NAME_BYTES)).len(), SAFE_NAME_BYTES);
+        assert_eq!(
+            safe_name(&"a".repeat(SAFE_NAME_BYTES)).len(),
+            SAFE_NAME_BYTES
+        );
     }
 
     #[test]
@@ -324,9 +340,18 @@ mod tests {
         let first = write_new(dir.path(), "notes.txt", b"one").expect("first write");
         let second = write_new(dir.path(), "notes.txt", b"two").expect("second write");
         let third = write_new(dir.path(), "../notes.txt", b"three").expect("third write");
-        assert_eq!(first.file_name().and_then(|n| n.to_str()), Some("notes.txt"));
-        assert_eq!(second.file_name().and_then(|n| n.to_str()), Some("notes (2).txt"));
-        assert_eq!(third.file_name().and_then(|n| n.to_str()), Some("notes (3).txt"));
+        assert_eq!(
+            first.file_name().and_then(|n| n.to_str()),
+            Some("notes.txt")
+        );
+        assert_eq!(
+            second.file_name().and_then(|n| n.to_str()),
+            Some("notes (2).txt")
+        );
+        assert_eq!(
+            third.file_name().and_then(|n| n.to_str()),
+            Some("notes (3).txt")
+        );
         assert_eq!(std::fs::read(&first).expect("read"), b"one");
         let left: Vec<_> = std::fs::read_dir(dir.path()).expect("list").collect();
         assert_eq!(left.len(), 3, "no temporary file is left behind");
@@ -337,15 +362,26 @@ mod tests {
         let dir = tempfile::tempdir().expect("a temp dir");
         let path = dir.path().join("ten.bin");
         std::fs::write(&path, [1u8; 10]).expect("write");
-        assert_eq!(read_ordinary(&path, 10).expect("read"), Contents::Bytes(vec![1; 10]));
-        assert_eq!(read_ordinary(&path, 9).expect("read"), Contents::TooLarge { size: 10 });
+        assert_eq!(
+            read_ordinary(&path, 10).expect("read"),
+            Contents::Bytes(vec![1; 10])
+        );
+        assert_eq!(
+            read_ordinary(&path, 9).expect("read"),
+            Contents::TooLarge { size: 10 }
+        );
     }
 
     #[test]
     fn directories_and_missing_files_are_refused_with_the_path() {
         let dir = tempfile::tempdir().expect("a temp dir");
         let error = read_ordinary(dir.path(), 10).expect_err("a directory");
-        assert!(error.to_string().contains("it is a directory, not an ordinary file"), "{error}");
+        assert!(
+            error
+                .to_string()
+                .contains("it is a directory, not an ordinary file"),
+            "{error}"
+        );
         let missing = dir.path().join("missing.txt");
         let error = read_ordinary(&missing, 10).expect_err("missing");
         assert!(matches!(error, PathError::NotFound { .. }), "{error}");
@@ -357,7 +393,10 @@ mod tests {
     fn a_named_pipe_is_refused_without_blocking_on_it() {
         let dir = tempfile::tempdir().expect("a temp dir");
         let fifo = dir.path().join("pipe");
-        let made = std::process::Command::new("mkfifo").arg(&fifo).status().expect("mkfifo runs");
+        let made = std::process::Command::new("mkfifo")
+            .arg(&fifo)
+            .status()
+            .expect("mkfifo runs");
         assert!(made.success());
         let error = read_ordinary(&fifo, 10).expect_err("a pipe");
         assert!(error.to_string().contains("a named pipe"), "{error}");

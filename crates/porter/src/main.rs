@@ -8,7 +8,9 @@ use std::process::ExitCode;
 
 use anyhow::Context as _;
 use clap::{Args, Parser, Subcommand};
-use porter_fileview::{Block, Cancel, FileInput, Options, View, ViewError, WindowRequest, human_size};
+use porter_fileview::{
+    Block, Cancel, FileInput, Options, View, ViewError, WindowRequest, human_size,
+};
 use porter_paths::{Contents, read_ordinary};
 
 /// Files for MCP without passing bytes through the model.
@@ -68,12 +70,13 @@ fn main() -> ExitCode {
 fn run_view(args: &ViewArgs) -> anyhow::Result<ExitCode> {
     let options = Options::default();
     let name = args.name.clone().unwrap_or_else(|| {
-        args.file
-            .file_name()
-            .map_or_else(|| args.file.display().to_string(), |n| n.to_string_lossy().into_owned())
+        args.file.file_name().map_or_else(
+            || args.file.display().to_string(),
+            |n| n.to_string_lossy().into_owned(),
+        )
     });
-    let contents = read_ordinary(&args.file, options.max_file_bytes)
-        .context("cannot read the file")?;
+    let contents =
+        read_ordinary(&args.file, options.max_file_bytes).context("cannot read the file")?;
     let view = match contents {
         Contents::TooLarge { size } => porter_fileview::describe_too_large(
             &name,
@@ -124,7 +127,12 @@ fn print_plain(out: &mut impl std::io::Write, view: &View) -> std::io::Result<()
                 }
             }
             Block::Image { data, mime_type } | Block::Audio { data, mime_type } => {
-                writeln!(out, "[{} {mime_type}, {}]", block.kind(), human_size(base64_len(data)))?;
+                writeln!(
+                    out,
+                    "[{} {mime_type}, {}]",
+                    block.kind(),
+                    human_size(base64_len(data))
+                )?;
             }
             Block::Resource { resource } => {
                 writeln!(
@@ -151,7 +159,13 @@ mod tests {
 
     #[test]
     fn the_decoded_size_of_base64_accounts_for_padding() {
-        for (encoded, bytes) in [("", 0), ("YQ==", 1), ("YWI=", 2), ("YWJj", 3), ("YWJjZA==", 4)] {
+        for (encoded, bytes) in [
+            ("", 0),
+            ("YQ==", 1),
+            ("YWI=", 2),
+            ("YWJj", 3),
+            ("YWJjZA==", 4),
+        ] {
             assert_eq!(base64_len(encoded), bytes, "{encoded}");
         }
     }

@@ -24,7 +24,10 @@ fn small_png() -> Vec<u8> {
     let image = image::RgbImage::from_pixel(3, 2, image::Rgb([200, 10, 10]));
     let mut bytes = Vec::new();
     image
-        .write_to(&mut std::io::Cursor::new(&mut bytes), image::ImageFormat::Png)
+        .write_to(
+            &mut std::io::Cursor::new(&mut bytes),
+            image::ImageFormat::Png,
+        )
         .expect("a PNG encodes");
     bytes
 }
@@ -33,7 +36,11 @@ fn small_png() -> Vec<u8> {
 fn plain_output_prints_the_numbered_text_window() {
     let dir = tempfile::tempdir().expect("a temp dir");
     let file = write(dir.path(), "two.txt", b"alpha\nbeta\n");
-    let output = porter().arg("view").arg(&file).output().expect("porter runs");
+    let output = porter()
+        .arg("view")
+        .arg(&file)
+        .output()
+        .expect("porter runs");
     assert_eq!(output.status.code(), Some(0));
     let stdout = String::from_utf8(output.stdout).expect("text");
     assert!(stdout.starts_with("two.txt: text, 2 lines."), "{stdout}");
@@ -43,7 +50,10 @@ fn plain_output_prints_the_numbered_text_window() {
 #[test]
 fn json_output_carries_mcp_content_blocks_and_the_structured_record() {
     let dir = tempfile::tempdir().expect("a temp dir");
-    let lines: String = (1..=30).map(|n| format!("line {n}\n")).collect();
+    let lines = (1..=30)
+        .map(|n| format!("line {n}\n"))
+        .collect::<Vec<_>>()
+        .concat();
     let file = write(dir.path(), "thirty.log", lines.as_bytes());
     let output = porter()
         .args(["view", "--json", "--start-line", "11", "--line-count", "10"])
@@ -54,7 +64,10 @@ fn json_output_carries_mcp_content_blocks_and_the_structured_record() {
     let json = json_of(&output.stdout);
     assert_eq!(json["content"][0]["type"], "text");
     let text = json["content"][0]["text"].as_str().expect("a text block");
-    assert!(text.contains("    11\tline 11\n") && text.contains("    20\tline 20\n"), "{text}");
+    assert!(
+        text.contains("    11\tline 11\n") && text.contains("    20\tline 20\n"),
+        "{text}"
+    );
     assert!(!text.contains("line 21"), "{text}");
     assert_eq!(json["structured"]["window"]["next_start_line"], 21);
     assert_eq!(json["structured"]["window"]["total_lines"], 30);
@@ -65,12 +78,23 @@ fn an_image_prints_one_line_with_its_type_and_size_and_json_has_an_image_block()
     let dir = tempfile::tempdir().expect("a temp dir");
     let png = small_png();
     let file = write(dir.path(), "dot.png", &png);
-    let plain = porter().arg("view").arg(&file).output().expect("porter runs");
+    let plain = porter()
+        .arg("view")
+        .arg(&file)
+        .output()
+        .expect("porter runs");
     assert_eq!(plain.status.code(), Some(0));
     let stdout = String::from_utf8(plain.stdout).expect("text");
-    assert!(stdout.lines().any(|l| l.starts_with("[image image/png, ")), "{stdout}");
+    assert!(
+        stdout.lines().any(|l| l.starts_with("[image image/png, ")),
+        "{stdout}"
+    );
 
-    let json = porter().args(["view", "--json"]).arg(&file).output().expect("porter runs");
+    let json = porter()
+        .args(["view", "--json"])
+        .arg(&file)
+        .output()
+        .expect("porter runs");
     let json = json_of(&json.stdout);
     let image = json["content"]
         .as_array()
@@ -103,8 +127,14 @@ fn the_name_type_and_link_flags_reach_the_description() {
     assert_eq!(output.status.code(), Some(0));
     let json = json_of(&output.stdout);
     let text = json["content"][0]["text"].as_str().expect("a text block");
-    assert!(text.starts_with("photo.jpg: binary data (application/octet-stream), 8 bytes."), "{text}");
-    assert!(text.contains("A person can open it at https://chat.example.invalid/pl/abc."), "{text}");
+    assert!(
+        text.starts_with("photo.jpg: binary data (application/octet-stream), 8 bytes."),
+        "{text}"
+    );
+    assert!(
+        text.contains("A person can open it at https://chat.example.invalid/pl/abc."),
+        "{text}"
+    );
     assert_eq!(json["structured"]["shown"], "described");
 }
 
@@ -150,7 +180,11 @@ fn a_file_that_cannot_be_read_exits_1_with_the_reason() {
     assert_eq!(missing.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&missing.stderr).contains("no such file"));
 
-    let directory = porter().arg("view").arg(dir.path()).output().expect("porter runs");
+    let directory = porter()
+        .arg("view")
+        .arg(dir.path())
+        .output()
+        .expect("porter runs");
     assert_eq!(directory.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&directory.stderr).contains("a directory"));
 }
@@ -158,7 +192,11 @@ fn a_file_that_cannot_be_read_exits_1_with_the_reason() {
 #[test]
 fn the_readme_sample_is_shown() {
     let sample = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../samples/welcome.md");
-    let output = porter().arg("view").arg(&sample).output().expect("porter runs");
+    let output = porter()
+        .arg("view")
+        .arg(&sample)
+        .output()
+        .expect("porter runs");
     assert_eq!(output.status.code(), Some(0));
     let stdout = String::from_utf8(output.stdout).expect("text");
     assert!(stdout.contains("     1\t# Welcome to porter"), "{stdout}");
