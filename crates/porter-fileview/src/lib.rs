@@ -344,31 +344,45 @@ fn show(
     options: &Options,
     cancel: &Cancel,
 ) -> Result<View, ViewError> {
-    let outcome = match sniffed {
+    let ((kind, mime, what), outcome) = match sniffed {
         Sniffed::Text(encoding) => return show_text(file, *encoding, request, options),
         Sniffed::Pdf => return show_pdf(file, request, options, cancel),
         Sniffed::Image(format) => return show_image(file, *format, options, cancel),
         Sniffed::Audio { mime, what } | Sniffed::Video { mime, what } => {
             return Ok(show_media(file, sniffed, mime, what, options));
         }
-        Sniffed::Zip => show_zip(file, request, options, cancel),
-        Sniffed::Tar(compression) => archive::list_tar(file.bytes, *compression, options, cancel)
-            .map(|listing| (Kind::Archive, listing)),
-        Sniffed::Ole => office::workbook(file.bytes, office::WorkbookFormat::Xls, options, cancel)
-            .map(|text| (Kind::Spreadsheet, text)),
-        Sniffed::Compressed(_) | Sniffed::OtherImage { .. } | Sniffed::Other { .. } => {
-            Err(Failure::unreadable(no_reader_reason(sniffed)))
-        }
-    };
-    let (kind, mime, what) = identity(file, sniffed);
-    match outcome {
-        Ok((found, extracted)) => {
-            let (mime, what) = if found == kind {
-                (mime, what)
+        Sniffed::Zip => show_zip(file, options, cancel),
+        Sniffed::Tar(compression) => (
+            identity(file, sniffed),
+            archive::list_tar(file.bytes, *compression, options, cancel),
+        ),
+        Sniffed::Ole => {
+            let outcome =
+                office::workbook(file.bytes, office::WorkbookFormat::Xls, options, cancel);
+            let found = if outcome.is_ok() {
+                (
+                    Kind::Spreadsheet,
+                    "application/vnd.ms-excel".to_owned(),
+                    "legacy Excel workbook".to_owned(),
+                )
             } else {
-                office_identity(found)
+                identity(file, sniffed)
             };
-            file.paged_view(found, &mime, &what, extracted, request, options)
+            (found, outcome)
+        }
+        Sniffed::Compressed(_) | Sniffed::OtherImage { .. } | Sniffed::Other { .. } => (
+            identity(file, sniffed),
+            Err(Failure::unreadable(no_reader_reason(sniffed))),
+        ),
+    };
+    match outcome {
+        Ok(extracted) => {
+            let phrase = match kind {
+                Kind::Archive => format!("{what}, listed"),
+                Kind::Spreadsheet => format!("{what}, its cells as text"),
+                _ => format!("{what}, its text"),
+            };
+            file.paged_view(kind, &mime, &phrase, extracted, request, options)
         }
         Err(Failure::Cancelled) => Err(ViewError::Cancelled),
         Err(Failure::Unreadable(reason)) => Ok(file.described(kind, &mime, &what, &reason)),
@@ -433,32 +447,45 @@ fn text_mime(file: &File<'_>) -> String {
         .map_or_else(|| "text/plain".to_owned(), essence)
 }
 
+/// A zip is an Office package when its own parts say so, else an archive.
 fn show_zip(
     file: &File<'_>,
-    request: &WindowRequest,
     options: &Options,
     cancel: &Cancel,
-) -> Result<(Kind, Extracted), Failure> {
-    let _ = request;
-    match office::zip_kind(file.bytes, options) {
-        office::ZipKind::Docx => {
-            office::docx(file.bytes, options, cancel).map(|t| (Kind::Document, t))
-        }
-        office::ZipKind::Pptx => {
-            office::pptx(file.bytes, options, cancel).map(|t| (Kind::Presentation, t))
-        }
-        office::ZipKind::Xlsx => {
-            office::workbook(file.bytes, office::WorkbookFormat::Xlsx, options, cancel)
-                .map(|t| (Kind::Spreadsheet, t))
-        }
-        office::ZipKind::Ods => {
-            office::workbook(file.bytes, office::WorkbookFormat::Ods, options, cancel)
-                .map(|t| (Kind::Spreadsheet, t))
-        }
-        office::ZipKind::Plain => {
-            archive::list_zip(file.bytes, options, cancel).map(|t| (Kind::Archive, t))
-        }
-    }
+) -> ((Kind, String, String), Result<Extracted, Failure>) {
+    use office::{WorkbookFormat, ZipKind};
+    let zip_kind = office::zip_kind(file.bytes, options);
+    let (kind, mime, what) = match zip_kind {
+        ZipKind::Docx => (
+            Kind::Document,
+            "application/vnd.openxmlformats-officedocument.wordprocessingml.document",
+            "Word document",
+        ),
+        ZipKind::Pptx => (
+            Kind::Presentation,
+            "application/vnd.openxmlformats-officedocument.presentationml.presentation",
+            "PowerPoint presentation",
+        ),
+        ZipKind::Xlsx => (
+            Kind::Spreadsheet,
+            "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet",
+            "Excel workbook",
+        ),
+        ZipKind::Ods => (
+            Kind::Spreadsheet,
+            "application/vnd.oasis.opendocument.spreadsheet",
+            "OpenDocument spreadsheet",
+        ),
+        ZipKind::Plain => (Kind::Archive, "application/zip", "zip archive"),
+    };
+    let outcome = match zip_kind {
+        ZipKind::Docx => office::docx(file.bytes, options, cancel),
+        ZipKind::Pptx => office::pptx(file.bytes, options, cancel),
+        ZipKind::Xlsx => office::workbook(file.bytes, WorkbookFormat::Xlsx, options, cancel),
+        ZipKind::Ods => office::workbook(file.bytes, WorkbookFormat::Ods, options, cancel),
+        ZipKind::Plain => archive::list_zip(file.bytes, options, cancel),
+    };
+    ((kind, mime.to_owned(), what.to_owned()), outcome)
 }
 
 fn show_pdf(
@@ -599,11 +626,7 @@ fn identity(file: &File<'_>, sniffed: &Sniffed) -> (Kind, String, String) {
             (Kind::Image, mime, what.to_owned())
         }
         Sniffed::OtherImage { mime, what } => (Kind::Image, mime, (*what).to_owned()),
-        Sniffed::Zip => (
-            Kind::Archive,
-            "application/zip",
-            "zip archive, listed".to_owned(),
-        ),
+        Sniffed::Zip => (Kind::Archive, "application/zip", "zip archive".to_owned()),
         Sniffed::Tar(compression) => {
             let (mime, what) = tar_identity(*compression);
             (Kind::Archive, mime, what.to_owned())
@@ -618,25 +641,6 @@ fn identity(file: &File<'_>, sniffed: &Sniffed) -> (Kind, String, String) {
         Sniffed::Other { mime, what } => (Kind::Other, mime.as_str(), what.clone()),
     };
     (kind, mime.to_owned(), what)
-}
-
-/// The type and phrase of a document found inside a zip or OLE file.
-fn office_identity(kind: Kind) -> (String, String) {
-    let (mime, what) = match kind {
-        Kind::Document => (
-            "application/vnd.openxmlformats-officedocument.wordprocessingml.document",
-            "Word document, its text",
-        ),
-        Kind::Presentation => (
-            "application/vnd.openxmlformats-officedocument.presentationml.presentation",
-            "PowerPoint presentation, its text",
-        ),
-        _ => (
-            "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet",
-            "Excel workbook, its cells as text",
-        ),
-    };
-    (mime.to_owned(), what.to_owned())
 }
 
 /// Legacy binary Office files are told apart by their name, since only the
@@ -654,7 +658,7 @@ fn ole_identity(file: &File<'_>) -> (Kind, String, String) {
         Some("application/vnd.ms-excel") => (
             Kind::Spreadsheet,
             "application/vnd.ms-excel",
-            "legacy Excel workbook, its cells as text",
+            "legacy Excel workbook",
         ),
         Some("application/vnd.ms-outlook") => {
             (Kind::Other, "application/vnd.ms-outlook", "Outlook message")
@@ -682,22 +686,22 @@ fn image_identity(format: picture::Format) -> (&'static str, &'static str) {
 fn tar_identity(compression: archive::Compression) -> (&'static str, &'static str) {
     use archive::Compression as C;
     match compression {
-        C::None => ("application/x-tar", "tar archive, listed"),
+        C::None => ("application/x-tar", "tar archive"),
         C::Gzip => (
             "application/x-compressed-tar",
-            "gzip-compressed tar archive, listed",
+            "gzip-compressed tar archive",
         ),
         C::Bzip2 => (
             "application/x-bzip-compressed-tar",
-            "bzip2-compressed tar archive, listed",
+            "bzip2-compressed tar archive",
         ),
         C::Xz => (
             "application/x-xz-compressed-tar",
-            "xz-compressed tar archive, listed",
+            "xz-compressed tar archive",
         ),
         C::Zstd => (
             "application/x-zstd-compressed-tar",
-            "zstd-compressed tar archive, listed",
+            "zstd-compressed tar archive",
         ),
     }
 }
