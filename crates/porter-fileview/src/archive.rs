@@ -1124,7 +1124,7 @@ mod tests {
                 "docs/\tdirectory",
                 "link\tsymbolic link → a.txt",
                 "deflated-link\tsymbolic link → docs/a/b/c",
-                "secret.txt\tencrypted, 2.0 KiB",
+                "secret.txt\tencrypted, 2 KiB",
                 "one.txt\t1 byte",
             ]
         );
@@ -1343,7 +1343,7 @@ mod tests {
             extracted.notes
         );
         assert!(
-            has_note(&extracted, "The archive declares 2.0 GiB of content"),
+            has_note(&extracted, "The archive declares 2 GiB of content"),
             "{:?}",
             extracted.notes
         );
@@ -1554,7 +1554,7 @@ mod tests {
             &options,
             &Cancel::new(),
         ));
-        assert_eq!(lines(&extracted), ["one\t1.0 MiB", "two\t1.0 MiB"]);
+        assert_eq!(lines(&extracted), ["one\t1 MiB", "two\t1 MiB"]);
         assert_eq!(
             extracted.notes,
             [
@@ -1728,7 +1728,7 @@ mod tests {
         assert_eq!(lines(&extracted), ["before.txt\t1 byte"]);
         assert_eq!(
             extracted.notes[1],
-            "The listing stops after 1 entry because an extended header declares 1,048,577 bytes, more than the 1.0 MiB a name and its attributes may take."
+            "The listing stops after 1 entry because an extended header declares 1,048,577 bytes, more than the 1 MiB a name and its attributes may take."
         );
     }
 

@@ -2,7 +2,7 @@
 //! read them, and the note that says when the name and the bytes disagree.
 
 /// Formats a byte count the way the descriptions say it: "1 byte",
-/// "13 bytes", "4.9 KiB", "3.6 MiB", "1.0 GiB".
+/// "13 bytes", "4.9 KiB", "3.6 MiB", "1 GiB" (a whole number loses its ".0").
 #[must_use]
 pub fn human_size(bytes: u64) -> String {
     const UNITS: [&str; 4] = ["KiB", "MiB", "GiB", "TiB"];
@@ -17,7 +17,12 @@ pub fn human_size(bytes: u64) -> String {
                 value /= 1024.0;
                 unit += 1;
             }
-            format!("{value:.1} {}", UNITS[unit])
+            let tenths = (value * 10.0).round() / 10.0;
+            if tenths.fract() == 0.0 {
+                format!("{tenths:.0} {}", UNITS[unit])
+            } else {
+                format!("{tenths:.1} {}", UNITS[unit])
+            }
         }
     }
 }
@@ -242,11 +247,12 @@ mod tests {
             (1, "1 byte"),
             (13, "13 bytes"),
             (1023, "1023 bytes"),
-            (1024, "1.0 KiB"),
+            (1024, "1 KiB"),
             (5018, "4.9 KiB"),
             (3_750_000, "3.6 MiB"),
-            (1024 * 1024 - 1, "1.0 MiB"),
-            (1024 * 1024 * 1024, "1.0 GiB"),
+            (1024 * 1024 - 1, "1 MiB"),
+            (1024 * 1024 * 1024, "1 GiB"),
+            (64 * 1024 * 1024, "64 MiB"),
         ];
         for (bytes, expected) in cases {
             assert_eq!(human_size(bytes), expected, "{bytes} bytes");

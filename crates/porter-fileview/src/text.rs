@@ -204,7 +204,7 @@ pub(crate) fn window(
 }
 
 /// The largest index ≤ `at` that falls on a character boundary of `s`.
-fn floor_char_boundary(s: &str, at: usize) -> usize {
+pub(crate) fn floor_char_boundary(s: &str, at: usize) -> usize {
     if at >= s.len() {
         return s.len();
     }

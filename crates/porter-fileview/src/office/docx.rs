@@ -11,7 +11,7 @@ use std::io::BufRead;
 
 use super::package::Package;
 use super::text::TextOut;
-use super::xml::{Node, Xml, attribute, local, named, push_bounded};
+use super::xml::{Node, Xml, attribute, local, named, push_bounded, push_cell_text};
 use crate::bounds::{Cancel, Extracted, Failure};
 use crate::options::Options;
 
@@ -360,20 +360,7 @@ impl Document {
         }
         let limit = self.limit;
         if let Frame::Cell { text: cell, .. } = &mut self.frames[at] {
-            if !cell.is_empty() {
-                push_bounded(cell, " ", limit);
-            }
-            let flat: String = text
-                .chars()
-                .map(|c| {
-                    if matches!(c, '\n' | '\r' | '\t') {
-                        ' '
-                    } else {
-                        c
-                    }
-                })
-                .collect();
-            push_bounded(cell, &flat, limit);
+            push_cell_text(cell, text, limit);
         }
     }
 }

@@ -127,29 +127,6 @@ fn kind_of_main_part(main: &str) -> Option<ZipKind> {
     }
 }
 
-/// A byte count as people read it: "1 byte", "13 bytes", "4.9 KiB",
-/// "128 MiB".
-pub(crate) fn size_text(bytes: u64) -> String {
-    const UNITS: [&str; 4] = ["KiB", "MiB", "GiB", "TiB"];
-    if bytes == 1 {
-        return "1 byte".to_owned();
-    }
-    if bytes < 1024 {
-        return format!("{bytes} bytes");
-    }
-    let mut value = bytes as f64 / 1024.0;
-    let mut unit = 0;
-    while value >= 1024.0 && unit + 1 < UNITS.len() {
-        value /= 1024.0;
-        unit += 1;
-    }
-    if value.fract() == 0.0 {
-        format!("{value:.0} {}", UNITS[unit])
-    } else {
-        format!("{value:.1} {}", UNITS[unit])
-    }
-}
-
 #[cfg(test)]
 // Fixtures are literal XML and bytes put together with `format!`, which
 // reads more plainly here than a chain of `write!` calls.
@@ -260,19 +237,6 @@ pub(crate) mod tests {
         ];
         for (what, bytes, expected) in cases {
             assert_eq!(zip_kind(&bytes, &Options::default()), expected, "{what}");
-        }
-    }
-
-    #[test]
-    fn sizes_read_as_people_say_them() {
-        for (bytes, expected) in [
-            (1, "1 byte"),
-            (13, "13 bytes"),
-            (5000, "4.9 KiB"),
-            (8 * 1024 * 1024, "8 MiB"),
-            (128 * 1024 * 1024, "128 MiB"),
-        ] {
-            assert_eq!(size_text(bytes), expected);
         }
     }
 }

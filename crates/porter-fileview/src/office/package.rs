@@ -9,9 +9,9 @@ use std::io::{BufReader, Cursor};
 use zip::ZipArchive;
 use zip::read::ZipFile;
 
-use super::size_text;
 use super::xml::{Node, Xml, attribute, local, named};
 use crate::bounds::{Cancel, CappedReader, Failure, is_cap_error};
+use crate::describe::human_size;
 use crate::options::Options;
 
 /// The reader a part is parsed from: the zip entry, capped, buffered.
@@ -234,7 +234,7 @@ impl<'a> Package<'a> {
     pub(crate) fn over_budget(&self) -> Failure {
         Failure::unreadable(format!(
             "its XML comes to more than {} when decompressed",
-            size_text(self.xml_cap)
+            human_size(self.xml_cap)
         ))
     }
 }

@@ -9,7 +9,7 @@ use std::io::BufRead;
 
 use super::package::{Package, Rel};
 use super::text::TextOut;
-use super::xml::{Node, Xml, attribute, local, named, prefixed_id, push_bounded};
+use super::xml::{Node, Xml, attribute, local, named, prefixed_id, push_bounded, push_cell_text};
 use crate::bounds::{Cancel, Extracted, Failure};
 use crate::options::Options;
 
@@ -303,20 +303,7 @@ fn add_to_cell(frame: &mut Frame, text: &str, limit: usize) {
         return;
     }
     if let Frame::Cell(cell) = frame {
-        if !cell.is_empty() {
-            push_bounded(cell, " ", limit);
-        }
-        let flat: String = text
-            .chars()
-            .map(|c| {
-                if matches!(c, '\n' | '\r' | '\t') {
-                    ' '
-                } else {
-                    c
-                }
-            })
-            .collect();
-        push_bounded(cell, &flat, limit);
+        push_cell_text(cell, text, limit);
     }
 }
 

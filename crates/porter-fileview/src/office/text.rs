@@ -1,9 +1,9 @@
 //! The text an Office reader hands back, built line by line and cut at
 //! `Options::office_text_bytes`.
 
-use super::size_text;
-use super::xml::char_floor;
 use crate::bounds::Extracted;
+use crate::describe::human_size;
+use crate::text::floor_char_boundary;
 
 /// `TextOut` gathers lines separated by `\n` and stops taking text once the
 /// cap is reached, remembering that it cut so that a note can say so.
@@ -68,7 +68,7 @@ impl TextOut {
         if self.cut {
             notes.push(format!(
                 "The text was cut at {}; later parts are not shown.",
-                size_text(self.cap as u64)
+                human_size(self.cap as u64)
             ));
         }
         Extracted {
@@ -95,7 +95,8 @@ impl TextOut {
         if piece.len() <= room {
             self.text.push_str(piece);
         } else {
-            self.text.push_str(&piece[..char_floor(piece, room)]);
+            self.text
+                .push_str(&piece[..floor_char_boundary(piece, room)]);
             self.cut = true;
         }
     }

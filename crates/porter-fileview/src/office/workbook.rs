@@ -26,8 +26,9 @@ use calamine::{
 use super::package::Package;
 use super::text::TextOut;
 use super::xml::{Node, Xml, attribute, local, prefixed_id};
-use super::{WorkbookFormat, size_text, xls};
+use super::{WorkbookFormat, xls};
 use crate::bounds::{Cancel, Extracted, Failure};
+use crate::describe::human_size;
 use crate::options::Options;
 
 /// The note every workbook text carries.
@@ -163,7 +164,7 @@ fn check_xlsx_declarations(
         if memory > options.office_xml_bytes {
             return Err(Failure::unreadable(format!(
                 "its cell formats would take more than {} of memory, since each repeats long font names or number formats",
-                size_text(options.office_xml_bytes)
+                human_size(options.office_xml_bytes)
             )));
         }
     }
@@ -230,7 +231,7 @@ fn check_xlsx_declarations(
     if total > options.office_xml_bytes {
         return Err(Failure::unreadable(format!(
             "its sheets would have more than {} of XML read, since they list the same parts again and again",
-            size_text(options.office_xml_bytes)
+            human_size(options.office_xml_bytes)
         )));
     }
     Ok(())
@@ -319,7 +320,7 @@ fn ods(bytes: &[u8], options: &Options, cancel: &Cancel) -> Result<Extracted, Fa
     if estimate > budget {
         return Err(Failure::unreadable(format!(
             "its sheets would take more than {} of memory once their repeated cells are expanded",
-            size_text(budget)
+            human_size(budget)
         )));
     }
 

@@ -12,8 +12,9 @@ use std::io::BufRead;
 use quick_xml::events::{BytesStart, Event};
 use quick_xml::{Reader, XmlVersion};
 
-use super::size_text;
 use crate::bounds::{Failure, is_cap_error};
+use crate::describe::human_size;
+use crate::text::floor_char_boundary;
 
 /// `Node` is one step through a part: an element opening (with its
 /// attributes), an element closing, some text with its references resolved,
@@ -205,6 +206,29 @@ pub(crate) fn prefixed_id(key: &str) -> bool {
     key.rfind(':').is_some_and(|at| &key[at + 1..] == "id")
 }
 
+/// Adds a paragraph's text to a table cell, which is kept on one line:
+/// breaks and tabs become spaces so the row keeps its columns, and a cell
+/// that already holds text gets a space first.
+pub(crate) fn push_cell_text(cell: &mut String, text: &str, limit: usize) {
+    if text.is_empty() {
+        return;
+    }
+    if !cell.is_empty() {
+        push_bounded(cell, " ", limit);
+    }
+    let flat: String = text
+        .chars()
+        .map(|c| {
+            if matches!(c, '\n' | '\r' | '\t') {
+                ' '
+            } else {
+                c
+            }
+        })
+        .collect();
+    push_bounded(cell, &flat, limit);
+}
+
 /// Appends `piece` to `text` while `text` stays within `limit` bytes,
 /// cutting at a character boundary.
 pub(crate) fn push_bounded(text: &mut String, piece: &str, limit: usize) {
@@ -212,20 +236,8 @@ pub(crate) fn push_bounded(text: &mut String, piece: &str, limit: usize) {
     if piece.len() <= room {
         text.push_str(piece);
     } else {
-        text.push_str(&piece[..char_floor(piece, room)]);
+        text.push_str(&piece[..floor_char_boundary(piece, room)]);
     }
-}
-
-/// The largest index at most `at` that falls on a character boundary of `text`.
-pub(crate) fn char_floor(text: &str, at: usize) -> usize {
-    if at >= text.len() {
-        return text.len();
-    }
-    let mut at = at;
-    while !text.is_char_boundary(at) {
-        at -= 1;
-    }
-    at
 }
 
 /// The five entities XML predefines.
@@ -254,7 +266,7 @@ fn read_failure(part: &str, xml_cap: u64, error: &quick_xml::Error) -> Failure {
         if is_cap_error(io) {
             return Failure::unreadable(format!(
                 "its XML comes to more than {} when decompressed",
-                size_text(xml_cap)
+                human_size(xml_cap)
             ));
         }
         return Failure::unreadable(format!(
