@@ -242,7 +242,7 @@ impl File<'_> {
 
     /// Text (decoded, extracted or listed) in the window asked for, with a
     /// header that names the file, what it is and how to page.
-    fn paged(
+    fn paged_view(
         &self,
         kind: Kind,
         mime: &str,
@@ -250,7 +250,7 @@ impl File<'_> {
         extracted: Extracted,
         request: &WindowRequest,
         options: &Options,
-    ) -> Result<(Block, Record), ViewError> {
+    ) -> Result<View, ViewError> {
         let window =
             text::window(&extracted.text, request, options).map_err(|error| match error {
                 text::WindowError::PastEnd {
@@ -287,22 +287,9 @@ impl File<'_> {
             next_start_line: window.next_start_line(),
         });
         record.notes = window.notes.into_iter().chain(extracted.notes).collect();
-        Ok((Block::text(block), record))
-    }
-
-    fn paged_view(
-        &self,
-        kind: Kind,
-        mime: &str,
-        what: &str,
-        extracted: Extracted,
-        request: &WindowRequest,
-        options: &Options,
-    ) -> Result<View, ViewError> {
-        let (block, structured) = self.paged(kind, mime, what, extracted, request, options)?;
         Ok(View {
-            content: vec![block],
-            structured,
+            content: vec![Block::text(block)],
+            structured: record,
         })
     }
 
