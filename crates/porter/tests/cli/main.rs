@@ -201,3 +201,32 @@ fn the_readme_sample_is_shown() {
     let stdout = String::from_utf8(output.stdout).expect("text");
     assert!(stdout.contains("     1\t# Welcome to porter"), "{stdout}");
 }
+
+#[test]
+fn a_file_over_the_64_mib_cap_is_described_from_its_size_without_being_read() {
+    let dir = tempfile::tempdir().expect("a temp dir");
+    let path = dir.path().join("huge.log");
+    let file = std::fs::File::create(&path).expect("the temp dir is writable");
+    // A sparse file: 64 MiB and one byte, with nothing written.
+    file.set_len(64 * 1024 * 1024 + 1)
+        .expect("the file can be sized");
+    let output = porter()
+        .args(["view", "--json", "--link", "https://chat.example.invalid/f/1"])
+        .arg(&path)
+        .output()
+        .expect("porter runs");
+    assert_eq!(output.status.code(), Some(0));
+    let json = json_of(&output.stdout);
+    let text = json["content"][0]["text"].as_str().expect("a text block");
+    assert!(
+        text.starts_with("huge.log: text (text/plain), 64 MiB."),
+        "{text}"
+    );
+    assert!(
+        text.contains("larger than the 64 MiB that is read of any file"),
+        "{text}"
+    );
+    assert!(text.ends_with("A person can open it at https://chat.example.invalid/f/1."));
+    assert_eq!(json["structured"]["shown"], "described");
+    assert_eq!(json["structured"]["size_bytes"], 64 * 1024 * 1024 + 1);
+}
