@@ -3,6 +3,7 @@
 //! prints what comes back. Every rule about files lives in those crates.
 
 use std::io::Write as _;
+use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -26,6 +27,21 @@ enum Command {
     /// Show a file the way a model receives it: text windows, extracted
     /// document text, archive listings, scaled images, or a description.
     View(ViewArgs),
+    /// Run the Mattermost API emulator on loopback, for trying porter (and
+    /// Mattermost clients) without a Mattermost server.
+    Mmsim(MmsimArgs),
+}
+
+#[derive(Debug, Args)]
+struct MmsimArgs {
+    /// Where to listen; port 0 picks a free one. Loopback only, because the
+    /// emulator's tokens are public.
+    #[arg(long, value_name = "ADDR", default_value = "127.0.0.1:0")]
+    listen: SocketAddr,
+    /// `demo` for the built-in teams, channels, users, posts and files, or
+    /// the path of a YAML/JSON seed file.
+    #[arg(long, value_name = "FILE|demo", default_value = "demo")]
+    seed: String,
 }
 
 #[derive(Debug, Args)]
@@ -62,7 +78,75 @@ fn main() -> ExitCode {
                 ExitCode::from(1)
             }
         },
+        Command::Mmsim(args) => run_mmsim(&args),
     }
+}
+
+/// Serves the emulator until interrupted: exit 0 after Ctrl-C, 2 for a bad
+/// seed or a non-loopback address, 1 when it cannot listen.
+fn run_mmsim(args: &MmsimArgs) -> ExitCode {
+    if !args.listen.ip().is_loopback() {
+        eprintln!(
+            "porter: the emulator listens on loopback only (its tokens are public); pass --listen 127.0.0.1:PORT"
+        );
+        return ExitCode::from(2);
+    }
+    let seed = if args.seed == "demo" {
+        porter_mmsim::Seed::demo()
+    } else {
+        match porter_mmsim::Seed::from_path(std::path::Path::new(&args.seed)) {
+            Ok(seed) => seed,
+            Err(error) => {
+                eprintln!("porter: {error}");
+                return ExitCode::from(2);
+            }
+        }
+    };
+    let user = seed
+        .users
+        .iter()
+        .find(|u| !u.deleted && (u.token.is_some() || !u.tokens.is_empty()))
+        .map(|u| {
+            (
+                u.username.clone(),
+                u.token.clone().or_else(|| u.tokens.first().cloned()),
+            )
+        });
+    let sim = match porter_mmsim::Sim::new(&seed) {
+        Ok(sim) => sim,
+        Err(error) => {
+            eprintln!("porter: {error}");
+            return ExitCode::from(2);
+        }
+    };
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(runtime) => runtime,
+        Err(error) => {
+            eprintln!("porter: cannot start the async runtime: {error}");
+            return ExitCode::from(1);
+        }
+    };
+    runtime.block_on(async move {
+        let running = match porter_mmsim::start(sim, args.listen).await {
+            Ok(running) => running,
+            Err(error) => {
+                eprintln!("porter: cannot listen on {}: {error}", args.listen);
+                return ExitCode::from(1);
+            }
+        };
+        println!("MM_URL={}", running.url);
+        if let Some((username, Some(token))) = user {
+            println!("MM_TOKEN={token}");
+            println!("# the token signs in as {username}; stop the emulator with Ctrl-C");
+        }
+        let _ = std::io::stdout().flush();
+        let _ = tokio::signal::ctrl_c().await;
+        running.shutdown().await;
+        ExitCode::SUCCESS
+    })
 }
 
 /// Exit 0 for any file the view could describe, 2 for a window the file

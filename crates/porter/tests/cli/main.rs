@@ -211,7 +211,12 @@ fn a_file_over_the_64_mib_cap_is_described_from_its_size_without_being_read() {
     file.set_len(64 * 1024 * 1024 + 1)
         .expect("the file can be sized");
     let output = porter()
-        .args(["view", "--json", "--link", "https://chat.example.invalid/f/1"])
+        .args([
+            "view",
+            "--json",
+            "--link",
+            "https://chat.example.invalid/f/1",
+        ])
         .arg(&path)
         .output()
         .expect("porter runs");
@@ -229,4 +234,72 @@ fn a_file_over_the_64_mib_cap_is_described_from_its_size_without_being_read() {
     assert!(text.ends_with("A person can open it at https://chat.example.invalid/f/1."));
     assert_eq!(json["structured"]["shown"], "described");
     assert_eq!(json["structured"]["size_bytes"], 64 * 1024 * 1024 + 1);
+}
+
+/// Sends one HTTP/1.1 request over a plain socket and returns the answer.
+fn http_get(url: &str, path: &str, token: &str) -> String {
+    use std::io::{Read as _, Write as _};
+    let host = url.trim_start_matches("http://");
+    let mut stream = std::net::TcpStream::connect(host).expect("the emulator accepts connections");
+    write!(
+        stream,
+        "GET {path} HTTP/1.1\r\nHost: {host}\r\nAuthorization: Bearer {token}\r\nConnection: close\r\n\r\n"
+    )
+    .expect("the request is sent");
+    let mut answer = String::new();
+    stream
+        .read_to_string(&mut answer)
+        .expect("the answer is read");
+    answer
+}
+
+#[test]
+fn mmsim_serves_the_demo_on_loopback_and_prints_its_url_and_token() {
+    use std::io::BufRead as _;
+    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("porter"))
+        .args(["mmsim"])
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .expect("porter mmsim starts");
+    let stdout = child.stdout.take().expect("stdout is piped");
+    let mut lines = std::io::BufReader::new(stdout).lines();
+    let url_line = lines.next().expect("a first line").expect("text");
+    let token_line = lines.next().expect("a second line").expect("text");
+    let url = url_line
+        .strip_prefix("MM_URL=")
+        .expect("the URL line")
+        .to_owned();
+    let token = token_line
+        .strip_prefix("MM_TOKEN=")
+        .expect("the token line")
+        .to_owned();
+    assert!(url.starts_with("http://127.0.0.1:"), "{url}");
+
+    let me = http_get(&url, "/api/v4/users/me", &token);
+    let wrong = http_get(&url, "/api/v4/users/me", "not-a-token");
+    child.kill().expect("the emulator stops");
+    let _ = child.wait();
+
+    assert!(me.starts_with("HTTP/1.1 200"), "{me}");
+    assert!(me.contains("\"username\":\"alice\""), "{me}");
+    assert!(wrong.starts_with("HTTP/1.1 401"), "{wrong}");
+}
+
+#[test]
+fn mmsim_refuses_an_address_other_than_loopback_and_a_missing_seed() {
+    let public = porter()
+        .args(["mmsim", "--listen", "0.0.0.0:0"])
+        .output()
+        .expect("porter runs");
+    assert_eq!(public.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&public.stderr).contains("loopback only"));
+
+    let dir = tempfile::tempdir().expect("a temp dir");
+    let missing = porter()
+        .args(["mmsim", "--seed"])
+        .arg(dir.path().join("missing.yaml"))
+        .output()
+        .expect("porter runs");
+    assert_eq!(missing.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&missing.stderr).contains("missing.yaml"));
 }

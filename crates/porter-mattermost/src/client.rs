@@ -1,0 +1,1382 @@
+//! The HTTP client: one [`Client`] per Mattermost server and token.
+//!
+//! Every request goes through [`Client::send`], which adds the token,
+//! retries on 429/503 as the server asks, and turns an unsuccessful answer
+//! into an [`Error`] that names what was asked for. Answers are read under a
+//! byte cap, never trusting a declared size alone.
+
+use std::collections::HashMap;
+use std::fmt;
+use std::hash::{BuildHasher, Hasher, RandomState};
+use std::path::PathBuf;
+use std::time::{Duration, SystemTime};
+
+use bytes::{Bytes, BytesMut};
+use futures_util::StreamExt;
+use reqwest::header::{
+    AUTHORIZATION, CONTENT_DISPOSITION, CONTENT_LENGTH, CONTENT_TYPE, HeaderValue, RETRY_AFTER,
+};
+use reqwest::{Method, RequestBuilder, Response, StatusCode, Url};
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+
+use crate::error::{ApiError, ERROR_BODY_BYTES, Error, Target, Thing, describe_network};
+use crate::model::{
+    Channel, ChannelPosts, ClientConfig, Download, FileInfo, FileInfoList, NewPost, Ping, Post,
+    PostList, Search, Team, Upload, UploadFile, User, UserSearch,
+};
+
+/// `USER_AGENT` is what every request says it is, so server admins can tell
+/// porter's traffic apart.
+pub const USER_AGENT: &str = concat!("porter/", env!("CARGO_PKG_VERSION"));
+
+/// `Token` is a Mattermost personal access token (or session token). Its
+/// `Debug` and `Display` print `***`, so it cannot leak into a log or an
+/// error by formatting.
+#[derive(Clone, PartialEq, Eq)]
+pub struct Token(String);
+
+impl Token {
+    /// `new` wraps a token.
+    #[must_use]
+    pub fn new(token: impl Into<String>) -> Token {
+        Token(token.into())
+    }
+
+    /// `expose` is the token itself, for the few places that must compare
+    /// or store it (a keychain, a check that an upload does not contain
+    /// it). Never format it.
+    #[must_use]
+    pub fn expose(&self) -> &str {
+        &self.0
+    }
+}
+
+impl fmt::Debug for Token {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("Token(***)")
+    }
+}
+
+impl fmt::Display for Token {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("***")
+    }
+}
+
+/// `ClientOptions` are the client's limits and trust settings. The default
+/// trusts only the platform's roots, waits at most a minute for an answer,
+/// and tries a busy server four times.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ClientOptions {
+    /// A PEM file of extra CA certificates trusted besides the platform's
+    /// roots, for servers behind a company CA.
+    pub ca_file: Option<PathBuf>,
+    /// How long to wait for a connection.
+    pub connect_timeout: Duration,
+    /// How long one request may take from start to the end of its body;
+    /// raise it to download large files over slow links.
+    pub request_timeout: Duration,
+    /// How many times a request is sent in all when the server answers 429
+    /// or 503 (1 means never retry).
+    pub max_attempts: u32,
+    /// The first wait before a retry when the server does not say how long;
+    /// it doubles each time, with jitter.
+    pub retry_base_delay: Duration,
+    /// The longest wait before a retry, also when `Retry-After` asks for more.
+    pub retry_max_delay: Duration,
+    /// The most bytes of a JSON answer read, because a broken or hostile
+    /// server could otherwise send without end.
+    pub max_answer_bytes: u64,
+}
+
+impl Default for ClientOptions {
+    fn default() -> Self {
+        ClientOptions {
+            ca_file: None,
+            connect_timeout: Duration::from_secs(10),
+            request_timeout: Duration::from_secs(60),
+            max_attempts: 4,
+            retry_base_delay: Duration::from_millis(500),
+            retry_max_delay: Duration::from_secs(30),
+            max_answer_bytes: 32 * 1024 * 1024,
+        }
+    }
+}
+
+/// `Client` talks to one Mattermost server's API v4 as one account. It is
+/// cheap to clone; clones share connections.
+#[derive(Clone)]
+pub struct Client {
+    http: reqwest::Client,
+    base: Url,
+    host: String,
+    auth: HeaderValue,
+    options: ClientOptions,
+}
+
+impl fmt::Debug for Client {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Client")
+            .field("base", &self.base.as_str())
+            .field("token", &"***")
+            .finish_non_exhaustive()
+    }
+}
+
+/// `Ask` is what a request does, carried into its errors.
+struct Ask {
+    action: &'static str,
+    target: Target,
+}
+
+impl Ask {
+    fn new(action: &'static str, target: Target) -> Ask {
+        Ask { action, target }
+    }
+}
+
+impl Client {
+    /// `new` makes a client for the server at `base_url` (a trailing `/` or
+    /// `/api/v4` is dropped) using `token`. It does not contact the server;
+    /// call [`Client::me`] to check the token.
+    pub fn new(base_url: &str, token: Token, options: ClientOptions) -> Result<Client, Error> {
+        let base = normalize_base_url(base_url)?;
+        let host = match (base.host_str(), base.port()) {
+            (Some(host), Some(port)) => format!("{host}:{port}"),
+            (Some(host), None) => host.to_owned(),
+            (None, _) => String::new(),
+        };
+        let Token(token) = token;
+        if token.trim().is_empty() {
+            return Err(Error::BadToken { reason: "is empty" });
+        }
+        let mut auth =
+            HeaderValue::from_str(&format!("Bearer {}", token.trim())).map_err(|_| {
+                Error::BadToken {
+                    reason: "has characters an HTTP header cannot carry",
+                }
+            })?;
+        auth.set_sensitive(true);
+
+        // Only the ring provider is compiled in; installing it twice is harmless.
+        let _ = rustls::crypto::ring::default_provider().install_default();
+        let mut builder = reqwest::Client::builder()
+            .user_agent(USER_AGENT)
+            .no_proxy()
+            .connect_timeout(options.connect_timeout)
+            .timeout(options.request_timeout);
+        if let Some(path) = &options.ca_file {
+            builder = builder.tls_certs_merge(read_ca_file(path)?);
+        }
+        let http = builder.build().map_err(|source| match &options.ca_file {
+            Some(path) => Error::CaFile {
+                path: path.clone(),
+                reason: format!("the TLS set-up refused it: {source}"),
+            },
+            None => Error::Setup { source },
+        })?;
+        Ok(Client {
+            http,
+            base,
+            host,
+            auth,
+            options,
+        })
+    }
+
+    /// `base_url` is the server's address as normalised (no trailing `/`,
+    /// no `/api/v4`).
+    #[must_use]
+    pub fn base_url(&self) -> &str {
+        self.base.as_str().trim_end_matches('/')
+    }
+
+    /// `permalink` is the link that opens a post in Mattermost's web app.
+    #[must_use]
+    pub fn permalink(&self, post_id: &str) -> String {
+        format!("{}/_redirect/pl/{post_id}", self.base_url())
+    }
+
+    // ----- users -----
+
+    /// `me` is the token's own account; the cheapest way to check a token.
+    pub async fn me(&self) -> Result<User, Error> {
+        let ask = Ask::new("read", Target::own(Thing::User));
+        self.get(&["users", "me"], &[], &ask).await
+    }
+
+    /// `user` looks a user up by id.
+    pub async fn user(&self, user_id: &str) -> Result<User, Error> {
+        let ask = Ask::new("read", Target::id(Thing::User, user_id));
+        self.get(&["users", user_id], &[], &ask).await
+    }
+
+    /// `user_by_username` looks a user up by username (without `@`).
+    pub async fn user_by_username(&self, username: &str) -> Result<User, Error> {
+        let ask = Ask::new("read", Target::name(Thing::User, username));
+        self.get(&["users", "username", username], &[], &ask).await
+    }
+
+    /// `users_by_usernames` looks several users up at once; names that do
+    /// not exist are left out of the answer, not an error.
+    pub async fn users_by_usernames(
+        &self,
+        usernames: &[impl AsRef<str>],
+    ) -> Result<Vec<User>, Error> {
+        let names: Vec<&str> = usernames.iter().map(AsRef::as_ref).collect();
+        let ask = Ask::new("read", Target::several(Thing::User, &names));
+        self.post_json(&["users", "usernames"], &names, &ask).await
+    }
+
+    /// `search_users` finds users whose names, nickname or e-mail match.
+    pub async fn search_users(&self, search: &UserSearch) -> Result<Vec<User>, Error> {
+        let ask = Ask::new("search", Target::name(Thing::User, &search.term));
+        self.post_json(&["users", "search"], search, &ask).await
+    }
+
+    // ----- teams -----
+
+    /// `my_teams` are the teams the account belongs to.
+    pub async fn my_teams(&self) -> Result<Vec<Team>, Error> {
+        let ask = Ask::new("list the teams of", Target::own(Thing::User));
+        self.get(&["users", "me", "teams"], &[], &ask).await
+    }
+
+    /// `team_by_name` looks a team up by its URL name.
+    pub async fn team_by_name(&self, name: &str) -> Result<Team, Error> {
+        let ask = Ask::new("read", Target::name(Thing::Team, name));
+        self.get(&["teams", "name", name], &[], &ask).await
+    }
+
+    // ----- channels -----
+
+    /// `my_channels` are the channels of a team the account is a member of,
+    /// including its direct and group channels.
+    pub async fn my_channels(&self, team_id: &str) -> Result<Vec<Channel>, Error> {
+        let ask = Ask::new("list the channels of", Target::id(Thing::Team, team_id));
+        self.get(&["users", "me", "teams", team_id, "channels"], &[], &ask)
+            .await
+    }
+
+    /// `channel_by_name` looks a channel up by its URL name within a team.
+    pub async fn channel_by_name(&self, team_id: &str, name: &str) -> Result<Channel, Error> {
+        let target = Target::name(Thing::Channel, name).within(format!("in team {team_id:?}"));
+        let ask = Ask::new("read", target);
+        self.get(&["teams", team_id, "channels", "name", name], &[], &ask)
+            .await
+    }
+
+    /// `channel` looks a channel up by id.
+    pub async fn channel(&self, channel_id: &str) -> Result<Channel, Error> {
+        let ask = Ask::new("read", Target::id(Thing::Channel, channel_id));
+        self.get(&["channels", channel_id], &[], &ask).await
+    }
+
+    /// `direct_channel` opens (or finds) the direct channel between two
+    /// users; `user_id` is usually the account's own id. Both ids may be the
+    /// same for notes to oneself.
+    pub async fn direct_channel(
+        &self,
+        user_id: &str,
+        other_user_id: &str,
+    ) -> Result<Channel, Error> {
+        let ids = [user_id, other_user_id];
+        let target = Target::several(Thing::User, &ids);
+        let ask = Ask::new("open a direct channel with", target);
+        self.post_json(&["channels", "direct"], &ids, &ask).await
+    }
+
+    /// `group_channel` opens (or finds) the group channel of these users
+    /// (three to eight, the account included).
+    pub async fn group_channel(&self, user_ids: &[impl AsRef<str>]) -> Result<Channel, Error> {
+        let ids: Vec<&str> = user_ids.iter().map(AsRef::as_ref).collect();
+        let ask = Ask::new(
+            "open a group channel with",
+            Target::several(Thing::User, &ids),
+        );
+        self.post_json(&["channels", "group"], &ids, &ask).await
+    }
+
+    // ----- posts -----
+
+    /// `channel_posts` is one page of a channel's posts, newest first.
+    pub async fn channel_posts(
+        &self,
+        channel_id: &str,
+        page: &ChannelPosts,
+    ) -> Result<PostList, Error> {
+        let ask = Ask::new("read the posts of", Target::id(Thing::Channel, channel_id));
+        self.get(&["channels", channel_id, "posts"], &page.query(), &ask)
+            .await
+    }
+
+    /// `post` is one post by id.
+    pub async fn post(&self, post_id: &str) -> Result<Post, Error> {
+        let ask = Ask::new("read", Target::id(Thing::Post, post_id));
+        self.get(&["posts", post_id], &[], &ask).await
+    }
+
+    /// `post_thread` is a post's whole thread: its root and every reply.
+    pub async fn post_thread(&self, post_id: &str) -> Result<PostList, Error> {
+        let ask = Ask::new("read the thread of", Target::id(Thing::Post, post_id));
+        self.get(&["posts", post_id, "thread"], &[], &ask).await
+    }
+
+    /// `create_post` posts a message, with files uploaded beforehand to the
+    /// same channel.
+    pub async fn create_post(&self, post: &NewPost) -> Result<Post, Error> {
+        let ask = Ask::new("post in", Target::id(Thing::Channel, &post.channel_id));
+        self.post_json(&["posts"], post, &ask).await
+    }
+
+    // ----- files -----
+
+    /// `file_info` is what the server says about a file.
+    pub async fn file_info(&self, file_id: &str) -> Result<FileInfo, Error> {
+        let ask = Ask::new("read", Target::id(Thing::File, file_id));
+        self.get(&["files", file_id, "info"], &[], &ask).await
+    }
+
+    /// `post_file_infos` are the infos of a post's files.
+    pub async fn post_file_infos(&self, post_id: &str) -> Result<Vec<FileInfo>, Error> {
+        let ask = Ask::new("read the files of", Target::id(Thing::Post, post_id));
+        self.get(&["posts", post_id, "files", "info"], &[], &ask)
+            .await
+    }
+
+    /// `download` fetches a file whose info is known. A file whose info
+    /// already claims more than `cap_bytes` is refused without a request;
+    /// otherwise it is [`Client::download_file`], because the claim may be
+    /// wrong.
+    pub async fn download(&self, info: &FileInfo, cap_bytes: u64) -> Result<Download, Error> {
+        if info.size > cap_bytes {
+            return Err(Error::TooLarge {
+                target: Target::id(Thing::File, &info.id),
+                cap: cap_bytes,
+                size: Some(info.size),
+                received: 0,
+            });
+        }
+        self.download_file(&info.id, cap_bytes).await
+    }
+
+    /// `download_file` fetches a file's bytes, never more than `cap_bytes`:
+    /// a `Content-Length` over the cap stops before the body is read, and a
+    /// body that runs past the cap is cut off there (at most one chunk more
+    /// is read). Either way the answer is [`Error::TooLarge`].
+    pub async fn download_file(&self, file_id: &str, cap_bytes: u64) -> Result<Download, Error> {
+        let ask = Ask::new("download", Target::id(Thing::File, file_id));
+        let url = self.api_url(&["files", file_id]);
+        let response = self.send(&ask, || self.http.get(url.clone())).await?;
+        let content_type = header_text(&response, CONTENT_TYPE);
+        let file_name = header_text(&response, CONTENT_DISPOSITION)
+            .as_deref()
+            .and_then(disposition_file_name);
+        let bytes = self.read_capped(response, cap_bytes, &ask.target).await?;
+        Ok(Download {
+            bytes,
+            content_type,
+            file_name,
+        })
+    }
+
+    /// `upload_files` uploads files to a channel, ready to be attached to a
+    /// post there, and answers their infos in the order given. The form
+    /// carries exactly `channel_id`, then one `client_ids` per file, then one
+    /// `files` part per file, as Mattermost's web app sends them. When the
+    /// server refuses the upload as too large, the client asks for its
+    /// `MaxFileSize` so the error can name the limit.
+    pub async fn upload_files(
+        &self,
+        channel_id: &str,
+        files: &[UploadFile],
+    ) -> Result<Vec<FileInfo>, Error> {
+        for file in files {
+            check_upload_name(&file.name)?;
+            if !file.content_type.is_empty() && file.content_type.parse::<HeaderValue>().is_err() {
+                return Err(Error::BadUpload {
+                    name: file.name.clone(),
+                    reason: "its content type has characters a header cannot carry",
+                });
+            }
+        }
+        let names: Vec<&str> = files.iter().map(|f| f.name.as_str()).collect();
+        let target =
+            Target::several(Thing::File, &names).within(format!("for channel {channel_id:?}"));
+        let ask = Ask::new("upload", target);
+        let client_ids: Vec<String> = files.iter().map(|_| new_id()).collect();
+        let url = self.api_url(&["files"]);
+        let form = || {
+            let mut form =
+                reqwest::multipart::Form::new().text("channel_id", channel_id.to_owned());
+            for id in &client_ids {
+                form = form.text("client_ids", id.clone());
+            }
+            for file in files {
+                let content_type = if file.content_type.is_empty() {
+                    "application/octet-stream"
+                } else {
+                    file.content_type.as_str()
+                };
+                let mut part = reqwest::multipart::Part::stream_with_length(
+                    file.bytes.clone(),
+                    file.bytes.len() as u64,
+                )
+                .file_name(file.name.clone());
+                let mut headers = reqwest::header::HeaderMap::new();
+                if let Ok(value) = HeaderValue::from_str(content_type) {
+                    headers.insert(CONTENT_TYPE, value);
+                }
+                part = part.headers(headers);
+                form = form.part("files", part);
+            }
+            self.http.post(url.clone()).multipart(form)
+        };
+        let response = match self.send(&ask, form).await {
+            Err(Error::RejectedTooLarge {
+                target,
+                limit: None,
+                api,
+            }) => {
+                let limit = self
+                    .client_config()
+                    .await
+                    .ok()
+                    .and_then(|c| c.max_file_size);
+                return Err(Error::RejectedTooLarge { target, limit, api });
+            }
+            other => other?,
+        };
+        let upload: Upload = self.read_json(response, &ask.target).await?;
+        order_uploads(upload, &client_ids, &ask.target)
+    }
+
+    // ----- search -----
+
+    /// `search_posts` searches a team's posts in Mattermost's search syntax.
+    pub async fn search_posts(&self, team_id: &str, search: &Search) -> Result<PostList, Error> {
+        let ask = Ask::new("search the posts of", Target::id(Thing::Team, team_id));
+        self.post_json(&["teams", team_id, "posts", "search"], search, &ask)
+            .await
+    }
+
+    /// `search_files` searches a team's files by name and content.
+    pub async fn search_files(
+        &self,
+        team_id: &str,
+        search: &Search,
+    ) -> Result<FileInfoList, Error> {
+        let ask = Ask::new("search the files of", Target::id(Thing::Team, team_id));
+        self.post_json(&["teams", team_id, "files", "search"], search, &ask)
+            .await
+    }
+
+    // ----- server -----
+
+    /// `client_config` is the server's client configuration: its version
+    /// and limits.
+    pub async fn client_config(&self) -> Result<ClientConfig, Error> {
+        let ask = Ask::new("read the configuration of", Target::own(Thing::Server));
+        let map = self
+            .get(&["config", "client"], &[("format", "old".to_owned())], &ask)
+            .await?;
+        Ok(ClientConfig::from_map(map))
+    }
+
+    /// `ping` asks whether the server is up.
+    pub async fn ping(&self) -> Result<Ping, Error> {
+        let ask = Ask::new("reach", Target::own(Thing::Server));
+        self.get(&["system", "ping"], &[], &ask).await
+    }
+
+    // ----- plumbing -----
+
+    fn api_url(&self, segments: &[&str]) -> Url {
+        let mut url = self.base.clone();
+        url.path_segments_mut()
+            .expect("the base URL has a path because normalize_base_url accepts only http(s) URLs")
+            .pop_if_empty()
+            .extend(["api", "v4"])
+            .extend(segments);
+        url
+    }
+
+    async fn get<T: DeserializeOwned>(
+        &self,
+        segments: &[&str],
+        query: &[(&'static str, String)],
+        ask: &Ask,
+    ) -> Result<T, Error> {
+        let url = self.api_url(segments);
+        let response = self
+            .send(ask, || {
+                let request = self.http.get(url.clone());
+                if query.is_empty() {
+                    request
+                } else {
+                    request.query(query)
+                }
+            })
+            .await?;
+        self.read_json(response, &ask.target).await
+    }
+
+    async fn post_json<B: Serialize + ?Sized, T: DeserializeOwned>(
+        &self,
+        segments: &[&str],
+        body: &B,
+        ask: &Ask,
+    ) -> Result<T, Error> {
+        let url = self.api_url(segments);
+        let body = Bytes::from(serde_json::to_vec(body).map_err(|e| Error::Decode {
+            target: ask.target.clone(),
+            reason: format!("the request could not be written: {e}"),
+        })?);
+        let response = self
+            .send(ask, || {
+                self.http
+                    .request(Method::POST, url.clone())
+                    .header(CONTENT_TYPE, "application/json")
+                    .body(body.clone())
+            })
+            .await?;
+        self.read_json(response, &ask.target).await
+    }
+
+    /// `send` sends the request `build` makes, with the token, again after
+    /// a wait while the server answers 429 or 503 and attempts remain.
+    async fn send(&self, ask: &Ask, build: impl Fn() -> RequestBuilder) -> Result<Response, Error> {
+        let mut attempt = 1;
+        loop {
+            let response = build()
+                .header(AUTHORIZATION, self.auth.clone())
+                .send()
+                .await
+                .map_err(|e| self.network(e))?;
+            let status = response.status();
+            tracing::debug!(
+                path = response.url().path(),
+                status = status.as_u16(),
+                attempt,
+                "mattermost answered"
+            );
+            if status.is_success() {
+                return Ok(response);
+            }
+            let busy = status == StatusCode::TOO_MANY_REQUESTS
+                || status == StatusCode::SERVICE_UNAVAILABLE;
+            if busy && attempt < self.options.max_attempts {
+                let asked = response
+                    .headers()
+                    .get(RETRY_AFTER)
+                    .and_then(|v| v.to_str().ok())
+                    .and_then(|v| retry_after(v, SystemTime::now()));
+                let wait = asked.map_or_else(
+                    || {
+                        backoff(
+                            attempt,
+                            self.options.retry_base_delay,
+                            self.options.retry_max_delay,
+                        )
+                    },
+                    |asked| asked.min(self.options.retry_max_delay),
+                );
+                tracing::debug!(
+                    wait_ms = wait.as_millis() as u64,
+                    "mattermost is busy; waiting"
+                );
+                drop(response);
+                tokio::time::sleep(wait).await;
+                attempt += 1;
+                continue;
+            }
+            let body = self
+                .read_capped(response, ERROR_BODY_BYTES as u64, &ask.target)
+                .await
+                .unwrap_or_default();
+            return Err(error_for(status, &body, ask, &self.host, attempt));
+        }
+    }
+
+    fn network(&self, source: reqwest::Error) -> Error {
+        Error::Network {
+            host: self.host.clone(),
+            reason: describe_network(&source, self.options.request_timeout),
+            source: source.without_url(),
+        }
+    }
+
+    async fn read_json<T: DeserializeOwned>(
+        &self,
+        response: Response,
+        target: &Target,
+    ) -> Result<T, Error> {
+        let body = self
+            .read_capped(response, self.options.max_answer_bytes, target)
+            .await?;
+        serde_json::from_slice(&body).map_err(|e| Error::Decode {
+            target: target.clone(),
+            reason: e.to_string(),
+        })
+    }
+
+    /// `read_capped` reads a body, refusing one that declares or turns out
+    /// to be longer than `cap` bytes; it stops reading at the first chunk
+    /// past the cap.
+    async fn read_capped(
+        &self,
+        response: Response,
+        cap: u64,
+        target: &Target,
+    ) -> Result<Bytes, Error> {
+        let declared = response
+            .headers()
+            .get(CONTENT_LENGTH)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.parse::<u64>().ok());
+        if let Some(size) = declared
+            && size > cap
+        {
+            return Err(Error::TooLarge {
+                target: target.clone(),
+                cap,
+                size: Some(size),
+                received: 0,
+            });
+        }
+        let initial = declared.unwrap_or(0).min(cap).min(1024 * 1024) as usize;
+        let mut body = BytesMut::with_capacity(initial);
+        let mut stream = response.bytes_stream();
+        while let Some(chunk) = stream.next().await {
+            let chunk = chunk.map_err(|e| self.network(e))?;
+            let received = body.len() as u64 + chunk.len() as u64;
+            if received > cap {
+                return Err(Error::TooLarge {
+                    target: target.clone(),
+                    cap,
+                    size: None,
+                    received,
+                });
+            }
+            body.extend_from_slice(&chunk);
+        }
+        Ok(body.freeze())
+    }
+}
+
+/// `normalize_base_url` checks the server address and drops what people
+/// often paste with it: a trailing `/`, `/api/v4`, a query or fragment.
+pub fn normalize_base_url(raw: &str) -> Result<Url, Error> {
+    let trimmed = raw.trim();
+    let bad = |reason| Error::BadUrl {
+        url: if trimmed.contains('@') {
+            "<hidden: it holds credentials>".to_owned()
+        } else {
+            trimmed.to_owned()
+        },
+        reason,
+    };
+    if trimmed.is_empty() {
+        return Err(bad("it is empty"));
+    }
+    let mut url = Url::parse(trimmed).map_err(|_| bad("it is not a URL"))?;
+    if url.scheme() != "http" && url.scheme() != "https" {
+        return Err(bad("it must start with https:// or http://"));
+    }
+    if url.host_str().is_none_or(str::is_empty) {
+        return Err(bad("it has no host"));
+    }
+    if !url.username().is_empty() || url.password().is_some() {
+        return Err(bad(
+            "it holds a user name or password; put the token in MM_TOKEN instead",
+        ));
+    }
+    url.set_query(None);
+    url.set_fragment(None);
+    let mut path = url.path().trim_end_matches('/').to_owned();
+    loop {
+        let shorter = path
+            .strip_suffix("/api/v4")
+            .map(|p| p.trim_end_matches('/').to_owned());
+        match shorter {
+            Some(p) => path = p,
+            None => break,
+        }
+    }
+    url.set_path(&path);
+    Ok(url)
+}
+
+/// `retry_after` reads a `Retry-After` value: seconds, or an HTTP date
+/// (a date in the past means now). Anything else is `None`, and the client
+/// backs off on its own.
+#[must_use]
+pub fn retry_after(value: &str, now: SystemTime) -> Option<Duration> {
+    let value = value.trim();
+    if !value.is_empty() && value.bytes().all(|b| b.is_ascii_digit()) {
+        return Some(Duration::from_secs(
+            value.parse::<u64>().unwrap_or(u64::MAX),
+        ));
+    }
+    let when = httpdate::parse_http_date(value).ok()?;
+    Some(when.duration_since(now).unwrap_or(Duration::ZERO))
+}
+
+/// `backoff` is the wait before retry number `attempt` (from 1) when the
+/// server gave no `Retry-After`: `base` doubled each time up to `max`, then
+/// a random half to whole of it so clients do not retry in step.
+fn backoff(attempt: u32, base: Duration, max: Duration) -> Duration {
+    let full = base
+        .saturating_mul(
+            1u32.checked_shl(attempt.saturating_sub(1))
+                .unwrap_or(u32::MAX),
+        )
+        .min(max);
+    let half = full / 2;
+    let spread = full.saturating_sub(half).as_millis() as u64;
+    let jitter = if spread == 0 {
+        0
+    } else {
+        random_u64() % (spread + 1)
+    };
+    half + Duration::from_millis(jitter)
+}
+
+/// `random_u64` is a fresh random number from the standard library's
+/// randomly keyed hasher: enough for jitter and client ids, not for secrets.
+fn random_u64() -> u64 {
+    let mut hasher = RandomState::new().build_hasher();
+    hasher.write_u128(
+        SystemTime::now()
+            .duration_since(SystemTime::UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos()),
+    );
+    hasher.finish()
+}
+
+/// `ID_ALPHABET` is Mattermost's base32 alphabet for ids.
+const ID_ALPHABET: &[u8; 32] = b"ybndrfg8ejkmcpqxot1uwisza345h769";
+
+/// `new_id` is a Mattermost-shaped id (26 base32 characters), used for the
+/// upload's `client_ids`.
+fn new_id() -> String {
+    let bits = (u128::from(random_u64()) << 64) | u128::from(random_u64());
+    (0..26)
+        .map(|i| char::from(ID_ALPHABET[((bits >> ((i * 5) % 128)) & 31) as usize]))
+        .collect()
+}
+
+/// `error_for` turns an unsuccessful answer into the error that says what
+/// to do, using what the request was for.
+fn error_for(status: StatusCode, body: &[u8], ask: &Ask, host: &str, attempts: u32) -> Error {
+    let api = Box::new(ApiError::decode(status, body));
+    let target = ask.target.clone();
+    let action = ask.action;
+    match status {
+        StatusCode::BAD_REQUEST => Error::BadRequest {
+            action,
+            target,
+            api,
+        },
+        StatusCode::UNAUTHORIZED => Error::Unauthorized {
+            host: host.to_owned(),
+            api,
+        },
+        StatusCode::FORBIDDEN => Error::Forbidden {
+            action,
+            target,
+            api,
+        },
+        StatusCode::NOT_FOUND => Error::NotFound { target, api },
+        StatusCode::PAYLOAD_TOO_LARGE => Error::RejectedTooLarge {
+            target,
+            limit: None,
+            api,
+        },
+        StatusCode::TOO_MANY_REQUESTS | StatusCode::SERVICE_UNAVAILABLE => Error::Busy {
+            status,
+            attempts,
+            api,
+        },
+        _ => Error::Status {
+            status,
+            action,
+            target,
+            api,
+        },
+    }
+}
+
+fn header_text(response: &Response, name: reqwest::header::HeaderName) -> Option<String> {
+    response
+        .headers()
+        .get(name)
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_owned)
+}
+
+fn check_upload_name(name: &str) -> Result<(), Error> {
+    let reason = if name.trim().is_empty() {
+        "it has no name"
+    } else if name.chars().any(char::is_control) {
+        "its name holds a control character"
+    } else {
+        return Ok(());
+    };
+    Err(Error::BadUpload {
+        name: name.escape_debug().to_string(),
+        reason,
+    })
+}
+
+/// `order_uploads` puts the server's file infos in the order the files were
+/// given, matched by client id, because the answer's order is not promised.
+fn order_uploads(
+    upload: Upload,
+    client_ids: &[String],
+    target: &Target,
+) -> Result<Vec<FileInfo>, Error> {
+    if upload.file_infos.len() != client_ids.len() {
+        return Err(Error::Decode {
+            target: target.clone(),
+            reason: format!(
+                "{} files were sent but {} came back",
+                client_ids.len(),
+                upload.file_infos.len()
+            ),
+        });
+    }
+    if upload.client_ids.len() != upload.file_infos.len() {
+        return Ok(upload.file_infos);
+    }
+    let mut by_client: HashMap<String, FileInfo> = upload
+        .client_ids
+        .into_iter()
+        .zip(upload.file_infos)
+        .collect();
+    client_ids
+        .iter()
+        .map(|id| {
+            by_client.remove(id).ok_or_else(|| Error::Decode {
+                target: target.clone(),
+                reason: format!("the answer lacks client id {id}"),
+            })
+        })
+        .collect()
+}
+
+/// `disposition_file_name` reads the file name from a `Content-Disposition`
+/// value, preferring the UTF-8 `filename*` form. The name is returned as
+/// sent; callers make it safe before using it on disk.
+#[must_use]
+pub fn disposition_file_name(value: &str) -> Option<String> {
+    let params = disposition_params(value);
+    let extended = params
+        .iter()
+        .find(|(name, _)| name == "filename*")
+        .and_then(|(_, v)| decode_ext_value(v));
+    extended.or_else(|| {
+        params
+            .into_iter()
+            .find(|(name, _)| name == "filename")
+            .map(|(_, v)| v)
+            .filter(|v| !v.is_empty())
+    })
+}
+
+/// `disposition_params` splits `type; a=b; c="d;e"` into lower-cased names
+/// and unquoted values.
+fn disposition_params(value: &str) -> Vec<(String, String)> {
+    let mut params = Vec::new();
+    let mut chars = value.chars().peekable();
+    // Skip the disposition type.
+    for c in chars.by_ref() {
+        if c == ';' {
+            break;
+        }
+    }
+    loop {
+        let mut name = String::new();
+        while let Some(&c) = chars.peek() {
+            chars.next();
+            if c == '=' || c == ';' {
+                if c == ';' {
+                    name.clear();
+                    continue;
+                }
+                break;
+            }
+            name.push(c);
+        }
+        let name = name.trim().to_ascii_lowercase();
+        while chars.peek().is_some_and(|c| c.is_whitespace()) {
+            chars.next();
+        }
+        let mut text = String::new();
+        if chars.peek() == Some(&'"') {
+            chars.next();
+            while let Some(c) = chars.next() {
+                match c {
+                    '\\' => {
+                        if let Some(escaped) = chars.next() {
+                            text.push(escaped);
+                        }
+                    }
+                    '"' => break,
+                    other => text.push(other),
+                }
+            }
+            for c in chars.by_ref() {
+                if c == ';' {
+                    break;
+                }
+            }
+        } else {
+            for c in chars.by_ref() {
+                if c == ';' {
+                    break;
+                }
+                text.push(c);
+            }
+            text.truncate(text.trim_end().len());
+            text.drain(..text.len() - text.trim_start().len());
+        }
+        if name.is_empty() {
+            break;
+        }
+        params.push((name, text));
+        if chars.peek().is_none() {
+            break;
+        }
+    }
+    params
+}
+
+/// `decode_ext_value` decodes RFC 8187's `charset'language'percent-encoded`.
+fn decode_ext_value(value: &str) -> Option<String> {
+    let mut parts = value.splitn(3, '\'');
+    let charset = parts.next()?.to_ascii_lowercase();
+    let _language = parts.next()?;
+    let encoded = parts.next()?;
+    let mut bytes = Vec::with_capacity(encoded.len());
+    let raw = encoded.as_bytes();
+    let mut i = 0;
+    while i < raw.len() {
+        if raw[i] == b'%' {
+            let hex = std::str::from_utf8(raw.get(i + 1..i + 3)?).ok()?;
+            bytes.push(u8::from_str_radix(hex, 16).ok()?);
+            i += 3;
+        } else {
+            bytes.push(raw[i]);
+            i += 1;
+        }
+    }
+    let text = match charset.as_str() {
+        "utf-8" => String::from_utf8(bytes).ok()?,
+        "iso-8859-1" => bytes.into_iter().map(char::from).collect(),
+        _ => return None,
+    };
+    (!text.is_empty()).then_some(text)
+}
+
+/// `read_ca_file` reads the PEM certificates of an extra CA file.
+fn read_ca_file(path: &std::path::Path) -> Result<Vec<reqwest::Certificate>, Error> {
+    let bad = |reason: String| Error::CaFile {
+        path: path.to_owned(),
+        reason,
+    };
+    let pem = std::fs::read(path).map_err(|e| bad(e.to_string()))?;
+    let certs = reqwest::Certificate::from_pem_bundle(&pem)
+        .map_err(|e| bad(format!("it is not PEM: {e}")))?;
+    if certs.is_empty() {
+        return Err(bad(
+            "it holds no PEM certificate (-----BEGIN CERTIFICATE-----)".to_owned(),
+        ));
+    }
+    Ok(certs)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn base_urls_are_normalised() {
+        let cases = [
+            ("https://chat.example.com", "https://chat.example.com/"),
+            ("https://chat.example.com/", "https://chat.example.com/"),
+            (
+                "https://chat.example.com/api/v4",
+                "https://chat.example.com/",
+            ),
+            (
+                "https://chat.example.com/api/v4/",
+                "https://chat.example.com/",
+            ),
+            (
+                "  https://chat.example.com/api/v4//  ",
+                "https://chat.example.com/",
+            ),
+            (
+                "https://example.com/mattermost/",
+                "https://example.com/mattermost",
+            ),
+            (
+                "https://example.com/mattermost/api/v4",
+                "https://example.com/mattermost",
+            ),
+            ("http://127.0.0.1:8065/?x=1#frag", "http://127.0.0.1:8065/"),
+            ("HTTPS://Chat.Example.COM", "https://chat.example.com/"),
+        ];
+        for (raw, want) in cases {
+            assert_eq!(normalize_base_url(raw).unwrap().as_str(), want, "{raw}");
+        }
+    }
+
+    #[test]
+    fn unusable_base_urls_are_refused_with_the_reason() {
+        let cases = [
+            ("", "it is empty"),
+            ("chat.example.com", "it is not a URL"),
+            (
+                "ftp://chat.example.com",
+                "it must start with https:// or http://",
+            ),
+            ("file:///tmp/x", "it must start with https:// or http://"),
+            (
+                "https://user:secret@chat.example.com",
+                "it holds a user name or password",
+            ),
+        ];
+        for (raw, reason) in cases {
+            let err = normalize_base_url(raw).unwrap_err();
+            let text = err.to_string();
+            assert!(text.contains(reason), "{raw}: {text}");
+            assert!(!text.contains("secret"), "{text}");
+        }
+    }
+
+    #[test]
+    fn the_permalink_and_base_url_drop_the_api_path() {
+        let client = Client::new(
+            "https://chat.example.com/api/v4/",
+            Token::new("t"),
+            ClientOptions::default(),
+        )
+        .unwrap();
+        assert_eq!(client.base_url(), "https://chat.example.com");
+        assert_eq!(
+            client.permalink("abc"),
+            "https://chat.example.com/_redirect/pl/abc"
+        );
+        assert_eq!(
+            client.api_url(&["users", "me"]).as_str(),
+            "https://chat.example.com/api/v4/users/me"
+        );
+        let sub = Client::new(
+            "https://x.org/mm",
+            Token::new("t"),
+            ClientOptions::default(),
+        )
+        .unwrap();
+        assert_eq!(sub.permalink("p"), "https://x.org/mm/_redirect/pl/p");
+        assert_eq!(
+            sub.api_url(&["channels", "a/b?c"]).as_str(),
+            "https://x.org/mm/api/v4/channels/a%2Fb%3Fc"
+        );
+    }
+
+    #[test]
+    fn retry_after_reads_seconds_dates_and_ignores_garbage() {
+        let now = SystemTime::UNIX_EPOCH + Duration::from_secs(1_700_000_000);
+        let in_ten = httpdate::fmt_http_date(now + Duration::from_secs(10));
+        let past = httpdate::fmt_http_date(now - Duration::from_secs(10));
+        let cases: Vec<(&str, Option<Duration>)> = vec![
+            ("0", Some(Duration::ZERO)),
+            ("3", Some(Duration::from_secs(3))),
+            (" 120 ", Some(Duration::from_secs(120))),
+            (
+                "99999999999999999999999",
+                Some(Duration::from_secs(u64::MAX)),
+            ),
+            (&in_ten, Some(Duration::from_secs(10))),
+            (&past, Some(Duration::ZERO)),
+            ("", None),
+            ("-1", None),
+            ("1.5", None),
+            ("soon", None),
+            ("Tue, 99 Foo 2026 00:00:00 GMT", None),
+        ];
+        for (value, want) in cases {
+            assert_eq!(retry_after(value, now), want, "{value:?}");
+        }
+    }
+
+    #[test]
+    fn backoff_doubles_up_to_the_cap_with_jitter() {
+        let base = Duration::from_millis(100);
+        let max = Duration::from_secs(1);
+        for attempt in 1..=40 {
+            let full = (base * 2u32.saturating_pow(attempt - 1)).min(max);
+            let wait = backoff(attempt, base, max);
+            assert!(wait >= full / 2 && wait <= full, "{attempt}: {wait:?}");
+        }
+    }
+
+    #[test]
+    fn the_token_never_shows_when_formatted() {
+        let token = Token::new("s3cr3t-token-value");
+        assert_eq!(format!("{token}"), "***");
+        assert_eq!(format!("{token:?}"), "Token(***)");
+        let client = Client::new(
+            "https://chat.example.com",
+            token.clone(),
+            ClientOptions::default(),
+        )
+        .unwrap();
+        let debug = format!("{client:?}");
+        assert!(!debug.contains("s3cr3t"), "{debug}");
+        assert_eq!(token.expose(), "s3cr3t-token-value");
+    }
+
+    #[test]
+    fn a_token_that_cannot_be_a_header_is_refused_without_showing_it() {
+        for bad in ["", "   ", "abc\ndef"] {
+            let err = Client::new(
+                "https://chat.example.com",
+                Token::new(bad),
+                ClientOptions::default(),
+            )
+            .unwrap_err();
+            assert!(matches!(err, Error::BadToken { .. }), "{err}");
+            if !bad.trim().is_empty() {
+                assert!(!err.to_string().contains(bad), "{err}");
+            }
+        }
+    }
+
+    fn ask() -> Ask {
+        Ask::new("read", Target::id(Thing::Channel, "c1"))
+    }
+
+    #[test]
+    fn each_status_becomes_the_error_that_says_what_to_do() {
+        let json = |status: u16, id: &str| {
+            format!(
+                r#"{{"id":"{id}","message":"m","detailed_error":"","request_id":"rq","status_code":{status}}}"#
+            )
+        };
+        // (status, body, words the message must hold)
+        let cases: Vec<(u16, String, &[&str])> = vec![
+            (
+                400,
+                json(400, "api.context.invalid_param.app_error"),
+                &[
+                    "refused the request to read channel with id \"c1\" as invalid",
+                    "api.context.invalid_param.app_error",
+                ],
+            ),
+            (
+                401,
+                json(401, "api.context.session_expired.app_error"),
+                &[
+                    "refused the token",
+                    "personal access token",
+                    "MM_TOKEN",
+                    "chat.example.com",
+                    "request id rq",
+                ],
+            ),
+            (
+                401,
+                "Unauthorized".to_owned(),
+                &["refused the token", "MM_TOKEN", "\"Unauthorized\""],
+            ),
+            (
+                403,
+                json(403, "api.context.permissions.app_error"),
+                &[
+                    "lacks permission to read channel with id \"c1\"",
+                    "ask a Mattermost admin",
+                    "join the channel",
+                ],
+            ),
+            (
+                404,
+                json(404, "app.channel.get.existing.app_error"),
+                &["channel with id \"c1\" was not found"],
+            ),
+            (
+                404,
+                "<html>404 page not found</html>".to_owned(),
+                &["channel with id \"c1\" was not found", "404 page not found"],
+            ),
+            (
+                413,
+                json(413, "api.file.upload_file.too_large_detailed.app_error"),
+                &[
+                    "refused channel with id \"c1\" as too large",
+                    "send something smaller",
+                ],
+            ),
+            (
+                429,
+                json(429, "api.context.rate_limit"),
+                &["busy or rate limiting", "3 attempts"],
+            ),
+            (
+                503,
+                String::new(),
+                &["busy or rate limiting", "Service Unavailable"],
+            ),
+            (
+                500,
+                json(500, "app.internal"),
+                &["answered 500 Internal Server Error to the request to read channel"],
+            ),
+            (
+                502,
+                "<html><body>bad gateway</body></html>".to_owned(),
+                &["502 Bad Gateway", "bad gateway"],
+            ),
+        ];
+        for (status, body, words) in cases {
+            let status = StatusCode::from_u16(status).unwrap();
+            let err = error_for(status, body.as_bytes(), &ask(), "chat.example.com", 3);
+            let text = err.to_string();
+            for word in words {
+                assert!(text.contains(word), "{status}: {text:?} lacks {word:?}");
+            }
+            assert_eq!(err.status(), Some(status), "{text}");
+        }
+    }
+
+    #[test]
+    fn content_disposition_names_are_read() {
+        let cases = [
+            (
+                "attachment;filename=\"report.pdf\"; filename*=UTF-8''report.pdf",
+                Some("report.pdf"),
+            ),
+            (
+                "attachment; filename*=UTF-8''%C3%A9t%C3%A9%20notes.txt",
+                Some("été notes.txt"),
+            ),
+            (
+                "attachment; filename=\"a \\\"quoted\\\" name;.txt\"",
+                Some("a \"quoted\" name;.txt"),
+            ),
+            ("inline; filename=plain.txt", Some("plain.txt")),
+            ("attachment; filename*=iso-8859-1'en'%E9.txt", Some("é.txt")),
+            (
+                "attachment; filename*=UTF-8''bad%zz; filename=\"fallback.bin\"",
+                Some("fallback.bin"),
+            ),
+            ("attachment; filename*=UTF-8''trunc%E", None),
+            ("attachment", None),
+            ("attachment; filename=\"\"", None),
+            ("", None),
+        ];
+        for (value, want) in cases {
+            assert_eq!(disposition_file_name(value).as_deref(), want, "{value}");
+        }
+    }
+
+    #[test]
+    fn client_ids_look_like_mattermost_ids() {
+        let a = new_id();
+        let b = new_id();
+        assert_eq!(a.len(), 26);
+        assert!(a.bytes().all(|c| ID_ALPHABET.contains(&c)), "{a}");
+        assert_ne!(a, b);
+    }
+
+    #[test]
+    fn uploads_come_back_in_the_order_given() {
+        let info = |id: &str| FileInfo {
+            id: id.to_owned(),
+            ..FileInfo::default()
+        };
+        let upload = Upload {
+            file_infos: vec![info("f2"), info("f1")],
+            client_ids: vec!["c2".into(), "c1".into()],
+        };
+        let target = Target::id(Thing::Channel, "x");
+        let ordered = order_uploads(upload, &["c1".into(), "c2".into()], &target).unwrap();
+        let ids: Vec<&str> = ordered.iter().map(|f| f.id.as_str()).collect();
+        assert_eq!(ids, ["f1", "f2"]);
+        let short = Upload {
+            file_infos: vec![info("f1")],
+            client_ids: vec![],
+        };
+        assert!(order_uploads(short, &["c1".into(), "c2".into()], &target).is_err());
+    }
+
+    #[test]
+    fn names_that_cannot_be_uploaded_are_refused() {
+        assert!(check_upload_name("ok name.txt").is_ok());
+        assert!(check_upload_name("").is_err());
+        assert!(check_upload_name("a\r\nb.txt").is_err());
+    }
+
+    #[test]
+    fn a_missing_ca_file_is_named_in_the_error() {
+        let options = ClientOptions {
+            ca_file: Some(PathBuf::from("/nonexistent/porter-ca.pem")),
+            ..ClientOptions::default()
+        };
+        let err = Client::new("https://chat.example.com", Token::new("t"), options).unwrap_err();
+        let text = err.to_string();
+        assert!(text.contains("/nonexistent/porter-ca.pem"), "{text}");
+        assert!(matches!(err, Error::CaFile { .. }));
+    }
+
+    #[test]
+    fn a_ca_file_without_certificates_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("empty.pem");
+        std::fs::write(&path, "not a certificate\n").unwrap();
+        let options = ClientOptions {
+            ca_file: Some(path.clone()),
+            ..ClientOptions::default()
+        };
+        let err = Client::new("https://chat.example.com", Token::new("t"), options).unwrap_err();
+        let text = err.to_string();
+        assert!(text.contains(&path.display().to_string()), "{text}");
+        assert!(text.contains("no PEM certificate"), "{text}");
+    }
+
+    #[test]
+    fn a_ca_file_with_a_broken_certificate_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("broken.pem");
+        std::fs::write(
+            &path,
+            "-----BEGIN CERTIFICATE-----\nAAAA\n-----END CERTIFICATE-----\n",
+        )
+        .unwrap();
+        let options = ClientOptions {
+            ca_file: Some(path.clone()),
+            ..ClientOptions::default()
+        };
+        let err = Client::new("https://chat.example.com", Token::new("t"), options).unwrap_err();
+        assert!(
+            err.to_string().contains(&path.display().to_string()),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn a_real_ca_bundle_is_accepted() {
+        let bundle = PathBuf::from("/etc/ssl/certs/ca-certificates.crt");
+        if !bundle.exists() {
+            return;
+        }
+        let options = ClientOptions {
+            ca_file: Some(bundle),
+            ..ClientOptions::default()
+        };
+        Client::new("https://chat.example.com", Token::new("t"), options).unwrap();
+    }
+}

@@ -1,0 +1,51 @@
+//! `porter-mattermost` talks to a Mattermost server: a typed client for the
+//! part of API v4 porter uses (users, teams, channels, posts and threads,
+//! files, search, the server's limits), and later the MCP tools built on it.
+//!
+//! The [`Client`] sends a bearer token and `User-Agent: porter/<version>`,
+//! trusts the platform's roots plus an optional extra CA file, ignores proxy
+//! environment variables, retries politely when the server is busy (429/503,
+//! honouring `Retry-After`), and turns Mattermost's error bodies into an
+//! [`Error`] that names what was asked for and what to do. Downloads stop at
+//! the caller's byte cap whatever the server claims; uploads send exactly the
+//! form fields Mattermost accepts. The token is never printed.
+//!
+//! It deliberately does not read the environment or configuration files
+//! (the `porter` binary does and passes a URL, a [`Token`] and
+//! [`ClientOptions`]), does not cache, and does not make names safe for disk
+//! (`porter-paths` does). It covers only the endpoints porter needs.
+//!
+//! ```no_run
+//! use porter_mattermost::{ChannelPosts, Client, ClientOptions, Token};
+//!
+//! # async fn run() -> Result<(), porter_mattermost::Error> {
+//! let client = Client::new(
+//!     "https://chat.example.com/api/v4",
+//!     Token::new("xxxxxxxxxxxxxxxxxxxxxxxxxx"),
+//!     ClientOptions::default(),
+//! )?;
+//! let me = client.me().await?;
+//! let team = client.team_by_name("porter").await?;
+//! let channel = client.channel_by_name(&team.id, "town-square").await?;
+//! let page = client.channel_posts(&channel.id, &ChannelPosts::page(0, 30)).await?;
+//! for post in page.iter() {
+//!     println!("{} {}: {}", client.permalink(&post.id), post.user_id, post.message);
+//! }
+//! # let _ = me;
+//! # Ok(())
+//! # }
+//! ```
+
+mod client;
+mod error;
+mod model;
+
+pub use client::{
+    Client, ClientOptions, Token, USER_AGENT, disposition_file_name, normalize_base_url,
+    retry_after,
+};
+pub use error::{ApiError, ERROR_BODY_BYTES, Error, Key, Target, Thing};
+pub use model::{
+    Channel, ChannelPosts, ChannelType, ClientConfig, Download, FileInfo, FileInfoList, NewPost,
+    Ping, Post, PostList, PostMetadata, Search, Team, UploadFile, User, UserSearch,
+};

@@ -1,0 +1,380 @@
+//! The HTTP side: routes, authentication, request recording, and the
+//! helpers every handler shares.
+
+mod channels;
+mod files;
+mod posts;
+mod search;
+mod system;
+mod teams;
+mod users;
+
+use std::collections::HashMap;
+
+use axum::Router;
+use axum::extract::{DefaultBodyLimit, FromRequest, FromRequestParts, Request, State};
+use axum::http::request::Parts;
+use axum::http::{HeaderValue, StatusCode, header};
+use axum::middleware::{self, Next};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use bytes::Bytes;
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+
+use crate::error::{ApiError, JSON_TYPE};
+use crate::model::is_valid_id;
+use crate::state::{MAX_FILES_PER_POST, State as ServerState};
+use crate::{RecordedRequest, Sim};
+
+/// `ApiResult` is what every handler returns: a response, or Mattermost's
+/// error JSON.
+pub(crate) type ApiResult = Result<Response, ApiError>;
+
+/// `PER_PAGE_DEFAULT` is the server's page size when none is asked for.
+pub(crate) const PER_PAGE_DEFAULT: usize = 60;
+/// `PER_PAGE_MAX` is the largest page the server gives; bigger asks are cut
+/// to it, not refused.
+pub(crate) const PER_PAGE_MAX: usize = 200;
+
+/// Builds the whole application for a simulator.
+pub(crate) fn router(sim: &Sim) -> Router {
+    let max_file = sim.lock().config.max_file_size;
+    // A request may carry up to ten files, each up to the limit, plus the
+    // multipart framing; each file is checked against the limit itself.
+    let upload_limit = max_file
+        .saturating_mul(MAX_FILES_PER_POST as u64)
+        .saturating_add(1024 * 1024);
+    let upload_limit = usize::try_from(upload_limit).unwrap_or(usize::MAX);
+
+    let api = Router::new()
+        .route("/system/ping", get(system::ping))
+        .route("/config/client", get(system::client_config))
+        .route("/users/ids", post(users::by_ids))
+        .route("/users/usernames", post(users::by_usernames))
+        .route("/users/search", post(users::search))
+        .route("/users/username/{username}", get(users::by_username))
+        .route("/users/{user_id}", get(users::get))
+        .route("/users/{user_id}/teams", get(teams::for_user))
+        .route(
+            "/users/{user_id}/teams/{team_id}/channels",
+            get(channels::for_user),
+        )
+        .route(
+            "/users/{user_id}/teams/{team_id}/channels/members",
+            get(channels::members_for_user),
+        )
+        .route("/teams/{team_id}", get(teams::get))
+        .route("/teams/name/{name}", get(teams::by_name))
+        .route(
+            "/teams/{team_id}/channels/name/{name}",
+            get(channels::by_name),
+        )
+        .route(
+            "/teams/name/{team_name}/channels/name/{name}",
+            get(channels::by_team_and_channel_name),
+        )
+        .route("/teams/{team_id}/posts/search", post(search::posts_in_team))
+        .route("/posts/search", post(search::posts_everywhere))
+        .route("/teams/{team_id}/files/search", post(search::files_in_team))
+        .route("/files/search", post(search::files_everywhere))
+        .route("/channels/direct", post(channels::create_direct))
+        .route("/channels/group", post(channels::create_group))
+        .route("/channels/{channel_id}", get(channels::get))
+        .route(
+            "/channels/{channel_id}/members/{user_id}",
+            get(channels::member),
+        )
+        .route("/channels/{channel_id}/posts", get(posts::for_channel))
+        .route("/posts", post(posts::create))
+        .route("/posts/{post_id}", get(posts::get))
+        .route("/posts/{post_id}/thread", get(posts::thread))
+        .route("/posts/{post_id}/files/info", get(posts::file_infos))
+        .route(
+            "/files",
+            post(files::upload).layer(DefaultBodyLimit::max(upload_limit)),
+        )
+        .route("/files/{file_id}", get(files::download))
+        .route("/files/{file_id}/info", get(files::info))
+        .fallback(no_route)
+        .method_not_allowed_fallback(no_route);
+
+    Router::new()
+        .nest("/api/v4", api)
+        .route("/_redirect/pl/{post_id}", get(posts::permalink))
+        .route("/{team}/pl/{post_id}", get(posts::permalink_page))
+        .fallback(web_not_found)
+        .layer(middleware::from_fn_with_state(sim.clone(), record))
+        .with_state(sim.clone())
+}
+
+/// Answers any path under `/api/v4` that no route serves, whatever the
+/// method, with the server's JSON 404.
+async fn no_route() -> ApiError {
+    ApiError::no_route()
+}
+
+/// Answers paths outside the API, where the server would serve its web app.
+async fn web_not_found() -> Response {
+    (
+        StatusCode::NOT_FOUND,
+        [(header::CONTENT_TYPE, "text/plain; charset=utf-8")],
+        "Not found. This Mattermost emulator serves only the API (/api/v4) and permalinks.\n",
+    )
+        .into_response()
+}
+
+/// Records every request before it is handled, and adds the headers every
+/// server answer carries (`X-Version-Id`, `X-Request-Id`).
+async fn record(State(sim): State<Sim>, request: Request, next: Next) -> Response {
+    sim.record(RecordedRequest {
+        method: request.method().as_str().to_owned(),
+        path: request.uri().path().to_owned(),
+        query: request.uri().query().map(str::to_owned),
+    });
+    let version = {
+        let state = sim.lock();
+        format!(
+            "{v}.{v}.porter-mmsim.false",
+            v = state.config.version.as_str()
+        )
+    };
+    let mut response = next.run(request).await;
+    let headers = response.headers_mut();
+    if let Ok(value) = HeaderValue::from_str(&version) {
+        headers.insert("x-version-id", value);
+    }
+    if !headers.contains_key("x-request-id")
+        && let Ok(value) = HeaderValue::from_str(&crate::model::Ids::random_id())
+    {
+        headers.insert("x-request-id", value);
+    }
+    response
+}
+
+/// Serializes `value` as the answer, with `Content-Type` exactly
+/// `application/json` (Client4 parses nothing else).
+pub(crate) fn json_response<T: Serialize + ?Sized>(status: StatusCode, value: &T) -> ApiResult {
+    let body = serde_json::to_vec(value).map_err(|err| ApiError::internal(&err.to_string()))?;
+    let mut response = (status, body).into_response();
+    response
+        .headers_mut()
+        .insert(header::CONTENT_TYPE, HeaderValue::from_static(JSON_TYPE));
+    Ok(response)
+}
+
+/// 200 with a JSON body.
+pub(crate) fn ok<T: Serialize + ?Sized>(value: &T) -> ApiResult {
+    json_response(StatusCode::OK, value)
+}
+
+/// `Session` is the user a request authenticates as: from
+/// `Authorization: Bearer <token>` (or `Token <token>`, scheme in any
+/// case — Client4 sends `BEARER`), else the `MMAUTHTOKEN` cookie, else the
+/// `access_token` query parameter, in the server's order.
+pub(crate) struct Session {
+    pub user_id: String,
+}
+
+/// Finds the token a request carries, if any.
+fn token_of(parts: &Parts) -> Option<String> {
+    if let Some(value) = parts
+        .headers
+        .get(header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+        && let Some((scheme, token)) = value.split_once(' ')
+        && (scheme.eq_ignore_ascii_case("bearer") || scheme.eq_ignore_ascii_case("token"))
+    {
+        return Some(token.trim().to_owned());
+    }
+    for cookie in parts.headers.get_all(header::COOKIE) {
+        let Ok(text) = cookie.to_str() else { continue };
+        for pair in text.split(';') {
+            if let Some(token) = pair.trim().strip_prefix("MMAUTHTOKEN=") {
+                return Some(token.to_owned());
+            }
+        }
+    }
+    let query = parts.uri.query().unwrap_or("");
+    url::form_urlencoded::parse(query.as_bytes())
+        .find(|(key, _)| key == "access_token")
+        .map(|(_, value)| value.into_owned())
+}
+
+impl FromRequestParts<Sim> for Session {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, sim: &Sim) -> Result<Self, Self::Rejection> {
+        let Some(token) = token_of(parts).filter(|t| !t.is_empty()) else {
+            return Err(ApiError::unauthorized("UserRequired"));
+        };
+        let state = sim.lock();
+        state
+            .user_for_token(&token)
+            .map(|user| Session {
+                user_id: user.id.clone(),
+            })
+            .ok_or_else(|| ApiError::unauthorized("token is invalid or its user is deactivated"))
+    }
+}
+
+/// `Query` holds the query parameters (the first value of each), parsed
+/// leniently as the server does: a malformed page number falls back to
+/// the default instead of failing the request.
+pub(crate) struct Query(HashMap<String, String>);
+
+impl Query {
+    /// A parameter's value, if present.
+    pub(crate) fn get(&self, key: &str) -> Option<&str> {
+        self.0.get(key).map(String::as_str)
+    }
+
+    /// A parameter that is true only when exactly `true`, as the server
+    /// reads flags such as `skipFetchThreads`.
+    pub(crate) fn flag(&self, key: &str) -> bool {
+        self.get(key) == Some("true")
+    }
+
+    /// `page`, zero-based; missing, negative or malformed means 0.
+    pub(crate) fn page(&self) -> usize {
+        self.get("page").and_then(|p| p.parse().ok()).unwrap_or(0)
+    }
+
+    /// `per_page`: missing, negative or malformed means 60, and more than
+    /// 200 is cut to 200 (the server's `PerPageMaximum`).
+    pub(crate) fn per_page(&self) -> usize {
+        page_size(self.get("per_page"))
+    }
+}
+
+/// Reads a page size the server's way (see [`Query::per_page`]).
+pub(crate) fn page_size(raw: Option<&str>) -> usize {
+    raw.and_then(|p| p.parse::<usize>().ok())
+        .map_or(PER_PAGE_DEFAULT, |n| n.min(PER_PAGE_MAX))
+}
+
+impl<S: Send + Sync> FromRequestParts<S> for Query {
+    type Rejection = std::convert::Infallible;
+
+    async fn from_request_parts(parts: &mut Parts, _: &S) -> Result<Self, Self::Rejection> {
+        let mut map = HashMap::new();
+        let query = parts.uri.query().unwrap_or("");
+        for (key, value) in url::form_urlencoded::parse(query.as_bytes()) {
+            map.entry(key.into_owned())
+                .or_insert_with(|| value.into_owned());
+        }
+        Ok(Query(map))
+    }
+}
+
+/// `PathParams` is axum's `Path` with failures answered as the server's
+/// 400 JSON instead of plain text.
+pub(crate) struct PathParams<T>(pub T);
+
+impl<S: Send + Sync, T: DeserializeOwned + Send> FromRequestParts<S> for PathParams<T> {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, Self::Rejection> {
+        axum::extract::Path::<T>::from_request_parts(parts, state)
+            .await
+            .map(|axum::extract::Path(value)| PathParams(value))
+            .map_err(|_| ApiError::invalid_url_param("path"))
+    }
+}
+
+/// `Body` is the raw request body, with failures (too large, cut off)
+/// answered as the server's JSON.
+pub(crate) struct Body(pub Bytes);
+
+impl<S: Send + Sync> FromRequest<S> for Body {
+    type Rejection = ApiError;
+
+    async fn from_request(request: Request, state: &S) -> Result<Self, Self::Rejection> {
+        Bytes::from_request(request, state)
+            .await
+            .map(Body)
+            .map_err(|rejection| {
+                if rejection.status() == StatusCode::PAYLOAD_TOO_LARGE {
+                    ApiError::new(
+                        StatusCode::PAYLOAD_TOO_LARGE,
+                        "api.context.request_body_too_large.app_error",
+                        "The request body is too large.",
+                    )
+                } else {
+                    ApiError::new(
+                        StatusCode::BAD_REQUEST,
+                        "api.context.invalid_body_param.app_error",
+                        "The request body could not be read.",
+                    )
+                }
+            })
+    }
+}
+
+impl Body {
+    /// Parses the body as JSON; a body that does not parse is the server's
+    /// "invalid or missing `name`" 400.
+    pub(crate) fn json<T: DeserializeOwned>(&self, name: &str) -> Result<T, ApiError> {
+        serde_json::from_slice(&self.0).map_err(|err| {
+            ApiError::invalid_body_param(name).detail(format!("could not parse the body: {err}"))
+        })
+    }
+}
+
+/// Checks a URL id parameter's shape before anything is looked up, as the
+/// server does (400, not 404, for a malformed id).
+pub(crate) fn require_id(value: &str, name: &str) -> Result<(), ApiError> {
+    if is_valid_id(value) {
+        Ok(())
+    } else {
+        Err(ApiError::invalid_url_param(name))
+    }
+}
+
+/// Resolves a `user_id` URL parameter: `me` is the session's user.
+pub(crate) fn user_param(session: &Session, raw: &str) -> Result<String, ApiError> {
+    if raw == "me" {
+        return Ok(session.user_id.clone());
+    }
+    require_id(raw, "user_id")?;
+    Ok(raw.to_owned())
+}
+
+/// Refuses access to another user's private lists (teams, channels) with
+/// the server's 403.
+pub(crate) fn require_self(session: &Session, user_id: &str) -> Result<(), ApiError> {
+    if session.user_id == user_id {
+        Ok(())
+    } else {
+        Err(ApiError::forbidden(&session.user_id, "edit_other_users"))
+    }
+}
+
+/// The server's 404 for a channel id that names no channel.
+pub(crate) fn channel_not_found(id: &str) -> ApiError {
+    ApiError::not_found(
+        "app.channel.get.existing.app_error",
+        "Unable to find the existing channel.",
+        format!("channel_id={id}"),
+    )
+}
+
+/// Finds a channel the session may read: 404 when it does not exist, 403
+/// when the user may not read it.
+pub(crate) fn readable_channel<'s>(
+    state: &'s ServerState,
+    session: &Session,
+    channel_id: &str,
+) -> Result<&'s crate::model::Channel, ApiError> {
+    let channel = state
+        .channel(channel_id)
+        .ok_or_else(|| channel_not_found(channel_id))?;
+    if state.can_read(&session.user_id, channel) {
+        Ok(channel)
+    } else {
+        Err(ApiError::forbidden(
+            &session.user_id,
+            "read_channel_content",
+        ))
+    }
+}
