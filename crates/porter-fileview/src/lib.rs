@@ -749,3 +749,166 @@ fn what_of_kind(kind: Kind) -> &'static str {
         Kind::Other => "file",
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn show(bytes: &[u8], name: &str, options: &Options) -> View {
+        view(
+            &FileInput::new(bytes, name),
+            &WindowRequest::default(),
+            options,
+            &Cancel::new(),
+        )
+        .expect("every file gets a view")
+    }
+
+    fn first_text(view: &View) -> &str {
+        match &view.content[0] {
+            Block::Text { text } => text,
+            other => panic!("the first block is text, not {other:?}"),
+        }
+    }
+
+    /// A WAV header followed by `len - 12` bytes of silence.
+    fn wav(len: usize) -> Vec<u8> {
+        let mut bytes = b"RIFF\0\0\0\0WAVE".to_vec();
+        bytes.resize(len, 0);
+        bytes
+    }
+
+    #[test]
+    fn the_file_cap_is_held_at_its_edge() {
+        let options = Options {
+            max_file_bytes: 10,
+            ..Options::default()
+        };
+        assert_eq!(
+            show(b"123456789\n", "ten.txt", &options).structured.shown,
+            Shown::Text
+        );
+        let over = show(b"123456789\n!", "eleven.txt", &options);
+        assert_eq!(over.structured.shown, Shown::Described);
+        assert!(first_text(&over).contains("larger than the 10 bytes that is read of any file"));
+    }
+
+    #[test]
+    fn audio_video_and_pdf_travel_as_themselves_up_to_the_media_limit_and_no_further() {
+        let options = Options {
+            media_bytes: 64,
+            ..Options::default()
+        };
+        let mut mp4 = b"\0\0\0\x18ftypisom".to_vec();
+        mp4.resize(64, 0);
+        let pdf = b"%PDF-1.4\nnot really a pdf\n".to_vec();
+        let cases: [(&str, Vec<u8>, Shown, &str); 3] = [
+            ("a.wav", wav(64), Shown::Audio, "audio"),
+            ("a.mp4", mp4.clone(), Shown::Resource, "resource"),
+            ("a.pdf", pdf.clone(), Shown::Resource, "resource"),
+        ];
+        for (name, bytes, shown, block) in cases {
+            let at_limit = show(&bytes, name, &options);
+            assert_eq!(at_limit.structured.shown, shown, "{name}");
+            assert_eq!(
+                at_limit.content.last().map(Block::kind),
+                Some(block),
+                "{name}"
+            );
+            let mut bigger = bytes;
+            bigger.resize(65, 0);
+            let over = show(&bigger, name, &options);
+            assert_eq!(over.structured.shown, Shown::Described, "{name}");
+            assert_eq!(over.content.len(), 1, "{name}");
+        }
+    }
+
+    #[test]
+    fn a_small_video_is_an_embedded_resource_named_by_the_link() {
+        let mut mp4 = b"\0\0\0\x18ftypisom".to_vec();
+        mp4.resize(100, 0);
+        let input = FileInput {
+            link: Some("https://chat.example.invalid/pl/1"),
+            ..FileInput::new(&mp4, "clip.mp4")
+        };
+        let shown = view(
+            &input,
+            &WindowRequest::default(),
+            &Options::default(),
+            &Cancel::new(),
+        )
+        .expect("a view");
+        let json = serde_json::to_value(&shown.content).expect("blocks serialize");
+        assert_eq!(json[1]["type"], "resource");
+        assert_eq!(json[1]["resource"]["mimeType"], "video/mp4");
+        assert_eq!(
+            json[1]["resource"]["uri"],
+            "https://chat.example.invalid/pl/1"
+        );
+        assert!(
+            first_text(&shown)
+                .contains("a client that cannot play video has only this description")
+        );
+    }
+
+    #[test]
+    fn an_empty_file_is_said_in_one_line() {
+        let shown = show(b"", "empty.txt", &Options::default());
+        assert_eq!(first_text(&shown), "empty.txt: an empty file (0 bytes).");
+        assert_eq!(shown.structured.window.map(|w| w.total_lines), Some(0));
+    }
+
+    #[test]
+    fn the_declared_type_is_checked_against_the_bytes() {
+        let input = FileInput {
+            declared_type: Some("image/png"),
+            ..FileInput::new(b"plain words\n", "words")
+        };
+        let shown = view(
+            &input,
+            &WindowRequest::default(),
+            &Options::default(),
+            &Cancel::new(),
+        )
+        .expect("a view");
+        assert_eq!(
+            shown.structured.type_note.as_deref(),
+            Some("image/png as declared, but its bytes are text/plain.")
+        );
+        assert!(first_text(&shown).contains("Its type: image/png as declared"));
+    }
+
+    #[test]
+    fn a_cancelled_request_stops_before_anything_is_read() {
+        let cancel = Cancel::new();
+        cancel.cancel();
+        let result = view(
+            &FileInput::new(b"text\n", "a.txt"),
+            &WindowRequest::default(),
+            &Options::default(),
+            &cancel,
+        );
+        assert_eq!(result, Err(ViewError::Cancelled));
+    }
+
+    #[test]
+    fn unknown_binary_data_is_described_with_the_link_for_a_person() {
+        let input = FileInput {
+            link: Some("https://chat.example.invalid/pl/9"),
+            ..FileInput::new(&[0x00, 0x9D, 0x01, 0x02], "blob.bin")
+        };
+        let shown = view(
+            &input,
+            &WindowRequest::default(),
+            &Options::default(),
+            &Cancel::new(),
+        )
+        .expect("a view");
+        assert_eq!(
+            first_text(&shown),
+            "blob.bin: binary data (application/octet-stream), 4 bytes. It is not shown because its \
+             bytes are not text, and porter has no reader for binary data. A person can open it at \
+             https://chat.example.invalid/pl/9."
+        );
+    }
+}
