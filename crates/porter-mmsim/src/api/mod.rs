@@ -105,7 +105,32 @@ pub(crate) fn router(sim: &Sim) -> Router {
         .route("/{team}/pl/{post_id}", get(posts::permalink_page))
         .fallback(web_not_found)
         .layer(middleware::from_fn_with_state(sim.clone(), record))
+        // Added after the recording layer, so looking does not change what
+        // is seen: a test in another process reads the log through these.
+        .route("/__sim/requests", get(inspect_requests))
+        .route("/__sim/requests/clear", post(inspect_clear))
+        .route("/__sim/state", get(inspect_state))
         .with_state(sim.clone())
+}
+
+/// `GET /__sim/requests`: the request log as `[{method, path, query}]`, for
+/// tests that drive the emulator from another process (a separate MCP
+/// server, a Python client). Not part of Mattermost's API; not recorded.
+async fn inspect_requests(State(sim): State<Sim>) -> ApiResult {
+    ok(&sim.requests())
+}
+
+/// `POST /__sim/requests/clear`: forgets the log, so a test sees only what
+/// its own step causes.
+async fn inspect_clear(State(sim): State<Sim>) -> ApiResult {
+    sim.clear_requests();
+    ok(&serde_json::json!({"status": "OK"}))
+}
+
+/// `GET /__sim/state`: the whole state (users, channels, posts, files), to
+/// compare before and after a step.
+async fn inspect_state(State(sim): State<Sim>) -> ApiResult {
+    ok(&sim.snapshot())
 }
 
 /// Answers any path under `/api/v4` that no route serves, whatever the

@@ -1211,3 +1211,52 @@ async fn a_started_server_answers_a_real_client_and_stops() {
         "the port is closed after shutdown"
     );
 }
+
+#[tokio::test]
+async fn the_inspection_routes_show_the_log_and_state_without_adding_to_the_log() {
+    let sim = Sim::new(&Seed::demo()).expect("the demo seed is valid");
+    let app = sim.app();
+    let me = Request::get("/api/v4/users/me")
+        .header("Authorization", "Bearer demo-alice-token")
+        .body(Body::empty())
+        .expect("a request");
+    let answer = app.clone().oneshot(me).await.expect("an answer");
+    assert_eq!(answer.status(), StatusCode::OK);
+
+    let log = app
+        .clone()
+        .oneshot(
+            Request::get("/__sim/requests")
+                .body(Body::empty())
+                .expect("a request"),
+        )
+        .await
+        .expect("an answer");
+    let log: serde_json::Value =
+        serde_json::from_slice(&to_bytes(log.into_body(), usize::MAX).await.expect("a body"))
+            .expect("JSON");
+    assert_eq!(log.as_array().map(Vec::len), Some(1), "{log}");
+    assert_eq!(log[0]["path"], "/api/v4/users/me");
+
+    let state = app
+        .clone()
+        .oneshot(
+            Request::get("/__sim/state")
+                .body(Body::empty())
+                .expect("a request"),
+        )
+        .await
+        .expect("an answer");
+    assert_eq!(state.status(), StatusCode::OK);
+
+    let cleared = app
+        .oneshot(
+            Request::post("/__sim/requests/clear")
+                .body(Body::empty())
+                .expect("a request"),
+        )
+        .await
+        .expect("an answer");
+    assert_eq!(cleared.status(), StatusCode::OK);
+    assert!(sim.requests().is_empty());
+}
