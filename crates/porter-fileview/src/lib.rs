@@ -136,9 +136,7 @@ pub fn view(
         size,
         declared: input.declared_type.filter(|d| !d.trim().is_empty()),
         link: input.link.filter(|l| !l.trim().is_empty()),
-        name_type: mime_guess::from_path(input.name)
-            .first()
-            .map(|m| m.essence_str().to_owned()),
+        name_type: name_type(input.name),
     };
     let sniffed = sniff::sniff(input.bytes);
     // The readers below lean on young third-party parsers (pdf_oxide,
@@ -164,13 +162,10 @@ pub fn describe_too_large(
     link: Option<&str>,
     options: &Options,
 ) -> View {
-    let name_type = mime_guess::from_path(name)
-        .first()
-        .map(|m| m.essence_str().to_owned());
     let mime = declared_type
         .filter(|d| !d.trim().is_empty())
         .map(essence)
-        .or(name_type)
+        .or_else(|| name_type(name))
         .unwrap_or_else(|| "application/octet-stream".to_owned());
     let kind = kind_of_mime(&mime);
     let what = what_of_kind(kind);
@@ -197,6 +192,60 @@ pub fn describe_too_large(
             notes: Vec::new(),
         },
     }
+}
+
+/// `TypeFound` is what [`sniff_type`] tells of a file: the same kind, media
+/// type and type note a [`view`] of it would carry.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TypeFound {
+    /// What the file is, by its bytes.
+    pub kind: Kind,
+    /// Its media type, by its bytes (the name only picks which text type).
+    pub mime_type: String,
+    /// A short description ("text", "Word document", "PNG image").
+    pub what: String,
+    /// Set when the name's type disagrees with the bytes, e.g.
+    /// "application/pdf by its name, but its bytes are text/plain."
+    pub type_note: Option<String>,
+}
+
+/// Tells what a file is from its bytes and name, the way [`view`] decides
+/// it, without extracting anything: callers that only need the type (the
+/// question before a post with files names each file's type and any
+/// disagreement with its name) get the same answer a view would give, from
+/// one set of rules.
+#[must_use]
+pub fn sniff_type(bytes: &[u8], name: &str) -> TypeFound {
+    let file = File {
+        bytes,
+        name: shown_name(name),
+        size: bytes.len() as u64,
+        declared: None,
+        link: None,
+        name_type: name_type(name),
+    };
+    let sniffed = sniff::sniff(bytes);
+    let (kind, mime, what) = if sniffed == Sniffed::Zip {
+        let zip_kind = catch_unwind(|| office::zip_kind(bytes, &Options::default()))
+            .unwrap_or(office::ZipKind::Plain);
+        let (kind, mime, what) = zip_identity(zip_kind);
+        (kind, mime.to_owned(), what.to_owned())
+    } else {
+        identity(&file, &sniffed)
+    };
+    TypeFound {
+        kind,
+        type_note: type_note(file.name_type.as_deref(), None, &mime),
+        mime_type: mime,
+        what,
+    }
+}
+
+/// The media type a name's extension suggests.
+fn name_type(name: &str) -> Option<String> {
+    mime_guess::from_path(name)
+        .first()
+        .map(|m| m.essence_str().to_owned())
 }
 
 /// The file being shown, with its name made safe to print.
@@ -442,7 +491,21 @@ fn show_zip(
 ) -> ((Kind, String, String), Result<Extracted, Failure>) {
     use office::{WorkbookFormat, ZipKind};
     let zip_kind = office::zip_kind(file.bytes, options);
-    let (kind, mime, what) = match zip_kind {
+    let (kind, mime, what) = zip_identity(zip_kind);
+    let outcome = match zip_kind {
+        ZipKind::Docx => office::docx(file.bytes, options, cancel),
+        ZipKind::Pptx => office::pptx(file.bytes, options, cancel),
+        ZipKind::Xlsx => office::workbook(file.bytes, WorkbookFormat::Xlsx, options, cancel),
+        ZipKind::Ods => office::workbook(file.bytes, WorkbookFormat::Ods, options, cancel),
+        ZipKind::Plain => archive::list_zip(file.bytes, options, cancel),
+    };
+    ((kind, mime.to_owned(), what.to_owned()), outcome)
+}
+
+/// Kind, media type and a short description of each kind of zip.
+fn zip_identity(zip_kind: office::ZipKind) -> (Kind, &'static str, &'static str) {
+    use office::ZipKind;
+    match zip_kind {
         ZipKind::Docx => (
             Kind::Document,
             "application/vnd.openxmlformats-officedocument.wordprocessingml.document",
@@ -464,15 +527,7 @@ fn show_zip(
             "OpenDocument spreadsheet",
         ),
         ZipKind::Plain => (Kind::Archive, "application/zip", "zip archive"),
-    };
-    let outcome = match zip_kind {
-        ZipKind::Docx => office::docx(file.bytes, options, cancel),
-        ZipKind::Pptx => office::pptx(file.bytes, options, cancel),
-        ZipKind::Xlsx => office::workbook(file.bytes, WorkbookFormat::Xlsx, options, cancel),
-        ZipKind::Ods => office::workbook(file.bytes, WorkbookFormat::Ods, options, cancel),
-        ZipKind::Plain => archive::list_zip(file.bytes, options, cancel),
-    };
-    ((kind, mime.to_owned(), what.to_owned()), outcome)
+    }
 }
 
 fn show_pdf(
@@ -752,6 +807,8 @@ fn what_of_kind(kind: Kind) -> &'static str {
 
 #[cfg(test)]
 mod tests {
+    use std::io::Write as _;
+
     use super::*;
 
     fn show(bytes: &[u8], name: &str, options: &Options) -> View {
@@ -910,5 +967,64 @@ mod tests {
              bytes are not text, and porter has no reader for binary data. A person can open it at \
              https://chat.example.invalid/pl/9."
         );
+    }
+
+    fn docx_bytes() -> Vec<u8> {
+        let mut zip = zip::ZipWriter::new(std::io::Cursor::new(Vec::new()));
+        let parts = [
+            (
+                "[Content_Types].xml",
+                r#"<?xml version="1.0"?><Types xmlns="http://schemas.openxmlformats.org/package/2006/content-types"><Default Extension="rels" ContentType="application/vnd.openxmlformats-package.relationships+xml"/><Override PartName="/word/document.xml" ContentType="application/vnd.openxmlformats-officedocument.wordprocessingml.document.main+xml"/></Types>"#,
+            ),
+            (
+                "_rels/.rels",
+                r#"<?xml version="1.0"?><Relationships xmlns="http://schemas.openxmlformats.org/package/2006/relationships"><Relationship Id="rId1" Type="http://schemas.openxmlformats.org/officeDocument/2006/relationships/officeDocument" Target="word/document.xml"/></Relationships>"#,
+            ),
+            (
+                "word/document.xml",
+                r#"<?xml version="1.0"?><w:document xmlns:w="http://schemas.openxmlformats.org/wordprocessingml/2006/main"><w:body><w:p><w:r><w:t>hi</w:t></w:r></w:p></w:body></w:document>"#,
+            ),
+        ];
+        for (name, text) in parts {
+            zip.start_file(name, zip::write::SimpleFileOptions::default())
+                .expect("a zip entry");
+            zip.write_all(text.as_bytes()).expect("zip bytes");
+        }
+        zip.finish().expect("a zip").into_inner()
+    }
+
+    #[test]
+    fn sniff_type_names_the_type_by_bytes_and_notes_a_disagreeing_name() {
+        let docx = docx_bytes();
+        let cases: [(&[u8], &str, &str, Option<&str>); 5] = [
+            (b"# Notes\n", "notes.md", "text/markdown", None),
+            (b"plain words\n", "notes", "text/plain", None),
+            (
+                b"plain words\n",
+                "report.pdf",
+                "text/plain",
+                Some("application/pdf by its name, but its bytes are text/plain."),
+            ),
+            (
+                &docx,
+                "letter.docx",
+                "application/vnd.openxmlformats-officedocument.wordprocessingml.document",
+                None,
+            ),
+            (
+                &docx,
+                "letter.txt",
+                "application/vnd.openxmlformats-officedocument.wordprocessingml.document",
+                Some(
+                    "text/plain by its name, but its bytes are application/vnd.openxmlformats-officedocument.wordprocessingml.document.",
+                ),
+            ),
+        ];
+        for (bytes, name, mime, note) in cases {
+            let found = sniff_type(bytes, name);
+            assert_eq!(found.mime_type, mime, "{name}");
+            assert_eq!(found.type_note.as_deref(), note, "{name}");
+        }
+        assert_eq!(sniff_type(&docx, "letter.docx").kind, Kind::Document);
     }
 }

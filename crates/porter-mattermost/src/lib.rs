@@ -39,6 +39,8 @@
 mod client;
 mod error;
 mod model;
+pub mod outgoing;
+pub mod server;
 
 pub use client::{
     Client, ClientOptions, Token, USER_AGENT, disposition_file_name, normalize_base_url,

@@ -2,12 +2,25 @@
 //! ordinary files and never more than a cap, turns any name into one that is
 //! safe to create on disk, and writes new files without ever replacing one.
 //!
+//! For a server that reads the person's own files (a local MCP server
+//! attaching a file to a post) it decides which paths may be read at all:
+//! [`ordinary_path`] resolves a path given as text to the real path of an
+//! ordinary file on this machine (never another machine, a device, `/proc`,
+//! `/sys` or `/dev`, a relative path or a name with invisible characters),
+//! [`is_credential_path`] names files where credentials live, and
+//! [`holds_secret`] finds a private key or the server's own token in bytes.
+//! [`sha256_hex`] and [`fingerprint`] bind a question's answer to what it
+//! was about. For downloads, [`save_new`] saves under a cap, with the
+//! system's download mark, and answers an earlier copy instead of saving a
+//! file twice.
+//!
 //! It deliberately knows nothing of MCP, Mattermost or the gateway: callers
-//! pass the paths and limits. It does not decide *where* files may go; the
-//! servers do that and hand the directory in.
+//! pass the paths, the home directory, the token and the limits. It does not
+//! decide *where* files may go; the servers do that and hand the directory
+//! in.
 //!
 //! ```
-//! use porter_paths::{read_ordinary, safe_name, Contents};
+//! use porter_paths::{ordinary_path, read_ordinary, safe_name, Contents};
 //!
 //! assert_eq!(safe_name("../../etc/passwd"), "passwd");
 //! let dir = tempfile::tempdir()?;
@@ -17,19 +30,30 @@
 //!     Contents::Bytes(bytes) => assert_eq!(bytes, b"hello"),
 //!     Contents::TooLarge { size } => unreachable!("5 bytes fit a cap of 1024, not {size}"),
 //! }
+//! assert!(ordinary_path("/proc/self/environ", dir.path()).is_err());
+//! assert!(ordinary_path("~/note.txt", dir.path())?.ends_with("note.txt"));
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
-use std::fs::OpenOptions;
-use std::io::{self, Read, Write};
+mod credentials;
+mod digest;
+mod local;
+mod save;
+
+pub use credentials::{MIN_TOKEN_BYTES, holds_secret, is_credential_path};
+pub use digest::{fingerprint, sha256_hex};
+pub use local::{expand_path, is_invisible, ordinary_path, read_local, shown};
+pub use save::{
+    MAX_NAME_ATTEMPTS, MAX_SAVE_BYTES, ORIGIN_ATTRIBUTE, Saved, SavedFiles, save_new, write_new,
+};
+
+use std::io::{self, Read};
 use std::path::{Path, PathBuf};
 
 /// `SAFE_NAME_BYTES` is the longest name [`safe_name`] returns, kept under
-/// the 255-byte limit of common file systems with room for " (999)".
+/// the 255-byte limit of common file systems with room for " (1000)" and
+/// for the hidden temporary name a file is written under first.
 pub const SAFE_NAME_BYTES: usize = 200;
-/// `MAX_NAME_ATTEMPTS` is how many numbered names [`write_new`] tries before
-/// it gives up.
-pub const MAX_NAME_ATTEMPTS: u32 = 999;
 
 /// `PathError` says what was wrong with a path and what to do about it.
 #[derive(Debug, thiserror::Error)]
@@ -49,12 +73,90 @@ pub enum PathError {
         what: &'static str,
     },
     /// Every numbered name up to [`MAX_NAME_ATTEMPTS`] is taken.
-    #[error("{}: every name up to \"{name} ({MAX_NAME_ATTEMPTS})\" is taken; clear some out or choose another name", dir.display())]
+    #[error("{}: every name up to \"{name}\" is taken; clear some out or choose another name", dir.display())]
     NamesTaken {
         /// The directory written into.
         dir: PathBuf,
-        /// The name asked for.
+        /// The last name tried ("notes (1000).txt").
         name: String,
+    },
+    /// The path names another machine or a device, which a local server
+    /// never reads: a share (`\\host\share`, `//host/share`) or a Windows
+    /// device or verbatim path (`\\?\…`, `\\.\…`).
+    #[error(
+        "{shown} names another machine or a device, and porter reads only files on this computer; pass the path of a file on a local disk, such as /home/you/report.pdf or C:\\Users\\you\\report.pdf"
+    )]
+    OtherMachine {
+        /// The path, with invisible characters escaped.
+        shown: String,
+    },
+    /// The path lies in a tree the system makes up (`/proc`, `/sys`,
+    /// `/dev`, or such a file system mounted elsewhere).
+    #[error("{} lies in {tree}, which the system makes up rather than stores (its files describe running programs and devices, and can hold their secrets); pass the path of an ordinary file", path.display())]
+    SystemTree {
+        /// The path (as given, or resolved).
+        path: PathBuf,
+        /// The tree ("/proc") or the kind of file system.
+        tree: &'static str,
+    },
+    /// The path is relative, so which file it names depends on a working
+    /// directory the model cannot see.
+    #[error(
+        "{shown} is a relative path, and which file it names depends on where the server was started; pass an absolute path, or one starting with ~/ for the home directory"
+    )]
+    Relative {
+        /// The path, with invisible characters escaped.
+        shown: String,
+    },
+    /// The path starts with `~user`, another account's home.
+    #[error(
+        "{shown} names another account's home directory, which porter does not look up; pass an absolute path, or ~/… for your own home directory"
+    )]
+    OtherUsersHome {
+        /// The path, with invisible characters escaped.
+        shown: String,
+    },
+    /// The path holds a control or invisible character, which can make one
+    /// name look like another (U+202E shows "photo\u{202E}gpj.exe" as
+    /// "photoexe.jpg").
+    #[error("{shown} contains the invisible or control character U+{:04X}, which can make a name look like another; rename the file and pass its new path", u32::from(*character))]
+    InvisibleCharacter {
+        /// The path, with invisible characters escaped.
+        shown: String,
+        /// The first such character.
+        character: char,
+    },
+    /// The real path is not valid Unicode, so no question could show it as
+    /// it is.
+    #[error("{}: its real path is not valid Unicode text, so it cannot be shown faithfully; rename the file and pass its new path", path.display())]
+    NotUnicode {
+        /// The path, shown with replacement characters.
+        path: PathBuf,
+    },
+    /// The file changed between the check and the read (it was replaced
+    /// by a link, or the path now leads elsewhere).
+    #[error("{}: the file changed while it was being checked (it was replaced or a link now leads elsewhere); check it and pass the path again", path.display())]
+    Changed {
+        /// The real path that was checked.
+        path: PathBuf,
+    },
+    /// The file is larger than the cap.
+    #[error(
+        "{name} is {size} bytes, more than the {cap} bytes porter saves or sends; a person can download or share it themselves"
+    )]
+    TooLarge {
+        /// The file's name.
+        name: String,
+        /// Its size in bytes.
+        size: u64,
+        /// The cap in bytes.
+        cap: u64,
+    },
+    /// The directory to save into does not exist or is not a directory.
+    #[error("{}: it does not exist or is not a directory; create it or choose another download directory", path.display())]
+    NoDirectory {
+        /// The directory given.
+        path: PathBuf,
     },
     /// The operating system refused.
     #[error("{}: {source}", path.display())]
@@ -68,7 +170,7 @@ pub enum PathError {
 }
 
 impl PathError {
-    fn io(path: &Path, source: io::Error) -> Self {
+    pub(crate) fn io(path: &Path, source: io::Error) -> Self {
         if source.kind() == io::ErrorKind::NotFound {
             Self::NotFound {
                 path: path.to_owned(),
@@ -119,7 +221,7 @@ pub fn read_ordinary(path: &Path, cap: u64) -> Result<Contents, PathError> {
     Ok(Contents::Bytes(bytes))
 }
 
-fn ordinary(path: &Path, metadata: &std::fs::Metadata) -> Result<(), PathError> {
+pub(crate) fn ordinary(path: &Path, metadata: &std::fs::Metadata) -> Result<(), PathError> {
     let kind = metadata.file_type();
     if kind.is_file() {
         return Ok(());
@@ -215,7 +317,7 @@ fn is_unsafe_char(c: char) -> bool {
 
 /// Splits "report.final.pdf" into ("report.final", ".pdf"); a name with no
 /// dot after its first character has no extension.
-fn split_extension(name: &str) -> (&str, &str) {
+pub(crate) fn split_extension(name: &str) -> (&str, &str) {
     match name.rfind('.') {
         Some(at) if at > 0 => name.split_at(at),
         _ => (name, ""),
@@ -240,58 +342,19 @@ pub fn ascii_name(name: &str) -> String {
     safe_name(&deunicode::deunicode(&safe_name(name)))
 }
 
-/// Writes `bytes` as a new file named `name` (made safe) in `dir`, never
-/// replacing anything: if the name is taken it tries "name (2).ext",
-/// "name (3).ext", … Each attempt is an exclusive create, so two writers
-/// cannot both win a name. The bytes go to a hidden temporary file first
-/// and are linked into place only when complete, so no reader ever sees a
-/// partial file and a failed write leaves nothing behind. Returns the path
-/// written.
-pub fn write_new(dir: &Path, name: &str, bytes: &[u8]) -> Result<PathBuf, PathError> {
-    let name = safe_name(name);
-    let (stem, ext) = split_extension(&name);
-    let temp = dir.join(format!(".{stem}.porter-partial-{}", std::process::id()));
-    let result = write_temp(&temp, bytes).and_then(|()| {
-        for attempt in 1..=MAX_NAME_ATTEMPTS {
-            let candidate = if attempt == 1 {
-                name.clone()
-            } else {
-                format!("{stem} ({attempt}){ext}")
-            };
-            let target = dir.join(&candidate);
-            match fs_err::hard_link(&temp, &target) {
-                Ok(()) => return Ok(target),
-                Err(e) if e.kind() == io::ErrorKind::AlreadyExists => {}
-                Err(e) => return Err(PathError::io(&target, e)),
-            }
-        }
-        Err(PathError::NamesTaken {
-            dir: dir.to_owned(),
-            name: name.clone(),
-        })
-    });
-    let _ = fs_err::remove_file(&temp);
-    result
-}
-
-fn write_temp(temp: &Path, bytes: &[u8]) -> Result<(), PathError> {
-    let mut file = OpenOptions::new()
-        .write(true)
-        .create_new(true)
-        .open(temp)
-        .map_err(|e| PathError::io(temp, e))?;
-    let written = file.write_all(bytes).and_then(|()| file.sync_all());
-    if let Err(e) = written {
-        drop(file);
-        let _ = fs_err::remove_file(temp);
-        return Err(PathError::io(temp, e));
-    }
-    Ok(())
-}
-
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
+
+    /// Makes a named pipe, which a reader that opened it would wait on.
+    #[cfg(unix)]
+    pub(crate) fn make_fifo(path: &Path) {
+        let made = std::process::Command::new("mkfifo")
+            .arg(path)
+            .status()
+            .expect("mkfifo runs");
+        assert!(made.success(), "mkfifo {}", path.display());
+    }
 
     #[test]
     fn safe_names_keep_the_last_component_and_lose_what_could_hurt() {
@@ -335,29 +398,6 @@ mod tests {
     }
 
     #[test]
-    fn write_new_never_overwrites_and_numbers_the_next_name() {
-        let dir = tempfile::tempdir().expect("a temp dir");
-        let first = write_new(dir.path(), "notes.txt", b"one").expect("first write");
-        let second = write_new(dir.path(), "notes.txt", b"two").expect("second write");
-        let third = write_new(dir.path(), "../notes.txt", b"three").expect("third write");
-        assert_eq!(
-            first.file_name().and_then(|n| n.to_str()),
-            Some("notes.txt")
-        );
-        assert_eq!(
-            second.file_name().and_then(|n| n.to_str()),
-            Some("notes (2).txt")
-        );
-        assert_eq!(
-            third.file_name().and_then(|n| n.to_str()),
-            Some("notes (3).txt")
-        );
-        assert_eq!(std::fs::read(&first).expect("read"), b"one");
-        let left: Vec<_> = std::fs::read_dir(dir.path()).expect("list").collect();
-        assert_eq!(left.len(), 3, "no temporary file is left behind");
-    }
-
-    #[test]
     fn read_ordinary_reads_up_to_the_cap_and_not_a_byte_past_it() {
         let dir = tempfile::tempdir().expect("a temp dir");
         let path = dir.path().join("ten.bin");
@@ -393,11 +433,7 @@ mod tests {
     fn a_named_pipe_is_refused_without_blocking_on_it() {
         let dir = tempfile::tempdir().expect("a temp dir");
         let fifo = dir.path().join("pipe");
-        let made = std::process::Command::new("mkfifo")
-            .arg(&fifo)
-            .status()
-            .expect("mkfifo runs");
-        assert!(made.success());
+        make_fifo(&fifo);
         let error = read_ordinary(&fifo, 10).expect_err("a pipe");
         assert!(error.to_string().contains("a named pipe"), "{error}");
     }

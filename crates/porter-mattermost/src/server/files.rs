@@ -1,0 +1,285 @@
+//! `read_file` and `save_file`: an attachment through the file view, or
+//! onto the person's disk.
+
+use std::fmt::Write as _;
+
+use bytes::Bytes;
+use porter_fileview::{Block, Cancel, FileInput, View, ViewError, WindowRequest};
+use rmcp::ErrorData;
+use rmcp::RoleServer;
+use rmcp::model::{CallToolResult, ContentBlock};
+use rmcp::service::RequestContext;
+
+use super::output::{ImageOut, ReadFileOut, SavedOut};
+use super::tools::ReadFileArgs;
+use super::{Failure, MattermostServer, SAVE_FILE_BYTES, lock};
+use crate::{Error, FileInfo};
+
+impl MattermostServer {
+    /// Where a person can open a file: its post's permalink, or the server.
+    pub(crate) fn file_link(&self, info: &FileInfo) -> String {
+        if info.post_id.is_empty() {
+            self.shared.client.base_url().to_owned()
+        } else {
+            self.shared.client.permalink(&info.post_id)
+        }
+    }
+
+    /// A file's bytes from the cache, or downloaded (at most `cap` bytes)
+    /// and cached. `Ok(None)` when the file turns out larger than the cap
+    /// (then nothing more of it is read); the size is what was learnt.
+    pub(crate) async fn file_bytes(
+        &self,
+        info: &FileInfo,
+        cap: u64,
+    ) -> Result<Result<Bytes, u64>, Failure> {
+        if info.size > cap {
+            return Ok(Err(info.size));
+        }
+        if let Some(bytes) = lock(&self.shared.cache).get(&info.id) {
+            return Ok(Ok(bytes));
+        }
+        match self.shared.client.download(info, cap).await {
+            Ok(download) => {
+                lock(&self.shared.cache).put(&info.id, download.bytes.clone());
+                Ok(Ok(download.bytes))
+            }
+            Err(Error::TooLarge { size, received, .. }) => {
+                Ok(Err(size.unwrap_or(received).max(cap + 1)))
+            }
+            Err(other) => Err(other.into()),
+        }
+    }
+
+    pub(crate) async fn read_file_impl(
+        &self,
+        args: ReadFileArgs,
+        context: &RequestContext<RoleServer>,
+    ) -> Result<CallToolResult, Failure> {
+        let file_id = args.file_id.trim();
+        if file_id.is_empty() {
+            return Err(Failure::Tool(
+                "file_id is empty; pass the id of a file as listed with its post".to_owned(),
+            ));
+        }
+        let info = self.shared.client.file_info(file_id).await?;
+        let link = self.file_link(&info);
+        let options = &self.shared.options.view;
+        let declared = (!info.mime_type.is_empty()).then_some(info.mime_type.as_str());
+        let view = match self.file_bytes(&info, options.max_file_bytes).await? {
+            Err(size) => porter_fileview::describe_too_large(
+                &info.name,
+                size,
+                declared,
+                Some(&link),
+                options,
+            ),
+            Ok(bytes) => {
+                let cancel = Cancel::new();
+                let task = {
+                    let cancel = cancel.clone();
+                    let options = options.clone();
+                    let name = info.name.clone();
+                    let declared = declared.map(str::to_owned);
+                    let link = link.clone();
+                    let window = WindowRequest {
+                        start_line: args.start_line,
+                        line_count: args.line_count,
+                    };
+                    tokio::task::spawn_blocking(move || {
+                        let input = FileInput {
+                            bytes: &bytes,
+                            name: &name,
+                            declared_type: declared.as_deref(),
+                            link: Some(&link),
+                        };
+                        porter_fileview::view(&input, &window, &options, &cancel)
+                    })
+                };
+                let outcome = tokio::select! {
+                    joined = task => joined,
+                    () = context.ct.cancelled() => {
+                        cancel.cancel();
+                        return Err(Failure::Tool("the request was cancelled".to_owned()));
+                    }
+                };
+                match outcome {
+                    Ok(Ok(view)) => view,
+                    Ok(Err(error @ (ViewError::PastEnd { .. } | ViewError::BadWindow { .. }))) => {
+                        return Err(Failure::Tool(error.to_string()));
+                    }
+                    Ok(Err(ViewError::Cancelled)) => {
+                        return Err(Failure::Tool("the request was cancelled".to_owned()));
+                    }
+                    Err(join) => {
+                        tracing::error!(%join, file_id, "the file view stopped unexpectedly");
+                        return Err(Failure::Tool(format!(
+                            "porter could not show {}; a person can open it at {link}",
+                            info.name
+                        )));
+                    }
+                }
+            }
+        };
+        view_result(&info, &link, &view)
+    }
+}
+
+/// A view as a tool result: its blocks unchanged, and the structured record.
+fn view_result(info: &FileInfo, link: &str, view: &View) -> Result<CallToolResult, Failure> {
+    let content = blocks(&view.content)?;
+    let record = &view.structured;
+    let window = record.window;
+    let out = ReadFileOut {
+        file_id: info.id.clone(),
+        name: record.name.clone(),
+        post_id: info.post_id.clone(),
+        kind: enum_name(&record.kind),
+        mime_type: record.mime_type.clone(),
+        size: record.size_bytes,
+        shown: enum_name(&record.shown),
+        web_url: link.to_owned(),
+        start_line: window.map(|w| w.start_line),
+        end_line: window.map(|w| w.end_line),
+        total_lines: window.map(|w| w.total_lines),
+        next_start_line: window.and_then(|w| w.next_start_line),
+        image: record.image.as_ref().map(|i| ImageOut {
+            original_width: i.original_width,
+            original_height: i.original_height,
+            width: i.width,
+            height: i.height,
+            turned_upright: i.turned_upright,
+            scaled: i.scaled,
+            reencoded: i.reencoded,
+            mime_type: i.mime_type.clone(),
+            bytes: i.bytes,
+        }),
+        type_note: record.type_note.clone(),
+        reason: record.reason.clone(),
+        notes: record.notes.clone(),
+    };
+    let value = serde_json::to_value(&out).map_err(|e| {
+        Failure::Rpc(ErrorData::internal_error(
+            format!("the result could not be written: {e}"),
+            None,
+        ))
+    })?;
+    let mut result = CallToolResult::success(content);
+    result.structured_content = Some(value);
+    Ok(result)
+}
+
+/// The file view's blocks as rmcp content: they serialise exactly as MCP
+/// content, so they pass through JSON unchanged.
+pub(crate) fn blocks(blocks: &[Block]) -> Result<Vec<ContentBlock>, Failure> {
+    blocks
+        .iter()
+        .map(|block| {
+            serde_json::to_value(block)
+                .and_then(serde_json::from_value::<ContentBlock>)
+                .map_err(|e| {
+                    Failure::Rpc(ErrorData::internal_error(
+                        format!("a {} block could not be carried: {e}", block.kind()),
+                        None,
+                    ))
+                })
+        })
+        .collect()
+}
+
+/// The snake_case name a unit enum serialises to.
+fn enum_name<T: serde::Serialize>(value: &T) -> String {
+    match serde_json::to_value(value) {
+        Ok(serde_json::Value::String(s)) => s,
+        _ => String::new(),
+    }
+}
+
+impl MattermostServer {
+    pub(crate) async fn save_file_impl(
+        &self,
+        args: super::tools::SaveFileArgs,
+    ) -> Result<CallToolResult, Failure> {
+        let file_id = args.file_id.trim();
+        if file_id.is_empty() {
+            return Err(Failure::Tool(
+                "file_id is empty; pass the id of a file as listed with its post".to_owned(),
+            ));
+        }
+        let dir = self.shared.options.download_dir.clone();
+        let info = self.shared.client.file_info(file_id).await?;
+        let link = self.file_link(&info);
+        let too_large = |size: u64| {
+            Failure::Tool(format!(
+                "{} is {}, more than the {} save_file writes; nothing was saved. A person can download it at {link}",
+                info.name,
+                porter_fileview::human_size(size),
+                porter_fileview::human_size(SAVE_FILE_BYTES)
+            ))
+        };
+        if info.size > SAVE_FILE_BYTES {
+            return Err(too_large(info.size));
+        }
+        let origin = format!("{}/api/v4/files/{}", self.shared.client.base_url(), info.id);
+        let earlier = {
+            let (dir, name, origin, size) =
+                (dir.clone(), info.name.clone(), origin.clone(), info.size);
+            let shared = std::sync::Arc::clone(&self.shared);
+            tokio::task::spawn_blocking(move || {
+                shared.saved.earlier_copy(&dir, &name, &origin, size)
+            })
+            .await
+            .ok()
+            .flatten()
+        };
+        let saved = if let Some(path) = earlier {
+            porter_paths::Saved {
+                path,
+                size: info.size,
+                already_saved: true,
+                mark_note: None,
+            }
+        } else {
+            let bytes = match self.file_bytes(&info, SAVE_FILE_BYTES).await? {
+                Ok(bytes) => bytes,
+                Err(size) => return Err(too_large(size)),
+            };
+            let shared = std::sync::Arc::clone(&self.shared);
+            let name = info.name.clone();
+            let origin = origin.clone();
+            tokio::task::spawn_blocking(move || {
+                porter_paths::save_new(&dir, &name, &bytes, &origin, SAVE_FILE_BYTES, &shared.saved)
+            })
+            .await
+            .map_err(|e| Failure::Tool(format!("saving stopped unexpectedly: {e}")))?
+            .map_err(|e| Failure::Tool(format!("{e}; nothing was saved")))?
+        };
+        let out = SavedOut {
+            file_id: info.id.clone(),
+            path: saved.path.display().to_string(),
+            size: saved.size,
+            already_saved: saved.already_saved,
+            mark_note: saved.mark_note.clone(),
+        };
+        let mut text = if saved.already_saved {
+            format!(
+                "{} was saved before and is still at {} ({}); nothing new was written.",
+                info.name,
+                out.path,
+                porter_fileview::human_size(out.size)
+            )
+        } else {
+            format!(
+                "Saved {} to {} ({}).",
+                info.name,
+                out.path,
+                porter_fileview::human_size(out.size)
+            )
+        };
+        if let Some(note) = &saved.mark_note {
+            let _ = write!(text, " It is not marked as downloaded: {note}.");
+        }
+        text.push('\n');
+        super::done(text, &out)
+    }
+}

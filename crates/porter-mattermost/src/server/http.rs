@@ -1,0 +1,161 @@
+//! Streamable HTTP: the MCP endpoint at `/mcp` in an axum router.
+//!
+//! Only loopback `Host` names and browser `Origin`s are accepted unless the
+//! operator lists more, so a web page cannot reach the server through DNS
+//! rebinding. With a bearer token set, every request must carry it.
+
+use std::sync::Arc;
+
+use axum::Router;
+use axum::extract::{Request, State};
+use axum::http::{HeaderValue, StatusCode, header};
+use axum::middleware::{self, Next};
+use axum::response::{IntoResponse, Response};
+use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+use rmcp::transport::streamable_http_server::tower::{
+    StreamableHttpServerConfig, StreamableHttpService,
+};
+use sha2::{Digest, Sha256};
+use tokio_util::sync::CancellationToken;
+
+use super::MattermostServer;
+use crate::Token;
+
+/// `LOOPBACK_HOSTS` are the `Host` names always accepted.
+pub const LOOPBACK_HOSTS: &[&str] = &["localhost", "127.0.0.1", "::1", "[::1]"];
+
+/// `HttpOptions` are the HTTP transport's protections. The default accepts
+/// loopback names only and asks for no token.
+#[derive(Debug, Clone, Default)]
+pub struct HttpOptions {
+    /// The bearer token every request must carry, when set.
+    pub bearer: Option<Token>,
+    /// More `Host` names (or `host:port`) to accept besides loopback, for a
+    /// server reached by another name. Each also becomes an allowed browser
+    /// origin.
+    pub extra_hosts: Vec<String>,
+    /// Cancelled to close every session (and SSE stream) at shutdown.
+    pub shutdown: CancellationToken,
+}
+
+/// `http_app` is the router serving MCP at `/mcp`.
+pub fn http_app(server: MattermostServer, options: &HttpOptions) -> Router {
+    let mut hosts: Vec<String> = LOOPBACK_HOSTS.iter().map(|h| (*h).to_owned()).collect();
+    hosts.extend(options.extra_hosts.iter().cloned());
+    let mut origins = Vec::new();
+    for host in &hosts {
+        let host = if host.contains(':')
+            && !host.starts_with('[')
+            && host.parse::<std::net::Ipv6Addr>().is_ok()
+        {
+            format!("[{host}]")
+        } else {
+            host.clone()
+        };
+        let with_port = if host
+            .rsplit_once(':')
+            .is_some_and(|(_, p)| p.parse::<u16>().is_ok())
+            && !host.ends_with(']')
+        {
+            host.clone()
+        } else {
+            format!("{host}:*")
+        };
+        origins.push(format!("http://{with_port}"));
+        origins.push(format!("https://{with_port}"));
+    }
+    origins.sort();
+    origins.dedup();
+    let config = StreamableHttpServerConfig::default()
+        .with_allowed_hosts(hosts)
+        .with_allowed_origins(origins)
+        .enforce_origin_validation()
+        .with_cancellation_token(options.shutdown.clone());
+    let service = StreamableHttpService::new(
+        move || Ok(server.clone()),
+        Arc::new(LocalSessionManager::default()),
+        config,
+    );
+    let bearer = options
+        .bearer
+        .as_ref()
+        .map(|t| Arc::new(Sha256::digest(format!("Bearer {}", t.expose()).as_bytes()).to_vec()));
+    Router::new()
+        .nest_service("/mcp", service)
+        .layer(middleware::from_fn(ended_session))
+        .layer(middleware::from_fn_with_state(bearer, require_bearer))
+}
+
+/// `serve_http` serves [`http_app`] on `listener` until `stop` completes,
+/// then closes every session and waits for open requests to finish.
+pub async fn serve_http(
+    server: MattermostServer,
+    listener: tokio::net::TcpListener,
+    options: HttpOptions,
+    stop: impl Future<Output = ()> + Send + 'static,
+) -> std::io::Result<()> {
+    let shutdown = options.shutdown.clone();
+    let app = http_app(server, &options);
+    axum::serve(listener, app)
+        .with_graceful_shutdown(async move {
+            stop.await;
+            shutdown.cancel();
+        })
+        .await
+}
+
+/// Answers a session's end (`DELETE /mcp`) with 204 rather than rmcp's
+/// 202: the session is gone at once, and clients (the Python SDK among
+/// them) take anything but 200/204 as a failed termination.
+async fn ended_session(request: Request, next: Next) -> Response {
+    let delete = request.method() == axum::http::Method::DELETE;
+    let mut response = next.run(request).await;
+    if delete && response.status() == StatusCode::ACCEPTED {
+        *response.status_mut() = StatusCode::NO_CONTENT;
+        *response.body_mut() = axum::body::Body::empty();
+    }
+    response
+}
+
+/// Refuses a request without the operator's bearer token, comparing
+/// digests so the time taken says nothing about the token.
+async fn require_bearer(
+    State(expected): State<Option<Arc<Vec<u8>>>>,
+    request: Request,
+    next: Next,
+) -> Response {
+    let Some(expected) = expected else {
+        return next.run(request).await;
+    };
+    let given = request
+        .headers()
+        .get(header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok())
+        .map(|v| match v.split_once(' ') {
+            Some((scheme, token)) if scheme.eq_ignore_ascii_case("bearer") => {
+                format!("Bearer {}", token.trim())
+            }
+            _ => v.to_owned(),
+        })
+        .unwrap_or_default();
+    let digest = Sha256::digest(given.as_bytes());
+    let same = digest
+        .iter()
+        .zip(expected.iter())
+        .fold(0u8, |acc, (a, b)| acc | (a ^ b))
+        == 0;
+    if same {
+        next.run(request).await
+    } else {
+        let mut response = (
+            StatusCode::UNAUTHORIZED,
+            "this MCP server needs Authorization: Bearer <PORTER_MCP_HTTP_TOKEN>\n",
+        )
+            .into_response();
+        response.headers_mut().insert(
+            header::WWW_AUTHENTICATE,
+            HeaderValue::from_static("Bearer realm=\"porter\""),
+        );
+        response
+    }
+}

@@ -1,0 +1,937 @@
+//! The write tools: `create_post`, `dm`, `group_message`.
+//!
+//! Each asks the person first (unless the operator left approval to the
+//! client): a form with one required, default-less `confirm` box, whose
+//! message names who posts where, every file and the message. Nothing is
+//! read from Mattermost or disk before the client is known to be able to
+//! ask. The answer is bound to a digest of the call's input and the
+//! fingerprint of what it acts on; just before acting every file is read
+//! again and compared, and only the compared bytes are uploaded.
+//!
+//! Sessions up to 2025-11-25 are asked during the call (`elicitation/create`);
+//! on 2026-07-28 the call answers "input required" with a sealed request
+//! state, and the client calls again with the person's answer.
+
+use std::fmt::Write as _;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+use rmcp::handler::server::tool::{InputResponses, RequestState, schema_for_output};
+use rmcp::handler::server::wrapper::Parameters;
+use rmcp::model::{
+    CallToolResponse, CallToolResult, ElicitRequest, ElicitRequestParams, ElicitResult,
+    ElicitationAction, ElicitationSchema, InputRequest, InputRequests, InputRequiredResult,
+    ProtocolVersion, SealOptions,
+};
+use rmcp::service::RequestContext;
+use rmcp::{ErrorData, RoleServer, tool, tool_router};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use super::cursor::canonical_json;
+use super::output::{ChannelOut, PostedOut};
+use super::render::post_text;
+use super::{Failure, MattermostServer, Transport, done, finish, missing_elicitation};
+use crate::outgoing::{self, FileRequest, OutgoingLimits, Prepared, PreparedFile};
+use crate::{Channel, Error, NewPost, UploadFile, User};
+
+/// `CONFIRM` is the one field of the question's form.
+const CONFIRM: &str = "confirm";
+/// `MAX_GROUP_OTHERS` / `MIN_GROUP_OTHERS`: a group message has 3 to 8
+/// members, the account included.
+const MIN_GROUP_OTHERS: usize = 2;
+const MAX_GROUP_OTHERS: usize = 7;
+
+/// A file to attach: `{path}` on the person's machine (stdio only), or
+/// `{name, content}` text written for the post.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct FileArg {
+    /// A file on the person's machine: an absolute path or one starting with `~/` (only when porter runs locally over stdio).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub path: Option<String>,
+    /// The name of a file you write for this post (with `content`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    /// The text of a file you write for this post (with `name`; at most 1 MiB; never base64).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub content: Option<String>,
+}
+
+/// A post in a channel.
+#[derive(Debug, Default, Serialize, Deserialize, JsonSchema)]
+pub struct CreatePostArgs {
+    /// The channel: its id or name (`~town-square`, `town-square` or `Town Square`).
+    pub channel_id: String,
+    /// The team, by id or name, when the channel name is in several teams.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub team_id: Option<String>,
+    /// The post to reply to (id or permalink), to post in its thread.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub root_id: Option<String>,
+    /// The message (Markdown).
+    pub message: String,
+    /// Files to attach (at most 10).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub files: Vec<FileArg>,
+}
+
+/// A direct message.
+#[derive(Debug, Default, Serialize, Deserialize, JsonSchema)]
+pub struct DmArgs {
+    /// Who to write to (with or without `@`); leave out to write to yourself.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub username: Option<String>,
+    /// The message (Markdown).
+    pub message: String,
+    /// Files to attach (at most 10).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub files: Vec<FileArg>,
+}
+
+/// A group message.
+#[derive(Debug, Default, Serialize, Deserialize, JsonSchema)]
+pub struct GroupMessageArgs {
+    /// Who to write to besides yourself: 2 to 7 usernames (with or without `@`).
+    pub usernames: Vec<String>,
+    /// The message (Markdown).
+    pub message: String,
+    /// Files to attach (at most 10).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub files: Vec<FileArg>,
+}
+
+#[tool_router(router = write_router, vis = "pub(crate)")]
+impl MattermostServer {
+    #[tool(
+        name = "create_post",
+        title = "Post in a channel",
+        description = "Posts a message in a channel (or replies in a thread with root_id), with files: {path} from the person's machine (local server only) or {name, content} text you write.",
+        annotations(title = "Post in a channel", read_only_hint = false, destructive_hint = false, idempotent_hint = false, open_world_hint = false),
+        output_schema = schema_for_output::<PostedOut>()
+    )]
+    async fn create_post(
+        &self,
+        Parameters(args): Parameters<CreatePostArgs>,
+        RequestState(state): RequestState,
+        InputResponses(answers): InputResponses,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let input = serde_json::to_value(&args).unwrap_or(Value::Null);
+        let call = Call {
+            tool: "create_post",
+            input,
+            message: args.message.clone(),
+            files: args.files.clone(),
+            state,
+            answers,
+        };
+        self.write(call, Target::Channel(args), &context).await
+    }
+
+    #[tool(
+        name = "dm",
+        title = "Send a direct message",
+        description = "Sends a direct message to one person (or, without username, to yourself), with files: {path} from the person's machine (local server only) or {name, content} text you write.",
+        annotations(title = "Send a direct message", read_only_hint = false, destructive_hint = false, idempotent_hint = false, open_world_hint = false),
+        output_schema = schema_for_output::<PostedOut>()
+    )]
+    async fn dm(
+        &self,
+        Parameters(args): Parameters<DmArgs>,
+        RequestState(state): RequestState,
+        InputResponses(answers): InputResponses,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let input = serde_json::to_value(&args).unwrap_or(Value::Null);
+        let call = Call {
+            tool: "dm",
+            input,
+            message: args.message.clone(),
+            files: args.files.clone(),
+            state,
+            answers,
+        };
+        self.write(call, Target::Direct(args.username), &context)
+            .await
+    }
+
+    #[tool(
+        name = "group_message",
+        title = "Send a group message",
+        description = "Sends a message to a group of 2 to 7 other people, with files: {path} from the person's machine (local server only) or {name, content} text you write.",
+        annotations(title = "Send a group message", read_only_hint = false, destructive_hint = false, idempotent_hint = false, open_world_hint = false),
+        output_schema = schema_for_output::<PostedOut>()
+    )]
+    async fn group_message(
+        &self,
+        Parameters(args): Parameters<GroupMessageArgs>,
+        RequestState(state): RequestState,
+        InputResponses(answers): InputResponses,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let input = serde_json::to_value(&args).unwrap_or(Value::Null);
+        let call = Call {
+            tool: "group_message",
+            input,
+            message: args.message.clone(),
+            files: args.files.clone(),
+            state,
+            answers,
+        };
+        self.write(call, Target::Group(args.usernames), &context)
+            .await
+    }
+}
+
+/// One write call as it arrived.
+struct Call {
+    tool: &'static str,
+    input: Value,
+    message: String,
+    files: Vec<FileArg>,
+    state: Option<String>,
+    answers: Option<rmcp::model::InputResponses>,
+}
+
+/// Where a write goes, as the call named it.
+enum Target {
+    Channel(CreatePostArgs),
+    Direct(Option<String>),
+    Group(Vec<String>),
+}
+
+impl Target {
+    /// The destination as given, bound into the files' fingerprint before
+    /// anything is looked up.
+    fn as_given(&self) -> String {
+        match self {
+            Target::Channel(args) => format!(
+                "channel:{}|team:{}|root:{}",
+                args.channel_id.trim(),
+                args.team_id.as_deref().unwrap_or_default().trim(),
+                args.root_id.as_deref().unwrap_or_default().trim()
+            ),
+            Target::Direct(name) => format!("dm:{}", name.as_deref().unwrap_or_default().trim()),
+            Target::Group(names) => format!("group:{}", names.join(",")),
+        }
+    }
+}
+
+/// Where a write goes, looked up: an existing channel, or the people of a
+/// direct or group channel that is created only once the person agreed.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+enum Place {
+    Channel {
+        channel_id: String,
+        root_id: String,
+        label: String,
+    },
+    People {
+        me: String,
+        others: Vec<String>,
+        label: String,
+    },
+}
+
+impl Place {
+    fn label(&self) -> &str {
+        match self {
+            Place::Channel { label, .. } | Place::People { label, .. } => label,
+        }
+    }
+}
+
+/// What the sealed request state carries from the question to the retry.
+#[derive(Debug, Serialize, Deserialize)]
+struct Asked {
+    digest: String,
+    fingerprint: String,
+    place: Place,
+    time_ms: u64,
+}
+
+/// How the person answered.
+enum Answer {
+    Yes,
+    No(String),
+}
+
+fn now_ms() -> u64 {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as u64)
+}
+
+impl MattermostServer {
+    async fn write(
+        &self,
+        call: Call,
+        target: Target,
+        context: &RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        match self.write_impl(call, target, context).await {
+            Ok(response) => Ok(response),
+            Err(failure) => finish(Err(failure)).map(CallToolResponse::from),
+        }
+    }
+
+    async fn write_impl(
+        &self,
+        call: Call,
+        target: Target,
+        context: &RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, Failure> {
+        let ask = self.shared.options.ask_before_writes;
+        // 1. Can the person be asked at all? Decided from the handshake
+        //    alone, before anything is read from Mattermost or disk.
+        if ask && !can_elicit(context) {
+            return Err(Failure::Rpc(missing_elicitation(call.tool)));
+        }
+        let modern = context
+            .protocol_version()
+            .is_some_and(|v| v.as_str() >= ProtocolVersion::V_2026_07_28.as_str());
+        let digest = input_digest(call.tool, &call.input);
+        // 2. On a retry with the person's answer, the answer comes first:
+        //    a "no" reads nothing.
+        let mut asked: Option<Asked> = None;
+        if ask && modern && call.state.is_some() {
+            let opened = self.open_asked(&call, &digest)?;
+            match answer_of(call.answers.as_ref(), call.tool, opened.time_ms, self)? {
+                Answer::Yes => asked = Some(opened),
+                Answer::No(sentence) => return Err(Failure::Tool(sentence)),
+            }
+        }
+        // 3. Every rule about the message and the files, before any request.
+        if call.message.trim().is_empty() && call.files.is_empty() {
+            return Err(Failure::Tool(
+                "the message is empty and there are no files; pass the text to post. Nothing was posted.".to_owned(),
+            ));
+        }
+        let requests = file_requests(&call.files)?;
+        let local = self.shared.options.transport == Transport::Stdio;
+        let given = target.as_given();
+        let prepared = self.prepare(&requests, local, &given).await?;
+        // 4. Look the destination up.
+        let place = self.place(&target).await?;
+        self.check_length(&call.message).await?;
+        if let Some(asked) = &asked
+            && (asked.digest != digest
+                || asked.fingerprint != prepared.fingerprint
+                || asked.place != place)
+        {
+            return Err(Failure::Tool(format!(
+                "what {} would post is not what the person was asked about (a file or the destination changed); nothing was posted. Call {} again to ask about it as it is now.",
+                call.tool, call.tool
+            )));
+        }
+        // 5. Ask, unless asked already or asking is left to the client.
+        if ask && asked.is_none() {
+            let title = action_title(call.tool, &place);
+            let who = self.me().await.map(|u| u.username).unwrap_or_default();
+            let who_where = format!("@{who} {}", place.label());
+            let text = outgoing::question(&title, &who_where, &prepared, &call.message);
+            if modern {
+                let sealed = Asked {
+                    digest: digest.clone(),
+                    fingerprint: prepared.fingerprint.clone(),
+                    place: place.clone(),
+                    time_ms: now_ms(),
+                };
+                return self.input_required(call.tool, &digest, &sealed, &title, text);
+            }
+            match self.ask_now(call.tool, &title, text, context).await? {
+                Answer::Yes => {}
+                Answer::No(sentence) => return Err(Failure::Tool(sentence)),
+            }
+        }
+        // 6. Act: read every file again, compare, upload exactly those
+        //    bytes, open the channel only now, post.
+        let bytes = self.reread(prepared, requests, local, given).await?;
+        let result = self.act(call.tool, &place, &call.message, bytes).await?;
+        Ok(CallToolResponse::from(result))
+    }
+
+    async fn prepare(
+        &self,
+        requests: &[FileRequest],
+        local: bool,
+        destination: &str,
+    ) -> Result<Prepared, Failure> {
+        let requests = requests.to_vec();
+        let home = self.shared.options.home.clone();
+        let token = self.shared.token.expose().to_owned();
+        let destination = destination.to_owned();
+        tokio::task::spawn_blocking(move || {
+            outgoing::prepare(
+                &requests,
+                local,
+                &home,
+                &token,
+                &destination,
+                &OutgoingLimits::default(),
+            )
+        })
+        .await
+        .map_err(|e| Failure::Tool(format!("checking the files stopped unexpectedly: {e}")))?
+        .map_err(|refusal| Failure::Tool(refusal.to_string()))
+    }
+
+    async fn reread(
+        &self,
+        prepared: Prepared,
+        requests: Vec<FileRequest>,
+        local: bool,
+        destination: String,
+    ) -> Result<Vec<(PreparedFile, Vec<u8>)>, Failure> {
+        let home = self.shared.options.home.clone();
+        let token = self.shared.token.expose().to_owned();
+        tokio::task::spawn_blocking(move || {
+            outgoing::reread(
+                &prepared,
+                &requests,
+                local,
+                &home,
+                &token,
+                &destination,
+                &OutgoingLimits::default(),
+            )
+        })
+        .await
+        .map_err(|e| Failure::Tool(format!("reading the files again stopped unexpectedly: {e}")))?
+        .map_err(|refusal| Failure::Tool(refusal.to_string()))
+    }
+
+    /// Looks the destination up without changing anything.
+    async fn place(&self, target: &Target) -> Result<Place, Failure> {
+        match target {
+            Target::Channel(args) => {
+                let (channel, team) = self
+                    .resolve_channel(&args.channel_id, args.team_id.as_deref())
+                    .await?;
+                let mut root_id = String::new();
+                if let Some(root) = args.root_id.as_deref().filter(|r| !r.trim().is_empty()) {
+                    let id = Self::post_id(root)?;
+                    let post = self.shared.client.post(&id).await?;
+                    if post.channel_id != channel.id {
+                        return Err(Failure::Tool(format!(
+                            "post {id} is in another channel than {}; pass that post's channel as channel_id, or leave root_id out. Nothing was posted.",
+                            args.channel_id
+                        )));
+                    }
+                    root_id = if post.root_id.is_empty() {
+                        post.id
+                    } else {
+                        post.root_id
+                    };
+                }
+                let mut label = format!("posts in {}", channel_label(&channel));
+                if let Some(team) = team {
+                    let _ = write!(label, " (team {})", team.name);
+                }
+                if !root_id.is_empty() {
+                    let _ = write!(label, ", replying in the thread of post {root_id}");
+                }
+                Ok(Place::Channel {
+                    channel_id: channel.id,
+                    root_id,
+                    label,
+                })
+            }
+            Target::Direct(name) => {
+                let me = self.me().await?;
+                let other = match name.as_deref().map(|n| n.trim().trim_start_matches('@')) {
+                    None | Some("") => me.clone(),
+                    Some(name) => self.active_user(name).await?,
+                };
+                let label = if other.id == me.id {
+                    "writes a direct message to themself".to_owned()
+                } else {
+                    format!("writes a direct message to @{}", other.username)
+                };
+                Ok(Place::People {
+                    me: me.id,
+                    others: vec![other.id],
+                    label,
+                })
+            }
+            Target::Group(names) => {
+                let me = self.me().await?;
+                let mut others: Vec<User> = Vec::new();
+                for name in names {
+                    let name = name.trim().trim_start_matches('@');
+                    if name.is_empty() || name.eq_ignore_ascii_case(&me.username) {
+                        continue;
+                    }
+                    if others.iter().any(|u| u.username.eq_ignore_ascii_case(name)) {
+                        continue;
+                    }
+                    others.push(self.active_user(name).await?);
+                }
+                if !(MIN_GROUP_OTHERS..=MAX_GROUP_OTHERS).contains(&others.len()) {
+                    return Err(Failure::Tool(format!(
+                        "a group message goes to {MIN_GROUP_OTHERS} to {MAX_GROUP_OTHERS} other people, and {} were named; use dm for one person. Nothing was posted.",
+                        others.len()
+                    )));
+                }
+                let names: Vec<String> =
+                    others.iter().map(|u| format!("@{}", u.username)).collect();
+                Ok(Place::People {
+                    me: me.id,
+                    others: others.into_iter().map(|u| u.id).collect(),
+                    label: format!("writes a group message to {}", names.join(", ")),
+                })
+            }
+        }
+    }
+
+    /// An active account by username; a deactivated or unknown one is
+    /// refused with what to do.
+    async fn active_user(&self, name: &str) -> Result<User, Failure> {
+        match self.shared.client.user_by_username(name).await {
+            Ok(user) if user.is_active() => Ok(user),
+            Ok(user) => Err(Failure::Tool(format!(
+                "@{} is deactivated and cannot be messaged. Nothing was posted.",
+                user.username
+            ))),
+            Err(Error::NotFound { .. }) => Err(Failure::Tool(format!(
+                "there is no account named @{name}; search_users finds accounts by part of a name. Nothing was posted."
+            ))),
+            Err(other) => Err(other.into()),
+        }
+    }
+
+    /// Refuses a message longer than the server takes, with both numbers.
+    async fn check_length(&self, message: &str) -> Result<(), Failure> {
+        let length = message.chars().count() as u64;
+        if let Ok(config) = self.shared.client.client_config().await
+            && let Some(max) = config.max_post_size
+            && length > max
+        {
+            return Err(Failure::Tool(format!(
+                "the message is {length} characters and this Mattermost takes at most {max}; shorten it or split it. Nothing was posted."
+            )));
+        }
+        Ok(())
+    }
+
+    /// The retry's sealed state, opened against this call's input.
+    fn open_asked(&self, call: &Call, digest: &str) -> Result<Asked, Failure> {
+        let bound = ask_binding(call.tool, digest);
+        let state = call.state.as_deref().unwrap_or_default();
+        self.shared
+            .asks
+            .open_json_with::<Asked>(state, &bound)
+            .map_err(|_| {
+                Failure::Tool(format!(
+                    "this answer belongs to another question (the call's arguments differ from those asked about, or the server restarted); nothing was posted. Call {} again to ask the person afresh.",
+                    call.tool
+                ))
+            })
+    }
+
+    /// The input-required result of 2026-07-28: the question, and the
+    /// sealed state the client hands back with the answer.
+    fn input_required(
+        &self,
+        tool: &str,
+        digest: &str,
+        asked: &Asked,
+        title: &str,
+        text: String,
+    ) -> Result<CallToolResponse, Failure> {
+        let bound = ask_binding(tool, digest);
+        let sealed = self
+            .shared
+            .asks
+            .seal_json_with(asked, &SealOptions::new().associated_data(&bound))
+            .map_err(|e| Failure::Rpc(ErrorData::internal_error(e.to_string(), None)))?;
+        let mut requests = InputRequests::new();
+        requests.insert(
+            CONFIRM.to_owned(),
+            InputRequest::Elicitation(ElicitRequest::new(form(title, text)?)),
+        );
+        Ok(CallToolResponse::from(InputRequiredResult::new(
+            Some(requests),
+            Some(sealed),
+        )))
+    }
+
+    /// Asks during the call (sessions up to 2025-11-25).
+    async fn ask_now(
+        &self,
+        tool: &str,
+        title: &str,
+        text: String,
+        context: &RequestContext<RoleServer>,
+    ) -> Result<Answer, Failure> {
+        let started = now_ms();
+        // Wait a little past the limit, so a late answer is recognised as
+        // late rather than lost.
+        let wait = self.shared.options.ask_timeout + Duration::from_secs(60);
+        let answer = context
+            .peer
+            .create_elicitation_with_timeout(form(title, text)?, Some(wait))
+            .await;
+        match answer {
+            Ok(result) => Ok(judge(
+                &result,
+                tool,
+                started,
+                self.shared.options.ask_timeout,
+            )),
+            Err(error) => Ok(Answer::No(format!(
+                "no answer came from the person ({error}); nothing was posted. Call {tool} again if they still want it."
+            ))),
+        }
+    }
+
+    /// Creates the channel if needed, uploads every file one at a time,
+    /// and posts.
+    async fn act(
+        &self,
+        tool: &str,
+        place: &Place,
+        message: &str,
+        files: Vec<(PreparedFile, Vec<u8>)>,
+    ) -> Result<CallToolResult, Failure> {
+        let client = &self.shared.client;
+        let (channel, root_id) = match place {
+            Place::Channel {
+                channel_id,
+                root_id,
+                ..
+            } => (client.channel(channel_id).await?, root_id.clone()),
+            Place::People { me, others, .. } => {
+                let channel = if others.len() == 1 {
+                    client.direct_channel(me, &others[0]).await?
+                } else {
+                    let mut ids = vec![me.clone()];
+                    ids.extend(others.iter().cloned());
+                    client.group_channel(&ids).await?
+                };
+                (channel, String::new())
+            }
+        };
+        let mut file_ids = Vec::with_capacity(files.len());
+        for (file, bytes) in files {
+            let upload = UploadFile::new(file.name.clone(), file.mime_type.clone(), bytes);
+            let infos = client
+                .upload_files(&channel.id, std::slice::from_ref(&upload))
+                .await
+                .map_err(|e| {
+                    Failure::Tool(format!(
+                        "{e}. {} file(s) were uploaded but not posted; nothing was posted.",
+                        file_ids.len()
+                    ))
+                })?;
+            file_ids.extend(infos.into_iter().map(|i| i.id));
+        }
+        let mut post = NewPost::new(channel.id.clone(), message);
+        post.root_id = root_id;
+        post.file_ids = file_ids;
+        if self.shared.options.mark_ai_generated {
+            let me = self.me().await.map(|u| u.id).unwrap_or_default();
+            post.props
+                .insert("ai_generated_by".to_owned(), Value::String(me));
+        }
+        let created = client.create_post(&post).await?;
+        let post = self.post_out(created).await;
+        let channel = ChannelOut::from(&self.named_channel(channel).await);
+        let text = format!(
+            "Posted with {tool}: {}\n{}",
+            post.permalink,
+            post_text(&post)
+        );
+        done(text, &PostedOut { post, channel })
+    }
+}
+
+/// Whether the client said it can show a form (`elicitation` with `form`,
+/// or with neither mode, which means form).
+fn can_elicit(context: &RequestContext<RoleServer>) -> bool {
+    context
+        .client_capabilities()
+        .and_then(|caps| caps.elicitation)
+        .is_some_and(|e| e.form.is_some() || e.url.is_none())
+}
+
+/// The question's form: one required boolean, no default, so a client
+/// that approves everything cannot tick it unseen.
+fn form(title: &str, text: String) -> Result<ElicitRequestParams, Failure> {
+    let schema = ElicitationSchema::builder()
+        .required_bool_property(CONFIRM, |b| {
+            b.title("Yes, post this")
+                .description("Tick to post exactly what is shown above; leave unticked or decline to post nothing.")
+        })
+        .title(title.to_owned())
+        .build()
+        .map_err(|e| Failure::Rpc(ErrorData::internal_error(e, None)))?;
+    Ok(ElicitRequestParams::FormElicitationParams {
+        meta: None,
+        message: text,
+        requested_schema: schema,
+    })
+}
+
+/// The person's answer, judged: only an accepted form with the box ticked
+/// within the time limit is a yes.
+fn judge(result: &ElicitResult, tool: &str, time_ms: u64, limit: Duration) -> Answer {
+    match result.action {
+        ElicitationAction::Accept => {
+            let ticked = result
+                .content
+                .as_ref()
+                .and_then(|c| c.get(CONFIRM))
+                .and_then(Value::as_bool)
+                == Some(true);
+            let late = now_ms().saturating_sub(time_ms) > limit.as_millis() as u64;
+            if !ticked {
+                Answer::No(format!(
+                    "The person accepted without ticking the confirm box, which porter takes as no: nothing was posted. Do not call {tool} again unless they ask you to."
+                ))
+            } else if late {
+                Answer::No(format!(
+                    "The person answered after more than {} minutes, too late to be sure they still mean it: nothing was posted. Call {tool} again to ask them afresh if they still want it.",
+                    limit.as_secs() / 60
+                ))
+            } else {
+                Answer::Yes
+            }
+        }
+        ElicitationAction::Decline => Answer::No(format!(
+            "The person declined: nothing was posted. Do not call {tool} again unless they ask you to."
+        )),
+        _ => Answer::No(format!(
+            "The person closed the question without answering: nothing was posted. Do not call {tool} again unless they ask you to."
+        )),
+    }
+}
+
+/// The answer in a 2026-07-28 retry.
+fn answer_of(
+    answers: Option<&rmcp::model::InputResponses>,
+    tool: &str,
+    time_ms: u64,
+    server: &MattermostServer,
+) -> Result<Answer, Failure> {
+    let Some(raw) = answers.and_then(|a| a.get(CONFIRM)) else {
+        return Ok(Answer::No(format!(
+            "the call came back without the person's answer; nothing was posted. Call {tool} again to ask them."
+        )));
+    };
+    let result: ElicitResult = serde_json::from_value(raw.clone()).map_err(|e| {
+        Failure::Rpc(ErrorData::invalid_params(
+            format!("inputResponses.{CONFIRM} is not an elicitation result: {e}"),
+            None,
+        ))
+    })?;
+    Ok(judge(
+        &result,
+        tool,
+        time_ms,
+        server.shared.options.ask_timeout,
+    ))
+}
+
+/// The files as `outgoing` takes them; a file that is neither `{path}`
+/// nor `{name, content}` is refused before anything is read.
+fn file_requests(files: &[FileArg]) -> Result<Vec<FileRequest>, Failure> {
+    files
+        .iter()
+        .enumerate()
+        .map(|(i, f)| match (&f.path, &f.name, &f.content) {
+            (Some(path), None, None) => Ok(FileRequest::Path { path: path.clone() }),
+            (None, Some(name), Some(content)) => Ok(FileRequest::Written {
+                name: name.clone(),
+                content: content.clone(),
+            }),
+            _ => Err(Failure::Tool(format!(
+                "file {} must be either {{\"path\": …}} or {{\"name\": …, \"content\": …}}; nothing was posted, and the person was not asked.",
+                i + 1
+            ))),
+        })
+        .collect()
+}
+
+/// A digest of the call's input: the tool and its canonical arguments.
+fn input_digest(tool: &str, input: &Value) -> String {
+    let mut bytes = tool.as_bytes().to_vec();
+    bytes.push(0);
+    bytes.extend_from_slice(canonical_json(input).as_bytes());
+    porter_paths::sha256_hex(&bytes)
+}
+
+/// What a sealed question is bound to.
+fn ask_binding(tool: &str, digest: &str) -> Vec<u8> {
+    format!("porter/ask/v1\0{tool}\0{digest}").into_bytes()
+}
+
+/// The question's title: the action and the place.
+fn action_title(tool: &str, place: &Place) -> String {
+    let label = place.label();
+    if tool == "create_post" {
+        format!("Post in {}", label.trim_start_matches("posts in "))
+    } else {
+        let mut title = label.trim_start_matches("writes ").to_owned();
+        if let Some(first) = title.get(0..1) {
+            title.replace_range(0..1, &first.to_uppercase());
+        }
+        format!(
+            "Send {}",
+            title.trim_start_matches("A ").trim_start_matches("a ")
+        )
+        .replace("Send direct", "Send a direct")
+        .replace("Send group", "Send a group")
+    }
+}
+
+fn channel_label(channel: &Channel) -> String {
+    match channel.kind {
+        crate::ChannelType::Direct | crate::ChannelType::Group => {
+            format!("the conversation {}", channel.display_name)
+        }
+        _ => format!("~{}", channel.name),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn titles_name_the_action_and_the_place() {
+        let channel = Place::Channel {
+            channel_id: "c".into(),
+            root_id: String::new(),
+            label: "posts in ~town-square (team porter)".into(),
+        };
+        assert_eq!(
+            action_title("create_post", &channel),
+            "Post in ~town-square (team porter)"
+        );
+        let dm = Place::People {
+            me: "m".into(),
+            others: vec!["b".into()],
+            label: "writes a direct message to @bob".into(),
+        };
+        assert_eq!(action_title("dm", &dm), "Send a direct message to @bob");
+        let group = Place::People {
+            me: "m".into(),
+            others: vec!["b".into(), "c".into()],
+            label: "writes a group message to @bob, @carol".into(),
+        };
+        assert_eq!(
+            action_title("group_message", &group),
+            "Send a group message to @bob, @carol"
+        );
+    }
+
+    #[test]
+    fn only_a_ticked_answer_in_time_is_a_yes() {
+        let limit = Duration::from_secs(600);
+        let now = now_ms();
+        let answer = |action: ElicitationAction, content: Option<Value>| {
+            let mut result = ElicitResult::new(action);
+            result.content = content;
+            result
+        };
+        let ticked = Some(serde_json::json!({ "confirm": true }));
+        let cases = [
+            (answer(ElicitationAction::Accept, ticked.clone()), now, None),
+            (
+                answer(
+                    ElicitationAction::Accept,
+                    Some(serde_json::json!({ "confirm": false })),
+                ),
+                now,
+                Some("without ticking"),
+            ),
+            (
+                answer(
+                    ElicitationAction::Accept,
+                    Some(serde_json::json!({ "confirm": "yes" })),
+                ),
+                now,
+                Some("without ticking"),
+            ),
+            (
+                answer(ElicitationAction::Accept, None),
+                now,
+                Some("without ticking"),
+            ),
+            (
+                answer(ElicitationAction::Decline, None),
+                now,
+                Some("declined"),
+            ),
+            (
+                answer(ElicitationAction::Cancel, None),
+                now,
+                Some("closed the question"),
+            ),
+            (
+                answer(ElicitationAction::Accept, ticked),
+                now - 601_000,
+                Some("after more than 10 minutes"),
+            ),
+        ];
+        for (result, asked_at, refused) in cases {
+            match (judge(&result, "dm", asked_at, limit), refused) {
+                (Answer::Yes, None) => {}
+                (Answer::No(sentence), Some(words)) => {
+                    assert!(sentence.contains(words), "{sentence}");
+                    assert!(sentence.contains("nothing was posted"), "{sentence}");
+                }
+                (Answer::Yes, Some(words)) => panic!("expected a refusal with {words:?}"),
+                (Answer::No(sentence), None) => panic!("expected yes, got {sentence}"),
+            }
+        }
+    }
+
+    #[test]
+    fn a_file_is_a_path_or_a_name_with_content() {
+        let ok = [
+            FileArg {
+                path: Some("~/a.txt".into()),
+                ..FileArg::default()
+            },
+            FileArg {
+                name: Some("n.md".into()),
+                content: Some("x".into()),
+                ..FileArg::default()
+            },
+        ];
+        assert_eq!(file_requests(&ok).unwrap().len(), 2);
+        for bad in [
+            FileArg::default(),
+            FileArg {
+                path: Some("/a".into()),
+                name: Some("n".into()),
+                ..FileArg::default()
+            },
+            FileArg {
+                name: Some("n".into()),
+                ..FileArg::default()
+            },
+        ] {
+            assert!(file_requests(&[bad]).is_err());
+        }
+    }
+
+    #[test]
+    fn the_input_digest_ignores_key_order_but_not_values() {
+        let a = serde_json::json!({"message": "hi", "channel_id": "x"});
+        let b = serde_json::json!({"channel_id": "x", "message": "hi"});
+        let c = serde_json::json!({"channel_id": "x", "message": "hi!"});
+        assert_eq!(
+            input_digest("create_post", &a),
+            input_digest("create_post", &b)
+        );
+        assert_ne!(
+            input_digest("create_post", &a),
+            input_digest("create_post", &c)
+        );
+        assert_ne!(input_digest("create_post", &a), input_digest("dm", &a));
+    }
+}
