@@ -110,22 +110,36 @@ pub enum ViewError {
 
 /// Shows one file: the content blocks a model sees and the record a
 /// program reads. Errors only for a window past the end, a zero in the
-/// window, or cancellation; any file at all gets a view.
+/// window, or cancellation; any file at all gets a view. The same as
+/// [`prepare`] followed by [`Prepared::view`].
 pub fn view(
     input: &FileInput<'_>,
     window: &WindowRequest,
     options: &Options,
     cancel: &Cancel,
 ) -> Result<View, ViewError> {
+    prepare(input, options, cancel)?.view(window, options)
+}
+
+/// Reads a file once into what every window of it is cut from: the decoded,
+/// extracted or listed text with a line index, or the finished view of a
+/// file that has no windows (an image, audio, a description). A caller that
+/// pages through a large file keeps the `Prepared` and asks it for each
+/// window, which then costs only the window itself.
+pub fn prepare(
+    input: &FileInput<'_>,
+    options: &Options,
+    cancel: &Cancel,
+) -> Result<Prepared, ViewError> {
     let size = input.bytes.len() as u64;
     if size > options.max_file_bytes {
-        return Ok(describe_too_large(
+        return Ok(Prepared::whole(describe_too_large(
             input.name,
             size,
             input.declared_type,
             input.link,
             options,
-        ));
+        )));
     }
     if cancel.is_cancelled() {
         return Err(ViewError::Cancelled);
@@ -142,13 +156,144 @@ pub fn view(
     // The readers below lean on young third-party parsers (pdf_oxide,
     // calamine, the image decoders); a panic in one becomes a description
     // rather than taking the server down.
-    if let Ok(result) = catch_unwind(AssertUnwindSafe(|| {
-        show(&file, &sniffed, window, options, cancel)
-    })) {
+    if let Ok(result) = catch_unwind(AssertUnwindSafe(|| show(&file, &sniffed, options, cancel))) {
         result
     } else {
         let (kind, mime, what) = identity(&file, &sniffed);
-        Ok(file.described(kind, &mime, &what, "its reader failed on it unexpectedly"))
+        Ok(Prepared::whole(file.described(
+            kind,
+            &mime,
+            &what,
+            "its reader failed on it unexpectedly",
+        )))
+    }
+}
+
+/// `Prepared` is a file read once, ready to answer any window of it; see
+/// [`prepare`].
+#[derive(Debug, Clone)]
+pub struct Prepared(Prep);
+
+#[derive(Debug, Clone)]
+enum Prep {
+    /// A file without windows: the same view whatever the window.
+    Whole(Box<View>),
+    /// Text to cut windows from.
+    Paged(Box<Paged>),
+}
+
+/// Text to cut windows from, and everything each window's answer repeats.
+#[derive(Debug, Clone)]
+struct Paged {
+    /// The record every window starts from (no window yet, the reader's
+    /// notes).
+    record: Record,
+    /// What the header calls the text ("Word document, its text").
+    what: String,
+    text: String,
+    index: text::LineIndex,
+    /// The reader's notes, said in every header.
+    notes: Vec<String>,
+    /// The one line said when there is no text at all.
+    empty: String,
+    /// Blocks after the text (a PDF's own bytes).
+    after: Vec<Block>,
+}
+
+impl Prepared {
+    fn whole(view: View) -> Self {
+        Self(Prep::Whole(Box::new(view)))
+    }
+
+    /// The view of one window: for paged text the header and numbered
+    /// lines asked for, for anything else the whole view.
+    pub fn view(&self, request: &WindowRequest, options: &Options) -> Result<View, ViewError> {
+        let paged = match &self.0 {
+            Prep::Whole(view) => return Ok(View::clone(view)),
+            Prep::Paged(paged) => paged,
+        };
+        let window = text::window(&paged.text, &paged.index, request, options).map_err(
+            |error| match error {
+                text::WindowError::PastEnd {
+                    start_line,
+                    total_lines,
+                } => ViewError::PastEnd {
+                    name: paged.record.name.clone(),
+                    start_line,
+                    total_lines,
+                },
+                text::WindowError::Zero(field) => ViewError::BadWindow { field },
+            },
+        )?;
+        let mut record = paged.record.clone();
+        let mut block = if window.total_lines == 0 {
+            paged.empty.clone()
+        } else {
+            text::header(&record.name, &paged.what, &window)
+        };
+        for note in &paged.notes {
+            block.push(' ');
+            block.push_str(note);
+        }
+        push_type_note(&mut block, &record);
+        if !window.numbered.is_empty() {
+            block.push('\n');
+            block.push_str(&window.numbered);
+        }
+        record.window = Some(WindowRecord {
+            start_line: window.start_line,
+            end_line: window.end_line,
+            total_lines: window.total_lines,
+            next_start_line: window.next_start_line(),
+        });
+        record.notes = window
+            .notes
+            .into_iter()
+            .chain(paged.notes.iter().cloned())
+            .collect();
+        let mut content = vec![Block::text(block)];
+        content.extend(paged.after.iter().cloned());
+        Ok(View {
+            content,
+            structured: record,
+        })
+    }
+
+    /// About how much memory this holds, for callers that keep several
+    /// within a byte budget.
+    #[must_use]
+    pub fn held_bytes(&self) -> u64 {
+        let blocks = |blocks: &[Block]| -> u64 {
+            blocks
+                .iter()
+                .map(|b| match b {
+                    Block::Text { text } => text.len() as u64,
+                    Block::Image { data, .. } | Block::Audio { data, .. } => data.len() as u64,
+                    Block::Resource { resource } => resource.blob.len() as u64,
+                })
+                .sum()
+        };
+        match &self.0 {
+            Prep::Whole(view) => blocks(&view.content),
+            Prep::Paged(paged) => {
+                paged.text.len() as u64 + paged.index.held_bytes() + blocks(&paged.after)
+            }
+        }
+    }
+
+    /// Adds a block after every window's text (a PDF's own bytes), and says
+    /// so in the record.
+    fn attach(&mut self, block: Block) {
+        match &mut self.0 {
+            Prep::Whole(view) => {
+                view.content.push(block);
+                view.structured.shown = Shown::Resource;
+            }
+            Prep::Paged(paged) => {
+                paged.after.push(block);
+                paged.record.shown = Shown::Resource;
+            }
+        }
     }
 }
 
@@ -289,57 +434,25 @@ impl File<'_> {
         }
     }
 
-    /// Text (decoded, extracted or listed) in the window asked for, with a
-    /// header that names the file, what it is and how to page.
-    fn paged_view(
-        &self,
-        kind: Kind,
-        mime: &str,
-        what: &str,
-        extracted: Extracted,
-        request: &WindowRequest,
-        options: &Options,
-    ) -> Result<View, ViewError> {
-        let window =
-            text::window(&extracted.text, request, options).map_err(|error| match error {
-                text::WindowError::PastEnd {
-                    start_line,
-                    total_lines,
-                } => ViewError::PastEnd {
-                    name: self.name.clone(),
-                    start_line,
-                    total_lines,
-                },
-                text::WindowError::Zero(field) => ViewError::BadWindow { field },
-            })?;
+    /// Text (decoded, extracted or listed) ready to be cut into windows,
+    /// each with a header that names the file, what it is and how to page.
+    fn paged(&self, kind: Kind, mime: &str, what: &str, extracted: Extracted) -> Prepared {
         let mut record = self.record(kind, mime, Shown::Text);
-        let mut block = if window.total_lines == 0 {
-            format!(
+        record.notes.clone_from(&extracted.notes);
+        let index = text::LineIndex::new(&extracted.text);
+        Prepared(Prep::Paged(Box::new(Paged {
+            empty: format!(
                 "{}: {what}, {}; it has no text.",
                 self.name,
                 human_size(self.size)
-            )
-        } else {
-            text::header(&self.name, what, &window)
-        };
-        for note in &extracted.notes {
-            block.push(' ');
-            block.push_str(note);
-        }
-        push_type_note(&mut block, &record);
-        block.push('\n');
-        block.push_str(&window.numbered);
-        record.window = Some(WindowRecord {
-            start_line: window.start_line,
-            end_line: window.end_line,
-            total_lines: window.total_lines,
-            next_start_line: window.next_start_line(),
-        });
-        record.notes = window.notes.into_iter().chain(extracted.notes).collect();
-        Ok(View {
-            content: vec![Block::text(block)],
-            structured: record,
-        })
+            ),
+            record,
+            what: what.to_owned(),
+            text: extracted.text,
+            index,
+            notes: extracted.notes,
+            after: Vec::new(),
+        })))
     }
 
     /// The URI an embedded resource carries: the caller's link, or a
@@ -376,16 +489,19 @@ fn push_type_note(text: &mut String, record: &Record) {
 fn show(
     file: &File<'_>,
     sniffed: &Sniffed,
-    request: &WindowRequest,
     options: &Options,
     cancel: &Cancel,
-) -> Result<View, ViewError> {
+) -> Result<Prepared, ViewError> {
     let ((kind, mime, what), outcome) = match sniffed {
-        Sniffed::Text(encoding) => return show_text(file, *encoding, request, options),
-        Sniffed::Pdf => return show_pdf(file, request, options, cancel),
-        Sniffed::Image(format) => return show_image(file, *format, options, cancel),
+        Sniffed::Text(encoding) => return Ok(show_text(file, *encoding)),
+        Sniffed::Pdf => return show_pdf(file, options, cancel),
+        Sniffed::Image(format) => {
+            return show_image(file, *format, options, cancel).map(Prepared::whole);
+        }
         Sniffed::Audio { mime, what } | Sniffed::Video { mime, what } => {
-            return Ok(show_media(file, sniffed, mime, what, options));
+            return Ok(Prepared::whole(show_media(
+                file, sniffed, mime, what, options,
+            )));
         }
         Sniffed::Zip => show_zip(file, options, cancel),
         Sniffed::Tar(compression) => (
@@ -418,58 +534,35 @@ fn show(
                 Kind::Spreadsheet => format!("{what}, its cells as text"),
                 _ => format!("{what}, its text"),
             };
-            file.paged_view(kind, &mime, &phrase, extracted, request, options)
+            Ok(file.paged(kind, &mime, &phrase, extracted))
         }
         Err(Failure::Cancelled) => Err(ViewError::Cancelled),
-        Err(Failure::Unreadable(reason)) => Ok(file.described(kind, &mime, &what, &reason)),
+        Err(Failure::Unreadable(reason)) => {
+            Ok(Prepared::whole(file.described(kind, &mime, &what, &reason)))
+        }
     }
 }
 
-fn show_text(
-    file: &File<'_>,
-    encoding: Encoding,
-    request: &WindowRequest,
-    options: &Options,
-) -> Result<View, ViewError> {
+fn show_text(file: &File<'_>, encoding: Encoding) -> Prepared {
     let decoded = text::decode(file.bytes, encoding);
     let mime = text_mime(file);
-    if file.size == 0 {
-        if request.start_line.is_some_and(|line| line > 1) {
-            return Err(ViewError::PastEnd {
-                name: file.name.clone(),
-                start_line: request.start_line.unwrap_or(1),
-                total_lines: 0,
-            });
-        }
-        let mut record = file.record(Kind::Text, &mime, Shown::Text);
-        record.window = Some(WindowRecord {
-            start_line: 1,
-            end_line: 0,
-            total_lines: 0,
-            next_start_line: None,
-        });
-        return Ok(View {
-            content: vec![Block::text(format!(
-                "{}: an empty file (0 bytes).",
-                file.name
-            ))],
-            structured: record,
-        });
-    }
     let extracted = Extracted {
         text: decoded.into_owned(),
         notes: Vec::new(),
     };
-    let mut view = file.paged_view(
+    let mut prepared = file.paged(
         Kind::Text,
         &mime,
         text::encoding_phrase(encoding),
         extracted,
-        request,
-        options,
-    )?;
-    view.structured.encoding = Some(text::encoding_label(encoding).to_owned());
-    Ok(view)
+    );
+    if let Prep::Paged(paged) = &mut prepared.0 {
+        paged.record.encoding = Some(text::encoding_label(encoding).to_owned());
+        if file.size == 0 {
+            paged.empty = format!("{}: an empty file (0 bytes).", file.name);
+        }
+    }
+    prepared
 }
 
 /// The media type of text: the name's or the declaration's when it is a
@@ -530,21 +623,14 @@ fn zip_identity(zip_kind: office::ZipKind) -> (Kind, &'static str, &'static str)
     }
 }
 
-fn show_pdf(
-    file: &File<'_>,
-    request: &WindowRequest,
-    options: &Options,
-    cancel: &Cancel,
-) -> Result<View, ViewError> {
+fn show_pdf(file: &File<'_>, options: &Options, cancel: &Cancel) -> Result<Prepared, ViewError> {
     const MIME: &str = "application/pdf";
     let attach = file.bytes.len() <= options.media_bytes;
-    let attached = |mut view: View| {
+    let attached = |mut prepared: Prepared| {
         if attach {
-            view.content
-                .push(Block::resource(file.resource_uri(), file.bytes, MIME));
-            view.structured.shown = Shown::Resource;
+            prepared.attach(Block::resource(file.resource_uri(), file.bytes, MIME));
         }
-        view
+        prepared
     };
     match pdf::text(file.bytes, options, cancel) {
         Ok((mut extracted, pages)) => {
@@ -560,14 +646,7 @@ fn show_pdf(
                     human_size(options.media_bytes as u64)
                 )
             });
-            Ok(attached(file.paged_view(
-                Kind::Pdf,
-                MIME,
-                &what,
-                extracted,
-                request,
-                options,
-            )?))
+            Ok(attached(file.paged(Kind::Pdf, MIME, &what, extracted)))
         }
         Err(Failure::Cancelled) => Err(ViewError::Cancelled),
         Err(Failure::Unreadable(reason)) if attach => {
@@ -581,12 +660,17 @@ fn show_pdf(
             let mut record = file.record(Kind::Pdf, MIME, Shown::Resource);
             push_type_note(&mut text, &record);
             record.reason = Some(reason);
-            Ok(attached(View {
+            Ok(attached(Prepared::whole(View {
                 content: vec![Block::text(text)],
                 structured: record,
-            }))
+            })))
         }
-        Err(Failure::Unreadable(reason)) => Ok(file.described(Kind::Pdf, MIME, "PDF", &reason)),
+        Err(Failure::Unreadable(reason)) => Ok(Prepared::whole(file.described(
+            Kind::Pdf,
+            MIME,
+            "PDF",
+            &reason,
+        ))),
     }
 }
 

@@ -96,25 +96,69 @@ impl Window {
     }
 }
 
-/// Counts lines as `cat -n` numbers them: each `\n` ends one, and a last
-/// line without a newline counts too.
-pub(crate) fn count_lines(text: &str) -> u64 {
-    let newlines = memchr::memchr_iter(b'\n', text.as_bytes()).count() as u64;
-    if text.is_empty() || text.ends_with('\n') {
-        newlines
-    } else {
-        newlines + 1
-    }
+/// `LineIndex` knows how many lines a text has and where every
+/// `LINE_STRIDE`th one starts, so a window anywhere in a large text is found
+/// without scanning from the top, at a cost of one word per
+/// `LINE_STRIDE` lines.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct LineIndex {
+    /// Byte offsets of lines 1, 1 + stride, 1 + 2 × stride, …
+    marks: Vec<usize>,
+    total_lines: u64,
 }
 
-/// Byte offset where line `line` (from 1) begins.
-fn line_start(text: &str, line: u64) -> usize {
-    if line <= 1 {
-        return 0;
+/// `LINE_STRIDE` is how many lines lie between two marks of a [`LineIndex`].
+const LINE_STRIDE: u64 = 128;
+
+impl LineIndex {
+    /// Indexes `text`, counting lines as `cat -n` numbers them: each `\n`
+    /// ends one, and a last line without a newline counts too.
+    pub(crate) fn new(text: &str) -> Self {
+        let bytes = text.as_bytes();
+        let mut marks = Vec::new();
+        let mut total_lines = 0u64;
+        if !bytes.is_empty() {
+            marks.push(0);
+            total_lines = 1;
+        }
+        for at in memchr::memchr_iter(b'\n', bytes) {
+            if at + 1 < bytes.len() {
+                if total_lines.is_multiple_of(LINE_STRIDE) {
+                    marks.push(at + 1);
+                }
+                total_lines += 1;
+            }
+        }
+        Self { marks, total_lines }
     }
-    memchr::memchr_iter(b'\n', text.as_bytes())
-        .nth(usize::try_from(line - 2).unwrap_or(usize::MAX))
-        .map_or(text.len(), |at| at + 1)
+
+    /// Lines in the text.
+    pub(crate) fn total_lines(&self) -> u64 {
+        self.total_lines
+    }
+
+    /// Byte offset where line `line` (from 1, at most the total) begins.
+    fn line_start(&self, text: &str, line: u64) -> usize {
+        let Some(index) = line.checked_sub(1) else {
+            return 0;
+        };
+        let mark = usize::try_from(index / LINE_STRIDE).unwrap_or(usize::MAX);
+        let Some(&from) = self.marks.get(mark) else {
+            return text.len();
+        };
+        let skip = usize::try_from(index % LINE_STRIDE).unwrap_or(usize::MAX);
+        if skip == 0 {
+            return from;
+        }
+        memchr::memchr_iter(b'\n', &text.as_bytes()[from..])
+            .nth(skip - 1)
+            .map_or(text.len(), |at| from + at + 1)
+    }
+
+    /// Memory the index holds, in bytes.
+    pub(crate) fn held_bytes(&self) -> u64 {
+        (self.marks.len() * std::mem::size_of::<usize>()) as u64
+    }
 }
 
 /// Makes the window `request` asks for. Lines are numbered `%6d\t`, a CR
@@ -124,6 +168,7 @@ fn line_start(text: &str, line: u64) -> usize {
 /// boundary, and the next window starts at the line after it.
 pub(crate) fn window(
     text: &str,
+    index: &LineIndex,
     request: &WindowRequest,
     options: &Options,
 ) -> Result<Window, WindowError> {
@@ -148,7 +193,7 @@ pub(crate) fn window(
         asked
     };
 
-    let total_lines = count_lines(text);
+    let total_lines = index.total_lines();
     if start_line > total_lines.max(1) {
         return Err(WindowError::PastEnd {
             start_line,
@@ -157,7 +202,7 @@ pub(crate) fn window(
     }
     let mut numbered = String::new();
     let mut end_line = start_line - 1;
-    let mut rest = &text[line_start(text, start_line)..];
+    let mut rest = &text[index.line_start(text, start_line)..];
     while end_line + 1 - start_line < line_count && end_line < total_lines {
         let (line, after) = match memchr::memchr(b'\n', rest.as_bytes()) {
             Some(at) => (&rest[..at], &rest[at + 1..]),
@@ -250,6 +295,28 @@ pub(crate) fn header(name: &str, what: &str, window: &Window) -> String {
 mod tests {
     use super::*;
 
+    fn window_of(
+        text: &str,
+        request: &WindowRequest,
+        options: &Options,
+    ) -> Result<Window, WindowError> {
+        window(text, &LineIndex::new(text), request, options)
+    }
+
+    #[test]
+    fn every_line_is_found_across_the_index_marks() {
+        let text = (1..=1000)
+            .map(|n| format!("{n}\n"))
+            .collect::<Vec<_>>()
+            .concat();
+        let index = LineIndex::new(&text);
+        assert_eq!(index.total_lines(), 1000);
+        for line in [1, 2, 127, 128, 129, 130, 256, 257, 999, 1000] {
+            let at = index.line_start(&text, line);
+            assert!(text[at..].starts_with(&format!("{line}\n")), "line {line}");
+        }
+    }
+
     fn request(start_line: Option<u64>, line_count: Option<u64>) -> WindowRequest {
         WindowRequest {
             start_line,
@@ -267,13 +334,13 @@ mod tests {
             ("a\nb\n", 2),
             ("\n\n", 2),
         ] {
-            assert_eq!(count_lines(text), lines, "{text:?}");
+            assert_eq!(LineIndex::new(text).total_lines(), lines, "{text:?}");
         }
     }
 
     #[test]
     fn lines_are_numbered_with_six_columns_and_a_tab_and_crlf_loses_its_cr() {
-        let w = window(
+        let w = window_of(
             "alpha\r\nbeta\ngamma",
             &WindowRequest::default(),
             &Options::default(),
@@ -293,9 +360,9 @@ mod tests {
             .collect::<Vec<_>>()
             .concat();
         let options = Options::default();
-        let first = window(&text, &WindowRequest::default(), &options).expect("fits");
+        let first = window_of(&text, &WindowRequest::default(), &options).expect("fits");
         assert_eq!((first.end_line, first.next_start_line()), (500, Some(501)));
-        let last = window(&text, &request(Some(1001), None), &options).expect("fits");
+        let last = window_of(&text, &request(Some(1001), None), &options).expect("fits");
         assert_eq!(
             (last.start_line, last.end_line, last.next_start_line()),
             (1001, 1200, None)
@@ -314,9 +381,9 @@ mod tests {
             .collect::<Vec<_>>()
             .concat();
         let options = Options::default();
-        let at_limit = window(&text, &request(None, Some(2000)), &options).expect("fits");
+        let at_limit = window_of(&text, &request(None, Some(2000)), &options).expect("fits");
         assert_eq!((at_limit.end_line, at_limit.notes.len()), (2000, 0));
-        let over = window(&text, &request(None, Some(2001)), &options).expect("fits");
+        let over = window_of(&text, &request(None, Some(2001)), &options).expect("fits");
         assert_eq!(over.end_line, 2000);
         assert!(
             over.notes[0].contains("at most 2,000 lines"),
@@ -333,7 +400,7 @@ mod tests {
             window_bytes: 17 * 4,
             ..Options::default()
         };
-        let exact = window(&text, &WindowRequest::default(), &options).expect("fits");
+        let exact = window_of(&text, &WindowRequest::default(), &options).expect("fits");
         assert_eq!(exact.end_line, 4);
         assert!(exact.notes[0].contains("stops after line 4"));
         let roomier = Options {
@@ -341,7 +408,7 @@ mod tests {
             ..Options::default()
         };
         assert_eq!(
-            window(&text, &WindowRequest::default(), &roomier)
+            window_of(&text, &WindowRequest::default(), &roomier)
                 .expect("fits")
                 .end_line,
             4
@@ -351,7 +418,7 @@ mod tests {
             ..Options::default()
         };
         assert_eq!(
-            window(&text, &WindowRequest::default(), &room_for_five)
+            window_of(&text, &WindowRequest::default(), &room_for_five)
                 .expect("fits")
                 .end_line,
             5
@@ -366,7 +433,7 @@ mod tests {
             window_bytes: 30,
             ..Options::default()
         };
-        let w = window(&text, &WindowRequest::default(), &options).expect("fits");
+        let w = window_of(&text, &WindowRequest::default(), &options).expect("fits");
         assert_eq!((w.end_line, w.next_start_line()), (1, Some(2)));
         // 30 bytes less the 7-byte prefix and the newline leave 22: 11 "é".
         assert_eq!(w.numbered, format!("     1\t{}\n", "é".repeat(11)));
@@ -375,7 +442,7 @@ mod tests {
             "{:?}",
             w.notes
         );
-        let next = window(&text, &request(Some(2), None), &options).expect("fits");
+        let next = window_of(&text, &request(Some(2), None), &options).expect("fits");
         assert_eq!(next.numbered, "     2\tnext\n");
     }
 
@@ -383,21 +450,21 @@ mod tests {
     fn past_the_end_is_an_error_naming_the_line_count_and_zero_is_refused() {
         let options = Options::default();
         assert_eq!(
-            window("a\nb\n", &request(Some(3), None), &options),
+            window_of("a\nb\n", &request(Some(3), None), &options),
             Err(WindowError::PastEnd {
                 start_line: 3,
                 total_lines: 2
             })
         );
         assert_eq!(
-            window("a", &request(Some(0), None), &options),
+            window_of("a", &request(Some(0), None), &options),
             Err(WindowError::Zero("start_line"))
         );
         assert_eq!(
-            window("a", &request(None, Some(0)), &options),
+            window_of("a", &request(None, Some(0)), &options),
             Err(WindowError::Zero("line_count"))
         );
-        assert!(window("", &WindowRequest::default(), &options).is_ok());
+        assert!(window_of("", &WindowRequest::default(), &options).is_ok());
     }
 
     #[test]

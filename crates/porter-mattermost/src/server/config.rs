@@ -54,6 +54,9 @@ pub struct Settings {
     /// The bearer token HTTP clients must send (`PORTER_MCP_HTTP_TOKEN`);
     /// when set, the HTTP transport may bind beyond loopback.
     pub http_token: Option<Token>,
+    /// The most bytes of recently read files kept for paging
+    /// (`PORTER_MM_FILE_CACHE_BYTES`; 0 turns the cache off).
+    pub file_cache_bytes: u64,
 }
 
 impl std::fmt::Debug for Settings {
@@ -67,6 +70,7 @@ impl std::fmt::Debug for Settings {
             .field("download_dir", &self.download_dir)
             .field("ca_file", &self.ca_file)
             .field("http_token", &self.http_token.as_ref().map(|_| "***"))
+            .field("file_cache_bytes", &self.file_cache_bytes)
             .finish()
     }
 }
@@ -159,6 +163,15 @@ impl Settings {
             download_dir,
             ca_file: get("MM_MCP_CA_FILE").map(|p| PathBuf::from(p.trim())),
             http_token: get("PORTER_MCP_HTTP_TOKEN").map(|t| Token::new(t.trim())),
+            file_cache_bytes: match get("PORTER_MM_FILE_CACHE_BYTES") {
+                None => super::FILE_CACHE_BYTES,
+                Some(value) => value.trim().parse().map_err(|_| ConfigError::Invalid {
+                    name: "PORTER_MM_FILE_CACHE_BYTES",
+                    value: value.clone(),
+                    reason: "use a whole number of bytes, such as 268435456; 0 turns the cache off"
+                        .to_owned(),
+                })?,
+            },
         })
     }
 }

@@ -25,9 +25,9 @@ impl MattermostServer {
         }
     }
 
-    /// A file's bytes from the cache, or downloaded (at most `cap` bytes)
-    /// and cached. `Ok(None)` when the file turns out larger than the cap
-    /// (then nothing more of it is read); the size is what was learnt.
+    /// A file's bytes, downloaded (at most `cap` bytes). `Err(size)` when
+    /// the file turns out larger than the cap (then nothing more of it is
+    /// read); the size is what was learnt.
     pub(crate) async fn file_bytes(
         &self,
         info: &FileInfo,
@@ -36,14 +36,8 @@ impl MattermostServer {
         if info.size > cap {
             return Ok(Err(info.size));
         }
-        if let Some(bytes) = lock(&self.shared.cache).get(&info.id) {
-            return Ok(Ok(bytes));
-        }
         match self.shared.client.download(info, cap).await {
-            Ok(download) => {
-                lock(&self.shared.cache).put(&info.id, download.bytes.clone());
-                Ok(Ok(download.bytes))
-            }
+            Ok(download) => Ok(Ok(download.bytes)),
             Err(Error::TooLarge { size, received, .. }) => {
                 Ok(Err(size.unwrap_or(received).max(cap + 1)))
             }
@@ -66,62 +60,80 @@ impl MattermostServer {
         let link = self.file_link(&info);
         let options = &self.shared.options.view;
         let declared = (!info.mime_type.is_empty()).then_some(info.mime_type.as_str());
-        let view = match self.file_bytes(&info, options.max_file_bytes).await? {
-            Err(size) => porter_fileview::describe_too_large(
-                &info.name,
-                size,
-                declared,
-                Some(&link),
-                options,
-            ),
-            Ok(bytes) => {
-                let cancel = Cancel::new();
-                let task = {
-                    let cancel = cancel.clone();
-                    let options = options.clone();
-                    let name = info.name.clone();
-                    let declared = declared.map(str::to_owned);
-                    let link = link.clone();
-                    let window = WindowRequest {
-                        start_line: args.start_line,
-                        line_count: args.line_count,
-                    };
-                    tokio::task::spawn_blocking(move || {
-                        let input = FileInput {
-                            bytes: &bytes,
-                            name: &name,
-                            declared_type: declared.as_deref(),
-                            link: Some(&link),
-                        };
-                        porter_fileview::view(&input, &window, &options, &cancel)
-                    })
-                };
-                let outcome = tokio::select! {
-                    joined = task => joined,
-                    () = context.ct.cancelled() => {
-                        cancel.cancel();
-                        return Err(Failure::Tool("the request was cancelled".to_owned()));
-                    }
-                };
-                match outcome {
-                    Ok(Ok(view)) => view,
-                    Ok(Err(error @ (ViewError::PastEnd { .. } | ViewError::BadWindow { .. }))) => {
-                        return Err(Failure::Tool(error.to_string()));
-                    }
-                    Ok(Err(ViewError::Cancelled)) => {
-                        return Err(Failure::Tool("the request was cancelled".to_owned()));
-                    }
-                    Err(join) => {
-                        tracing::error!(%join, file_id, "the file view stopped unexpectedly");
-                        return Err(Failure::Tool(format!(
-                            "porter could not show {}; a person can open it at {link}",
-                            info.name
-                        )));
-                    }
-                }
-            }
+        let window = WindowRequest {
+            start_line: args.start_line,
+            line_count: args.line_count,
         };
+        // A file read before is cut from its prepared text: no download, no
+        // decoding, no counting of lines again.
+        let cached = lock(&self.shared.cache).get(&info.id);
+        let prepared = if let Some(prepared) = cached {
+            prepared
+        } else {
+            let bytes = match self.file_bytes(&info, options.max_file_bytes).await? {
+                Err(size) => {
+                    let view = porter_fileview::describe_too_large(
+                        &info.name,
+                        size,
+                        declared,
+                        Some(&link),
+                        options,
+                    );
+                    return view_result(&info, &link, &view);
+                }
+                Ok(bytes) => bytes,
+            };
+            let cancel = Cancel::new();
+            let task = {
+                let cancel = cancel.clone();
+                let options = options.clone();
+                let name = info.name.clone();
+                let declared = declared.map(str::to_owned);
+                let link = link.clone();
+                tokio::task::spawn_blocking(move || {
+                    let input = FileInput {
+                        bytes: &bytes,
+                        name: &name,
+                        declared_type: declared.as_deref(),
+                        link: Some(&link),
+                    };
+                    porter_fileview::prepare(&input, &options, &cancel)
+                })
+            };
+            let outcome = tokio::select! {
+                joined = task => joined,
+                () = context.ct.cancelled() => {
+                    cancel.cancel();
+                    return Err(Failure::Tool("the request was cancelled".to_owned()));
+                }
+            };
+            let prepared = match outcome {
+                Ok(Ok(prepared)) => std::sync::Arc::new(prepared),
+                Ok(Err(error)) => return Err(view_failure(&error)),
+                Err(join) => {
+                    tracing::error!(%join, file_id, "the file view stopped unexpectedly");
+                    return Err(Failure::Tool(format!(
+                        "porter could not show {}; a person can open it at {link}",
+                        info.name
+                    )));
+                }
+            };
+            lock(&self.shared.cache).put(&info.id, std::sync::Arc::clone(&prepared));
+            prepared
+        };
+        let view = prepared
+            .view(&window, options)
+            .map_err(|error| view_failure(&error))?;
         view_result(&info, &link, &view)
+    }
+}
+
+/// A window the file does not have, or a cancelled view, as a sentence the
+/// model reads.
+fn view_failure(error: &ViewError) -> Failure {
+    match error {
+        ViewError::Cancelled => Failure::Tool("the request was cancelled".to_owned()),
+        other => Failure::Tool(other.to_string()),
     }
 }
 

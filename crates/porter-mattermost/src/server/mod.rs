@@ -149,6 +149,7 @@ impl Options {
             ask_before_writes: settings.ask_before_writes,
             mark_ai_generated: settings.mark_ai_generated,
             download_dir: settings.download_dir.clone(),
+            file_cache_bytes: settings.file_cache_bytes,
             ..Options::default()
         }
     }
@@ -182,7 +183,7 @@ struct Shared {
     options: Options,
     cursors: Cursors,
     asks: rmcp::model::RequestStateCodec,
-    cache: Mutex<FileCache>,
+    cache: Mutex<FileCache<std::sync::Arc<porter_fileview::Prepared>>>,
     me: Mutex<Option<User>>,
     users: Mutex<HashMap<String, User>>,
     saved: porter_paths::SavedFiles,
