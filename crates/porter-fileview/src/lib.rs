@@ -437,8 +437,7 @@ impl File<'_> {
     /// Text (decoded, extracted or listed) ready to be cut into windows,
     /// each with a header that names the file, what it is and how to page.
     fn paged(&self, kind: Kind, mime: &str, what: &str, extracted: Extracted) -> Prepared {
-        let mut record = self.record(kind, mime, Shown::Text);
-        record.notes.clone_from(&extracted.notes);
+        let record = self.record(kind, mime, Shown::Text);
         let index = text::LineIndex::new(&extracted.text);
         Prepared(Prep::Paged(Box::new(Paged {
             empty: format!(
@@ -990,6 +989,41 @@ mod tests {
             first_text(&shown)
                 .contains("a client that cannot play video has only this description")
         );
+    }
+
+    #[test]
+    fn a_prepared_file_answers_every_window_as_a_fresh_view_would() {
+        let text = (1..=1200)
+            .map(|n| format!("line {n}\n"))
+            .collect::<Vec<_>>()
+            .concat();
+        let input = FileInput::new(text.as_bytes(), "log.txt");
+        let options = Options::default();
+        let prepared = prepare(&input, &options, &Cancel::new()).expect("text prepares");
+        for start_line in [None, Some(501), Some(1200)] {
+            let request = WindowRequest {
+                start_line,
+                line_count: None,
+            };
+            let fresh = view(&input, &request, &options, &Cancel::new()).expect("a view");
+            assert_eq!(
+                prepared.view(&request, &options),
+                Ok(fresh),
+                "{start_line:?}"
+            );
+        }
+        let past = WindowRequest {
+            start_line: Some(1201),
+            line_count: None,
+        };
+        assert!(matches!(
+            prepared.view(&past, &options),
+            Err(ViewError::PastEnd {
+                total_lines: 1200,
+                ..
+            })
+        ));
+        assert!(prepared.held_bytes() >= text.len() as u64);
     }
 
     #[test]
