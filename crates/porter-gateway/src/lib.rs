@@ -1,6 +1,69 @@
-//! `porter-gateway` is an MCP runtime in front of other MCP servers. SKELETON
-//! while issue 5 is built.
+//! `porter-gateway` is an MCP runtime in front of other MCP servers. To its
+//! client it is one MCP server; to each upstream server named in its config
+//! it is a client. Upstream tools are listed as `mcp__<server>__<tool>`
+//! beside the gateway's own `File` tool. Every file an upstream result
+//! carries (image, audio and resource blocks, and — for servers set to
+//! `binary_results: capture` — long base64 strings) is kept in the run's
+//! inbox on disk and reaches the model as one line: path, type, size,
+//! sha256 and origin. The inbox can be reached from outside over an HTTP
+//! API (and as the `file` tool of the admin MCP endpoint), with API keys,
+//! tenants and roles.
+//!
+//! It deliberately does not read the environment or config files itself:
+//! the binary loads a [`config::Config`] and hands it over, with the data
+//! directory and the resolved API keys.
+//!
+//! ```no_run
+//! # async fn run() -> anyhow::Result<()> {
+//! use porter_gateway::{Gateway, config::Config};
+//!
+//! let config = Config::default();
+//! let gateway = Gateway::new(config, "/tmp/porter-data".as_ref(), Default::default())?;
+//! porter_gateway::serve::stdio(gateway).await?;
+//! # Ok(()) }
+//! ```
 
 pub mod access;
+pub mod admin;
 pub mod config;
 pub mod file;
+pub mod serve;
+pub mod session;
+pub mod upstream;
+
+use std::path::Path;
+use std::sync::Arc;
+
+use porter_inbox::Inbox;
+
+use crate::access::Keys;
+use crate::config::Config;
+use crate::file::Files;
+use crate::upstream::Upstreams;
+
+/// `Gateway` is what every session shares: the config, the inbox, the File
+/// tool, the upstream connections and the API keys.
+pub struct Gateway {
+    pub config: Config,
+    pub inbox: Arc<Inbox>,
+    pub files: Arc<Files>,
+    pub upstreams: Arc<Upstreams>,
+    pub keys: Keys,
+}
+
+impl Gateway {
+    /// Opens the inbox under `data_dir` and gets ready to start upstream
+    /// servers on first use.
+    pub fn new(config: Config, data_dir: &Path, keys: Keys) -> anyhow::Result<Arc<Self>> {
+        let inbox = Arc::new(Inbox::open(data_dir, config.limits())?);
+        let files = Arc::new(Files::new(inbox.clone(), config.volumes.clone()));
+        let upstreams = Arc::new(Upstreams::new(&config.mcp_servers));
+        Ok(Arc::new(Self {
+            config,
+            inbox,
+            files,
+            upstreams,
+            keys,
+        }))
+    }
+}

@@ -4,6 +4,8 @@
 //! settings and wires the MCP server of `porter-mattermost`. Every rule
 //! about files and tools lives in those crates.
 
+mod gateway;
+
 use std::io::Write as _;
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -39,6 +41,9 @@ enum Command {
     /// The MCP server for Mattermost, configured by MM_URL, MM_TOKEN and
     /// the MM_MCP_* variables.
     Mattermost(MattermostArgs),
+    /// The MCP gateway: other MCP servers behind one, with the files their
+    /// tools return kept in the run's inbox instead of the model's context.
+    Gateway(gateway::GatewayArgs),
 }
 
 #[derive(Debug, Args)]
@@ -121,6 +126,19 @@ struct ViewArgs {
     json: bool,
 }
 
+/// Logs to stderr (stdout carries only JSON-RPC over stdio), filtered by
+/// `RUST_LOG` or else by `default`.
+fn init_logging(default: &str) {
+    tracing_subscriber::fmt()
+        .with_writer(std::io::stderr)
+        .with_ansi(false)
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_default_env()
+                .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default)),
+        )
+        .init();
+}
+
 fn main() -> ExitCode {
     let cli = Cli::parse();
     match cli.command {
@@ -133,6 +151,7 @@ fn main() -> ExitCode {
         },
         Command::Mmsim(args) => run_mmsim(&args),
         Command::Mattermost(args) => run_mattermost(args),
+        Command::Gateway(args) => gateway::run(args),
     }
 }
 
@@ -140,15 +159,7 @@ fn main() -> ExitCode {
 /// connection (or after Ctrl-C over HTTP), 1 for a failure, 2 for a
 /// configuration error.
 fn run_mattermost(args: MattermostArgs) -> ExitCode {
-    tracing_subscriber::fmt()
-        .with_writer(std::io::stderr)
-        .with_ansi(false)
-        .with_env_filter(
-            tracing_subscriber::EnvFilter::try_from_default_env().unwrap_or_else(|_| {
-                tracing_subscriber::EnvFilter::new("warn,porter_mattermost=info")
-            }),
-        )
-        .init();
+    init_logging("warn,porter_mattermost=info");
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()

@@ -1,0 +1,163 @@
+//! Serving the gateway: over stdio (one run, the local user) or over
+//! streamable HTTP (one run per MCP session, owned by its API key), with the
+//! admin MCP endpoint and the run API on the same listener.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::Router;
+use axum::extract::{Request, State};
+use axum::http::{HeaderValue, StatusCode, header};
+use axum::middleware::{self, Next};
+use axum::response::{IntoResponse, Response};
+use rmcp::ServiceExt;
+use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
+use rmcp::transport::streamable_http_server::tower::{
+    StreamableHttpServerConfig, StreamableHttpService,
+};
+use tokio_util::sync::CancellationToken;
+
+use crate::Gateway;
+use crate::admin::AdminServer;
+use crate::session::Session;
+
+/// `PURGE_EVERY` is how often expired runs' inboxes are purged.
+pub const PURGE_EVERY: Duration = Duration::from_secs(600);
+
+/// `LOOPBACK_HOSTS` are the Host headers the HTTP endpoints accept unless
+/// the operator lists more (DNS-rebinding protection).
+pub const LOOPBACK_HOSTS: &[&str] = &["localhost", "127.0.0.1", "::1", "[::1]"];
+
+/// Serves one run over stdin/stdout until the client closes it.
+pub async fn stdio(gateway: Arc<Gateway>) -> anyhow::Result<()> {
+    let purge = purge_in_background(gateway.clone());
+    let session = Session::local(gateway)?;
+    let service = session.serve(rmcp::transport::stdio()).await?;
+    service.waiting().await?;
+    purge.abort();
+    Ok(())
+}
+
+/// `HttpOptions` are the HTTP listener's settings.
+#[derive(Debug, Clone, Default)]
+pub struct HttpOptions {
+    /// Host names to accept besides loopback (the name this gateway is
+    /// reached by when it is deployed behind one).
+    pub allow_hosts: Vec<String>,
+    /// Cancelled when the server shuts down.
+    pub shutdown: CancellationToken,
+}
+
+/// The whole HTTP application: `/mcp` (the gateway), `/admin/mcp` (the
+/// `file` tool), and `extra` (the run API and the web page).
+pub fn http_app(gateway: &Arc<Gateway>, options: &HttpOptions, extra: Router) -> Router {
+    let mut hosts: Vec<String> = LOOPBACK_HOSTS.iter().map(|h| (*h).to_owned()).collect();
+    hosts.extend(options.allow_hosts.iter().cloned());
+    let config = StreamableHttpServerConfig::default()
+        .with_allowed_hosts(hosts)
+        .with_cancellation_token(options.shutdown.clone());
+    let for_sessions = gateway.clone();
+    let mcp = StreamableHttpService::new(
+        move || Ok(Session::remote(for_sessions.clone())),
+        Arc::new(LocalSessionManager::default()),
+        config.clone(),
+    );
+    let for_admin = gateway.clone();
+    let admin = StreamableHttpService::new(
+        move || Ok(AdminServer::new(for_admin.clone())),
+        Arc::new(LocalSessionManager::default()),
+        config,
+    );
+    let mcp_routes = Router::new()
+        .nest_service("/mcp", mcp)
+        .layer(middleware::from_fn_with_state(
+            (gateway.clone(), false),
+            authenticate,
+        ));
+    let admin_routes =
+        Router::new()
+            .nest_service("/admin/mcp", admin)
+            .layer(middleware::from_fn_with_state(
+                (gateway.clone(), true),
+                authenticate,
+            ));
+    Router::new()
+        .merge(mcp_routes)
+        .merge(admin_routes)
+        .merge(extra)
+}
+
+/// Serves HTTP on `listener` until `stop` completes.
+pub async fn http(
+    gateway: Arc<Gateway>,
+    listener: tokio::net::TcpListener,
+    options: HttpOptions,
+    extra: Router,
+    stop: impl Future<Output = ()> + Send + 'static,
+) -> std::io::Result<()> {
+    let purge = purge_in_background(gateway.clone());
+    let shutdown = options.shutdown.clone();
+    let app = http_app(&gateway, &options, extra);
+    let served = axum::serve(listener, app)
+        .with_graceful_shutdown(async move {
+            stop.await;
+            shutdown.cancel();
+        })
+        .await;
+    purge.abort();
+    served
+}
+
+/// Purges expired runs now and every [`PURGE_EVERY`].
+fn purge_in_background(gateway: Arc<Gateway>) -> tokio::task::JoinHandle<()> {
+    tokio::spawn(async move {
+        loop {
+            let inbox = gateway.inbox.clone();
+            let purged = tokio::task::spawn_blocking(move || {
+                inbox.purge_expired(std::time::SystemTime::now())
+            })
+            .await;
+            match purged {
+                Ok(Ok(runs)) if !runs.is_empty() => {
+                    tracing::info!(count = runs.len(), "expired runs purged");
+                }
+                Ok(Err(error)) => tracing::warn!(%error, "purging expired runs failed"),
+                _ => {}
+            }
+            tokio::time::sleep(PURGE_EVERY).await;
+        }
+    })
+}
+
+/// Puts the request's API key into its extensions (rmcp hands them to the
+/// session as `http::request::Parts`). With keys configured, a request
+/// without a valid one is refused; with none, `/mcp` serves the local user
+/// and the admin endpoint is closed.
+async fn authenticate(
+    State((gateway, admin)): State<(Arc<Gateway>, bool)>,
+    mut request: Request,
+    next: Next,
+) -> Response {
+    if gateway.keys.is_empty() && !admin {
+        return next.run(request).await;
+    }
+    let presented = request
+        .headers()
+        .get(header::AUTHORIZATION)
+        .and_then(|v| v.to_str().ok());
+    if let Some(key) = gateway.keys.from_authorization(presented).cloned() {
+        request.extensions_mut().insert(key);
+        next.run(request).await
+    } else {
+        let mut response = (
+            StatusCode::UNAUTHORIZED,
+            "this endpoint needs Authorization: Bearer <key>, with a key from the gateway's api_keys\n",
+        )
+            .into_response();
+        response.headers_mut().insert(
+            header::WWW_AUTHENTICATE,
+            HeaderValue::from_static("Bearer realm=\"porter\""),
+        );
+        response
+    }
+}

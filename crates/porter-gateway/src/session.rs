@@ -1,0 +1,350 @@
+//! One client session of the gateway: a run. It lists the gateway's own
+//! tools and every upstream tool, proxies upstream calls and hands each
+//! result to the capture before the client sees it.
+
+use std::sync::{Arc, OnceLock};
+
+use porter_capture::{Found, Keep, Policy};
+use porter_inbox::{Incoming, Origin, Owner, RunInfo};
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
+    InitializeRequestParams, InitializeResult, JsonObject, ListToolsResult, PaginatedRequestParams,
+    ServerCapabilities, ServerConfig,
+};
+use rmcp::service::RequestContext;
+use rmcp::{ErrorData, RoleServer, ServerHandler};
+
+use crate::Gateway;
+use crate::access::{Caller, KeyInfo};
+use crate::config::{BinaryResults, Grant, Images};
+use crate::file::Files;
+use crate::upstream::{UpstreamError, split_tool_name};
+
+/// `FILE_TOOL` is the name of the gateway's own file tool.
+pub const FILE_TOOL: &str = "File";
+
+/// `Session` is the MCP server one client talks to; its run starts when the
+/// client initializes (or, over stdio, when the process starts) and ends
+/// when the session is dropped.
+pub struct Session {
+    gateway: Arc<Gateway>,
+    run: OnceLock<(RunInfo, Caller)>,
+}
+
+impl Session {
+    /// A session of the local user (stdio): the run starts now, owned by
+    /// `local`, with the `default` profile's grants if the config has one,
+    /// else the inbox only.
+    pub fn local(gateway: Arc<Gateway>) -> Result<Self, porter_inbox::InboxError> {
+        let owner = Owner {
+            key_name: "local".to_owned(),
+            tenant: "local".to_owned(),
+        };
+        let caller = gateway.local_caller();
+        let run = gateway.inbox.start_run(owner)?;
+        let session = Self {
+            gateway,
+            run: OnceLock::new(),
+        };
+        let _ = session.run.set((run, caller));
+        Ok(session)
+    }
+
+    /// A session over HTTP; its run starts when the client initializes, owned
+    /// by the API key that authenticated the request.
+    #[must_use]
+    pub fn remote(gateway: Arc<Gateway>) -> Self {
+        Self {
+            gateway,
+            run: OnceLock::new(),
+        }
+    }
+
+    /// This session's run, started from the request's key if it has none yet.
+    fn run(&self, context: &RequestContext<RoleServer>) -> Result<&(RunInfo, Caller), ErrorData> {
+        if let Some(run) = self.run.get() {
+            return Ok(run);
+        }
+        let (owner, caller) = match context
+            .extensions
+            .get::<axum::http::request::Parts>()
+            .and_then(|parts| parts.extensions.get::<KeyInfo>())
+        {
+            Some(key) => (
+                key.owner(),
+                Caller::Model {
+                    grants: key.grants.clone(),
+                    volumes: key.volumes.clone(),
+                },
+            ),
+            None => (
+                Owner {
+                    key_name: "local".to_owned(),
+                    tenant: "local".to_owned(),
+                },
+                self.gateway.local_caller(),
+            ),
+        };
+        let run = self.gateway.inbox.start_run(owner).map_err(|e| {
+            tracing::error!(error = %e, "a run could not be started");
+            ErrorData::internal_error("the gateway could not start a run for this session", None)
+        })?;
+        tracing::info!(run = %run.id, owner = %run.owner.key_name, "run started");
+        let _ = self.run.set((run, caller));
+        self.run
+            .get()
+            .ok_or_else(|| ErrorData::internal_error("the run was not recorded", None))
+    }
+
+    async fn call_upstream(
+        &self,
+        run: &RunInfo,
+        server: &str,
+        tool: &str,
+        arguments: Option<JsonObject>,
+        context: &RequestContext<RoleServer>,
+    ) -> CallToolResult {
+        let Some(config) = self.gateway.upstreams.config(server) else {
+            return CallToolResult::error(vec![ContentBlock::text(format!(
+                "no upstream server is named {server:?}; list the tools again to see which exist"
+            ))]);
+        };
+        let policy = Policy {
+            capture_base64: config.binary_results == BinaryResults::Capture,
+            images_view: config.images == Images::View,
+        };
+        let call = serde_json::json!({
+            "tool": format!("mcp__{server}__{tool}"),
+            "arguments": arguments.clone().unwrap_or_default(),
+        })
+        .to_string();
+        let fallback_name = fallback_name(arguments.as_ref(), tool);
+        let value = match self
+            .gateway
+            .upstreams
+            .call(server, tool, arguments, context)
+            .await
+        {
+            Ok(value) => value,
+            Err(UpstreamError::Cancelled) => {
+                return CallToolResult::error(vec![ContentBlock::text("the call was cancelled")]);
+            }
+            Err(error) => {
+                return CallToolResult::error(vec![ContentBlock::text(format!(
+                    "{error}. The gateway starts the server again on the next call; if it keeps \
+                     failing, check the server's command or URL in the gateway's config."
+                ))]);
+            }
+        };
+        let keeper = InboxKeep {
+            inbox: self.gateway.inbox.clone(),
+            run: run.id,
+            origin: Origin::Mcp {
+                server: server.to_owned(),
+                tool: tool.to_owned(),
+            },
+            call,
+            fallback_name,
+        };
+        let captured = tokio::task::spawn_blocking(move || {
+            let mut value = value;
+            porter_capture::capture_result(&mut value, policy, &keeper);
+            value
+        })
+        .await;
+        let value = match captured {
+            Ok(value) => value,
+            Err(error) => {
+                tracing::error!(%error, server, tool, "the capture of a result failed");
+                return CallToolResult::error(vec![ContentBlock::text(
+                    "the gateway failed while keeping this result's files; the result is withheld \
+                     so that no bytes reach you. Try the call again.",
+                )]);
+            }
+        };
+        serde_json::from_value::<CallToolResult>(value).unwrap_or_else(|error| {
+            tracing::warn!(%error, server, tool, "an upstream result did not fit the MCP schema");
+            CallToolResult::error(vec![ContentBlock::text(format!(
+                "the upstream server {server:?} answered with a result the gateway could not read \
+                 ({error}); it is withheld."
+            ))])
+        })
+    }
+}
+
+impl Drop for Session {
+    fn drop(&mut self) {
+        if let Some((run, _)) = self.run.get()
+            && let Err(error) = self.gateway.inbox.end_run(run.id)
+        {
+            tracing::warn!(run = %run.id, %error, "the end of a run was not recorded");
+        }
+    }
+}
+
+/// The name a kept file takes when its result gives none: the call's own
+/// `fileName`/`filename`/`name`/`path` argument, else the tool's name.
+fn fallback_name(arguments: Option<&JsonObject>, tool: &str) -> String {
+    arguments
+        .and_then(|args| {
+            ["fileName", "filename", "name", "path"]
+                .iter()
+                .find_map(|key| args.get(*key).and_then(serde_json::Value::as_str))
+        })
+        .filter(|name| !name.trim().is_empty())
+        .unwrap_or(tool)
+        .to_owned()
+}
+
+/// `InboxKeep` keeps the files one upstream result carries in the run's
+/// inbox.
+struct InboxKeep {
+    inbox: Arc<porter_inbox::Inbox>,
+    run: porter_inbox::RunId,
+    origin: Origin,
+    call: String,
+    fallback_name: String,
+}
+
+impl Keep for InboxKeep {
+    fn keep(&self, found: Found<'_>) -> String {
+        let incoming = Incoming {
+            name: found.name.map(str::to_owned),
+            fallback_name: self.fallback_name.clone(),
+            dir: None,
+            declared_type: found.declared_type.map(str::to_owned),
+            origin: self.origin.clone(),
+            call: self.call.clone(),
+        };
+        match self.inbox.keep_bytes(self.run, incoming, found.bytes) {
+            Ok(outcome) => outcome.stub(),
+            Err(error) => {
+                tracing::error!(run = %self.run, %error, "a file could not be kept");
+                porter_inbox::Outcome::NotKept {
+                    why: "the inbox could not store it".to_owned(),
+                    media_type: found
+                        .declared_type
+                        .unwrap_or("application/octet-stream")
+                        .to_owned(),
+                    size: found.bytes.len() as u64,
+                    origin: origin_text(&self.origin),
+                }
+                .stub()
+            }
+        }
+    }
+}
+
+/// An origin's display form (`mcp:<server>/<tool>`).
+fn origin_text(origin: &Origin) -> String {
+    match origin {
+        Origin::Mcp { server, tool } => format!("mcp:{server}/{tool}"),
+        Origin::Http { host } => format!("http:{host}"),
+        Origin::WebFetch { host } => format!("webfetch:{host}"),
+        Origin::FileDownload => "file:download".to_owned(),
+    }
+}
+
+impl ServerHandler for Session {
+    fn get_info(&self) -> ServerConfig {
+        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+            .with_server_info(
+                Implementation::new("porter-gateway", env!("CARGO_PKG_VERSION"))
+                    .with_title("porter gateway"),
+            )
+            .with_instructions(
+                "Tools named mcp__<server>__<tool> are other MCP servers' tools, called through \
+                 this gateway. Files their results carry are kept in this run's inbox and shown \
+                 as one line: [file: volume:inbox:<path> · type · size · sha256 · from origin]. \
+                 Use the File tool with that reference to look at a file (op read), its details \
+                 (op stat), the inbox's list (op ls), or to keep a copy in a volume (op keep).",
+            )
+    }
+
+    async fn initialize(
+        &self,
+        request: InitializeRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<InitializeResult, ErrorData> {
+        context.peer.set_peer_info(request.clone());
+        self.run(&context)?;
+        self.negotiate_initialize(&request)
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, ErrorData> {
+        let mut tools = vec![Files::tool()];
+        tools.extend(self.gateway.upstreams.tools().await);
+        Ok(ListToolsResult::with_all_items(tools))
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let (run, caller) = self.run(&context)?;
+        let name = request.name.as_ref();
+        if name == FILE_TOOL {
+            let arguments = serde_json::Value::Object(request.arguments.unwrap_or_default());
+            return Ok(self.gateway.files.call(caller, run, arguments).await.into());
+        }
+        if let Some((server, tool)) = split_tool_name(name) {
+            return Ok(self
+                .call_upstream(run, server, tool, request.arguments, &context)
+                .await
+                .into());
+        }
+        Ok(CallToolResult::error(vec![ContentBlock::text(format!(
+            "this gateway has no tool named {name:?}; its tools are File and \
+             mcp__<server>__<tool> for each upstream server's tools (list the tools to see them)"
+        ))])
+        .into())
+    }
+}
+
+impl Gateway {
+    /// The grants of the local user (stdio, or HTTP with no keys configured):
+    /// the `default` profile's if the config has one, else the inbox only.
+    #[must_use]
+    pub fn local_caller(&self) -> Caller {
+        match self.config.profiles.get("default") {
+            Some(profile) => Caller::Model {
+                grants: profile.grants.clone(),
+                volumes: profile.volumes.clone(),
+            },
+            None => Caller::Model {
+                grants: vec![Grant::File],
+                volumes: Vec::new(),
+            },
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_file_without_a_name_takes_the_calls_name_argument_first() {
+        let args: JsonObject = serde_json::from_value(serde_json::json!({
+            "path": "/tmp/x/report.pdf", "name": "Q3 report.pdf"
+        }))
+        .expect("an object");
+        assert_eq!(fallback_name(Some(&args), "get_file"), "Q3 report.pdf");
+        let args: JsonObject =
+            serde_json::from_value(serde_json::json!({ "path": "a/b.txt", "count": 3 }))
+                .expect("an object");
+        assert_eq!(fallback_name(Some(&args), "get_file"), "a/b.txt");
+        let args: JsonObject =
+            serde_json::from_value(serde_json::json!({ "name": "  " })).expect("an object");
+        assert_eq!(
+            fallback_name(Some(&args), "get-tiny-image"),
+            "get-tiny-image"
+        );
+        assert_eq!(fallback_name(None, "echo"), "echo");
+    }
+}

@@ -1,0 +1,179 @@
+//! `porter gateway …`: reads the config file and the environment, then
+//! hands them to `porter-gateway`.
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::sync::Arc;
+
+use anyhow::Context as _;
+use clap::{Args, Subcommand, ValueEnum};
+use porter_gateway::Gateway;
+use porter_gateway::config::Config;
+use porter_gateway::serve::HttpOptions;
+
+/// `DEFAULT_LISTEN` is where the HTTP transport listens unless told.
+const DEFAULT_LISTEN: &str = "127.0.0.1:8766";
+
+#[derive(Debug, Args)]
+pub struct GatewayArgs {
+    #[command(subcommand)]
+    command: GatewayCommand,
+}
+
+#[derive(Debug, Subcommand)]
+enum GatewayCommand {
+    /// Serve the gateway: an MCP server in front of the upstream MCP
+    /// servers named in the config, keeping the files their tools return in
+    /// the run's inbox.
+    Serve(ServeArgs),
+    /// Print the JSON Schema of the config file.
+    Schema,
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+enum TransportArg {
+    Stdio,
+    Http,
+}
+
+#[derive(Debug, Args)]
+struct ServeArgs {
+    /// The config file (YAML); without one the embedded defaults apply.
+    #[arg(long)]
+    config: Option<PathBuf>,
+    #[arg(long, value_enum, default_value = "stdio")]
+    transport: TransportArg,
+    /// Address of the HTTP transport (with --transport http); port 0 picks
+    /// a free one, printed on stderr.
+    #[arg(long, default_value = DEFAULT_LISTEN)]
+    listen: std::net::SocketAddr,
+    /// A Host header name to accept besides loopback (repeatable), for a
+    /// gateway reached by a name.
+    #[arg(long = "allow-host")]
+    allow_hosts: Vec<String>,
+}
+
+/// Runs `porter gateway …`: exit 0 when served to the end, 1 for a failure,
+/// 2 for a configuration error.
+pub fn run(args: GatewayArgs) -> ExitCode {
+    match args.command {
+        GatewayCommand::Schema => {
+            match serde_json::to_string_pretty(&porter_gateway::config::schema()) {
+                Ok(text) => {
+                    println!("{text}");
+                    ExitCode::SUCCESS
+                }
+                Err(error) => {
+                    eprintln!("porter: {error}");
+                    ExitCode::from(1)
+                }
+            }
+        }
+        GatewayCommand::Serve(serve) => {
+            crate::init_logging("warn,porter_gateway=info,porter_inbox=info");
+            let vars = |name: &str| std::env::var(name).ok();
+            let config = match &serve.config {
+                Some(path) => Config::load(path, &vars),
+                None => Config::from_yaml("", &vars),
+            };
+            let config = match config {
+                Ok(config) => config,
+                Err(error) => {
+                    eprintln!("porter: {error}");
+                    return ExitCode::from(2);
+                }
+            };
+            let keys = match config.keys(&vars) {
+                Ok(keys) => keys,
+                Err(error) => {
+                    eprintln!("porter: {error}");
+                    return ExitCode::from(2);
+                }
+            };
+            if keys.is_empty()
+                && matches!(serve.transport, TransportArg::Http)
+                && !serve.listen.ip().is_loopback()
+            {
+                eprintln!(
+                    "porter: with no api_keys in the config the HTTP transport serves the local \
+                     user only, so it listens on loopback only; add api_keys or listen on 127.0.0.1"
+                );
+                return ExitCode::from(2);
+            }
+            let data_dir = data_dir(&config, &vars);
+            let runtime = match tokio::runtime::Builder::new_multi_thread()
+                .enable_all()
+                .build()
+            {
+                Ok(runtime) => runtime,
+                Err(error) => {
+                    eprintln!("porter: cannot start the async runtime: {error}");
+                    return ExitCode::from(1);
+                }
+            };
+            match runtime.block_on(serve_gateway(serve, config, keys, &data_dir)) {
+                Ok(()) => ExitCode::SUCCESS,
+                Err(error) => {
+                    eprintln!("porter: {error:#}");
+                    ExitCode::from(1)
+                }
+            }
+        }
+    }
+}
+
+async fn serve_gateway(
+    args: ServeArgs,
+    config: Config,
+    keys: porter_gateway::access::Keys,
+    data_dir: &Path,
+) -> anyhow::Result<()> {
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    let gateway = Gateway::new(config, data_dir, keys)
+        .with_context(|| format!("cannot open the gateway's data in {}", data_dir.display()))?;
+    match args.transport {
+        TransportArg::Stdio => porter_gateway::serve::stdio(gateway).await,
+        TransportArg::Http => {
+            let listener = tokio::net::TcpListener::bind(args.listen)
+                .await
+                .with_context(|| format!("cannot listen on {}", args.listen))?;
+            let addr = listener.local_addr()?;
+            eprintln!("porter: gateway listening on http://{addr} (MCP at /mcp)");
+            let options = HttpOptions {
+                allow_hosts: args.allow_hosts,
+                ..HttpOptions::default()
+            };
+            let extra = api_routes(&gateway);
+            porter_gateway::serve::http(gateway, listener, options, extra, async {
+                let _ = tokio::signal::ctrl_c().await;
+            })
+            .await?;
+            Ok(())
+        }
+    }
+}
+
+/// The run API and the web page.
+fn api_routes(gateway: &Arc<Gateway>) -> axum::Router {
+    let _ = gateway;
+    axum::Router::new()
+}
+
+/// Where the gateway keeps its data: the config's `data_dir`, else
+/// `PORTER_DATA_DIR`, else the platform data dir (`$XDG_DATA_HOME/porter`
+/// or `~/.local/share/porter`).
+fn data_dir(config: &Config, vars: &dyn Fn(&str) -> Option<String>) -> PathBuf {
+    if let Some(dir) = &config.data_dir {
+        return dir.clone();
+    }
+    if let Some(dir) = vars("PORTER_DATA_DIR").filter(|d| !d.is_empty()) {
+        return PathBuf::from(dir);
+    }
+    if let Some(dir) = vars("XDG_DATA_HOME").filter(|d| !d.is_empty()) {
+        return Path::new(&dir).join("porter");
+    }
+    match vars("HOME") {
+        Some(home) => Path::new(&home).join(".local/share/porter"),
+        None => PathBuf::from(".porter"),
+    }
+}
