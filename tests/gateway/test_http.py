@@ -1,0 +1,92 @@
+"""The gateway over streamable HTTP: one run per MCP session, owned by the
+API key that opened it, and the admin MCP endpoint's `file` tool, which
+answers a run the caller may not read exactly like a missing one."""
+
+from __future__ import annotations
+
+import contextlib
+import uuid
+from pathlib import Path
+
+import httpx2
+import pytest
+from mcp import Client
+from mcp.client.streamable_http import streamable_http_client
+
+from harness import STUB, all_text, http_client, sha256, start_http, texts, tiny_image, write_config
+
+pytestmark = pytest.mark.anyio
+
+KEYS = [
+    {"name": "alice", "key": "alice-key-0123456789", "tenant": "acme", "role": "user"},
+    {"name": "ops", "key": "${PORTER_TEST_OPS_KEY}", "tenant": "acme", "role": "tenant_operator"},
+    {"name": "bob", "key": "bob-key-0123456789", "tenant": "globex", "role": "user"},
+    {"name": "root", "key": "root-key-0123456789", "tenant": "porter", "role": "admin"},
+]
+ENV = {"PORTER_TEST_OPS_KEY": "ops-key-from-the-environment"}
+
+
+@contextlib.asynccontextmanager
+async def admin_client(url: str, key: str):
+    headers = {"Authorization": f"Bearer {key}"}
+    async with httpx2.AsyncClient(headers=headers, timeout=httpx2.Timeout(30, read=120)) as http:
+        async with Client(streamable_http_client(url + "/admin/mcp", http_client=http)) as client:
+            yield client
+
+
+@pytest.fixture
+def gateway(tmp_path: Path):
+    config = write_config(tmp_path, keys=KEYS)
+    process, url = start_http(tmp_path, config, env=ENV)
+    yield url, tmp_path / "data"
+    process.terminate()
+    process.wait(timeout=10)
+
+
+async def test_each_session_is_a_run_of_its_key_and_the_admin_tool_respects_tenants(gateway) -> None:
+    url, data = gateway
+    async with http_client(url, "alice-key-0123456789") as alice:
+        result = await alice.call_tool("mcp__everything__get-tiny-image", {})
+        [line] = [text for text in texts(result) if STUB.search(text)]
+        stub = STUB.search(line)
+        [run_dir] = sorted((data / "runs").glob("*"))
+        run_id = run_dir.name
+        kept = run_dir / "inbox" / stub["path"]
+        assert sha256(kept.read_bytes()) == sha256(tiny_image())
+
+        # The run's owner, its tenant's operator and an admin can list it.
+        for key in ("alice-key-0123456789", ENV["PORTER_TEST_OPS_KEY"], "root-key-0123456789"):
+            async with admin_client(url, key) as admin:
+                listing = await admin.call_tool("file", {"run_id": run_id, "op": "ls"})
+                assert not listing.is_error, all_text(listing)
+                assert stub["path"] in all_text(listing)
+
+        # Another tenant's user gets exactly the answer of a run that does not exist.
+        async with admin_client(url, "bob-key-0123456789") as admin:
+            theirs = await admin.call_tool("file", {"run_id": run_id, "op": "ls"})
+            missing_id = str(uuid.uuid7()) if hasattr(uuid, "uuid7") else "0190a4b2-0000-7000-8000-000000000000"
+            missing = await admin.call_tool("file", {"run_id": missing_id, "op": "ls"})
+            assert theirs.is_error and missing.is_error
+            assert all_text(theirs).replace(run_id, "<id>") == all_text(missing).replace(missing_id, "<id>")
+            # Network ops are never open from outside, even to a reader.
+        async with admin_client(url, "root-key-0123456789") as admin:
+            download = await admin.call_tool("file", {"run_id": run_id, "op": "download", "url": "http://127.0.0.1/"})
+            assert download.is_error and "outside" in all_text(download)
+
+    # A second session is a second run.
+    async with http_client(url, "bob-key-0123456789") as bob:
+        await bob.call_tool("mcp__fixtures__image", {})
+    assert len(list((data / "runs").glob("*"))) == 2
+
+
+async def test_without_a_valid_key_the_mcp_endpoints_refuse(gateway) -> None:
+    url, _ = gateway
+    body = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}}
+    headers = {"Accept": "application/json, text/event-stream"}
+    async with httpx2.AsyncClient() as http:
+        for path in ("/mcp", "/admin/mcp"):
+            for auth in ({}, {"Authorization": "Bearer wrong-key"}, {"Authorization": "Basic YWxpY2U6eA=="}):
+                response = await http.post(url + path, json=body, headers={**headers, **auth})
+                assert response.status_code == 401, (path, auth, response.text)
+                assert "Bearer" in response.headers["www-authenticate"]
