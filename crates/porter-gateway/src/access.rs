@@ -1,5 +1,12 @@
-//! Who may do what. SKELETON: types agreed; rules and tests by helper
-//! "filetool" (issue 5 brief).
+//! Who may do what: API keys, how a presented key is recognised, and which
+//! keys may read or change a run.
+//!
+//! The rules are plain functions so that the HTTP API, the admin MCP tool
+//! and the `File` tool all ask the same question the same way. Grants on
+//! volumes are decided by the `File` tool itself (`crate::file`), since only
+//! it knows which volume a path names.
+
+use sha2::{Digest, Sha256};
 
 use crate::config::{Grant, Role};
 
@@ -9,15 +16,22 @@ pub enum Caller {
     /// The run's own model, through the `File` tool: its profile's grants and
     /// volumes apply.
     Model {
+        /// The profile's grants.
         grants: Vec<Grant>,
+        /// The profile's volumes.
         volumes: Vec<String>,
     },
     /// An API key from outside (the HTTP API or the admin MCP `file` tool).
     Key {
+        /// The key's name.
         name: String,
+        /// The key's tenant: tenant volumes and `keep` targets must match it.
         tenant: String,
+        /// The key's role.
         role: Role,
+        /// The key's profile's grants.
         grants: Vec<Grant>,
+        /// The key's profile's volumes.
         volumes: Vec<String>,
     },
 }
@@ -26,12 +40,17 @@ pub enum Caller {
 /// expanded) and its profile's grants and volumes looked up.
 #[derive(Clone, PartialEq)]
 pub struct KeyInfo {
+    /// The key's name, unique in the config.
     pub name: String,
     /// The secret; never shown by `Debug`.
     pub secret: String,
+    /// The tenant the key belongs to.
     pub tenant: String,
+    /// What the key may do with other keys' runs.
     pub role: Role,
+    /// Its profile's grants (`File` alone without a profile).
     pub grants: Vec<Grant>,
+    /// Its profile's volumes (none without a profile).
     pub volumes: Vec<String>,
 }
 
@@ -69,49 +88,213 @@ impl KeyInfo {
 }
 
 /// `Keys` is every configured API key.
-#[derive(Debug, Clone, Default)]
+#[derive(Clone, Default)]
 pub struct Keys {
     keys: Vec<KeyInfo>,
+    /// SHA-256 of each secret, in the order of `keys`: comparing digests
+    /// takes the same time whatever the secrets' lengths.
+    digests: Vec<[u8; 32]>,
 }
 
 impl Keys {
+    /// The keys, as [`crate::config::Config::keys`] resolves them.
     #[must_use]
     pub fn new(keys: Vec<KeyInfo>) -> Self {
-        Self { keys }
+        let digests = keys.iter().map(|k| digest(&k.secret)).collect();
+        Self { keys, digests }
     }
 
     /// The key whose secret is `presented` (compared in constant time), if any.
+    ///
+    /// Every key is compared in full, whether or not an earlier one matched,
+    /// so the time taken says nothing about which bytes were right.
     #[must_use]
     pub fn authenticate(&self, presented: &str) -> Option<&KeyInfo> {
-        let _ = presented;
-        todo!()
+        if presented.is_empty() {
+            return None;
+        }
+        let presented = digest(presented);
+        let mut found = None;
+        for (key, known) in self.keys.iter().zip(&self.digests) {
+            let mut difference = 0u8;
+            for (a, b) in presented.iter().zip(known) {
+                difference |= a ^ b;
+            }
+            if std::hint::black_box(difference) == 0 {
+                found = Some(key);
+            }
+        }
+        found
     }
 
     /// The key named in an `Authorization: Bearer <key>` header value, if any.
+    /// The scheme is case-insensitive (`bearer`, `BEARER`), as HTTP says.
     #[must_use]
     pub fn from_authorization(&self, header: Option<&str>) -> Option<&KeyInfo> {
-        let _ = header;
-        todo!()
+        let (scheme, key) = header?.trim().split_once(char::is_whitespace)?;
+        if !scheme.eq_ignore_ascii_case("bearer") {
+            return None;
+        }
+        self.authenticate(key.trim())
     }
 
+    /// Whether no key is configured (the HTTP API then refuses every call).
     #[must_use]
     pub fn is_empty(&self) -> bool {
         self.keys.is_empty()
     }
+
+    /// Every key, in configuration order.
+    #[must_use]
+    pub fn all(&self) -> &[KeyInfo] {
+        &self.keys
+    }
+}
+
+impl std::fmt::Debug for Keys {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_list().entries(&self.keys).finish()
+    }
+}
+
+fn digest(secret: &str) -> [u8; 32] {
+    Sha256::digest(secret.as_bytes()).into()
 }
 
 /// Whether `key` may read the run owned by `owner`: its owner, an admin, or a
 /// tenant operator of the run's tenant.
 #[must_use]
 pub fn can_read(key: &KeyInfo, owner: &porter_inbox::Owner) -> bool {
-    let _ = (key, owner);
-    todo!()
+    may_act(&key.name, &key.tenant, key.role, owner)
 }
 
 /// Whether `key` may change the run owned by `owner` (`extract`, `rm`,
 /// `clear`, `keep`): its owner, an admin, or a tenant operator of its tenant.
+///
+/// Today the same keys as [`can_read`]; it stays a function of its own so
+/// that the two rules can part without every caller being revisited.
 #[must_use]
 pub fn can_change(key: &KeyInfo, owner: &porter_inbox::Owner) -> bool {
-    let _ = (key, owner);
-    todo!()
+    may_act(&key.name, &key.tenant, key.role, owner)
+}
+
+/// The rule behind [`can_read`] and [`can_change`], on a key's parts, for
+/// callers that hold a [`Caller::Key`] rather than a [`KeyInfo`].
+pub(crate) fn may_act(name: &str, tenant: &str, role: Role, owner: &porter_inbox::Owner) -> bool {
+    match role {
+        Role::Admin => true,
+        Role::TenantOperator => tenant == owner.tenant,
+        Role::User => name == owner.key_name && tenant == owner.tenant,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use porter_inbox::Owner;
+
+    fn key(name: &str, secret: &str, tenant: &str, role: Role) -> KeyInfo {
+        KeyInfo {
+            name: name.to_owned(),
+            secret: secret.to_owned(),
+            tenant: tenant.to_owned(),
+            role,
+            grants: vec![Grant::File],
+            volumes: Vec::new(),
+        }
+    }
+
+    fn owner(name: &str, tenant: &str) -> Owner {
+        Owner {
+            key_name: name.to_owned(),
+            tenant: tenant.to_owned(),
+        }
+    }
+
+    fn keys() -> Keys {
+        Keys::new(vec![
+            key("alice", "alice-secret-0001", "acme", Role::User),
+            key("ops", "ops-secret-0002", "acme", Role::TenantOperator),
+            key("root", "root-secret-0003", "hq", Role::Admin),
+        ])
+    }
+
+    #[test]
+    fn a_presented_key_finds_its_own_entry_and_nothing_else() {
+        let keys = keys();
+        let cases: &[(&str, Option<&str>)] = &[
+            ("alice-secret-0001", Some("alice")),
+            ("ops-secret-0002", Some("ops")),
+            ("root-secret-0003", Some("root")),
+            ("alice-secret-000", None),
+            ("alice-secret-00011", None),
+            ("ALICE-SECRET-0001", None),
+            (" alice-secret-0001", None),
+            ("", None),
+        ];
+        for (presented, expected) in cases {
+            assert_eq!(
+                keys.authenticate(presented).map(|k| k.name.as_str()),
+                *expected,
+                "{presented:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_bearer_header_is_parsed_whatever_the_scheme_case() {
+        let keys = keys();
+        let cases: &[(Option<&str>, Option<&str>)] = &[
+            (Some("Bearer alice-secret-0001"), Some("alice")),
+            (Some("bearer alice-secret-0001"), Some("alice")),
+            (Some("BEARER ops-secret-0002"), Some("ops")),
+            (Some("  Bearer   root-secret-0003  "), Some("root")),
+            (Some("Basic alice-secret-0001"), None),
+            (Some("Bearer"), None),
+            (Some("Bearer "), None),
+            (Some("alice-secret-0001"), None),
+            (Some("Bearer wrong"), None),
+            (None, None),
+        ];
+        for (header, expected) in cases {
+            assert_eq!(
+                keys.from_authorization(*header).map(|k| k.name.as_str()),
+                *expected,
+                "{header:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_key_info_never_shows_its_secret() {
+        let shown = format!(
+            "{:?}",
+            key("alice", "alice-secret-0001", "acme", Role::User)
+        );
+        assert!(!shown.contains("alice-secret-0001"), "{shown}");
+        assert!(shown.contains("alice"));
+    }
+
+    #[test]
+    fn owners_admins_and_operators_of_the_tenant_read_and_change_a_run() {
+        let alice = key("alice", "a", "acme", Role::User);
+        let bob = key("bob", "b", "acme", Role::User);
+        let alice_elsewhere = key("alice", "c", "other", Role::User);
+        let operator = key("ops", "d", "acme", Role::TenantOperator);
+        let other_operator = key("ops2", "e", "other", Role::TenantOperator);
+        let admin = key("root", "f", "hq", Role::Admin);
+        let run = owner("alice", "acme");
+        let cases: &[(&KeyInfo, bool)] = &[
+            (&alice, true),
+            (&bob, false),
+            (&alice_elsewhere, false),
+            (&operator, true),
+            (&other_operator, false),
+            (&admin, true),
+        ];
+        for (key, allowed) in cases {
+            assert_eq!(can_read(key, &run), *allowed, "read by {}", key.name);
+            assert_eq!(can_change(key, &run), *allowed, "change by {}", key.name);
+        }
+    }
 }

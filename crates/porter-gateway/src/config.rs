@@ -1,25 +1,52 @@
-//! The gateway's configuration (`porter.yaml`). SKELETON: types agreed; the
-//! loader, `${ENV}` expansion, environment overrides, schema and tests are
-//! being written (issue 5 brief, helper "filetool").
+//! The gateway's configuration (`porter.yaml`): upstream MCP servers,
+//! durable volumes, profiles of grants, API keys and the inbox limits.
+//!
+//! Reading is strict on purpose: an unknown key is refused with its path and
+//! the nearest known key, so a typo never silently turns a protection off.
+//! The library never reads the environment itself; the binary passes a
+//! lookup (`|k| std::env::var(k).ok()`) that resolves `${ENV_NAME}` in API
+//! keys and the `PORTER_FILE_MAX_BYTES` / `PORTER_FILE_INBOX_MAX_BYTES`
+//! overrides.
 
-use std::collections::BTreeMap;
-use std::path::PathBuf;
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
+use crate::access::{KeyInfo, Keys};
+
+/// `FILE_MAX_BYTES_VAR` overrides `limits.file_max_bytes`, as the spec names it.
+pub const FILE_MAX_BYTES_VAR: &str = "PORTER_FILE_MAX_BYTES";
+/// `INBOX_MAX_BYTES_VAR` overrides `limits.inbox_max_bytes`.
+pub const INBOX_MAX_BYTES_VAR: &str = "PORTER_FILE_INBOX_MAX_BYTES";
+/// `INBOX_VOLUME` is the name of every run's inbox; no configured volume may
+/// take it, so `volume:inbox:` always means the inbox.
+pub const INBOX_VOLUME: &str = "inbox";
+
 /// `Config` is the whole file; every field has a default, so an empty file
-/// (or none) is the embedded defaults.
+/// (or none) is the embedded defaults: no upstream servers, no volumes, no
+/// API keys, the default limits.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(default, deny_unknown_fields)]
 pub struct Config {
     /// Where runs, records and inbox files live (default: the platform data
     /// dir, or `PORTER_DATA_DIR`).
     pub data_dir: Option<PathBuf>,
+    /// The upstream MCP servers, by name. Their tools are listed to the client
+    /// as `mcp__<name>__<tool>`, so a name holds only letters, digits, `_` and
+    /// `-`, and never `__`.
     pub mcp_servers: BTreeMap<String, McpServer>,
+    /// Durable folders on this machine that `File` can look into and `keep`
+    /// files to, by name (`volume:<name>:<path>`). The name `inbox` is
+    /// reserved for the run's own inbox.
     pub volumes: BTreeMap<String, Volume>,
+    /// Named sets of grants and volumes that API keys refer to.
     pub profiles: BTreeMap<String, Profile>,
+    /// The API keys that may call the HTTP API and own runs.
     pub api_keys: Vec<ApiKey>,
+    /// What one run's inbox may hold and how long it outlives the run.
     pub limits: LimitsConfig,
 }
 
@@ -27,35 +54,58 @@ pub struct Config {
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(default, deny_unknown_fields)]
 pub struct McpServer {
+    /// The program to start for a stdio server (exactly one of `command` and
+    /// `url`).
     pub command: Option<String>,
+    /// Arguments to `command`.
     pub args: Vec<String>,
+    /// Environment variables set for `command`.
     pub env: BTreeMap<String, String>,
+    /// The streamable HTTP endpoint of a remote server (exactly one of
+    /// `command` and `url`).
     pub url: Option<String>,
+    /// HTTP headers sent to `url` with every request.
     pub headers: BTreeMap<String, String>,
+    /// What to do with base64 files hidden in the server's text results:
+    /// `passthrough` (default) leaves text untouched, `capture` keeps them in
+    /// the inbox and puts a stub in their place.
     pub binary_results: BinaryResults,
+    /// `capture` (default) replaces images by their stub; `view` also returns
+    /// a scaled copy beside the stub, for clients that show images.
     pub images: Images,
 }
 
+/// `BinaryResults` says whether base64 inside text results is captured.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum BinaryResults {
+    /// Text blocks pass through byte for byte.
     #[default]
     Passthrough,
+    /// Long, cleanly decoding, recognisable base64 strings are kept in the
+    /// inbox and replaced by their stub.
     Capture,
 }
 
+/// `Images` says what the model gets for an image an upstream returns.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Images {
+    /// The stub only.
     #[default]
     Capture,
+    /// The stub and a scaled copy of the image.
     View,
 }
 
+/// `Volume` is one durable folder the `File` tool may use.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Volume {
+    /// The folder on this machine (absolute). Every path is resolved beneath
+    /// it; `..` and symlinks leading out of it are refused.
     pub path: PathBuf,
+    /// `ro` (default) or `rw`; a read-only volume is never written.
     #[serde(default)]
     pub mode: VolumeMode,
     /// The tenant the volume belongs to; none: every tenant's.
@@ -63,101 +113,918 @@ pub struct Volume {
     pub tenant: Option<String>,
 }
 
+/// `VolumeMode` says whether a volume may be written; read-only is the
+/// default because loosening it should be a visible choice.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum VolumeMode {
+    /// Read-only: `stat`, `ls`, `read`.
     #[default]
     Ro,
+    /// Read-write: also `keep` into it.
     Rw,
 }
 
+/// `Grant` is one permission a profile gives.
 #[derive(
     Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize, JsonSchema,
 )]
 pub enum Grant {
+    /// The `File` tool on the run's own inbox.
     File,
+    /// Looking into (`stat`, `ls`, `read`) the profile's volumes.
     Read,
+    /// Keeping files into the profile's read-write volumes.
     Write,
+    /// The `HTTP` tool and `File` download/upload.
     #[serde(rename = "HTTP")]
     Http,
+    /// The `Git` tool.
     Git,
 }
 
+/// `Profile` is a named set of grants and volumes.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(default, deny_unknown_fields)]
 pub struct Profile {
+    /// What the profile allows: `File`, `Read`, `Write`, `HTTP`, `Git`.
     pub grants: Vec<Grant>,
+    /// The configured volumes the profile may use (never `inbox`: the inbox
+    /// needs only the `File` grant).
     pub volumes: Vec<String>,
 }
 
+/// `Role` is what an API key may do with other keys' runs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Role {
+    /// Every run of every tenant.
     Admin,
+    /// Every run of its own tenant.
     TenantOperator,
+    /// Its own runs only.
     User,
 }
 
+/// `ApiKey` is one key that may call the HTTP API.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct ApiKey {
+    /// The key's name, shown as a run's owner; unique.
     pub name: String,
     /// The key itself, or `${ENV_NAME}` to read it from the environment.
     pub key: String,
+    /// The tenant the key belongs to.
     pub tenant: String,
+    /// `admin`, `tenant_operator` or `user`.
     pub role: Role,
+    /// The profile whose grants and volumes the key has; none: `File` on
+    /// the inbox only.
     #[serde(default)]
     pub profile: Option<String>,
 }
 
+/// `LimitsConfig` bounds each run's inbox; unset fields take the defaults.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(default, deny_unknown_fields)]
 pub struct LimitsConfig {
+    /// Most bytes one kept file may hold (default 64 MiB; the environment
+    /// variable `PORTER_FILE_MAX_BYTES` overrides it).
     pub file_max_bytes: Option<u64>,
+    /// Most bytes one run's inbox may hold (default 1 GiB;
+    /// `PORTER_FILE_INBOX_MAX_BYTES` overrides it).
     pub inbox_max_bytes: Option<u64>,
-    /// A duration like `24h`, `90m`, `3600s`.
+    /// How long an inbox outlives its run: a number and a unit, `s`, `m`,
+    /// `h` or `d` (`24h`, `90m`, `3600s`, `2d`; default `24h`).
     pub inbox_ttl: Option<String>,
 }
 
+/// `ConfigError` is a configuration that cannot be used, with the key at
+/// fault and what to write instead.
+#[derive(Debug, thiserror::Error)]
+pub enum ConfigError {
+    /// The file could not be read.
+    #[error("could not read the config file: {0}")]
+    Read(#[source] std::io::Error),
+    /// Something wrong inside a named file; the message names the file first.
+    #[error("{file}: {error}")]
+    InFile {
+        /// The file as the caller named it.
+        file: PathBuf,
+        /// What was wrong in it.
+        error: Box<ConfigError>,
+    },
+    /// The text is not YAML.
+    #[error("not valid YAML: {0}")]
+    Syntax(String),
+    /// A key the configuration does not have.
+    #[error("unknown key {key}{}", .suggestion.as_ref().map(|s| format!(" (did you mean {s}?)")).unwrap_or_default())]
+    UnknownKey {
+        /// The key's path, e.g. `mcp_servers.files.comand`.
+        key: String,
+        /// The nearest known key, if one is close.
+        suggestion: Option<String>,
+    },
+    /// A value of the wrong shape.
+    #[error("{key}: {message}")]
+    BadValue {
+        /// The key's path (empty for the whole file).
+        key: String,
+        /// What was wrong, from the parser.
+        message: String,
+    },
+    /// A value that parses but cannot be used.
+    #[error("{key}: {message}")]
+    Invalid {
+        /// The key's path.
+        key: String,
+        /// What is wrong and what to write instead.
+        message: String,
+    },
+    /// An API key reads an environment variable that is not set.
+    #[error(
+        "api key {key:?} reads ${{{var}}}, but the environment variable {var} is not set; set it, or write the key into the file"
+    )]
+    MissingVar {
+        /// The API key's name.
+        key: String,
+        /// The variable.
+        var: String,
+    },
+    /// A limit override from the environment that is not a byte count.
+    #[error("{var}={value:?} is not a number of bytes; write a whole number such as 67108864")]
+    BadOverride {
+        /// The variable.
+        var: &'static str,
+        /// Its value.
+        value: String,
+    },
+}
+
 impl Config {
-    /// TEMPORARY (lead): replaced by helper "filetool"'s version.
+    /// Reads a configuration from YAML text and checks it: unknown keys,
+    /// server and volume names, profiles and keys that name what exists,
+    /// the ttl, and every `${ENV}` an API key reads (through `vars`). The
+    /// limit overrides from `vars` are applied.
+    pub fn from_yaml(
+        text: &str,
+        vars: &dyn Fn(&str) -> Option<String>,
+    ) -> Result<Config, ConfigError> {
+        let value: yaml_serde::Value =
+            yaml_serde::from_str(text).map_err(|e| ConfigError::Syntax(e.to_string()))?;
+        let mut config = if value.is_null() {
+            Config::default()
+        } else {
+            serde_path_to_error::deserialize(value).map_err(|e| from_serde(&e))?
+        };
+        config.apply_overrides(vars)?;
+        config.validate()?;
+        config.keys(vars)?;
+        Ok(config)
+    }
+
+    /// Reads and checks the file at `path`; every error starts with the
+    /// file's name.
+    pub fn load(path: &Path, vars: &dyn Fn(&str) -> Option<String>) -> Result<Config, ConfigError> {
+        let in_file = |error: ConfigError| ConfigError::InFile {
+            file: path.to_owned(),
+            error: Box::new(error),
+        };
+        let text = fs_err::read_to_string(path).map_err(|e| in_file(ConfigError::Read(e)))?;
+        Self::from_yaml(&text, vars).map_err(in_file)
+    }
+
+    /// The inbox limits, defaults filled in. A ttl that does not parse (only
+    /// possible for a `Config` built by hand, since loading checks it) takes
+    /// the default.
     #[must_use]
     pub fn limits(&self) -> porter_inbox::Limits {
-        porter_inbox::Limits::default()
+        let defaults = porter_inbox::Limits::default();
+        porter_inbox::Limits {
+            file_max_bytes: self
+                .limits
+                .file_max_bytes
+                .unwrap_or(defaults.file_max_bytes),
+            inbox_max_bytes: self
+                .limits
+                .inbox_max_bytes
+                .unwrap_or(defaults.inbox_max_bytes),
+            inbox_ttl: self
+                .limits
+                .inbox_ttl
+                .as_deref()
+                .and_then(|t| parse_duration(t).ok())
+                .unwrap_or(defaults.inbox_ttl),
+        }
+    }
+
+    /// The API keys with their secrets resolved through `vars` and their
+    /// profiles' grants and volumes; a key without a profile gets `File` and
+    /// no volumes.
+    pub fn keys(&self, vars: &dyn Fn(&str) -> Option<String>) -> Result<Keys, ConfigError> {
+        let mut keys = Vec::with_capacity(self.api_keys.len());
+        for (index, api_key) in self.api_keys.iter().enumerate() {
+            let secret = expand(&api_key.key, vars).map_err(|e| match e {
+                Expand::Unset(var) => ConfigError::MissingVar {
+                    key: api_key.name.clone(),
+                    var,
+                },
+                Expand::Unclosed => ConfigError::Invalid {
+                    key: format!("api_keys[{index}].key"),
+                    message: "`${` is not closed; write ${ENV_NAME}".to_owned(),
+                },
+            })?;
+            if secret.trim().is_empty() {
+                return Err(ConfigError::Invalid {
+                    key: format!("api_keys[{index}].key"),
+                    message: format!(
+                        "the key of {:?} is empty; give it a long random secret",
+                        api_key.name
+                    ),
+                });
+            }
+            let (grants, volumes) = match &api_key.profile {
+                Some(name) => {
+                    let profile = self
+                        .profiles
+                        .get(name)
+                        .ok_or_else(|| ConfigError::Invalid {
+                            key: format!("api_keys[{index}].profile"),
+                            message: format!(
+                                "no profile {name:?}; the profiles are: {}",
+                                listing(self.profiles.keys())
+                            ),
+                        })?;
+                    (profile.grants.clone(), profile.volumes.clone())
+                }
+                None => (vec![Grant::File], Vec::new()),
+            };
+            keys.push(KeyInfo {
+                name: api_key.name.clone(),
+                secret,
+                tenant: api_key.tenant.clone(),
+                role: api_key.role,
+                grants,
+                volumes,
+            });
+        }
+        for (index, key) in keys.iter().enumerate() {
+            if let Some(other) = keys[..index].iter().find(|k| k.secret == key.secret) {
+                return Err(ConfigError::Invalid {
+                    key: format!("api_keys[{index}].key"),
+                    message: format!(
+                        "{:?} has the same key as {:?}; give every API key its own secret",
+                        key.name, other.name
+                    ),
+                });
+            }
+        }
+        Ok(Keys::new(keys))
+    }
+
+    fn apply_overrides(
+        &mut self,
+        vars: &dyn Fn(&str) -> Option<String>,
+    ) -> Result<(), ConfigError> {
+        for (var, field) in [
+            (FILE_MAX_BYTES_VAR, &mut self.limits.file_max_bytes),
+            (INBOX_MAX_BYTES_VAR, &mut self.limits.inbox_max_bytes),
+        ] {
+            if let Some(value) = vars(var) {
+                let bytes = value
+                    .trim()
+                    .parse::<u64>()
+                    .map_err(|_| ConfigError::BadOverride {
+                        var,
+                        value: value.clone(),
+                    })?;
+                *field = Some(bytes);
+            }
+        }
+        Ok(())
+    }
+
+    fn validate(&self) -> Result<(), ConfigError> {
+        let invalid = |key: String, message: String| ConfigError::Invalid { key, message };
+        for (name, server) in &self.mcp_servers {
+            let key = format!("mcp_servers.{name}");
+            if let Some(why) = name_fault(name) {
+                return Err(invalid(
+                    key,
+                    format!(
+                        "{why}; tools are listed as mcp__<server>__<tool>, so a server name holds only letters, digits, _ and -, and never __"
+                    ),
+                ));
+            }
+            match (&server.command, &server.url) {
+                (Some(_), Some(_)) => {
+                    return Err(invalid(
+                        key,
+                        "has both command and url; a server is either a stdio command or an HTTP url, so keep one".to_owned(),
+                    ));
+                }
+                (None, None) => {
+                    return Err(invalid(
+                        key,
+                        "has neither command nor url; give the stdio command to start, or the HTTP url to call".to_owned(),
+                    ));
+                }
+                (Some(command), None) if command.trim().is_empty() => {
+                    return Err(invalid(format!("{key}.command"), "is empty".to_owned()));
+                }
+                (None, Some(url))
+                    if !(url.starts_with("http://") || url.starts_with("https://")) =>
+                {
+                    return Err(invalid(
+                        format!("{key}.url"),
+                        format!("{url:?} is not an http:// or https:// URL"),
+                    ));
+                }
+                _ => {}
+            }
+        }
+        for (name, volume) in &self.volumes {
+            let key = format!("volumes.{name}");
+            if name == INBOX_VOLUME {
+                return Err(invalid(
+                    key,
+                    "the name inbox is reserved for each run's own inbox; pick another name"
+                        .to_owned(),
+                ));
+            }
+            if let Some(why) = name_fault(name) {
+                return Err(invalid(
+                    key,
+                    format!(
+                        "{why}; files are named volume:<name>:<path>, so a volume name holds only letters, digits, _ and -"
+                    ),
+                ));
+            }
+            if !volume.path.is_absolute() {
+                return Err(invalid(
+                    format!("{key}.path"),
+                    format!(
+                        "{} is not an absolute path; write the whole path",
+                        volume.path.display()
+                    ),
+                ));
+            }
+            if volume
+                .tenant
+                .as_deref()
+                .is_some_and(|t| t.trim().is_empty())
+            {
+                return Err(invalid(
+                    format!("{key}.tenant"),
+                    "is empty; name a tenant, or leave tenant out for a volume every tenant may use".to_owned(),
+                ));
+            }
+        }
+        for (name, profile) in &self.profiles {
+            for (index, volume) in profile.volumes.iter().enumerate() {
+                let key = format!("profiles.{name}.volumes[{index}]");
+                if volume == INBOX_VOLUME {
+                    return Err(invalid(
+                        key,
+                        "the inbox needs only the File grant; remove it from volumes".to_owned(),
+                    ));
+                }
+                if !self.volumes.contains_key(volume) {
+                    return Err(invalid(
+                        key,
+                        format!(
+                            "no volume {volume:?}; the volumes are: {}",
+                            listing(self.volumes.keys())
+                        ),
+                    ));
+                }
+            }
+        }
+        let mut names = BTreeSet::new();
+        for (index, api_key) in self.api_keys.iter().enumerate() {
+            let key = format!("api_keys[{index}]");
+            if api_key.name.trim().is_empty() {
+                return Err(invalid(
+                    format!("{key}.name"),
+                    "is empty; name the key".to_owned(),
+                ));
+            }
+            if !names.insert(api_key.name.as_str()) {
+                return Err(invalid(
+                    format!("{key}.name"),
+                    format!(
+                        "{:?} names two keys; give each key its own name",
+                        api_key.name
+                    ),
+                ));
+            }
+            if api_key.tenant.trim().is_empty() {
+                return Err(invalid(
+                    format!("{key}.tenant"),
+                    "is empty; name the key's tenant".to_owned(),
+                ));
+            }
+            if let Some(profile) = &api_key.profile
+                && !self.profiles.contains_key(profile)
+            {
+                return Err(invalid(
+                    format!("{key}.profile"),
+                    format!(
+                        "no profile {profile:?}; the profiles are: {}",
+                        listing(self.profiles.keys())
+                    ),
+                ));
+            }
+        }
+        if let Some(ttl) = &self.limits.inbox_ttl {
+            parse_duration(ttl)
+                .map_err(|message| invalid("limits.inbox_ttl".to_owned(), message))?;
+        }
+        for (key, value) in [
+            ("limits.file_max_bytes", self.limits.file_max_bytes),
+            ("limits.inbox_max_bytes", self.limits.inbox_max_bytes),
+        ] {
+            if value == Some(0) {
+                return Err(invalid(
+                    key.to_owned(),
+                    "is 0, which would keep nothing; give a number of bytes".to_owned(),
+                ));
+            }
+        }
+        Ok(())
     }
 }
 
-/// TEMPORARY (lead).
+/// The configuration's JSON Schema (draft 2020-12), with every field's doc
+/// comment as its description, for editors and for `docs/gateway-config.schema.json`.
 #[must_use]
 pub fn schema() -> serde_json::Value {
-    serde_json::Value::Null
+    let schema = schemars::generate::SchemaSettings::draft2020_12()
+        .into_generator()
+        .into_root_schema_for::<Config>();
+    schema.to_value()
 }
 
-/// TEMPORARY (lead).
-#[derive(Debug, thiserror::Error)]
-#[error("config")]
-pub struct ConfigError;
+/// Parses a duration such as `24h`, `90m`, `3600s` or `2d`.
+pub fn parse_duration(text: &str) -> Result<Duration, String> {
+    let text = text.trim();
+    let fault = || {
+        format!(
+            "{text:?} is not a duration; write a whole number and a unit s, m, h or d, e.g. 24h, 90m, 3600s, 2d"
+        )
+    };
+    let unit_at = text.find(|c: char| !c.is_ascii_digit()).ok_or_else(fault)?;
+    let (number, unit) = text.split_at(unit_at);
+    let number: u64 = number.parse().map_err(|_| fault())?;
+    let seconds_per = match unit {
+        "s" => 1,
+        "m" => 60,
+        "h" => 60 * 60,
+        "d" => 24 * 60 * 60,
+        _ => return Err(fault()),
+    };
+    let seconds = number.checked_mul(seconds_per).ok_or_else(fault)?;
+    Ok(Duration::from_secs(seconds))
+}
 
-impl Config {
-    /// TEMPORARY (lead).
-    pub fn from_yaml(
-        _text: &str,
-        _vars: &dyn Fn(&str) -> Option<String>,
-    ) -> Result<Config, ConfigError> {
-        Ok(Config::default())
+/// Why a server or volume name cannot be used, if it cannot.
+fn name_fault(name: &str) -> Option<String> {
+    if name.is_empty() {
+        return Some("the name is empty".to_owned());
     }
-    /// TEMPORARY (lead).
-    pub fn load(
-        _path: &std::path::Path,
-        _vars: &dyn Fn(&str) -> Option<String>,
-    ) -> Result<Config, ConfigError> {
-        Ok(Config::default())
+    if let Some(c) = name
+        .chars()
+        .find(|c| !(c.is_ascii_alphanumeric() || *c == '_' || *c == '-'))
+    {
+        return Some(format!("the name {name:?} holds {c:?}"));
     }
-    /// TEMPORARY (lead).
-    pub fn keys(
-        &self,
-        _vars: &dyn Fn(&str) -> Option<String>,
-    ) -> Result<crate::access::Keys, ConfigError> {
-        Ok(crate::access::Keys::default())
+    if name.contains("__") {
+        return Some(format!("the name {name:?} holds __"));
+    }
+    None
+}
+
+/// Names for a message: `a, b, c`, or `(none configured)`.
+fn listing<'a>(names: impl Iterator<Item = &'a String>) -> String {
+    let names: Vec<&str> = names.map(String::as_str).collect();
+    if names.is_empty() {
+        "(none configured)".to_owned()
+    } else {
+        names.join(", ")
+    }
+}
+
+enum Expand {
+    Unset(String),
+    Unclosed,
+}
+
+/// Replaces every `${NAME}` in `text` with `vars(NAME)`.
+fn expand(text: &str, vars: &dyn Fn(&str) -> Option<String>) -> Result<String, Expand> {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(start) = rest.find("${") {
+        out.push_str(&rest[..start]);
+        let after = &rest[start + 2..];
+        let end = after.find('}').ok_or(Expand::Unclosed)?;
+        let name = &after[..end];
+        let value = vars(name).ok_or_else(|| Expand::Unset(name.to_owned()))?;
+        out.push_str(&value);
+        rest = &after[end + 1..];
+    }
+    out.push_str(rest);
+    Ok(out)
+}
+
+/// A serde error with its path, as a `ConfigError`: unknown keys get the
+/// nearest known key as a suggestion.
+fn from_serde(error: &serde_path_to_error::Error<yaml_serde::Error>) -> ConfigError {
+    let message = error.inner().to_string();
+    let path = error.path().to_string();
+    let path = if path == "." { String::new() } else { path };
+    if let Some(rest) = message.strip_prefix("unknown field `") {
+        let unknown = rest.split('`').next().unwrap_or_default();
+        let expected: Vec<&str> = rest
+            .split_once("expected")
+            .map(|(_, list)| list.split('`').skip(1).step_by(2).collect())
+            .unwrap_or_default();
+        let key = if path.is_empty() {
+            unknown.to_owned()
+        } else if path.ends_with(unknown) {
+            path.clone()
+        } else {
+            format!("{path}.{unknown}")
+        };
+        return ConfigError::UnknownKey {
+            key,
+            suggestion: nearest(unknown, &expected).map(str::to_owned),
+        };
+    }
+    ConfigError::BadValue { key: path, message }
+}
+
+/// The candidate closest to `word` by edit distance, if it is close enough
+/// to be a likely typo.
+fn nearest<'a>(word: &str, candidates: &[&'a str]) -> Option<&'a str> {
+    candidates
+        .iter()
+        .map(|c| (edit_distance(word, c), *c))
+        .filter(|(d, c)| *d <= 2.max(c.len() / 3))
+        .min_by_key(|(d, _)| *d)
+        .map(|(_, c)| c)
+}
+
+fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut row: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut previous = row[0];
+        row[0] = i + 1;
+        for (j, cb) in b.iter().enumerate() {
+            let substitute = previous + usize::from(ca != *cb);
+            previous = row[j + 1];
+            row[j + 1] = substitute.min(row[j] + 1).min(previous + 1);
+        }
+    }
+    row[b.len()]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn no_vars(_: &str) -> Option<String> {
+        None
+    }
+
+    fn vars_of(pairs: &'static [(&'static str, &'static str)]) -> impl Fn(&str) -> Option<String> {
+        move |k| {
+            pairs
+                .iter()
+                .find(|(name, _)| *name == k)
+                .map(|(_, v)| (*v).to_owned())
+        }
+    }
+
+    fn error_of(yaml: &str) -> String {
+        Config::from_yaml(yaml, &no_vars)
+            .expect_err("the config should be refused")
+            .to_string()
+    }
+
+    const FULL: &str = r"
+data_dir: /var/lib/porter
+mcp_servers:
+  files:
+    command: files-mcp
+    args: [--root, /srv]
+    binary_results: capture
+  remote:
+    url: https://mcp.example.org/mcp
+    headers: { X-Team: a }
+    images: view
+volumes:
+  shared:
+    path: /srv/shared
+  out:
+    path: /srv/out
+    mode: rw
+    tenant: acme
+profiles:
+  writer:
+    grants: [File, Read, Write, HTTP]
+    volumes: [shared, out]
+api_keys:
+  - name: alice
+    key: ${ALICE_KEY}
+    tenant: acme
+    role: user
+    profile: writer
+  - name: root
+    key: literal-secret
+    tenant: ops
+    role: admin
+limits:
+  file_max_bytes: 1000
+  inbox_ttl: 90m
+";
+
+    #[test]
+    fn an_empty_file_is_the_embedded_defaults() {
+        for text in ["", "# only a comment\n", "{}"] {
+            let config = Config::from_yaml(text, &no_vars).expect("an empty config is fine");
+            assert_eq!(config, Config::default());
+            assert_eq!(config.limits(), porter_inbox::Limits::default());
+            assert!(config.keys(&no_vars).expect("no keys").is_empty());
+        }
+    }
+
+    #[test]
+    fn a_full_file_is_read_with_its_keys_and_limits() {
+        let vars = vars_of(&[("ALICE_KEY", "alice-secret")]);
+        let config = Config::from_yaml(FULL, &vars).expect("the full example is valid");
+        assert_eq!(
+            config.mcp_servers["files"].binary_results,
+            BinaryResults::Capture
+        );
+        assert_eq!(config.mcp_servers["remote"].images, Images::View);
+        assert_eq!(config.volumes["out"].mode, VolumeMode::Rw);
+        assert_eq!(config.volumes["shared"].mode, VolumeMode::Ro);
+        let limits = config.limits();
+        assert_eq!(limits.file_max_bytes, 1000);
+        assert_eq!(limits.inbox_max_bytes, porter_inbox::INBOX_MAX_BYTES);
+        assert_eq!(limits.inbox_ttl, Duration::from_secs(90 * 60));
+        let keys = config.keys(&vars).expect("keys resolve");
+        let alice = keys
+            .authenticate("alice-secret")
+            .expect("alice's key works");
+        assert_eq!(alice.name, "alice");
+        assert_eq!(alice.volumes, vec!["shared".to_owned(), "out".to_owned()]);
+        assert!(alice.grants.contains(&Grant::Http));
+        let root = keys
+            .authenticate("literal-secret")
+            .expect("a literal key works");
+        assert_eq!(root.grants, vec![Grant::File]);
+        assert!(root.volumes.is_empty());
+    }
+
+    #[test]
+    fn an_unknown_key_is_refused_with_its_path_and_a_suggestion() {
+        let message = error_of("mcp_servers:\n  files:\n    comand: x\n");
+        assert_eq!(
+            message,
+            "unknown key mcp_servers.files.comand (did you mean command?)"
+        );
+        let message = error_of("limts: {}\n");
+        assert_eq!(message, "unknown key limts (did you mean limits?)");
+        let message =
+            error_of("api_keys:\n  - {name: a, key: b, tenant: t, role: user, colour: red}\n");
+        assert!(
+            message.starts_with("unknown key api_keys[0].colour"),
+            "{message}"
+        );
+    }
+
+    #[test]
+    fn loading_a_file_names_the_file_first() {
+        let dir = tempfile::tempdir().expect("a temp dir");
+        let path = dir.path().join("porter.yaml");
+        std::fs::write(&path, "mcp_servers:\n  files:\n    comand: x\n").expect("written");
+        let message = Config::load(&path, &no_vars)
+            .expect_err("refused")
+            .to_string();
+        assert_eq!(
+            message,
+            format!(
+                "{}: unknown key mcp_servers.files.comand (did you mean command?)",
+                path.display()
+            )
+        );
+        let missing = Config::load(&dir.path().join("none.yaml"), &no_vars)
+            .expect_err("a missing file is an error")
+            .to_string();
+        assert!(missing.contains("none.yaml"), "{missing}");
+    }
+
+    #[test]
+    fn invalid_configs_are_refused_with_the_key_at_fault() {
+        let cases: &[(&str, &str)] = &[
+            (
+                "mcp_servers:\n  a:\n    command: x\n    url: http://h/\n",
+                "mcp_servers.a: has both command and url",
+            ),
+            (
+                "mcp_servers:\n  a: {}\n",
+                "mcp_servers.a: has neither command nor url",
+            ),
+            ("mcp_servers:\n  a__b:\n    command: x\n", "never __"),
+            ("mcp_servers:\n  a.b:\n    command: x\n", "holds '.'"),
+            (
+                "mcp_servers:\n  a:\n    url: ftp://h/\n",
+                "mcp_servers.a.url",
+            ),
+            (
+                "volumes:\n  inbox:\n    path: /x\n",
+                "volumes.inbox: the name inbox is reserved",
+            ),
+            ("volumes:\n  a:b:\n    path: /x\n", "holds ':'"),
+            (
+                "volumes:\n  v:\n    path: rel/x\n",
+                "volumes.v.path: rel/x is not an absolute path",
+            ),
+            (
+                "profiles:\n  p:\n    volumes: [nope]\n",
+                "profiles.p.volumes[0]: no volume \"nope\"",
+            ),
+            (
+                "profiles:\n  p:\n    volumes: [inbox]\n",
+                "the inbox needs only the File grant",
+            ),
+            (
+                "api_keys:\n  - {name: a, key: k, tenant: t, role: user, profile: nope}\n",
+                "api_keys[0].profile: no profile \"nope\"",
+            ),
+            (
+                "api_keys:\n  - {name: a, key: k1, tenant: t, role: user}\n  - {name: a, key: k2, tenant: t, role: user}\n",
+                "api_keys[1].name: \"a\" names two keys",
+            ),
+            (
+                "api_keys:\n  - {name: a, key: k, tenant: t, role: user}\n  - {name: b, key: k, tenant: t, role: user}\n",
+                "has the same key as",
+            ),
+            (
+                "api_keys:\n  - {name: a, key: '', tenant: t, role: user}\n",
+                "is empty",
+            ),
+            (
+                "api_keys:\n  - {name: a, key: k, tenant: t, role: boss}\n",
+                "api_keys[0].role",
+            ),
+            (
+                "limits:\n  inbox_ttl: 1w\n",
+                "limits.inbox_ttl: \"1w\" is not a duration",
+            ),
+            (
+                "limits:\n  file_max_bytes: 0\n",
+                "limits.file_max_bytes: is 0",
+            ),
+            ("limits:\n  file_max_bytes: lots\n", "limits.file_max_bytes"),
+            ("mcp_servers: [", "not valid YAML"),
+        ];
+        for (yaml, expected) in cases {
+            let message = error_of(yaml);
+            assert!(
+                message.contains(expected),
+                "{yaml:?} gave {message:?}, expected {expected:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn an_unset_variable_names_the_key_and_the_variable() {
+        let yaml = "api_keys:\n  - {name: alice, key: '${ALICE_KEY}', tenant: t, role: user}\n";
+        let message = error_of(yaml);
+        assert!(message.contains("\"alice\""), "{message}");
+        assert!(message.contains("ALICE_KEY is not set"), "{message}");
+        let vars = vars_of(&[("ALICE_KEY", "s3cret")]);
+        let keys = Config::from_yaml(yaml, &vars)
+            .expect("set now")
+            .keys(&vars)
+            .expect("resolved");
+        assert!(keys.authenticate("s3cret").is_some());
+        assert!(keys.authenticate("${ALICE_KEY}").is_none());
+    }
+
+    #[test]
+    fn the_environment_overrides_the_byte_limits() {
+        let vars = vars_of(&[
+            (FILE_MAX_BYTES_VAR, "2048"),
+            (INBOX_MAX_BYTES_VAR, " 4096 "),
+        ]);
+        let config = Config::from_yaml("limits:\n  file_max_bytes: 1000\n", &vars).expect("valid");
+        assert_eq!(config.limits().file_max_bytes, 2048);
+        assert_eq!(config.limits().inbox_max_bytes, 4096);
+        let bad = vars_of(&[(FILE_MAX_BYTES_VAR, "64MiB")]);
+        let message = Config::from_yaml("", &bad)
+            .expect_err("refused")
+            .to_string();
+        assert!(
+            message.starts_with("PORTER_FILE_MAX_BYTES=\"64MiB\""),
+            "{message}"
+        );
+    }
+
+    #[test]
+    fn durations_take_a_number_and_a_unit() {
+        let cases: &[(&str, Option<u64>)] = &[
+            ("24h", Some(86_400)),
+            ("90m", Some(5_400)),
+            ("3600s", Some(3_600)),
+            ("2d", Some(172_800)),
+            ("0s", Some(0)),
+            ("24", None),
+            ("h", None),
+            ("1.5h", None),
+            ("-1h", None),
+            ("1 h", None),
+            ("99999999999999999999d", None),
+        ];
+        for (text, seconds) in cases {
+            assert_eq!(
+                parse_duration(text).ok().map(|d| d.as_secs()),
+                *seconds,
+                "{text:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn variables_expand_anywhere_in_a_key() {
+        let vars = vars_of(&[("A", "1"), ("B", "2")]);
+        assert_eq!(expand("x-${A}-${B}", &vars).ok(), Some("x-1-2".to_owned()));
+        assert!(matches!(expand("${C}", &vars), Err(Expand::Unset(v)) if v == "C"));
+        assert!(matches!(expand("${A", &vars), Err(Expand::Unclosed)));
+    }
+
+    #[test]
+    fn the_schema_describes_every_field() {
+        let schema = schema();
+        let props = &schema["properties"];
+        for key in [
+            "data_dir",
+            "mcp_servers",
+            "volumes",
+            "profiles",
+            "api_keys",
+            "limits",
+        ] {
+            assert!(
+                props[key]["description"].is_string(),
+                "{key} has no description"
+            );
+        }
+        let text = schema.to_string();
+        assert!(
+            text.contains("The program to start for a stdio server"),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn the_example_in_the_user_guide_is_a_valid_config() {
+        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/gateway.md");
+        let guide = std::fs::read_to_string(&path).expect("docs/gateway.md is there");
+        let example = guide
+            .split("```yaml\n")
+            .nth(1)
+            .and_then(|rest| rest.split("```").next())
+            .expect("the guide has a yaml example");
+        let vars = |name: &str| {
+            name.starts_with("PORTER_KEY_")
+                .then(|| format!("secret-{name}"))
+        };
+        let config = Config::from_yaml(example, &vars).expect("the guide's example is valid");
+        assert_eq!(config.mcp_servers.len(), 2);
+        assert_eq!(config.keys(&vars).expect("keys").all().len(), 3);
+    }
+
+    #[test]
+    fn the_committed_schema_matches_the_code() {
+        let path =
+            Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/gateway-config.schema.json");
+        let fresh = format!(
+            "{}\n",
+            serde_json::to_string_pretty(&schema()).expect("a schema serialises")
+        );
+        if std::env::var_os("PORTER_BLESS").is_some() {
+            std::fs::write(&path, &fresh).expect("the schema is written");
+            return;
+        }
+        let committed = std::fs::read_to_string(&path).unwrap_or_default();
+        assert!(
+            committed == fresh,
+            "{} differs from config::schema(); regenerate it with\n  PORTER_BLESS=1 cargo test -p porter-gateway --lib config::tests::the_committed_schema_matches_the_code",
+            path.display()
+        );
     }
 }

@@ -1,34 +1,74 @@
-//! The `File` tool. SKELETON: signature agreed; the ops are being written by
-//! helper "filetool" (issue 5 brief).
+//! The `File` tool: `stat`, `ls`, `read`, `keep`, `rm` and `clear` on a
+//! run's inbox and the configured volumes.
+//!
+//! Every path is parsed ([`reference`]), checked against the caller's grants
+//! ([`grants`]) and then opened beneath its root with cap-std ([`disk`]), so
+//! neither `..`, an absolute path nor a planted symlink reaches a file outside
+//! the root. Failures the model should read come back as tool errors that
+//! say what was wrong and what to do next. Download, upload, extract and
+//! import come in a later version and are answered as not available.
+
+mod args;
+mod disk;
+mod grants;
+mod reference;
 
 use std::collections::BTreeMap;
+use std::io;
 use std::sync::Arc;
 
-use porter_inbox::{Inbox, RunInfo};
-use rmcp::model::{CallToolResult, Tool};
+use porter_fileview::{Block, Cancel, FileInput, Options, WindowRequest};
+use porter_inbox::{FileRecord, Inbox, InboxError, RunInfo};
+use rmcp::model::{CallToolResult, ContentBlock, Tool};
+use serde_json::{Value, json};
+use sha2::{Digest, Sha256};
 
-use crate::access::Caller;
+use crate::access::{Caller, may_act};
 use crate::config::Volume;
+use args::{DESCRIPTION, FileArgs, LATER_OPS, Op};
+use disk::{Contents, CopyFault, EntryKind};
+use grants::Need;
+use reference::{Place, Reference};
+
+/// `LS_ENTRIES` is the most entries one `ls` shows, so that a huge folder
+/// cannot flood the context.
+pub const LS_ENTRIES: usize = 1000;
+/// `HASH_MAX_BYTES` is the largest volume file whose sha256 `stat` computes
+/// (64 MiB, the file cap): bigger ones show their size only.
+pub const HASH_MAX_BYTES: u64 = porter_inbox::FILE_MAX_BYTES;
 
 /// `Files` runs File operations on runs' inboxes and the configured volumes.
 pub struct Files {
-    _inbox: Arc<Inbox>,
-    _volumes: BTreeMap<String, Volume>,
+    shared: Arc<Shared>,
 }
 
+struct Shared {
+    inbox: Arc<Inbox>,
+    volumes: BTreeMap<String, Volume>,
+    view: Options,
+}
+
+/// A failure the caller reads: one sentence naming the next step.
+type Answer = Result<CallToolResult, String>;
+
 impl Files {
+    /// The tool over `inbox` and the configured `volumes`.
     #[must_use]
     pub fn new(inbox: Arc<Inbox>, volumes: BTreeMap<String, Volume>) -> Self {
         Self {
-            _inbox: inbox,
-            _volumes: volumes,
+            shared: Arc::new(Shared {
+                inbox,
+                volumes,
+                view: Options::default(),
+            }),
         }
     }
 
     /// The `File` tool's definition (name `File`, op-discriminated input schema).
     #[must_use]
     pub fn tool() -> Tool {
-        todo!()
+        let schema = rmcp::handler::server::tool::schema_for_type::<FileArgs>();
+        Tool::new("File", DESCRIPTION, schema).with_title("Files kept out of the context")
     }
 
     /// Runs one operation (`arguments` is the tool call's arguments object)
@@ -36,10 +76,635 @@ impl Files {
     /// is a `CallToolResult` with `is_error`.
     pub async fn call(
         &self,
-        _caller: &Caller,
-        _run: &RunInfo,
-        _arguments: serde_json::Value,
+        caller: &Caller,
+        run: &RunInfo,
+        arguments: serde_json::Value,
     ) -> CallToolResult {
-        todo!()
+        let shared = Arc::clone(&self.shared);
+        let caller = caller.clone();
+        let run = run.clone();
+        // The file system and the records are blocking; a 64 MiB copy or
+        // hash must not hold an async worker.
+        let joined =
+            tokio::task::spawn_blocking(move || shared.call(&caller, &run, arguments)).await;
+        let answer = joined.unwrap_or_else(|error| {
+            tracing::error!(%error, "a File operation stopped unexpectedly");
+            Err("the File operation stopped unexpectedly; try it again".to_owned())
+        });
+        answer.unwrap_or_else(|text| CallToolResult::error(vec![ContentBlock::text(text)]))
+    }
+}
+
+impl Shared {
+    fn call(&self, caller: &Caller, run: &RunInfo, arguments: Value) -> Answer {
+        let Some(object) = arguments.as_object() else {
+            return Err(r#"File takes an object with an op, e.g. {"op": "ls"}"#.to_owned());
+        };
+        if let Some(op) = object.get("op").and_then(Value::as_str)
+            && LATER_OPS.contains(&op)
+        {
+            return Err(format!(
+                "op {op} is not available in this version of porter; the ops are stat, ls, read, keep, rm and clear"
+            ));
+        }
+        let args: FileArgs = serde_json::from_value(arguments).map_err(|error| {
+            format!(
+                "the File arguments are not valid: {error}; pass op (stat, ls, read, keep, rm or clear) and the fields that op takes"
+            )
+        })?;
+        let changes = matches!(args.op, Op::Keep | Op::Rm | Op::Clear);
+        if let Caller::Key {
+            name, tenant, role, ..
+        } = caller
+        {
+            // The API layer checks can_read/can_change before calling; this
+            // is the same rule again, so a missed check there is not a hole.
+            if !may_act(name, tenant, *role, &run.owner) {
+                return Err(if changes {
+                    format!("you may not change run {}", run.id)
+                } else {
+                    format!("no run {}", run.id)
+                });
+            }
+        }
+        match args.op {
+            Op::Stat => self.stat(caller, run, required(args.path.as_deref(), "stat")?),
+            Op::Ls => self.ls(caller, run, args.path.as_deref()),
+            Op::Read => self.read(
+                caller,
+                run,
+                required(args.path.as_deref(), "read")?,
+                WindowRequest {
+                    start_line: args.start_line,
+                    line_count: args.line_count,
+                },
+            ),
+            Op::Keep => self.keep(
+                caller,
+                run,
+                required(args.path.as_deref(), "keep")?,
+                args.to.as_deref().ok_or(
+                    "keep needs `to`, the volume path to copy the file to, e.g. volume:reports:report.pdf",
+                )?,
+                args.overwrite,
+            ),
+            Op::Rm => self.rm(caller, run, required(args.path.as_deref(), "rm")?),
+            Op::Clear => {
+                if args.path.is_some() {
+                    return Err(
+                        "clear empties the whole inbox and takes no path; to delete one file use rm {path}"
+                            .to_owned(),
+                    );
+                }
+                self.clear(caller, run)
+            }
+        }
+    }
+
+    /// Parses `text` and checks that `caller` may `need` its root.
+    fn resolve(
+        &self,
+        caller: &Caller,
+        run: &RunInfo,
+        text: &str,
+        need: Need,
+    ) -> Result<Reference, String> {
+        let reference = Reference::parse(text)?;
+        self.allow(caller, run, &reference, need)?;
+        Ok(reference)
+    }
+
+    fn allow(
+        &self,
+        caller: &Caller,
+        run: &RunInfo,
+        reference: &Reference,
+        need: Need,
+    ) -> Result<(), String> {
+        grants::check(caller, &run.owner, &self.volumes, &reference.place, need)?;
+        if reference.place == Place::Inbox && run.purged {
+            return Err(format!(
+                "the inbox of run {} was purged after the run ended; its files are gone",
+                run.id
+            ));
+        }
+        Ok(())
+    }
+
+    /// The root directory of `reference`'s volume; `None` for an inbox that
+    /// has no files yet.
+    fn root(
+        &self,
+        run: &RunInfo,
+        reference: &Reference,
+    ) -> Result<Option<cap_std::fs::Dir>, String> {
+        match &reference.place {
+            Place::Inbox => match disk::open_root(&self.inbox.inbox_dir(run.id)) {
+                Ok(dir) => Ok(Some(dir)),
+                Err(error) if error.kind() == io::ErrorKind::NotFound => Ok(None),
+                Err(error) => Err(format!("the inbox could not be opened: {error}")),
+            },
+            Place::Volume(name) => {
+                let volume = self
+                    .volumes
+                    .get(name)
+                    .ok_or_else(|| format!("there is no volume {name:?}"))?;
+                disk::open_root(&volume.path).map(Some).map_err(|error| {
+                    tracing::warn!(volume = %name, path = %volume.path.display(), %error, "a volume's folder cannot be opened");
+                    format!("volume {name} cannot be opened on this machine ({error}); tell the operator")
+                })
+            }
+        }
+    }
+
+    /// The root of `reference`, or the "does not exist" answer for an inbox
+    /// that has no files yet.
+    fn existing_root(
+        &self,
+        run: &RunInfo,
+        reference: &Reference,
+    ) -> Result<cap_std::fs::Dir, String> {
+        self.root(run, reference)?.ok_or_else(|| missing(reference))
+    }
+
+    fn record(&self, run: &RunInfo, reference: &Reference) -> Result<Option<FileRecord>, String> {
+        if reference.place != Place::Inbox || reference.rel.is_empty() {
+            return Ok(None);
+        }
+        self.inbox
+            .file(run.id, &reference.rel)
+            .map_err(|e| store_fault(run, &e))
+    }
+
+    fn stat(&self, caller: &Caller, run: &RunInfo, path: &str) -> Answer {
+        let reference = self.resolve(caller, run, path, Need::Look)?;
+        let shown = reference.shown();
+        if let Some(record) = self.record(run, &reference)? {
+            let text = format!(
+                "{shown} · file · {} · {} ({} bytes) · sha256:{} · from {} · kept {} · call {}",
+                record.media_type,
+                porter_fileview::human_size(record.size),
+                record.size,
+                record.sha256,
+                record.origin,
+                rfc3339(record.created_at),
+                clipped(&record.call, 300),
+            );
+            return Ok(answer(
+                text,
+                json!({
+                    "path": shown,
+                    "kind": "file",
+                    "size": record.size,
+                    "media_type": record.media_type,
+                    "sha256": record.sha256,
+                    "origin": record.origin,
+                    "call": record.call,
+                    "created_at": rfc3339(record.created_at),
+                }),
+            ));
+        }
+        let Some(root) = self.root(run, &reference)? else {
+            if reference.rel.is_empty() {
+                return Ok(answer(
+                    format!("{shown} · folder · empty"),
+                    json!({"path": shown, "kind": "dir", "entries": 0}),
+                ));
+            }
+            return Err(missing(&reference));
+        };
+        let metadata = root
+            .metadata(reference.fs_path())
+            .map_err(|e| io_fault(&reference, &e))?;
+        if metadata.is_dir() {
+            let entries = disk::list(&root, reference.fs_path())
+                .map_err(|e| io_fault(&reference, &e))?
+                .len();
+            return Ok(answer(
+                format!("{shown} · folder · {entries} entries"),
+                json!({"path": shown, "kind": "dir", "entries": entries}),
+            ));
+        }
+        let name = reference.name().unwrap_or_default();
+        match disk::read_capped(&root, reference.fs_path(), HASH_MAX_BYTES)
+            .map_err(|e| io_fault(&reference, &e))?
+        {
+            Contents::Bytes(bytes) => {
+                let sha256 = disk::hex(&Sha256::digest(&bytes));
+                let found = porter_fileview::sniff_type(&bytes, name);
+                let size = bytes.len() as u64;
+                let mut text = format!(
+                    "{shown} · file · {} · {} ({size} bytes) · sha256:{sha256}",
+                    found.mime_type,
+                    porter_fileview::human_size(size),
+                );
+                if let Some(note) = &found.type_note {
+                    text.push_str(" · ");
+                    text.push_str(note);
+                }
+                Ok(answer(
+                    text,
+                    json!({
+                        "path": shown,
+                        "kind": "file",
+                        "size": size,
+                        "media_type": found.mime_type,
+                        "sha256": sha256,
+                        "type_note": found.type_note,
+                    }),
+                ))
+            }
+            Contents::TooLarge(size) => Ok(answer(
+                format!(
+                    "{shown} · file · {} ({size} bytes) · not hashed: larger than {}",
+                    porter_fileview::human_size(size),
+                    porter_fileview::human_size(HASH_MAX_BYTES)
+                ),
+                json!({"path": shown, "kind": "file", "size": size}),
+            )),
+        }
+    }
+
+    fn ls(&self, caller: &Caller, run: &RunInfo, path: Option<&str>) -> Answer {
+        let reference = self.resolve(caller, run, path.unwrap_or(""), Need::Look)?;
+        let shown = reference.shown();
+        let entries = match self.root(run, &reference)? {
+            Some(root) => {
+                let metadata = root
+                    .metadata(reference.fs_path())
+                    .map_err(|e| io_fault(&reference, &e))?;
+                if !metadata.is_dir() {
+                    return Err(format!("{shown} is a file; use stat or read on it"));
+                }
+                disk::list(&root, reference.fs_path()).map_err(|e| io_fault(&reference, &e))?
+            }
+            None if reference.rel.is_empty() => Vec::new(),
+            None => return Err(missing(&reference)),
+        };
+        let records: BTreeMap<String, FileRecord> = if reference.place == Place::Inbox {
+            self.inbox
+                .files(run.id)
+                .map_err(|e| store_fault(run, &e))?
+                .into_iter()
+                .map(|r| (r.path.clone(), r))
+                .collect()
+        } else {
+            BTreeMap::new()
+        };
+        let total = entries.len();
+        let mut lines = vec![match total {
+            0 => format!("{shown} is empty"),
+            1 => format!("{shown} holds 1 entry"),
+            n => format!("{shown} holds {n} entries"),
+        }];
+        let mut listed = Vec::new();
+        for entry in entries.iter().take(LS_ENTRIES) {
+            let child = reference.join(&entry.name);
+            let record = records.get(&child.rel);
+            let mut line = child.shown();
+            match entry.kind {
+                EntryKind::Dir => line.push_str("/ · folder"),
+                EntryKind::File => {
+                    if let Some(record) = record {
+                        line.push_str(" · ");
+                        line.push_str(&record.media_type);
+                    }
+                    if let Some(size) = entry.size {
+                        line.push_str(" · ");
+                        line.push_str(&porter_fileview::human_size(size));
+                    }
+                    if let Some(record) = record {
+                        line.push_str(" · from ");
+                        line.push_str(&record.origin);
+                    }
+                }
+                EntryKind::Link => line.push_str(" · symlink"),
+                EntryKind::Other => line.push_str(" · not a file or folder"),
+            }
+            lines.push(line);
+            listed.push(json!({
+                "path": child.shown(),
+                "name": entry.name,
+                "kind": entry.kind.word(),
+                "size": entry.size,
+                "media_type": record.map(|r| r.media_type.clone()),
+                "origin": record.map(|r| r.origin.clone()),
+            }));
+        }
+        if total > LS_ENTRIES {
+            lines.push(format!(
+                "… and {} more not shown; ls a subfolder to narrow it",
+                total - LS_ENTRIES
+            ));
+        }
+        if reference.place == Place::Inbox && reference.rel.is_empty() {
+            let usable = grants::usable(caller, &run.owner, &self.volumes, Need::Look);
+            lines.push(format!("Volumes you may use: {}", usable.join(", ")));
+        }
+        Ok(answer(
+            lines.join("\n"),
+            json!({"path": shown, "total": total, "entries": listed}),
+        ))
+    }
+
+    fn read(&self, caller: &Caller, run: &RunInfo, path: &str, window: WindowRequest) -> Answer {
+        let reference = self.resolve(caller, run, path, Need::Look)?;
+        let shown = reference.shown();
+        let Some(name) = reference.name() else {
+            return Err(format!(
+                "{shown} is a folder; ls it, then read a file in it"
+            ));
+        };
+        let declared = self.record(run, &reference)?.map(|r| r.media_type);
+        let root = self.existing_root(run, &reference)?;
+        let contents = disk::read_capped(&root, reference.fs_path(), self.view.max_file_bytes)
+            .map_err(|e| io_fault(&reference, &e))?;
+        let view = match contents {
+            Contents::TooLarge(size) => porter_fileview::describe_too_large(
+                name,
+                size,
+                declared.as_deref(),
+                None,
+                &self.view,
+            ),
+            Contents::Bytes(bytes) => {
+                let input = FileInput {
+                    bytes: &bytes,
+                    name,
+                    declared_type: declared.as_deref(),
+                    link: None,
+                };
+                porter_fileview::view(&input, &window, &self.view, &Cancel::new())
+                    .map_err(|e| e.to_string())?
+            }
+        };
+        let content = blocks(&view.content)?;
+        let mut structured = serde_json::to_value(&view.structured)
+            .map_err(|e| format!("the view of {shown} could not be written: {e}"))?;
+        if let Some(object) = structured.as_object_mut() {
+            object.insert("path".to_owned(), Value::String(shown));
+        }
+        let mut result = CallToolResult::success(content);
+        result.structured_content = Some(structured);
+        Ok(result)
+    }
+
+    fn keep(
+        &self,
+        caller: &Caller,
+        run: &RunInfo,
+        path: &str,
+        to: &str,
+        overwrite: bool,
+    ) -> Answer {
+        let from = Reference::parse(path)?;
+        if from.place != Place::Inbox {
+            return Err(format!(
+                "keep copies a file out of the inbox, and {} is not in the inbox; name an inbox file such as volume:inbox:report.pdf",
+                from.shown()
+            ));
+        }
+        let Some(name) = from.name() else {
+            return Err("keep needs a file in the inbox as path, not the inbox itself".to_owned());
+        };
+        self.allow(caller, run, &from, Need::Change)?;
+        let mut target = self.resolve(caller, run, to, Need::Keep)?;
+        let from_root = self.existing_root(run, &from)?;
+        let to_root = self.root(run, &target)?.ok_or_else(|| missing(&target))?;
+        let names_folder = target.rel.is_empty()
+            || to.trim_end().ends_with('/')
+            || to_root.metadata(target.fs_path()).is_ok_and(|m| m.is_dir());
+        if names_folder {
+            target = target.join(name);
+        }
+        let copied = disk::copy_into(
+            &from_root,
+            from.fs_path(),
+            &to_root,
+            target.fs_path(),
+            overwrite,
+        )
+        .map_err(|fault| match fault {
+            CopyFault::Exists => format!(
+                "{} already exists; pass overwrite: true to replace it, or keep to another path",
+                target.shown()
+            ),
+            CopyFault::TargetIsDir => format!(
+                "{} is a folder; name a file inside it, e.g. {}",
+                target.shown(),
+                target.join(name).shown()
+            ),
+            CopyFault::Source(error) => io_fault(&from, &error),
+            CopyFault::Target(error) => io_fault(&target, &error),
+        })?;
+        let media_type = self
+            .record(run, &from)?
+            .map_or_else(|| "application/octet-stream".to_owned(), |r| r.media_type);
+        let text = format!(
+            "kept {} as {} · {media_type} · {} · sha256:{}",
+            from.shown(),
+            target.shown(),
+            porter_fileview::human_size(copied.size),
+            copied.sha256
+        );
+        Ok(answer(
+            text,
+            json!({
+                "from": from.shown(),
+                "path": target.shown(),
+                "media_type": media_type,
+                "size": copied.size,
+                "sha256": copied.sha256,
+            }),
+        ))
+    }
+
+    fn rm(&self, caller: &Caller, run: &RunInfo, path: &str) -> Answer {
+        let reference = self.resolve(caller, run, path, Need::Change)?;
+        if reference.rel.is_empty() {
+            return Err("rm deletes one file; to empty the whole inbox use clear".to_owned());
+        }
+        // The store removes by path; a folder on the way swapped for a
+        // symlink must not take the removal outside the inbox.
+        if let Some(root) = self.root(run, &reference)?
+            && let Err(error) = root.symlink_metadata(reference.fs_path())
+            && disk::is_escape(&error)
+        {
+            return Err(io_fault(&reference, &error));
+        }
+        match self.inbox.remove(run.id, &reference.rel) {
+            Ok(()) => Ok(answer(
+                format!("removed {}", reference.shown()),
+                json!({"removed": reference.shown()}),
+            )),
+            Err(InboxError::NoFile { .. }) => Err(missing(&reference)),
+            Err(error) => Err(store_fault(run, &error)),
+        }
+    }
+
+    fn clear(&self, caller: &Caller, run: &RunInfo) -> Answer {
+        self.allow(caller, run, &Reference::new(Place::Inbox, ""), Need::Change)?;
+        let removed = self.inbox.clear(run.id).map_err(|e| store_fault(run, &e))?;
+        let text = match removed {
+            1 => "cleared the inbox: 1 file removed".to_owned(),
+            n => format!("cleared the inbox: {n} files removed"),
+        };
+        Ok(answer(text, json!({"removed": removed})))
+    }
+}
+
+/// `path`, or the sentence saying that `op` needs one.
+fn required<'a>(path: Option<&'a str>, op: &str) -> Result<&'a str, String> {
+    path.ok_or_else(|| {
+        format!("{op} needs a path: volume:inbox:<path> (or just <path>) or volume:<name>:<path>")
+    })
+}
+
+/// A successful answer: one text block and the same facts as structured
+/// content.
+fn answer(text: String, structured: Value) -> CallToolResult {
+    let mut result = CallToolResult::success(vec![ContentBlock::text(text)]);
+    result.structured_content = Some(structured);
+    result
+}
+
+fn missing(reference: &Reference) -> String {
+    let folder = match reference.rel.rsplit_once('/') {
+        Some((parent, _)) => Reference::new(reference.place.clone(), parent),
+        None => Reference::new(reference.place.clone(), ""),
+    };
+    format!(
+        "{} does not exist; ls {} to see what is there",
+        reference.shown(),
+        folder.shown()
+    )
+}
+
+/// A file system error on `reference` as a sentence for the caller.
+fn io_fault(reference: &Reference, error: &io::Error) -> String {
+    let shown = reference.shown();
+    if disk::is_escape(error) {
+        return format!(
+            "{shown} leads outside volume {} (through a symlink or ..), so it is refused; name a file inside the volume",
+            reference.volume()
+        );
+    }
+    match error.kind() {
+        io::ErrorKind::NotFound => missing(reference),
+        io::ErrorKind::IsADirectory => format!("{shown} is a folder; ls it to see its files"),
+        io::ErrorKind::NotADirectory => {
+            format!("a part of {shown} is a file, not a folder; ls its parent to see what is there")
+        }
+        io::ErrorKind::PermissionDenied => {
+            format!("{shown} cannot be opened: this machine denies access to it")
+        }
+        _ => format!("{shown} could not be used: {error}"),
+    }
+}
+
+/// A failure of the inbox store as a sentence; the detail is logged.
+fn store_fault(run: &RunInfo, error: &InboxError) -> String {
+    match error {
+        InboxError::NoRun(id) => format!("no run {id}"),
+        InboxError::NoFile { path, .. } => {
+            format!("volume:inbox:{path} does not exist; ls volume:inbox: to see what is there")
+        }
+        other => {
+            tracing::error!(run = %run.id, error = %other, "the inbox store failed");
+            "the inbox store failed; try again, and tell the operator if it keeps failing"
+                .to_owned()
+        }
+    }
+}
+
+/// The file view's blocks as rmcp content: they serialise exactly as MCP
+/// content, so they pass through JSON unchanged.
+fn blocks(blocks: &[Block]) -> Result<Vec<ContentBlock>, String> {
+    blocks
+        .iter()
+        .map(|block| {
+            serde_json::to_value(block)
+                .and_then(serde_json::from_value::<ContentBlock>)
+                .map_err(|e| format!("a {} block could not be carried: {e}", block.kind()))
+        })
+        .collect()
+}
+
+/// At most `chars` characters of `text`, with `…` when cut.
+fn clipped(text: &str, chars: usize) -> String {
+    match text.char_indices().nth(chars) {
+        Some((at, _)) => format!("{}…", &text[..at]),
+        None => text.to_owned(),
+    }
+}
+
+/// Unix milliseconds as an RFC 3339 UTC time (`2026-11-20T10:04:05Z`).
+fn rfc3339(ms: i64) -> String {
+    let seconds = ms.div_euclid(1000);
+    let days = seconds.div_euclid(86_400);
+    let of_day = seconds.rem_euclid(86_400);
+    // Howard Hinnant's days-to-civil, for the proleptic Gregorian calendar.
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    format!(
+        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}Z",
+        of_day / 3600,
+        of_day % 3600 / 60,
+        of_day % 60
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn times_show_as_rfc3339_utc() {
+        let cases: &[(i64, &str)] = &[
+            (0, "1970-01-01T00:00:00Z"),
+            (951_782_400_000, "2000-02-29T00:00:00Z"),
+            (1_700_000_000_123, "2023-11-14T22:13:20Z"),
+            (-1000, "1969-12-31T23:59:59Z"),
+        ];
+        for (ms, shown) in cases {
+            assert_eq!(rfc3339(*ms), *shown, "{ms}");
+        }
+    }
+
+    #[test]
+    fn the_tool_has_an_object_schema_with_the_six_ops() {
+        let tool = Files::tool();
+        assert_eq!(tool.name, "File");
+        let schema = tool.schema_as_json_value();
+        assert_eq!(schema["type"], "object");
+        let text = schema.to_string();
+        for op in ["stat", "ls", "read", "keep", "rm", "clear"] {
+            assert!(
+                text.contains(&format!("\"{op}\"")),
+                "{op} missing from {text}"
+            );
+        }
+        assert!(!text.contains("download"), "{text}");
+        for field in ["path", "to", "overwrite", "start_line", "line_count"] {
+            assert!(schema["properties"][field].is_object(), "{field} missing");
+        }
+        assert_eq!(schema["required"], json!(["op"]));
+        assert!(
+            tool.description
+                .is_some_and(|d| d.contains("volume:inbox:"))
+        );
+    }
+
+    #[test]
+    fn long_calls_are_clipped_on_a_character_boundary() {
+        assert_eq!(clipped("abc", 5), "abc");
+        assert_eq!(clipped("äöüß", 2), "äö…");
     }
 }

@@ -1,0 +1,78 @@
+//! The `File` tool's input: one flat object whose `op` says what to do.
+//!
+//! A flat object (rather than a `oneOf` per op) because MCP clients expect
+//! an input schema of `type: object` with plain properties, and models fill
+//! those in most reliably; each field's description says which ops use it.
+
+use schemars::JsonSchema;
+use serde::Deserialize;
+
+/// `Op` is one File operation of this version.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub(crate) enum Op {
+    /// Type, size, sha256 and origin of a file.
+    Stat,
+    /// The entries of a folder.
+    Ls,
+    /// The content of a file.
+    Read,
+    /// Copy an inbox file into a durable volume.
+    Keep,
+    /// Delete an inbox file.
+    Rm,
+    /// Delete every file in the inbox.
+    Clear,
+}
+
+/// `LATER_OPS` are the spec's ops that a later version brings; they are
+/// answered with a sentence rather than a schema error.
+pub(crate) const LATER_OPS: [&str; 4] = ["download", "upload", "extract", "import"];
+
+/// `FileArgs` is the `File` tool's arguments.
+#[derive(Debug, Clone, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct FileArgs {
+    /// What to do: `stat`, `ls`, `read`, `keep`, `rm` or `clear`.
+    pub op: Op,
+    /// The file or folder: `volume:inbox:<path>` or just `<path>` for this
+    /// run's inbox, `volume:<name>:<path>` for a volume. Needed by stat,
+    /// read, keep (the inbox file to copy) and rm; ls lists the inbox root
+    /// without it.
+    #[serde(default)]
+    pub path: Option<String>,
+    /// keep only: where to copy the file, `volume:<name>:<path>`; a path
+    /// ending in `/` keeps the file's own name.
+    #[serde(default)]
+    pub to: Option<String>,
+    /// keep only: replace a file that already exists at `to` (default false).
+    #[serde(default)]
+    pub overwrite: bool,
+    /// read only: the first line of the text window, from 1 (default 1).
+    #[serde(default)]
+    #[schemars(range(min = 1))]
+    pub start_line: Option<u64>,
+    /// read only: how many lines to show (default 500, at most 2000).
+    #[serde(default)]
+    #[schemars(range(min = 1))]
+    pub line_count: Option<u64>,
+}
+
+/// The tool's description: what it is for, how paths are written, and what
+/// each op does, so that a model can act on it without another lookup.
+pub(crate) const DESCRIPTION: &str = "\
+Works with files that were kept out of your context. When a tool result carried a file \
+(an image, a PDF, a download), you got a one-line stub instead of its bytes, e.g. \
+[file: volume:inbox:documents/report.pdf · application/pdf · 2.8 KiB · sha256:16d5… · from mcp:files/get_attachment]. \
+This tool looks at and manages those files.\n\
+Paths: volume:inbox:<path> (or just <path>) is this run's inbox; volume:<name>:<path> is a durable volume \
+(`ls` with no path names the volumes you may use).\n\
+Ops:\n\
+- stat {path}: type, size, sha256, and for inbox files where they came from.\n\
+- ls {path?}: the entries of a folder (default: the inbox root).\n\
+- read {path, start_line?, line_count?}: the content: text in numbered line windows (continue at the \
+next start_line it names), images, the text of PDF and Office files.\n\
+- keep {path, to, overwrite?}: copy an inbox file into a volume, e.g. to: volume:reports:2026/report.pdf; \
+never over an existing file unless overwrite is true.\n\
+- rm {path}: delete one inbox file.\n\
+- clear: delete every file in the inbox.";
