@@ -25,6 +25,7 @@
 
 pub mod access;
 pub mod admin;
+pub mod api;
 pub mod config;
 pub mod file;
 pub mod serve;

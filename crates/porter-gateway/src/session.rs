@@ -162,7 +162,15 @@ impl Session {
                 )]);
             }
         };
-        serde_json::from_value::<CallToolResult>(value).unwrap_or_else(|error| {
+        let read = serde_json::from_value::<CallToolResult>(value).map(|mut result| {
+            // A legacy upstream sends no resultType; this gateway's client may
+            // speak a protocol that needs it (rmcp strips it for legacy peers).
+            if result.result_type.is_none() {
+                result.result_type = Some(rmcp::model::ResultType::COMPLETE);
+            }
+            result
+        });
+        read.unwrap_or_else(|error| {
             tracing::warn!(%error, server, tool, "an upstream result did not fit the MCP schema");
             CallToolResult::error(vec![ContentBlock::text(format!(
                 "the upstream server {server:?} answered with a result the gateway could not read \

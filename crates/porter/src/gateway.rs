@@ -155,8 +155,11 @@ async fn serve_gateway(
 
 /// The run API and the web page.
 fn api_routes(gateway: &Arc<Gateway>) -> axum::Router {
-    let _ = gateway;
-    axum::Router::new()
+    porter_gateway::api::router(Arc::new(porter_gateway::api::ApiState {
+        inbox: gateway.inbox.clone(),
+        files: gateway.files.clone(),
+        keys: gateway.keys.clone(),
+    }))
 }
 
 /// Where the gateway keeps its data: the config's `data_dir`, else

@@ -1,0 +1,403 @@
+//! `GET /v1/runs/{run_id}/inbox/{path}`: one recorded file of a run's inbox,
+//! streamed as an attachment that a browser will neither run nor sniff.
+
+use std::fmt::Write as _;
+use std::io::{Read, Seek, SeekFrom};
+use std::sync::Arc;
+
+use axum::body::Body;
+use axum::extract::rejection::PathRejection;
+use axum::extract::{Extension, Path, State};
+use axum::http::{HeaderMap, HeaderName, HeaderValue, header};
+use axum::response::{IntoResponse, Response};
+use cap_fs_ext::{FollowSymlinks, OpenOptionsFollowExt};
+use porter_inbox::{FileRecord, Inbox, RunId};
+use sha2::{Digest as _, Sha256};
+use tokio::io::AsyncReadExt as _;
+use tokio_util::io::ReaderStream;
+
+use super::{ApiError, ApiState, blocking, readable_run};
+use crate::access::KeyInfo;
+
+/// `SANDBOX_CSP` keeps a file that a browser opens anyway (typed in the
+/// address bar, or a type we misjudged) from running anything or loading
+/// anything: a unique origin, no scripts, no subresources.
+pub(crate) const SANDBOX_CSP: &str = "sandbox; default-src 'none'";
+
+/// `X-Porter-Sha256`: the file's SHA-256, sent only while the bytes on disk
+/// still hash to the record's.
+const SHA256_HEADER: HeaderName = HeaderName::from_static("x-porter-sha256");
+
+/// `X-Porter-Producer`: where the file came from (`mcp:files/get_attachment`),
+/// under the same condition.
+const PRODUCER_HEADER: HeaderName = HeaderName::from_static("x-porter-producer");
+
+/// The media types a file is served under when it was recorded as one of
+/// them: types a browser shows or hands to a viewer but never runs. Anything
+/// else (HTML, SVG, XML, JavaScript, the unknown) goes out as
+/// `application/octet-stream`.
+const SAFE_TYPES: [&str; 36] = [
+    "image/png",
+    "image/jpeg",
+    "image/gif",
+    "image/webp",
+    "image/bmp",
+    "image/tiff",
+    "image/avif",
+    "image/heic",
+    "image/heif",
+    "image/x-icon",
+    "image/vnd.microsoft.icon",
+    "application/pdf",
+    "application/zip",
+    "application/gzip",
+    "application/x-tar",
+    "application/x-bzip2",
+    "application/x-xz",
+    "application/zstd",
+    "application/x-7z-compressed",
+    "application/vnd.rar",
+    "application/msword",
+    "application/vnd.ms-excel",
+    "application/vnd.ms-powerpoint",
+    "application/vnd.openxmlformats-officedocument.wordprocessingml.document",
+    "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet",
+    "application/vnd.openxmlformats-officedocument.presentationml.presentation",
+    "application/vnd.oasis.opendocument.text",
+    "application/vnd.oasis.opendocument.spreadsheet",
+    "application/vnd.oasis.opendocument.presentation",
+    "application/rtf",
+    "application/json",
+    "text/plain",
+    "text/csv",
+    "text/markdown",
+    "text/tab-separated-values",
+    "application/octet-stream",
+];
+
+/// The `Content-Type` a file recorded as `media_type` is served under: the
+/// recorded type (its essence, lower-cased, without parameters) when a
+/// browser cannot run it, else `application/octet-stream`.
+pub(crate) fn served_type(media_type: &str) -> &'static str {
+    let essence = media_type
+        .split(';')
+        .next()
+        .unwrap_or_default()
+        .trim()
+        .to_ascii_lowercase();
+    if let Some(safe) = SAFE_TYPES.iter().find(|safe| **safe == essence) {
+        return safe;
+    }
+    // Any sound or film: a browser plays them, never runs them. The subtype
+    // must be a plain token so the header stays one well-formed value.
+    for (prefix, known) in [("audio/", AUDIO_TYPES), ("video/", VIDEO_TYPES)] {
+        if essence.starts_with(prefix)
+            && let Some(found) = known.iter().find(|t| **t == essence)
+        {
+            return found;
+        }
+    }
+    "application/octet-stream"
+}
+
+/// The audio types served as themselves.
+const AUDIO_TYPES: &[&str] = &[
+    "audio/mpeg",
+    "audio/mp4",
+    "audio/aac",
+    "audio/ogg",
+    "audio/opus",
+    "audio/wav",
+    "audio/x-wav",
+    "audio/wave",
+    "audio/webm",
+    "audio/flac",
+    "audio/x-flac",
+    "audio/midi",
+    "audio/x-m4a",
+    "audio/amr",
+];
+
+/// The video types served as themselves.
+const VIDEO_TYPES: &[&str] = &[
+    "video/mp4",
+    "video/webm",
+    "video/ogg",
+    "video/quicktime",
+    "video/x-msvideo",
+    "video/x-matroska",
+    "video/mpeg",
+    "video/3gpp",
+];
+
+/// `Content-Disposition: attachment` naming the file twice: an ASCII
+/// fallback for old clients and the exact name percent-encoded (RFC 6266,
+/// RFC 8187).
+pub(crate) fn disposition(name: &str) -> String {
+    let fallback: String = porter_paths::ascii_name(name)
+        .chars()
+        .map(|c| match c {
+            '"' | '\\' | '%' => '_',
+            c if c.is_ascii_graphic() || c == ' ' => c,
+            _ => '_',
+        })
+        .collect();
+    format!(
+        "attachment; filename=\"{fallback}\"; filename*=UTF-8''{}",
+        percent_encode(name)
+    )
+}
+
+/// Percent-encodes everything but RFC 8187's `attr-char`.
+fn percent_encode(text: &str) -> String {
+    const HEX: &[u8; 16] = b"0123456789ABCDEF";
+    let mut out = String::with_capacity(text.len());
+    for byte in text.bytes() {
+        if byte.is_ascii_alphanumeric() || b"!#$&+-.^_`|~".contains(&byte) {
+            out.push(char::from(byte));
+        } else {
+            out.push('%');
+            out.push(char::from(HEX[usize::from(byte >> 4)]));
+            out.push(char::from(HEX[usize::from(byte & 0x0f)]));
+        }
+    }
+    out
+}
+
+/// Whether a requested path could name a recorded file at all: relative,
+/// `/`-separated, with no empty, `.` or `..` segment, no backslash and no
+/// NUL. The record lookup is the real gate; this only keeps odd paths away
+/// from it.
+fn plausible_path(path: &str) -> bool {
+    !path.is_empty()
+        && !path.contains(['\\', '\0'])
+        && path
+            .split('/')
+            .all(|segment| !segment.is_empty() && segment != "." && segment != "..")
+}
+
+/// A recorded file, opened, with what we learnt by reading it once.
+struct Opened {
+    record: FileRecord,
+    file: std::fs::File,
+    /// The bytes read while hashing; the most that will be sent.
+    len: u64,
+    /// Whether those bytes hash to the record's SHA-256.
+    matches_record: bool,
+}
+
+/// Opens the recorded file `path` of `run`'s inbox beneath the inbox root
+/// (never through a symbolic link, never outside the root) and hashes it.
+fn open_recorded(inbox: &Inbox, run: RunId, path: &str) -> Result<Opened, ApiError> {
+    let record = inbox.file(run, path)?.ok_or(ApiError::NoFile)?;
+    let root = inbox.inbox_dir(run);
+    let dir = cap_std::fs::Dir::open_ambient_dir(&root, cap_std::ambient_authority())
+        .map_err(|err| not_served(&root, path, &err))?;
+    let mut options = cap_std::fs::OpenOptions::new();
+    options.read(true).follow(FollowSymlinks::No);
+    let file = dir
+        .open_with(&record.path, &options)
+        .map_err(|err| not_served(&root, path, &err))?
+        .into_std();
+    let metadata = file
+        .metadata()
+        .map_err(|err| not_served(&root, path, &err))?;
+    if !metadata.is_file() {
+        tracing::warn!(run = %run, path, "a recorded inbox path is not a regular file; not served");
+        return Err(ApiError::NoFile);
+    }
+    let (len, digest) = hash(&file).map_err(ApiError::internal)?;
+    let matches_record = len == record.size && digest.eq_ignore_ascii_case(&record.sha256);
+    (&file)
+        .seek(SeekFrom::Start(0))
+        .map_err(ApiError::internal)?;
+    Ok(Opened {
+        record,
+        file,
+        len,
+        matches_record,
+    })
+}
+
+/// A recorded file that cannot be opened beneath the inbox root (gone, a
+/// symbolic link, a path that would leave the root) is not served.
+fn not_served(root: &std::path::Path, path: &str, err: &std::io::Error) -> ApiError {
+    tracing::warn!(root = %root.display(), path, error = %err, "a recorded inbox file cannot be opened; not served");
+    ApiError::NoFile
+}
+
+/// The length and SHA-256 (lower-case hex) of everything `file` holds.
+fn hash(mut file: &std::fs::File) -> std::io::Result<(u64, String)> {
+    let mut hasher = Sha256::new();
+    let mut buffer = vec![0_u8; 256 * 1024];
+    let mut len = 0_u64;
+    loop {
+        let read = file.read(&mut buffer)?;
+        if read == 0 {
+            break;
+        }
+        hasher.update(&buffer[..read]);
+        len += read as u64;
+    }
+    let digest = hasher.finalize();
+    let hex = digest
+        .iter()
+        .fold(String::with_capacity(64), |mut hex, byte| {
+            let _ = write!(hex, "{byte:02x}");
+            hex
+        });
+    Ok((len, hex))
+}
+
+/// `GET /v1/runs/{run_id}/inbox/{path}`.
+pub(super) async fn inbox_file(
+    State(state): State<Arc<ApiState>>,
+    Extension(key): Extension<KeyInfo>,
+    params: Result<Path<(String, String)>, PathRejection>,
+) -> Result<Response, ApiError> {
+    let Path((run_id, path)) = params.map_err(|_| ApiError::NoRun)?;
+    let run = readable_run(&state, &key, &run_id).await?;
+    if !plausible_path(&path) {
+        return Err(ApiError::NoFile);
+    }
+    let opened = blocking(&state.inbox, move |inbox| {
+        open_recorded(inbox, run.id, &path)
+    })
+    .await?;
+
+    let name = opened
+        .record
+        .path
+        .rsplit('/')
+        .next()
+        .unwrap_or(&opened.record.path);
+    let mut headers = HeaderMap::new();
+    headers.insert(
+        header::CONTENT_TYPE,
+        HeaderValue::from_static(served_type(&opened.record.media_type)),
+    );
+    headers.insert(
+        header::CONTENT_DISPOSITION,
+        HeaderValue::from_str(&disposition(name)).map_err(ApiError::internal)?,
+    );
+    headers.insert(
+        header::X_CONTENT_TYPE_OPTIONS,
+        HeaderValue::from_static("nosniff"),
+    );
+    headers.insert(
+        header::CONTENT_SECURITY_POLICY,
+        HeaderValue::from_static(SANDBOX_CSP),
+    );
+    headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    headers.insert(header::CONTENT_LENGTH, HeaderValue::from(opened.len));
+    if opened.matches_record {
+        if let Ok(value) = HeaderValue::from_str(&opened.record.sha256) {
+            headers.insert(SHA256_HEADER, value);
+        }
+        match HeaderValue::from_str(&opened.record.origin) {
+            Ok(value) => {
+                headers.insert(PRODUCER_HEADER, value);
+            }
+            Err(_) => {
+                tracing::warn!(origin = %opened.record.origin, "an origin that is no header value is not sent");
+            }
+        }
+    } else {
+        tracing::warn!(
+            run = %opened.record.run,
+            path = %opened.record.path,
+            "an inbox file no longer matches its record; served without its SHA-256 and producer"
+        );
+    }
+
+    // At most the bytes hashed are sent, so Content-Length stays true even if
+    // the file grows meanwhile; if it shrinks, the body ends early and the
+    // client sees a short read rather than other bytes.
+    let file = tokio::fs::File::from_std(opened.file).take(opened.len);
+    let body = Body::from_stream(ReaderStream::new(file));
+    Ok((headers, body).into_response())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn types_a_browser_could_run_go_out_as_octet_stream() {
+        let cases = [
+            ("image/png", "image/png"),
+            ("IMAGE/PNG; charset=binary", "image/png"),
+            ("application/pdf", "application/pdf"),
+            ("text/plain; charset=utf-8", "text/plain"),
+            ("audio/mpeg", "audio/mpeg"),
+            ("video/mp4", "video/mp4"),
+            ("text/html", "application/octet-stream"),
+            ("image/svg+xml", "application/octet-stream"),
+            ("application/xhtml+xml", "application/octet-stream"),
+            ("text/xml", "application/octet-stream"),
+            ("application/xml", "application/octet-stream"),
+            ("text/javascript", "application/octet-stream"),
+            ("application/javascript", "application/octet-stream"),
+            ("application/x-shockwave-flash", "application/octet-stream"),
+            (
+                "audio/x-evil\r\nSet-Cookie: a=b",
+                "application/octet-stream",
+            ),
+            ("", "application/octet-stream"),
+        ];
+        for (recorded, served) in cases {
+            assert_eq!(served_type(recorded), served, "{recorded:?}");
+        }
+    }
+
+    #[test]
+    fn the_disposition_is_an_attachment_with_an_ascii_and_an_exact_name() {
+        assert_eq!(
+            disposition("report.pdf"),
+            "attachment; filename=\"report.pdf\"; filename*=UTF-8''report.pdf"
+        );
+        assert_eq!(
+            disposition("Résumé 2026.pdf"),
+            "attachment; filename=\"Resume 2026.pdf\"; filename*=UTF-8''R%C3%A9sum%C3%A9%202026.pdf"
+        );
+        let hostile = disposition("a\"b;c\r\n.txt");
+        assert!(HeaderValue::from_str(&hostile).is_ok(), "{hostile}");
+        assert!(hostile.starts_with("attachment; filename=\""), "{hostile}");
+        assert!(!hostile.contains("a\"b"), "{hostile}");
+    }
+
+    #[test]
+    fn only_relative_paths_without_dot_segments_are_looked_up() {
+        for good in ["a.png", "web/example.org/a.png", "..a", "a..b"] {
+            assert!(plausible_path(good), "{good}");
+        }
+        for bad in [
+            "",
+            "/etc/passwd",
+            "../x",
+            "a/../../x",
+            "a/./b",
+            "a//b",
+            "a\\..\\b",
+            "a\0",
+            ".",
+        ] {
+            assert!(!plausible_path(bad), "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn the_hash_is_the_sha256_of_every_byte() {
+        let dir = tempfile::tempdir().expect("a temp dir");
+        let path = dir.path().join("abc");
+        std::fs::write(&path, b"abc").expect("written");
+        let file = std::fs::File::open(&path).expect("opened");
+        assert_eq!(
+            hash(&file).expect("hashed"),
+            (
+                3,
+                "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad".to_owned()
+            )
+        );
+    }
+}

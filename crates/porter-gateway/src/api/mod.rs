@@ -1,0 +1,127 @@
+//! The run HTTP API and its web page: how a person (or a script holding an
+//! API key) reaches a run's inbox from outside the run.
+//!
+//! Every `/v1` route wants `Authorization: Bearer <key>`; a missing and a
+//! wrong key get the same 401. A run the key may not read answers exactly
+//! like a run that does not exist, on every route, so that a key learns
+//! nothing about other tenants' runs.
+//!
+//! - `GET /v1/runs`: the runs the key may read, each with its files.
+//! - `POST /v1/runs/{run_id}/file`: the `File` tool on that run; the body is
+//!   the tool's arguments (`{"op": "ls"}`), the answer its result.
+//! - `GET /v1/runs/{run_id}/inbox/{path}`: one recorded inbox file, always as
+//!   an attachment, under a type a browser cannot run, with its SHA-256 and
+//!   producer while the bytes still match the record.
+//! - `GET /v1/runs/{run_id}/events?from_seq=N`: the run's events (SSE),
+//!   backlog then live; `GET /v1/events`: every readable run's live events.
+//! - `GET /`: a small page listing the key's runs and their files, live.
+//!
+//! It deliberately does not run `download` or `upload` for an outside caller
+//! (those fetch from or send to the network on a run's behalf), and it never
+//! serves a path that is not a recorded file of the run's inbox.
+//!
+//! ```no_run
+//! # async fn serve(state: std::sync::Arc<porter_gateway::api::ApiState>) -> std::io::Result<()> {
+//! let app = porter_gateway::api::router(state);
+//! let listener = tokio::net::TcpListener::bind("127.0.0.1:8766").await?;
+//! axum::serve(listener, app).await
+//! # }
+//! ```
+
+mod download;
+mod error;
+mod events;
+mod page;
+mod runs;
+
+use std::sync::Arc;
+
+use axum::Router;
+use axum::extract::{Request, State};
+use axum::http::header;
+use axum::middleware::{self, Next};
+use axum::response::Response;
+use axum::routing::{get, post};
+use porter_inbox::{Inbox, RunId, RunInfo};
+
+use crate::access::{KeyInfo, Keys, can_read};
+use crate::file::Files;
+
+pub use error::ApiError;
+
+/// `ApiState` is what every route needs: the inbox (runs, records, files,
+/// events), the `File` tool the API runs on a caller's behalf, and the keys
+/// that may call it.
+pub struct ApiState {
+    pub inbox: Arc<Inbox>,
+    pub files: Arc<Files>,
+    pub keys: Keys,
+}
+
+/// The HTTP API and the web page, ready to be merged with the MCP endpoint
+/// on one listener. The page at `/` loads without a key (it asks for one);
+/// everything under `/v1` wants one.
+pub fn router(state: Arc<ApiState>) -> Router {
+    Router::new()
+        .route("/v1/runs", get(runs::list))
+        .route("/v1/runs/{run_id}/file", post(runs::file_op))
+        .route("/v1/runs/{run_id}/inbox/{*path}", get(download::inbox_file))
+        .route("/v1/runs/{run_id}/events", get(events::run_events))
+        .route("/v1/events", get(events::all_events))
+        .route_layer(middleware::from_fn_with_state(
+            Arc::clone(&state),
+            authenticate,
+        ))
+        .route("/", get(page::page))
+        .route("/app.js", get(page::script))
+        .route("/app.css", get(page::style))
+        .route("/favicon.ico", get(page::favicon))
+        .with_state(state)
+}
+
+/// Finds the caller's key from its `Authorization` header and hands it to the
+/// route as a request extension; anything else is a 401.
+async fn authenticate(
+    State(state): State<Arc<ApiState>>,
+    mut request: Request,
+    next: Next,
+) -> Result<Response, ApiError> {
+    let presented = request
+        .headers()
+        .get(header::AUTHORIZATION)
+        .and_then(|value| value.to_str().ok());
+    let key = state
+        .keys
+        .from_authorization(presented)
+        .cloned()
+        .ok_or(ApiError::Unauthorized)?;
+    request.extensions_mut().insert(key);
+    Ok(next.run(request).await)
+}
+
+/// Runs blocking inbox work (SQLite, the disk) off the async threads.
+pub(crate) async fn blocking<T, F>(inbox: &Arc<Inbox>, work: F) -> Result<T, ApiError>
+where
+    F: FnOnce(&Inbox) -> Result<T, ApiError> + Send + 'static,
+    T: Send + 'static,
+{
+    let inbox = Arc::clone(inbox);
+    tokio::task::spawn_blocking(move || work(&inbox))
+        .await
+        .map_err(ApiError::internal)?
+}
+
+/// The run named by `run_id` when `key` may read it. A malformed id, a
+/// missing run and a run of someone else all give [`ApiError::NoRun`].
+pub(crate) async fn readable_run(
+    state: &ApiState,
+    key: &KeyInfo,
+    run_id: &str,
+) -> Result<RunInfo, ApiError> {
+    let id: RunId = run_id.parse().map_err(|_| ApiError::NoRun)?;
+    let run = blocking(&state.inbox, move |inbox| Ok(inbox.run(id)?)).await?;
+    match run {
+        Some(run) if can_read(key, &run.owner) => Ok(run),
+        _ => Err(ApiError::NoRun),
+    }
+}
