@@ -235,21 +235,11 @@ impl Keep for InboxKeep {
                         .unwrap_or("application/octet-stream")
                         .to_owned(),
                     size: found.bytes.len() as u64,
-                    origin: origin_text(&self.origin),
+                    origin: self.origin.to_string(),
                 }
                 .stub()
             }
         }
-    }
-}
-
-/// An origin's display form (`mcp:<server>/<tool>`).
-fn origin_text(origin: &Origin) -> String {
-    match origin {
-        Origin::Mcp { server, tool } => format!("mcp:{server}/{tool}"),
-        Origin::Http { host } => format!("http:{host}"),
-        Origin::WebFetch { host } => format!("webfetch:{host}"),
-        Origin::FileDownload => "file:download".to_owned(),
     }
 }
 

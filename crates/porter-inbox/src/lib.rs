@@ -1,12 +1,54 @@
 //! `porter-inbox` keeps the files that tools return so that the model never
-//! carries their bytes. SKELETON: the public API below is agreed between the
-//! gateway's parts; bodies are being written (see the issue 5 brief).
+//! carries their bytes: each file goes to the run's inbox and the model gets
+//! a one-line stub in its place.
+//!
+//! It names files safely (ASCII, `[A-Za-z0-9._-]`, `-2`, `-3`, … on a clash,
+//! never overwriting), tells their media type, holds the per-file and
+//! per-run caps exactly even under concurrent captures, writes through a
+//! staged temp file so a crash never leaves a half file under a real name,
+//! records every file and event (SQLite), and streams each run's events
+//! live. Bytes and records sit behind the [`Blobs`] and [`Records`] traits.
+//!
+//! It does not fetch anything, check grants, or decide what in a tool result
+//! is a file: the capture layer and the gateway do, and call in here.
+//!
+//! ```no_run
+//! # fn main() -> Result<(), porter_inbox::InboxError> {
+//! use porter_inbox::{Inbox, Incoming, Limits, Origin, Owner};
+//! let inbox = Inbox::open(std::path::Path::new("/var/lib/porter"), Limits::default())?;
+//! let run = inbox.start_run(Owner { key_name: "local".into(), tenant: "local".into() })?;
+//! let incoming = Incoming {
+//!     name: Some("report.pdf".into()),
+//!     fallback_name: "get_attachment".into(),
+//!     dir: Some("documents".into()),
+//!     declared_type: Some("application/pdf".into()),
+//!     origin: Origin::Mcp { server: "files".into(), tool: "get_attachment".into() },
+//!     call: r#"{"tool":"get_attachment"}"#.into(),
+//! };
+//! let outcome = inbox.keep_bytes(run.id, incoming, b"%PDF-1.7 ...")?;
+//! println!("{}", outcome.stub()); // [file: volume:inbox:documents/report.pdf · …]
+//! # Ok(()) }
+//! ```
 
+mod events;
+mod keeper;
+mod limits;
+pub mod media;
+pub mod names;
+pub mod store;
+mod stub;
+
+use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, SystemTime};
 
 use serde::{Deserialize, Serialize};
+use sha2::{Digest as _, Sha256};
+
+pub use keeper::Keeper;
+pub use store::{Blobs, LocalBlobs, Records, SqliteRecords, Staged};
+pub use stub::{HASH_SHOWN_CHARS, inbox_ref};
 
 /// `FILE_MAX_BYTES` is the default most one kept file may hold (64 MiB).
 pub const FILE_MAX_BYTES: u64 = 64 * 1024 * 1024;
@@ -51,15 +93,20 @@ impl std::str::FromStr for RunId {
 /// the local user (stdio: key `local`, tenant `local`).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Owner {
+    /// The API key's name (`local` for stdio).
     pub key_name: String,
+    /// The key's tenant (`local` for stdio).
     pub tenant: String,
 }
 
 /// `Limits` bound what an inbox keeps.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Limits {
+    /// The most one kept file may hold; a larger one is not kept.
     pub file_max_bytes: u64,
+    /// The most one run's inbox tree may hold, counting captures in flight.
     pub inbox_max_bytes: u64,
+    /// How long after a run ends its inbox is purged.
     pub inbox_ttl: Duration,
 }
 
@@ -89,21 +136,28 @@ pub enum Origin {
 /// `RunInfo` is one run's record.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct RunInfo {
+    /// The run's id.
     pub id: RunId,
+    /// Who the run belongs to.
     pub owner: Owner,
     /// Unix milliseconds.
     pub started_at: i64,
+    /// Unix milliseconds, once the run has ended.
     pub ended_at: Option<i64>,
+    /// Whether the run's inbox has been purged (its records stay).
     pub purged: bool,
 }
 
 /// `FileRecord` is one kept file's record.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct FileRecord {
+    /// The run whose inbox holds the file.
     pub run: RunId,
     /// Relative to the inbox root, `/`-separated (`documents/report.pdf`).
     pub path: String,
+    /// Bytes.
     pub size: u64,
+    /// The declared type's essence, else the sniffed one.
     pub media_type: String,
     /// Lower-case hex.
     pub sha256: String,
@@ -128,6 +182,7 @@ pub struct Incoming {
     pub dir: Option<String>,
     /// The media type the source declared, if any.
     pub declared_type: Option<String>,
+    /// Where the file comes from, for the stub and the record.
     pub origin: Origin,
     /// The call, as JSON text, for the record.
     pub call: String,
@@ -136,11 +191,17 @@ pub struct Incoming {
 /// `Outcome` is what became of a file offered to the inbox.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Outcome {
+    /// The file is in the inbox under the record's path.
     Kept(FileRecord),
+    /// The file was not kept; nothing of it is left on disk.
     NotKept {
+        /// Why, as the stub says it (`over the 64 MiB limit for one file`).
         why: String,
+        /// Its media type, as far as it was seen.
         media_type: String,
+        /// Its size, as far as it was seen (at least the bytes offered).
         size: u64,
+        /// The origin's display form.
         origin: String,
     },
 }
@@ -149,17 +210,21 @@ impl Outcome {
     /// The one line the model gets in place of the bytes.
     #[must_use]
     pub fn stub(&self) -> String {
-        todo!()
+        stub::render(self)
     }
 }
 
 /// `Event` is one entry of a run's event stream.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Event {
+    /// 1, 2, 3, … within the run, without gaps.
     pub seq: u64,
+    /// The run the event belongs to.
     pub run: RunId,
     /// `file_captured`, `run_started`, `run_ended`, …
     pub kind: String,
+    /// What happened, as JSON (for `file_captured`: `ref`, `path`,
+    /// `media_type`, `size`, `sha256`, `origin`, `call`).
     pub data: serde_json::Value,
     /// Unix milliseconds.
     pub at: i64,
@@ -169,111 +234,468 @@ pub struct Event {
 /// file that was not kept (that is an [`Outcome::NotKept`]).
 #[derive(Debug, thiserror::Error)]
 pub enum InboxError {
+    /// There is no such run (or the caller may not know of it).
     #[error("no run {0}")]
     NoRun(RunId),
+    /// The run's inbox has no such file; list it to see what it holds.
     #[error("no file {path:?} in the inbox of run {run}")]
-    NoFile { run: RunId, path: String },
+    NoFile {
+        /// The run asked about.
+        run: RunId,
+        /// The path asked for, as given.
+        path: String,
+    },
+    /// The disk failed; the message names the path.
     #[error("inbox storage failed: {0}")]
     Io(#[from] std::io::Error),
+    /// The database failed; the message says what was being done.
     #[error("inbox records failed: {0}")]
     Records(String),
 }
 
-/// `Keeper` streams one file into the inbox (HTTP bodies, downloads).
-pub struct Keeper {
-    _private: (),
-}
-
-impl std::io::Write for Keeper {
-    fn write(&mut self, _buf: &[u8]) -> std::io::Result<usize> {
-        todo!()
-    }
-    fn flush(&mut self) -> std::io::Result<()> {
-        todo!()
-    }
-}
-
-impl Keeper {
-    /// Ends the file: names it, records it, emits `file_captured`.
-    pub fn finish(self) -> Result<Outcome, InboxError> {
-        todo!()
-    }
-}
-
-/// `Inbox` is the facade every tool uses.
+/// `Inbox` is the facade every tool uses. It is cheap to clone (one `Arc`);
+/// clones share the stores, the byte budget and the event channels.
+#[derive(Clone)]
 pub struct Inbox {
-    _private: Arc<()>,
+    shared: Arc<Shared>,
 }
+
+/// What every clone of an [`Inbox`] and every [`Keeper`] shares.
+struct Shared {
+    data_dir: PathBuf,
+    limits: Limits,
+    blobs: Arc<dyn Blobs>,
+    records: Arc<dyn Records>,
+    usage: limits::Usage,
+    hub: events::Hub,
+}
+
+/// `DB_FILE` is the records database's name under the data dir.
+const DB_FILE: &str = "porter.sqlite3";
+
+/// `MAX_NAME_TRIES` bounds the `-2`, `-3`, … search for a free name, so a
+/// store that keeps refusing cannot loop forever.
+const MAX_NAME_TRIES: u32 = 100_000;
 
 impl Inbox {
     /// Opens (creating) the local store under `data_dir`: SQLite records in
     /// `data_dir/porter.sqlite3`, files under `data_dir/runs/<run>/inbox/`.
-    pub fn open(_data_dir: &Path, _limits: Limits) -> Result<Self, InboxError> {
-        todo!()
+    /// Temp files left by a process killed mid-write are removed.
+    pub fn open(data_dir: &Path, limits: Limits) -> Result<Self, InboxError> {
+        let mut builder = std::fs::DirBuilder::new();
+        builder.recursive(true);
+        #[cfg(unix)]
+        std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
+        builder.create(data_dir).map_err(store::at(data_dir))?;
+        let records = SqliteRecords::open(&data_dir.join(DB_FILE))?;
+        Self::with_stores(
+            data_dir,
+            Arc::new(LocalBlobs::new(data_dir)),
+            Arc::new(records),
+            limits,
+        )
     }
+
+    /// Opens an inbox over other stores (object storage, another database).
+    /// `data_dir` still holds the transcripts. Stale staged objects are
+    /// removed.
+    pub fn with_stores(
+        data_dir: &Path,
+        blobs: Arc<dyn Blobs>,
+        records: Arc<dyn Records>,
+        limits: Limits,
+    ) -> Result<Self, InboxError> {
+        let stale = blobs.remove_stale()?;
+        if stale > 0 {
+            tracing::info!(stale, "removed temp files left by an interrupted capture");
+        }
+        Ok(Self {
+            shared: Arc::new(Shared {
+                data_dir: data_dir.to_owned(),
+                limits,
+                blobs,
+                records,
+                usage: limits::Usage::default(),
+                hub: events::Hub::default(),
+            }),
+        })
+    }
+
+    /// The limits this inbox holds files to.
+    #[must_use]
     pub fn limits(&self) -> Limits {
-        todo!()
+        self.shared.limits
     }
-    pub fn start_run(&self, _owner: Owner) -> Result<RunInfo, InboxError> {
-        todo!()
+
+    /// Starts a run (a UUIDv7 id) and records `run_started`.
+    pub fn start_run(&self, owner: Owner) -> Result<RunInfo, InboxError> {
+        let info = RunInfo {
+            id: RunId::new(),
+            owner,
+            started_at: now_ms(),
+            ended_at: None,
+            purged: false,
+        };
+        self.shared.records.insert_run(&info)?;
+        self.record_event(
+            info.id,
+            "run_started",
+            serde_json::json!({
+                "key_name": info.owner.key_name,
+                "tenant": info.owner.tenant,
+            }),
+        )?;
+        Ok(info)
     }
-    pub fn end_run(&self, _run: RunId) -> Result<(), InboxError> {
-        todo!()
+
+    /// Ends a run and records `run_ended`; its inbox lives on for
+    /// [`Limits::inbox_ttl`]. Ending an ended run changes nothing.
+    pub fn end_run(&self, run: RunId) -> Result<(), InboxError> {
+        let info = self.existing_run(run)?;
+        if info.ended_at.is_some() {
+            return Ok(());
+        }
+        self.shared.records.end_run(run, now_ms())?;
+        self.record_event(run, "run_ended", serde_json::json!({}))?;
+        Ok(())
     }
-    pub fn run(&self, _run: RunId) -> Result<Option<RunInfo>, InboxError> {
-        todo!()
+
+    /// One run's record.
+    pub fn run(&self, run: RunId) -> Result<Option<RunInfo>, InboxError> {
+        self.shared.records.run(run)
     }
+
+    /// Every run, oldest first (the caller filters what a key may read).
     pub fn runs(&self) -> Result<Vec<RunInfo>, InboxError> {
-        todo!()
+        self.shared.records.runs()
     }
-    /// Keeps a file whose bytes are all at hand (MCP results).
+
+    /// Keeps a file whose bytes are all at hand (MCP results): one SHA-256
+    /// pass and one write, no copy.
+    // The agreed signature takes `Incoming` by value: callers build it for
+    // this one call.
+    #[allow(clippy::needless_pass_by_value)]
     pub fn keep_bytes(
         &self,
-        _run: RunId,
-        _incoming: Incoming,
-        _bytes: &[u8],
+        run: RunId,
+        incoming: Incoming,
+        bytes: &[u8],
     ) -> Result<Outcome, InboxError> {
-        todo!()
+        let info = self.existing_run(run)?;
+        let name_hint = incoming.name.as_deref().unwrap_or(&incoming.fallback_name);
+        let media_type = media::media_type(incoming.declared_type.as_deref(), bytes, name_hint);
+        let size = bytes.len() as u64;
+        let limits = self.shared.limits;
+        let not_kept = |why: String, media_type: String| {
+            Ok(Outcome::NotKept {
+                why,
+                media_type,
+                size,
+                origin: incoming.origin.to_string(),
+            })
+        };
+        if info.purged {
+            return not_kept(purged_why(), media_type);
+        }
+        if size > limits.file_max_bytes {
+            return not_kept(limits::over_file_limit(limits.file_max_bytes), media_type);
+        }
+        if !self.reserve(run, size)? {
+            return not_kept(limits::over_inbox_limit(limits.inbox_max_bytes), media_type);
+        }
+        let kept = self.stage_and_commit(run, &incoming, bytes, media_type);
+        if kept.is_err() {
+            self.shared.usage.release(run, size);
+        }
+        kept.map(Outcome::Kept)
     }
-    /// Starts streaming a file into the inbox.
-    pub fn keeper(&self, _run: RunId, _incoming: Incoming) -> Result<Keeper, InboxError> {
-        todo!()
+
+    fn stage_and_commit(
+        &self,
+        run: RunId,
+        incoming: &Incoming,
+        bytes: &[u8],
+        media_type: String,
+    ) -> Result<FileRecord, InboxError> {
+        let mut staged = self.shared.blobs.stage(run)?;
+        staged.write_all(bytes)?;
+        let sha256 = keeper::hex(&Sha256::digest(bytes));
+        self.commit(
+            run,
+            staged,
+            incoming,
+            media_type,
+            bytes.len() as u64,
+            sha256,
+        )
     }
-    pub fn files(&self, _run: RunId) -> Result<Vec<FileRecord>, InboxError> {
-        todo!()
+
+    /// Starts streaming a file into the inbox; see [`Keeper`] for how the
+    /// caps are held.
+    pub fn keeper(&self, run: RunId, incoming: Incoming) -> Result<Keeper, InboxError> {
+        let info = self.existing_run(run)?;
+        if info.purged {
+            return Ok(Keeper::new(
+                self.clone(),
+                run,
+                incoming,
+                None,
+                Some(purged_why()),
+            ));
+        }
+        let staged = self.shared.blobs.stage(run)?;
+        Ok(Keeper::new(self.clone(), run, incoming, Some(staged), None))
     }
-    pub fn file(&self, _run: RunId, _path: &str) -> Result<Option<FileRecord>, InboxError> {
-        todo!()
+
+    /// Names a staged file (trying `-2`, `-3`, … on a clash), records it and
+    /// emits `file_captured`. The bytes are already reserved.
+    fn commit(
+        &self,
+        run: RunId,
+        mut staged: Box<dyn Staged>,
+        incoming: &Incoming,
+        media_type: String,
+        size: u64,
+        sha256: String,
+    ) -> Result<FileRecord, InboxError> {
+        let name = names::file_name(
+            incoming.name.as_deref(),
+            &incoming.fallback_name,
+            &media_type,
+        );
+        let dir = incoming.dir.as_deref().and_then(names::clean_dir);
+        let mut path = None;
+        for n in 1..=MAX_NAME_TRIES {
+            let candidate = names::numbered(&name, n);
+            let candidate = match &dir {
+                Some(dir) => format!("{dir}/{candidate}"),
+                None => candidate,
+            };
+            if staged.commit(&candidate)? {
+                path = Some(candidate);
+                break;
+            }
+        }
+        let Some(path) = path else {
+            return Err(
+                std::io::Error::other(format!("no free name like {name:?} in the inbox")).into(),
+            );
+        };
+        let record = FileRecord {
+            run,
+            path,
+            size,
+            media_type,
+            sha256,
+            origin: incoming.origin.to_string(),
+            call: incoming.call.clone(),
+            created_at: now_ms(),
+        };
+        if let Err(e) = self.shared.records.insert_file(&record) {
+            let _ = self.shared.blobs.remove(run, &record.path);
+            return Err(e);
+        }
+        let data = serde_json::json!({
+            "ref": inbox_ref(&record.path),
+            "path": record.path,
+            "media_type": record.media_type,
+            "size": record.size,
+            "sha256": record.sha256,
+            "origin": record.origin,
+            "call": record.call,
+        });
+        // The file is kept and recorded; an event that could not be stored
+        // does not undo that.
+        if let Err(e) = self.record_event(run, "file_captured", data) {
+            tracing::warn!(run = %run, path = %record.path, error = %e, "file_captured not recorded");
+        }
+        Ok(record)
     }
+
+    /// Reserves `bytes` in the run's inbox budget; `false` when they do not fit.
+    fn reserve(&self, run: RunId, bytes: u64) -> Result<bool, InboxError> {
+        let shared = &self.shared;
+        shared
+            .usage
+            .reserve(run, bytes, shared.limits.inbox_max_bytes, || {
+                shared.records.inbox_bytes(run)
+            })
+    }
+
+    /// The bytes a run's inbox holds, counting captures in flight.
+    pub fn inbox_bytes(&self, run: RunId) -> Result<u64, InboxError> {
+        match self.shared.usage.current(run) {
+            Some(used) => Ok(used),
+            None => self.shared.records.inbox_bytes(run),
+        }
+    }
+
+    /// A run's kept files, by path.
+    pub fn files(&self, run: RunId) -> Result<Vec<FileRecord>, InboxError> {
+        self.existing_run(run)?;
+        self.shared.records.files(run)
+    }
+
+    /// One kept file's record.
+    pub fn file(&self, run: RunId, path: &str) -> Result<Option<FileRecord>, InboxError> {
+        self.existing_run(run)?;
+        if !names::is_inbox_path(path) {
+            return Ok(None);
+        }
+        self.shared.records.file(run, path)
+    }
+
+    /// Opens a kept file for reading, with its record. Only a recorded path
+    /// opens: `../x`, absolute paths and names the inbox did not make are
+    /// [`InboxError::NoFile`] before the disk is touched.
+    pub fn open_file(
+        &self,
+        run: RunId,
+        path: &str,
+    ) -> Result<(FileRecord, std::fs::File), InboxError> {
+        let no_file = || InboxError::NoFile {
+            run,
+            path: path.to_owned(),
+        };
+        let record = self.file(run, path)?.ok_or_else(no_file)?;
+        let file = self.shared.blobs.open(run, &record.path)?;
+        Ok((record, file))
+    }
+
     /// The inbox root of a run on the local disk (may not exist yet).
-    pub fn inbox_dir(&self, _run: RunId) -> PathBuf {
-        todo!()
+    #[must_use]
+    pub fn inbox_dir(&self, run: RunId) -> PathBuf {
+        LocalBlobs::new(&self.shared.data_dir).inbox_dir(run)
     }
-    pub fn remove(&self, _run: RunId, _path: &str) -> Result<(), InboxError> {
-        todo!()
+
+    /// Removes one kept file and its record, freeing its bytes, and records
+    /// `file_removed`.
+    pub fn remove(&self, run: RunId, path: &str) -> Result<(), InboxError> {
+        let record = self.file(run, path)?.ok_or_else(|| InboxError::NoFile {
+            run,
+            path: path.to_owned(),
+        })?;
+        self.remove_record(&record)?;
+        self.record_event(
+            run,
+            "file_removed",
+            serde_json::json!({"ref": inbox_ref(&record.path), "path": record.path}),
+        )?;
+        Ok(())
     }
-    pub fn clear(&self, _run: RunId) -> Result<usize, InboxError> {
-        todo!()
+
+    fn remove_record(&self, record: &FileRecord) -> Result<(), InboxError> {
+        self.shared.blobs.remove(record.run, &record.path)?;
+        if self.shared.records.remove_file(record.run, &record.path)? {
+            self.shared.usage.release(record.run, record.size);
+        }
+        Ok(())
     }
+
+    /// Removes every kept file of a run, answers how many, and records
+    /// `inbox_cleared`.
+    pub fn clear(&self, run: RunId) -> Result<usize, InboxError> {
+        let files = self.files(run)?;
+        for record in &files {
+            self.remove_record(record)?;
+        }
+        self.record_event(
+            run,
+            "inbox_cleared",
+            serde_json::json!({"files": files.len()}),
+        )?;
+        Ok(files.len())
+    }
+
+    /// Records an event of any kind: stored under the run's next seq,
+    /// appended to the run's transcript, logged, and sent live to the run's
+    /// and the all-runs subscribers.
+    // The agreed signature takes the data by value, as callers build it
+    // inline with `json!`.
+    #[allow(clippy::needless_pass_by_value)]
     pub fn record_event(
         &self,
-        _run: RunId,
-        _kind: &str,
-        _data: serde_json::Value,
+        run: RunId,
+        kind: &str,
+        data: serde_json::Value,
     ) -> Result<Event, InboxError> {
-        todo!()
+        self.shared.hub.record(
+            self.shared.records.as_ref(),
+            &self.transcript_path(run),
+            run,
+            kind,
+            &data,
+            now_ms(),
+        )
     }
+
+    /// A run's stored events with `seq >= from_seq`, and a receiver for the
+    /// ones after them. Subscribing and reading the backlog happen under the
+    /// lock that recording takes, so each event arrives exactly once, in
+    /// order; a consumer that re-subscribes (say after
+    /// `RecvError::Lagged`) should still skip seqs it has already seen.
     pub fn subscribe(
         &self,
-        _run: RunId,
-        _from_seq: u64,
+        run: RunId,
+        from_seq: u64,
     ) -> Result<(Vec<Event>, tokio::sync::broadcast::Receiver<Event>), InboxError> {
-        todo!()
+        self.existing_run(run)?;
+        self.shared
+            .hub
+            .subscribe(self.shared.records.as_ref(), run, from_seq)
     }
-    pub fn transcript_path(&self, _run: RunId) -> PathBuf {
-        todo!()
+
+    /// A receiver for every run's events from now on (the web page lists
+    /// every readable run live; it filters by owner itself).
+    #[must_use]
+    pub fn subscribe_all(&self) -> tokio::sync::broadcast::Receiver<Event> {
+        self.shared.hub.subscribe_all()
     }
-    pub fn purge_expired(&self, _now: SystemTime) -> Result<Vec<RunId>, InboxError> {
-        todo!()
+
+    /// Where a run's transcript (one JSON event per line) is written.
+    #[must_use]
+    pub fn transcript_path(&self, run: RunId) -> PathBuf {
+        LocalBlobs::new(&self.shared.data_dir)
+            .run_dir(run)
+            .join("transcript.jsonl")
     }
+
+    /// Purges the inbox of every run that ended at least
+    /// [`Limits::inbox_ttl`] before `now`: its files and file records go,
+    /// the run is marked purged (its row, events and transcript stay), and
+    /// `inbox_purged` is recorded. Answers the runs purged.
+    pub fn purge_expired(&self, now: SystemTime) -> Result<Vec<RunId>, InboxError> {
+        let cutoff = now
+            .checked_sub(self.shared.limits.inbox_ttl)
+            .map_or(i64::MIN, unix_ms);
+        let runs = self.shared.records.ended_by(cutoff)?;
+        for &run in &runs {
+            self.shared.blobs.purge(run)?;
+            self.shared.records.mark_purged(run)?;
+            self.shared.usage.forget(run);
+            self.record_event(run, "inbox_purged", serde_json::json!({}))?;
+        }
+        Ok(runs)
+    }
+
+    /// The run's record, or [`InboxError::NoRun`].
+    fn existing_run(&self, run: RunId) -> Result<RunInfo, InboxError> {
+        self.shared.records.run(run)?.ok_or(InboxError::NoRun(run))
+    }
+}
+
+/// Why nothing is kept for a run whose inbox is gone.
+fn purged_why() -> String {
+    "this run's inbox has been purged".to_owned()
+}
+
+/// Now, in Unix milliseconds.
+fn now_ms() -> i64 {
+    unix_ms(SystemTime::now())
+}
+
+/// A time in Unix milliseconds (times before 1970 count as 0).
+fn unix_ms(time: SystemTime) -> i64 {
+    time.duration_since(SystemTime::UNIX_EPOCH)
+        .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
 }

@@ -1,0 +1,223 @@
+//! Streaming a file into the inbox (HTTP bodies, downloads) without holding
+//! it in memory.
+
+use std::io::{self, Write};
+
+use sha2::{Digest as _, Sha256};
+
+use crate::limits::{over_file_limit, over_inbox_limit};
+use crate::media::{SNIFF_BYTES, media_type};
+use crate::store::Staged;
+use crate::{Inbox, InboxError, Incoming, Outcome, RunId};
+
+/// `Keeper` streams one file into the inbox (HTTP bodies, downloads).
+///
+/// Each `write` reserves its bytes against both caps before writing them.
+/// When a write would pass either cap, the staged bytes are removed at once,
+/// the reservation is given back, and that `write` and every later one
+/// fail with [`io::ErrorKind::FileTooLarge`] (per-file cap) or
+/// [`io::ErrorKind::QuotaExceeded`] (inbox cap), so a copy loop stops
+/// instead of fetching bytes that will not be kept. The caller then calls
+/// [`Keeper::finish`], which answers [`Outcome::NotKept`] with the reason:
+/// a refused write is not an [`InboxError`]. A disk failure is: `write`
+/// fails with it and `finish` returns it.
+///
+/// Dropping a keeper without `finish` removes what it wrote.
+pub struct Keeper {
+    inbox: Inbox,
+    run: RunId,
+    incoming: Incoming,
+    staged: Option<Box<dyn Staged>>,
+    hasher: Sha256,
+    /// The first [`SNIFF_BYTES`], to tell the type by.
+    head: Vec<u8>,
+    /// Bytes written, all of them reserved until committed or released.
+    reserved: u64,
+    /// Bytes offered, including those of a refused write.
+    offered: u64,
+    /// A size announced up front (Content-Length), for the not-kept stub.
+    expected: Option<u64>,
+    refused: Option<(io::ErrorKind, String)>,
+    failed: Option<io::Error>,
+}
+
+impl Keeper {
+    pub(crate) fn new(
+        inbox: Inbox,
+        run: RunId,
+        incoming: Incoming,
+        staged: Option<Box<dyn Staged>>,
+        refused: Option<String>,
+    ) -> Self {
+        Self {
+            inbox,
+            run,
+            incoming,
+            staged,
+            hasher: Sha256::new(),
+            head: Vec::new(),
+            reserved: 0,
+            offered: 0,
+            expected: None,
+            refused: refused.map(|why| (io::ErrorKind::PermissionDenied, why)),
+            failed: None,
+        }
+    }
+
+    /// Announces the size the file will have (a Content-Length), so that a
+    /// file over the per-file cap, or larger than the room left in the
+    /// run's inbox, is refused before any byte is fetched.
+    pub fn expect_size(&mut self, size: u64) -> io::Result<()> {
+        self.expected = Some(size);
+        self.check_refused()?;
+        let limits = self.inbox.limits();
+        if size > limits.file_max_bytes {
+            return Err(self.refuse(
+                io::ErrorKind::FileTooLarge,
+                over_file_limit(limits.file_max_bytes),
+            ));
+        }
+        let used = self.inbox.inbox_bytes(self.run).map_err(io::Error::other)?;
+        if used.saturating_add(size.saturating_sub(self.reserved)) > limits.inbox_max_bytes {
+            return Err(self.refuse(
+                io::ErrorKind::QuotaExceeded,
+                over_inbox_limit(limits.inbox_max_bytes),
+            ));
+        }
+        Ok(())
+    }
+
+    fn check_refused(&self) -> io::Result<()> {
+        if let Some((kind, why)) = &self.refused {
+            return Err(io::Error::new(*kind, why.clone()));
+        }
+        if let Some(e) = &self.failed {
+            return Err(io::Error::new(e.kind(), e.to_string()));
+        }
+        Ok(())
+    }
+
+    /// Gives up the file: removes the staged bytes, releases the
+    /// reservation, and remembers why.
+    fn refuse(&mut self, kind: io::ErrorKind, why: String) -> io::Error {
+        self.staged = None;
+        self.inbox.shared.usage.release(self.run, self.reserved);
+        self.reserved = 0;
+        let error = io::Error::new(kind, why.clone());
+        self.refused = Some((kind, why));
+        error
+    }
+
+    /// Ends the file: names it, records it, emits `file_captured`; or says
+    /// why it was not kept.
+    pub fn finish(mut self) -> Result<Outcome, InboxError> {
+        if let Some(e) = self.failed.take() {
+            return Err(e.into());
+        }
+        let name_hint = self
+            .incoming
+            .name
+            .clone()
+            .unwrap_or_else(|| self.incoming.fallback_name.clone());
+        let media_type = media_type(
+            self.incoming.declared_type.as_deref(),
+            &self.head,
+            &name_hint,
+        );
+        if let Some((_, why)) = self.refused.take() {
+            return Ok(Outcome::NotKept {
+                why,
+                media_type,
+                size: self.offered.max(self.expected.unwrap_or(0)),
+                origin: self.incoming.origin.to_string(),
+            });
+        }
+        let Some(staged) = self.staged.take() else {
+            return Err(io::Error::other("the keeper lost its staged file").into());
+        };
+        let sha256 = hex(&std::mem::take(&mut self.hasher).finalize());
+        let size = self.reserved;
+        let committed =
+            self.inbox
+                .commit(self.run, staged, &self.incoming, media_type, size, sha256);
+        // Kept or not, the reservation is settled here: a kept file's bytes
+        // stay counted as recorded, a failed one's are given back.
+        if committed.is_err() {
+            self.inbox.shared.usage.release(self.run, size);
+        }
+        self.reserved = 0;
+        committed.map(Outcome::Kept)
+    }
+}
+
+impl Write for Keeper {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        self.check_refused()?;
+        if buf.is_empty() {
+            return Ok(0);
+        }
+        let len = buf.len() as u64;
+        self.offered = self.offered.saturating_add(len);
+        let limits = self.inbox.limits();
+        if self.reserved.saturating_add(len) > limits.file_max_bytes {
+            return Err(self.refuse(
+                io::ErrorKind::FileTooLarge,
+                over_file_limit(limits.file_max_bytes),
+            ));
+        }
+        let shared = &self.inbox.shared;
+        let fits = shared
+            .usage
+            .reserve(self.run, len, limits.inbox_max_bytes, || {
+                shared.records.inbox_bytes(self.run)
+            })
+            .map_err(io::Error::other)?;
+        if !fits {
+            return Err(self.refuse(
+                io::ErrorKind::QuotaExceeded,
+                over_inbox_limit(limits.inbox_max_bytes),
+            ));
+        }
+        self.reserved += len;
+        let written = match self.staged.as_mut() {
+            Some(staged) => staged.write_all(buf),
+            None => Err(io::Error::other("the keeper has no staged file")),
+        };
+        if let Err(e) = written {
+            self.staged = None;
+            shared.usage.release(self.run, self.reserved);
+            self.reserved = 0;
+            let reported = io::Error::new(e.kind(), e.to_string());
+            self.failed = Some(e);
+            return Err(reported);
+        }
+        self.hasher.update(buf);
+        if self.head.len() < SNIFF_BYTES {
+            let take = (SNIFF_BYTES - self.head.len()).min(buf.len());
+            self.head.extend_from_slice(&buf[..take]);
+        }
+        Ok(buf.len())
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        self.check_refused()?;
+        self.staged.as_mut().map_or(Ok(()), Write::flush)
+    }
+}
+
+impl Drop for Keeper {
+    fn drop(&mut self) {
+        self.staged = None;
+        self.inbox.shared.usage.release(self.run, self.reserved);
+    }
+}
+
+/// Lower-case hex of a digest.
+pub(crate) fn hex(bytes: &[u8]) -> String {
+    use std::fmt::Write as _;
+    let mut out = String::with_capacity(bytes.len() * 2);
+    for b in bytes {
+        let _ = write!(out, "{b:02x}");
+    }
+    out
+}

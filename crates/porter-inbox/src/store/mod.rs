@@ -1,0 +1,90 @@
+//! The two stores behind the inbox, as traits, so that a deployment that
+//! outgrows one machine can put blobs in S3-compatible object storage and
+//! records in PostgreSQL without the tools noticing.
+//!
+//! The local ones ([`LocalBlobs`], [`SqliteRecords`]) are what
+//! [`Inbox::open`](crate::Inbox::open) uses.
+
+mod local;
+mod sqlite;
+
+use std::io::Write;
+
+pub use local::LocalBlobs;
+pub(crate) use local::at;
+pub use sqlite::SqliteRecords;
+
+use crate::{Event, FileRecord, InboxError, RunId, RunInfo};
+
+/// `Blobs` holds the bytes of kept files, per run, under relative
+/// `/`-separated paths that [`crate::names::is_inbox_path`] accepts.
+///
+/// Bytes are first written to a staged object that no reader can see and
+/// then committed under their final path in one step that never replaces an
+/// existing object, so a crash mid-write never leaves a half file under a
+/// real name and two captures can never overwrite each other.
+pub trait Blobs: Send + Sync {
+    /// Starts a new object for `run`: a writer to a temporary object.
+    fn stage(&self, run: RunId) -> Result<Box<dyn Staged>, InboxError>;
+    /// Opens a committed object for reading. A store that does not keep
+    /// files on the local disk spools the object into an unnamed temporary
+    /// file, so readers can seek and stream alike.
+    fn open(&self, run: RunId, path: &str) -> Result<std::fs::File, InboxError>;
+    /// Removes one committed object; a missing one is not an error.
+    fn remove(&self, run: RunId, path: &str) -> Result<(), InboxError>;
+    /// Removes everything the run holds, committed or staged.
+    fn purge(&self, run: RunId) -> Result<(), InboxError>;
+    /// Removes staged objects that a process which is gone left behind
+    /// (killed mid-write); answers how many.
+    fn remove_stale(&self) -> Result<usize, InboxError>;
+}
+
+/// `Staged` is an object being written. Dropping it without a successful
+/// [`Staged::commit`] removes it.
+pub trait Staged: Write + Send {
+    /// Gives the object its final `path`, never over an existing one:
+    /// `Ok(false)` when the path is taken (the caller tries the next name),
+    /// `Ok(true)` once committed (the staged object is then gone).
+    fn commit(&mut self, path: &str) -> Result<bool, InboxError>;
+}
+
+/// `Records` holds runs, kept files and events.
+///
+/// Every method is one atomic step; [`Records::append_event`] numbers each
+/// run's events 1, 2, 3, … without gaps or repeats even when called from
+/// many threads.
+pub trait Records: Send + Sync {
+    /// Records a new run.
+    fn insert_run(&self, run: &RunInfo) -> Result<(), InboxError>;
+    /// Marks a run ended at `at` (Unix ms) unless it already is; `false`
+    /// when there is no such run.
+    fn end_run(&self, run: RunId, at: i64) -> Result<bool, InboxError>;
+    /// One run.
+    fn run(&self, run: RunId) -> Result<Option<RunInfo>, InboxError>;
+    /// Every run, oldest first.
+    fn runs(&self) -> Result<Vec<RunInfo>, InboxError>;
+    /// Runs not yet purged that ended at or before `cutoff` (Unix ms).
+    fn ended_by(&self, cutoff: i64) -> Result<Vec<RunId>, InboxError>;
+    /// Drops a run's file records and marks it purged (the run stays).
+    fn mark_purged(&self, run: RunId) -> Result<(), InboxError>;
+    /// Records a kept file.
+    fn insert_file(&self, file: &FileRecord) -> Result<(), InboxError>;
+    /// One kept file by its exact path.
+    fn file(&self, run: RunId, path: &str) -> Result<Option<FileRecord>, InboxError>;
+    /// A run's kept files, by path.
+    fn files(&self, run: RunId) -> Result<Vec<FileRecord>, InboxError>;
+    /// Drops one file record; `false` when there was none.
+    fn remove_file(&self, run: RunId, path: &str) -> Result<bool, InboxError>;
+    /// The bytes a run's recorded files hold together.
+    fn inbox_bytes(&self, run: RunId) -> Result<u64, InboxError>;
+    /// Stores an event under the run's next sequence number.
+    fn append_event(
+        &self,
+        run: RunId,
+        kind: &str,
+        data: &serde_json::Value,
+        at: i64,
+    ) -> Result<Event, InboxError>;
+    /// A run's events with `seq >= from_seq`, in order.
+    fn events(&self, run: RunId, from_seq: u64) -> Result<Vec<Event>, InboxError>;
+}

@@ -1,0 +1,391 @@
+//! Records in an embedded SQLite database (WAL), one connection behind a
+//! mutex: the gateway's writes are small and few next to the file I/O.
+
+use std::path::Path;
+use std::sync::{Mutex, MutexGuard, PoisonError};
+use std::time::Duration;
+
+use rusqlite::{Connection, OptionalExtension, Row, params};
+
+use super::Records;
+use crate::{Event, FileRecord, InboxError, Owner, RunId, RunInfo};
+
+/// `SqliteRecords` is the local [`Records`] store.
+pub struct SqliteRecords {
+    db: Mutex<Connection>,
+}
+
+const SCHEMA: &str = "
+CREATE TABLE IF NOT EXISTS runs (
+    id TEXT PRIMARY KEY,
+    key_name TEXT NOT NULL,
+    tenant TEXT NOT NULL,
+    started_at INTEGER NOT NULL,
+    ended_at INTEGER,
+    purged INTEGER NOT NULL DEFAULT 0
+);
+CREATE TABLE IF NOT EXISTS files (
+    run TEXT NOT NULL,
+    path TEXT NOT NULL,
+    size INTEGER NOT NULL,
+    media_type TEXT NOT NULL,
+    sha256 TEXT NOT NULL,
+    origin TEXT NOT NULL,
+    call TEXT NOT NULL,
+    created_at INTEGER NOT NULL,
+    PRIMARY KEY (run, path)
+);
+CREATE TABLE IF NOT EXISTS events (
+    run TEXT NOT NULL,
+    seq INTEGER NOT NULL,
+    kind TEXT NOT NULL,
+    data TEXT NOT NULL,
+    at INTEGER NOT NULL,
+    PRIMARY KEY (run, seq)
+);
+";
+
+const RUN_COLUMNS: &str = "id, key_name, tenant, started_at, ended_at, purged";
+const FILE_COLUMNS: &str = "run, path, size, media_type, sha256, origin, call, created_at";
+
+impl SqliteRecords {
+    /// Opens (creating) the database at `path` in WAL mode.
+    pub fn open(path: &Path) -> Result<Self, InboxError> {
+        let db = Connection::open(path).map_err(failed("open the database"))?;
+        db.busy_timeout(Duration::from_secs(10))
+            .map_err(failed("set the busy timeout"))?;
+        db.query_row("PRAGMA journal_mode = WAL", [], |row| {
+            row.get::<_, String>(0)
+        })
+        .map_err(failed("switch to WAL"))?;
+        db.execute_batch("PRAGMA synchronous = NORMAL;")
+            .map_err(failed("set synchronous"))?;
+        db.execute_batch(SCHEMA)
+            .map_err(failed("create the tables"))?;
+        Ok(Self { db: Mutex::new(db) })
+    }
+
+    fn db(&self) -> MutexGuard<'_, Connection> {
+        // A panic while holding the lock cannot leave SQLite half-changed
+        // (each statement is atomic), so the connection stays usable.
+        self.db.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+}
+
+/// Turns a database error into the crate's, saying what was being done.
+fn failed(what: &'static str) -> impl Fn(rusqlite::Error) -> InboxError {
+    move |e| InboxError::Records(format!("could not {what}: {e}"))
+}
+
+fn run_from(row: &Row<'_>) -> rusqlite::Result<RunInfo> {
+    Ok(RunInfo {
+        id: parse_run(row, 0)?,
+        owner: Owner {
+            key_name: row.get(1)?,
+            tenant: row.get(2)?,
+        },
+        started_at: row.get(3)?,
+        ended_at: row.get(4)?,
+        purged: row.get(5)?,
+    })
+}
+
+fn file_from(row: &Row<'_>) -> rusqlite::Result<FileRecord> {
+    Ok(FileRecord {
+        run: parse_run(row, 0)?,
+        path: row.get(1)?,
+        size: get_u64(row, 2)?,
+        media_type: row.get(3)?,
+        sha256: row.get(4)?,
+        origin: row.get(5)?,
+        call: row.get(6)?,
+        created_at: row.get(7)?,
+    })
+}
+
+fn event_from(row: &Row<'_>) -> rusqlite::Result<Event> {
+    let data: String = row.get(3)?;
+    Ok(Event {
+        run: parse_run(row, 0)?,
+        seq: get_u64(row, 1)?,
+        kind: row.get(2)?,
+        data: serde_json::from_str(&data).map_err(|e| {
+            rusqlite::Error::FromSqlConversionFailure(3, rusqlite::types::Type::Text, Box::new(e))
+        })?,
+        at: row.get(4)?,
+    })
+}
+
+/// Sizes and seqs are stored as SQLite's signed integers; none comes near
+/// `i64::MAX`, so the clamp never changes a real value.
+fn as_i64(n: u64) -> i64 {
+    i64::try_from(n).unwrap_or(i64::MAX)
+}
+
+fn get_u64(row: &Row<'_>, column: usize) -> rusqlite::Result<u64> {
+    let n: i64 = row.get(column)?;
+    u64::try_from(n).map_err(|e| {
+        rusqlite::Error::FromSqlConversionFailure(
+            column,
+            rusqlite::types::Type::Integer,
+            Box::new(e),
+        )
+    })
+}
+
+fn parse_run(row: &Row<'_>, column: usize) -> rusqlite::Result<RunId> {
+    let text: String = row.get(column)?;
+    text.parse().map_err(|e| {
+        rusqlite::Error::FromSqlConversionFailure(column, rusqlite::types::Type::Text, Box::new(e))
+    })
+}
+
+impl Records for SqliteRecords {
+    fn insert_run(&self, run: &RunInfo) -> Result<(), InboxError> {
+        self.db()
+            .execute(
+                "INSERT INTO runs (id, key_name, tenant, started_at, ended_at, purged)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+                params![
+                    run.id.to_string(),
+                    run.owner.key_name,
+                    run.owner.tenant,
+                    run.started_at,
+                    run.ended_at,
+                    run.purged
+                ],
+            )
+            .map_err(failed("record a run"))?;
+        Ok(())
+    }
+
+    fn end_run(&self, run: RunId, at: i64) -> Result<bool, InboxError> {
+        let db = self.db();
+        db.execute(
+            "UPDATE runs SET ended_at = ?2 WHERE id = ?1 AND ended_at IS NULL",
+            params![run.to_string(), at],
+        )
+        .map_err(failed("end a run"))?;
+        let exists = db
+            .query_row(
+                "SELECT 1 FROM runs WHERE id = ?1",
+                [run.to_string()],
+                |_| Ok(()),
+            )
+            .optional()
+            .map_err(failed("look a run up"))?;
+        Ok(exists.is_some())
+    }
+
+    fn run(&self, run: RunId) -> Result<Option<RunInfo>, InboxError> {
+        self.db()
+            .query_row(
+                &format!("SELECT {RUN_COLUMNS} FROM runs WHERE id = ?1"),
+                [run.to_string()],
+                run_from,
+            )
+            .optional()
+            .map_err(failed("look a run up"))
+    }
+
+    fn runs(&self) -> Result<Vec<RunInfo>, InboxError> {
+        let db = self.db();
+        let mut statement = db
+            .prepare(&format!(
+                "SELECT {RUN_COLUMNS} FROM runs ORDER BY started_at, id"
+            ))
+            .map_err(failed("list runs"))?;
+        statement
+            .query_map([], run_from)
+            .and_then(Iterator::collect)
+            .map_err(failed("list runs"))
+    }
+
+    fn ended_by(&self, cutoff: i64) -> Result<Vec<RunId>, InboxError> {
+        let db = self.db();
+        let mut statement = db
+            .prepare(
+                "SELECT id FROM runs WHERE purged = 0 AND ended_at IS NOT NULL AND ended_at <= ?1
+                 ORDER BY ended_at",
+            )
+            .map_err(failed("list ended runs"))?;
+        statement
+            .query_map([cutoff], |row| parse_run(row, 0))
+            .and_then(Iterator::collect)
+            .map_err(failed("list ended runs"))
+    }
+
+    fn mark_purged(&self, run: RunId) -> Result<(), InboxError> {
+        let mut db = self.db();
+        let tx = db.transaction().map_err(failed("purge a run"))?;
+        tx.execute("DELETE FROM files WHERE run = ?1", [run.to_string()])
+            .map_err(failed("purge a run's files"))?;
+        tx.execute(
+            "UPDATE runs SET purged = 1 WHERE id = ?1",
+            [run.to_string()],
+        )
+        .map_err(failed("mark a run purged"))?;
+        tx.commit().map_err(failed("purge a run"))
+    }
+
+    fn insert_file(&self, file: &FileRecord) -> Result<(), InboxError> {
+        self.db()
+            .execute(
+                &format!(
+                    "INSERT INTO files ({FILE_COLUMNS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)"
+                ),
+                params![
+                    file.run.to_string(),
+                    file.path,
+                    as_i64(file.size),
+                    file.media_type,
+                    file.sha256,
+                    file.origin,
+                    file.call,
+                    file.created_at
+                ],
+            )
+            .map_err(failed("record a file"))?;
+        Ok(())
+    }
+
+    fn file(&self, run: RunId, path: &str) -> Result<Option<FileRecord>, InboxError> {
+        self.db()
+            .query_row(
+                &format!("SELECT {FILE_COLUMNS} FROM files WHERE run = ?1 AND path = ?2"),
+                params![run.to_string(), path],
+                file_from,
+            )
+            .optional()
+            .map_err(failed("look a file up"))
+    }
+
+    fn files(&self, run: RunId) -> Result<Vec<FileRecord>, InboxError> {
+        let db = self.db();
+        let mut statement = db
+            .prepare(&format!(
+                "SELECT {FILE_COLUMNS} FROM files WHERE run = ?1 ORDER BY path"
+            ))
+            .map_err(failed("list files"))?;
+        statement
+            .query_map([run.to_string()], file_from)
+            .and_then(Iterator::collect)
+            .map_err(failed("list files"))
+    }
+
+    fn remove_file(&self, run: RunId, path: &str) -> Result<bool, InboxError> {
+        let removed = self
+            .db()
+            .execute(
+                "DELETE FROM files WHERE run = ?1 AND path = ?2",
+                params![run.to_string(), path],
+            )
+            .map_err(failed("remove a file record"))?;
+        Ok(removed > 0)
+    }
+
+    fn inbox_bytes(&self, run: RunId) -> Result<u64, InboxError> {
+        self.db()
+            .query_row(
+                "SELECT COALESCE(SUM(size), 0) FROM files WHERE run = ?1",
+                [run.to_string()],
+                |row| get_u64(row, 0),
+            )
+            .map_err(failed("sum a run's files"))
+    }
+
+    fn append_event(
+        &self,
+        run: RunId,
+        kind: &str,
+        data: &serde_json::Value,
+        at: i64,
+    ) -> Result<Event, InboxError> {
+        let seq: u64 = self
+            .db()
+            .query_row(
+                "INSERT INTO events (run, seq, kind, data, at)
+                 VALUES (?1, (SELECT COALESCE(MAX(seq), 0) + 1 FROM events WHERE run = ?1), ?2, ?3, ?4)
+                 RETURNING seq",
+                params![run.to_string(), kind, data.to_string(), at],
+                |row| get_u64(row, 0),
+            )
+            .map_err(failed("record an event"))?;
+        Ok(Event {
+            seq,
+            run,
+            kind: kind.to_owned(),
+            data: data.clone(),
+            at,
+        })
+    }
+
+    fn events(&self, run: RunId, from_seq: u64) -> Result<Vec<Event>, InboxError> {
+        let db = self.db();
+        let mut statement = db
+            .prepare("SELECT run, seq, kind, data, at FROM events WHERE run = ?1 AND seq >= ?2 ORDER BY seq")
+            .map_err(failed("list events"))?;
+        statement
+            .query_map(params![run.to_string(), as_i64(from_seq)], event_from)
+            .and_then(Iterator::collect)
+            .map_err(failed("list events"))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn owner() -> Owner {
+        Owner {
+            key_name: "local".into(),
+            tenant: "local".into(),
+        }
+    }
+
+    #[test]
+    fn events_are_numbered_per_run_from_one() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let records = SqliteRecords::open(&dir.path().join("r.sqlite3")).expect("opens");
+        let (a, b) = (RunId::new(), RunId::new());
+        let data = serde_json::json!({"x": 1});
+        let seqs: Vec<u64> = [a, a, b, a]
+            .into_iter()
+            .map(|run| {
+                records
+                    .append_event(run, "k", &data, 5)
+                    .expect("append")
+                    .seq
+            })
+            .collect();
+        assert_eq!(seqs, [1, 2, 1, 3]);
+        let from_two = records.events(a, 2).expect("events");
+        assert_eq!(from_two.iter().map(|e| e.seq).collect::<Vec<_>>(), [2, 3]);
+        assert_eq!(from_two[0].data, data);
+    }
+
+    #[test]
+    fn a_run_survives_reopening_and_ends_once() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let path = dir.path().join("r.sqlite3");
+        let run = RunInfo {
+            id: RunId::new(),
+            owner: owner(),
+            started_at: 10,
+            ended_at: None,
+            purged: false,
+        };
+        SqliteRecords::open(&path)
+            .expect("opens")
+            .insert_run(&run)
+            .expect("insert");
+        let records = SqliteRecords::open(&path).expect("reopens");
+        assert!(records.end_run(run.id, 20).expect("end"));
+        assert!(records.end_run(run.id, 30).expect("end again"));
+        assert!(!records.end_run(RunId::new(), 30).expect("no run"));
+        let found = records.run(run.id).expect("run").expect("exists");
+        assert_eq!(found.ended_at, Some(20));
+        assert_eq!(records.ended_by(19).expect("ended"), []);
+        assert_eq!(records.ended_by(20).expect("ended"), [run.id]);
+    }
+}
