@@ -48,6 +48,30 @@ pub struct Config {
     pub api_keys: Vec<ApiKey>,
     /// What one run's inbox may hold and how long it outlives the run.
     pub limits: LimitsConfig,
+    /// The network policy of every request the gateway makes for a run
+    /// (`HTTP`, `WebFetch`, `File download`/`upload`).
+    pub http: HttpConfig,
+}
+
+/// `HttpConfig` is the operator's network policy. The defaults reach any
+/// public host and no private address.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(default, deny_unknown_fields)]
+pub struct HttpConfig {
+    /// Hosts that may be fetched: an entry matches itself and its
+    /// subdomains on a dot boundary; `*` is any public host (the default).
+    pub allow_hosts: Option<Vec<String>>,
+    /// Exact host names or IP addresses that may be reached even though they
+    /// are (or resolve to) private addresses: loopback, RFC 1918, link-local
+    /// and the like are refused otherwise. List only hosts meant for the model.
+    pub private_hosts: Vec<String>,
+    /// How long to wait to connect and between two reads (`30s`, `2m`).
+    pub timeout: Option<String>,
+    /// How many redirects a request may follow, each re-checked (default 5).
+    pub max_redirects: Option<usize>,
+    /// A proxy every request goes through (none by default; the environment's
+    /// proxy variables are never used).
+    pub proxy: Option<String>,
 }
 
 /// `McpServer` is one upstream: a stdio command or a streamable HTTP URL.
@@ -318,6 +342,34 @@ impl Config {
         }
     }
 
+    /// The network policy, defaults filled in. Values that do not parse (only
+    /// possible for a `Config` built by hand, since loading checks them) take
+    /// the defaults.
+    #[must_use]
+    pub fn net_policy(&self) -> porter_net::Policy {
+        let defaults = porter_net::Policy::default();
+        porter_net::Policy {
+            allow_hosts: self
+                .http
+                .allow_hosts
+                .clone()
+                .unwrap_or(defaults.allow_hosts),
+            private_hosts: self.http.private_hosts.clone(),
+            timeout: self
+                .http
+                .timeout
+                .as_deref()
+                .and_then(|t| parse_duration(t).ok())
+                .unwrap_or(defaults.timeout),
+            max_redirects: self.http.max_redirects.unwrap_or(defaults.max_redirects),
+            proxy: self
+                .http
+                .proxy
+                .as_deref()
+                .and_then(|p| url::Url::parse(p).ok()),
+        }
+    }
+
     /// The API keys with their secrets resolved through `vars` and their
     /// profiles' grants and volumes; a key without a profile gets `File` and
     /// no volumes.
@@ -406,6 +458,19 @@ impl Config {
 
     fn validate(&self) -> Result<(), ConfigError> {
         let invalid = |key: String, message: String| ConfigError::Invalid { key, message };
+        if let Some(timeout) = &self.http.timeout
+            && let Err(why) = parse_duration(timeout)
+        {
+            return Err(invalid("http.timeout".to_owned(), why));
+        }
+        if let Some(proxy) = &self.http.proxy
+            && url::Url::parse(proxy).map_or(true, |u| !matches!(u.scheme(), "http" | "https"))
+        {
+            return Err(invalid(
+                "http.proxy".to_owned(),
+                "is not an http:// or https:// URL".to_owned(),
+            ));
+        }
         for (name, server) in &self.mcp_servers {
             let key = format!("mcp_servers.{name}");
             if let Some(why) = name_fault(name) {

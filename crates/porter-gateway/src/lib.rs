@@ -27,6 +27,7 @@ pub mod access;
 pub mod admin;
 pub mod api;
 pub mod config;
+pub mod context;
 pub mod file;
 pub mod serve;
 pub mod session;
@@ -46,6 +47,8 @@ use crate::upstream::Upstreams;
 /// tool, the upstream connections and the API keys.
 pub struct Gateway {
     pub config: Config,
+    /// The one policy-checked HTTP client every network tool uses.
+    pub net: porter_net::Net,
     pub inbox: Arc<Inbox>,
     pub files: Arc<Files>,
     pub upstreams: Arc<Upstreams>,
@@ -59,8 +62,10 @@ impl Gateway {
         let inbox = Arc::new(Inbox::open(data_dir, config.limits())?);
         let files = Arc::new(Files::new(inbox.clone(), config.volumes.clone()));
         let upstreams = Arc::new(Upstreams::new(&config.mcp_servers));
+        let net = porter_net::Net::new(config.net_policy())?;
         Ok(Arc::new(Self {
             config,
+            net,
             inbox,
             files,
             upstreams,

@@ -29,6 +29,9 @@ pub const FILE_TOOL: &str = "File";
 pub struct Session {
     gateway: Arc<Gateway>,
     run: OnceLock<(RunInfo, Caller)>,
+    /// The run's secrets (query values of URLs it fetched), masked in every
+    /// later text.
+    redactor: porter_net::Redactor,
 }
 
 impl Session {
@@ -45,6 +48,7 @@ impl Session {
         let session = Self {
             gateway,
             run: OnceLock::new(),
+            redactor: porter_net::Redactor::new(),
         };
         let _ = session.run.set((run, caller));
         Ok(session)
@@ -57,6 +61,19 @@ impl Session {
         Self {
             gateway,
             run: OnceLock::new(),
+            redactor: porter_net::Redactor::new(),
+        }
+    }
+
+    /// What a tool call of this session carries besides its arguments.
+    fn call_context(&self, context: &RequestContext<RoleServer>) -> crate::context::CallContext {
+        crate::context::CallContext {
+            redactor: self.redactor.clone(),
+            progress: context
+                .meta
+                .get_progress_token()
+                .map(|token| crate::context::Progress::new(context.peer.clone(), token)),
+            cancel: context.ct.clone(),
         }
     }
 
@@ -306,7 +323,8 @@ impl ServerHandler for Session {
 
 impl Gateway {
     /// The grants of the local user (stdio, or HTTP with no keys configured):
-    /// the `default` profile's if the config has one, else the inbox only.
+    /// the `default` profile's if the config has one, else the inbox and the
+    /// web (public hosts only, by the default network policy).
     #[must_use]
     pub fn local_caller(&self) -> Caller {
         match self.config.profiles.get("default") {
@@ -315,7 +333,7 @@ impl Gateway {
                 volumes: profile.volumes.clone(),
             },
             None => Caller::Model {
-                grants: vec![Grant::File],
+                grants: vec![Grant::File, Grant::Http],
                 volumes: Vec::new(),
             },
         }

@@ -1,0 +1,44 @@
+//! What one tool call knows besides its arguments: the run's redactor, where
+//! its progress goes, and whether it was cancelled.
+
+use rmcp::model::{ProgressNotificationParam, ProgressToken};
+use rmcp::{Peer, RoleServer};
+use tokio_util::sync::CancellationToken;
+
+/// `CallContext` travels with every tool call into the tools that reach the
+/// network or move many bytes.
+#[derive(Clone, Default)]
+pub struct CallContext {
+    /// Masks the run's secrets (URL query values seen so far) in every text
+    /// the call produces: results, errors, events, records, logs.
+    pub redactor: porter_net::Redactor,
+    /// Where progress notifications go, when the client asked for them.
+    pub progress: Option<Progress>,
+    /// Cancelled when the client cancels the call.
+    pub cancel: CancellationToken,
+}
+
+/// `Progress` sends progress notifications for one call to its client.
+#[derive(Clone)]
+pub struct Progress {
+    peer: Peer<RoleServer>,
+    token: ProgressToken,
+}
+
+impl Progress {
+    #[must_use]
+    pub fn new(peer: Peer<RoleServer>, token: ProgressToken) -> Self {
+        Self { peer, token }
+    }
+
+    /// Reports `done` of `total` (when known), with a short message. A client
+    /// that went away is not an error of the call.
+    pub async fn report(&self, done: f64, total: Option<f64>, message: Option<String>) {
+        let mut params = ProgressNotificationParam::new(self.token.clone(), done);
+        params.total = total;
+        params.message = message;
+        if let Err(error) = self.peer.notify_progress(params).await {
+            tracing::debug!(%error, "a progress notification was not delivered");
+        }
+    }
+}
