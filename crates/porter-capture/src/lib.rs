@@ -1,9 +1,65 @@
-//! `porter-capture` finds the files inside MCP tool results. SKELETON: the
-//! API below is agreed; helper "capture" writes the bodies (issue 5 brief).
+//! `porter-capture` finds the files inside MCP tool results and puts a
+//! one-line stub in place of each, so that the bytes never reach the model.
+//!
+//! [`capture_result`] takes the JSON of a `CallToolResult` exactly as an
+//! upstream server sent it (block types rmcp does not know included) and
+//! rewrites it in place:
+//!
+//! - `image`, `audio` and embedded `resource` blocks (blob or text) are
+//!   decoded, handed to a [`Keep`], and replaced by the text line it returns.
+//!   Data that is not valid base64 is never passed on: the block becomes a
+//!   line saying so.
+//! - A `resource_link` becomes one line naming it (nothing is fetched); a
+//!   block of a type porter does not know becomes a line naming the type, so
+//!   nothing is dropped silently.
+//! - Under [`Policy::capture_base64`], long base64 strings (at least 4,096
+//!   characters, standard or URL-safe, optionally a `data:` URI) inside text
+//!   blocks and structured content are kept too, but only when they decode
+//!   cleanly to something recognisable: a type named by a sibling field, a
+//!   known file signature, a file name with a known extension, or readable
+//!   text. Only that string is replaced (JSON-escaped where it sits inside a
+//!   JSON string); the rest of the text stays as it was, valid JSON or not.
+//!   Random tokens and cursors are left alone.
+//! - A result with nothing to capture is not touched at all, so it
+//!   serialises byte for byte as it came.
+//!
+//! It deliberately does not store, name, hash or limit files: that is the
+//! keeper's business (the gateway's inbox). Nor does it fetch links or read
+//! anything but the JSON it is given.
+//!
+//! ```
+//! use porter_capture::{Found, Keep, Policy, capture_result};
+//!
+//! struct Stub;
+//! impl Keep for Stub {
+//!     fn keep(&self, found: Found<'_>) -> String {
+//!         format!("[file: {} bytes · {}]", found.bytes.len(), found.declared_type.unwrap_or("?"))
+//!     }
+//! }
+//!
+//! let mut result = serde_json::json!({"content": [
+//!     {"type": "image", "data": "iVBORw0KGgo=", "mimeType": "image/png"},
+//! ]});
+//! let report = capture_result(&mut result, Policy::default(), &Stub);
+//! assert_eq!(report.files, 1);
+//! assert_eq!(result["content"][0]["text"], "[file: 8 bytes · image/png]");
+//! ```
+
+mod recognise;
+mod scan;
+mod siblings;
+
+use porter_fileview::{Cancel, FileInput, Options, WindowRequest, human_size};
+use serde_json::{Map, Value};
+
+use recognise::{decode_block_data, decode_into, recognised};
+use scan::{MIN_BASE64_CHARS, data_uri, next_run, quoting};
+use siblings::Hints;
 
 /// `Found` is one file found in a result, decoded.
 #[derive(Debug, Clone, Copy)]
 pub struct Found<'a> {
+    /// The file's bytes, decoded.
     pub bytes: &'a [u8],
     /// A name the result gives it (a resource URI's last segment, a sibling
     /// `fileName`/`filename`/`name` field), if any.
@@ -20,7 +76,8 @@ pub trait Keep {
     fn keep(&self, found: Found<'_>) -> String;
 }
 
-/// `Policy` is one upstream server's capture settings.
+/// `Policy` is one upstream server's capture settings. The default is the
+/// spec's: blocks are captured, text is passed through, no scaled image.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Policy {
     /// `binary_results: capture`: long base64 strings inside text blocks and
@@ -42,10 +99,894 @@ pub struct Report {
 /// sent it) in place: every file in it is handed to `keeper` and replaced by
 /// the line it returns. A result with only text blocks and no capture-worthy
 /// base64 is left untouched, byte for byte.
-pub fn capture_result(
-    _result: &mut serde_json::Value,
-    _policy: Policy,
-    _keeper: &dyn Keep,
-) -> Report {
-    todo!()
+pub fn capture_result(result: &mut Value, policy: Policy, keeper: &dyn Keep) -> Report {
+    let mut capture = Capture {
+        policy,
+        keeper,
+        files: 0,
+        decoded: Vec::new(),
+    };
+    if let Some(Value::Array(blocks)) = result.get_mut("content") {
+        capture.content(blocks);
+    }
+    if policy.capture_base64
+        && let Some(structured) = result.get_mut("structuredContent")
+    {
+        capture.structured(structured, &Hints::default(), 0);
+    }
+    release(std::mem::take(&mut capture.decoded));
+    Report {
+        files: capture.files,
+    }
+}
+
+/// `BACKGROUND_FREE_BYTES` is the buffer size from which [`release`] frees
+/// on another thread.
+const BACKGROUND_FREE_BYTES: usize = 8 << 20;
+
+/// Frees a buffer the capture is done with. A big one (a replaced 50 MB
+/// text, a decoded file) is freed on a thread of its own: handing tens of
+/// megabytes of pages back to the system takes milliseconds that the
+/// caller, who is waiting to send the result on, need not wait for.
+pub(crate) fn release(buffer: Vec<u8>) {
+    if buffer.capacity() >= BACKGROUND_FREE_BYTES {
+        // Should the thread not start, the closure and the buffer are
+        // dropped right here instead.
+        let _ = std::thread::Builder::new()
+            .name("porter-capture-free".to_owned())
+            .spawn(move || drop(buffer));
+    }
+}
+
+/// `MAX_STRUCTURED_DEPTH` is how deep structured content is walked; JSON
+/// parsed by serde_json is never deeper, and a hand-built value cannot make
+/// the walk overflow the stack.
+const MAX_STRUCTURED_DEPTH: usize = 128;
+
+/// `LINE_FIELD_CHARS` is the most of any one upstream-given field (a name,
+/// a description, a type) that goes into a line porter writes.
+const LINE_FIELD_CHARS: usize = 200;
+
+/// One capture in progress.
+struct Capture<'k> {
+    policy: Policy,
+    keeper: &'k dyn Keep,
+    files: usize,
+    /// The one buffer every file is decoded into, so at most one decoded
+    /// file is held beside the result.
+    decoded: Vec<u8>,
+}
+
+impl Capture<'_> {
+    /// Captures the content blocks, rebuilding the array only when a block
+    /// is replaced.
+    fn content(&mut self, blocks: &mut Vec<Value>) {
+        let mut replaced: Vec<(usize, Vec<Value>)> = Vec::new();
+        for (index, block) in blocks.iter_mut().enumerate() {
+            if let Some(with) = self.block(block) {
+                replaced.push((index, with));
+            }
+        }
+        if replaced.is_empty() {
+            return;
+        }
+        let old = std::mem::take(blocks);
+        let mut replaced = replaced.into_iter().peekable();
+        for (index, block) in old.into_iter().enumerate() {
+            match replaced.next_if(|(at, _)| *at == index) {
+                Some((_, with)) => blocks.extend(with),
+                None => blocks.push(block),
+            }
+        }
+    }
+
+    /// What one block becomes: `None` to leave it where it is (a text block,
+    /// changed in place if at all), or the blocks that replace it.
+    fn block(&mut self, block: &mut Value) -> Option<Vec<Value>> {
+        let Some(object) = block.as_object_mut() else {
+            return Some(vec![text_block(
+                "[content block not shown: it is not a JSON object]".to_owned(),
+                None,
+            )]);
+        };
+        let kind = match object.get("type") {
+            Some(Value::String(kind)) => kind.clone(),
+            _ => {
+                return Some(vec![text_block(
+                    "[content block without a type not shown: porter does not know what it holds]"
+                        .to_owned(),
+                    object.get("annotations"),
+                )]);
+            }
+        };
+        match kind.as_str() {
+            "text" => {
+                if self.policy.capture_base64
+                    && let Some(Value::String(text)) = object.get_mut("text")
+                    && let Some(captured) = self.in_text(text, &Hints::default())
+                {
+                    release(std::mem::replace(text, captured).into_bytes());
+                }
+                None
+            }
+            "image" | "audio" => Some(self.media(&kind, object)),
+            "resource" => Some(self.resource(object)),
+            "resource_link" => Some(vec![text_block(
+                link_line(object),
+                object.get("annotations"),
+            )]),
+            other => Some(vec![text_block(
+                format!(
+                    "[content of type {} not shown: porter does not know this block type]",
+                    Value::String(one_line(other, 64))
+                ),
+                object.get("annotations"),
+            )]),
+        }
+    }
+
+    /// An image or audio block: kept and replaced by its stub, followed by
+    /// the scaled view of an image when the policy asks for it.
+    fn media(&mut self, kind: &str, object: &Map<String, Value>) -> Vec<Value> {
+        let annotations = object.get("annotations");
+        let declared = declared_type(object);
+        let not_kept = |why: &str| {
+            let shown_type = declared.map(|t| format!(" · {}", one_line(t, 100)));
+            vec![text_block(
+                format!(
+                    "[{kind} block not kept: {why}{}]",
+                    shown_type.unwrap_or_default()
+                ),
+                annotations,
+            )]
+        };
+        let Some(data) = object.get("data").and_then(Value::as_str) else {
+            return not_kept("it has no data");
+        };
+        if !decode_block_data(data, &mut self.decoded) {
+            return not_kept(&format!(
+                "its data is not valid base64 ({} characters)",
+                data.len()
+            ));
+        }
+        if self.decoded.is_empty() {
+            return not_kept("its data is empty");
+        }
+        let stub = self.keep(None, declared);
+        let mut blocks = vec![text_block(stub, annotations)];
+        if kind == "image" && self.policy.images_view {
+            blocks.extend(scaled_view(&self.decoded, declared));
+        }
+        blocks
+    }
+
+    /// An embedded resource: its blob or text kept under the URI's last
+    /// segment, replaced by the stub.
+    fn resource(&mut self, object: &Map<String, Value>) -> Vec<Value> {
+        let annotations = object.get("annotations");
+        let Some(resource) = object.get("resource").and_then(Value::as_object) else {
+            return vec![text_block(
+                "[resource block not kept: it holds no resource]".to_owned(),
+                annotations,
+            )];
+        };
+        let uri = resource.get("uri").and_then(Value::as_str).unwrap_or("");
+        let name = uri_name(uri);
+        let declared = declared_type(resource);
+        let not_kept = |why: &str| {
+            vec![text_block(
+                format!("[resource block not kept: {why} · {}]", shown_uri(uri)),
+                annotations,
+            )]
+        };
+        let stub = if let Some(blob) = resource.get("blob").and_then(Value::as_str) {
+            if !decode_block_data(blob, &mut self.decoded) {
+                return not_kept(&format!(
+                    "its blob is not valid base64 ({} characters)",
+                    blob.len()
+                ));
+            }
+            self.keep(name.as_deref(), declared)
+        } else if let Some(text) = resource.get("text").and_then(Value::as_str) {
+            self.files += 1;
+            self.keeper.keep(Found {
+                bytes: text.as_bytes(),
+                name: name.as_deref(),
+                declared_type: declared,
+            })
+        } else {
+            return not_kept("it holds neither a blob nor text");
+        };
+        vec![text_block(stub, annotations)]
+    }
+
+    /// Hands the decoded buffer to the keeper.
+    fn keep(&mut self, name: Option<&str>, declared_type: Option<&str>) -> String {
+        self.files += 1;
+        self.keeper.keep(Found {
+            bytes: &self.decoded,
+            name,
+            declared_type,
+        })
+    }
+
+    /// Walks structured content for long base64 strings, each object's
+    /// string members giving the hints for its others.
+    fn structured(&mut self, value: &mut Value, hints: &Hints, depth: usize) {
+        if depth > MAX_STRUCTURED_DEPTH {
+            return;
+        }
+        match value {
+            Value::String(text) => {
+                if let Some(captured) = self.in_text(text, hints) {
+                    release(std::mem::replace(text, captured).into_bytes());
+                }
+            }
+            Value::Array(items) => {
+                for item in items {
+                    self.structured(item, &Hints::default(), depth + 1);
+                }
+            }
+            Value::Object(members) => {
+                let hints = siblings::in_object(members);
+                for member in members.values_mut() {
+                    self.structured(member, &hints, depth + 1);
+                }
+            }
+            Value::Null | Value::Bool(_) | Value::Number(_) => {}
+        }
+    }
+
+    /// The text with every recognisable long base64 string in it replaced
+    /// by its stub, or `None` when there was none (the text is then left as
+    /// it is). `outer` are the hints of the field holding the text, used
+    /// when the string is the whole text.
+    fn in_text(&mut self, text: &str, outer: &Hints) -> Option<String> {
+        let bytes = text.as_bytes();
+        let mut captured: Option<String> = None;
+        let mut copied = 0;
+        let mut from = 0;
+        while let Some(run) = next_run(bytes, from, MIN_BASE64_CHARS) {
+            from = run.end;
+            let uri = data_uri(bytes, run.start);
+            let start = uri.map_or(run.start, |uri| uri.start);
+            let end = run.end;
+            if !decode_into(&bytes[run.start..end], run.alphabet, &mut self.decoded) {
+                continue;
+            }
+            let level = quoting(bytes, start, end);
+            let mut hints = Hints {
+                declared_type: uri.and_then(|uri| uri.media_type).map(str::to_owned),
+                name: None,
+            };
+            if level == 1 {
+                hints = hints.or(&siblings::in_text(bytes, start - 1, end));
+            }
+            if start == 0 && end == bytes.len() {
+                hints = hints.or(outer);
+            }
+            if !recognised(&self.decoded, &hints) {
+                continue;
+            }
+            let stub = self.keep(hints.name.as_deref(), hints.declared_type.as_deref());
+            let out = captured.get_or_insert_with(|| String::with_capacity(bytes.len() / 16));
+            out.push_str(&text[copied..start]);
+            out.push_str(&escaped(stub, level));
+            copied = end;
+        }
+        captured.map(|mut out| {
+            out.push_str(&text[copied..]);
+            out
+        })
+    }
+}
+
+/// A block's declared media type, when it names one.
+fn declared_type(object: &Map<String, Value>) -> Option<&str> {
+    object
+        .get("mimeType")
+        .and_then(Value::as_str)
+        .map(str::trim)
+        .filter(|t| !t.is_empty())
+}
+
+/// A text block, carrying over the replaced block's annotations (audience,
+/// priority), which apply to its stand-in just as well.
+fn text_block(text: String, annotations: Option<&Value>) -> Value {
+    let mut block = Map::new();
+    block.insert("type".to_owned(), Value::String("text".to_owned()));
+    block.insert("text".to_owned(), Value::String(text));
+    if let Some(annotations) = annotations {
+        block.insert("annotations".to_owned(), annotations.clone());
+    }
+    Value::Object(block)
+}
+
+/// The file view of an image, for clients that show images: the note saying
+/// what it is and the image scaled to fit (or a description when it cannot
+/// be read).
+fn scaled_view(bytes: &[u8], declared_type: Option<&str>) -> Vec<Value> {
+    let input = FileInput {
+        bytes,
+        name: "image",
+        declared_type,
+        link: None,
+    };
+    match porter_fileview::view(
+        &input,
+        &WindowRequest::default(),
+        &Options::default(),
+        &Cancel::new(),
+    ) {
+        Ok(view) => view
+            .content
+            .iter()
+            .filter_map(|block| serde_json::to_value(block).ok())
+            .collect(),
+        Err(_) => Vec::new(),
+    }
+}
+
+/// The line a `resource_link` becomes:
+/// `[link: <name> · <uri> · <type> · <size> — <description>]`, the parts
+/// the link does not give left out.
+fn link_line(object: &Map<String, Value>) -> String {
+    let text = |key: &str| {
+        object
+            .get(key)
+            .and_then(Value::as_str)
+            .map(str::trim)
+            .filter(|s| !s.is_empty())
+    };
+    let uri = text("uri").unwrap_or("");
+    let name = text("name")
+        .or_else(|| text("title"))
+        .map(str::to_owned)
+        .or_else(|| uri_name(uri))
+        .unwrap_or_else(|| "unnamed".to_owned());
+    let mut parts = vec![one_line(&name, LINE_FIELD_CHARS)];
+    if !uri.is_empty() {
+        parts.push(shown_uri(uri));
+    }
+    if let Some(media_type) = text("mimeType") {
+        parts.push(one_line(media_type, 100));
+    }
+    if let Some(size) = object.get("size").and_then(Value::as_u64) {
+        parts.push(human_size(size));
+    }
+    let mut line = format!("[link: {}", parts.join(" · "));
+    if let Some(description) = text("description") {
+        line.push_str(" — ");
+        line.push_str(&one_line(description, LINE_FIELD_CHARS));
+    }
+    line.push(']');
+    line
+}
+
+/// A URI as porter shows it: one line, its query as `?…` (a query may carry
+/// a signature or token), at most a few hundred characters.
+fn shown_uri(uri: &str) -> String {
+    let (base, masked) = match uri.split_once('?') {
+        Some((base, _)) => (base, true),
+        None => (uri, false),
+    };
+    let mut shown = one_line(base, 400);
+    if masked {
+        shown.push_str("?…");
+    }
+    shown
+}
+
+/// The name a URI gives its file: its last path segment, percent-decoded,
+/// without query or fragment.
+fn uri_name(uri: &str) -> Option<String> {
+    let path = uri.split(['?', '#']).next().unwrap_or_default();
+    let last = if path.contains('/') {
+        path.rsplit('/').next().unwrap_or_default()
+    } else {
+        path.rsplit(':').next().unwrap_or_default()
+    };
+    let name = percent_decoded(last);
+    (!name.trim().is_empty()).then_some(name)
+}
+
+fn percent_decoded(text: &str) -> String {
+    let bytes = text.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        let hex = |b: u8| (b as char).to_digit(16);
+        if bytes[i] == b'%'
+            && let (Some(high), Some(low)) = (
+                bytes.get(i + 1).copied().and_then(hex),
+                bytes.get(i + 2).copied().and_then(hex),
+            )
+        {
+            out.push((high * 16 + low) as u8);
+            i += 3;
+        } else {
+            out.push(bytes[i]);
+            i += 1;
+        }
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+/// Upstream text made fit for one line porter writes: control characters
+/// (line breaks among them) become spaces, and it is cut to `max_chars`
+/// with an ellipsis.
+fn one_line(text: &str, max_chars: usize) -> String {
+    let mut out: String = text
+        .chars()
+        .take(max_chars)
+        .map(|c| if c.is_control() { ' ' } else { c })
+        .collect();
+    if text.chars().nth(max_chars).is_some() {
+        out.push('…');
+    }
+    out
+}
+
+/// The stub escaped for the depth of JSON string it goes into.
+fn escaped(stub: String, level: usize) -> String {
+    (0..level).fold(stub, |text, _| {
+        let quoted = Value::String(text).to_string();
+        quoted[1..quoted.len() - 1].to_owned()
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use std::cell::RefCell;
+
+    use base64::Engine as _;
+    use base64::engine::general_purpose::{STANDARD, STANDARD_NO_PAD, URL_SAFE_NO_PAD};
+    use serde_json::json;
+
+    use super::*;
+
+    /// `Kept` is what the test keeper was handed for one file.
+    #[derive(Debug, Clone, PartialEq, Eq)]
+    struct Kept {
+        bytes: Vec<u8>,
+        name: Option<String>,
+        declared_type: Option<String>,
+    }
+
+    /// `Recorder` keeps nothing: it records what it was handed and answers
+    /// with a fixed stub.
+    struct Recorder {
+        stub: &'static str,
+        kept: RefCell<Vec<Kept>>,
+    }
+
+    impl Recorder {
+        fn new(stub: &'static str) -> Self {
+            Self {
+                stub,
+                kept: RefCell::new(Vec::new()),
+            }
+        }
+
+        fn kept(&self) -> Vec<Kept> {
+            self.kept.borrow().clone()
+        }
+    }
+
+    impl Keep for Recorder {
+        fn keep(&self, found: Found<'_>) -> String {
+            self.kept.borrow_mut().push(Kept {
+                bytes: found.bytes.to_vec(),
+                name: found.name.map(str::to_owned),
+                declared_type: found.declared_type.map(str::to_owned),
+            });
+            self.stub.to_owned()
+        }
+    }
+
+    const STUB: &str = "[file: volume:inbox:x · stub]";
+    const CAPTURE: Policy = Policy {
+        capture_base64: true,
+        images_view: false,
+    };
+
+    fn handed(bytes: &[u8], name: Option<&str>, declared_type: Option<&str>) -> Kept {
+        Kept {
+            bytes: bytes.to_vec(),
+            name: name.map(str::to_owned),
+            declared_type: declared_type.map(str::to_owned),
+        }
+    }
+
+    /// Bytes no format claims: a fixed xorshift stream.
+    fn noise(len: usize, seed: u64) -> Vec<u8> {
+        let mut state = seed | 1;
+        (0..len)
+            .map(|_| {
+                state ^= state << 13;
+                state ^= state >> 7;
+                state ^= state << 17;
+                (state >> 24) as u8
+            })
+            .collect()
+    }
+
+    fn pdf(len: usize) -> Vec<u8> {
+        let mut bytes = b"%PDF-1.7\n".to_vec();
+        bytes.extend(noise(len - bytes.len(), 11));
+        bytes
+    }
+
+    fn png_like(len: usize) -> Vec<u8> {
+        let mut bytes = b"\x89PNG\r\n\x1a\n".to_vec();
+        bytes.extend(noise(len - bytes.len(), 12));
+        bytes
+    }
+
+    /// A real 40×30 PNG, for the file view to scale.
+    fn real_png() -> Vec<u8> {
+        let picture = image::RgbImage::from_pixel(40, 30, image::Rgb([200, 30, 30]));
+        let mut out = std::io::Cursor::new(Vec::new());
+        picture
+            .write_to(&mut out, image::ImageFormat::Png)
+            .expect("a PNG encodes in memory");
+        out.into_inner()
+    }
+
+    fn result_with_text(text: &str) -> Value {
+        json!({"content": [{"type": "text", "text": text}], "isError": false})
+    }
+
+    /// Runs a capture, returning the result, what was kept and the report.
+    fn run(mut result: Value, policy: Policy, stub: &'static str) -> (Value, Vec<Kept>, Report) {
+        let keeper = Recorder::new(stub);
+        let report = capture_result(&mut result, policy, &keeper);
+        (result, keeper.kept(), report)
+    }
+
+    #[test]
+    fn a_pdf_in_a_json_text_block_is_the_only_thing_replaced() {
+        let bytes = pdf(6000);
+        let mut document = json!({
+            "id": 7,
+            "attachment": {
+                "fileName": "q3/report.pdf",
+                "mimeType": "application/pdf",
+                "data": STANDARD.encode(&bytes),
+                "size": 6000
+            },
+            "note": "see attached",
+            "tags": ["a", "b"]
+        });
+        let text = serde_json::to_string_pretty(&document).expect("serialises");
+        let (result, kept, report) = run(result_with_text(&text), CAPTURE, STUB);
+
+        let after = result["content"][0]["text"].as_str().expect("text");
+        let parsed: Value = serde_json::from_str(after).expect("the text is still JSON");
+        document["attachment"]["data"] = json!(STUB);
+        assert_eq!(parsed, document);
+        let encoded = STANDARD.encode(&bytes);
+        assert_eq!(
+            after,
+            text.replace(&encoded, STUB),
+            "only the string changed"
+        );
+        assert_eq!(
+            kept,
+            vec![named(&bytes, "q3/report.pdf", "application/pdf")]
+        );
+        assert_eq!(report.files, 1);
+    }
+
+    fn named(bytes: &[u8], name: &str, declared_type: &str) -> Kept {
+        handed(bytes, Some(name), Some(declared_type))
+    }
+
+    /// The texts of the issue's cases, each with what capture makes of it
+    /// (`None`: left as it is) and the bytes kept.
+    fn issue_cases() -> Vec<(&'static str, String, Option<String>, Vec<Kept>)> {
+        let png = png_like(5000);
+        let png64 = STANDARD.encode(&png);
+        let cursor = STANDARD.encode(noise(3500, 5));
+        let pdf_4095 = STANDARD_NO_PAD.encode(pdf(3071));
+        let pdf_4096 = STANDARD_NO_PAD.encode(pdf(3072));
+        let url_png = {
+            // Noise until the URL-safe alphabet shows: `-` or `_` in it.
+            let mut seed = 20;
+            loop {
+                let bytes = [b"\x89PNG\r\n\x1a\n".as_slice(), &noise(4000, seed)].concat();
+                let text = URL_SAFE_NO_PAD.encode(&bytes);
+                if text.contains(['-', '_']) {
+                    break (bytes, text);
+                }
+                seed += 1;
+            }
+        };
+        let log = "12:00:01 INFO request served in 3 ms\n".repeat(120);
+        assert_eq!(pdf_4095.len(), 4095);
+        assert_eq!(pdf_4096.len(), 4096);
+        vec![
+            (
+                "a random cursor",
+                format!(r#"{{"items": [], "cursor": "{cursor}"}}"#),
+                None,
+                vec![],
+            ),
+            (
+                "a PNG in broken JSON",
+                format!(r#"{{"a": "{png64}" , broken"#),
+                Some(format!(r#"{{"a": "{STUB}" , broken"#)),
+                vec![handed(&png, None, None)],
+            ),
+            (
+                "4,095 characters",
+                format!(r#"{{"mimeType": "application/pdf", "data": "{pdf_4095}"}}"#),
+                None,
+                vec![],
+            ),
+            (
+                "4,096 characters",
+                format!(r#"{{"mimeType": "application/pdf", "data": "{pdf_4096}"}}"#),
+                Some(format!(
+                    r#"{{"mimeType": "application/pdf", "data": "{STUB}"}}"#
+                )),
+                vec![handed(&pdf(3072), None, Some("application/pdf"))],
+            ),
+            (
+                "URL-safe base64",
+                format!("payload={} end", url_png.1),
+                Some(format!("payload={STUB} end")),
+                vec![handed(&url_png.0, None, None)],
+            ),
+            (
+                "a data: URI",
+                format!(r#"<img src="data:image/png;base64,{png64}"> and"#),
+                Some(format!(r#"<img src="{STUB}"> and"#)),
+                vec![handed(&png, None, Some("image/png"))],
+            ),
+            (
+                "base64 of readable text, alone in the block",
+                STANDARD.encode(&log),
+                Some(STUB.to_owned()),
+                vec![handed(log.as_bytes(), None, None)],
+            ),
+            (
+                "a file named by a sibling, inside an array of files",
+                format!(
+                    r#"[{{"name": "a.bin", "data": "x"}}, {{"name": "b.pdf", "data": "{cursor}"}}]"#
+                ),
+                Some(format!(
+                    r#"[{{"name": "a.bin", "data": "x"}}, {{"name": "b.pdf", "data": "{STUB}"}}]"#
+                )),
+                vec![handed(&noise(3500, 5), Some("b.pdf"), None)],
+            ),
+        ]
+    }
+
+    #[test]
+    fn base64_in_text_is_captured_only_when_it_is_a_recognisable_file() {
+        for (case, text, expected, expected_kept) in issue_cases() {
+            let before = result_with_text(&text);
+            let (after, kept, report) = run(before.clone(), CAPTURE, STUB);
+            match expected {
+                Some(expected) => assert_eq!(after, result_with_text(&expected), "{case}"),
+                None => assert_eq!(
+                    after.to_string(),
+                    before.to_string(),
+                    "{case}: left as it was"
+                ),
+            }
+            assert_eq!(report.files, expected_kept.len(), "{case}");
+            assert_eq!(kept, expected_kept, "{case}");
+        }
+    }
+
+    #[test]
+    fn under_passthrough_no_text_changes() {
+        for (case, text, _, _) in issue_cases() {
+            let before = result_with_text(&text);
+            let (after, kept, report) = run(before.clone(), Policy::default(), STUB);
+            assert_eq!(after.to_string(), before.to_string(), "{case}");
+            assert!(kept.is_empty(), "{case}");
+            assert_eq!(report.files, 0, "{case}");
+        }
+    }
+
+    #[test]
+    fn a_stub_is_json_escaped_as_deep_as_the_string_it_replaces() {
+        const ODD: &str = "[file: \"odd\\name\" · stub]";
+        let png = png_like(4000);
+        let inner = format!(
+            r#"{{"mimeType":"image/png","data":"{}"}}"#,
+            STANDARD.encode(&png)
+        );
+        let outer = json!({"body": inner}).to_string();
+        let expected = json!({"mimeType": "image/png", "data": ODD});
+
+        let (after, kept, _) = run(result_with_text(&inner), CAPTURE, ODD);
+        let text = after["content"][0]["text"].as_str().expect("text");
+        let parsed: Value = serde_json::from_str(text).expect("still JSON");
+        assert_eq!(parsed, expected);
+        assert_eq!(kept, vec![handed(&png, None, Some("image/png"))]);
+
+        let (after, kept, _) = run(result_with_text(&outer), CAPTURE, ODD);
+        let text = after["content"][0]["text"].as_str().expect("text");
+        let parsed: Value = serde_json::from_str(text).expect("still JSON");
+        let body = parsed["body"].as_str().expect("body is a string");
+        let parsed: Value = serde_json::from_str(body).expect("the body is still JSON");
+        assert_eq!(parsed, expected);
+        // Siblings are not read through a second level of quoting; the
+        // signature alone recognises the PNG.
+        assert_eq!(kept, vec![handed(&png, None, None)]);
+    }
+
+    #[test]
+    fn a_result_of_text_blocks_only_passes_through_byte_for_byte() {
+        let result = json!({
+            "content": [
+                {"type": "text", "text": "plain words"},
+                {"type": "text", "text": "{\"cursor\": \"abc\"}", "annotations": {"priority": 1}}
+            ],
+            "_meta": {"k": "v"},
+            "isError": false
+        });
+        for policy in [Policy::default(), CAPTURE] {
+            let (after, kept, report) = run(result.clone(), policy, STUB);
+            assert_eq!(after.to_string(), result.to_string());
+            assert!(kept.is_empty());
+            assert_eq!(report, Report::default());
+        }
+    }
+
+    #[test]
+    fn each_kind_of_block_becomes_the_line_it_should() {
+        let png = png_like(300);
+        let wav = b"RIFF\x24\0\0\0WAVEfmt rest".to_vec();
+        let cases: Vec<(&str, Value, Vec<Value>, Vec<Kept>)> = vec![
+            (
+                "image",
+                json!({"type": "image", "data": STANDARD.encode(&png), "mimeType": "image/png",
+                       "annotations": {"audience": ["user"]}}),
+                vec![json!({"type": "text", "text": STUB, "annotations": {"audience": ["user"]}})],
+                vec![handed(&png, None, Some("image/png"))],
+            ),
+            (
+                "audio",
+                json!({"type": "audio", "data": STANDARD.encode(&wav), "mimeType": "audio/wav"}),
+                vec![json!({"type": "text", "text": STUB})],
+                vec![handed(&wav, None, Some("audio/wav"))],
+            ),
+            (
+                "resource blob",
+                json!({"type": "resource", "resource": {
+                    "uri": "file:///srv/docs/Q3%20report.pdf?sig=secret",
+                    "mimeType": "application/pdf", "blob": STANDARD.encode(pdf(100))}}),
+                vec![json!({"type": "text", "text": STUB})],
+                vec![named(&pdf(100), "Q3 report.pdf", "application/pdf")],
+            ),
+            (
+                "resource text",
+                json!({"type": "resource", "resource": {
+                    "uri": "test://static/resource/notes.md", "text": "# Notes\n"}}),
+                vec![json!({"type": "text", "text": STUB})],
+                vec![handed(b"# Notes\n", Some("notes.md"), None)],
+            ),
+            (
+                "resource link",
+                json!({"type": "resource_link", "uri": "https://h.example/f/r.pdf?token=secret",
+                       "name": "r.pdf", "mimeType": "application/pdf", "size": 2867,
+                       "description": "Quarterly\nreport"}),
+                vec![json!({"type": "text", "text":
+                    "[link: r.pdf · https://h.example/f/r.pdf?… · application/pdf · 2.8 KiB — Quarterly report]"})],
+                vec![],
+            ),
+            (
+                "resource link with only a URI",
+                json!({"type": "resource_link", "uri": "test://static/resource/7"}),
+                vec![json!({"type": "text", "text": "[link: 7 · test://static/resource/7]"})],
+                vec![],
+            ),
+            (
+                "unknown type",
+                json!({"type": "hologram", "data": "AAAA"}),
+                vec![json!({"type": "text", "text":
+                    "[content of type \"hologram\" not shown: porter does not know this block type]"})],
+                vec![],
+            ),
+            (
+                "no type",
+                json!({"data": "AAAA"}),
+                vec![json!({"type": "text", "text":
+                    "[content block without a type not shown: porter does not know what it holds]"})],
+                vec![],
+            ),
+            (
+                "bad base64 in an image",
+                json!({"type": "image", "data": "not*base64", "mimeType": "image/png"}),
+                vec![json!({"type": "text", "text":
+                    "[image block not kept: its data is not valid base64 (10 characters) · image/png]"})],
+                vec![],
+            ),
+            (
+                "bad base64 in a resource blob",
+                json!({"type": "resource", "resource": {"uri": "x:/a.bin", "blob": "%%%%"}}),
+                vec![json!({"type": "text", "text":
+                    "[resource block not kept: its blob is not valid base64 (4 characters) · x:/a.bin]"})],
+                vec![],
+            ),
+        ];
+        for (case, block, expected, expected_kept) in cases {
+            let before = json!({"content": [{"type": "text", "text": "before"}, block, {"type": "text", "text": "after"}]});
+            let (after, kept, report) = run(before, Policy::default(), STUB);
+            let mut want = vec![json!({"type": "text", "text": "before"})];
+            want.extend(expected);
+            want.push(json!({"type": "text", "text": "after"}));
+            assert_eq!(after, json!({"content": want}), "{case}");
+            assert_eq!(report.files, expected_kept.len(), "{case}");
+            assert_eq!(kept, expected_kept, "{case}");
+        }
+    }
+
+    #[test]
+    fn under_images_view_an_image_is_kept_and_shown_scaled_beside_its_stub() {
+        let png = real_png();
+        let before = json!({"content": [{"type": "image", "data": STANDARD.encode(&png), "mimeType": "image/png"}]});
+        let policy = Policy {
+            capture_base64: false,
+            images_view: true,
+        };
+        let (after, kept, _) = run(before, policy, STUB);
+        assert_eq!(kept, vec![handed(&png, None, Some("image/png"))]);
+        let blocks = after["content"].as_array().expect("content");
+        assert_eq!(blocks[0], json!({"type": "text", "text": STUB}));
+        let shown = porter_test::decode_image_block(porter_test::first_block(&after, "image"));
+        assert_eq!((shown.width(), shown.height()), (40, 30));
+        assert_eq!(shown.get_pixel(5, 5).0, [200, 30, 30, 255]);
+    }
+
+    #[test]
+    fn structured_content_strings_are_captured_with_their_parsed_siblings() {
+        let bytes = noise(4000, 9);
+        let cursor = STANDARD.encode(noise(3500, 10));
+        let before = json!({
+            "content": [{"type": "text", "text": "done"}],
+            "structuredContent": {
+                "files": [
+                    {"contentType": "application/x-custom", "fileName": "a.dat", "data": STANDARD.encode(&bytes)},
+                    {"data": format!("data:application/pdf;base64,{}", STANDARD.encode(pdf(3500)))}
+                ],
+                "next": cursor,
+                "count": 2
+            }
+        });
+        let (after, kept, report) = run(before.clone(), CAPTURE, STUB);
+        let mut expected = before.clone();
+        expected["structuredContent"]["files"][0]["data"] = json!(STUB);
+        expected["structuredContent"]["files"][1]["data"] = json!(STUB);
+        assert_eq!(after, expected);
+        assert_eq!(
+            kept,
+            vec![
+                named(&bytes, "a.dat", "application/x-custom"),
+                handed(&pdf(3500), None, Some("application/pdf")),
+            ]
+        );
+        assert_eq!(report.files, 2);
+
+        let (untouched, kept, _) = run(before.clone(), Policy::default(), STUB);
+        assert_eq!(untouched.to_string(), before.to_string());
+        assert!(kept.is_empty());
+    }
+
+    #[test]
+    fn one_line_fields_lose_control_characters_and_length() {
+        let cases = [
+            ("a\nb\tc", 10, "a b c"),
+            ("abcdef", 3, "abc…"),
+            ("abc", 3, "abc"),
+        ];
+        for (text, max, expected) in cases {
+            assert_eq!(one_line(text, max), expected);
+        }
+    }
 }

@@ -1,0 +1,250 @@
+//! Decoding base64 and deciding whether what it decodes to is a file worth
+//! keeping, or a token, cursor or hash that only looks like one.
+
+use std::sync::LazyLock;
+
+use base64::Engine as _;
+use base64::engine::general_purpose::PAD_INDIFFERENT;
+use base64::engine::simd::Simd;
+use porter_fileview::{Kind, sniff_type};
+
+use crate::scan::Alphabet;
+use crate::siblings::Hints;
+
+/// The standard alphabet, padding optional, trailing bits refused (a
+/// string with stray low bits is not what any encoder writes).
+static STANDARD: LazyLock<Simd> = LazyLock::new(|| Simd::standard(PAD_INDIFFERENT));
+/// The URL-safe alphabet, under the same rules.
+static URL_SAFE: LazyLock<Simd> = LazyLock::new(|| Simd::url_safe(PAD_INDIFFERENT));
+
+/// `PARALLEL_DECODE_CHARS` is the base64 length from which decoding is
+/// split over two threads: below it a thread costs more than it saves.
+const PARALLEL_DECODE_CHARS: usize = 4 << 20;
+
+/// Decodes `text` in `alphabet` into `into` (replacing what it held). False
+/// when it is not clean base64.
+///
+/// The buffer comes zeroed from the allocator untouched (its pages are
+/// mapped on first write, by the decoder itself, rather than zeroed first
+/// and written again), and a long text is decoded in two halves at once:
+/// mapping fresh pages costs as much as decoding, and both halves pay it
+/// in parallel.
+pub(crate) fn decode_into(text: &[u8], alphabet: Alphabet, into: &mut Vec<u8>) -> bool {
+    let engine: &Simd = match alphabet {
+        Alphabet::Standard => &STANDARD,
+        Alphabet::UrlSafe => &URL_SAFE,
+    };
+    crate::release(std::mem::take(into));
+    let mut out = vec![0u8; text.len().div_ceil(4) * 3];
+    let written = if text.len() < PARALLEL_DECODE_CHARS {
+        engine.decode_slice(text, &mut out).ok()
+    } else {
+        // The first half is whole quads, so it decodes to exactly three
+        // bytes for every four and the second half's bytes follow on.
+        let split = text.len() / 2 / 4 * 4;
+        let (first, second) = text.split_at(split);
+        let (first_out, second_out) = out.split_at_mut(split / 4 * 3);
+        let (first_written, second_written) = std::thread::scope(|scope| {
+            let other = scope.spawn(|| engine.decode_slice(second, second_out).ok());
+            let mine = engine.decode_slice(first, first_out).ok();
+            (mine, other.join().ok().flatten())
+        });
+        match (first_written, second_written) {
+            (Some(a), Some(b)) if a == split / 4 * 3 => Some(a + b),
+            _ => None,
+        }
+    };
+    let Some(written) = written else {
+        return false;
+    };
+    out.truncate(written);
+    *into = out;
+    true
+}
+
+/// Decodes the `data` of an image, audio or resource block, which the MCP
+/// schema says is standard base64 but which servers send in both alphabets,
+/// wrapped in lines, or as a whole `data:` URI. False when none of those
+/// reads cleanly.
+pub(crate) fn decode_block_data(data: &str, into: &mut Vec<u8>) -> bool {
+    let data = match data.strip_prefix("data:") {
+        Some(rest) => match rest.split_once(',') {
+            Some((head, body)) if head.to_ascii_lowercase().ends_with(";base64") => body,
+            _ => return false,
+        },
+        None => data,
+    };
+    let bytes = data.as_bytes();
+    let url_safe = bytes.iter().any(|b| matches!(b, b'-' | b'_'));
+    let alphabet = if url_safe {
+        Alphabet::UrlSafe
+    } else {
+        Alphabet::Standard
+    };
+    if decode_into(bytes, alphabet, into) {
+        return true;
+    }
+    if bytes.iter().any(u8::is_ascii_whitespace) {
+        let joined: Vec<u8> = bytes
+            .iter()
+            .copied()
+            .filter(|b| !b.is_ascii_whitespace())
+            .collect();
+        return decode_into(&joined, alphabet, into);
+    }
+    false
+}
+
+/// Whether decoded bytes are a file rather than a token: a declared type, a
+/// file name with a known extension, a signature the file view knows (the
+/// weakest few only with one of the others), or readable text.
+pub(crate) fn recognised(bytes: &[u8], hints: &Hints) -> bool {
+    if bytes.is_empty() {
+        return false;
+    }
+    if hints.declared_type.is_some() || hints.name.as_deref().is_some_and(known_extension) {
+        return true;
+    }
+    let found = sniff_type(bytes, "");
+    let by_signature = found.kind != Kind::Text
+        && found.mime_type != "application/octet-stream"
+        && !weak_signature(&found.mime_type, bytes);
+    by_signature || readable_text(bytes)
+}
+
+/// Whether a file name ends in an extension with a known media type.
+fn known_extension(name: &str) -> bool {
+    let last = name.rsplit(['/', '\\']).next().unwrap_or(name);
+    let Some((stem, extension)) = last.rsplit_once('.') else {
+        return false;
+    };
+    !stem.is_empty()
+        && (1..=10).contains(&extension.len())
+        && mime_guess::from_ext(extension).first().is_some()
+}
+
+/// Signatures of two or three bytes that about one random string in a few
+/// thousand carries (an MPEG or AAC frame sync, `MZ`): alone they do not
+/// make random bytes a file.
+fn weak_signature(mime_type: &str, bytes: &[u8]) -> bool {
+    match mime_type {
+        "audio/mpeg" => !bytes.starts_with(b"ID3"),
+        "audio/aac" | "application/vnd.microsoft.portable-executable" => true,
+        _ => false,
+    }
+}
+
+/// `UNPRINTABLE_PER_MILLE` is how many control characters per thousand
+/// bytes text may hold and still read as text (a stray form feed or escape
+/// sequence in a log).
+const UNPRINTABLE_PER_MILLE: usize = 10;
+
+/// Whether bytes are text a person could read: valid UTF-8 with no NUL and
+/// nearly no other control characters than tab and line ends.
+fn readable_text(bytes: &[u8]) -> bool {
+    if std::str::from_utf8(bytes).is_err() {
+        return false;
+    }
+    let mut unprintable = 0usize;
+    for &b in bytes {
+        if b == 0 {
+            return false;
+        }
+        if (b < 0x20 && !matches!(b, b'\t' | b'\n' | b'\r')) || b == 0x7F {
+            unprintable += 1;
+        }
+    }
+    unprintable * 1000 <= bytes.len() * UNPRINTABLE_PER_MILLE
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn hints(declared_type: Option<&str>, name: Option<&str>) -> Hints {
+        Hints {
+            declared_type: declared_type.map(str::to_owned),
+            name: name.map(str::to_owned),
+        }
+    }
+
+    /// Bytes no format claims: a fixed xorshift stream.
+    fn noise(len: usize, seed: u64) -> Vec<u8> {
+        let mut state = seed | 1;
+        (0..len)
+            .map(|_| {
+                state ^= state << 13;
+                state ^= state >> 7;
+                state ^= state << 17;
+                (state >> 24) as u8
+            })
+            .collect()
+    }
+
+    #[test]
+    fn files_are_told_from_tokens() {
+        let png = [b"\x89PNG\r\n\x1a\n".as_slice(), &noise(64, 1)].concat();
+        let mpeg_sync = [b"\xFF\xFB\x90\x00".as_slice(), &noise(64, 2)].concat();
+        let log = b"2026-01-01 started\n\tline two\r\n".repeat(20);
+        let cases: [(&[u8], Hints, bool); 10] = [
+            (&png, Hints::default(), true),
+            (&log, Hints::default(), true),
+            (&noise(3000, 3), Hints::default(), false),
+            (
+                &noise(3000, 3),
+                hints(Some("application/x-thing"), None),
+                true,
+            ),
+            (&noise(3000, 3), hints(None, Some("dir/report.pdf")), true),
+            (&noise(3000, 3), hints(None, Some("cursor")), false),
+            (&noise(3000, 3), hints(None, Some("page.not-a-type")), false),
+            (&mpeg_sync, Hints::default(), false),
+            (b"text with a \0 inside", Hints::default(), false),
+            (b"", hints(Some("image/png"), None), false),
+        ];
+        for (i, (bytes, hints, expected)) in cases.into_iter().enumerate() {
+            assert_eq!(recognised(bytes, &hints), expected, "case {i}");
+        }
+    }
+
+    #[test]
+    fn a_long_text_decoded_in_two_halves_equals_the_whole() {
+        use base64::engine::general_purpose::{STANDARD, URL_SAFE_NO_PAD};
+        for (extra, url_safe) in [(0, false), (1, false), (2, true), (3, true)] {
+            let bytes = [noise(PARALLEL_DECODE_CHARS, 7), noise(extra, 8)].concat();
+            let (text, alphabet) = if url_safe {
+                (URL_SAFE_NO_PAD.encode(&bytes), Alphabet::UrlSafe)
+            } else {
+                (STANDARD.encode(&bytes), Alphabet::Standard)
+            };
+            assert!(text.len() >= PARALLEL_DECODE_CHARS);
+            let mut out = Vec::new();
+            assert!(decode_into(text.as_bytes(), alphabet, &mut out), "{extra}");
+            assert!(out == bytes, "{extra}: the bytes differ");
+
+            for at in [10, text.len() / 2 + 1] {
+                let mut broken = text.clone().into_bytes();
+                broken[at] = b'*';
+                assert!(!decode_into(&broken, alphabet, &mut out), "{extra} {at}");
+            }
+        }
+    }
+
+    #[test]
+    fn block_data_decodes_in_every_form_servers_send() {
+        let cases: [(&str, Option<&[u8]>); 7] = [
+            ("aGk/Pz4+", Some(b"hi??>>")),
+            ("aGk_Pz4-", Some(b"hi??>>")),
+            ("aGk", Some(b"hi")),
+            ("aG\nk=", Some(b"hi")),
+            ("data:text/plain;base64,aGk=", Some(b"hi")),
+            ("data:text/plain,hi", None),
+            ("not base64!", None),
+        ];
+        for (data, expected) in cases {
+            let mut out = Vec::new();
+            let ok = decode_block_data(data, &mut out);
+            assert_eq!(ok.then_some(out.as_slice()), expected, "{data:?}");
+        }
+    }
+}
