@@ -147,7 +147,7 @@ async def test_audio_image_embedded_and_mixed_content_become_stubs(tmp_path: Pat
         [run] = served.runs()
         events = [json.loads(line) for line in (run / "transcript.jsonl").read_text().splitlines()]
         captured = [event for event in events if event["kind"] == "file_captured"]
-        assert len(captured) == 7
+        assert len(captured) == 6
         assert {event["data"]["origin"] for event in captured} == {
             "mcp:fixtures/audio",
             "mcp:fixtures/image",
@@ -203,7 +203,7 @@ async def test_a_65_mib_blob_is_not_kept_and_never_reaches_the_client(tmp_path: 
         match = NOT_KEPT.fullmatch(line)
         assert match, line
         assert "64 MiB" in match["why"]
-        assert match["size"].strip() == "65.0 MiB"
+        assert match["size"].strip() == "65 MiB"
         assert match["origin"] == "mcp:fixtures/big-blob"
         assert len(result.model_dump_json()) < 1024
         assert not list(served.data.glob("runs/*/inbox/*"))

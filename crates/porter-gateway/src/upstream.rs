@@ -163,15 +163,29 @@ impl Upstreams {
             .servers
             .get(server)
             .ok_or_else(|| UpstreamError::NoServer(server.to_owned()))?;
-        let connection = upstream.connection(&self.routes).await?;
-        let peer = connection.service.peer().clone();
-        let mut params = CallToolRequestParams::new(tool.to_owned());
-        params.arguments = arguments;
-        let request = ClientRequest::CallToolRequest(CallToolRequest::new(params));
-        let handle = peer
-            .send_request_with_option(request, PeerRequestOptions::no_options())
-            .await
-            .map_err(|e| upstream.failed(&e))?;
+        // A request that could not even be sent (the upstream died since the
+        // last call) is sent once more on a fresh connection: it never
+        // reached the old one, so nothing runs twice.
+        let mut attempt = 0;
+        let (connection, peer, handle) = loop {
+            let connection = upstream.connection(&self.routes).await?;
+            let peer = connection.service.peer().clone();
+            let mut params = CallToolRequestParams::new(tool.to_owned());
+            params.arguments = arguments.clone();
+            let request = ClientRequest::CallToolRequest(CallToolRequest::new(params));
+            match peer
+                .send_request_with_option(request, PeerRequestOptions::no_options())
+                .await
+            {
+                Ok(handle) => break (connection, peer, handle),
+                Err(error) if attempt == 0 => {
+                    tracing::warn!(server, %error, "upstream gone before the call was sent; starting it again");
+                    upstream.forget(&connection).await;
+                    attempt += 1;
+                }
+                Err(error) => return Err(upstream.failed(&error)),
+            }
+        };
         let id = handle.id.clone();
         let client_token = context.meta.get_progress_token();
         if let Some(token) = &client_token
@@ -202,7 +216,19 @@ impl Upstreams {
             }
             return Err(UpstreamError::Cancelled);
         };
-        let answer = answer.map_err(|e| upstream.failed(&e))?;
+        let answer = match answer {
+            Ok(answer) => answer,
+            Err(error) => {
+                if matches!(
+                    error,
+                    rmcp::service::ServiceError::TransportClosed
+                        | rmcp::service::ServiceError::TransportSend(_)
+                ) {
+                    upstream.forget(&connection).await;
+                }
+                return Err(upstream.failed(&error));
+            }
+        };
         let value = match answer {
             ServerResult::CallToolResult(result) => serde_json::to_value(result),
             ServerResult::CustomResult(custom) => Ok(custom.0),
@@ -229,6 +255,19 @@ impl Upstream {
         let connection = Arc::new(self.connect(routes).await?);
         *slot = Some(connection.clone());
         Ok(connection)
+    }
+
+    /// Drops `connection` if it is still the current one, so that the next
+    /// call starts the server again.
+    async fn forget(&self, connection: &Arc<Connection>) {
+        let mut slot = self.connection.lock().await;
+        if slot
+            .as_ref()
+            .is_some_and(|current| Arc::ptr_eq(current, connection))
+        {
+            *slot = None;
+            *self.tools.lock().await = None;
+        }
     }
 
     async fn connect(&self, routes: &ProgressRoutes) -> Result<Connection, UpstreamError> {
