@@ -108,7 +108,7 @@ impl Default for ClientOptions {
 /// cheap to clone; clones share connections.
 #[derive(Clone)]
 pub struct Client {
-    http: reqwest::Client,
+    pub(crate) http: reqwest::Client,
     base: Url,
     host: String,
     auth: HeaderValue,
@@ -125,13 +125,13 @@ impl fmt::Debug for Client {
 }
 
 /// `Ask` is what a request does, carried into its errors.
-struct Ask {
+pub(crate) struct Ask {
     action: &'static str,
-    target: Target,
+    pub(crate) target: Target,
 }
 
 impl Ask {
-    fn new(action: &'static str, target: Target) -> Ask {
+    pub(crate) fn new(action: &'static str, target: Target) -> Ask {
         Ask { action, target }
     }
 }
@@ -492,7 +492,7 @@ impl Client {
 
     // ----- plumbing -----
 
-    fn api_url(&self, segments: &[&str]) -> Url {
+    pub(crate) fn api_url(&self, segments: &[&str]) -> Url {
         let mut url = self.base.clone();
         url.path_segments_mut()
             .expect("the base URL has a path because normalize_base_url accepts only http(s) URLs")
@@ -502,7 +502,7 @@ impl Client {
         url
     }
 
-    async fn get<T: DeserializeOwned>(
+    pub(crate) async fn get<T: DeserializeOwned>(
         &self,
         segments: &[&str],
         query: &[(&'static str, String)],
@@ -522,7 +522,7 @@ impl Client {
         self.read_json(response, &ask.target).await
     }
 
-    async fn post_json<B: Serialize + ?Sized, T: DeserializeOwned>(
+    pub(crate) async fn post_json<B: Serialize + ?Sized, T: DeserializeOwned>(
         &self,
         segments: &[&str],
         body: &B,
@@ -546,7 +546,11 @@ impl Client {
 
     /// `send` sends the request `build` makes, with the token, again after
     /// a wait while the server answers 429 or 503 and attempts remain.
-    async fn send(&self, ask: &Ask, build: impl Fn() -> RequestBuilder) -> Result<Response, Error> {
+    pub(crate) async fn send(
+        &self,
+        ask: &Ask,
+        build: impl Fn() -> RequestBuilder,
+    ) -> Result<Response, Error> {
         let mut attempt = 1;
         loop {
             let response = build()
@@ -607,7 +611,7 @@ impl Client {
         }
     }
 
-    async fn read_json<T: DeserializeOwned>(
+    pub(crate) async fn read_json<T: DeserializeOwned>(
         &self,
         response: Response,
         target: &Target,

@@ -37,6 +37,7 @@
 //! ```
 
 mod client;
+mod client_channels;
 mod error;
 mod model;
 pub mod outgoing;
@@ -46,6 +47,7 @@ pub use client::{
     Client, ClientOptions, Token, USER_AGENT, disposition_file_name, normalize_base_url,
     retry_after,
 };
+pub use client_channels::{ChannelMember, ChannelStats, CustomStatus, NewChannel, Status};
 pub use error::{ApiError, ERROR_BODY_BYTES, Error, Key, Target, Thing};
 pub use model::{
     Channel, ChannelPosts, ChannelType, ClientConfig, Download, FileInfo, FileInfoList, NewPost,

@@ -6,7 +6,7 @@
 //! Client4's TypeScript types describe these shapes, so a client that reads
 //! a real server reads these too.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 /// `ID_ALPHABET` is Mattermost's base32 alphabet for ids: lowercase, with the
@@ -269,6 +269,10 @@ pub(crate) struct User {
     pub locale: String,
     pub timezone: Value,
     pub disable_welcome_email: bool,
+    /// Free-form props; `customStatus` holds the custom status as a JSON
+    /// string, as the server keeps it.
+    #[serde(skip_serializing_if = "serde_json::Map::is_empty")]
+    pub props: serde_json::Map<String, Value>,
 }
 
 impl User {
@@ -491,4 +495,20 @@ mod tests {
         assert_eq!(extension_of(".hidden"), "");
         assert_eq!(mime_for_extension("nope"), "");
     }
+}
+
+/// `Status` is `model.Status`: someone's presence as others see it.
+// `status` is Mattermost's own field name.
+#[allow(clippy::struct_field_names)]
+#[derive(Clone, Debug, Serialize, Deserialize, PartialEq)]
+pub(crate) struct Status {
+    pub user_id: String,
+    /// `online`, `away`, `dnd` or `offline`.
+    pub status: String,
+    /// Whether the person set it themself (it then does not change with activity).
+    pub manual: bool,
+    pub last_activity_at: i64,
+    /// When do-not-disturb ends (seconds since the epoch); 0 for never.
+    #[serde(default)]
+    pub dnd_end_time: i64,
 }

@@ -154,6 +154,9 @@ pub struct SeedChannel {
     /// The channel's header.
     #[serde(default)]
     pub header: String,
+    /// Whether the channel is archived (kept, read-only, out of the lists).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub archived: bool,
 }
 
 /// Serde default for a channel's type: public.
@@ -171,6 +174,7 @@ impl Default for SeedChannel {
             members: Vec::new(),
             purpose: String::new(),
             header: String::new(),
+            archived: false,
         }
     }
 }

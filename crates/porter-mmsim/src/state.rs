@@ -52,6 +52,8 @@ pub(crate) struct State {
     post_index: HashMap<String, usize>,
     pub files: Vec<StoredFile>,
     file_index: HashMap<String, usize>,
+    /// User id → presence; someone never set is offline.
+    pub statuses: std::collections::BTreeMap<String, crate::model::Status>,
 }
 
 impl State {
@@ -73,6 +75,7 @@ impl State {
             post_index: HashMap::new(),
             files: Vec::new(),
             file_index: HashMap::new(),
+            statuses: std::collections::BTreeMap::new(),
         };
         state.seed_users(seed)?;
         state.seed_teams_and_channels(seed)?;
@@ -136,6 +139,7 @@ impl State {
                     "automaticTimezone": "", "manualTimezone": "", "useAutomaticTimezone": "true"
                 }),
                 disable_welcome_email: false,
+                props: serde_json::Map::new(),
             });
             for token in person.token.iter().chain(&person.tokens) {
                 if token.is_empty() {
@@ -249,6 +253,9 @@ impl State {
             if let Some(made) = self.channels.last_mut() {
                 made.purpose.clone_from(&channel.purpose);
                 made.header.clone_from(&channel.header);
+                if channel.archived {
+                    made.delete_at = SEED_EPOCH_MS - 86_400_000;
+                }
             }
             for user in user_ids {
                 self.add_member(&id, &user);
@@ -722,6 +729,7 @@ impl State {
             .iter()
             .filter(|c| {
                 (c.team_id == team_id || c.is_direct_or_group())
+                    && c.delete_at == 0
                     && self.is_channel_member(&c.id, user_id)
             })
             .collect();
@@ -833,7 +841,60 @@ impl State {
             "channel_members": self.members,
             "posts": self.posts,
             "files": files,
+            "statuses": self.statuses,
         })
+    }
+
+    /// Adds someone to a channel; false when they were in it already.
+    pub(crate) fn add_channel_member(&mut self, channel_id: &str, user_id: &str, at: i64) -> bool {
+        if self.is_channel_member(channel_id, user_id) {
+            return false;
+        }
+        self.add_member(channel_id, user_id);
+        if let Some(member) = self.member_mut(channel_id, user_id) {
+            member.last_viewed_at = at;
+            member.last_update_at = at;
+        }
+        true
+    }
+
+    /// Takes someone out of a channel; false when they were not in it.
+    pub(crate) fn remove_channel_member(&mut self, channel_id: &str, user_id: &str) -> bool {
+        let before = self.members.len();
+        self.members
+            .retain(|m| !(m.channel_id == channel_id && m.user_id == user_id));
+        self.members.len() != before
+    }
+
+    /// Makes a public or private team channel with its creator as its
+    /// first member and admin, and returns its id.
+    pub(crate) fn create_team_channel(
+        &mut self,
+        team_id: &str,
+        kind: &str,
+        name: &str,
+        display_name: &str,
+        creator: &str,
+        at: i64,
+    ) -> String {
+        let id = self.insert_channel(team_id, kind, name, display_name, creator, at);
+        self.add_channel_member(&id, creator, at);
+        if let Some(member) = self.member_mut(&id, creator) {
+            "channel_user channel_admin".clone_into(&mut member.roles);
+            member.scheme_admin = true;
+        }
+        id
+    }
+
+    /// A membership, to change.
+    pub(crate) fn member_mut(
+        &mut self,
+        channel_id: &str,
+        user_id: &str,
+    ) -> Option<&mut ChannelMember> {
+        self.members
+            .iter_mut()
+            .find(|m| m.channel_id == channel_id && m.user_id == user_id)
     }
 }
 

@@ -23,6 +23,7 @@ mod names;
 mod output;
 mod render;
 mod tools;
+mod tools_channels;
 mod write;
 
 use std::borrow::Cow;
@@ -69,12 +70,30 @@ pub const READ_TOOLS: &[&str] = &[
     "search_posts",
     "search_files",
     "read_file",
+    "get_team_info",
+    "list_team_channels",
+    "list_archived_channels",
+    "get_channel_stats",
+    "get_status",
 ];
 /// `LOCAL_TOOLS` are listed only over stdio, where the server runs on the
 /// person's own machine.
 pub const LOCAL_TOOLS: &[&str] = &["save_file"];
 /// `WRITE_TOOLS` are listed only when writes are allowed.
-pub const WRITE_TOOLS: &[&str] = &["create_post", "dm", "group_message"];
+pub const WRITE_TOOLS: &[&str] = &[
+    "create_post",
+    "dm",
+    "group_message",
+    "join_channel",
+    "leave_channel",
+    "create_channel",
+    "add_channel_members",
+    "set_status",
+    "mark_channel_read",
+];
+/// `UNASKED_TOOLS` are write tools that change only the person's own state,
+/// so they never ask.
+pub const UNASKED_TOOLS: &[&str] = &["mark_channel_read"];
 
 /// `ASK_TIMEOUT` is how long an answer to a question stays good: one given
 /// later does nothing, because the person may no longer remember what they
@@ -212,6 +231,7 @@ impl MattermostServer {
     pub fn new(client: Client, token: Token, options: Options) -> MattermostServer {
         let mut tool_router = Self::tool_router();
         tool_router.merge(Self::write_router());
+        tool_router.merge(Self::channels_router());
         let listed = options.tool_names();
         let all: Vec<String> = tool_router.map.keys().map(ToString::to_string).collect();
         for name in all {
@@ -220,11 +240,11 @@ impl MattermostServer {
             }
         }
         if options.allow_writes {
-            for name in WRITE_TOOLS {
+            for name in WRITE_TOOLS.iter().filter(|n| !UNASKED_TOOLS.contains(n)) {
                 if let Some(route) = tool_router.map.get_mut(*name) {
                     let about = route.attr.description.clone().unwrap_or_default();
                     let note = if options.ask_before_writes {
-                        " Before anything is posted, porter asks the person to confirm (an MCP elicitation naming the place, every file and the message); a declined question posts nothing."
+                        " Before anything is posted or changed, porter asks the person to confirm (an MCP elicitation showing what will change); a declined question changes nothing."
                     } else {
                         " porter does not ask the person first: the MCP client's approval of this tool call is the only check, so call it only when the person asked for exactly this post."
                     };
@@ -565,7 +585,7 @@ mod tests {
             let hints = tool.annotations.clone().unwrap_or_default();
             let read_only = READ_TOOLS.contains(&tool.name.as_ref());
             assert_eq!(hints.read_only_hint, Some(read_only), "{}", tool.name);
-            if WRITE_TOOLS.contains(&tool.name.as_ref()) {
+            if ["create_post", "dm", "group_message"].contains(&tool.name.as_ref()) {
                 assert_eq!(hints.destructive_hint, Some(false), "{}", tool.name);
                 assert_eq!(hints.idempotent_hint, Some(false), "{}", tool.name);
             }
@@ -651,9 +671,12 @@ mod tests {
             let tools = server(Transport::Stdio, true, ask).tools();
             let writes: Vec<_> = tools
                 .iter()
-                .filter(|t| WRITE_TOOLS.contains(&t.name.as_ref()))
+                .filter(|t| {
+                    WRITE_TOOLS.contains(&t.name.as_ref())
+                        && !UNASKED_TOOLS.contains(&t.name.as_ref())
+                })
                 .collect();
-            assert_eq!(writes.len(), WRITE_TOOLS.len());
+            assert_eq!(writes.len(), WRITE_TOOLS.len() - UNASKED_TOOLS.len());
             for tool in writes {
                 let about = tool.description.as_deref().unwrap_or_default();
                 assert!(about.contains(words), "{}: {about}", tool.name);

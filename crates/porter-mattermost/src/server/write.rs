@@ -36,7 +36,7 @@ use crate::outgoing::{self, FileRequest, OutgoingLimits, Prepared, PreparedFile}
 use crate::{Channel, Error, NewPost, UploadFile, User};
 
 /// `CONFIRM` is the one field of the question's form.
-const CONFIRM: &str = "confirm";
+pub(super) const CONFIRM: &str = "confirm";
 /// `MAX_GROUP_OTHERS` / `MIN_GROUP_OTHERS`: a group message has 3 to 8
 /// members, the account included.
 const MIN_GROUP_OTHERS: usize = 2;
@@ -252,12 +252,12 @@ struct Asked {
 }
 
 /// How the person answered.
-enum Answer {
+pub(super) enum Answer {
     Yes,
     No(String),
 }
 
-fn now_ms() -> u64 {
+pub(super) fn now_ms() -> u64 {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map_or(0, |d| d.as_millis() as u64)
@@ -649,7 +649,7 @@ impl MattermostServer {
 
 /// Whether the client said it can show a form (`elicitation` with `form`,
 /// or with neither mode, which means form).
-fn can_elicit(context: &RequestContext<RoleServer>) -> bool {
+pub(super) fn can_elicit(context: &RequestContext<RoleServer>) -> bool {
     context
         .client_capabilities()
         .and_then(|caps| caps.elicitation)
@@ -676,7 +676,7 @@ fn form(title: &str, text: String) -> Result<ElicitRequestParams, Failure> {
 
 /// The person's answer, judged: only an accepted form with the box ticked
 /// within the time limit is a yes.
-fn judge(result: &ElicitResult, tool: &str, time_ms: u64, limit: Duration) -> Answer {
+pub(super) fn judge(result: &ElicitResult, tool: &str, time_ms: u64, limit: Duration) -> Answer {
     match result.action {
         ElicitationAction::Accept => {
             let ticked = result
@@ -755,7 +755,7 @@ fn file_requests(files: &[FileArg]) -> Result<Vec<FileRequest>, Failure> {
 }
 
 /// A digest of the call's input: the tool and its canonical arguments.
-fn input_digest(tool: &str, input: &Value) -> String {
+pub(super) fn input_digest(tool: &str, input: &Value) -> String {
     let mut bytes = tool.as_bytes().to_vec();
     bytes.push(0);
     bytes.extend_from_slice(canonical_json(input).as_bytes());
@@ -763,7 +763,7 @@ fn input_digest(tool: &str, input: &Value) -> String {
 }
 
 /// What a sealed question is bound to.
-fn ask_binding(tool: &str, digest: &str) -> Vec<u8> {
+pub(super) fn ask_binding(tool: &str, digest: &str) -> Vec<u8> {
     format!("porter/ask/v1\0{tool}\0{digest}").into_bytes()
 }
 

@@ -2,6 +2,7 @@
 //! helpers every handler shares.
 
 mod channels;
+mod channels_more;
 mod files;
 mod posts;
 mod search;
@@ -96,6 +97,7 @@ pub(crate) fn router(sim: &Sim) -> Router {
         )
         .route("/files/{file_id}", get(files::download))
         .route("/files/{file_id}/info", get(files::info))
+        .merge(channels_more::routes())
         .fallback(no_route)
         .method_not_allowed_fallback(no_route);
 

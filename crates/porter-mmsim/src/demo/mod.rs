@@ -30,6 +30,7 @@ pub(crate) fn seed() -> Seed {
             members: names(members),
             purpose: purpose.to_owned(),
             header: String::new(),
+            archived: false,
         };
     Seed {
         config: SeedConfig {
@@ -77,6 +78,16 @@ pub(crate) fn seed() -> Seed {
                 &["alice", "bob", "carol"],
                 "One file of every kind, for trying the file view.",
             ),
+            SeedChannel {
+                archived: true,
+                ..channel(
+                    "launch-2025",
+                    "Launch 2025",
+                    "O",
+                    &["alice", "bob", "carol"],
+                    "Planning the 2025 launch (done, archived).",
+                )
+            },
         ],
         direct_channels: vec![names(&["alice", "bob"])],
         group_channels: vec![names(&["alice", "bob", "carol"])],

@@ -1,0 +1,1586 @@
+//! Teams, channels and people: `get_team_info`, `list_team_channels`,
+//! `list_archived_channels`, `get_channel_stats`, `get_status` (read);
+//! `join_channel`, `leave_channel`, `create_channel`,
+//! `add_channel_members`, `set_status` (ask first); `mark_channel_read`
+//! (the person's own state, never asks).
+//!
+//! The asking tools share [`MattermostServer::confirmed`]: it looks the
+//! change up (a [`Plan`]: the question and a fingerprint of what the change
+//! acts on), asks with the same form and protocol rules as `create_post`,
+//! and looks again just before acting; a fingerprint that moved refuses.
+
+use std::fmt::Write as _;
+
+use rmcp::handler::server::tool::{InputResponses, RequestState, schema_for_output};
+use rmcp::handler::server::wrapper::Parameters;
+use rmcp::model::{
+    CallToolResponse, CallToolResult, ElicitRequest, ElicitRequestParams, ElicitationSchema,
+    InputRequest, InputRequests, InputRequiredResult, ProtocolVersion, SealOptions,
+};
+use rmcp::service::RequestContext;
+use rmcp::{ErrorData, RoleServer, tool, tool_router};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use super::output::{ChannelOut, TeamOut};
+use super::render::{channel_line, iso_utc};
+use super::write::{Answer, CONFIRM, ask_binding, can_elicit, input_digest, judge, now_ms};
+use super::{Failure, MattermostServer, done, finish, missing_elicitation};
+use crate::{Channel, ChannelType, CustomStatus, Error, NewChannel, Status, Team, User};
+
+/// `MAX_ADD_MEMBERS` is the most people `add_channel_members` adds at once,
+/// so the question can name every one.
+const MAX_ADD_MEMBERS: usize = 20;
+/// `MAX_STATUS_NAMES` is the most people `get_status` looks up at once.
+const MAX_STATUS_NAMES: usize = 100;
+/// `CHANNEL_PAGE` / `CHANNEL_MAX`: the channel lists' default and largest page.
+const CHANNEL_PAGE: usize = 50;
+const CHANNEL_MAX: usize = 200;
+/// `SERVER_PAGE` is how many channels are asked of Mattermost at once.
+const SERVER_PAGE: u32 = 200;
+
+/// A team, or the only one.
+#[derive(Debug, Default, Serialize, Deserialize, JsonSchema)]
+pub struct TeamArgs {
+    /// The team: its id or name; leave out when you are in one team.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub team_id: Option<String>,
+}
+
+/// A page of a team's channels.
+#[derive(Debug, Default, Serialize, Deserialize, JsonSchema)]
+pub struct TeamChannelsArgs {
+    /// The team: its id or name; leave out for all your teams.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub team_id: Option<String>,
+    /// How many channels to return (default 50, at most 200).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub limit: Option<u32>,
+    /// The next_cursor of the previous page.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cursor: Option<String>,
+}
+
+/// One channel.
+#[derive(Debug, Default, Serialize, Deserialize, JsonSchema)]
+pub struct OneChannelArgs {
+    /// The channel: its id or name (`~town-square`, `town-square` or `Town Square`).
+    pub channel_id: String,
+    /// The team, by id or name, when the channel name is in several teams.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub team_id: Option<String>,
+}
+
+/// A new channel.
+#[derive(Debug, Default, Serialize, Deserialize, JsonSchema)]
+pub struct CreateChannelArgs {
+    /// The URL name: 2 to 64 of lowercase letters, digits, `-` and `_` (`release-2026`).
+    pub name: String,
+    /// The shown name (`Release 2026`); the URL name when left out.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub display_name: Option<String>,
+    /// The team, by id or name; leave out when you are in one team.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub team_id: Option<String>,
+    /// True for a private channel (only members see it); public by default.
+    #[serde(default)]
+    pub private: bool,
+    /// Its purpose line.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub purpose: Option<String>,
+    /// Its header.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub header: Option<String>,
+}
+
+/// People to add to a channel.
+#[derive(Debug, Default, Serialize, Deserialize, JsonSchema)]
+pub struct AddMembersArgs {
+    /// The channel: its id or name.
+    pub channel_id: String,
+    /// The team, by id or name, when the channel name is in several teams.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub team_id: Option<String>,
+    /// Who to add: 1 to 20 usernames (with or without `@`).
+    pub usernames: Vec<String>,
+}
+
+/// People whose presence to read.
+#[derive(Debug, Default, Serialize, Deserialize, JsonSchema)]
+pub struct GetStatusArgs {
+    /// Usernames (with or without `@`), 1 to 100; leave out for yourself.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub usernames: Vec<String>,
+}
+
+/// A change of one's own status.
+#[derive(Debug, Default, Serialize, Deserialize, JsonSchema)]
+pub struct SetStatusArgs {
+    /// `online`, `away`, `dnd` (do not disturb) or `offline`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub status: Option<String>,
+    /// With `dnd`: when do-not-disturb ends, as RFC 3339 with an offset (`2026-12-01T17:00:00Z`); leave out for no end.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dnd_until: Option<String>,
+    /// A custom status text (at most 100 characters).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub custom_text: Option<String>,
+    /// The custom status emoji, by name (`palm_tree` or `:palm_tree:`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub custom_emoji: Option<String>,
+    /// When the custom status ends, as RFC 3339 with an offset; leave out to keep it until cleared.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub custom_until: Option<String>,
+    /// True to clear the custom status.
+    #[serde(default)]
+    pub clear_custom: bool,
+}
+
+/// `TeamInfoOut` is one team.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct TeamInfoOut {
+    /// The team.
+    pub team: TeamOut,
+}
+
+/// `ChannelListOut` is a page of channels.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct ChannelListOut {
+    /// The channels.
+    pub channels: Vec<ChannelOut>,
+    /// Pass this as `cursor` (with the same other arguments) for the next page; absent on the last page.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub next_cursor: Option<String>,
+}
+
+/// `ChannelStatsOut` are a channel's counts.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct ChannelStatsOut {
+    /// The channel.
+    pub channel: ChannelOut,
+    /// Members with active accounts.
+    pub member_count: i64,
+    /// Of those, guests.
+    pub guest_count: i64,
+    /// Pinned posts.
+    pub pinned_post_count: i64,
+    /// Files posted in it.
+    pub file_count: i64,
+}
+
+/// `StatusOut` is one person's presence.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct StatusOut {
+    /// Their username.
+    pub username: String,
+    /// Their id.
+    pub user_id: String,
+    /// `online`, `away`, `dnd` or `offline`.
+    pub status: String,
+    /// Whether they set it by hand.
+    pub manual: bool,
+    /// When do-not-disturb ends (UTC), if it does.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub dnd_until: Option<String>,
+    /// Their custom status text, as they wrote it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub custom_text: Option<String>,
+    /// Their custom status emoji.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub custom_emoji: Option<String>,
+    /// When the custom status ends.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub custom_until: Option<String>,
+}
+
+/// `StatusesOut` are presences.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct StatusesOut {
+    /// One per person found.
+    pub statuses: Vec<StatusOut>,
+    /// Names that match no account.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[schemars(default)]
+    pub not_found: Vec<String>,
+}
+
+/// `ChangedOut` is what an asking or own-state tool did.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct ChangedOut {
+    /// What changed, in words.
+    pub done: String,
+    /// The channel it changed, when one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub channel: Option<ChannelOut>,
+    /// The people it added, when any.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[schemars(default)]
+    pub added: Vec<String>,
+    /// The status as it is now, when it changed one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub status: Option<StatusOut>,
+}
+
+/// A change looked up: the question, and the fingerprint of what it acts
+/// on, which must be the same just before acting.
+struct Plan {
+    title: String,
+    question: String,
+    fingerprint: String,
+    act: Act,
+}
+
+/// What an asking call is about, as it arrived.
+enum Look<'a> {
+    Join(&'a OneChannelArgs),
+    Leave(&'a OneChannelArgs),
+    Create(&'a CreateChannelArgs),
+    Add(&'a AddMembersArgs),
+    Status(&'a StatusWanted),
+}
+
+/// The change to make once the person agreed.
+enum Act {
+    Join(Membership),
+    Leave(Membership),
+    Create(Creation),
+    Add(Addition),
+    Status(StatusChange),
+}
+
+/// What the sealed request state carries to the retry.
+#[derive(Debug, Serialize, Deserialize)]
+struct Sealed {
+    digest: String,
+    fingerprint: String,
+    time_ms: u64,
+}
+
+/// The outcome of asking: act on the plan, or answer now.
+enum Gate {
+    Go(Box<Plan>),
+    Answer(CallToolResponse),
+}
+
+/// Turns a post tool's refusal sentence into one about a change.
+fn about_change(sentence: &str) -> Failure {
+    Failure::Tool(sentence.replace("nothing was posted", "nothing was changed"))
+}
+
+fn tool_result(outcome: Result<CallToolResult, Failure>) -> Result<CallToolResponse, ErrorData> {
+    finish(outcome).map(CallToolResponse::from)
+}
+
+#[tool_router(router = channels_router, vis = "pub(crate)")]
+impl MattermostServer {
+    #[tool(
+        name = "get_team_info",
+        title = "Get a team",
+        description = "Shows a team: its id, names and description.",
+        annotations(title = "Get a team", read_only_hint = true, destructive_hint = false, idempotent_hint = true, open_world_hint = false),
+        output_schema = schema_for_output::<TeamInfoOut>()
+    )]
+    async fn get_team_info(
+        &self,
+        Parameters(args): Parameters<TeamArgs>,
+    ) -> Result<CallToolResult, ErrorData> {
+        finish(self.get_team_info_impl(args).await)
+    }
+
+    #[tool(
+        name = "list_team_channels",
+        title = "List a team's public channels",
+        description = "Lists a team's public channels, joined or not (archived ones: list_archived_channels).",
+        annotations(title = "List a team's public channels", read_only_hint = true, destructive_hint = false, idempotent_hint = true, open_world_hint = false),
+        output_schema = schema_for_output::<ChannelListOut>()
+    )]
+    async fn list_team_channels(
+        &self,
+        Parameters(args): Parameters<TeamChannelsArgs>,
+    ) -> Result<CallToolResult, ErrorData> {
+        finish(self.channel_list("list_team_channels", args, false).await)
+    }
+
+    #[tool(
+        name = "list_archived_channels",
+        title = "List a team's archived channels",
+        description = "Lists a team's archived channels (public ones, and private ones you were in).",
+        annotations(title = "List a team's archived channels", read_only_hint = true, destructive_hint = false, idempotent_hint = true, open_world_hint = false),
+        output_schema = schema_for_output::<ChannelListOut>()
+    )]
+    async fn list_archived_channels(
+        &self,
+        Parameters(args): Parameters<TeamChannelsArgs>,
+    ) -> Result<CallToolResult, ErrorData> {
+        finish(
+            self.channel_list("list_archived_channels", args, true)
+                .await,
+        )
+    }
+
+    #[tool(
+        name = "get_channel_stats",
+        title = "Count a channel",
+        description = "Counts a channel's members, guests, pinned posts and files.",
+        annotations(title = "Count a channel", read_only_hint = true, destructive_hint = false, idempotent_hint = true, open_world_hint = false),
+        output_schema = schema_for_output::<ChannelStatsOut>()
+    )]
+    async fn get_channel_stats(
+        &self,
+        Parameters(args): Parameters<OneChannelArgs>,
+    ) -> Result<CallToolResult, ErrorData> {
+        finish(self.get_channel_stats_impl(args).await)
+    }
+
+    #[tool(
+        name = "get_status",
+        title = "Get people's status",
+        description = "Shows whether people are online, away, do-not-disturb (and until when) or offline, with their custom status; up to 100 usernames at once.",
+        annotations(title = "Get people's status", read_only_hint = true, destructive_hint = false, idempotent_hint = true, open_world_hint = false),
+        output_schema = schema_for_output::<StatusesOut>()
+    )]
+    async fn get_status(
+        &self,
+        Parameters(args): Parameters<GetStatusArgs>,
+    ) -> Result<CallToolResult, ErrorData> {
+        finish(self.get_status_impl(args).await)
+    }
+
+    #[tool(
+        name = "mark_channel_read",
+        title = "Mark a channel read",
+        description = "Marks a channel you are in as read, for you only (others see no change), so it stops counting as unread. Does not ask first.",
+        annotations(title = "Mark a channel read", read_only_hint = false, destructive_hint = false, idempotent_hint = true, open_world_hint = false),
+        output_schema = schema_for_output::<ChangedOut>()
+    )]
+    async fn mark_channel_read(
+        &self,
+        Parameters(args): Parameters<OneChannelArgs>,
+    ) -> Result<CallToolResult, ErrorData> {
+        finish(self.mark_channel_read_impl(args).await)
+    }
+
+    #[tool(
+        name = "join_channel",
+        title = "Join a channel",
+        description = "Joins a public channel of one of your teams; its members see that you joined.",
+        annotations(title = "Join a channel", read_only_hint = false, destructive_hint = false, idempotent_hint = true, open_world_hint = false),
+        output_schema = schema_for_output::<ChangedOut>()
+    )]
+    async fn join_channel(
+        &self,
+        Parameters(args): Parameters<OneChannelArgs>,
+        RequestState(state): RequestState,
+        InputResponses(answers): InputResponses,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let input = serde_json::to_value(&args).unwrap_or(Value::Null);
+        let look = Look::Join(&args);
+        match self
+            .confirmed("join_channel", &input, state, answers, &context, &look)
+            .await
+        {
+            Ok(Gate::Go(plan)) => tool_result(self.make_change(plan.act).await),
+            Ok(Gate::Answer(response)) => Ok(response),
+            Err(failure) => tool_result(Err(failure)),
+        }
+    }
+
+    #[tool(
+        name = "leave_channel",
+        title = "Leave a channel",
+        description = "Leaves a channel you are in (not a team's Town Square); its members see that you left, and you can rejoin a private one only when a member adds you.",
+        annotations(title = "Leave a channel", read_only_hint = false, destructive_hint = true, idempotent_hint = true, open_world_hint = false),
+        output_schema = schema_for_output::<ChangedOut>()
+    )]
+    async fn leave_channel(
+        &self,
+        Parameters(args): Parameters<OneChannelArgs>,
+        RequestState(state): RequestState,
+        InputResponses(answers): InputResponses,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let input = serde_json::to_value(&args).unwrap_or(Value::Null);
+        let look = Look::Leave(&args);
+        match self
+            .confirmed("leave_channel", &input, state, answers, &context, &look)
+            .await
+        {
+            Ok(Gate::Go(plan)) => tool_result(self.make_change(plan.act).await),
+            Ok(Gate::Answer(response)) => Ok(response),
+            Err(failure) => tool_result(Err(failure)),
+        }
+    }
+
+    #[tool(
+        name = "create_channel",
+        title = "Create a channel",
+        description = "Creates a public (or, with private, a private) channel in one of your teams, with you as its first member.",
+        annotations(title = "Create a channel", read_only_hint = false, destructive_hint = false, idempotent_hint = false, open_world_hint = false),
+        output_schema = schema_for_output::<ChangedOut>()
+    )]
+    async fn create_channel(
+        &self,
+        Parameters(args): Parameters<CreateChannelArgs>,
+        RequestState(state): RequestState,
+        InputResponses(answers): InputResponses,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let input = serde_json::to_value(&args).unwrap_or(Value::Null);
+        let look = Look::Create(&args);
+        match self
+            .confirmed("create_channel", &input, state, answers, &context, &look)
+            .await
+        {
+            Ok(Gate::Go(plan)) => tool_result(self.make_change(plan.act).await),
+            Ok(Gate::Answer(response)) => Ok(response),
+            Err(failure) => tool_result(Err(failure)),
+        }
+    }
+
+    #[tool(
+        name = "add_channel_members",
+        title = "Add people to a channel",
+        description = "Adds 1 to 20 people (by username) to a channel you are in; the question names every one, and those already in it are left as they are.",
+        annotations(title = "Add people to a channel", read_only_hint = false, destructive_hint = false, idempotent_hint = true, open_world_hint = false),
+        output_schema = schema_for_output::<ChangedOut>()
+    )]
+    async fn add_channel_members(
+        &self,
+        Parameters(args): Parameters<AddMembersArgs>,
+        RequestState(state): RequestState,
+        InputResponses(answers): InputResponses,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let input = serde_json::to_value(&args).unwrap_or(Value::Null);
+        if args.usernames.is_empty() || args.usernames.len() > MAX_ADD_MEMBERS {
+            return tool_result(Err(Failure::Tool(format!(
+                "add_channel_members adds 1 to {MAX_ADD_MEMBERS} people at once and {} were named; split the list. Nothing was changed.",
+                args.usernames.len()
+            ))));
+        }
+        let look = Look::Add(&args);
+        match self
+            .confirmed(
+                "add_channel_members",
+                &input,
+                state,
+                answers,
+                &context,
+                &look,
+            )
+            .await
+        {
+            Ok(Gate::Go(plan)) => tool_result(self.make_change(plan.act).await),
+            Ok(Gate::Answer(response)) => Ok(response),
+            Err(failure) => tool_result(Err(failure)),
+        }
+    }
+
+    #[tool(
+        name = "set_status",
+        title = "Set your status",
+        description = "Sets your status (online, away, dnd with an optional end, offline) and/or your custom status (text, emoji, optional end), or clears the custom status; others see it next to your name.",
+        annotations(title = "Set your status", read_only_hint = false, destructive_hint = false, idempotent_hint = true, open_world_hint = false),
+        output_schema = schema_for_output::<ChangedOut>()
+    )]
+    async fn set_status(
+        &self,
+        Parameters(args): Parameters<SetStatusArgs>,
+        RequestState(state): RequestState,
+        InputResponses(answers): InputResponses,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let input = serde_json::to_value(&args).unwrap_or(Value::Null);
+        let wanted = match status_change(&args) {
+            Ok(wanted) => wanted,
+            Err(failure) => return tool_result(Err(failure)),
+        };
+        let look = Look::Status(&wanted);
+        match self
+            .confirmed("set_status", &input, state, answers, &context, &look)
+            .await
+        {
+            Ok(Gate::Go(plan)) => tool_result(self.make_change(plan.act).await),
+            Ok(Gate::Answer(response)) => Ok(response),
+            Err(failure) => tool_result(Err(failure)),
+        }
+    }
+}
+
+// ----- asking -----
+
+impl MattermostServer {
+    /// Asks the person about the change `look` finds (unless asking is
+    /// left to the client), bound to the call's input and the change's
+    /// fingerprint; looks again just before answering `Go`.
+    async fn confirmed(
+        &self,
+        tool: &'static str,
+        input: &Value,
+        state: Option<String>,
+        answers: Option<rmcp::model::InputResponses>,
+        context: &RequestContext<RoleServer>,
+        look: &Look<'_>,
+    ) -> Result<Gate, Failure> {
+        let ask = self.shared.options.ask_before_writes;
+        if ask && !can_elicit(context) {
+            return Err(Failure::Rpc(missing_elicitation(tool)));
+        }
+        if !ask {
+            return Ok(Gate::Go(Box::new(self.plan(look).await?)));
+        }
+        let modern = context
+            .protocol_version()
+            .is_some_and(|v| v.as_str() >= ProtocolVersion::V_2026_07_28.as_str());
+        let digest = input_digest(tool, input);
+        let bound = ask_binding(tool, &digest);
+        if modern && let Some(state) = state.as_deref() {
+            let sealed: Sealed = self
+                .shared
+                .asks
+                .open_json_with(state, &bound)
+                .map_err(|_| {
+                    Failure::Tool(format!(
+                        "this answer belongs to another question (the call's arguments differ, or the server restarted); nothing was changed. Call {tool} again to ask the person afresh."
+                    ))
+                })?;
+            let Some(raw) = answers.as_ref().and_then(|a| a.get(CONFIRM)) else {
+                return Err(Failure::Tool(format!(
+                    "the call came back without the person's answer; nothing was changed. Call {tool} again to ask them."
+                )));
+            };
+            let result = serde_json::from_value(raw.clone()).map_err(|e| {
+                Failure::Rpc(ErrorData::invalid_params(
+                    format!("inputResponses.{CONFIRM} is not an elicitation result: {e}"),
+                    None,
+                ))
+            })?;
+            if let Answer::No(sentence) = judge(
+                &result,
+                tool,
+                sealed.time_ms,
+                self.shared.options.ask_timeout,
+            ) {
+                return Err(about_change(&sentence));
+            }
+            let plan = self.plan(look).await?;
+            return still_as_asked(tool, &sealed.fingerprint, plan)
+                .map(|plan| Gate::Go(Box::new(plan)));
+        }
+        let plan = self.plan(look).await?;
+        let form = change_form(&plan.title, plan.question.clone())?;
+        if modern {
+            let sealed = Sealed {
+                digest,
+                fingerprint: plan.fingerprint.clone(),
+                time_ms: now_ms(),
+            };
+            let state = self
+                .shared
+                .asks
+                .seal_json_with(&sealed, &SealOptions::new().associated_data(&bound))
+                .map_err(|e| Failure::Rpc(ErrorData::internal_error(e.to_string(), None)))?;
+            let mut requests = InputRequests::new();
+            requests.insert(
+                CONFIRM.to_owned(),
+                InputRequest::Elicitation(ElicitRequest::new(form)),
+            );
+            return Ok(Gate::Answer(CallToolResponse::from(
+                InputRequiredResult::new(Some(requests), Some(state)),
+            )));
+        }
+        let started = now_ms();
+        let wait = self.shared.options.ask_timeout + std::time::Duration::from_secs(60);
+        let answer = match context
+            .peer
+            .create_elicitation_with_timeout(form, Some(wait))
+            .await
+        {
+            Ok(result) => judge(&result, tool, started, self.shared.options.ask_timeout),
+            Err(error) => Answer::No(format!(
+                "no answer came from the person ({error}); nothing was posted. Call {tool} again if they still want it."
+            )),
+        };
+        if let Answer::No(sentence) = answer {
+            return Err(about_change(&sentence));
+        }
+        let again = self.plan(look).await?;
+        still_as_asked(tool, &plan.fingerprint, again).map(|plan| Gate::Go(Box::new(plan)))
+    }
+}
+
+/// The plan looked up again, if it still acts on what the person saw.
+fn still_as_asked(tool: &str, asked: &str, plan: Plan) -> Result<Plan, Failure> {
+    if plan.fingerprint == asked {
+        Ok(plan)
+    } else {
+        Err(Failure::Tool(format!(
+            "what {tool} would change is no longer what the person was asked about (it changed in Mattermost meanwhile); nothing was changed. Call {tool} again to ask about it as it is now."
+        )))
+    }
+}
+
+/// The question's form: one required, default-less box.
+fn change_form(title: &str, text: String) -> Result<ElicitRequestParams, Failure> {
+    let schema = ElicitationSchema::builder()
+        .required_bool_property(CONFIRM, |b| {
+            b.title("Yes, do this").description(
+                "Tick to make exactly the change shown above; leave unticked or decline to change nothing.",
+            )
+        })
+        .title(title.to_owned())
+        .build()
+        .map_err(|e| Failure::Rpc(ErrorData::internal_error(e, None)))?;
+    Ok(ElicitRequestParams::FormElicitationParams {
+        meta: None,
+        message: text,
+        requested_schema: schema,
+    })
+}
+
+// ----- the plans and acts -----
+
+/// Joining or leaving: who, where.
+struct Membership {
+    channel: Channel,
+    me: String,
+}
+
+/// A channel to create.
+struct Creation {
+    channel: NewChannel,
+}
+
+/// People to add.
+struct Addition {
+    channel: Channel,
+    people: Vec<User>,
+}
+
+/// A status change as asked, before it is looked up.
+#[derive(Debug, Clone, Default)]
+struct StatusWanted {
+    status: Option<String>,
+    dnd_end_s: i64,
+    custom: Option<CustomStatus>,
+    clear_custom: bool,
+}
+
+/// A status change looked up.
+struct StatusChange {
+    me: User,
+    wanted: StatusWanted,
+}
+
+/// A channel's label in questions: `~name (Shown, team t, public)`.
+fn place_label(channel: &Channel, team: Option<&Team>) -> String {
+    let kind = match channel.kind {
+        ChannelType::Private => "private",
+        _ => "public",
+    };
+    match team {
+        Some(team) => format!(
+            "~{} ({}, team {}, {kind})",
+            channel.name, channel.display_name, team.name
+        ),
+        None => format!("~{} ({}, {kind})", channel.name, channel.display_name),
+    }
+}
+
+impl MattermostServer {
+    /// Looks a change up, without changing anything.
+    async fn plan(&self, look: &Look<'_>) -> Result<Plan, Failure> {
+        match look {
+            Look::Join(args) => self.membership_plan(args, true).await,
+            Look::Leave(args) => self.membership_plan(args, false).await,
+            Look::Create(args) => self.create_plan(args).await,
+            Look::Add(args) => self.add_plan(args).await,
+            Look::Status(wanted) => self.status_plan(wanted).await,
+        }
+    }
+
+    /// Makes a change the person agreed to.
+    async fn make_change(&self, act: Act) -> Result<CallToolResult, Failure> {
+        match act {
+            Act::Join(m) => self.join_act(m).await,
+            Act::Leave(m) => self.leave_act(m).await,
+            Act::Create(c) => self.create_act(c).await,
+            Act::Add(a) => self.add_act(a).await,
+            Act::Status(s) => self.status_act(s).await,
+        }
+    }
+
+    async fn membership_plan(&self, args: &OneChannelArgs, join: bool) -> Result<Plan, Failure> {
+        let verb = if join { "join" } else { "leave" };
+        let (channel, team) = self
+            .resolve_channel(&args.channel_id, args.team_id.as_deref())
+            .await?;
+        if matches!(channel.kind, ChannelType::Direct | ChannelType::Group) {
+            return Err(Failure::Tool(format!(
+                "{} is a direct or group conversation, which one cannot {verb}. Nothing was changed.",
+                channel.display_name
+            )));
+        }
+        if channel.delete_at != 0 {
+            return Err(Failure::Tool(format!(
+                "~{} is archived, so no one can {verb} it. Nothing was changed.",
+                channel.name
+            )));
+        }
+        if !join && channel.name == "town-square" {
+            return Err(Failure::Tool(
+                "no one can leave a team's Town Square (everyone in the team is in it). Nothing was changed.".to_owned(),
+            ));
+        }
+        let me = self.me().await?;
+        let member = self
+            .shared
+            .client
+            .channel_member(&channel.id, &me.id)
+            .await?
+            .is_some();
+        if member == join {
+            let state = if join { "already in" } else { "not in" };
+            return Err(Failure::Tool(format!(
+                "you are {state} ~{}; nothing was changed.",
+                channel.name
+            )));
+        }
+        let stats = self.shared.client.channel_stats(&channel.id).await?;
+        let label = place_label(&channel, team.as_ref());
+        let (title, mut question) = if join {
+            (
+                format!("Join ~{}", channel.name),
+                format!(
+                    "@{} joins {label}. Its {} members see that you joined, and you will get its posts.",
+                    me.username, stats.member_count
+                ),
+            )
+        } else {
+            (
+                format!("Leave ~{}", channel.name),
+                format!(
+                    "@{} leaves {label}. Its {} members see that you left.",
+                    me.username, stats.member_count
+                ),
+            )
+        };
+        if !join && channel.kind == ChannelType::Private {
+            question.push_str(" It is private: you can come back only if a member adds you again.");
+        }
+        Ok(Plan {
+            title,
+            question,
+            fingerprint: format!("{verb}|{}|{}|member={member}", channel.id, me.id),
+            act: if join {
+                Act::Join(Membership { channel, me: me.id })
+            } else {
+                Act::Leave(Membership { channel, me: me.id })
+            },
+        })
+    }
+
+    async fn join_act(&self, m: Membership) -> Result<CallToolResult, Failure> {
+        self.shared
+            .client
+            .add_channel_members(&m.channel.id, &[&m.me])
+            .await?;
+        let text = format!("You joined ~{}.", m.channel.name);
+        done(
+            text.clone(),
+            &ChangedOut {
+                done: text,
+                channel: Some(ChannelOut::from(&m.channel)),
+                added: Vec::new(),
+                status: None,
+            },
+        )
+    }
+
+    async fn leave_act(&self, m: Membership) -> Result<CallToolResult, Failure> {
+        self.shared
+            .client
+            .remove_channel_member(&m.channel.id, &m.me)
+            .await?;
+        let text = format!("You left ~{}.", m.channel.name);
+        done(
+            text.clone(),
+            &ChangedOut {
+                done: text,
+                channel: Some(ChannelOut::from(&m.channel)),
+                added: Vec::new(),
+                status: None,
+            },
+        )
+    }
+
+    /// The team a call names, or the account's only team.
+    async fn one_team(&self, team: Option<&str>) -> Result<Team, Failure> {
+        if let Some(team) = team.filter(|t| !t.trim().is_empty()) {
+            return self.resolve_team(team).await;
+        }
+        let mut teams = self.shared.client.my_teams().await?;
+        if teams.len() == 1 {
+            return Ok(teams.remove(0));
+        }
+        let names: Vec<String> = teams.iter().map(|t| t.name.clone()).collect();
+        Err(Failure::Tool(format!(
+            "you are in {} teams ({}); pass one as team_id",
+            teams.len(),
+            names.join(", ")
+        )))
+    }
+
+    async fn create_plan(&self, args: &CreateChannelArgs) -> Result<Plan, Failure> {
+        let name = args.name.trim().trim_start_matches('~');
+        if !valid_channel_name(name) {
+            return Err(Failure::Tool(format!(
+                "{name:?} cannot be a channel's URL name: use 2 to 64 lowercase letters, digits, '-' and '_', starting and ending with a letter or digit (for example {:?}). Nothing was created.",
+                suggest_name(name)
+            )));
+        }
+        let display = args
+            .display_name
+            .as_deref()
+            .map_or(name, str::trim)
+            .to_owned();
+        if display.is_empty() || display.chars().count() > 64 {
+            return Err(Failure::Tool(
+                "display_name must be 1 to 64 characters. Nothing was created.".to_owned(),
+            ));
+        }
+        let team = self.one_team(args.team_id.as_deref()).await?;
+        match self.shared.client.channel_by_name(&team.id, name).await {
+            Ok(found) => {
+                let archived = if found.delete_at == 0 {
+                    ""
+                } else {
+                    " (archived)"
+                };
+                return Err(Failure::Tool(format!(
+                    "team {} already has a channel named ~{name}{archived}; pick another name, or join_channel to join it. Nothing was created.",
+                    team.name
+                )));
+            }
+            Err(Error::NotFound { .. } | Error::Forbidden { .. }) => {}
+            Err(other) => return Err(other.into()),
+        }
+        let me = self.me().await?;
+        let kind = if args.private { "private" } else { "public" };
+        let mut question = format!(
+            "@{} creates the {kind} channel ~{name} \"{display}\" in team {}, as its first member.",
+            me.username, team.name
+        );
+        let purpose = args.purpose.clone().unwrap_or_default();
+        let header = args.header.clone().unwrap_or_default();
+        if !purpose.is_empty() {
+            let _ = write!(question, "\nPurpose: {purpose}");
+        }
+        if !header.is_empty() {
+            let _ = write!(question, "\nHeader: {header}");
+        }
+        if !args.private {
+            question.push_str("\nEveryone in the team can see and join it.");
+        }
+        Ok(Plan {
+            title: format!("Create ~{name} in team {}", team.name),
+            question,
+            fingerprint: format!("create|{}|{name}|free", team.id),
+            act: Act::Create(Creation {
+                channel: NewChannel {
+                    team_id: team.id,
+                    name: name.to_owned(),
+                    display_name: display,
+                    kind: if args.private { "P" } else { "O" }.to_owned(),
+                    purpose,
+                    header,
+                },
+            }),
+        })
+    }
+
+    async fn create_act(&self, c: Creation) -> Result<CallToolResult, Failure> {
+        let channel = self.shared.client.create_channel(&c.channel).await?;
+        let text = format!("Created ~{} ({}).", channel.name, channel.id);
+        done(
+            text.clone(),
+            &ChangedOut {
+                done: text,
+                channel: Some(ChannelOut::from(&channel)),
+                added: Vec::new(),
+                status: None,
+            },
+        )
+    }
+
+    async fn add_plan(&self, args: &AddMembersArgs) -> Result<Plan, Failure> {
+        let (channel, team) = self
+            .resolve_channel(&args.channel_id, args.team_id.as_deref())
+            .await?;
+        if matches!(channel.kind, ChannelType::Direct | ChannelType::Group) {
+            return Err(Failure::Tool(
+                "people cannot be added to a direct or group conversation; use group_message to write to a new group. Nothing was changed.".to_owned(),
+            ));
+        }
+        if channel.delete_at != 0 {
+            return Err(Failure::Tool(format!(
+                "~{} is archived; no one can be added. Nothing was changed.",
+                channel.name
+            )));
+        }
+        let mut people: Vec<User> = Vec::new();
+        let mut already: Vec<String> = Vec::new();
+        for name in &args.usernames {
+            let name = name.trim().trim_start_matches('@');
+            if name.is_empty()
+                || people.iter().any(|u| u.username.eq_ignore_ascii_case(name))
+                || already.iter().any(|u| u.eq_ignore_ascii_case(name))
+            {
+                continue;
+            }
+            let user = match self.shared.client.user_by_username(name).await {
+                Ok(user) => user,
+                Err(Error::NotFound { .. }) => {
+                    return Err(Failure::Tool(format!(
+                        "there is no account named @{name}; search_users finds accounts by part of a name. Nothing was changed."
+                    )));
+                }
+                Err(other) => return Err(other.into()),
+            };
+            if !user.is_active() {
+                return Err(Failure::Tool(format!(
+                    "@{} is deactivated and cannot be added. Nothing was changed.",
+                    user.username
+                )));
+            }
+            if self
+                .shared
+                .client
+                .channel_member(&channel.id, &user.id)
+                .await?
+                .is_some()
+            {
+                already.push(user.username);
+            } else {
+                people.push(user);
+            }
+        }
+        if people.is_empty() {
+            return Err(Failure::Tool(format!(
+                "everyone named is already in ~{}; nothing was changed.",
+                channel.name
+            )));
+        }
+        let me = self.me().await?;
+        let mut question = format!(
+            "@{} adds {} {} to {}:",
+            me.username,
+            people.len(),
+            if people.len() == 1 {
+                "person"
+            } else {
+                "people"
+            },
+            place_label(&channel, team.as_ref())
+        );
+        for user in &people {
+            let full = user.full_name();
+            if full.is_empty() {
+                let _ = write!(question, "\n- @{}", user.username);
+            } else {
+                let _ = write!(question, "\n- @{} ({full})", user.username);
+            }
+        }
+        if !already.is_empty() {
+            let names: Vec<String> = already.iter().map(|u| format!("@{u}")).collect();
+            let _ = write!(
+                question,
+                "\nAlready members, left as they are: {}.",
+                names.join(", ")
+            );
+        }
+        question.push_str("\nThey will see the channel's posts, and its members see them added.");
+        let mut ids: Vec<&str> = people.iter().map(|u| u.id.as_str()).collect();
+        ids.sort_unstable();
+        Ok(Plan {
+            title: format!("Add people to ~{}", channel.name),
+            question,
+            fingerprint: format!("add|{}|{}", channel.id, ids.join(",")),
+            act: Act::Add(Addition { channel, people }),
+        })
+    }
+
+    async fn add_act(&self, a: Addition) -> Result<CallToolResult, Failure> {
+        let ids: Vec<&str> = a.people.iter().map(|u| u.id.as_str()).collect();
+        self.shared
+            .client
+            .add_channel_members(&a.channel.id, &ids)
+            .await?;
+        let added: Vec<String> = a.people.iter().map(|u| u.username.clone()).collect();
+        let names: Vec<String> = added.iter().map(|u| format!("@{u}")).collect();
+        let text = format!("Added {} to ~{}.", names.join(", "), a.channel.name);
+        done(
+            text.clone(),
+            &ChangedOut {
+                done: text,
+                channel: Some(ChannelOut::from(&a.channel)),
+                added,
+                status: None,
+            },
+        )
+    }
+
+    async fn status_plan(&self, wanted: &StatusWanted) -> Result<Plan, Failure> {
+        let me = self.me().await?;
+        let now = self.shared.client.status(&me.id).await?;
+        let custom = self
+            .shared
+            .client
+            .custom_statuses(&[&me.id])
+            .await?
+            .into_iter()
+            .next()
+            .map(|(_, c)| c);
+        let mut question = format!(
+            "@{} changes what others see next to their name:",
+            me.username
+        );
+        if let Some(status) = &wanted.status {
+            let until = if status == "dnd" && wanted.dnd_end_s > 0 {
+                format!(" until {}", iso_utc(wanted.dnd_end_s * 1000))
+            } else {
+                String::new()
+            };
+            let _ = write!(question, "\n- status: {} → {status}{until}", now.status);
+        }
+        if wanted.clear_custom {
+            let _ = write!(
+                question,
+                "\n- custom status: {} → (none)",
+                custom_words(custom.as_ref())
+            );
+        } else if let Some(next) = &wanted.custom {
+            let _ = write!(
+                question,
+                "\n- custom status: {} → {}",
+                custom_words(custom.as_ref()),
+                custom_words(Some(next))
+            );
+        }
+        let fingerprint = format!(
+            "status|{}|{}|{}|{}",
+            me.id,
+            now.status,
+            now.dnd_end_time,
+            serde_json::to_string(&custom).unwrap_or_default()
+        );
+        Ok(Plan {
+            title: "Set your status".to_owned(),
+            question,
+            fingerprint,
+            act: Act::Status(StatusChange {
+                me,
+                wanted: wanted.clone(),
+            }),
+        })
+    }
+
+    async fn status_act(&self, s: StatusChange) -> Result<CallToolResult, Failure> {
+        let client = &self.shared.client;
+        let mut parts = Vec::new();
+        if let Some(status) = &s.wanted.status {
+            client
+                .set_status(&Status {
+                    user_id: s.me.id.clone(),
+                    status: status.clone(),
+                    dnd_end_time: s.wanted.dnd_end_s,
+                    ..Status::default()
+                })
+                .await?;
+            parts.push(format!("status {status}"));
+        }
+        if s.wanted.clear_custom {
+            client.clear_custom_status().await?;
+            parts.push("custom status cleared".to_owned());
+        } else if let Some(custom) = &s.wanted.custom {
+            client.set_custom_status(custom).await?;
+            parts.push(format!("custom status {}", custom_words(Some(custom))));
+        }
+        let now = self.statuses_of(vec![s.me]).await?.into_iter().next();
+        let text = format!("Set {}.", parts.join(", "));
+        done(
+            text.clone(),
+            &ChangedOut {
+                done: text,
+                channel: None,
+                added: Vec::new(),
+                status: now,
+            },
+        )
+    }
+}
+
+fn custom_words(custom: Option<&CustomStatus>) -> String {
+    match custom {
+        None => "(none)".to_owned(),
+        Some(c) => {
+            let mut words = String::new();
+            if !c.emoji.is_empty() {
+                let _ = write!(words, ":{}: ", c.emoji);
+            }
+            let _ = write!(words, "\"{}\"", c.text);
+            if !c.expires_at.is_empty() {
+                let _ = write!(words, " until {}", c.expires_at);
+            }
+            words
+        }
+    }
+}
+
+/// Checks a `set_status` call before anything is read: a known status, an
+/// end only with dnd, times with an offset, something to change.
+fn status_change(args: &SetStatusArgs) -> Result<StatusWanted, Failure> {
+    let mut wanted = StatusWanted::default();
+    if let Some(status) = args
+        .status
+        .as_deref()
+        .map(str::trim)
+        .filter(|s| !s.is_empty())
+    {
+        let status = status.to_ascii_lowercase();
+        if !["online", "away", "dnd", "offline"].contains(&status.as_str()) {
+            return Err(Failure::Tool(format!(
+                "status {status:?} is not one of online, away, dnd, offline. Nothing was changed."
+            )));
+        }
+        wanted.status = Some(status);
+    }
+    if let Some(until) = args.dnd_until.as_deref().filter(|s| !s.trim().is_empty()) {
+        if wanted.status.as_deref() != Some("dnd") {
+            return Err(Failure::Tool(
+                "dnd_until goes with status \"dnd\"; pass both. Nothing was changed.".to_owned(),
+            ));
+        }
+        wanted.dnd_end_s = rfc3339_ms(until).ok_or_else(|| bad_time("dnd_until", until))? / 1000;
+    }
+    let text = args.custom_text.as_deref().unwrap_or_default().trim();
+    let emoji = args
+        .custom_emoji
+        .as_deref()
+        .unwrap_or_default()
+        .trim()
+        .trim_matches(':');
+    if args.clear_custom {
+        if !text.is_empty() || !emoji.is_empty() {
+            return Err(Failure::Tool(
+                "clear_custom removes the custom status; leave custom_text and custom_emoji out with it. Nothing was changed.".to_owned(),
+            ));
+        }
+        wanted.clear_custom = true;
+    } else if !text.is_empty() || !emoji.is_empty() {
+        if text.chars().count() > 100 {
+            return Err(Failure::Tool(
+                "custom_text is at most 100 characters. Nothing was changed.".to_owned(),
+            ));
+        }
+        let mut custom = CustomStatus {
+            emoji: emoji.to_owned(),
+            text: text.to_owned(),
+            ..CustomStatus::default()
+        };
+        if let Some(until) = args
+            .custom_until
+            .as_deref()
+            .filter(|s| !s.trim().is_empty())
+        {
+            let ms = rfc3339_ms(until).ok_or_else(|| bad_time("custom_until", until))?;
+            "date_and_time".clone_into(&mut custom.duration);
+            custom.expires_at = iso_utc(ms);
+        }
+        wanted.custom = Some(custom);
+    }
+    if wanted.status.is_none() && wanted.custom.is_none() && !wanted.clear_custom {
+        return Err(Failure::Tool(
+            "set_status needs something to change: status, custom_text/custom_emoji, or clear_custom. Nothing was changed.".to_owned(),
+        ));
+    }
+    Ok(wanted)
+}
+
+fn bad_time(field: &str, value: &str) -> Failure {
+    Failure::Tool(format!(
+        "{field} {value:?} is not an RFC 3339 time with an offset; write it like 2026-12-01T17:00:00Z or 2026-12-01T18:00:00+01:00. Nothing was changed."
+    ))
+}
+
+/// Reads `YYYY-MM-DDTHH:MM[:SS[.fff]](Z|±HH:MM)` as ms since the epoch.
+fn rfc3339_ms(text: &str) -> Option<i64> {
+    let text = text.trim();
+    let (date, rest) = text.split_once(['T', 't', ' '])?;
+    let mut d = date.split('-');
+    let year: i64 = d.next()?.parse().ok()?;
+    let month: i64 = d.next()?.parse().ok()?;
+    let day: i64 = d.next()?.parse().ok()?;
+    if d.next().is_some() || !(1..=12).contains(&month) || !(1..=31).contains(&day) {
+        return None;
+    }
+    let (clock, offset_s) = if let Some(clock) = rest.strip_suffix(['Z', 'z']) {
+        (clock, 0)
+    } else {
+        let at = rest.rfind(['+', '-'])?;
+        let (clock, offset) = rest.split_at(at);
+        let sign = if offset.starts_with('-') { -1 } else { 1 };
+        let (h, m) = offset[1..].split_once(':')?;
+        let (h, m): (i64, i64) = (h.parse().ok()?, m.parse().ok()?);
+        (clock, sign * (h * 3600 + m * 60))
+    };
+    let mut c = clock.split(':');
+    let hour: i64 = c.next()?.parse().ok()?;
+    let minute: i64 = c.next()?.parse().ok()?;
+    let second: f64 = c.next().map_or(Some(0.0), |s| s.parse().ok())?;
+    if c.next().is_some() || hour > 23 || minute > 59 || !(0.0..61.0).contains(&second) {
+        return None;
+    }
+    // Days from the civil date (Howard Hinnant's algorithm).
+    let y = if month <= 2 { year - 1 } else { year };
+    let era = y.div_euclid(400);
+    let yoe = y - era * 400;
+    let mp = (month + 9) % 12;
+    let doy = (153 * mp + 2) / 5 + day - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    let days = era * 146_097 + doe - 719_468;
+    let seconds = days * 86_400 + hour * 3600 + minute * 60 - offset_s;
+    #[allow(clippy::cast_possible_truncation)]
+    Some(seconds * 1000 + (second * 1000.0) as i64)
+}
+
+/// Tells whether a URL name keeps Mattermost's rules (2 to 64 of
+/// `a-z 0-9 - _`, a letter or digit at each end, no `__`).
+fn valid_channel_name(name: &str) -> bool {
+    let ends = |c: Option<char>| c.is_some_and(|c| c.is_ascii_lowercase() || c.is_ascii_digit());
+    (2..=64).contains(&name.len())
+        && name
+            .chars()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-' || c == '_')
+        && ends(name.chars().next())
+        && ends(name.chars().last())
+        && !name.contains("__")
+}
+
+/// A name that keeps the rules, made from one that does not.
+fn suggest_name(name: &str) -> String {
+    let mut out = String::new();
+    for c in name.to_lowercase().chars() {
+        if c.is_ascii_lowercase() || c.is_ascii_digit() {
+            out.push(c);
+        } else if !out.ends_with('-') && !out.is_empty() {
+            out.push('-');
+        }
+    }
+    let out = out.trim_matches('-').to_owned();
+    if out.len() < 2 {
+        "my-channel".to_owned()
+    } else {
+        out.chars().take(64).collect()
+    }
+}
+
+// ----- the read tools -----
+
+impl MattermostServer {
+    async fn get_team_info_impl(&self, args: TeamArgs) -> Result<CallToolResult, Failure> {
+        let team = self.one_team(args.team_id.as_deref()).await?;
+        let team = self.shared.client.team(&team.id).await?;
+        let out = TeamOut::from(&team);
+        let mut text = format!("Team {} \"{}\" ({})", out.name, out.display_name, out.id);
+        if !out.description.is_empty() {
+            let _ = write!(
+                text,
+                "\nDescription (written by the team's admins): {}",
+                out.description
+            );
+        }
+        done(text, &TeamInfoOut { team: out })
+    }
+
+    async fn channel_list(
+        &self,
+        tool: &str,
+        args: TeamChannelsArgs,
+        archived: bool,
+    ) -> Result<CallToolResult, Failure> {
+        let paging = self.paging::<_, usize>(
+            tool,
+            &args,
+            args.limit,
+            args.cursor.as_deref(),
+            CHANNEL_PAGE,
+            CHANNEL_MAX,
+        )?;
+        let teams = match args.team_id.as_deref().filter(|t| !t.trim().is_empty()) {
+            Some(team) => vec![self.resolve_team(team).await?],
+            None => self.shared.client.my_teams().await?,
+        };
+        let mut all: Vec<(Channel, String)> = Vec::new();
+        for team in &teams {
+            let mut page = 0;
+            loop {
+                let found = if archived {
+                    self.shared
+                        .client
+                        .archived_channels(&team.id, page, SERVER_PAGE)
+                        .await?
+                } else {
+                    self.shared
+                        .client
+                        .team_channels(&team.id, page, SERVER_PAGE)
+                        .await?
+                };
+                let short = found.len() < SERVER_PAGE as usize;
+                all.extend(found.into_iter().map(|c| (c, team.name.clone())));
+                if short {
+                    break;
+                }
+                page += 1;
+            }
+        }
+        let start = paging.position.min(all.len());
+        let end = (start + paging.limit).min(all.len());
+        let next = (end < all.len()).then(|| self.next_cursor(tool, &paging.args, &end));
+        let what = if archived { "archived" } else { "public" };
+        let mut text = if all.is_empty() {
+            format!("No {what} channels.\n")
+        } else {
+            String::new()
+        };
+        let mut channels = Vec::new();
+        for (channel, team) in &all[start..end] {
+            let out = ChannelOut::from(channel);
+            let _ = writeln!(text, "{}", channel_line(&out, Some(team)));
+            channels.push(out);
+        }
+        if next.is_some() {
+            text.push_str(
+                "More channels follow: pass next_cursor as cursor (with the same other arguments).\n",
+            );
+        } else {
+            text.push_str("That is the last page.\n");
+        }
+        done(
+            text,
+            &ChannelListOut {
+                channels,
+                next_cursor: next,
+            },
+        )
+    }
+
+    async fn get_channel_stats_impl(
+        &self,
+        args: OneChannelArgs,
+    ) -> Result<CallToolResult, Failure> {
+        let (channel, _) = self
+            .resolve_channel(&args.channel_id, args.team_id.as_deref())
+            .await?;
+        let stats = self.shared.client.channel_stats(&channel.id).await?;
+        let out = ChannelStatsOut {
+            channel: ChannelOut::from(&channel),
+            member_count: stats.member_count,
+            guest_count: stats.guest_count,
+            pinned_post_count: stats.pinnedpost_count,
+            file_count: stats.files_count,
+        };
+        let text = format!(
+            "~{}: {} members ({} guests), {} pinned posts, {} files.",
+            channel.name, out.member_count, out.guest_count, out.pinned_post_count, out.file_count
+        );
+        done(text, &out)
+    }
+
+    async fn get_status_impl(&self, args: GetStatusArgs) -> Result<CallToolResult, Failure> {
+        if args.usernames.len() > MAX_STATUS_NAMES {
+            return Err(Failure::Tool(format!(
+                "get_status looks up at most {MAX_STATUS_NAMES} people at once and {} were named; split the list",
+                args.usernames.len()
+            )));
+        }
+        let (users, not_found) = if args.usernames.is_empty() {
+            (vec![self.me().await?], Vec::new())
+        } else {
+            let names: Vec<String> = args
+                .usernames
+                .iter()
+                .map(|n| n.trim().trim_start_matches('@').to_owned())
+                .filter(|n| !n.is_empty())
+                .collect();
+            let users = self.shared.client.users_by_usernames(&names).await?;
+            let missing: Vec<String> = names
+                .iter()
+                .filter(|n| !users.iter().any(|u| u.username.eq_ignore_ascii_case(n)))
+                .cloned()
+                .collect();
+            (users, missing)
+        };
+        let statuses = if users.is_empty() {
+            Vec::new()
+        } else {
+            self.statuses_of(users).await?
+        };
+        let mut text = String::new();
+        for s in &statuses {
+            let _ = write!(text, "@{}: {}", s.username, s.status);
+            if let Some(until) = &s.dnd_until {
+                let _ = write!(text, " until {until}");
+            }
+            if s.custom_text.is_some() || s.custom_emoji.is_some() {
+                let _ = write!(
+                    text,
+                    "; custom status (their text): {}{}",
+                    s.custom_emoji
+                        .as_ref()
+                        .map(|e| format!(":{e}: "))
+                        .unwrap_or_default(),
+                    s.custom_text.clone().unwrap_or_default()
+                );
+            }
+            text.push('\n');
+        }
+        if !not_found.is_empty() {
+            let _ = writeln!(text, "No account named: {}", not_found.join(", "));
+        }
+        done(
+            text,
+            &StatusesOut {
+                statuses,
+                not_found,
+            },
+        )
+    }
+
+    /// The presences of these accounts, with their custom statuses.
+    async fn statuses_of(&self, users: Vec<User>) -> Result<Vec<StatusOut>, Failure> {
+        let ids: Vec<&str> = users.iter().map(|u| u.id.as_str()).collect();
+        let statuses = self.shared.client.statuses(&ids).await?;
+        let customs = self.shared.client.custom_statuses(&ids).await?;
+        Ok(users
+            .iter()
+            .map(|user| {
+                let status = statuses
+                    .iter()
+                    .find(|s| s.user_id == user.id)
+                    .cloned()
+                    .unwrap_or_default();
+                let custom = customs
+                    .iter()
+                    .find(|(id, _)| *id == user.id)
+                    .map(|(_, c)| c);
+                StatusOut {
+                    username: user.username.clone(),
+                    user_id: user.id.clone(),
+                    status: if status.status.is_empty() {
+                        "offline".to_owned()
+                    } else {
+                        status.status.clone()
+                    },
+                    manual: status.manual,
+                    dnd_until: (status.status == "dnd" && status.dnd_end_time > 0)
+                        .then(|| iso_utc(status.dnd_end_time * 1000)),
+                    custom_text: custom.map(|c| c.text.clone()).filter(|t| !t.is_empty()),
+                    custom_emoji: custom.map(|c| c.emoji.clone()).filter(|e| !e.is_empty()),
+                    custom_until: custom
+                        .map(|c| c.expires_at.clone())
+                        .filter(|e| !e.is_empty() && !e.starts_with("0001")),
+                }
+            })
+            .collect())
+    }
+
+    async fn mark_channel_read_impl(
+        &self,
+        args: OneChannelArgs,
+    ) -> Result<CallToolResult, Failure> {
+        let (channel, _) = self
+            .resolve_channel(&args.channel_id, args.team_id.as_deref())
+            .await?;
+        let me = self.me().await?;
+        if self
+            .shared
+            .client
+            .channel_member(&channel.id, &me.id)
+            .await?
+            .is_none()
+        {
+            return Err(Failure::Tool(format!(
+                "you are not in ~{}, so it has nothing unread for you; nothing was changed.",
+                channel.name
+            )));
+        }
+        self.shared.client.view_channel(&channel.id).await?;
+        let text = format!("Marked ~{} as read (for you only).", channel.name);
+        done(
+            text.clone(),
+            &ChangedOut {
+                done: text,
+                channel: Some(ChannelOut::from(&channel)),
+                added: Vec::new(),
+                status: None,
+            },
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rfc3339_times_with_an_offset_are_read_and_others_refused() {
+        assert_eq!(rfc3339_ms("1970-01-01T00:00:00Z"), Some(0));
+        assert_eq!(
+            rfc3339_ms("2026-12-01T18:00:00+01:00"),
+            rfc3339_ms("2026-12-01T17:00:00Z")
+        );
+        assert_eq!(rfc3339_ms("2026-03-02T09:00Z"), Some(1_772_442_000_000));
+        for bad in ["2026-12-01T17:00:00", "tomorrow", "2026-13-01T00:00Z", ""] {
+            assert_eq!(rfc3339_ms(bad), None, "{bad}");
+        }
+    }
+
+    #[test]
+    fn a_status_change_needs_something_to_change_and_dnd_for_an_end() {
+        assert!(status_change(&SetStatusArgs::default()).is_err());
+        let away_until = SetStatusArgs {
+            status: Some("away".into()),
+            dnd_until: Some("2026-12-01T17:00:00Z".into()),
+            ..SetStatusArgs::default()
+        };
+        assert!(status_change(&away_until).is_err());
+        let dnd = SetStatusArgs {
+            status: Some("DND".into()),
+            dnd_until: Some("2026-12-01T17:00:00Z".into()),
+            ..SetStatusArgs::default()
+        };
+        let wanted = status_change(&dnd).unwrap();
+        assert_eq!(wanted.status.as_deref(), Some("dnd"));
+        assert_eq!(wanted.dnd_end_s, 1_796_144_400);
+        let custom = SetStatusArgs {
+            custom_emoji: Some(":palm_tree:".into()),
+            custom_text: Some("On holiday".into()),
+            ..SetStatusArgs::default()
+        };
+        let wanted = status_change(&custom).unwrap();
+        assert_eq!(wanted.custom.unwrap().emoji, "palm_tree");
+    }
+
+    #[test]
+    fn bad_channel_names_are_refused_with_a_usable_suggestion() {
+        for bad in ["Release Plans", "a", "-x-", "x__y"] {
+            assert!(!valid_channel_name(bad), "{bad}");
+            assert!(valid_channel_name(&suggest_name(bad)), "{bad}");
+        }
+        assert_eq!(suggest_name("Release Plans"), "release-plans");
+        assert!(valid_channel_name("release-2026"));
+    }
+}
