@@ -5,6 +5,7 @@ answers a run the caller may not read exactly like a missing one."""
 from __future__ import annotations
 
 import contextlib
+import time
 import uuid
 from pathlib import Path
 
@@ -90,3 +91,29 @@ async def test_without_a_valid_key_the_mcp_endpoints_refuse(gateway) -> None:
                 response = await http.post(url + path, json=body, headers={**headers, **auth})
                 assert response.status_code == 401, (path, auth, response.text)
                 assert "Bearer" in response.headers["www-authenticate"]
+
+
+async def test_a_legacy_session_is_its_own_run_and_sessionless_requests_share_the_keys_run(gateway) -> None:
+    url, data = gateway
+    # The 2026-07-28 protocol has no sessions: each request stands alone, so
+    # the key's requests share one run.
+    async with http_client(url, "alice-key-0123456789") as alice:
+        await alice.call_tool("mcp__fixtures__image", {})
+    async with http_client(url, "alice-key-0123456789") as alice_again:
+        await alice_again.call_tool("mcp__fixtures__audio", {})
+    runs = sorted((data / "runs").glob("*"))
+    assert len(runs) == 1
+    assert {p.name for p in (runs[0] / "inbox").iterdir()} == {"image.png", "audio.wav"}
+    # A client that opens a session (initialize) gets a run of its own.
+    headers = {"Authorization": "Bearer alice-key-0123456789"}
+    async with httpx2.AsyncClient(headers=headers, timeout=httpx2.Timeout(30, read=120)) as http:
+        async with Client(streamable_http_client(url + "/mcp", http_client=http), mode="legacy") as legacy:
+            await legacy.call_tool("mcp__fixtures__image", {})
+    runs = sorted((data / "runs").glob("*"))
+    assert len(runs) == 2
+    # The session's end ends its run (the gateway drops the session a moment
+    # after the client's DELETE).
+    deadline = time.monotonic() + 10
+    while '"kind":"run_ended"' not in (runs[1] / "transcript.jsonl").read_text().replace(" ", ""):
+        assert time.monotonic() < deadline, "the legacy session's run never ended"
+        time.sleep(0.05)

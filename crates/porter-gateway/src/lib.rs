@@ -53,7 +53,17 @@ pub struct Gateway {
     pub files: Arc<Files>,
     pub upstreams: Arc<Upstreams>,
     pub keys: Keys,
+    /// The shared run of each key for requests without a session, with
+    /// when it was last used.
+    shared_runs: std::sync::Mutex<SharedRuns>,
+    /// Each run's redactor, shared by every session and request of the run.
+    redactors:
+        std::sync::Mutex<std::collections::HashMap<porter_inbox::RunId, porter_net::Redactor>>,
 }
+
+/// Each owner's (key name, tenant) shared run and when it was last used.
+type SharedRuns =
+    std::collections::HashMap<(String, String), (porter_inbox::RunInfo, std::time::Instant)>;
 
 impl Gateway {
     /// Opens the inbox under `data_dir` and gets ready to start upstream
@@ -70,6 +80,8 @@ impl Gateway {
             files,
             upstreams,
             keys,
+            shared_runs: std::sync::Mutex::default(),
+            redactors: std::sync::Mutex::default(),
         }))
     }
 }

@@ -21,8 +21,9 @@ use crate::Gateway;
 use crate::admin::AdminServer;
 use crate::session::Session;
 
-/// `PURGE_EVERY` is how often expired runs' inboxes are purged.
-pub const PURGE_EVERY: Duration = Duration::from_secs(600);
+/// `PURGE_EVERY` is how often idle shared runs are ended and expired runs'
+/// inboxes purged.
+pub const PURGE_EVERY: Duration = Duration::from_secs(60);
 
 /// `LOOPBACK_HOSTS` are the Host headers the HTTP endpoints accept unless
 /// the operator lists more (DNS-rebinding protection).
@@ -70,6 +71,7 @@ pub fn http_app(gateway: &Arc<Gateway>, options: &HttpOptions, extra: Router) ->
     );
     let mcp_routes = Router::new()
         .nest_service("/mcp", mcp)
+        .layer(middleware::from_fn(ended_session))
         .layer(middleware::from_fn_with_state(
             (gateway.clone(), false),
             authenticate,
@@ -112,6 +114,7 @@ pub async fn http(
 fn purge_in_background(gateway: Arc<Gateway>) -> tokio::task::JoinHandle<()> {
     tokio::spawn(async move {
         loop {
+            gateway.end_idle_shared_runs();
             let inbox = gateway.inbox.clone();
             let purged = tokio::task::spawn_blocking(move || {
                 inbox.purge_expired(std::time::SystemTime::now())
@@ -160,4 +163,16 @@ async fn authenticate(
         );
         response
     }
+}
+
+/// Answers a session's end (`DELETE /mcp`) with 204 No Content: rmcp says
+/// 202, which clients read as a failed termination.
+async fn ended_session(request: Request, next: Next) -> Response {
+    let delete = request.method() == axum::http::Method::DELETE;
+    let mut response = next.run(request).await;
+    if delete && response.status() == StatusCode::ACCEPTED {
+        *response.status_mut() = StatusCode::NO_CONTENT;
+        *response.body_mut() = axum::body::Body::empty();
+    }
+    response
 }

@@ -20,6 +20,10 @@ use crate::config::{BinaryResults, Grant, Images};
 use crate::file::Files;
 use crate::upstream::{UpstreamError, split_tool_name};
 
+/// `SHARED_RUN_IDLE` is how long a key's shared run (the run of requests
+/// that come without a session) stays open without calls.
+pub const SHARED_RUN_IDLE: std::time::Duration = std::time::Duration::from_secs(30 * 60);
+
 /// `FILE_TOOL` is the name of the gateway's own file tool.
 pub const FILE_TOOL: &str = "File";
 
@@ -29,9 +33,8 @@ pub const FILE_TOOL: &str = "File";
 pub struct Session {
     gateway: Arc<Gateway>,
     run: OnceLock<(RunInfo, Caller)>,
-    /// The run's secrets (query values of URLs it fetched), masked in every
-    /// later text.
-    redactor: porter_net::Redactor,
+    /// Whether this session started its run (and so ends it when dropped).
+    owns_run: std::sync::atomic::AtomicBool,
 }
 
 impl Session {
@@ -48,9 +51,12 @@ impl Session {
         let session = Self {
             gateway,
             run: OnceLock::new(),
-            redactor: porter_net::Redactor::new(),
+            owns_run: std::sync::atomic::AtomicBool::new(false),
         };
         let _ = session.run.set((run, caller));
+        session
+            .owns_run
+            .store(true, std::sync::atomic::Ordering::Relaxed);
         Ok(session)
     }
 
@@ -61,14 +67,18 @@ impl Session {
         Self {
             gateway,
             run: OnceLock::new(),
-            redactor: porter_net::Redactor::new(),
+            owns_run: std::sync::atomic::AtomicBool::new(false),
         }
     }
 
     /// What a tool call of this session carries besides its arguments.
-    fn call_context(&self, context: &RequestContext<RoleServer>) -> crate::context::CallContext {
+    fn call_context(
+        &self,
+        context: &RequestContext<RoleServer>,
+        run: &RunInfo,
+    ) -> crate::context::CallContext {
         crate::context::CallContext {
-            redactor: self.redactor.clone(),
+            redactor: self.gateway.redactor(run.id),
             progress: context
                 .meta
                 .get_progress_token()
@@ -77,8 +87,16 @@ impl Session {
         }
     }
 
-    /// This session's run, started from the request's key if it has none yet.
-    fn run(&self, context: &RequestContext<RoleServer>) -> Result<&(RunInfo, Caller), ErrorData> {
+    /// This session's run. A client that opened a session (`initialize`)
+    /// gets a run of its own, started then and ended with the session. A
+    /// request without a session (the 2026-07-28 protocol has none: each
+    /// request is handled on its own) joins its key's shared run, which
+    /// ends after [`SHARED_RUN_IDLE`] without calls.
+    fn run(
+        &self,
+        context: &RequestContext<RoleServer>,
+        opens_session: bool,
+    ) -> Result<&(RunInfo, Caller), ErrorData> {
         if let Some(run) = self.run.get() {
             return Ok(run);
         }
@@ -102,11 +120,19 @@ impl Session {
                 self.gateway.local_caller(),
             ),
         };
-        let run = self.gateway.inbox.start_run(owner).map_err(|e| {
+        let failed = |e: porter_inbox::InboxError| {
             tracing::error!(error = %e, "a run could not be started");
             ErrorData::internal_error("the gateway could not start a run for this session", None)
-        })?;
-        tracing::info!(run = %run.id, owner = %run.owner.key_name, "run started");
+        };
+        let run = if opens_session {
+            let run = self.gateway.inbox.start_run(owner).map_err(failed)?;
+            self.owns_run
+                .store(true, std::sync::atomic::Ordering::Relaxed);
+            tracing::info!(run = %run.id, owner = %run.owner.key_name, "run started");
+            run
+        } else {
+            self.gateway.shared_run(owner).map_err(failed)?
+        };
         let _ = self.run.set((run, caller));
         self.run
             .get()
@@ -200,9 +226,12 @@ impl Session {
 impl Drop for Session {
     fn drop(&mut self) {
         if let Some((run, _)) = self.run.get()
-            && let Err(error) = self.gateway.inbox.end_run(run.id)
+            && self.owns_run.load(std::sync::atomic::Ordering::Relaxed)
         {
-            tracing::warn!(run = %run.id, %error, "the end of a run was not recorded");
+            if let Err(error) = self.gateway.inbox.end_run(run.id) {
+                tracing::warn!(run = %run.id, %error, "the end of a run was not recorded");
+            }
+            self.gateway.forget_redactor(run.id);
         }
     }
 }
@@ -282,7 +311,7 @@ impl ServerHandler for Session {
         context: RequestContext<RoleServer>,
     ) -> Result<InitializeResult, ErrorData> {
         context.peer.set_peer_info(request.clone());
-        self.run(&context)?;
+        self.run(&context, true)?;
         self.negotiate_initialize(&request)
     }
 
@@ -301,7 +330,7 @@ impl ServerHandler for Session {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
-        let (run, caller) = self.run(&context)?;
+        let (run, caller) = self.run(&context, false)?;
         let name = request.name.as_ref();
         if name == FILE_TOOL {
             let arguments = serde_json::Value::Object(request.arguments.unwrap_or_default());
@@ -322,6 +351,68 @@ impl ServerHandler for Session {
 }
 
 impl Gateway {
+    /// The redactor of `run`: the secrets (URL query values) its calls
+    /// have seen, masked in every later text of the run.
+    #[must_use]
+    pub fn redactor(&self, run: porter_inbox::RunId) -> porter_net::Redactor {
+        self.redactors
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .entry(run)
+            .or_default()
+            .clone()
+    }
+
+    /// Forgets the redactor of a run that ended: no call of it comes again.
+    fn forget_redactor(&self, run: porter_inbox::RunId) {
+        self.redactors
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .remove(&run);
+    }
+
+    /// The open shared run of `owner` (requests without a session), started
+    /// when it has none or its last one went idle.
+    pub fn shared_run(&self, owner: Owner) -> Result<RunInfo, porter_inbox::InboxError> {
+        let now = std::time::Instant::now();
+        let mut runs = self
+            .shared_runs
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let slot = (owner.key_name.clone(), owner.tenant.clone());
+        if let Some((run, last)) = runs.get_mut(&slot)
+            && now.duration_since(*last) < SHARED_RUN_IDLE
+        {
+            *last = now;
+            return Ok(run.clone());
+        }
+        let run = self.inbox.start_run(owner)?;
+        tracing::info!(run = %run.id, owner = %run.owner.key_name, "shared run started");
+        if let Some((old, _)) = runs.insert(slot, (run.clone(), now)) {
+            self.inbox.end_run(old.id)?;
+        }
+        Ok(run)
+    }
+
+    /// Ends the shared runs idle for [`SHARED_RUN_IDLE`] or longer.
+    pub fn end_idle_shared_runs(&self) {
+        let now = std::time::Instant::now();
+        let mut runs = self
+            .shared_runs
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        runs.retain(|_, (run, last)| {
+            let idle = now.duration_since(*last) >= SHARED_RUN_IDLE;
+            if idle {
+                if let Err(error) = self.inbox.end_run(run.id) {
+                    tracing::warn!(run = %run.id, %error, "the end of a shared run was not recorded");
+                }
+                self.forget_redactor(run.id);
+            }
+            !idle
+        });
+    }
+
     /// The grants of the local user (stdio, or HTTP with no keys configured):
     /// the `default` profile's if the config has one, else the inbox and the
     /// web (public hosts only, by the default network policy).

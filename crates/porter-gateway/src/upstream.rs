@@ -25,6 +25,10 @@ use crate::config::McpServer;
 /// (16 MiB) would drop such a line.
 pub const MAX_UPSTREAM_MESSAGE_BYTES: usize = 128 * 1024 * 1024;
 
+/// `PROGRESS_SETTLE` is how long a call with a progress token waits after
+/// the upstream's answer for the relay to pass on the last notifications.
+const PROGRESS_SETTLE: std::time::Duration = std::time::Duration::from_millis(25);
+
 /// `TOOL_PREFIX` starts every upstream tool's name as the gateway lists it.
 pub const TOOL_PREFIX: &str = "mcp__";
 
@@ -201,10 +205,15 @@ impl Upstreams {
             answer = handle.await_response() => Some(answer),
             () = context.ct.cancelled() => None,
         };
-        if client_token.is_some()
-            && let Ok(mut routes) = self.routes.lock()
-        {
-            routes.remove(&upstream_token);
+        if client_token.is_some() {
+            // rmcp hands each upstream notification to the relay on a task of
+            // its own, so the last progress the upstream sent before its
+            // answer may not have been passed on yet: give it a moment, so the
+            // client sees every step before the result.
+            tokio::time::sleep(PROGRESS_SETTLE).await;
+            if let Ok(mut routes) = self.routes.lock() {
+                routes.remove(&upstream_token);
+            }
         }
         let Some(answer) = outcome else {
             let cancel = CancelledNotificationParam::new(
