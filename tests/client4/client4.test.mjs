@@ -465,6 +465,6 @@ describe('Client4 against porter-mmsim', () => {
         assert.equal(response.headers.get('content-type'), 'application/json');
         const body = await response.json();
         assert.equal(body.id, 'api.context.404.app_error');
-        await rejectsWith(alice.getUserThreads(me.id, team.id, {}), 404);
+        await rejectsWith(alice.getPluginStatuses(), 404);
     });
 });

@@ -137,6 +137,39 @@ impl Ask {
 }
 
 impl Client {
+    /// Sends a request with `method` and an optional JSON body, and reads
+    /// the JSON answer.
+    pub(crate) async fn send_json<B: Serialize + ?Sized, T: DeserializeOwned>(
+        &self,
+        method: Method,
+        segments: &[&str],
+        body: Option<&B>,
+        ask: &Ask,
+    ) -> Result<T, Error> {
+        let url = self.api_url(segments);
+        let body = match body {
+            Some(body) => Some(Bytes::from(serde_json::to_vec(body).map_err(|e| {
+                Error::Decode {
+                    target: ask.target.clone(),
+                    reason: format!("the request could not be written: {e}"),
+                }
+            })?)),
+            None => None,
+        };
+        let response = self
+            .send(ask, || {
+                let request = self.http.request(method.clone(), url.clone());
+                match &body {
+                    Some(body) => request
+                        .header(CONTENT_TYPE, "application/json")
+                        .body(body.clone()),
+                    None => request,
+                }
+            })
+            .await?;
+        self.read_json(response, &ask.target).await
+    }
+
     /// `new` makes a client for the server at `base_url` (a trailing `/` or
     /// `/api/v4` is dropped) using `token`. It does not contact the server;
     /// call [`Client::me`] to check the token.

@@ -2,10 +2,7 @@
 //! team's public and archived channels, channel stats and members, creating
 //! a channel, marking one read, and presence (status and custom status).
 
-use bytes::Bytes;
 use reqwest::Method;
-use reqwest::header::CONTENT_TYPE;
-use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 
 use crate::client::{Ask, Client};
@@ -322,39 +319,6 @@ impl Client {
                 (!status.text.is_empty() || !status.emoji.is_empty()).then_some((u.id, status))
             })
             .collect())
-    }
-
-    /// Sends a request with `method` and an optional JSON body, and reads
-    /// the JSON answer.
-    async fn send_json<B: Serialize + ?Sized, T: DeserializeOwned>(
-        &self,
-        method: Method,
-        segments: &[&str],
-        body: Option<&B>,
-        ask: &Ask,
-    ) -> Result<T, Error> {
-        let url = self.api_url(segments);
-        let body = match body {
-            Some(body) => Some(Bytes::from(serde_json::to_vec(body).map_err(|e| {
-                Error::Decode {
-                    target: ask.target.clone(),
-                    reason: format!("the request could not be written: {e}"),
-                }
-            })?)),
-            None => None,
-        };
-        let response = self
-            .send(ask, || {
-                let request = self.http.request(method.clone(), url.clone());
-                match &body {
-                    Some(body) => request
-                        .header(CONTENT_TYPE, "application/json")
-                        .body(body.clone()),
-                    None => request,
-                }
-            })
-            .await?;
-        self.read_json(response, &ask.target).await
     }
 }
 

@@ -38,6 +38,7 @@
 
 mod client;
 mod client_channels;
+mod client_posts;
 mod error;
 mod model;
 pub mod outgoing;
@@ -48,6 +49,7 @@ pub use client::{
     retry_after,
 };
 pub use client_channels::{ChannelMember, ChannelStats, CustomStatus, NewChannel, Status};
+pub use client_posts::{PostPatch, Reaction, UserThread, UserThreadList};
 pub use error::{ApiError, ERROR_BODY_BYTES, Error, Key, Target, Thing};
 pub use model::{
     Channel, ChannelPosts, ChannelType, ClientConfig, Download, FileInfo, FileInfoList, NewPost,

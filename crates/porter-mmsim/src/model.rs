@@ -431,6 +431,29 @@ pub(crate) struct StoredPost {
     pub file_ids: Vec<String>,
 }
 
+/// `Reaction` is `model.Reaction`: one person's emoji on one post.
+#[derive(Clone, Debug, Serialize)]
+pub(crate) struct Reaction {
+    pub user_id: String,
+    pub post_id: String,
+    pub emoji_name: String,
+    pub create_at: i64,
+    pub update_at: i64,
+    pub delete_at: i64,
+    pub remote_id: String,
+    pub channel_id: String,
+}
+
+/// `Preference` is `model.Preference`: one setting of one person; saved
+/// (flagged) posts are the category `flagged_post` with the post id as name.
+#[derive(Clone, Debug, Serialize, serde::Deserialize, PartialEq, Eq)]
+pub(crate) struct Preference {
+    pub user_id: String,
+    pub category: String,
+    pub name: String,
+    pub value: String,
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -9,8 +9,8 @@ use bytes::Bytes;
 use serde_json::{Value, json};
 
 use crate::model::{
-    Channel, ChannelMember, FileInfo, Ids, StoredPost, Team, User, extension_of,
-    mime_for_extension, now_millis,
+    Channel, ChannelMember, FileInfo, Ids, Preference, Reaction, StoredPost, Team, User,
+    extension_of, mime_for_extension, now_millis,
 };
 use crate::seed::{Seed, SeedConfig, SeedError, SeedFile};
 
@@ -54,6 +54,10 @@ pub(crate) struct State {
     file_index: HashMap<String, usize>,
     /// User id → presence; someone never set is offline.
     pub statuses: std::collections::BTreeMap<String, crate::model::Status>,
+    /// Emoji reactions on posts, in the order they were made.
+    pub reactions: Vec<Reaction>,
+    /// People's preferences (saved posts are `flagged_post`).
+    pub preferences: Vec<Preference>,
 }
 
 impl State {
@@ -76,6 +80,8 @@ impl State {
             files: Vec::new(),
             file_index: HashMap::new(),
             statuses: std::collections::BTreeMap::new(),
+            reactions: Vec::new(),
+            preferences: Vec::new(),
         };
         state.seed_users(seed)?;
         state.seed_teams_and_channels(seed)?;
@@ -802,6 +808,10 @@ impl State {
         if !files.is_empty() {
             metadata.insert("files".to_owned(), Value::Array(files));
         }
+        let reactions = self.reactions_of(&post.id);
+        if !reactions.is_empty() {
+            metadata.insert("reactions".to_owned(), json!(reactions));
+        }
         if let Some(object) = value.as_object_mut() {
             if post.file_ids.is_empty() {
                 object.remove("file_ids");
@@ -809,6 +819,7 @@ impl State {
             object.insert("reply_count".to_owned(), json!(replies.len()));
             object.insert("last_reply_at".to_owned(), json!(last_reply_at));
             object.insert("participants".to_owned(), Value::Null);
+            object.insert("has_reactions".to_owned(), json!(!reactions.is_empty()));
             object.insert("metadata".to_owned(), Value::Object(metadata));
         }
         value
@@ -842,6 +853,8 @@ impl State {
             "posts": self.posts,
             "files": files,
             "statuses": self.statuses,
+            "reactions": self.reactions,
+            "preferences": self.preferences,
         })
     }
 
@@ -895,6 +908,57 @@ impl State {
         self.members
             .iter_mut()
             .find(|m| m.channel_id == channel_id && m.user_id == user_id)
+    }
+
+    /// A live post by id, to change it.
+    pub(crate) fn post_mut(&mut self, id: &str) -> Option<&mut StoredPost> {
+        self.post_index
+            .get(id)
+            .copied()
+            .and_then(move |at| self.posts.get_mut(at))
+            .filter(|p| p.delete_at == 0)
+    }
+
+    /// Deletes a post and, when it starts a thread, every reply with it
+    /// (as the server does); answers how many posts went.
+    pub(crate) fn delete_post(&mut self, id: &str, at: i64) -> usize {
+        let mut gone = 0;
+        for post in &mut self.posts {
+            if post.delete_at == 0 && (post.id == id || post.root_id == id) {
+                post.delete_at = at;
+                post.update_at = at;
+                gone += 1;
+            }
+        }
+        gone
+    }
+
+    /// The live reactions on a post, oldest first.
+    pub(crate) fn reactions_of(&self, post_id: &str) -> Vec<&Reaction> {
+        self.reactions
+            .iter()
+            .filter(|r| r.post_id == post_id && r.delete_at == 0)
+            .collect()
+    }
+
+    /// Tells whether a person saved (flagged) a post.
+    pub(crate) fn is_flagged(&self, user_id: &str, post_id: &str) -> bool {
+        self.preferences.iter().any(|p| {
+            p.user_id == user_id
+                && p.category == "flagged_post"
+                && p.name == post_id
+                && p.value == "true"
+        })
+    }
+
+    /// The channel's members whose accounts are active, as the server
+    /// counts them in a channel's stats.
+    pub(crate) fn active_member_count(&self, channel_id: &str) -> usize {
+        self.members
+            .iter()
+            .filter(|m| m.channel_id == channel_id)
+            .filter(|m| self.user(&m.user_id).is_some_and(|u| !u.is_deleted()))
+            .count()
     }
 }
 

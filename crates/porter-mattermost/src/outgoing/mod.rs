@@ -31,6 +31,7 @@
 //! # Ok::<(), porter_mattermost::outgoing::Refusal>(())
 //! ```
 
+pub mod checks;
 mod written;
 
 use std::collections::HashSet;

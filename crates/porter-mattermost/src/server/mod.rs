@@ -24,6 +24,7 @@ mod output;
 mod render;
 mod tools;
 mod tools_channels;
+mod tools_posts;
 mod write;
 
 use std::borrow::Cow;
@@ -53,6 +54,7 @@ pub use doctor::{Check, Level, Report, doctor};
 pub use http::{HttpOptions, LOOPBACK_HOSTS, http_app, serve_http};
 pub use names::{Candidate, Match, find, looks_like_id, name_key, post_id_of};
 pub use output::*;
+pub use tools_posts::{PostChangeOut, ThreadItemOut, ThreadsOut, UnreadChannelOut, UnreadOut};
 
 use crate::{Client, Error, Token, User};
 
@@ -75,6 +77,12 @@ pub const READ_TOOLS: &[&str] = &[
     "list_archived_channels",
     "get_channel_stats",
     "get_status",
+    // reading more (tools_posts.rs)
+    "read_unread",
+    "list_threads",
+    "list_pinned_posts",
+    "list_saved",
+    "list_mentions",
 ];
 /// `LOCAL_TOOLS` are listed only over stdio, where the server runs on the
 /// person's own machine.
@@ -90,6 +98,12 @@ pub const WRITE_TOOLS: &[&str] = &[
     "add_channel_members",
     "set_status",
     "mark_channel_read",
+    // changing posts (tools_posts.rs)
+    "update_post",
+    "delete_post",
+    "add_reaction",
+    "remove_reaction",
+    "pin_post",
 ];
 /// `UNASKED_TOOLS` are write tools that change only the person's own state,
 /// so they never ask.
@@ -232,6 +246,7 @@ impl MattermostServer {
         let mut tool_router = Self::tool_router();
         tool_router.merge(Self::write_router());
         tool_router.merge(Self::channels_router());
+        tool_router.merge(Self::posts_router());
         let listed = options.tool_names();
         let all: Vec<String> = tool_router.map.keys().map(ToString::to_string).collect();
         for name in all {
@@ -243,8 +258,16 @@ impl MattermostServer {
             for name in WRITE_TOOLS.iter().filter(|n| !UNASKED_TOOLS.contains(n)) {
                 if let Some(route) = tool_router.map.get_mut(*name) {
                     let about = route.attr.description.clone().unwrap_or_default();
-                    let note = if options.ask_before_writes {
-                        " Before anything is posted or changed, porter asks the person to confirm (an MCP elicitation showing what will change); a declined question changes nothing."
+                    let note = if options.ask_before_writes
+                        && tools_posts::POST_CHANGE_TOOLS.contains(name)
+                    {
+                        " Before anything changes, porter asks the person to confirm (an MCP elicitation showing exactly what will change); a declined question changes nothing."
+                    } else if options.ask_before_writes {
+                        if ["create_post", "dm", "group_message"].contains(name) {
+                            " Before anything is posted, porter asks the person to confirm (an MCP elicitation naming the place, every file and the message); a declined question posts nothing."
+                        } else {
+                            " Before anything is changed, porter asks the person to confirm (an MCP elicitation showing what will change); a declined question changes nothing."
+                        }
                     } else {
                         " porter does not ask the person first: the MCP client's approval of this tool call is the only check, so call it only when the person asked for exactly this post."
                     };
@@ -588,6 +611,16 @@ mod tests {
             if ["create_post", "dm", "group_message"].contains(&tool.name.as_ref()) {
                 assert_eq!(hints.destructive_hint, Some(false), "{}", tool.name);
                 assert_eq!(hints.idempotent_hint, Some(false), "{}", tool.name);
+            }
+            // Changing a post: an edit or delete overwrites, a repeat changes nothing more.
+            let destructive = match tool.name.as_ref() {
+                "update_post" | "delete_post" | "remove_reaction" => Some(true),
+                "add_reaction" | "pin_post" => Some(false),
+                _ => None,
+            };
+            if destructive.is_some() {
+                assert_eq!(hints.destructive_hint, destructive, "{}", tool.name);
+                assert_eq!(hints.idempotent_hint, Some(true), "{}", tool.name);
             }
         }
     }

@@ -430,7 +430,7 @@ impl MattermostServer {
     }
 
     /// The page of `items` at `offset`, and the cursor after it.
-    fn slice<T: Clone>(
+    pub(crate) fn slice<T: Clone>(
         &self,
         tool: &str,
         paging: &Paging<usize>,
@@ -443,7 +443,7 @@ impl MattermostServer {
     }
 }
 
-fn more_line(text: &mut String, next: Option<&String>, what: &str) {
+pub(crate) fn more_line(text: &mut String, next: Option<&String>, what: &str) {
     if next.is_some() {
         let _ = writeln!(
             text,
@@ -506,7 +506,7 @@ impl MattermostServer {
     }
 
     /// The teams a call is about: one named team, or all of the account's.
-    async fn teams_for(&self, team: Option<&str>) -> Result<Vec<Team>, Failure> {
+    pub(crate) async fn teams_for(&self, team: Option<&str>) -> Result<Vec<Team>, Failure> {
         match team.filter(|t| !t.trim().is_empty()) {
             Some(team) => Ok(vec![self.resolve_team(team).await?]),
             None => self.my_teams().await,
@@ -515,7 +515,10 @@ impl MattermostServer {
 
     /// The account's channels in `teams`, each once (direct and group
     /// channels show up under every team).
-    async fn my_channels(&self, teams: &[Team]) -> Result<Vec<(Channel, Option<Team>)>, Failure> {
+    pub(crate) async fn my_channels(
+        &self,
+        teams: &[Team],
+    ) -> Result<Vec<(Channel, Option<Team>)>, Failure> {
         let mut seen = HashSet::new();
         let mut out = Vec::new();
         for team in teams {
@@ -1119,7 +1122,7 @@ impl MattermostServer {
     }
 
     /// Results `[0, end)` of a search in one team, fetched page by page.
-    async fn search_team_posts(
+    pub(crate) async fn search_team_posts(
         &self,
         team: &Team,
         terms: &str,

@@ -32,7 +32,7 @@ use super::cursor::canonical_json;
 use super::output::{ChannelOut, PostedOut};
 use super::render::post_text;
 use super::{Failure, MattermostServer, Transport, done, finish, missing_elicitation};
-use crate::outgoing::{self, FileRequest, OutgoingLimits, Prepared, PreparedFile};
+use crate::outgoing::{self, FileRequest, OutgoingLimits, Prepared, PreparedFile, checks};
 use crate::{Channel, Error, NewPost, UploadFile, User};
 
 /// `CONFIRM` is the one field of the question's form.
@@ -315,6 +315,7 @@ impl MattermostServer {
         // 4. Look the destination up.
         let place = self.place(&target).await?;
         self.check_length(&call.message).await?;
+        let checked = self.check_mentions(&call.message, &place).await?;
         if let Some(asked) = &asked
             && (asked.digest != digest
                 || asked.fingerprint != prepared.fingerprint
@@ -329,7 +330,11 @@ impl MattermostServer {
         if ask && asked.is_none() {
             let title = action_title(call.tool, &place);
             let who = self.me().await.map(|u| u.username).unwrap_or_default();
-            let who_where = format!("@{who} {}", place.label());
+            let mut who_where = format!("@{who} {}", place.label());
+            for note in &checked.notes {
+                who_where.push('\n');
+                who_where.push_str(note);
+            }
             let text = outgoing::question(&title, &who_where, &prepared, &call.message);
             if modern {
                 let sealed = Asked {
@@ -501,8 +506,24 @@ impl MattermostServer {
         }
     }
 
+    /// The message checks (every mention an account, broadcasts counted)
+    /// for where the message goes.
+    async fn check_mentions(
+        &self,
+        message: &str,
+        place: &Place,
+    ) -> Result<checks::MessageCheck, Failure> {
+        let reach = match place {
+            Place::Channel { channel_id, .. } => checks::Reach::Channel(channel_id.clone()),
+            Place::People { others, .. } => checks::Reach::People(others.len()),
+        };
+        checks::check_message(&self.shared.client, message, &reach, "Nothing was posted.")
+            .await
+            .map_err(Failure::Tool)
+    }
+
     /// Refuses a message longer than the server takes, with both numbers.
-    async fn check_length(&self, message: &str) -> Result<(), Failure> {
+    pub(super) async fn check_length(&self, message: &str) -> Result<(), Failure> {
         let length = message.chars().count() as u64;
         if let Ok(config) = self.shared.client.client_config().await
             && let Some(max) = config.max_post_size
@@ -659,10 +680,25 @@ pub(super) fn can_elicit(context: &RequestContext<RoleServer>) -> bool {
 /// The question's form: one required boolean, no default, so a client
 /// that approves everything cannot tick it unseen.
 fn form(title: &str, text: String) -> Result<ElicitRequestParams, Failure> {
+    form_with(
+        title,
+        text,
+        "Yes, post this",
+        "Tick to post exactly what is shown above; leave unticked or decline to post nothing.",
+    )
+}
+
+/// The question's form with the box's own label and description, for
+/// changes other than posting.
+pub(super) fn form_with(
+    title: &str,
+    text: String,
+    label: &str,
+    about: &str,
+) -> Result<ElicitRequestParams, Failure> {
     let schema = ElicitationSchema::builder()
         .required_bool_property(CONFIRM, |b| {
-            b.title("Yes, post this")
-                .description("Tick to post exactly what is shown above; leave unticked or decline to post nothing.")
+            b.title(label.to_owned()).description(about.to_owned())
         })
         .title(title.to_owned())
         .build()

@@ -32,7 +32,6 @@ pub(crate) fn routes() -> Router<Sim> {
         .route("/teams/{team_id}/channels", get(team_channels))
         .route("/teams/{team_id}/channels/deleted", get(archived_channels))
         .route("/channels", post(create))
-        .route("/channels/{channel_id}/stats", get(stats))
         .route(
             "/channels/{channel_id}/members",
             get(members).post(add_members),
@@ -114,40 +113,6 @@ async fn archived_channels(
         .collect();
     by_shown_name(&mut list);
     ok(&page_of(&list, &query))
-}
-
-/// `GET /channels/{channel_id}/stats`: members (active accounts), guests,
-/// pinned posts and files.
-async fn stats(
-    State(sim): State<Sim>,
-    session: Session,
-    PathParams(channel_id): PathParams<String>,
-) -> ApiResult {
-    require_id(&channel_id, "channel_id")?;
-    let state = sim.lock();
-    readable_channel(&state, &session, &channel_id)?;
-    let member_count = state
-        .channel_member_ids(&channel_id)
-        .iter()
-        .filter(|id| state.user(id).is_some_and(|u| !u.is_deleted()))
-        .count();
-    let pinned = state
-        .channel_posts(&channel_id)
-        .iter()
-        .filter(|p| p.is_pinned)
-        .count();
-    let files = state
-        .files
-        .iter()
-        .filter(|f| f.info.channel_id == channel_id && f.info.delete_at == 0)
-        .count();
-    ok(&json!({
-        "channel_id": channel_id,
-        "member_count": member_count,
-        "guest_count": 0,
-        "pinnedpost_count": pinned,
-        "files_count": files,
-    }))
 }
 
 /// `GET /channels/{channel_id}/members`: the memberships, paged.

@@ -4,6 +4,7 @@
 mod channels;
 mod channels_more;
 mod files;
+mod post_changes;
 mod posts;
 mod search;
 mod system;
@@ -98,6 +99,7 @@ pub(crate) fn router(sim: &Sim) -> Router {
         .route("/files/{file_id}", get(files::download))
         .route("/files/{file_id}/info", get(files::info))
         .merge(channels_more::routes())
+        .merge(post_changes::routes())
         .fallback(no_route)
         .method_not_allowed_fallback(no_route);
 

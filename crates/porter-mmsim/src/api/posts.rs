@@ -20,7 +20,7 @@ use crate::state::{MAX_FILES_PER_POST, State as ServerState};
 /// Builds a `PostList`: `order` as given, and `posts` holding those posts
 /// plus `extra` ones (thread context the server adds without listing them
 /// in `order`).
-fn post_list(
+pub(crate) fn post_list(
     state: &ServerState,
     order: &[&StoredPost],
     extra: &[&StoredPost],
@@ -191,7 +191,7 @@ pub(crate) async fn for_channel(
 
 /// Finds a post the session may read: 400 for a malformed id, 404 when
 /// it does not exist, 403 when its channel is closed to the user.
-fn readable_post<'s>(
+pub(crate) fn readable_post<'s>(
     state: &'s ServerState,
     session: &Session,
     post_id: &str,

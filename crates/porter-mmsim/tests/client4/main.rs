@@ -52,6 +52,7 @@ async fn client4_works_against_the_emulator_unchanged() {
         .arg("--test")
         .arg("--test-reporter=spec")
         .arg(test_dir.join("client4.test.mjs"))
+        .arg(test_dir.join("posts.test.mjs"))
         .current_dir(&root)
         .env("MM_URL", &demo_server.url)
         .env("MM_TOKEN", token(&demo, "alice"))
