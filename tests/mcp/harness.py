@@ -57,10 +57,24 @@ READ_TOOLS = frozenset(
         "search_posts",
         "search_files",
         "read_file",
+        "list_drafts",
+        "diagnose",
     }
 )
 LOCAL_TOOLS = frozenset({"save_file"})
-WRITE_TOOLS = frozenset({"create_post", "dm", "group_message"})
+WRITE_TOOLS = frozenset(
+    {
+        "create_post",
+        "dm",
+        "group_message",
+        "typing",
+        "follow_thread",
+        "save_post",
+        "set_post_reminder",
+        "save_draft",
+        "delete_draft",
+    }
+)
 
 CLIENT_TIMEOUT_S = 60.0
 START_TIMEOUT_S = 30.0

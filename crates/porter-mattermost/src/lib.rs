@@ -39,7 +39,9 @@
 mod client;
 mod client_channels;
 mod client_posts;
+mod client_state;
 mod error;
+pub mod keychain;
 mod model;
 pub mod outgoing;
 pub mod server;
@@ -50,6 +52,9 @@ pub use client::{
 };
 pub use client_channels::{ChannelMember, ChannelStats, CustomStatus, NewChannel, Status};
 pub use client_posts::{PostPatch, Reaction, UserThread, UserThreadList};
+pub use client_state::{
+    Draft, FLAGGED_POST, PasswordLogin, Preference, login_with_password, timezone_of,
+};
 pub use error::{ApiError, ERROR_BODY_BYTES, Error, Key, Target, Thing};
 pub use model::{
     Channel, ChannelPosts, ChannelType, ClientConfig, Download, FileInfo, FileInfoList, NewPost,

@@ -444,16 +444,6 @@ pub(crate) struct Reaction {
     pub channel_id: String,
 }
 
-/// `Preference` is `model.Preference`: one setting of one person; saved
-/// (flagged) posts are the category `flagged_post` with the post id as name.
-#[derive(Clone, Debug, Serialize, serde::Deserialize, PartialEq, Eq)]
-pub(crate) struct Preference {
-    pub user_id: String,
-    pub category: String,
-    pub name: String,
-    pub value: String,
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -113,6 +113,18 @@ pub struct SeedUser {
     /// Roles; `system_user` when absent.
     #[serde(default)]
     pub roles: String,
+    /// The password `POST /users/login` takes; without one the account
+    /// signs in only with a token.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub password: Option<String>,
+    /// The MFA code `POST /users/login` requires besides the password (a
+    /// fixed code: the emulator keeps no authenticator clock).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mfa_code: Option<String>,
+    /// The person's time zone (IANA, such as `Europe/Berlin`), set as
+    /// their manual time zone; the automatic one (empty) when absent.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timezone: Option<String>,
 }
 
 /// `SeedTeam` is one team and its members by username.

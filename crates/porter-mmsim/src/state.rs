@@ -9,8 +9,8 @@ use bytes::Bytes;
 use serde_json::{Value, json};
 
 use crate::model::{
-    Channel, ChannelMember, FileInfo, Ids, Preference, Reaction, StoredPost, Team, User,
-    extension_of, mime_for_extension, now_millis,
+    Channel, ChannelMember, FileInfo, Ids, Reaction, StoredPost, Team, User, extension_of,
+    mime_for_extension, now_millis,
 };
 use crate::seed::{Seed, SeedConfig, SeedError, SeedFile};
 
@@ -56,8 +56,8 @@ pub(crate) struct State {
     pub statuses: std::collections::BTreeMap<String, crate::model::Status>,
     /// Emoji reactions on posts, in the order they were made.
     pub reactions: Vec<Reaction>,
-    /// People's preferences (saved posts are `flagged_post`).
-    pub preferences: Vec<Preference>,
+    /// Each person's own state: preferences, drafts, reminders, logins.
+    pub own: crate::api::own_state::OwnState,
 }
 
 impl State {
@@ -81,11 +81,12 @@ impl State {
             file_index: HashMap::new(),
             statuses: std::collections::BTreeMap::new(),
             reactions: Vec::new(),
-            preferences: Vec::new(),
+            own: crate::api::own_state::OwnState::default(),
         };
         state.seed_users(seed)?;
         state.seed_teams_and_channels(seed)?;
         state.seed_posts(seed)?;
+        state.own = crate::api::own_state::OwnState::from_seed(seed, &mut state);
         state.ids.go_random();
         Ok(state)
     }
@@ -854,7 +855,7 @@ impl State {
             "files": files,
             "statuses": self.statuses,
             "reactions": self.reactions,
-            "preferences": self.preferences,
+            "own": self.own,
         })
     }
 
@@ -943,7 +944,7 @@ impl State {
 
     /// Tells whether a person saved (flagged) a post.
     pub(crate) fn is_flagged(&self, user_id: &str, post_id: &str) -> bool {
-        self.preferences.iter().any(|p| {
+        self.own.preferences.iter().any(|p| {
             p.user_id == user_id
                 && p.category == "flagged_post"
                 && p.name == post_id

@@ -5,6 +5,7 @@
 //! about files and tools lives in those crates.
 
 mod gateway;
+mod login;
 
 use std::io::Write as _;
 use std::net::SocketAddr;
@@ -60,6 +61,12 @@ enum MattermostCommand {
     /// Check MM_URL, MM_TOKEN, the server and the download directory, and
     /// say what to fix.
     Doctor,
+    /// Keep a token for a Mattermost URL in the OS keychain, by pasting a
+    /// personal access token or signing in with username and password
+    /// (+ MFA); serve and doctor use it when MM_TOKEN is unset.
+    Login(login::LoginArgs),
+    /// Remove the token kept for a Mattermost URL from the OS keychain.
+    Logout(login::LogoutArgs),
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
@@ -171,8 +178,24 @@ fn run_mattermost(args: MattermostArgs) -> ExitCode {
         }
     };
     let home = std::env::var_os("HOME").map(PathBuf::from);
-    let vars = |name: &str| std::env::var(name).ok();
+    // MM_TOKEN wins when set; otherwise the token `login` kept for MM_URL.
+    let needs_token = matches!(
+        args.command,
+        MattermostCommand::Doctor | MattermostCommand::Serve(ServeArgs { demo: false, .. })
+    );
+    let stored = if needs_token {
+        login::stored_token()
+    } else {
+        None
+    };
+    let vars = |name: &str| match std::env::var(name).ok() {
+        Some(value) if !value.trim().is_empty() => Some(value),
+        _ if name == "MM_TOKEN" => stored.clone(),
+        other => other,
+    };
     match args.command {
+        MattermostCommand::Login(login) => runtime.block_on(login::login(login)),
+        MattermostCommand::Logout(logout) => login::logout(&logout),
         MattermostCommand::Doctor => {
             let settings = match Settings::from_vars(vars, home.as_deref(), Need::Connection) {
                 Ok(settings) => settings,

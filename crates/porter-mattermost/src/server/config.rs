@@ -35,6 +35,8 @@ pub enum ConfigError {
 
 /// `Settings` is everything `porter mattermost serve` and `doctor` read from
 /// the environment. Its `Debug` hides both tokens.
+// Each flag is an independent switch named by its own variable.
+#[allow(clippy::struct_excessive_bools)]
 #[derive(Clone)]
 pub struct Settings {
     /// The Mattermost address, normalised (no trailing `/` or `/api/v4`).
@@ -57,6 +59,10 @@ pub struct Settings {
     /// The most bytes of recently read files kept for paging
     /// (`PORTER_MM_FILE_CACHE_BYTES`; 0 turns the cache off).
     pub file_cache_bytes: u64,
+    /// Whether asking tools carry Claude Code's "requires user interaction"
+    /// mark (`MM_MCP_FORCE_HUMAN_IN_THE_LOOP_IN_CLAUDE_CODE`, default
+    /// false; only with `MM_MCP_ASK_BEFORE_WRITES=false`).
+    pub force_human_in_the_loop: bool,
 }
 
 impl std::fmt::Debug for Settings {
@@ -71,6 +77,7 @@ impl std::fmt::Debug for Settings {
             .field("ca_file", &self.ca_file)
             .field("http_token", &self.http_token.as_ref().map(|_| "***"))
             .field("file_cache_bytes", &self.file_cache_bytes)
+            .field("force_human_in_the_loop", &self.force_human_in_the_loop)
             .finish()
     }
 }
@@ -114,7 +121,7 @@ impl Settings {
                 })?;
                 let token = get("MM_TOKEN").ok_or(ConfigError::Missing {
                     name: "MM_TOKEN",
-                    fix: "make a personal access token in Mattermost (Profile → Security → Personal Access Tokens) and set MM_TOKEN to it",
+                    fix: "make a personal access token in Mattermost (Profile → Security → Personal Access Tokens) and set MM_TOKEN to it, or run `porter mattermost login` to keep one in the OS keychain",
                 })?;
                 (
                     url.as_str().trim_end_matches('/').to_owned(),
@@ -154,11 +161,22 @@ impl Settings {
                 }
             },
         };
+        let ask_before_writes = flag("MM_MCP_ASK_BEFORE_WRITES", true)?;
+        let force_human_in_the_loop = flag("MM_MCP_FORCE_HUMAN_IN_THE_LOOP_IN_CLAUDE_CODE", false)?;
+        if force_human_in_the_loop && ask_before_writes {
+            return Err(ConfigError::Invalid {
+                name: "MM_MCP_FORCE_HUMAN_IN_THE_LOOP_IN_CLAUDE_CODE",
+                value: "true".to_owned(),
+                reason: "porter already asks the person before every write (MM_MCP_ASK_BEFORE_WRITES is on), and the person would be asked twice; \
+                         set MM_MCP_ASK_BEFORE_WRITES=false to leave asking to Claude Code, or unset MM_MCP_FORCE_HUMAN_IN_THE_LOOP_IN_CLAUDE_CODE"
+                    .to_owned(),
+            });
+        }
         Ok(Settings {
             url,
             token,
             allow_writes: flag("MM_MCP_ALLOW_WRITES", false)?,
-            ask_before_writes: flag("MM_MCP_ASK_BEFORE_WRITES", true)?,
+            ask_before_writes,
             mark_ai_generated: flag("MM_MCP_MARK_AI_GENERATED", true)?,
             download_dir,
             ca_file: get("MM_MCP_CA_FILE").map(|p| PathBuf::from(p.trim())),
@@ -172,6 +190,7 @@ impl Settings {
                         .to_owned(),
                 })?,
             },
+            force_human_in_the_loop,
         })
     }
 }
@@ -294,6 +313,32 @@ mod tests {
         let s = settings(&[("MM_MCP_ALLOW_WRITES", "yes")], Need::Nothing).unwrap();
         assert!(s.allow_writes);
         assert_eq!(s.url, "");
+    }
+
+    #[test]
+    fn forcing_claude_codes_check_needs_porters_own_asking_off() {
+        let base = [("MM_URL", "https://x.org"), ("MM_TOKEN", "t")];
+        let with = |extra: &[(&'static str, &'static str)]| {
+            let mut vars = base.to_vec();
+            vars.extend_from_slice(extra);
+            settings(&vars, Need::Connection)
+        };
+        let both = with(&[("MM_MCP_FORCE_HUMAN_IN_THE_LOOP_IN_CLAUDE_CODE", "true")])
+            .unwrap_err()
+            .to_string();
+        assert!(
+            both.contains("MM_MCP_FORCE_HUMAN_IN_THE_LOOP_IN_CLAUDE_CODE"),
+            "{both}"
+        );
+        assert!(both.contains("asked twice"), "{both}");
+        assert!(both.contains("MM_MCP_ASK_BEFORE_WRITES=false"), "{both}");
+        let forced = with(&[
+            ("MM_MCP_FORCE_HUMAN_IN_THE_LOOP_IN_CLAUDE_CODE", "yes"),
+            ("MM_MCP_ASK_BEFORE_WRITES", "false"),
+        ])
+        .unwrap();
+        assert!(forced.force_human_in_the_loop && !forced.ask_before_writes);
+        assert!(!with(&[]).unwrap().force_human_in_the_loop);
     }
 
     #[test]

@@ -41,7 +41,7 @@ pub struct Report {
 }
 
 impl Report {
-    fn push(&mut self, level: Level, what: impl Into<String>, fix: Option<String>) {
+    pub(crate) fn push(&mut self, level: Level, what: impl Into<String>, fix: Option<String>) {
         self.checks.push(Check {
             level,
             what: what.into(),
@@ -106,6 +106,32 @@ pub async fn doctor(settings: &Settings) -> Report {
             return report;
         }
     };
+    if !server_checks(&client, &mut report).await {
+        check_download_dir(&mut report, &settings.download_dir);
+        return report;
+    }
+    check_download_dir(&mut report, &settings.download_dir);
+    report.push(
+        Level::Note,
+        if settings.allow_writes {
+            if settings.ask_before_writes {
+                "writes are allowed and ask the person first".to_owned()
+            } else {
+                "writes are allowed and do NOT ask the person first (MM_MCP_ASK_BEFORE_WRITES=false)".to_owned()
+            }
+        } else {
+            "the server only reads (set MM_MCP_ALLOW_WRITES=true to allow posting)".to_owned()
+        },
+        None,
+    );
+    report
+}
+
+/// `server_checks` checks that the server answers, its version, and who
+/// the client's token signs in as; `doctor` and the `diagnose` tool share
+/// it. Answers false when the server cannot be reached at all (the later
+/// checks are then skipped).
+pub(crate) async fn server_checks(client: &Client, report: &mut Report) -> bool {
     match client.ping().await {
         Ok(_) => report.push(Level::Ok, format!("{} answers", client.base_url()), None),
         Err(error @ Error::Network { .. }) => {
@@ -114,8 +140,7 @@ pub async fn doctor(settings: &Settings) -> Report {
                 error.to_string(),
                 Some("check that MM_URL is the address you open Mattermost at in a browser, and that this machine can reach it (VPN, proxy, firewall)".to_owned()),
             );
-            check_download_dir(&mut report, &settings.download_dir);
-            return report;
+            return false;
         }
         Err(error) => report.push(
             Level::Warn,
@@ -150,25 +175,11 @@ pub async fn doctor(settings: &Settings) -> Report {
         }
         Err(error) => report.push(Level::Failure, error.to_string(), None),
     }
-    check_download_dir(&mut report, &settings.download_dir);
-    report.push(
-        Level::Note,
-        if settings.allow_writes {
-            if settings.ask_before_writes {
-                "writes are allowed and ask the person first".to_owned()
-            } else {
-                "writes are allowed and do NOT ask the person first (MM_MCP_ASK_BEFORE_WRITES=false)".to_owned()
-            }
-        } else {
-            "the server only reads (set MM_MCP_ALLOW_WRITES=true to allow posting)".to_owned()
-        },
-        None,
-    );
-    report
+    true
 }
 
 /// The download directory must be an existing, writable directory.
-fn check_download_dir(report: &mut Report, dir: &Path) {
+pub(crate) fn check_download_dir(report: &mut Report, dir: &Path) {
     let fix = Some(format!(
         "create {} or set MM_MCP_DOWNLOAD_DIR to an existing absolute directory you can write to",
         dir.display()

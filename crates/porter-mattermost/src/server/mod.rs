@@ -25,6 +25,7 @@ mod render;
 mod tools;
 mod tools_channels;
 mod tools_posts;
+mod tools_state;
 mod write;
 
 use std::borrow::Cow;
@@ -83,6 +84,8 @@ pub const READ_TOOLS: &[&str] = &[
     "list_pinned_posts",
     "list_saved",
     "list_mentions",
+    "list_drafts",
+    "diagnose",
 ];
 /// `LOCAL_TOOLS` are listed only over stdio, where the server runs on the
 /// person's own machine.
@@ -104,10 +107,28 @@ pub const WRITE_TOOLS: &[&str] = &[
     "add_reaction",
     "remove_reaction",
     "pin_post",
+    "typing",
+    "follow_thread",
+    "save_post",
+    "set_post_reminder",
+    "save_draft",
+    "delete_draft",
 ];
-/// `UNASKED_TOOLS` are write tools that change only the person's own state,
-/// so they never ask.
-pub const UNASKED_TOOLS: &[&str] = &["mark_channel_read"];
+/// `UNASKED_TOOLS` are the write tools that change only the person's own
+/// state (or something gone in seconds), so they never ask, whatever the
+/// settings; every other write tool asks unless approval is left to the
+/// client.
+pub const UNASKED_TOOLS: &[&str] = &[
+    "typing",
+    "follow_thread",
+    "save_post",
+    "set_post_reminder",
+    "save_draft",
+    "mark_channel_read",
+];
+/// `REQUIRES_USER_INTERACTION` is the `_meta` key Claude Code reads to show
+/// a tool call to the person even when it would approve it on its own.
+pub const REQUIRES_USER_INTERACTION: &str = "anthropic/requiresUserInteraction";
 
 /// `ASK_TIMEOUT` is how long an answer to a question stays good: one given
 /// later does nothing, because the person may no longer remember what they
@@ -132,6 +153,8 @@ pub enum Transport {
 /// `Options` are the server's behaviour switches and limits. The default
 /// is the safe one: stdio, read-only, asking before writes, marking posts as
 /// AI-generated.
+// Each flag is an independent switch named by its own setting.
+#[allow(clippy::struct_excessive_bools)]
 #[derive(Debug, Clone)]
 pub struct Options {
     /// How the server is reached.
@@ -154,6 +177,10 @@ pub struct Options {
     pub view: porter_fileview::Options,
     /// How long an answer to a question stays good.
     pub ask_timeout: Duration,
+    /// Whether asking tools carry `_meta["anthropic/requiresUserInteraction"]`
+    /// so Claude Code shows each call to the person; only with
+    /// `ask_before_writes` off (porter then asks nothing itself).
+    pub force_human_in_the_loop: bool,
 }
 
 impl Default for Options {
@@ -168,6 +195,7 @@ impl Default for Options {
             file_cache_bytes: FILE_CACHE_BYTES,
             view: porter_fileview::Options::default(),
             ask_timeout: ASK_TIMEOUT,
+            force_human_in_the_loop: false,
         }
     }
 }
@@ -183,6 +211,7 @@ impl Options {
             mark_ai_generated: settings.mark_ai_generated,
             download_dir: settings.download_dir.clone(),
             file_cache_bytes: settings.file_cache_bytes,
+            force_human_in_the_loop: settings.force_human_in_the_loop,
             ..Options::default()
         }
     }
@@ -247,6 +276,7 @@ impl MattermostServer {
         tool_router.merge(Self::write_router());
         tool_router.merge(Self::channels_router());
         tool_router.merge(Self::posts_router());
+        tool_router.merge(Self::state_router());
         let listed = options.tool_names();
         let all: Vec<String> = tool_router.map.keys().map(ToString::to_string).collect();
         for name in all {
@@ -258,20 +288,31 @@ impl MattermostServer {
             for name in WRITE_TOOLS.iter().filter(|n| !UNASKED_TOOLS.contains(n)) {
                 if let Some(route) = tool_router.map.get_mut(*name) {
                     let about = route.attr.description.clone().unwrap_or_default();
-                    let note = if options.ask_before_writes
+                    let posts = matches!(*name, "create_post" | "dm" | "group_message");
+                    let note = if options.ask_before_writes && posts {
+                        " Before anything is posted, porter asks the person to confirm (an MCP elicitation naming the place, every file and the message); a declined question posts nothing."
+                    } else if options.ask_before_writes
                         && tools_posts::POST_CHANGE_TOOLS.contains(name)
                     {
                         " Before anything changes, porter asks the person to confirm (an MCP elicitation showing exactly what will change); a declined question changes nothing."
                     } else if options.ask_before_writes {
-                        if ["create_post", "dm", "group_message"].contains(name) {
-                            " Before anything is posted, porter asks the person to confirm (an MCP elicitation naming the place, every file and the message); a declined question posts nothing."
-                        } else {
-                            " Before anything is changed, porter asks the person to confirm (an MCP elicitation showing what will change); a declined question changes nothing."
-                        }
+                        " Before it acts, porter asks the person to confirm (an MCP elicitation showing what will change); a declined question changes nothing."
+                    } else if !posts {
+                        " porter does not ask the person first: the MCP client's approval of this tool call is the only check, so call it only when the person asked for exactly this change."
                     } else {
                         " porter does not ask the person first: the MCP client's approval of this tool call is the only check, so call it only when the person asked for exactly this post."
                     };
                     route.attr.description = Some(Cow::Owned(format!("{about}{note}")));
+                    if options.force_human_in_the_loop && !options.ask_before_writes {
+                        let meta = route
+                            .attr
+                            .meta
+                            .get_or_insert_with(rmcp::model::MetaObject::new);
+                        meta.0.insert(
+                            REQUIRES_USER_INTERACTION.to_owned(),
+                            serde_json::Value::Bool(true),
+                        );
+                    }
                 }
             }
         }
@@ -704,15 +745,77 @@ mod tests {
             let tools = server(Transport::Stdio, true, ask).tools();
             let writes: Vec<_> = tools
                 .iter()
-                .filter(|t| {
-                    WRITE_TOOLS.contains(&t.name.as_ref())
-                        && !UNASKED_TOOLS.contains(&t.name.as_ref())
-                })
+                .filter(|t| WRITE_TOOLS.contains(&t.name.as_ref()))
+                .filter(|t| !UNASKED_TOOLS.contains(&t.name.as_ref()))
                 .collect();
-            assert_eq!(writes.len(), WRITE_TOOLS.len() - UNASKED_TOOLS.len());
+            assert_eq!(
+                writes.len(),
+                WRITE_TOOLS
+                    .iter()
+                    .filter(|n| !UNASKED_TOOLS.contains(n))
+                    .count()
+            );
             for tool in writes {
                 let about = tool.description.as_deref().unwrap_or_default();
                 assert!(about.contains(words), "{}: {about}", tool.name);
+            }
+        }
+    }
+
+    #[test]
+    fn forcing_the_human_in_the_loop_marks_only_asking_tools_and_only_with_asking_off() {
+        let marked = |ask: bool, force: bool| -> Vec<String> {
+            let client = Client::new(
+                "http://127.0.0.1:9",
+                Token::new("test-token"),
+                crate::ClientOptions::default(),
+            )
+            .unwrap();
+            let options = Options {
+                allow_writes: true,
+                ask_before_writes: ask,
+                force_human_in_the_loop: force,
+                ..Options::default()
+            };
+            let mut names: Vec<String> = MattermostServer::new(client, Token::new("t"), options)
+                .tools()
+                .into_iter()
+                .filter(|t| {
+                    t.meta
+                        .as_ref()
+                        .and_then(|m| m.0.get(REQUIRES_USER_INTERACTION))
+                        == Some(&serde_json::Value::Bool(true))
+                })
+                .map(|t| t.name.to_string())
+                .collect();
+            names.sort();
+            names
+        };
+        let mut asking: Vec<String> = WRITE_TOOLS
+            .iter()
+            .filter(|n| !UNASKED_TOOLS.contains(n))
+            .map(|n| (*n).to_owned())
+            .collect();
+        asking.sort();
+        assert!(asking.contains(&"delete_draft".to_owned()));
+        assert_eq!(marked(false, true), asking);
+        assert!(marked(false, false).is_empty());
+        assert!(marked(true, true).is_empty(), "porter asks itself then");
+    }
+
+    #[test]
+    fn own_state_tools_never_ask_and_say_so() {
+        for ask in [true, false] {
+            for tool in server(Transport::Stdio, true, ask).tools() {
+                if UNASKED_TOOLS.contains(&tool.name.as_ref()) {
+                    let about = tool.description.as_deref().unwrap_or_default();
+                    assert!(about.contains("does not ask"), "{}: {about}", tool.name);
+                    assert!(
+                        !about.contains("asks the person to confirm"),
+                        "{}",
+                        tool.name
+                    );
+                }
             }
         }
     }

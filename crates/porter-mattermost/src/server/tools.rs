@@ -468,7 +468,7 @@ impl MattermostServer {
     }
 
     /// The teams the account belongs to.
-    async fn my_teams(&self) -> Result<Vec<Team>, Failure> {
+    pub(crate) async fn my_teams(&self) -> Result<Vec<Team>, Failure> {
         Ok(self.shared.client.my_teams().await?)
     }
 

@@ -36,7 +36,7 @@ use crate::outgoing::{self, FileRequest, OutgoingLimits, Prepared, PreparedFile,
 use crate::{Channel, Error, NewPost, UploadFile, User};
 
 /// `CONFIRM` is the one field of the question's form.
-pub(super) const CONFIRM: &str = "confirm";
+pub(crate) const CONFIRM: &str = "confirm";
 /// `MAX_GROUP_OTHERS` / `MIN_GROUP_OTHERS`: a group message has 3 to 8
 /// members, the account included.
 const MIN_GROUP_OTHERS: usize = 2;
@@ -252,12 +252,12 @@ struct Asked {
 }
 
 /// How the person answered.
-pub(super) enum Answer {
+pub(crate) enum Answer {
     Yes,
     No(String),
 }
 
-pub(super) fn now_ms() -> u64 {
+pub(crate) fn now_ms() -> u64 {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map_or(0, |d| d.as_millis() as u64)
@@ -579,7 +579,7 @@ impl MattermostServer {
     }
 
     /// Asks during the call (sessions up to 2025-11-25).
-    async fn ask_now(
+    pub(crate) async fn ask_now(
         &self,
         tool: &str,
         title: &str,
@@ -670,7 +670,7 @@ impl MattermostServer {
 
 /// Whether the client said it can show a form (`elicitation` with `form`,
 /// or with neither mode, which means form).
-pub(super) fn can_elicit(context: &RequestContext<RoleServer>) -> bool {
+pub(crate) fn can_elicit(context: &RequestContext<RoleServer>) -> bool {
     context
         .client_capabilities()
         .and_then(|caps| caps.elicitation)
@@ -679,7 +679,7 @@ pub(super) fn can_elicit(context: &RequestContext<RoleServer>) -> bool {
 
 /// The question's form: one required boolean, no default, so a client
 /// that approves everything cannot tick it unseen.
-fn form(title: &str, text: String) -> Result<ElicitRequestParams, Failure> {
+pub(crate) fn form(title: &str, text: String) -> Result<ElicitRequestParams, Failure> {
     form_with(
         title,
         text,
@@ -690,7 +690,7 @@ fn form(title: &str, text: String) -> Result<ElicitRequestParams, Failure> {
 
 /// The question's form with the box's own label and description, for
 /// changes other than posting.
-pub(super) fn form_with(
+pub(crate) fn form_with(
     title: &str,
     text: String,
     label: &str,
@@ -745,7 +745,7 @@ pub(super) fn judge(result: &ElicitResult, tool: &str, time_ms: u64, limit: Dura
 }
 
 /// The answer in a 2026-07-28 retry.
-fn answer_of(
+pub(crate) fn answer_of(
     answers: Option<&rmcp::model::InputResponses>,
     tool: &str,
     time_ms: u64,
@@ -791,7 +791,7 @@ fn file_requests(files: &[FileArg]) -> Result<Vec<FileRequest>, Failure> {
 }
 
 /// A digest of the call's input: the tool and its canonical arguments.
-pub(super) fn input_digest(tool: &str, input: &Value) -> String {
+pub(crate) fn input_digest(tool: &str, input: &Value) -> String {
     let mut bytes = tool.as_bytes().to_vec();
     bytes.push(0);
     bytes.extend_from_slice(canonical_json(input).as_bytes());
@@ -799,7 +799,7 @@ pub(super) fn input_digest(tool: &str, input: &Value) -> String {
 }
 
 /// What a sealed question is bound to.
-pub(super) fn ask_binding(tool: &str, digest: &str) -> Vec<u8> {
+pub(crate) fn ask_binding(tool: &str, digest: &str) -> Vec<u8> {
     format!("porter/ask/v1\0{tool}\0{digest}").into_bytes()
 }
 

@@ -4,6 +4,7 @@
 mod channels;
 mod channels_more;
 mod files;
+pub(crate) mod own_state;
 mod post_changes;
 mod posts;
 mod search;
@@ -100,6 +101,7 @@ pub(crate) fn router(sim: &Sim) -> Router {
         .route("/files/{file_id}/info", get(files::info))
         .merge(channels_more::routes())
         .merge(post_changes::routes())
+        .merge(own_state::routes())
         .fallback(no_route)
         .method_not_allowed_fallback(no_route);
 

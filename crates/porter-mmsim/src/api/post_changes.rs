@@ -16,7 +16,7 @@ use super::{
 };
 use crate::Sim;
 use crate::error::ApiError;
-use crate::model::{Preference, Reaction, StoredPost, now_millis};
+use crate::model::{Reaction, StoredPost, now_millis};
 use crate::state::State as ServerState;
 
 /// `THREADS_PAGE_DEFAULT` is the server's page of followed threads.
@@ -41,7 +41,6 @@ pub(crate) fn routes() -> Router<Sim> {
             delete(remove_reaction),
         )
         .route("/users/{user_id}/posts/flagged", get(flagged))
-        .route("/users/{user_id}/preferences", put(save_preferences))
         .route("/users/{user_id}/teams/{team_id}/threads", get(threads))
 }
 
@@ -407,33 +406,6 @@ pub(crate) async fn flagged(
         .take(per_page)
         .collect();
     ok(&post_list(&state, &order, &[], "", "", None))
-}
-
-/// `PUT /users/{user_id}/preferences`: stores one's own preferences (a
-/// saved post is `{category: "flagged_post", name: <post id>, value: "true"}`).
-pub(crate) async fn save_preferences(
-    State(sim): State<Sim>,
-    session: Session,
-    PathParams(raw_user): PathParams<String>,
-    body: Body,
-) -> ApiResult {
-    let user_id = user_param(&session, &raw_user)?;
-    require_self(&session, &user_id)?;
-    let list: Vec<Preference> = body.json("preferences")?;
-    if list.is_empty() || list.iter().any(|p| p.user_id != user_id) {
-        return Err(ApiError::invalid_body_param("preferences"));
-    }
-    let mut state = sim.lock();
-    for preference in list {
-        state.preferences.retain(|p| {
-            !(p.user_id == preference.user_id
-                && p.category == preference.category
-                && p.name == preference.name)
-        });
-        state.preferences.push(preference);
-    }
-    drop(state);
-    status_ok()
 }
 
 /// `GET /users/{user_id}/teams/{team_id}/threads`: the threads a person

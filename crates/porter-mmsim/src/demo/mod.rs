@@ -18,6 +18,11 @@ pub(crate) fn seed() -> Seed {
         email: format!("{username}@example.com"),
         position: position.to_owned(),
         deleted,
+        // Public like the tokens, so `porter mattermost login --username`
+        // and Client4's `login` can be tried against the demo; carol's
+        // account has MFA (code 123456).
+        password: Some(format!("demo-{username}-password")),
+        mfa_code: (username == "carol").then(|| "123456".to_owned()),
         ..SeedUser::default()
     };
     let names = |list: &[&str]| list.iter().map(|s| (*s).to_owned()).collect::<Vec<_>>();
