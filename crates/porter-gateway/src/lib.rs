@@ -32,6 +32,7 @@ pub mod file;
 pub mod serve;
 pub mod session;
 pub mod upstream;
+pub mod web;
 
 use std::path::Path;
 use std::sync::Arc;
@@ -42,6 +43,7 @@ use crate::access::Keys;
 use crate::config::Config;
 use crate::file::Files;
 use crate::upstream::Upstreams;
+use crate::web::Web;
 
 /// `Gateway` is what every session shares: the config, the inbox, the File
 /// tool, the upstream connections and the API keys.
@@ -59,6 +61,8 @@ pub struct Gateway {
     /// Each run's redactor, shared by every session and request of the run.
     redactors:
         std::sync::Mutex<std::collections::HashMap<porter_inbox::RunId, porter_net::Redactor>>,
+    /// The `HTTP` and `WebFetch` tools.
+    pub web: Web,
 }
 
 /// Each owner's (key name, tenant) shared run and when it was last used.
@@ -73,6 +77,7 @@ impl Gateway {
         let files = Arc::new(Files::new(inbox.clone(), config.volumes.clone()));
         let upstreams = Arc::new(Upstreams::new(&config.mcp_servers));
         let net = porter_net::Net::new(config.net_policy())?;
+        let web = Web::new(net.clone(), inbox.clone());
         Ok(Arc::new(Self {
             config,
             net,
@@ -82,6 +87,7 @@ impl Gateway {
             keys,
             shared_runs: std::sync::Mutex::default(),
             redactors: std::sync::Mutex::default(),
+            web,
         }))
     }
 }

@@ -301,7 +301,9 @@ impl ServerHandler for Session {
                  this gateway. Files their results carry are kept in this run's inbox and shown \
                  as one line: [file: volume:inbox:<path> · type · size · sha256 · from origin]. \
                  Use the File tool with that reference to look at a file (op read), its details \
-                 (op stat), the inbox's list (op ls), or to keep a copy in a volume (op keep).",
+                 (op stat), the inbox's list (op ls), or to keep a copy in a volume (op keep). \
+                 HTTP makes one request and WebFetch reads a page as Markdown; a binary body they \
+                 fetch lands in the inbox the same way.",
             )
     }
 
@@ -321,6 +323,7 @@ impl ServerHandler for Session {
         _context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
         let mut tools = vec![Files::tool()];
+        tools.extend(crate::web::Web::tools());
         tools.extend(self.gateway.upstreams.tools().await);
         Ok(ListToolsResult::with_all_items(tools))
     }
@@ -336,6 +339,16 @@ impl ServerHandler for Session {
             let arguments = serde_json::Value::Object(request.arguments.unwrap_or_default());
             return Ok(self.gateway.files.call(caller, run, arguments).await.into());
         }
+        if crate::web::Web::handles(name) {
+            let arguments = serde_json::Value::Object(request.arguments.unwrap_or_default());
+            let cx = self.call_context(&context, run);
+            return Ok(self
+                .gateway
+                .web
+                .call(name, caller, run, arguments, &cx)
+                .await
+                .into());
+        }
         if let Some((server, tool)) = split_tool_name(name) {
             return Ok(self
                 .call_upstream(run, server, tool, request.arguments, &context)
@@ -343,7 +356,7 @@ impl ServerHandler for Session {
                 .into());
         }
         Ok(CallToolResult::error(vec![ContentBlock::text(format!(
-            "this gateway has no tool named {name:?}; its tools are File and \
+            "this gateway has no tool named {name:?}; its tools are File, HTTP, WebFetch and \
              mcp__<server>__<tool> for each upstream server's tools (list the tools to see them)"
         ))])
         .into())
