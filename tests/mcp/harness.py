@@ -39,12 +39,16 @@ REPO = Path(__file__).resolve().parents[2]
 # Every request a read tool may make: reads, and the POSTs Mattermost uses
 # for searches and batch look-ups (they change nothing).
 READ_POST_PATHS = re.compile(
-    r"^/api/v4/(?:(?:teams/[^/]+/)?(?:posts|files)/search|users/(?:search|usernames|ids))$"
+    r"^/api/v4/(?:(?:teams/[^/]+/)?(?:posts|files)/search|users/(?:search|usernames|ids|status/ids))$"
 )
 
-# The read tools and write tools issue 4 names; save_file is the local one.
+# The 45 tools of the catalogue by kind (docs/tools.md, the spec's "full
+# catalogue"): R reads (always listed), L local (stdio only), A changes what
+# others see and asks first, U changes only the person's own state and never
+# asks. A and U are listed only with MM_MCP_ALLOW_WRITES=true.
 READ_TOOLS = frozenset(
     {
+        # core
         "get_me",
         "get_users",
         "search_users",
@@ -57,24 +61,60 @@ READ_TOOLS = frozenset(
         "search_posts",
         "search_files",
         "read_file",
+        # teams, channels, people
+        "get_team_info",
+        "list_team_channels",
+        "list_archived_channels",
+        "get_channel_stats",
+        "get_status",
+        # reading more
+        "read_unread",
+        "list_threads",
+        "list_pinned_posts",
+        "list_saved",
+        "list_mentions",
+        # drafts, diagnose
         "list_drafts",
         "diagnose",
     }
 )
 LOCAL_TOOLS = frozenset({"save_file"})
-WRITE_TOOLS = frozenset(
+ASKING_TOOLS = frozenset(
     {
         "create_post",
         "dm",
         "group_message",
+        "join_channel",
+        "leave_channel",
+        "create_channel",
+        "add_channel_members",
+        "set_status",
+        "update_post",
+        "delete_post",
+        "add_reaction",
+        "remove_reaction",
+        "pin_post",
+        "delete_draft",
+    }
+)
+UNASKED_TOOLS = frozenset(
+    {
+        "mark_channel_read",
         "typing",
         "follow_thread",
         "save_post",
         "set_post_reminder",
         "save_draft",
-        "delete_draft",
     }
 )
+WRITE_TOOLS = ASKING_TOOLS | UNASKED_TOOLS
+ALL_TOOLS = READ_TOOLS | LOCAL_TOOLS | WRITE_TOOLS
+KINDS = {
+    **{name: "R" for name in READ_TOOLS},
+    **{name: "L" for name in LOCAL_TOOLS},
+    **{name: "A" for name in ASKING_TOOLS},
+    **{name: "U" for name in UNASKED_TOOLS},
+}
 
 CLIENT_TIMEOUT_S = 60.0
 START_TIMEOUT_S = 30.0

@@ -1,10 +1,13 @@
 """The server checks itself: annotations, which tools each configuration
-lists, what the read tools ask Mattermost, and the tools documentation.
-Each scan fails when it finds nothing to check, so an empty listing or an
-empty request log can never pass."""
+lists, which tools ask, what the read tools ask Mattermost, the tools
+documentation (every tool, its kind and title, and no tool that does not
+exist), and that every listed tool is called by some integration test here.
+Each scan fails when it finds nothing to check, so an empty listing, an
+empty request log, an empty page or an empty test directory can never pass."""
 
 from __future__ import annotations
 
+import ast
 import re
 from pathlib import Path
 from typing import Any
@@ -13,9 +16,13 @@ import mcp_types as types
 import pytest
 
 from harness import (
+    ALL_TOOLS,
+    ASKING_TOOLS,
+    KINDS,
     LOCAL_TOOLS,
     READ_TOOLS,
     REPO,
+    UNASKED_TOOLS,
     WRITE_TOOLS,
     Home,
     list_all_tools,
@@ -28,6 +35,9 @@ from harness import (
 )
 
 pytestmark = pytest.mark.anyio
+
+# The catalogue of the spec: parity with mm-mcp.
+CATALOGUE_SIZE = 45
 
 
 async def listing(sim, home: Home, tmp_path: Path, transport: str, writes: bool) -> dict[str, types.Tool]:
@@ -154,19 +164,232 @@ async def test_read_tools_issue_only_reads_and_search_posts(read_sim, home: Home
     assert not failures, "\n".join(failures)
 
 
-def documented_tools() -> list[str]:
+TABLE_ROW = re.compile(r"^\| `([a-z_]+)` \| ([RALU]) \| (.+?) \|\s*$", flags=re.M)
+HEADING = re.compile(r"^#{2,4} `([a-z_]+)`\s*$", flags=re.M)
+
+
+def tools_page() -> str:
     doc = REPO / "docs" / "tools.md"
     assert doc.exists(), "docs/tools.md is missing"
-    names = re.findall(r"^#{2,4} `([a-z_]+)`", doc.read_text(), flags=re.M)
+    return doc.read_text()
+
+
+def documented_tools(page: str) -> list[str]:
+    """The tools the page has a section for (headings like ### `read_file`)."""
+    names = HEADING.findall(page)
     assert names, "docs/tools.md names no tool (headings like ### `read_file`): nothing to check"
     return names
 
 
+def table_rows(page: str) -> list[tuple[str, str, str]]:
+    """The rows of the page's table: (tool, kind, title)."""
+    rows = TABLE_ROW.findall(page)
+    assert rows, "docs/tools.md has no table rows like | `get_me` | R | Who am I |: nothing to check"
+    return rows
+
+
+def section_kinds(page: str) -> dict[str, str]:
+    """The kind each section states first (**R.**, **A.**, …)."""
+    kinds = {}
+    parts = HEADING.split(page)
+    # parts: [before, name1, body1, name2, body2, …]
+    for name, body in zip(parts[1::2], parts[2::2]):
+        found = re.search(r"\*\*([RALU])\.\*\*", body)
+        kinds[name] = found.group(1) if found else "?"
+    return kinds
+
+
+def test_the_harness_knows_the_whole_catalogue_each_tool_of_one_kind():
+    groups = [READ_TOOLS, LOCAL_TOOLS, ASKING_TOOLS, UNASKED_TOOLS]
+    assert sum(len(g) for g in groups) == len(ALL_TOOLS) == len(KINDS) == CATALOGUE_SIZE, {
+        "R": len(READ_TOOLS),
+        "L": len(LOCAL_TOOLS),
+        "A": len(ASKING_TOOLS),
+        "U": len(UNASKED_TOOLS),
+    }
+    assert WRITE_TOOLS == ASKING_TOOLS | UNASKED_TOOLS
+
+
 async def test_the_tools_documentation_lists_every_tool_and_only_those(read_sim, home: Home, tmp_path: Path):
     tools = await listing(read_sim, home, tmp_path, "stdio", writes=True)
-    documented = documented_tools()
+    assert len(tools) == CATALOGUE_SIZE, f"the server lists {len(tools)} tools, not {CATALOGUE_SIZE}: {sorted(tools)}"
+    page = tools_page()
+    documented = documented_tools(page)
     assert len(documented) == len(set(documented)), f"a tool is documented twice: {documented}"
     missing = set(tools) - set(documented)
     extra = set(documented) - set(tools)
     assert not missing, f"docs/tools.md lacks {sorted(missing)}"
     assert not extra, f"docs/tools.md documents tools the server does not list: {sorted(extra)}"
+
+    rows = table_rows(page)
+    in_table = [name for name, _, _ in rows]
+    assert len(in_table) == len(set(in_table)), f"a tool is in the table twice: {in_table}"
+    assert set(in_table) == set(tools), f"the table differs from the listing: {sorted(set(in_table) ^ set(tools))}"
+    problems = []
+    stated = section_kinds(page)
+    for name, kind, title in rows:
+        if kind != KINDS[name]:
+            problems.append(f"{name}: the table says {kind}, the catalogue {KINDS[name]}")
+        if stated.get(name) != KINDS[name]:
+            problems.append(f"{name}: its section says **{stated.get(name)}.**, the catalogue {KINDS[name]}")
+        listed_title = tool_title(tools[name])
+        if title.strip() != listed_title:
+            problems.append(f"{name}: the table's title {title.strip()!r}, the server's {listed_title!r}")
+    assert not problems, "\n".join(problems)
+
+
+async def test_exactly_the_asking_tools_ask_and_carry_the_claude_code_mark_when_forced(read_sim, home: Home, tmp_path: Path):
+    """The A/U split of the catalogue is what the server does: with asking on,
+    the descriptions of A tools (only) say porter asks first; with asking off
+    and the Claude Code mark forced, exactly the A tools carry it."""
+    asking = await listing(read_sim, home, tmp_path, "stdio", writes=True)
+    says_it_asks = {name for name, t in asking.items() if "asks the person to confirm" in (t.description or "")}
+    assert says_it_asks == ASKING_TOOLS, sorted(says_it_asks ^ ASKING_TOOLS)
+
+    env = server_env(
+        read_sim,
+        home,
+        writes=True,
+        extra={"MM_MCP_ASK_BEFORE_WRITES": "false", "MM_MCP_FORCE_HUMAN_IN_THE_LOOP_IN_CLAUDE_CODE": "true"},
+    )
+    async with serve("stdio", env, tmp_path) as served:
+        forced = {t.name: t for t in await list_all_tools(served.client)}
+    marked = {name for name, t in forced.items() if (t.meta or {}).get("anthropic/requiresUserInteraction") is True}
+    assert marked == ASKING_TOOLS, sorted(marked ^ ASKING_TOOLS)
+    assert set(forced) == set(asking), "the listing depends only on MM_MCP_ALLOW_WRITES"
+
+
+# --------------------------------------------------------------------------
+# Every tool is called by some integration test
+
+CALLERS = frozenset({"call_tool", "call"})
+
+
+def _callee(func: ast.expr) -> str | None:
+    if isinstance(func, ast.Attribute):
+        return func.attr
+    if isinstance(func, ast.Name):
+        return func.id
+    return None
+
+
+def _strings(node: ast.AST | None, index: int | None, names: dict[str, ast.AST]) -> set[str]:
+    """The string values a parametrize list gives one argument (the
+    `index`-th of each tuple, or each element when `index` is None): from a
+    literal list or tuple, a module-level list or dict (its keys), `list(X)`
+    and `pytest.param(...)`."""
+    if node is None:
+        return set()
+    if isinstance(node, ast.Name):
+        return _strings(names.get(node.id), index, names)
+    if isinstance(node, ast.Call) and _callee(node.func) in ("list", "tuple", "sorted") and node.args:
+        return _strings(node.args[0], index, names)
+    if isinstance(node, ast.Dict):
+        return {k.value for k in node.keys if isinstance(k, ast.Constant) and isinstance(k.value, str)}
+    if isinstance(node, (ast.List, ast.Tuple, ast.Set)):
+        found: set[str] = set()
+        for element in node.elts:
+            if isinstance(element, ast.Call) and _callee(element.func) == "param":
+                element = ast.Tuple(elts=element.args) if index is not None else (element.args[0] if element.args else None)
+            if index is None:
+                if isinstance(element, ast.Constant) and isinstance(element.value, str):
+                    found.add(element.value)
+            elif isinstance(element, ast.Tuple) and len(element.elts) > index:
+                item = element.elts[index]
+                if isinstance(item, ast.Constant) and isinstance(item.value, str):
+                    found.add(item.value)
+        return found
+    return set()
+
+
+def _parametrized(decorator: ast.expr) -> tuple[list[str], ast.AST | None]:
+    """The argument names and values of `@pytest.mark.parametrize(...)`."""
+    if not (isinstance(decorator, ast.Call) and _callee(decorator.func) == "parametrize" and decorator.args):
+        return [], None
+    spec = decorator.args[0]
+    if isinstance(spec, ast.Constant) and isinstance(spec.value, str):
+        argnames = [a.strip() for a in spec.value.split(",")]
+    elif isinstance(spec, (ast.Tuple, ast.List)):
+        argnames = [e.value for e in spec.elts if isinstance(e, ast.Constant)]
+    else:
+        return [], None
+    return argnames, decorator.args[1] if len(decorator.args) > 1 else None
+
+
+def tools_called_in(source: str, filename: str = "<test>") -> set[str]:
+    """The tool names a test module calls: `call_tool("name", …)` or
+    `call("name", …)` with a literal name, and `call_tool(tool, …)` where
+    `tool` is a parameter of a parametrized test (its listed values). A name
+    computed at run time (`tool.name` from a listing) does not count: it
+    proves only that the tool answered, not what it did."""
+    tree = ast.parse(source, filename=filename)
+    names = {
+        target.id: node.value
+        for node in tree.body
+        if isinstance(node, ast.Assign)
+        for target in node.targets
+        if isinstance(target, ast.Name)
+    }
+    found: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and _callee(node.func) in CALLERS and node.args:
+            first = node.args[0]
+            if isinstance(first, ast.Constant) and isinstance(first.value, str):
+                found.add(first.value)
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            by_parameter = {
+                call.args[0].id
+                for call in ast.walk(node)
+                if isinstance(call, ast.Call)
+                and _callee(call.func) in CALLERS
+                and call.args
+                and isinstance(call.args[0], ast.Name)
+            }
+            for decorator in node.decorator_list:
+                argnames, values = _parametrized(decorator)
+                for parameter in by_parameter & set(argnames):
+                    index = None if len(argnames) == 1 else argnames.index(parameter)
+                    found |= _strings(values, index, names)
+    return found
+
+
+def test_the_call_scan_finds_literal_and_parametrized_calls_but_not_computed_ones():
+    source = """
+import pytest
+CALLS = {"dm": {}, "group_message": {}}
+
+async def helper(served):
+    return await served.client.call_tool("read_file", {})
+
+@pytest.mark.parametrize("tool", list(CALLS))
+async def test_a(served, tool):
+    await served.client.call_tool(tool, {})
+
+@pytest.mark.parametrize(("tool", "args"), [("pin_post", {}), pytest.param("add_reaction", {})])
+async def test_b(served, tool, args):
+    call = served.client.call_tool
+    await call(tool, args)
+    await call("get_me", {})
+
+@pytest.mark.parametrize("other", ["not_a_call"])
+async def test_c(served, tools, other):
+    for t in tools:
+        await served.client.call_tool(t.name, {})
+"""
+    assert tools_called_in(source) == {"read_file", "dm", "group_message", "pin_post", "add_reaction", "get_me"}
+
+
+async def test_every_listed_tool_is_called_by_some_integration_test(read_sim, home: Home, tmp_path: Path):
+    tools = await listing(read_sim, home, tmp_path, "stdio", writes=True)
+    here = Path(__file__).resolve().parent
+    modules = sorted(p for p in here.glob("test_*.py") if p.name != Path(__file__).name)
+    assert modules, f"no test modules beside {Path(__file__).name}: nothing to scan"
+    called_by: dict[str, list[str]] = {}
+    for module in modules:
+        for name in tools_called_in(module.read_text(), str(module)):
+            called_by.setdefault(name, []).append(module.name)
+    assert called_by, f"the scan of {[m.name for m in modules]} found no tool call at all: the scan is broken"
+    uncalled = sorted(set(tools) - set(called_by))
+    assert not uncalled, f"no integration test calls {uncalled} (by call_tool(\"<name>\", …) or a parametrized call)"
+    unknown = sorted(set(called_by) - set(tools))
+    assert not unknown, f"tests call tools the server does not list: {[(n, called_by[n]) for n in unknown]}"

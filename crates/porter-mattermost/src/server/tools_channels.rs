@@ -350,7 +350,7 @@ impl MattermostServer {
     #[tool(
         name = "mark_channel_read",
         title = "Mark a channel read",
-        description = "Marks a channel you are in as read, for you only (others see no change), so it stops counting as unread. Does not ask first.",
+        description = "Marks a channel you are in as read, for you only (others see no change), so it stops counting as unread. It changes only your own state, so porter does not ask the person.",
         annotations(title = "Mark a channel read", read_only_hint = false, destructive_hint = false, idempotent_hint = true, open_world_hint = false),
         output_schema = schema_for_output::<ChangedOut>()
     )]
