@@ -51,6 +51,9 @@ pub struct Config {
     /// The network policy of every request the gateway makes for a run
     /// (`HTTP`, `WebFetch`, `File download`/`upload`).
     pub http: HttpConfig,
+    /// The `Git` tool: the hosts it may fetch from and push to, the identity
+    /// of its commits, and the credentials it may send.
+    pub git: crate::git::GitConfig,
 }
 
 /// `HttpConfig` is the operator's network policy. The defaults reach any
@@ -176,6 +179,9 @@ pub struct Profile {
     /// The configured volumes the profile may use (never `inbox`: the inbox
     /// needs only the `File` grant).
     pub volumes: Vec<String>,
+    /// What the `Git` tool may do with remotes: `[fetch]` or
+    /// `[fetch, push]`; empty (the default): no network ops.
+    pub git_remote: Vec<crate::git::RemoteDirection>,
 }
 
 /// `Role` is what an API key may do with other keys' runs.
@@ -367,7 +373,46 @@ impl Config {
                 .proxy
                 .as_deref()
                 .and_then(|p| url::Url::parse(p).ok()),
+            extra_roots: Vec::new(),
         }
+    }
+
+    /// The `git` section with its credentials' `${ENV_NAME}` tokens read
+    /// through `vars`.
+    pub fn git_resolved(
+        &self,
+        vars: &dyn Fn(&str) -> Option<String>,
+    ) -> Result<crate::git::GitConfig, ConfigError> {
+        let mut git = self.git.clone();
+        for (index, credential) in git.credentials.iter_mut().enumerate() {
+            credential.token = expand(&credential.token, vars).map_err(|e| match e {
+                Expand::Unset(var) => ConfigError::MissingVar {
+                    key: format!("git credential {}", credential.name),
+                    var,
+                },
+                Expand::Unclosed => ConfigError::Invalid {
+                    key: format!("git.credentials[{index}].token"),
+                    message: "`${` is not closed; write ${ENV_NAME}".to_owned(),
+                },
+            })?;
+        }
+        Ok(git)
+    }
+
+    /// What the `Git` tool of a run owned by key `key_name` may do with
+    /// remotes (the `default` profile's for the local user).
+    #[must_use]
+    pub fn git_remote_of(&self, key_name: &str) -> Vec<crate::git::RemoteDirection> {
+        let profile = self
+            .api_keys
+            .iter()
+            .find(|k| k.name == key_name)
+            .and_then(|k| k.profile.as_deref())
+            .or_else(|| (key_name == "local").then_some("default"));
+        profile
+            .and_then(|name| self.profiles.get(name))
+            .map(|p| p.git_remote.clone())
+            .unwrap_or_default()
     }
 
     /// The API keys with their secrets resolved through `vars` and their

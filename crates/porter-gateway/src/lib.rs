@@ -29,6 +29,7 @@ pub mod api;
 pub mod config;
 pub mod context;
 pub mod file;
+pub mod git;
 pub mod serve;
 pub mod session;
 pub mod upstream;
@@ -63,6 +64,8 @@ pub struct Gateway {
         std::sync::Mutex<std::collections::HashMap<porter_inbox::RunId, porter_net::Redactor>>,
     /// The `HTTP` and `WebFetch` tools.
     pub web: Web,
+    /// The `Git` tool.
+    pub git: git::GitTool,
 }
 
 /// Each owner's (key name, tenant) shared run and when it was last used.
@@ -73,11 +76,15 @@ impl Gateway {
     /// Opens the inbox under `data_dir` and gets ready to start upstream
     /// servers on first use.
     pub fn new(config: Config, data_dir: &Path, keys: Keys) -> anyhow::Result<Arc<Self>> {
+        porter_git::init()?;
         let inbox = Arc::new(Inbox::open(data_dir, config.limits())?);
         let files = Arc::new(Files::new(inbox.clone(), config.volumes.clone()));
         let upstreams = Arc::new(Upstreams::new(&config.mcp_servers));
         let net = porter_net::Net::new(config.net_policy())?;
         let web = Web::new(net.clone(), inbox.clone());
+        let git_net =
+            porter_net::Net::new(git::GitTool::net_policy(&config.net_policy(), &config.git))?;
+        let git = git::GitTool::new(git_net, config.git.clone(), config.volumes.clone());
         Ok(Arc::new(Self {
             config,
             net,
@@ -88,6 +95,7 @@ impl Gateway {
             shared_runs: std::sync::Mutex::default(),
             redactors: std::sync::Mutex::default(),
             web,
+            git,
         }))
     }
 }

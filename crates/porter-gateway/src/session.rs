@@ -324,6 +324,7 @@ impl ServerHandler for Session {
     ) -> Result<ListToolsResult, ErrorData> {
         let mut tools = vec![Files::tool()];
         tools.extend(crate::web::Web::tools());
+        tools.push(crate::git::GitTool::tool());
         tools.extend(self.gateway.upstreams.tools().await);
         Ok(ListToolsResult::with_all_items(tools))
     }
@@ -349,6 +350,29 @@ impl ServerHandler for Session {
                 .await
                 .into());
         }
+        if name == crate::git::GIT_TOOL {
+            let Caller::Model { grants, volumes } = caller else {
+                return Ok(CallToolResult::error(vec![ContentBlock::text(
+                    "the Git tool is open only to a run's own model",
+                )])
+                .into());
+            };
+            if !grants.contains(&Grant::Git) {
+                return Ok(CallToolResult::error(vec![ContentBlock::text(
+                    "this run may not use Git: its profile has no Git grant; an operator can \
+                     add Git to the profile's grants in the gateway's config",
+                )])
+                .into());
+            }
+            let remote = self.gateway.config.git_remote_of(&run.owner.key_name);
+            let arguments = serde_json::Value::Object(request.arguments.unwrap_or_default());
+            return Ok(self
+                .gateway
+                .git
+                .call(volumes, &remote, &run.id.to_string(), arguments)
+                .await
+                .into());
+        }
         if let Some((server, tool)) = split_tool_name(name) {
             return Ok(self
                 .call_upstream(run, server, tool, request.arguments, &context)
@@ -356,7 +380,7 @@ impl ServerHandler for Session {
                 .into());
         }
         Ok(CallToolResult::error(vec![ContentBlock::text(format!(
-            "this gateway has no tool named {name:?}; its tools are File, HTTP, WebFetch and \
+            "this gateway has no tool named {name:?}; its tools are File, HTTP, WebFetch, Git and \
              mcp__<server>__<tool> for each upstream server's tools (list the tools to see them)"
         ))])
         .into())

@@ -148,6 +148,11 @@ fn build_client(
             reqwest::Proxy::all(proxy.as_str()).map_err(|source| NetError::Setup { source })?;
         builder = builder.proxy(proxy);
     }
+    for pem in &policy.extra_roots {
+        let roots = reqwest::Certificate::from_pem_bundle(pem.as_bytes())
+            .map_err(|source| NetError::Setup { source })?;
+        builder = builder.tls_certs_merge(roots);
+    }
     builder.build().map_err(|source| NetError::Setup { source })
 }
 

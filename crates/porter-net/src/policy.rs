@@ -53,6 +53,18 @@ pub struct Policy {
     /// proxy's job; the allow list and the IP-literal check still apply. The
     /// proxy's own host skips the guard (the operator named it).
     pub proxy: Option<Url>,
+    /// `extra_roots` are PEM certificates trusted as roots beside the
+    /// platform's own (for an operator's internal CA, and for tests that
+    /// serve https on loopback with a CA of their own).
+    ///
+    /// # Risk
+    ///
+    /// Whoever holds the private key of an extra root can impersonate *any*
+    /// https host to porter, not only the operator's own: every allow-listed
+    /// host, every credential sent to one and every byte fetched. List only a
+    /// CA whose key the operator controls, and prefer a name-constrained one.
+    /// An entry that is not a PEM certificate makes [`crate::Net::new`] fail.
+    pub extra_roots: Vec<String>,
 }
 
 impl Default for Policy {
@@ -63,6 +75,7 @@ impl Default for Policy {
             timeout: DEFAULT_TIMEOUT,
             max_redirects: DEFAULT_MAX_REDIRECTS,
             proxy: None,
+            extra_roots: Vec::new(),
         }
     }
 }

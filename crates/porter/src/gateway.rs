@@ -83,6 +83,14 @@ pub fn run(args: GatewayArgs) -> ExitCode {
                     return ExitCode::from(2);
                 }
             };
+            let mut config = config;
+            config.git = match config.git_resolved(&vars) {
+                Ok(git) => git,
+                Err(error) => {
+                    eprintln!("porter: {error}");
+                    return ExitCode::from(2);
+                }
+            };
             let keys = match config.keys(&vars) {
                 Ok(keys) => keys,
                 Err(error) => {

@@ -1,0 +1,52 @@
+//! `porter-git` does git in-process for porter's `Git` tool, so that a
+//! model can clone, read, commit and push without a shell, a `git` process
+//! or a token it could read.
+//!
+//! The engine is libgit2 (through `git2`, built from source with neither
+//! its own https nor ssh). [`init`] runs once per process: it empties the
+//! system, global and XDG config search paths, registers a smart-HTTP
+//! transport for `https` whose every request goes through
+//! [`porter_net::Net`] (host policy, private-address guard) and refuses
+//! `http`, `git`, `ssh` and `file` URLs outright. libgit2 runs no hooks, no
+//! external filter, no fsmonitor and no credential helper, and porter never
+//! starts a process.
+//!
+//! Operations take the repository's folder (the gateway resolves it inside
+//! a volume and decides read-only or read-write): [`read`] (status, log,
+//! show, diff, blame, grep, ls_files, branch_list, tag_list, rev_parse),
+//! [`change`] (init, add, rm, commit, checkout, branch_create/delete,
+//! tag_create, fast-forward merge, reset) and [`network`] (clone, fetch,
+//! pull, push, ls_remote). Long outputs come in [`Page`]s. Before any
+//! checkout the tree is walked by [`paths::check_tree`]: every name checked
+//! for `.git` aliases, `..`, devices and control characters, symlinks kept
+//! inside, and the walk stopped at a file count and 1 GiB.
+//!
+//! It deliberately reads no configuration: the caller hands in the
+//! [`Access`] (host lists, credentials) and the operator's [`Identity`].
+//! Network operations block: run them on `spawn_blocking`.
+//!
+//! ```no_run
+//! use porter_git::{read, page::Window};
+//!
+//! # fn demo() -> Result<(), porter_git::GitError> {
+//! let page = read::log("/volumes/work/repo".as_ref(), None, None, Window::default())?;
+//! println!("{page}");
+//! # Ok(())
+//! # }
+//! ```
+
+pub mod change;
+mod error;
+pub mod network;
+pub mod page;
+pub mod paths;
+pub mod read;
+mod remote;
+mod transport;
+
+pub use change::{Identity, ResetMode};
+pub use error::{GitError, NetClass};
+pub use page::{Page, Window};
+pub use paths::Bounds;
+pub use remote::{Access, Credential, Direction, Refusal, Secret};
+pub use transport::{Network, init};

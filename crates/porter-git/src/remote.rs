@@ -1,0 +1,277 @@
+//! Who may reach which remote: the operator's host lists (fetch and push
+//! apart), the profile's `git_remote` directions, and the credentials that
+//! resolve only for the URLs they cover.
+
+use url::Url;
+
+use crate::error::{GitError, NetClass};
+
+/// `Direction` is which way a network operation moves objects.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Direction {
+    /// clone, fetch, pull, ls_remote: reading from a remote.
+    Fetch,
+    /// push: writing to a remote.
+    Push,
+}
+
+/// `Secret` holds a token. Its `Debug` shows only that one is there, so no
+/// log line or error can print it.
+#[derive(Clone, PartialEq, Eq)]
+pub struct Secret(String);
+
+impl Secret {
+    /// `new` wraps a token.
+    #[must_use]
+    pub fn new(token: impl Into<String>) -> Secret {
+        Secret(token.into())
+    }
+
+    /// `expose` is the token itself, for the one header it goes into.
+    #[must_use]
+    pub fn expose(&self) -> &str {
+        &self.0
+    }
+}
+
+impl std::fmt::Debug for Secret {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Secret(…)")
+    }
+}
+
+/// `Credential` is one operator credential (config `git.credentials`). It is
+/// sent only to a URL that one of `allowed_urls` covers: same scheme, host
+/// and port, and a path beneath the allowed path on a `/` boundary.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Credential {
+    /// `name` appears in the audit log instead of the token.
+    pub name: String,
+    /// `allowed_urls` are the URL prefixes the credential may be sent to.
+    pub allowed_urls: Vec<Url>,
+    /// `username` goes with the token in HTTP Basic auth; forges that take
+    /// a token as the password accept any name (GitHub wants
+    /// `x-access-token`, the default).
+    pub username: Option<String>,
+    /// `token` is the secret itself.
+    pub token: Secret,
+}
+
+impl Credential {
+    /// `covers` says whether this credential may be sent to `target`.
+    #[must_use]
+    pub fn covers(&self, target: &Url) -> bool {
+        self.allowed_urls
+            .iter()
+            .any(|allowed| covers(allowed, target))
+    }
+}
+
+fn covers(allowed: &Url, target: &Url) -> bool {
+    if allowed.scheme() != target.scheme()
+        || allowed.host_str().map(str::to_ascii_lowercase)
+            != target.host_str().map(str::to_ascii_lowercase)
+        || allowed.port_or_known_default() != target.port_or_known_default()
+    {
+        return false;
+    }
+    let base = allowed.path().trim_end_matches('/');
+    let path = target.path();
+    path == base
+        || path
+            .strip_prefix(base)
+            .is_some_and(|rest| rest.starts_with('/'))
+}
+
+/// `Access` is what one run may reach: the operator's host lists narrowed
+/// by the profile's directions, and the operator's credentials.
+#[derive(Debug, Clone, Default)]
+pub struct Access {
+    /// Hosts fetched from (entries match like `http.allow_hosts`: the host
+    /// and its subdomains; `*` any public host).
+    pub fetch_hosts: Vec<String>,
+    /// Hosts pushed to; `None` (the default) turns push off for everyone.
+    pub push_hosts: Option<Vec<String>>,
+    /// Whether the profile's `git_remote` includes `push`.
+    pub may_push: bool,
+    /// The operator's credentials.
+    pub credentials: Vec<Credential>,
+}
+
+impl Access {
+    /// `check_url` judges a remote URL for `direction` at the moment it is
+    /// used: https only, no user or password in it, its host on the list
+    /// for that direction (and push allowed at all).
+    pub fn check_url(&self, text: &str, direction: Direction) -> Result<Url, Refusal> {
+        let url =
+            porter_net::check_url(text).map_err(|_| Refusal::new("the URL could not be read"))?;
+        if url.scheme() != "https" {
+            return Err(Refusal::new("only https remotes are used"));
+        }
+        if !url.username().is_empty() || url.password().is_some() {
+            return Err(Refusal::new(
+                "the URL carries a user or password; credentials come from the operator's config",
+            ));
+        }
+        let Some(host) = url.host_str() else {
+            return Err(Refusal::new("the URL names no host"));
+        };
+        let list = match direction {
+            Direction::Fetch => &self.fetch_hosts,
+            Direction::Push => {
+                if !self.may_push {
+                    return Err(Refusal::new(
+                        "this profile may not push (git_remote: [fetch])",
+                    ));
+                }
+                match &self.push_hosts {
+                    Some(list) => list,
+                    None => {
+                        return Err(Refusal::new(
+                            "push is off until the operator sets git.push_hosts",
+                        ));
+                    }
+                }
+            }
+        };
+        let policy = porter_net::Policy {
+            allow_hosts: list.clone(),
+            ..porter_net::Policy::default()
+        };
+        if !policy.allows_host(host) {
+            return Err(Refusal::new(match direction {
+                Direction::Fetch => "the host is not on the operator's fetch list",
+                Direction::Push => "the host is not on the operator's push list",
+            }));
+        }
+        Ok(url)
+    }
+
+    /// `credential_for` is the first credential that covers `url`, if any.
+    #[must_use]
+    pub fn credential_for(&self, url: &Url) -> Option<&Credential> {
+        self.credentials.iter().find(|c| c.covers(url))
+    }
+}
+
+/// `Refusal` is why a URL was not used; it goes to the log, the model sees
+/// only [`NetClass::Refused`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Refusal(pub &'static str);
+
+impl Refusal {
+    fn new(why: &'static str) -> Refusal {
+        Refusal(why)
+    }
+
+    /// `into_error` is the model-facing error for operation `op`.
+    #[must_use]
+    pub fn into_error(self, op: &'static str) -> GitError {
+        tracing::info!(target: "porter_git::audit", op, refused = self.0, "remote refused by policy");
+        GitError::Network {
+            op,
+            class: NetClass::Refused,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn url(text: &str) -> Url {
+        Url::parse(text).expect("the table holds URLs")
+    }
+
+    #[test]
+    fn a_credential_covers_only_its_host_port_and_path_beneath() {
+        let credential = Credential {
+            name: "ci".to_owned(),
+            allowed_urls: vec![url("https://git.example.org/team/")],
+            username: None,
+            token: Secret::new("t0ken"),
+        };
+        for (target, expected) in [
+            ("https://git.example.org/team/repo.git", true),
+            ("https://GIT.example.org/team/repo.git", true),
+            ("https://git.example.org:443/team", true),
+            ("https://git.example.org/teamx/repo.git", false),
+            ("https://git.example.org/other/repo.git", false),
+            ("https://git.example.org:8443/team/repo.git", false),
+            ("http://git.example.org/team/repo.git", false),
+            ("https://evil.example.org/team/repo.git", false),
+            ("https://git.example.org.evil.net/team/repo.git", false),
+        ] {
+            assert_eq!(credential.covers(&url(target)), expected, "{target}");
+        }
+        assert_eq!(format!("{:?}", credential.token), "Secret(…)");
+    }
+
+    #[test]
+    fn urls_are_judged_by_scheme_userinfo_direction_and_host_list() {
+        let mut access = Access {
+            fetch_hosts: vec!["example.org".to_owned()],
+            push_hosts: None,
+            may_push: true,
+            credentials: Vec::new(),
+        };
+        assert!(
+            access
+                .check_url("https://git.example.org/r.git", Direction::Fetch)
+                .is_ok()
+        );
+        assert!(
+            access
+                .check_url("http://example.org/r.git", Direction::Fetch)
+                .is_err()
+        );
+        assert!(
+            access
+                .check_url("ssh://example.org/r.git", Direction::Fetch)
+                .is_err()
+        );
+        assert!(
+            access
+                .check_url("file:///tmp/r.git", Direction::Fetch)
+                .is_err()
+        );
+        assert!(
+            access
+                .check_url("ext::sh -c touch% /tmp/pwned", Direction::Fetch)
+                .is_err()
+        );
+        assert!(
+            access
+                .check_url("https://user:pw@example.org/r.git", Direction::Fetch)
+                .is_err()
+        );
+        assert!(
+            access
+                .check_url("https://other.org/r.git", Direction::Fetch)
+                .is_err()
+        );
+        assert_eq!(
+            access.check_url("https://example.org/r.git", Direction::Push),
+            Err(Refusal(
+                "push is off until the operator sets git.push_hosts"
+            ))
+        );
+        access.push_hosts = Some(vec!["push.example.org".to_owned()]);
+        assert!(
+            access
+                .check_url("https://example.org/r.git", Direction::Push)
+                .is_err()
+        );
+        assert!(
+            access
+                .check_url("https://push.example.org/r.git", Direction::Push)
+                .is_ok()
+        );
+        access.may_push = false;
+        assert!(
+            access
+                .check_url("https://push.example.org/r.git", Direction::Push)
+                .is_err()
+        );
+    }
+}
