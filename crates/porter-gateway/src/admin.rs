@@ -80,7 +80,7 @@ pub fn outside_run(
             "{op} reaches the network and is open only to the run's own model, not from outside"
         ))),
         other => Err(Refusal::NotAllowed(format!(
-            "there is no File operation {other:?}; use stat, ls, read, keep, rm or clear"
+            "there is no File operation {other:?}; use stat, ls, read, keep, rm, clear, extract or import"
         ))),
     }
 }
@@ -102,7 +102,7 @@ impl AdminServer {
         let mut tool = Files::tool();
         tool.name = ADMIN_FILE_TOOL.into();
         tool.description = Some(
-            "Runs a File operation (stat, ls, read, keep, rm, clear) on the inbox of the run \
+            "Runs a File operation (stat, ls, read, keep, rm, clear, extract, import) on the inbox of the run \
              named by run_id, as the API key of this session."
                 .into(),
         );

@@ -28,6 +28,7 @@ pub mod admin;
 pub mod api;
 pub mod config;
 pub mod context;
+pub mod documents;
 pub mod file;
 pub mod git;
 pub mod serve;
@@ -42,6 +43,7 @@ use porter_inbox::Inbox;
 
 use crate::access::Keys;
 use crate::config::Config;
+use crate::documents::DocumentsTool;
 use crate::file::Files;
 use crate::upstream::Upstreams;
 use crate::web::Web;
@@ -54,6 +56,8 @@ pub struct Gateway {
     pub net: porter_net::Net,
     pub inbox: Arc<Inbox>,
     pub files: Arc<Files>,
+    /// The `Documents` tool (search and read what `File import` added).
+    pub documents: Arc<DocumentsTool>,
     pub upstreams: Arc<Upstreams>,
     pub keys: Keys,
     /// The shared run of each key for requests without a session, with
@@ -79,6 +83,7 @@ impl Gateway {
         porter_git::init()?;
         let inbox = Arc::new(Inbox::open(data_dir, config.limits())?);
         let files = Arc::new(Files::new(inbox.clone(), config.volumes.clone()));
+        let documents = Arc::new(DocumentsTool::new(inbox.clone()));
         let upstreams = Arc::new(Upstreams::new(&config.mcp_servers));
         let net = porter_net::Net::new(config.net_policy())?;
         let web = Web::new(net.clone(), inbox.clone());
@@ -90,6 +95,7 @@ impl Gateway {
             net,
             inbox,
             files,
+            documents,
             upstreams,
             keys,
             shared_runs: std::sync::Mutex::default(),

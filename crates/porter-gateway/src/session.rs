@@ -303,7 +303,9 @@ impl ServerHandler for Session {
                  Use the File tool with that reference to look at a file (op read), its details \
                  (op stat), the inbox's list (op ls), or to keep a copy in a volume (op keep). \
                  HTTP makes one request and WebFetch reads a page as Markdown; a binary body they \
-                 fetch lands in the inbox the same way.",
+                 fetch lands in the inbox the same way. File extract turns a document into \
+                 Markdown beside it; File import adds it to the searchable Documents; Git works \
+                 on repositories in volumes.",
             )
     }
 
@@ -322,7 +324,7 @@ impl ServerHandler for Session {
         _request: Option<PaginatedRequestParams>,
         _context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
-        let mut tools = vec![Files::tool()];
+        let mut tools = vec![Files::tool(), crate::documents::DocumentsTool::tool()];
         tools.extend(crate::web::Web::tools());
         tools.push(crate::git::GitTool::tool());
         tools.extend(self.gateway.upstreams.tools().await);
@@ -339,6 +341,11 @@ impl ServerHandler for Session {
         if name == FILE_TOOL {
             let arguments = serde_json::Value::Object(request.arguments.unwrap_or_default());
             return Ok(self.gateway.files.call(caller, run, arguments).await.into());
+        }
+        if name == crate::documents::DOCUMENTS_TOOL {
+            let arguments = serde_json::Value::Object(request.arguments.unwrap_or_default());
+            let reader = crate::documents::Reader::of(caller, run);
+            return Ok(self.gateway.documents.call(&reader, arguments).await.into());
         }
         if crate::web::Web::handles(name) {
             let arguments = serde_json::Value::Object(request.arguments.unwrap_or_default());
@@ -380,7 +387,7 @@ impl ServerHandler for Session {
                 .into());
         }
         Ok(CallToolResult::error(vec![ContentBlock::text(format!(
-            "this gateway has no tool named {name:?}; its tools are File, HTTP, WebFetch, Git and \
+            "this gateway has no tool named {name:?}; its tools are File, Documents, HTTP, WebFetch, Git and \
              mcp__<server>__<tool> for each upstream server's tools (list the tools to see them)"
         ))])
         .into())

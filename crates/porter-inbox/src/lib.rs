@@ -30,6 +30,7 @@
 //! # Ok(()) }
 //! ```
 
+pub mod documents;
 mod events;
 mod keeper;
 mod limits;
@@ -46,6 +47,7 @@ use std::time::{Duration, SystemTime};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest as _, Sha256};
 
+pub use documents::{Document, Documents, SqliteDocuments};
 pub use keeper::Keeper;
 pub use store::{Blobs, LocalBlobs, Records, SqliteRecords, Staged};
 pub use stub::{HASH_SHOWN_CHARS, inbox_ref};
@@ -131,6 +133,8 @@ pub enum Origin {
     WebFetch { host: String },
     /// `file:download`
     FileDownload,
+    /// `file:extract`: Markdown that `File extract` made from another file.
+    Extract,
 }
 
 /// `RunInfo` is one run's record.
@@ -268,6 +272,8 @@ struct Shared {
     records: Arc<dyn Records>,
     usage: limits::Usage,
     hub: events::Hub,
+    /// The Document store, when this inbox has one.
+    documents: Option<Arc<dyn Documents>>,
 }
 
 /// `DB_FILE` is the records database's name under the data dir.
@@ -288,10 +294,12 @@ impl Inbox {
         std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
         builder.create(data_dir).map_err(store::at(data_dir))?;
         let records = SqliteRecords::open(&data_dir.join(DB_FILE))?;
-        Self::with_stores(
+        let documents = SqliteDocuments::open(&data_dir.join(DB_FILE))?;
+        Self::with_all_stores(
             data_dir,
             Arc::new(LocalBlobs::new(data_dir)),
             Arc::new(records),
+            Some(Arc::new(documents)),
             limits,
         )
     }
@@ -303,6 +311,18 @@ impl Inbox {
         data_dir: &Path,
         blobs: Arc<dyn Blobs>,
         records: Arc<dyn Records>,
+        limits: Limits,
+    ) -> Result<Self, InboxError> {
+        Self::with_all_stores(data_dir, blobs, records, None, limits)
+    }
+
+    /// Opens an inbox over other stores, with a Document store besides
+    /// (none: `File import` and the `Documents` tool say there is none).
+    pub fn with_all_stores(
+        data_dir: &Path,
+        blobs: Arc<dyn Blobs>,
+        records: Arc<dyn Records>,
+        documents: Option<Arc<dyn Documents>>,
         limits: Limits,
     ) -> Result<Self, InboxError> {
         let stale = blobs.remove_stale()?;
@@ -317,8 +337,16 @@ impl Inbox {
                 records,
                 usage: limits::Usage::default(),
                 hub: events::Hub::default(),
+                documents,
             }),
         })
+    }
+
+    /// The Document store (imported documents, searchable), if this inbox
+    /// has one: [`Inbox::open`] always makes one.
+    #[must_use]
+    pub fn documents(&self) -> Option<&dyn Documents> {
+        self.shared.documents.as_deref()
     }
 
     /// The limits this inbox holds files to.

@@ -15,6 +15,7 @@ impl fmt::Display for Origin {
             Origin::Http { host } => write!(f, "http:{host}"),
             Origin::WebFetch { host } => write!(f, "webfetch:{host}"),
             Origin::FileDownload => f.write_str("file:download"),
+            Origin::Extract => f.write_str("file:extract"),
         }
     }
 }
@@ -106,6 +107,7 @@ mod tests {
             ),
             (Origin::WebFetch { host: "a.b".into() }, "webfetch:a.b"),
             (Origin::FileDownload, "file:download"),
+            (Origin::Extract, "file:extract"),
         ];
         for (origin, shown) in cases {
             assert_eq!(origin.to_string(), shown);

@@ -23,17 +23,22 @@ pub(crate) enum Op {
     Rm,
     /// Delete every file in the inbox.
     Clear,
+    /// Turn a document into a Markdown file next to it in the inbox.
+    Extract,
+    /// Turn a document into Markdown and add it to the searchable Documents.
+    Import,
 }
 
 /// `LATER_OPS` are the spec's ops that a later version brings; they are
 /// answered with a sentence rather than a schema error.
-pub(crate) const LATER_OPS: [&str; 4] = ["download", "upload", "extract", "import"];
+pub(crate) const LATER_OPS: [&str; 2] = ["download", "upload"];
 
 /// `FileArgs` is the `File` tool's arguments.
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct FileArgs {
-    /// What to do: `stat`, `ls`, `read`, `keep`, `rm` or `clear`.
+    /// What to do: `stat`, `ls`, `read`, `keep`, `rm`, `clear`, `extract`
+    /// or `import`.
     pub op: Op,
     /// The file or folder: `volume:inbox:<path>` or just `<path>` for this
     /// run's inbox, `volume:<name>:<path>` for a volume. Needed by stat,
@@ -56,6 +61,10 @@ pub(crate) struct FileArgs {
     #[serde(default)]
     #[schemars(range(min = 1))]
     pub line_count: Option<u64>,
+    /// import only: the document's title (default: the document's own
+    /// title, else the file's name).
+    #[serde(default)]
+    pub title: Option<String>,
 }
 
 /// The tool's description: what it is for, how paths are written, and what
@@ -75,4 +84,8 @@ next start_line it names), images, the text of PDF and Office files.\n\
 - keep {path, to, overwrite?}: copy an inbox file into a volume, e.g. to: volume:reports:2026/report.pdf; \
 never over an existing file unless overwrite is true.\n\
 - rm {path}: delete one inbox file.\n\
-- clear: delete every file in the inbox.";
+- clear: delete every file in the inbox.\n\
+- extract {path}: turn a DOCX, XLSX, PPTX, HTML, PDF or text file into Markdown, written next to it in the \
+inbox as <name>.md; answers its reference and the first lines.\n\
+- import {path, title?}: turn such a file into Markdown and add it to the searchable Documents (the \
+Documents tool searches and reads them); answers the document's id.";

@@ -5,11 +5,13 @@
 //! ([`grants`]) and then opened beneath its root with cap-std ([`disk`]), so
 //! neither `..`, an absolute path nor a planted symlink reaches a file outside
 //! the root. Failures the model should read come back as tool errors that
-//! say what was wrong and what to do next. Download, upload, extract and
-//! import come in a later version and are answered as not available.
+//! say what was wrong and what to do next. `extract` and `import` turn
+//! documents into Markdown ([`extract`]). Download and upload come in a
+//! later version and are answered as not available.
 
 mod args;
 mod disk;
+mod extract;
 mod grants;
 mod reference;
 
@@ -104,15 +106,15 @@ impl Shared {
             && LATER_OPS.contains(&op)
         {
             return Err(format!(
-                "op {op} is not available in this version of porter; the ops are stat, ls, read, keep, rm and clear"
+                "op {op} is not available in this version of porter; the ops are stat, ls, read, keep, rm, clear, extract and import"
             ));
         }
         let args: FileArgs = serde_json::from_value(arguments).map_err(|error| {
             format!(
-                "the File arguments are not valid: {error}; pass op (stat, ls, read, keep, rm or clear) and the fields that op takes"
+                "the File arguments are not valid: {error}; pass op (stat, ls, read, keep, rm, clear, extract or import) and the fields that op takes"
             )
         })?;
-        let changes = matches!(args.op, Op::Keep | Op::Rm | Op::Clear);
+        let changes = matches!(args.op, Op::Keep | Op::Rm | Op::Clear | Op::Extract);
         if let Caller::Key {
             name, tenant, role, ..
         } = caller
@@ -158,6 +160,13 @@ impl Shared {
                 }
                 self.clear(caller, run)
             }
+            Op::Extract => self.extract(caller, run, required(args.path.as_deref(), "extract")?),
+            Op::Import => self.import(
+                caller,
+                run,
+                required(args.path.as_deref(), "import")?,
+                args.title.as_deref(),
+            ),
         }
     }
 
@@ -639,7 +648,7 @@ fn clipped(text: &str, chars: usize) -> String {
 }
 
 /// Unix milliseconds as an RFC 3339 UTC time (`2026-11-20T10:04:05Z`).
-fn rfc3339(ms: i64) -> String {
+pub(crate) fn rfc3339(ms: i64) -> String {
     let seconds = ms.div_euclid(1000);
     let days = seconds.div_euclid(86_400);
     let of_day = seconds.rem_euclid(86_400);

@@ -13,6 +13,8 @@ use porter_inbox::{FileRecord, Inbox, Incoming, Limits, Origin, Outcome, Owner, 
 use rmcp::model::CallToolResult;
 use serde_json::{Value, json};
 
+mod extract;
+
 /// A run with an inbox, a read-only volume `docs`, a read-write volume `out`
 /// of tenant `acme`, and a file `outside.txt` next to them that nothing may
 /// reach.
@@ -425,7 +427,7 @@ async fn the_inbox_root_lists_the_volumes_the_caller_may_use() {
 #[tokio::test]
 async fn later_ops_and_bad_arguments_are_answered_with_what_to_do() {
     let w = world();
-    for op in ["download", "upload", "extract", "import"] {
+    for op in ["download", "upload"] {
         let text = w
             .refused(
                 &everything(),
