@@ -54,6 +54,29 @@ pub struct Config {
     /// The `Git` tool: the hosts it may fetch from and push to, the identity
     /// of its commits, and the credentials it may send.
     pub git: crate::git::GitConfig,
+    /// The operator's hooks that judge network operations before they run.
+    pub hooks: HooksConfig,
+}
+
+/// `HooksConfig` names the operator's judges of `File download` and
+/// `upload`: a command, a webhook, or both (then both must allow). Each sees
+/// the operation as JSON, for an upload `{op, from, size, sha256, url,
+/// method}` (never the bytes), for a download `{op, url, to}`, with URLs in
+/// their display form. A hook that cannot be reached or does not answer in
+/// time refuses: a configured judge is never skipped.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(default, deny_unknown_fields)]
+pub struct HooksConfig {
+    /// A program and its arguments (no shell). It reads the JSON on stdin
+    /// and allows with exit status 0; otherwise its stderr is the reason.
+    pub command: Option<Vec<String>>,
+    /// A URL that gets the JSON as a POST (through the gateway's network
+    /// policy: list a private host in `http.private_hosts`) and allows by
+    /// answering 2xx with `{"allow": true}`; `{"allow": false, "reason":
+    /// "…"}` refuses with that reason.
+    pub webhook: Option<String>,
+    /// How long a hook may take to answer (default `10s`).
+    pub timeout: Option<String>,
 }
 
 /// `HttpConfig` is the operator's network policy. The defaults reach any
@@ -516,6 +539,29 @@ impl Config {
                 "is not an http:// or https:// URL".to_owned(),
             ));
         }
+        if let Some(timeout) = &self.hooks.timeout
+            && let Err(why) = parse_duration(timeout)
+        {
+            return Err(invalid("hooks.timeout".to_owned(), why));
+        }
+        if let Some(command) = &self.hooks.command
+            && command
+                .first()
+                .is_none_or(|program| program.trim().is_empty())
+        {
+            return Err(invalid(
+                "hooks.command".to_owned(),
+                "names no program; write [program, arg, …], or leave command out".to_owned(),
+            ));
+        }
+        if let Some(webhook) = &self.hooks.webhook
+            && url::Url::parse(webhook).map_or(true, |u| !matches!(u.scheme(), "http" | "https"))
+        {
+            return Err(invalid(
+                "hooks.webhook".to_owned(),
+                "is not an http:// or https:// URL".to_owned(),
+            ));
+        }
         for (name, server) in &self.mcp_servers {
             let key = format!("mcp_servers.{name}");
             if let Some(why) = name_fault(name) {
@@ -896,6 +942,35 @@ limits:
             .expect("a literal key works");
         assert_eq!(root.grants, vec![Grant::File]);
         assert!(root.volumes.is_empty());
+    }
+
+    #[test]
+    fn a_hooks_section_is_read_and_a_hook_that_cannot_work_is_refused() {
+        let config = Config::from_yaml(
+            "hooks:\n  command: [/usr/local/bin/judge, --strict]\n  webhook: https://judge.example.org/porter\n  timeout: 5s\n",
+            &no_vars,
+        )
+        .expect("valid hooks");
+        assert_eq!(
+            config.hooks.command,
+            Some(vec![
+                "/usr/local/bin/judge".to_owned(),
+                "--strict".to_owned()
+            ])
+        );
+        assert_eq!(
+            config.hooks.webhook.as_deref(),
+            Some("https://judge.example.org/porter")
+        );
+        for (yaml, key) in [
+            ("hooks:\n  command: []\n", "hooks.command"),
+            ("hooks:\n  command: ['  ']\n", "hooks.command"),
+            ("hooks:\n  webhook: ftp://judge/\n", "hooks.webhook"),
+            ("hooks:\n  timeout: soon\n", "hooks.timeout"),
+        ] {
+            let error = error_of(yaml);
+            assert!(error.starts_with(key), "{yaml}: {error}");
+        }
     }
 
     #[test]

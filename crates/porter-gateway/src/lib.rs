@@ -31,6 +31,7 @@ pub mod context;
 pub mod documents;
 pub mod file;
 pub mod git;
+pub mod hooks;
 pub mod serve;
 pub mod session;
 pub mod upstream;
@@ -82,10 +83,13 @@ impl Gateway {
     pub fn new(config: Config, data_dir: &Path, keys: Keys) -> anyhow::Result<Arc<Self>> {
         porter_git::init()?;
         let inbox = Arc::new(Inbox::open(data_dir, config.limits())?);
-        let files = Arc::new(Files::new(inbox.clone(), config.volumes.clone()));
+        let net = porter_net::Net::new(config.net_policy())?;
+        let hooks = hooks::Hooks::new(&config.hooks, &net);
+        let files = Arc::new(
+            Files::new(inbox.clone(), config.volumes.clone()).with_network(net.clone(), hooks),
+        );
         let documents = Arc::new(DocumentsTool::new(inbox.clone()));
         let upstreams = Arc::new(Upstreams::new(&config.mcp_servers));
-        let net = porter_net::Net::new(config.net_policy())?;
         let web = Web::new(net.clone(), inbox.clone());
         let git_net =
             porter_net::Net::new(git::GitTool::net_policy(&config.net_policy(), &config.git))?;

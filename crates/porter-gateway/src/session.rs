@@ -340,7 +340,13 @@ impl ServerHandler for Session {
         let name = request.name.as_ref();
         if name == FILE_TOOL {
             let arguments = serde_json::Value::Object(request.arguments.unwrap_or_default());
-            return Ok(self.gateway.files.call(caller, run, arguments).await.into());
+            let cx = self.call_context(&context, run);
+            return Ok(self
+                .gateway
+                .files
+                .call_with(caller, run, arguments, &cx)
+                .await
+                .into());
         }
         if name == crate::documents::DOCUMENTS_TOOL {
             let arguments = serde_json::Value::Object(request.arguments.unwrap_or_default());

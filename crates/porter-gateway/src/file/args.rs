@@ -27,18 +27,33 @@ pub(crate) enum Op {
     Extract,
     /// Turn a document into Markdown and add it to the searchable Documents.
     Import,
+    /// Fetch a URL into the inbox or a volume.
+    Download,
+    /// Send a file to a URL.
+    Upload,
 }
 
-/// `LATER_OPS` are the spec's ops that a later version brings; they are
-/// answered with a sentence rather than a schema error.
-pub(crate) const LATER_OPS: [&str; 2] = ["download", "upload"];
+/// `UploadMethod` is how an upload is sent.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub(crate) enum UploadMethod {
+    /// One PUT request carrying the whole file.
+    #[serde(alias = "PUT", alias = "Put")]
+    Put,
+    /// One POST request carrying the whole file.
+    #[serde(alias = "POST", alias = "Post")]
+    Post,
+    /// Microsoft Graph's resumable upload session: `url` is its uploadUrl.
+    #[serde(alias = "GRAPH", alias = "Graph")]
+    Graph,
+}
 
 /// `FileArgs` is the `File` tool's arguments.
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub(crate) struct FileArgs {
-    /// What to do: `stat`, `ls`, `read`, `keep`, `rm`, `clear`, `extract`
-    /// or `import`.
+    /// What to do: `stat`, `ls`, `read`, `keep`, `rm`, `clear`, `extract`,
+    /// `import`, `download` or `upload`.
     pub op: Op,
     /// The file or folder: `volume:inbox:<path>` or just `<path>` for this
     /// run's inbox, `volume:<name>:<path>` for a volume. Needed by stat,
@@ -46,13 +61,30 @@ pub(crate) struct FileArgs {
     /// without it.
     #[serde(default)]
     pub path: Option<String>,
-    /// keep only: where to copy the file, `volume:<name>:<path>`; a path
-    /// ending in `/` keeps the file's own name.
+    /// keep: where to copy the file, `volume:<name>:<path>`; download: where
+    /// to save it (default: the inbox). A path ending in `/` keeps the
+    /// file's own name.
     #[serde(default)]
     pub to: Option<String>,
-    /// keep only: replace a file that already exists at `to` (default false).
+    /// keep and download into a volume: replace a file that already exists
+    /// at `to` (default false).
     #[serde(default)]
     pub overwrite: bool,
+    /// download and upload: the http or https URL.
+    #[serde(default)]
+    pub url: Option<String>,
+    /// upload only: the file to send, `volume:inbox:<path>` or
+    /// `volume:<name>:<path>`.
+    #[serde(default)]
+    pub from: Option<String>,
+    /// upload only: `put` or `post` (one request), or `graph` (a Microsoft
+    /// Graph upload session; `url` is its uploadUrl).
+    #[serde(default)]
+    pub method: Option<UploadMethod>,
+    /// download and upload: extra request headers (name to value);
+    /// credentials (Authorization, Cookie, *-Token, *-Key, …) are refused.
+    #[serde(default)]
+    pub headers: Option<std::collections::BTreeMap<String, String>>,
     /// read only: the first line of the text window, from 1 (default 1).
     #[serde(default)]
     #[schemars(range(min = 1))]
@@ -88,4 +120,9 @@ never over an existing file unless overwrite is true.\n\
 - extract {path}: turn a DOCX, XLSX, PPTX, HTML, PDF or text file into Markdown, written next to it in the \
 inbox as <name>.md; answers its reference and the first lines.\n\
 - import {path, title?}: turn such a file into Markdown and add it to the searchable Documents (the \
-Documents tool searches and reads them); answers the document's id.";
+Documents tool searches and reads them); answers the document's id.\n\
+- download {url, to?, headers?}: fetch a URL into the inbox (you get its stub) or, with to, into a volume; \
+redirects are followed only within the same host.\n\
+- upload {from, url, method, headers?}: send a file; method put or post (one request, redirects not followed) \
+or graph (url is a Microsoft Graph upload session's uploadUrl). Credential headers are refused; use \
+pre-authenticated URLs.";

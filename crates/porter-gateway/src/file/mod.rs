@@ -6,14 +6,15 @@
 //! neither `..`, an absolute path nor a planted symlink reaches a file outside
 //! the root. Failures the model should read come back as tool errors that
 //! say what was wrong and what to do next. `extract` and `import` turn
-//! documents into Markdown ([`extract`]). Download and upload come in a
-//! later version and are answered as not available.
+//! documents into Markdown ([`extract`]); `download` and `upload` reach the
+//! network ([`transfer`]).
 
 mod args;
 mod disk;
 mod extract;
 mod grants;
 mod reference;
+mod transfer;
 
 use std::collections::BTreeMap;
 use std::io;
@@ -27,7 +28,9 @@ use sha2::{Digest, Sha256};
 
 use crate::access::{Caller, may_act};
 use crate::config::Volume;
-use args::{DESCRIPTION, FileArgs, LATER_OPS, Op};
+use crate::context::CallContext;
+use crate::hooks::Hooks;
+use args::{DESCRIPTION, FileArgs, Op};
 use disk::{Contents, CopyFault, EntryKind};
 use grants::Need;
 use reference::{Place, Reference};
@@ -42,6 +45,9 @@ pub const HASH_MAX_BYTES: u64 = porter_inbox::FILE_MAX_BYTES;
 /// `Files` runs File operations on runs' inboxes and the configured volumes.
 pub struct Files {
     shared: Arc<Shared>,
+    /// The client and hooks for download and upload; without them those
+    /// ops are answered as not available.
+    network: Option<transfer::Network>,
 }
 
 struct Shared {
@@ -63,7 +69,16 @@ impl Files {
                 volumes,
                 view: Options::default(),
             }),
+            network: None,
         }
+    }
+
+    /// The tool with `download` and `upload` on: every request goes through
+    /// `net` (the operator's network policy) after `hooks` allowed it.
+    #[must_use]
+    pub fn with_network(mut self, net: porter_net::Net, hooks: Hooks) -> Self {
+        self.network = Some(transfer::Network { net, hooks });
+        self
     }
 
     /// The `File` tool's definition (name `File`, op-discriminated input schema).
@@ -82,6 +97,32 @@ impl Files {
         run: &RunInfo,
         arguments: serde_json::Value,
     ) -> CallToolResult {
+        self.call_with(caller, run, arguments, &CallContext::default())
+            .await
+    }
+
+    /// Runs one operation like [`Files::call`], with what the tool call
+    /// carries besides its arguments: the run's redactor (every text of a
+    /// download or upload is masked with it), where progress goes, and the
+    /// cancellation of the call.
+    pub async fn call_with(
+        &self,
+        caller: &Caller,
+        run: &RunInfo,
+        arguments: serde_json::Value,
+        cx: &CallContext,
+    ) -> CallToolResult {
+        if transfer::is_network_op(&arguments) {
+            return transfer::call(
+                &self.shared,
+                self.network.as_ref(),
+                caller,
+                run,
+                arguments,
+                cx,
+            )
+            .await;
+        }
         let shared = Arc::clone(&self.shared);
         let caller = caller.clone();
         let run = run.clone();
@@ -99,19 +140,12 @@ impl Files {
 
 impl Shared {
     fn call(&self, caller: &Caller, run: &RunInfo, arguments: Value) -> Answer {
-        let Some(object) = arguments.as_object() else {
+        if !arguments.is_object() {
             return Err(r#"File takes an object with an op, e.g. {"op": "ls"}"#.to_owned());
-        };
-        if let Some(op) = object.get("op").and_then(Value::as_str)
-            && LATER_OPS.contains(&op)
-        {
-            return Err(format!(
-                "op {op} is not available in this version of porter; the ops are stat, ls, read, keep, rm, clear, extract and import"
-            ));
         }
         let args: FileArgs = serde_json::from_value(arguments).map_err(|error| {
             format!(
-                "the File arguments are not valid: {error}; pass op (stat, ls, read, keep, rm, clear, extract or import) and the fields that op takes"
+                "the File arguments are not valid: {error}; pass op (stat, ls, read, keep, rm, clear, extract, import, download or upload) and the fields that op takes"
             )
         })?;
         let changes = matches!(args.op, Op::Keep | Op::Rm | Op::Clear | Op::Extract);
@@ -166,6 +200,9 @@ impl Shared {
                 run,
                 required(args.path.as_deref(), "import")?,
                 args.title.as_deref(),
+            ),
+            Op::Download | Op::Upload => Err(
+                "download and upload run through the gateway's network client, which this call did not reach; try the call again".to_owned(),
             ),
         }
     }
@@ -688,20 +725,31 @@ mod tests {
     }
 
     #[test]
-    fn the_tool_has_an_object_schema_with_the_six_ops() {
+    fn the_tool_has_an_object_schema_with_the_ten_ops() {
         let tool = Files::tool();
         assert_eq!(tool.name, "File");
         let schema = tool.schema_as_json_value();
         assert_eq!(schema["type"], "object");
         let text = schema.to_string();
-        for op in ["stat", "ls", "read", "keep", "rm", "clear"] {
+        for op in [
+            "stat", "ls", "read", "keep", "rm", "clear", "extract", "import", "download", "upload",
+        ] {
             assert!(
                 text.contains(&format!("\"{op}\"")),
                 "{op} missing from {text}"
             );
         }
-        assert!(!text.contains("download"), "{text}");
-        for field in ["path", "to", "overwrite", "start_line", "line_count"] {
+        for field in [
+            "path",
+            "to",
+            "overwrite",
+            "start_line",
+            "line_count",
+            "url",
+            "from",
+            "method",
+            "headers",
+        ] {
             assert!(schema["properties"][field].is_object(), "{field} missing");
         }
         assert_eq!(schema["required"], json!(["op"]));

@@ -425,19 +425,17 @@ async fn the_inbox_root_lists_the_volumes_the_caller_may_use() {
 }
 
 #[tokio::test]
-async fn later_ops_and_bad_arguments_are_answered_with_what_to_do() {
+async fn network_ops_and_bad_arguments_are_answered_with_what_to_do() {
     let w = world();
+    // The network ops need the HTTP grant, and without a network client
+    // (Files::with_network) they say they are not available.
+    let online = model(&[Grant::File, Grant::Read, Grant::Write, Grant::Http]);
     for op in ["download", "upload"] {
-        let text = w
-            .refused(
-                &everything(),
-                json!({"op": op, "url": "https://example.org/"}),
-            )
-            .await;
-        assert!(
-            text.contains("not available in this version"),
-            "{op}: {text}"
-        );
+        let args = json!({"op": op, "url": "https://example.org/"});
+        let text = w.refused(&everything(), args.clone()).await;
+        assert!(text.contains("needs the HTTP grant"), "{op}: {text}");
+        let text = w.refused(&online, args).await;
+        assert!(text.contains("not available"), "{op}: {text}");
     }
     let text = w.refused(&everything(), json!({"op": "read"})).await;
     assert!(text.contains("read needs a path"), "{text}");
