@@ -243,6 +243,51 @@ def make_xlsx(path: Path) -> None:
     note(path, "openpyxl: sheets Summary, Secret (hidden), Timeline; a SUM with cached 59.5; dates as yyyy-mm-dd")
 
 
+def make_structured_docx(path: Path) -> None:
+    """A Word document with the structure Markdown keeps: headings of three
+    levels, bulleted and numbered lists, a hyperlink, a table."""
+    import docx
+    from docx.opc.constants import RELATIONSHIP_TYPE
+    from docx.oxml import OxmlElement
+    from docx.oxml.ns import qn
+
+    document = docx.Document()
+    document.core_properties.created = FIXED_TIME.replace(tzinfo=None)
+    document.core_properties.modified = FIXED_TIME.replace(tzinfo=None)
+    document.add_heading("Field Guide", level=0)
+    document.add_heading("Getting Started", level=1)
+    document.add_paragraph("Pack these things:")
+    document.add_paragraph("compass", style="List Bullet")
+    document.add_paragraph("water bottle", style="List Bullet")
+    document.add_paragraph("spare socks", style="List Bullet 2")
+    document.add_heading("Route Steps", level=2)
+    document.add_paragraph("leave the car park", style="List Number")
+    document.add_paragraph("cross the bridge", style="List Number")
+    paragraph = document.add_paragraph("Maps are at ")
+    rel_id = paragraph.part.relate_to("https://maps.example.org/trail", RELATIONSHIP_TYPE.HYPERLINK, is_external=True)
+    link = OxmlElement("w:hyperlink")
+    link.set(qn("r:id"), rel_id)
+    run = OxmlElement("w:r")
+    text = OxmlElement("w:t")
+    text.text = "the trail office"
+    run.append(text)
+    link.append(run)
+    paragraph._p.append(link)
+    paragraph.add_run(" for free.")
+    document.add_heading("Huts", level=3)
+    table = document.add_table(rows=3, cols=2)
+    for row, cells in zip(table.rows, [("Hut", "Beds"), ("Ridge Hut", "12"), ("Lake Hut", "8")]):
+        for cell, value in zip(row.cells, cells):
+            cell.text = value
+    document.save(path)
+    normalise_package(path)
+
+    check = docx.Document(path)
+    styles = [p.style.name for p in check.paragraphs]
+    assert "List Bullet 2" in styles and "Title" in styles, styles
+    note(path, "python-docx: Title, headings 1-3, bullets (List Bullet and List Bullet 2), a numbered list, a hyperlink, a 3x2 table")
+
+
 # --------------------------------------------------------------------------
 # PDF
 
@@ -521,6 +566,22 @@ def make_texts(folder: Path) -> None:
         encoding="utf-8",
     )
     note(html, "HTML page: title, heading, paragraph, list")
+
+    article = folder / "article.html"
+    article.write_text(
+        "<!DOCTYPE html>\n<html lang=\"en\">\n<head><meta charset=\"utf-8\"><title>Harbour Report</title>\n"
+        "<style>body { font-family: serif }</style><script>var hidden = 'script words';</script></head>\n"
+        "<body>\n<h1>Harbour Report</h1>\n<p>Read the <a href=\"https://port.example.org/tides\">tide tables</a> "
+        "and the <a href=\"https://port.example.org/notices?year=2024\">notices</a>.</p>\n"
+        "<h2>Arrivals</h2>\n<table>\n<thead><tr><th>Vessel</th><th>Berth</th><th>Day</th></tr></thead>\n"
+        "<tbody><tr><td>Sea Lark</td><td>4</td><td>Monday</td></tr>\n"
+        "<tr><td>Grey Heron</td><td>7</td><td>Friday</td></tr></tbody>\n</table>\n"
+        "<h2>Contacts</h2>\n<ul><li>harbour master</li><li>pilot station</li></ul>\n"
+        "<h3>Out of hours</h3>\n<p>Call the <a href=\"https://port.example.org/duty\">duty officer</a>.</p>\n"
+        "</body>\n</html>\n",
+        encoding="utf-8",
+    )
+    note(article, "HTML page: h1-h3, a 3x3 table with thead, links, a list, a style and a script")
 
     numbered = folder / "numbered-10000.txt"
     numbered.write_text("".join(f"line {n} of 10000\n" for n in range(1, 10001)), encoding="ascii")
@@ -811,6 +872,11 @@ def make_truncated_tar_gz(path: Path) -> None:
     note(path, f"a tar.gz of 200 files cut to its first {len(whole) // 2} of {len(whole)} bytes")
 
 
+def make_deep_html(path: Path, levels: int = 100_000) -> None:
+    path.write_text("<!DOCTYPE html><html><body>" + "<div>" * levels + "deep" + "</div>" * levels + "</body></html>\n")
+    note(path, f"HTML page with divs nested {levels:,} deep")
+
+
 def make_random(path: Path) -> None:
     path.write_bytes(random.Random(1234).randbytes(64 * 1024))
     note(path, "64 KiB of seeded random bytes")
@@ -845,6 +911,7 @@ def build(root: Path, scratch: Path) -> list[str]:
     hostile.mkdir()
 
     make_docx(real / "report.docx")
+    make_structured_docx(real / "guide.docx")
     make_pptx(real / "slides.pptx")
     make_xlsx(real / "book.xlsx")
     make_reportlab_pdf(real / "reportlab.pdf")
@@ -870,6 +937,7 @@ def build(root: Path, scratch: Path) -> list[str]:
     make_truncated_jpeg(hostile / "truncated.jpg")
     make_truncated_tar_gz(hostile / "truncated.tar.gz")
     make_random(hostile / "random.bin")
+    make_deep_html(hostile / "deep-nesting.html")
     return skipped
 
 

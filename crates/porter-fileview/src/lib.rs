@@ -32,20 +32,20 @@ mod archive;
 mod bounds;
 mod content;
 mod describe;
-mod markdown_standin;
+mod markdown;
 mod office;
 mod options;
 mod pdf;
 mod picture;
 mod sniff;
 mod text;
-pub use markdown_standin::{Markdown, to_markdown}; // STAND-IN
 
 use std::panic::{AssertUnwindSafe, catch_unwind};
 
 pub use bounds::Cancel;
 pub use content::{Block, ImageRecord, Kind, Record, ResourceBlob, Shown, View, WindowRecord};
 pub use describe::{count, human_size};
+pub use markdown::{Markdown, to_markdown};
 pub use options::*;
 pub use text::WindowRequest;
 
@@ -108,6 +108,24 @@ pub enum ViewError {
     /// The caller raised the [`Cancel`] flag.
     #[error("the request was cancelled before the file was shown")]
     Cancelled,
+    /// [`to_markdown`] has no reader for this kind of file.
+    #[error(
+        "{name} is {what}, which cannot be turned into Markdown; extract reads DOCX, XLSX/XLS/ODS, PPTX, HTML, PDF, plain text and Markdown"
+    )]
+    NotExtractable {
+        /// The file's name as shown.
+        name: String,
+        /// What the file is, with its article ("an image").
+        what: String,
+    },
+    /// [`to_markdown`] reads this kind of file, but not this file.
+    #[error("{name} cannot be turned into Markdown because {reason}")]
+    Unreadable {
+        /// The file's name as shown.
+        name: String,
+        /// Why, completing "because …".
+        reason: String,
+    },
 }
 
 /// Shows one file: the content blocks a model sees and the record a

@@ -4,6 +4,7 @@
 //! settings and wires the MCP server of `porter-mattermost`. Every rule
 //! about files and tools lives in those crates.
 
+mod extract;
 mod gateway;
 mod login;
 
@@ -36,6 +37,9 @@ enum Command {
     /// Show a file the way a model receives it: text windows, extracted
     /// document text, archive listings, scaled images, or a description.
     View(ViewArgs),
+    /// Turn a document (DOCX, XLSX/XLS/ODS, PPTX, HTML, PDF, text) into
+    /// Markdown: headings, lists, tables, links, slides, sheets and pages.
+    Extract(extract::ExtractArgs),
     /// Run the Mattermost API emulator on loopback, for trying porter (and
     /// Mattermost clients) without a Mattermost server.
     Mmsim(MmsimArgs),
@@ -156,6 +160,7 @@ fn main() -> ExitCode {
                 ExitCode::from(1)
             }
         },
+        Command::Extract(args) => extract::run(&args),
         Command::Mmsim(args) => run_mmsim(&args),
         Command::Mattermost(args) => run_mattermost(args),
         Command::Gateway(args) => gateway::run(args),

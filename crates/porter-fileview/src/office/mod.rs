@@ -10,12 +10,12 @@
 
 mod cfb;
 mod docx;
-mod package;
+pub(crate) mod package;
 mod pptx;
 mod text;
-mod workbook;
+pub(crate) mod workbook;
 mod xls;
-mod xml;
+pub(crate) mod xml;
 
 use package::Package;
 

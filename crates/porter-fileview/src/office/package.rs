@@ -163,6 +163,43 @@ impl<'a> Package<'a> {
         Ok(found.unwrap_or_default())
     }
 
+    /// The hyperlinks of the part `part`: relationship id to target, as
+    /// written (an external URL, or a path inside the package). Unlike
+    /// [`Package::relationships`] this keeps external targets, since a
+    /// hyperlink's whole point is where it leads.
+    pub(crate) fn hyperlinks(
+        &mut self,
+        part: &str,
+    ) -> Result<std::collections::HashMap<String, String>, Failure> {
+        let (dir, file) = match part.rfind('/') {
+            Some(at) => (&part[..=at], &part[at + 1..]),
+            None => ("", part),
+        };
+        let rels_name = format!("{dir}_rels/{file}.rels");
+        let found = self.read(&rels_name, |xml| {
+            let part = xml.part().to_owned();
+            let mut links = std::collections::HashMap::new();
+            loop {
+                match xml.next()? {
+                    Node::Start(start) if local(&start) == "Relationship" => {
+                        let kind = attribute(&start, &part, |k| k == "Type")?;
+                        if !kind.is_some_and(|k| k.ends_with("/hyperlink")) {
+                            continue;
+                        }
+                        let id = attribute(&start, &part, |k| k == "Id")?;
+                        let target = attribute(&start, &part, |k| k == "Target")?;
+                        if let (Some(id), Some(target)) = (id, target) {
+                            links.insert(id, target);
+                        }
+                    }
+                    Node::Eof => return Ok(links),
+                    _ => {}
+                }
+            }
+        })?;
+        Ok(found.unwrap_or_default())
+    }
+
     /// The package's main part, from the `officeDocument` relationship of
     /// `_rels/.rels`.
     pub(crate) fn main_part(&mut self) -> Result<Option<String>, Failure> {

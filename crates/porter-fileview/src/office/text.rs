@@ -53,6 +53,11 @@ impl TextOut {
         self.end_line();
     }
 
+    /// Whether nothing has been written yet.
+    pub(crate) fn is_empty(&self) -> bool {
+        self.text.is_empty()
+    }
+
     /// Whether the cap was reached: nothing more will be taken.
     pub(crate) fn is_full(&self) -> bool {
         self.cut

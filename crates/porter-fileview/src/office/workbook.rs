@@ -51,10 +51,91 @@ pub(crate) fn extract(
     options: &Options,
     cancel: &Cancel,
 ) -> Result<Extracted, Failure> {
+    let mut out = TextOut::new(options.office_text_bytes);
+    read_into(bytes, format, options, cancel, &mut out)?;
+    Ok(out.finish(WORKBOOK_NOTE))
+}
+
+/// Reads the workbook in `bytes` into `out`, sheet by sheet: the one walk
+/// that both the text view and the Markdown extract share.
+pub(crate) fn read_into(
+    bytes: &[u8],
+    format: WorkbookFormat,
+    options: &Options,
+    cancel: &Cancel,
+    out: &mut dyn SheetSink,
+) -> Result<(), Failure> {
     match format {
-        WorkbookFormat::Xlsx => xlsx(bytes, options, cancel),
-        WorkbookFormat::Ods => ods(bytes, options, cancel),
-        WorkbookFormat::Xls => xls::extract(bytes, options, cancel),
+        WorkbookFormat::Xlsx => xlsx(bytes, options, cancel, out),
+        WorkbookFormat::Ods => ods(bytes, options, cancel, out),
+        WorkbookFormat::Xls => xls::read_into(bytes, options, cancel, out),
+    }
+}
+
+/// `SheetSink` is where a workbook reader puts what it finds: each sheet's
+/// heading, a remark about a sheet, and its rows of cells. The text view
+/// writes them as tab-joined lines ([`TextOut`]); the Markdown extract
+/// gathers them into tables.
+pub(crate) trait SheetSink {
+    /// A new sheet begins.
+    fn sheet(&mut self, name: &str, kind: SheetType, visible: SheetVisible);
+    /// A sentence about the current sheet instead of its cells.
+    fn remark(&mut self, text: &str);
+    /// One row with values: `gap` empty rows came before it (counted from
+    /// the sheet's first row for the first one), and `cells` are its
+    /// non-empty cells as (column from 0, text), sorted by column.
+    fn row(&mut self, gap: u32, cells: &[(u32, String)]);
+    /// The current sheet is over; `wrote` says whether it had any row.
+    fn end_sheet(&mut self, wrote: bool);
+    /// Whether nothing more will be taken at all.
+    fn is_full(&self) -> bool;
+    /// Whether nothing more will be taken of the current sheet.
+    fn sheet_full(&self) -> bool {
+        self.is_full()
+    }
+}
+
+impl SheetSink for TextOut {
+    fn sheet(&mut self, name: &str, kind: SheetType, visible: SheetVisible) {
+        if !self.is_empty() {
+            self.line("");
+        }
+        self.line(&heading(name, kind, visible));
+    }
+
+    fn remark(&mut self, text: &str) {
+        self.line(text);
+    }
+
+    fn row(&mut self, gap: u32, cells: &[(u32, String)]) {
+        if gap == 1 {
+            self.line("(1 empty row)");
+        } else if gap > 1 {
+            self.line(&format!("({gap} empty rows)"));
+        }
+        let mut line = String::new();
+        let mut next: u32 = 0;
+        for (index, (column, text)) in cells.iter().enumerate() {
+            let tabs = if index == 0 {
+                *column
+            } else {
+                column.saturating_sub(next).saturating_add(1)
+            };
+            line.extend(std::iter::repeat_n('\t', tabs as usize));
+            line.push_str(text);
+            next = column.saturating_add(1);
+        }
+        self.line(&line);
+    }
+
+    fn end_sheet(&mut self, wrote: bool) {
+        if !wrote {
+            self.line("(no values)");
+        }
+    }
+
+    fn is_full(&self) -> bool {
+        TextOut::is_full(self)
     }
 }
 
@@ -70,7 +151,12 @@ fn guarded<T>(what: &str, call: impl FnOnce() -> T) -> Result<T, Failure> {
 
 /// Reads an XLSX package, once it is proven small enough, sheet by sheet
 /// through calamine's cell stream.
-fn xlsx(bytes: &[u8], options: &Options, cancel: &Cancel) -> Result<Extracted, Failure> {
+fn xlsx(
+    bytes: &[u8],
+    options: &Options,
+    cancel: &Cancel,
+    out: &mut dyn SheetSink,
+) -> Result<(), Failure> {
     let sizes = Package::open_checked(bytes, options)?.measure_all(cancel)?;
     check_xlsx_declarations(bytes, &sizes, options, cancel)?;
 
@@ -80,20 +166,17 @@ fn xlsx(bytes: &[u8], options: &Options, cancel: &Cancel) -> Result<Extracted, F
     let mut book = opened
         .map_err(|error| Failure::unreadable(format!("its workbook cannot be read ({error})")))?;
     let sheets = book.sheets_metadata().to_vec();
-    let mut out = TextOut::new(options.office_text_bytes);
-    for (index, sheet) in sheets.iter().enumerate() {
+    for sheet in &sheets {
         cancel.check()?;
         if out.is_full() {
             break;
         }
-        if index > 0 {
-            out.line("");
-        }
-        out.line(&heading(&sheet.name, sheet.typ, sheet.visible));
+        out.sheet(&sheet.name, sheet.typ, sheet.visible);
         if sheet.typ == SheetType::ChartSheet {
+            out.end_sheet(true);
             continue;
         }
-        let mut grid = Grid::new(&mut out, options.office_text_bytes);
+        let mut grid = Grid::new(&mut *out, options.office_text_bytes);
         let read = guarded("workbook", || -> Result<(), SheetError> {
             let mut cells = match book.worksheet_cells_reader(&sheet.name) {
                 Ok(cells) => cells,
@@ -125,7 +208,7 @@ fn xlsx(bytes: &[u8], options: &Options, cancel: &Cancel) -> Result<Extracted, F
         }
         grid.finish(cancel)?;
     }
-    Ok(out.finish(WORKBOOK_NOTE))
+    Ok(())
 }
 
 /// Why reading one sheet stopped.
@@ -309,7 +392,12 @@ fn styles_memory<R: BufRead>(xml: &mut Xml<R>, cancel: &Cancel) -> Result<u64, F
 
 /// Reads an ODS package, once the memory calamine will take for it is
 /// worked out and found within budget.
-fn ods(bytes: &[u8], options: &Options, cancel: &Cancel) -> Result<Extracted, Failure> {
+fn ods(
+    bytes: &[u8],
+    options: &Options,
+    cancel: &Cancel,
+    out: &mut dyn SheetSink,
+) -> Result<(), Failure> {
     Package::open_checked(bytes, options)?.measure_all(cancel)?;
     let budget = options.office_xml_bytes.saturating_mul(2);
     let mut package = Package::open(bytes, options)?;
@@ -330,22 +418,18 @@ fn ods(bytes: &[u8], options: &Options, cancel: &Cancel) -> Result<Extracted, Fa
     let mut book = opened
         .map_err(|error| Failure::unreadable(format!("its workbook cannot be read ({error})")))?;
     let sheets = book.sheets_metadata().to_vec();
-    let mut out = TextOut::new(options.office_text_bytes);
-    for (index, sheet) in sheets.iter().enumerate() {
+    for sheet in &sheets {
         cancel.check()?;
         if out.is_full() {
             break;
         }
-        if index > 0 {
-            out.line("");
-        }
-        out.line(&heading(&sheet.name, sheet.typ, sheet.visible));
+        out.sheet(&sheet.name, sheet.typ, sheet.visible);
         let range =
             guarded("workbook", || book.worksheet_range(&sheet.name))?.map_err(|error| {
                 Failure::unreadable(format!("its sheet {} cannot be read ({error})", sheet.name))
             })?;
         let (top, left) = range.start().unwrap_or((0, 0));
-        let mut grid = Grid::new(&mut out, options.office_text_bytes);
+        let mut grid = Grid::new(&mut *out, options.office_text_bytes);
         for (row, column, value) in range.used_cells() {
             let row = top.saturating_add(u32::try_from(row).unwrap_or(u32::MAX));
             let column = left.saturating_add(u32::try_from(column).unwrap_or(u32::MAX));
@@ -356,7 +440,7 @@ fn ods(bytes: &[u8], options: &Options, cancel: &Cancel) -> Result<Extracted, Fa
         }
         grid.finish(cancel)?;
     }
-    Ok(out.finish(WORKBOOK_NOTE))
+    Ok(())
 }
 
 /// Works out, from `content.xml`, about how many bytes calamine will hold
@@ -590,10 +674,10 @@ pub(crate) fn heading(name: &str, kind: SheetType, visible: SheetVisible) -> Str
     }
 }
 
-/// `Grid` writes one sheet's cells as lines: it gathers a row's cells, puts
-/// each in its column, and notes runs of empty rows once.
+/// `Grid` gathers one sheet's cells into rows and hands each row to a
+/// [`SheetSink`] with the count of empty rows before it.
 pub(crate) struct Grid<'o> {
-    out: &'o mut TextOut,
+    out: &'o mut dyn SheetSink,
     row: Option<u32>,
     cells: Vec<(u32, String)>,
     row_bytes: usize,
@@ -604,7 +688,7 @@ pub(crate) struct Grid<'o> {
 
 impl<'o> Grid<'o> {
     /// A grid writing into `out`, holding at most `limit` bytes of one row.
-    pub(crate) fn new(out: &'o mut TextOut, limit: usize) -> Self {
+    pub(crate) fn new(out: &'o mut dyn SheetSink, limit: usize) -> Self {
         Self {
             out,
             row: None,
@@ -639,22 +723,20 @@ impl<'o> Grid<'o> {
         Ok(())
     }
 
-    /// Whether the text is full, so reading further cells is pointless.
+    /// Whether the sheet takes no more rows, so reading further cells is
+    /// pointless.
     pub(crate) fn is_full(&self) -> bool {
-        self.out.is_full()
+        self.out.sheet_full()
     }
 
-    /// Writes the last row, or says the sheet has no values.
+    /// Writes the last row and ends the sheet.
     pub(crate) fn finish(mut self, cancel: &Cancel) -> Result<(), Failure> {
         self.flush(cancel)?;
-        if !self.wrote {
-            self.out.line("(no values)");
-        }
+        self.out.end_sheet(self.wrote);
         Ok(())
     }
 
-    /// Writes the row gathered so far, after a note of the empty rows
-    /// before it.
+    /// Hands on the row gathered so far, with the empty rows before it.
     fn flush(&mut self, cancel: &Cancel) -> Result<(), Failure> {
         let Some(row) = self.row else { return Ok(()) };
         if self.cells.is_empty() {
@@ -666,25 +748,8 @@ impl<'o> Grid<'o> {
             Some(_) => 0,
             None => row,
         };
-        if gap == 1 {
-            self.out.line("(1 empty row)");
-        } else if gap > 1 {
-            self.out.line(&format!("({gap} empty rows)"));
-        }
         self.cells.sort_by_key(|(column, _)| *column);
-        let mut line = String::new();
-        let mut next: u32 = 0;
-        for (index, (column, text)) in self.cells.iter().enumerate() {
-            let tabs = if index == 0 {
-                *column
-            } else {
-                column.saturating_sub(next).saturating_add(1)
-            };
-            line.extend(std::iter::repeat_n('\t', tabs as usize));
-            line.push_str(text);
-            next = column.saturating_add(1);
-        }
-        self.out.line(&line);
+        self.out.row(gap, &self.cells);
         self.wrote = true;
         self.last_row = Some(row);
         self.cells.clear();

@@ -14,9 +14,8 @@
 use calamine::{ExcelDateTime, ExcelDateTimeType, SheetType, SheetVisible};
 
 use super::cfb;
-use super::text::TextOut;
-use super::workbook::{Grid, WORKBOOK_NOTE, clean, date_time_text, heading, number_text};
-use crate::bounds::{Cancel, Extracted, Failure};
+use super::workbook::{Grid, SheetSink, clean, date_time_text, number_text};
+use crate::bounds::{Cancel, Failure};
 use crate::options::Options;
 
 /// Record type: Begins a substream (globals, a sheet, an embedded chart).
@@ -58,12 +57,26 @@ const STRING: u16 = 0x0207;
 /// The BOF version of BIFF8 (Excel 97 to 2003).
 const BIFF8: u16 = 0x0600;
 
-/// Extracts the cell values of the XLS workbook in `bytes`.
+/// Extracts the cell values of the XLS workbook in `bytes` (the view goes
+/// through [`super::workbook::read_into`]; the tests here call this).
+#[cfg(test)]
 pub(crate) fn extract(
     bytes: &[u8],
     options: &Options,
     cancel: &Cancel,
-) -> Result<Extracted, Failure> {
+) -> Result<crate::bounds::Extracted, Failure> {
+    let mut out = super::text::TextOut::new(options.office_text_bytes);
+    read_into(bytes, options, cancel, &mut out)?;
+    Ok(out.finish(super::workbook::WORKBOOK_NOTE))
+}
+
+/// Reads the XLS workbook in `bytes` into `out`, sheet by sheet.
+pub(crate) fn read_into(
+    bytes: &[u8],
+    options: &Options,
+    cancel: &Cancel,
+    out: &mut dyn SheetSink,
+) -> Result<(), Failure> {
     let Some((name, stream)) = cfb::stream(bytes, &["Workbook", "Book"])? else {
         return Err(Failure::unreadable("it holds no Excel workbook stream"));
     };
@@ -73,28 +86,26 @@ pub(crate) fn extract(
         ));
     }
     let book = read_globals(&stream, options, cancel)?;
-    let mut out = TextOut::new(options.office_text_bytes);
     let mut walked: u64 = 0;
     let walk_budget = (stream.len() as u64).saturating_mul(2);
     let mut seen_offsets: Vec<usize> = Vec::new();
-    for (index, sheet) in book.sheets.iter().enumerate() {
+    for sheet in &book.sheets {
         cancel.check()?;
         if out.is_full() {
             break;
         }
-        if index > 0 {
-            out.line("");
-        }
-        out.line(&heading(&sheet.name, sheet.kind, sheet.visible));
+        out.sheet(&sheet.name, sheet.kind, sheet.visible);
         if matches!(sheet.kind, SheetType::ChartSheet | SheetType::Vba) {
+            out.end_sheet(true);
             continue;
         }
         if seen_offsets.contains(&sheet.offset) {
-            out.line("(The file points this sheet at the cells of an earlier one.)");
+            out.remark("(The file points this sheet at the cells of an earlier one.)");
+            out.end_sheet(true);
             continue;
         }
         seen_offsets.push(sheet.offset);
-        let mut grid = Grid::new(&mut out, options.office_text_bytes);
+        let mut grid = Grid::new(&mut *out, options.office_text_bytes);
         walked = read_sheet(
             &stream,
             sheet.offset,
@@ -106,7 +117,7 @@ pub(crate) fn extract(
         )?;
         grid.finish(cancel)?;
     }
-    Ok(out.finish(WORKBOOK_NOTE))
+    Ok(())
 }
 
 /// A sheet as the workbook lists it.

@@ -11,7 +11,9 @@ use std::panic::AssertUnwindSafe;
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
-use porter_fileview::{Cancel, FileInput, Options, View, ViewError, WindowRequest, view};
+use porter_fileview::{
+    Cancel, FileInput, Markdown, Options, View, ViewError, WindowRequest, to_markdown, view,
+};
 use porter_test::{all_text, corpus_file, numbered_lines};
 use serde_json::Value;
 
@@ -243,4 +245,75 @@ fn every_hostile_file_is_described_promptly_without_a_panic_and_within_bounded_m
         }
     }
     assert!(failures.is_empty(), "{failures:#?}");
+}
+
+/// Every hostile file made into Markdown: promptly, without a panic, and
+/// either as bounded Markdown or as an error that says why.
+#[test]
+fn every_hostile_file_through_to_markdown_ends_promptly_in_bounded_markdown_or_a_reason() {
+    let files: Vec<&'static str> = CASES
+        .iter()
+        .map(|(file, _)| *file)
+        .chain(["deep-nesting.html"])
+        .collect();
+    let cap = Options::default().office_text_bytes;
+    let mut failures = Vec::new();
+    for file in files {
+        match markdown_hostile(file) {
+            Err(failure) => failures.push(failure),
+            Ok((Ok(markdown), elapsed)) => {
+                eprintln!(
+                    "{file}: Markdown of {} bytes in {elapsed:.1?}",
+                    markdown.text.len()
+                );
+                if markdown.text.len() > cap + 1 || markdown.text.matches("lollol").count() > 100 {
+                    failures.push(format!("{file}: {} bytes of Markdown", markdown.text.len()));
+                }
+            }
+            Ok((
+                Err(error @ (ViewError::NotExtractable { .. } | ViewError::Unreadable { .. })),
+                elapsed,
+            )) => {
+                eprintln!("{file}: {error} ({elapsed:.1?})");
+            }
+            Ok((Err(error), _)) => failures.push(format!("{file}: an unexpected error: {error}")),
+        }
+    }
+    if let Some(peak) = peak_rss_bytes()
+        && peak > PEAK_RSS_BYTES
+    {
+        failures.push(format!(
+            "peak resident memory {} MiB is over {} MiB",
+            peak / (1024 * 1024),
+            PEAK_RSS_BYTES / (1024 * 1024)
+        ));
+    }
+    assert!(failures.is_empty(), "{failures:#?}");
+}
+
+/// [`to_markdown`] of one hostile file on its own thread, as [`view_hostile`].
+fn markdown_hostile(file: &'static str) -> Result<(Result<Markdown, ViewError>, Duration), String> {
+    let bytes = corpus_file(&format!("hostile/{file}"));
+    let (sender, receiver) = mpsc::channel();
+    let cancel = Cancel::new();
+    let worker_cancel = cancel.clone();
+    std::thread::spawn(move || {
+        let started = Instant::now();
+        let outcome = std::panic::catch_unwind(AssertUnwindSafe(|| {
+            to_markdown(
+                &FileInput::new(&bytes, file),
+                &Options::default(),
+                &worker_cancel,
+            )
+        }));
+        let _ = sender.send(outcome.map(|result| (result, started.elapsed())));
+    });
+    match receiver.recv_timeout(TIME_BOUND) {
+        Ok(Ok(done)) => Ok(done),
+        Ok(Err(_)) => Err(format!("{file}: to_markdown panicked")),
+        Err(_) => {
+            cancel.cancel();
+            Err(format!("{file}: no Markdown within {TIME_BOUND:?}"))
+        }
+    }
 }

@@ -132,7 +132,8 @@ async fn an_import_is_a_document_of_the_runs_tenant_that_says_where_it_came_from
         )
         .await;
     assert_eq!(structured["origin"], "volume:docs");
-    assert_eq!(structured["title"], "guide.md");
+    // Its title is the Markdown's own first heading.
+    assert_eq!(structured["title"], "Guide");
 }
 
 #[tokio::test]

@@ -1,0 +1,895 @@
+//! Word documents (DOCX) as Markdown.
+//!
+//! Before the document itself, three small parts are read: the styles (which
+//! paragraph style is a heading of which level, which carries a list), the
+//! numbering (whether a list level is bulleted or numbered), and the
+//! document's hyperlinks (relationship id to URL). Then the document is
+//! streamed once: a heading style (`Title`, `Heading N`, or an outline level)
+//! makes `#`…, a numbered paragraph (`w:numPr`, direct or from its style)
+//! a `-` or `1.` item indented by its level, a table a GFM table whose first
+//! row is the header, a hyperlink `[text](url)`. Deleted text and field
+//! instructions are skipped, text boxes follow their paragraph, a table in a
+//! cell is flattened into the cell.
+
+use std::collections::HashMap;
+use std::io::BufRead;
+
+use super::{Markdown, MdOut, escape_inline, start_safe, table};
+use crate::bounds::{Cancel, Failure};
+use crate::office::package::Package;
+use crate::office::xml::{Node, Xml, attribute, local, named, prefixed_id};
+use crate::options::Options;
+
+/// The main part of a package whose relationships do not name one.
+const DEFAULT_MAIN: &str = "word/document.xml";
+
+/// The note every Word Markdown carries.
+const DOCX_NOTE: &str = "Pictures, headers, footers, footnotes and comments are not included.";
+
+/// `MAX_GRID_SPAN` is the most columns one merged cell is counted as (Word
+/// allows 63), so a crafted span cannot make a row millions of cells wide.
+const MAX_GRID_SPAN: usize = 64;
+
+/// `CELL_COST_BYTES` is what each table cell counts against the text cap
+/// besides its text: the `| ` and ` |` it is written with. It keeps a row
+/// of millions of empty cells from being held at all.
+const CELL_COST_BYTES: usize = 4;
+
+/// How deep a style's `basedOn` chain is followed.
+const STYLE_CHAIN: usize = 16;
+
+/// What a paragraph style says of its paragraphs.
+#[derive(Debug, Clone, Default)]
+struct Style {
+    /// The heading level its name (`Title`, `Heading N`) gives.
+    heading: Option<usize>,
+    /// Its outline level, counted from 0.
+    outline: Option<usize>,
+    /// The list it numbers its paragraphs with, and the level.
+    num_id: Option<String>,
+    ilvl: Option<usize>,
+    based_on: Option<String>,
+}
+
+/// Converts the Word document in `bytes`.
+pub(super) fn convert(
+    bytes: &[u8],
+    options: &Options,
+    cancel: &Cancel,
+) -> Result<Markdown, Failure> {
+    let mut package = Package::open_checked(bytes, options)?;
+    let main = package
+        .main_part()?
+        .unwrap_or_else(|| DEFAULT_MAIN.to_owned());
+    let rels = package.relationships(&main)?;
+    let part_of = |suffix: &str, fallback: &str| {
+        rels.iter()
+            .find(|rel| rel.kind.ends_with(suffix))
+            .map_or_else(|| fallback.to_owned(), |rel| rel.target.clone())
+    };
+    let styles_part = part_of("/styles", "word/styles.xml");
+    let numbering_part = part_of("/numbering", "word/numbering.xml");
+    #[allow(clippy::redundant_closure)]
+    let styles = package
+        .read(&styles_part, |xml| read_styles(xml))?
+        .unwrap_or_default();
+    #[allow(clippy::redundant_closure)]
+    let numbering = package
+        .read(&numbering_part, |xml| read_numbering(xml))?
+        .unwrap_or_default();
+    let links = package.hyperlinks(&main)?;
+    let mut out = MdOut::new(options.office_text_bytes);
+    let context = Context {
+        styles,
+        numbering,
+        links,
+    };
+    let budget = options.office_text_bytes;
+    let title = package.read(&main, |xml| {
+        read_document(xml, &context, &mut out, budget, cancel)
+    })?;
+    let Some((title, cut)) = title else {
+        return Err(Failure::unreadable(format!(
+            "its main part {main} is missing"
+        )));
+    };
+    let mut notes = vec![DOCX_NOTE.to_owned()];
+    if cut {
+        notes.push(format!(
+            "The document was cut at {} of text; the rest is not included.",
+            crate::describe::human_size(budget as u64)
+        ));
+    }
+    Ok(out.finish(title, notes))
+}
+
+/// Reads `w:styles`: every paragraph style's heading level, outline level,
+/// numbering and parent.
+fn read_styles<R: BufRead>(xml: &mut Xml<R>) -> Result<HashMap<String, Style>, Failure> {
+    let part = xml.part().to_owned();
+    let mut styles = HashMap::new();
+    let mut current: Option<(String, Style)> = None;
+    let mut level = 0;
+    loop {
+        match xml.next()? {
+            Node::Start(start) => {
+                let name = local(&start);
+                if name == "style" {
+                    let id = attribute(&start, &part, |k| named(k, "styleId"))?;
+                    current = id.map(|id| (id, Style::default()));
+                    level = xml.depth();
+                    continue;
+                }
+                let Some((_, style)) = current.as_mut() else {
+                    continue;
+                };
+                let value = || attribute(&start, &part, |k| named(k, "val"));
+                match name {
+                    "name" => {
+                        if let Some(value) = value()? {
+                            style.heading = heading_of_name(&value);
+                        }
+                    }
+                    "basedOn" => style.based_on = value()?,
+                    "outlineLvl" => {
+                        style.outline = value()?.and_then(|v| v.trim().parse().ok());
+                    }
+                    "numId" => style.num_id = value()?,
+                    "ilvl" => style.ilvl = value()?.and_then(|v| v.trim().parse().ok()),
+                    "rPr" | "tblPr" | "tcPr" | "trPr" | "tblStylePr" => xml.skip()?,
+                    _ => {}
+                }
+            }
+            Node::End => {
+                if xml.depth() < level
+                    && let Some((id, style)) = current.take()
+                {
+                    styles.insert(id, style);
+                }
+            }
+            Node::Eof => return Ok(styles),
+            Node::Text(_) | Node::Other => {}
+        }
+    }
+}
+
+/// The heading level a style's name stands for: `Title` is 1, `Heading N`
+/// is N (1 to 9).
+fn heading_of_name(name: &str) -> Option<usize> {
+    let lower = name.trim().to_ascii_lowercase();
+    if lower == "title" {
+        return Some(1);
+    }
+    let level: usize = lower.strip_prefix("heading")?.trim().parse().ok()?;
+    (1..=9).contains(&level).then_some(level)
+}
+
+/// `Numbering` tells, for a list and level, whether it is numbered.
+#[derive(Debug, Default)]
+struct Numbering {
+    /// `numId` to `abstractNumId`.
+    nums: HashMap<String, String>,
+    /// (`abstractNumId`, level) to whether the level is numbered.
+    ordered: HashMap<(String, usize), bool>,
+}
+
+/// Reads `w:numbering`: each list's levels and their number formats.
+fn read_numbering<R: BufRead>(xml: &mut Xml<R>) -> Result<Numbering, Failure> {
+    let part = xml.part().to_owned();
+    let mut numbering = Numbering::default();
+    let mut abstract_id: Option<String> = None;
+    let mut lvl: Option<usize> = None;
+    let mut num_id: Option<String> = None;
+    loop {
+        match xml.next()? {
+            Node::Start(start) => match local(&start) {
+                "abstractNum" => {
+                    abstract_id = attribute(&start, &part, |k| named(k, "abstractNumId"))?;
+                }
+                "lvl" => {
+                    lvl = attribute(&start, &part, |k| named(k, "ilvl"))?
+                        .and_then(|v| v.trim().parse().ok());
+                }
+                "numFmt" => {
+                    if let (Some(id), Some(level)) = (&abstract_id, lvl) {
+                        let format = attribute(&start, &part, |k| named(k, "val"))?;
+                        let ordered =
+                            format.is_some_and(|f| !matches!(f.as_str(), "bullet" | "none"));
+                        numbering.ordered.insert((id.clone(), level), ordered);
+                    }
+                }
+                "num" => num_id = attribute(&start, &part, |k| named(k, "numId"))?,
+                "abstractNumId" => {
+                    if let Some(id) = num_id.take()
+                        && let Some(value) = attribute(&start, &part, |k| named(k, "val"))?
+                    {
+                        numbering.nums.insert(id, value);
+                    }
+                }
+                "lvlOverride" => xml.skip()?,
+                _ => {}
+            },
+            Node::Eof => return Ok(numbering),
+            Node::End | Node::Text(_) | Node::Other => {}
+        }
+    }
+}
+
+/// What the document walk consults.
+struct Context {
+    styles: HashMap<String, Style>,
+    numbering: Numbering,
+    links: HashMap<String, String>,
+}
+
+impl Context {
+    /// A style's value found by `get`, following `basedOn`.
+    fn inherited<T>(&self, style: &str, get: impl Fn(&Style) -> Option<T>) -> Option<T> {
+        let mut id = style;
+        for _ in 0..STYLE_CHAIN {
+            let found = self.styles.get(id)?;
+            if let Some(value) = get(found) {
+                return Some(value);
+            }
+            id = found.based_on.as_deref()?;
+        }
+        None
+    }
+
+    /// Whether list `num_id` is numbered at `level`.
+    fn ordered(&self, num_id: &str, level: usize) -> bool {
+        self.numbering
+            .nums
+            .get(num_id)
+            .and_then(|a| self.numbering.ordered.get(&(a.clone(), level)))
+            .copied()
+            .unwrap_or(false)
+    }
+}
+
+/// A paragraph being read.
+#[derive(Debug, Default)]
+struct Paragraph {
+    style: Option<String>,
+    outline: Option<usize>,
+    num_id: Option<String>,
+    ilvl: Option<usize>,
+    /// The Markdown of its runs, inline-escaped, links already made.
+    text: String,
+    /// Open hyperlinks: where in `text` each began, and its target.
+    links: Vec<(usize, Option<String>)>,
+    /// The depth of its `w:pPr`, while inside it.
+    in_properties: bool,
+}
+
+/// One open element, as far as the Markdown cares.
+enum Frame {
+    Other,
+    Paragraph,
+    Run,
+    Text,
+    Hyperlink,
+    Table,
+    Row,
+    /// A table cell and how many grid columns it spans.
+    Cell {
+        span: usize,
+    },
+    Alternate {
+        taken: bool,
+    },
+}
+
+/// A table being read: its rows of cells.
+#[derive(Debug, Default)]
+struct Table {
+    rows: Vec<Vec<String>>,
+}
+
+/// The walk's state.
+struct Walk<'c, 'o> {
+    context: &'c Context,
+    out: &'o mut MdOut,
+    frames: Vec<Frame>,
+    paragraphs: Vec<Paragraph>,
+    tables: Vec<Table>,
+    /// Lines of text-box paragraphs waiting for their paragraph to end.
+    pending: Vec<String>,
+    runs: usize,
+    used: usize,
+    budget: usize,
+    title: Option<String>,
+    first_heading: Option<String>,
+}
+
+/// Reads `w:document` into `out`; returns the document's title, and
+/// whether its text passed the budget and was cut.
+fn read_document<R: BufRead>(
+    xml: &mut Xml<R>,
+    context: &Context,
+    out: &mut MdOut,
+    budget: usize,
+    cancel: &Cancel,
+) -> Result<(Option<String>, bool), Failure> {
+    let part = xml.part().to_owned();
+    let mut walk = Walk {
+        context,
+        out,
+        frames: Vec::new(),
+        paragraphs: Vec::new(),
+        tables: Vec::new(),
+        pending: Vec::new(),
+        runs: 0,
+        used: 0,
+        budget,
+        title: None,
+        first_heading: None,
+    };
+    let mut cut = false;
+    loop {
+        if walk.out.is_full() {
+            break;
+        }
+        if walk.used > walk.budget {
+            cut = true;
+            break;
+        }
+        match xml.next()? {
+            Node::Start(start) => {
+                let name = local(&start).to_owned();
+                if let Some(Frame::Alternate { taken }) = walk.frames.last_mut()
+                    && (name == "Choice" || name == "Fallback")
+                {
+                    if *taken {
+                        xml.skip()?;
+                        continue;
+                    }
+                    *taken = true;
+                    walk.frames.push(Frame::Other);
+                    continue;
+                }
+                let in_properties = walk.paragraphs.last().is_some_and(|p| p.in_properties);
+                let value = || attribute(&start, &part, |k| named(k, "val"));
+                let frame = match name.as_str() {
+                    "del" | "moveFrom" | "delText" | "instrText" | "delInstrText" | "pPrChange"
+                    | "rPrChange" | "sectPr" => {
+                        xml.skip()?;
+                        continue;
+                    }
+                    "p" => {
+                        walk.paragraphs.push(Paragraph::default());
+                        Frame::Paragraph
+                    }
+                    "pPr" => {
+                        if let Some(paragraph) = walk.paragraphs.last_mut() {
+                            paragraph.in_properties = true;
+                        }
+                        Frame::Other
+                    }
+                    "pStyle" if in_properties => {
+                        let style = value()?;
+                        if let Some(p) = walk.paragraphs.last_mut() {
+                            p.style = style;
+                        }
+                        Frame::Other
+                    }
+                    "outlineLvl" if in_properties => {
+                        let level = value()?.and_then(|v| v.trim().parse().ok());
+                        if let Some(p) = walk.paragraphs.last_mut() {
+                            p.outline = level;
+                        }
+                        Frame::Other
+                    }
+                    "numId" if in_properties => {
+                        let id = value()?;
+                        if let Some(p) = walk.paragraphs.last_mut() {
+                            p.num_id = id;
+                        }
+                        Frame::Other
+                    }
+                    "ilvl" if in_properties => {
+                        let level = value()?.and_then(|v| v.trim().parse().ok());
+                        if let Some(p) = walk.paragraphs.last_mut() {
+                            p.ilvl = level;
+                        }
+                        Frame::Other
+                    }
+                    "rPr" if in_properties => {
+                        xml.skip()?;
+                        continue;
+                    }
+                    "hyperlink" => {
+                        let id = attribute(&start, &part, prefixed_id)?;
+                        let anchor = attribute(&start, &part, |k| named(k, "anchor"))?;
+                        let target = id
+                            .and_then(|id| context.links.get(&id).cloned())
+                            .or_else(|| anchor.map(|a| format!("#{a}")));
+                        walk.open_link(target);
+                        Frame::Hyperlink
+                    }
+                    "fldSimple" => {
+                        let instruction = attribute(&start, &part, |k| named(k, "instr"))?;
+                        walk.open_link(instruction.as_deref().and_then(field_link));
+                        Frame::Hyperlink
+                    }
+                    "r" => {
+                        walk.runs += 1;
+                        Frame::Run
+                    }
+                    "t" if walk.runs > 0 => Frame::Text,
+                    "tab" | "ptab" if walk.runs > 0 => {
+                        walk.append("\t");
+                        Frame::Other
+                    }
+                    "br" | "cr" if walk.runs > 0 => {
+                        walk.append("\n");
+                        Frame::Other
+                    }
+                    "noBreakHyphen" if walk.runs > 0 => {
+                        walk.append("-");
+                        Frame::Other
+                    }
+                    "tbl" => {
+                        walk.tables.push(Table::default());
+                        Frame::Table
+                    }
+                    "tr" => {
+                        if let Some(table) = walk.tables.last_mut() {
+                            table.rows.push(Vec::new());
+                        }
+                        Frame::Row
+                    }
+                    "tc" => {
+                        walk.used += CELL_COST_BYTES;
+                        if let Some(row) = walk.tables.last_mut().and_then(|t| t.rows.last_mut()) {
+                            row.push(String::new());
+                        }
+                        Frame::Cell { span: 1 }
+                    }
+                    "gridSpan" => {
+                        let span = value()?
+                            .and_then(|v| v.trim().parse::<usize>().ok())
+                            .unwrap_or(1)
+                            .clamp(1, MAX_GRID_SPAN);
+                        walk.used += CELL_COST_BYTES * (span - 1);
+                        if let Some(Frame::Cell { span: cell_span }) = walk
+                            .frames
+                            .iter_mut()
+                            .rev()
+                            .find(|f| matches!(f, Frame::Cell { .. }))
+                        {
+                            *cell_span = span;
+                        }
+                        Frame::Other
+                    }
+                    "AlternateContent" => Frame::Alternate { taken: false },
+                    _ => Frame::Other,
+                };
+                walk.frames.push(frame);
+            }
+            Node::Text(text) => {
+                if matches!(walk.frames.last(), Some(Frame::Text)) {
+                    let text = escape_inline(&text);
+                    walk.append(&text);
+                }
+            }
+            Node::End => {
+                let Some(frame) = walk.frames.pop() else {
+                    continue;
+                };
+                match frame {
+                    Frame::Run => walk.runs = walk.runs.saturating_sub(1),
+                    Frame::Hyperlink => walk.close_link(),
+                    Frame::Paragraph => {
+                        cancel.check()?;
+                        walk.end_paragraph();
+                    }
+                    Frame::Table => {
+                        cancel.check()?;
+                        walk.end_table();
+                    }
+                    Frame::Other => {
+                        // The end of a `w:pPr` is the end of the paragraph's
+                        // properties.
+                        let closes_properties = walk.frames.len() == walk.paragraph_frame() + 1;
+                        if let Some(p) = walk.paragraphs.last_mut()
+                            && p.in_properties
+                            && closes_properties
+                        {
+                            p.in_properties = false;
+                        }
+                    }
+                    Frame::Cell { span } => {
+                        // The merged cell's text stays in its first column;
+                        // the columns it covers follow it empty.
+                        if let Some(row) = walk.tables.last_mut().and_then(|t| t.rows.last_mut()) {
+                            row.extend(std::iter::repeat_n(String::new(), span - 1));
+                        }
+                    }
+                    Frame::Text | Frame::Row | Frame::Alternate { .. } => {}
+                }
+            }
+            Node::Other => {}
+            Node::Eof => break,
+        }
+    }
+    Ok((walk.title.or(walk.first_heading), cut))
+}
+
+impl Walk<'_, '_> {
+    /// The frame index of the innermost open paragraph.
+    fn paragraph_frame(&self) -> usize {
+        self.frames
+            .iter()
+            .rposition(|f| matches!(f, Frame::Paragraph))
+            .unwrap_or(0)
+    }
+
+    /// Appends Markdown to the innermost paragraph, within the budget.
+    fn append(&mut self, text: &str) {
+        if self.used > self.budget {
+            return;
+        }
+        if let Some(paragraph) = self.paragraphs.last_mut() {
+            self.used += text.len();
+            paragraph.text.push_str(text);
+        }
+    }
+
+    fn open_link(&mut self, target: Option<String>) {
+        if let Some(paragraph) = self.paragraphs.last_mut() {
+            let at = paragraph.text.len();
+            paragraph.links.push((at, target));
+        }
+    }
+
+    /// Wraps the text since the link opened as `[text](target)`.
+    fn close_link(&mut self) {
+        let Some(paragraph) = self.paragraphs.last_mut() else {
+            return;
+        };
+        let Some((at, target)) = paragraph.links.pop() else {
+            return;
+        };
+        let at = at.min(paragraph.text.len());
+        let inner = paragraph.text[at..].to_owned();
+        if let Some(target) = target
+            && !inner.trim().is_empty()
+        {
+            let wrapped = format!("[{inner}]({})", link_target(&target));
+            self.used += wrapped.len() - inner.len();
+            paragraph.text.truncate(at);
+            paragraph.text.push_str(&wrapped);
+        }
+    }
+
+    /// Finishes the innermost paragraph: into the cell, text box or
+    /// document it belongs to.
+    fn end_paragraph(&mut self) {
+        let Some(mut paragraph) = self.paragraphs.pop() else {
+            return;
+        };
+        while !paragraph.links.is_empty() {
+            self.paragraphs.push(paragraph);
+            self.close_link();
+            let Some(back) = self.paragraphs.pop() else {
+                return;
+            };
+            paragraph = back;
+        }
+        let text = paragraph.text.trim().to_owned();
+        // A paragraph inside another one is in a text box: it waits for
+        // the paragraph holding it.
+        if !self.paragraphs.is_empty() && !self.in_cell_of_current_paragraph() {
+            if !text.is_empty() {
+                self.pending.push(text);
+            }
+            return;
+        }
+        let boxed = std::mem::take(&mut self.pending);
+        if let Some(cell) = self.current_cell() {
+            for piece in std::iter::once(text).chain(boxed) {
+                if !piece.is_empty() {
+                    if !cell.is_empty() {
+                        cell.push('\n');
+                    }
+                    cell.push_str(&piece);
+                }
+            }
+            return;
+        }
+        self.pending = boxed;
+        self.write_paragraph(&paragraph, &text);
+        for line in std::mem::take(&mut self.pending) {
+            self.out.block(&start_safe(&line));
+        }
+    }
+
+    /// Whether the innermost open cell is inside the innermost open
+    /// paragraph (a table in a text box), so a paragraph ending now belongs
+    /// to the cell.
+    fn in_cell_of_current_paragraph(&self) -> bool {
+        let paragraph = self.paragraph_frame();
+        self.frames
+            .iter()
+            .rposition(|f| matches!(f, Frame::Cell { .. }))
+            .is_some_and(|cell| cell > paragraph)
+    }
+
+    /// The innermost open cell's text, when a cell is open.
+    fn current_cell(&mut self) -> Option<&mut String> {
+        if !self.frames.iter().any(|f| matches!(f, Frame::Cell { .. })) {
+            return None;
+        }
+        self.tables.last_mut()?.rows.last_mut()?.last_mut()
+    }
+
+    /// Writes a body paragraph as a heading, a list item or a paragraph.
+    fn write_paragraph(&mut self, paragraph: &Paragraph, text: &str) {
+        if text.is_empty() {
+            return;
+        }
+        let context = self.context;
+        let style = paragraph.style.as_deref();
+        let heading = style
+            .and_then(|s| context.inherited(s, |st| st.heading))
+            .or_else(|| {
+                paragraph
+                    .outline
+                    .or_else(|| style.and_then(|s| context.inherited(s, |st| st.outline)))
+                    .filter(|&level| level < 9)
+                    .map(|level| level + 1)
+            });
+        if let Some(level) = heading {
+            let one_line = text.split_whitespace().collect::<Vec<_>>().join(" ");
+            let is_title = style.is_some_and(|s| s.eq_ignore_ascii_case("title"));
+            if is_title && self.title.is_none() {
+                self.title = Some(plain_text(&one_line));
+            }
+            if level == 1 && self.first_heading.is_none() {
+                self.first_heading = Some(plain_text(&one_line));
+            }
+            self.out
+                .block(&format!("{} {one_line}", "#".repeat(level.min(6))));
+            return;
+        }
+        let num_id = paragraph
+            .num_id
+            .clone()
+            .or_else(|| style.and_then(|s| context.inherited(s, |st| st.num_id.clone())));
+        if let Some(num_id) = num_id.filter(|id| id.trim() != "0") {
+            let level = paragraph
+                .ilvl
+                .or_else(|| style.and_then(|s| context.inherited(s, |st| st.ilvl)))
+                .unwrap_or(0)
+                .min(8);
+            let marker = if context.ordered(&num_id, level) {
+                "1."
+            } else {
+                "-"
+            };
+            let indent = "    ".repeat(level);
+            let continued = text.replace('\n', &format!("\n{indent}    "));
+            self.out.item(&format!("{indent}{marker} {continued}"));
+            return;
+        }
+        let lines: Vec<String> = text.split('\n').map(|l| start_safe(l.trim())).collect();
+        self.out.block(&lines.join("\\\n"));
+    }
+
+    /// Finishes the innermost table: as a GFM table in the body, or
+    /// flattened into the cell that holds it.
+    fn end_table(&mut self) {
+        let Some(finished) = self.tables.pop() else {
+            return;
+        };
+        if let Some(cell) = self.current_cell() {
+            for row in &finished.rows {
+                let line = row
+                    .iter()
+                    .map(|c| c.replace('\n', " "))
+                    .filter(|c| !c.trim().is_empty())
+                    .collect::<Vec<_>>()
+                    .join(" ");
+                if !line.is_empty() {
+                    if !cell.is_empty() {
+                        cell.push('\n');
+                    }
+                    cell.push_str(&line);
+                }
+            }
+            return;
+        }
+        if self.paragraphs.is_empty() {
+            self.out.block(&table(&finished.rows));
+        } else {
+            // A table in a text box: its rows wait with the box's lines.
+            for row in &finished.rows {
+                self.pending.push(row.join(" "));
+            }
+        }
+    }
+}
+
+/// The target of a `HYPERLINK "url"` field instruction.
+fn field_link(instruction: &str) -> Option<String> {
+    let rest = instruction.trim().strip_prefix("HYPERLINK")?.trim();
+    let quoted = rest.strip_prefix('"')?;
+    let end = quoted.find('"')?;
+    Some(quoted[..end].to_owned())
+}
+
+/// A link target as Markdown writes it: in `<…>` when it holds spaces or
+/// parentheses.
+fn link_target(target: &str) -> String {
+    let target = target.trim();
+    if target.contains([' ', '(', ')', '<', '>']) {
+        format!("<{}>", target.replace(['<', '>'], ""))
+    } else {
+        target.to_owned()
+    }
+}
+
+/// Markdown text without its escapes and link syntax, for a title.
+fn plain_text(markdown: &str) -> String {
+    let mut out = String::with_capacity(markdown.len());
+    let mut chars = markdown.chars();
+    while let Some(c) = chars.next() {
+        if c == '\\' {
+            if let Some(next) = chars.next() {
+                out.push(next);
+            }
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::office::tests::{content_types, root_rels, zip_of};
+
+    const WORD: &str =
+        "application/vnd.openxmlformats-officedocument.wordprocessingml.document.main+xml";
+    const NS: &str = r#"xmlns:w="http://schemas.openxmlformats.org/wordprocessingml/2006/main" xmlns:r="http://schemas.openxmlformats.org/officeDocument/2006/relationships""#;
+
+    fn docx(body: &str, styles: &str, numbering: &str) -> Vec<u8> {
+        let document = format!("<w:document {NS}><w:body>{body}</w:body></w:document>");
+        let styles = format!("<w:styles {NS}>{styles}</w:styles>");
+        let numbering = format!("<w:numbering {NS}>{numbering}</w:numbering>");
+        let rels = r#"<Relationships xmlns="http://schemas.openxmlformats.org/package/2006/relationships"><Relationship Id="rId1" Type="http://schemas.openxmlformats.org/officeDocument/2006/relationships/styles" Target="styles.xml"/><Relationship Id="rId2" Type="http://schemas.openxmlformats.org/officeDocument/2006/relationships/numbering" Target="numbering.xml"/><Relationship Id="rId9" Type="http://schemas.openxmlformats.org/officeDocument/2006/relationships/hyperlink" Target="https://example.com/a?b=1" TargetMode="External"/></Relationships>"#;
+        zip_of(&[
+            (
+                "[Content_Types].xml",
+                &content_types("word/document.xml", WORD),
+            ),
+            ("_rels/.rels", &root_rels("word/document.xml")),
+            ("word/_rels/document.xml.rels", rels),
+            ("word/document.xml", &document),
+            ("word/styles.xml", &styles),
+            ("word/numbering.xml", &numbering),
+        ])
+    }
+
+    fn run(text: &str) -> String {
+        format!("<w:r><w:t xml:space=\"preserve\">{text}</w:t></w:r>")
+    }
+
+    fn styled(style: &str, text: &str) -> String {
+        format!(
+            "<w:p><w:pPr><w:pStyle w:val=\"{style}\"/></w:pPr>{}</w:p>",
+            run(text)
+        )
+    }
+
+    fn markdown(bytes: &[u8]) -> Markdown {
+        convert(bytes, &Options::default(), &Cancel::new()).expect("the document converts")
+    }
+
+    const STYLES: &str = r#"<w:style w:type="paragraph" w:styleId="Title"><w:name w:val="Title"/></w:style>
+<w:style w:type="paragraph" w:styleId="Heading2"><w:name w:val="heading 2"/><w:rPr><w:b/></w:rPr></w:style>
+<w:style w:type="paragraph" w:styleId="Custom"><w:name w:val="Chapter"/><w:pPr><w:outlineLvl w:val="2"/></w:pPr></w:style>
+<w:style w:type="paragraph" w:styleId="ListBullet"><w:name w:val="List Bullet"/><w:pPr><w:numPr><w:numId w:val="1"/></w:numPr></w:pPr></w:style>
+<w:style w:type="paragraph" w:styleId="ListNumber"><w:name w:val="List Number"/><w:basedOn w:val="ListBase"/></w:style>
+<w:style w:type="paragraph" w:styleId="ListBase"><w:name w:val="List Base"/><w:pPr><w:numPr><w:numId w:val="2"/></w:numPr></w:pPr></w:style>"#;
+
+    const NUMBERING: &str = r#"<w:abstractNum w:abstractNumId="10"><w:lvl w:ilvl="0"><w:numFmt w:val="bullet"/></w:lvl><w:lvl w:ilvl="1"><w:numFmt w:val="bullet"/></w:lvl></w:abstractNum>
+<w:abstractNum w:abstractNumId="20"><w:lvl w:ilvl="0"><w:numFmt w:val="decimal"/></w:lvl></w:abstractNum>
+<w:num w:numId="1"><w:abstractNumId w:val="10"/></w:num><w:num w:numId="2"><w:abstractNumId w:val="20"/></w:num>"#;
+
+    #[test]
+    fn heading_styles_and_outline_levels_become_hashes_and_the_title_is_named() {
+        let body = [
+            styled("Title", "The Title"),
+            styled("Heading2", "Second Level"),
+            styled("Custom", "By Outline"),
+            format!(
+                "<w:p><w:pPr><w:outlineLvl w:val=\"0\"/></w:pPr>{}</w:p>",
+                run("Direct Outline")
+            ),
+            styled("Normal", "# just text"),
+        ]
+        .concat();
+        let md = markdown(&docx(&body, STYLES, NUMBERING));
+        assert_eq!(
+            md.text,
+            "# The Title\n\n## Second Level\n\n### By Outline\n\n# Direct Outline\n\n\\# just text\n"
+        );
+        assert_eq!(md.title.as_deref(), Some("The Title"));
+    }
+
+    #[test]
+    fn numbered_paragraphs_are_list_items_indented_by_level() {
+        let direct = |level: usize, text: &str| {
+            format!(
+                "<w:p><w:pPr><w:numPr><w:ilvl w:val=\"{level}\"/><w:numId w:val=\"1\"/></w:numPr></w:pPr>{}</w:p>",
+                run(text)
+            )
+        };
+        let body = [
+            styled("ListBullet", "first bullet"),
+            direct(1, "nested bullet"),
+            styled("ListNumber", "numbered by inherited style"),
+            styled("Normal", "after"),
+        ]
+        .concat();
+        let md = markdown(&docx(&body, STYLES, NUMBERING));
+        assert_eq!(
+            md.text,
+            "- first bullet\n    - nested bullet\n1. numbered by inherited style\n\nafter\n"
+        );
+    }
+
+    #[test]
+    fn tables_are_gfm_with_merged_cells_breaks_and_pipes_kept_in_their_columns() {
+        let cell = |text: &str| format!("<w:tc><w:p>{}</w:p></w:tc>", run(text));
+        let body = format!(
+            "<w:tbl><w:tr>{}{}{}</w:tr><w:tr><w:tc><w:tcPr><w:gridSpan w:val=\"2\"/></w:tcPr><w:p>{}</w:p></w:tc>{}</w:tr><w:tr>{}<w:tc><w:p>{}</w:p><w:p>{}</w:p></w:tc>{}</w:tr></w:tbl>",
+            cell("A"),
+            cell("B"),
+            cell("C"),
+            run("wide"),
+            cell("x|y"),
+            cell("1"),
+            run("two"),
+            run("lines"),
+            cell("3"),
+        );
+        let md = markdown(&docx(&body, STYLES, NUMBERING));
+        assert_eq!(
+            md.text,
+            "| A | B | C |\n| --- | --- | --- |\n| wide |  | x\\|y |\n| 1 | two<br>lines | 3 |\n"
+        );
+    }
+
+    #[test]
+    fn hyperlinks_keep_their_targets_and_deleted_text_is_gone() {
+        let body = format!(
+            "<w:p>{}<w:hyperlink r:id=\"rId9\">{}</w:hyperlink>{}<w:del><w:r><w:delText>gone</w:delText></w:r></w:del><w:fldSimple w:instr=' HYPERLINK \"https://field.example/x\" '>{}</w:fldSimple></w:p>",
+            run("See "),
+            run("the site"),
+            run(" and "),
+            run("a field"),
+        );
+        let md = markdown(&docx(&body, STYLES, NUMBERING));
+        assert_eq!(
+            md.text,
+            "See [the site](https://example.com/a?b=1) and [a field](https://field.example/x)\n"
+        );
+    }
+
+    #[test]
+    fn a_text_box_follows_its_paragraph_and_a_nested_table_is_flattened() {
+        let body = format!(
+            "<w:p>{}<w:r><w:pict><w:txbxContent><w:p>{}</w:p></w:txbxContent></w:pict></w:r></w:p><w:tbl><w:tr><w:tc><w:tbl><w:tr><w:tc><w:p>{}</w:p></w:tc><w:tc><w:p>{}</w:p></w:tc></w:tr></w:tbl></w:tc></w:tr></w:tbl>",
+            run("outer"),
+            run("boxed"),
+            run("in"),
+            run("ner"),
+        );
+        let md = markdown(&docx(&body, STYLES, NUMBERING));
+        assert_eq!(md.text, "outer\n\nboxed\n\n| in ner |\n| --- |\n");
+    }
+}

@@ -1,0 +1,508 @@
+//! Documents into Markdown: the structure a person or a search index needs
+//! (headings, list items, tables, links, slides, sheets, pages), where the
+//! file view gives only lines of text.
+//!
+//! The same bounded readers as the view do the reading (the Office package
+//! and XML readers, the workbook walk, the PDF pages), so every limit of
+//! [`Options`] holds here too; the Markdown itself is cut at
+//! `office_text_bytes`, with a note saying so.
+
+mod docx;
+mod html;
+mod pptx;
+mod sheets;
+
+use std::panic::{AssertUnwindSafe, catch_unwind};
+
+use crate::bounds::{Cancel, Failure};
+use crate::describe::{human_size, shown_name};
+use crate::office::{self, WorkbookFormat, ZipKind};
+use crate::options::Options;
+use crate::sniff::{self, Sniffed};
+use crate::{FileInput, ViewError, pdf, text};
+
+/// `Markdown` is a document as Markdown: the text, the title it names for
+/// itself (when it has one), and notes on what was left out or cut.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Markdown {
+    /// The Markdown, ending in one newline (empty for an empty document).
+    pub text: String,
+    /// The document's own title: its Title-styled paragraph or first
+    /// top-level heading, the first slide's title, an HTML `<title>`.
+    pub title: Option<String>,
+    /// Whole sentences on what is not included or where a limit cut it.
+    pub notes: Vec<String>,
+}
+
+/// Turns a document into Markdown: DOCX, XLSX/XLS/ODS, PPTX, HTML, PDF,
+/// plain text and Markdown. The type is decided by the file's bytes, as for
+/// [`crate::view`]. Any other kind of file, or a file of these kinds that
+/// cannot be read, is an error saying which and why, since a Markdown file
+/// of a description would only mislead whoever searches it later.
+pub fn to_markdown(
+    input: &FileInput<'_>,
+    options: &Options,
+    cancel: &Cancel,
+) -> Result<Markdown, ViewError> {
+    let name = shown_name(input.name);
+    let size = input.bytes.len() as u64;
+    if size > options.max_file_bytes {
+        return Err(ViewError::Unreadable {
+            name,
+            reason: format!(
+                "it is larger than the {} that is read of any file",
+                human_size(options.max_file_bytes)
+            ),
+        });
+    }
+    if cancel.is_cancelled() {
+        return Err(ViewError::Cancelled);
+    }
+    let sniffed = sniff::sniff(input.bytes);
+    // As in the view: a panic in a young third-party parser becomes an
+    // error about this file, never a crashed server.
+    let outcome = catch_unwind(AssertUnwindSafe(|| {
+        convert(input, &sniffed, options, cancel)
+    }))
+    .unwrap_or_else(|_| Err(Failure::unreadable("its reader failed on it unexpectedly")));
+    match outcome {
+        Ok(Converted::Done(markdown)) => Ok(markdown),
+        Ok(Converted::NotSupported(what)) => Err(ViewError::NotExtractable { name, what }),
+        Err(Failure::Cancelled) => Err(ViewError::Cancelled),
+        Err(Failure::Unreadable(reason)) => Err(ViewError::Unreadable { name, reason }),
+    }
+}
+
+/// What [`convert`] made of a file.
+enum Converted {
+    Done(Markdown),
+    /// A kind of file extract has no reader for, and what it is.
+    NotSupported(String),
+}
+
+fn convert(
+    input: &FileInput<'_>,
+    sniffed: &Sniffed,
+    options: &Options,
+    cancel: &Cancel,
+) -> Result<Converted, Failure> {
+    let markdown = match sniffed {
+        Sniffed::Text(encoding) => {
+            let decoded = text::decode(input.bytes, *encoding);
+            if is_html(input, &decoded) {
+                html::convert(&decoded, options)?
+            } else {
+                plain(&decoded, options)
+            }
+        }
+        Sniffed::Pdf => pdf_markdown(input.bytes, options, cancel)?,
+        Sniffed::Zip => match office::zip_kind(input.bytes, options) {
+            ZipKind::Docx => docx::convert(input.bytes, options, cancel)?,
+            ZipKind::Pptx => pptx::convert(input.bytes, options, cancel)?,
+            ZipKind::Xlsx => sheets::convert(input.bytes, WorkbookFormat::Xlsx, options, cancel)?,
+            ZipKind::Ods => sheets::convert(input.bytes, WorkbookFormat::Ods, options, cancel)?,
+            ZipKind::Plain => return Ok(Converted::NotSupported("a zip archive".to_owned())),
+        },
+        Sniffed::Ole => match sheets::convert(input.bytes, WorkbookFormat::Xls, options, cancel) {
+            Ok(markdown) => markdown,
+            Err(Failure::Cancelled) => return Err(Failure::Cancelled),
+            Err(Failure::Unreadable(_)) => {
+                return Ok(Converted::NotSupported(
+                    "a legacy binary Office file other than an Excel workbook".to_owned(),
+                ));
+            }
+        },
+        Sniffed::Image(_) | Sniffed::OtherImage { .. } => {
+            return Ok(Converted::NotSupported("an image".to_owned()));
+        }
+        Sniffed::Audio { what, .. } | Sniffed::Video { what, .. } => {
+            return Ok(Converted::NotSupported(with_article(what)));
+        }
+        Sniffed::Tar(_) => return Ok(Converted::NotSupported("a tar archive".to_owned())),
+        Sniffed::Compressed(_) => {
+            return Ok(Converted::NotSupported("a compressed file".to_owned()));
+        }
+        Sniffed::Other { what, .. } => return Ok(Converted::NotSupported(with_article(what))),
+    };
+    Ok(Converted::Done(markdown))
+}
+
+/// `what` with "a"/"an" in front, unless it has one already.
+fn with_article(what: &str) -> String {
+    let lower = what.to_ascii_lowercase();
+    if lower.starts_with("a ") || lower.starts_with("an ") || lower.ends_with(" data") {
+        what.to_owned()
+    } else if lower.starts_with(['a', 'e', 'i', 'o', 'u']) {
+        format!("an {what}")
+    } else {
+        format!("a {what}")
+    }
+}
+
+/// Whether text is an HTML page: by its name or declared type, or by how
+/// it begins.
+fn is_html(input: &FileInput<'_>, text: &str) -> bool {
+    let extension = std::path::Path::new(input.name)
+        .extension()
+        .and_then(|e| e.to_str())
+        .map(str::to_ascii_lowercase);
+    if matches!(extension.as_deref(), Some("html" | "htm" | "xhtml")) {
+        return true;
+    }
+    if input
+        .declared_type
+        .is_some_and(|t| t.to_ascii_lowercase().contains("html"))
+    {
+        return true;
+    }
+    let start: String = text
+        .trim_start_matches('\u{feff}')
+        .trim_start()
+        .chars()
+        .take(15)
+        .collect::<String>()
+        .to_ascii_lowercase();
+    start.starts_with("<!doctype html") || start.starts_with("<html")
+}
+
+/// Plain text and Markdown are their own Markdown; a Markdown file's first
+/// `# ` line is its title.
+fn plain(text: &str, options: &Options) -> Markdown {
+    let mut out = MdOut::new(options.office_text_bytes);
+    out.raw(text.trim_start_matches('\u{feff}'));
+    let title = text
+        .lines()
+        .find_map(|line| line.strip_prefix("# "))
+        .map(|t| t.trim().to_owned())
+        .filter(|t| !t.is_empty());
+    out.finish(title, Vec::new())
+}
+
+/// A PDF's pages in order, each after a `<!-- page N of M -->` marker; a
+/// page with no text layer says so where its text would be.
+fn pdf_markdown(bytes: &[u8], options: &Options, cancel: &Cancel) -> Result<Markdown, Failure> {
+    let pages = pdf::pages(bytes, options, cancel)?;
+    let total = pages.total;
+    let mut out = MdOut::new(options.office_text_bytes);
+    let mut scans = Vec::new();
+    for (index, page) in pages.read.iter().enumerate() {
+        let number = index + 1;
+        out.block(&format!("<!-- page {number} of {total} -->"));
+        match page {
+            pdf::PageText::Text(text) => {
+                let escaped: Vec<String> = text.lines().map(escape_line).collect();
+                out.block(&escaped.join("\n"));
+            }
+            pdf::PageText::NoTextLayer => {
+                scans.push(number);
+                out.block(&format!(
+                    "*(Page {number} has no text layer: it is probably a scanned image, and its text cannot be read.)*"
+                ));
+            }
+            pdf::PageText::Unreadable(error) => out.block(&format!(
+                "*(The text of page {number} could not be read: {}.)*",
+                escape_inline(error)
+            )),
+        }
+    }
+    let mut notes = pages.notes;
+    if !scans.is_empty() && scans.len() < pages.read.len() {
+        let list: Vec<String> = scans.iter().map(ToString::to_string).collect();
+        notes.push(format!(
+            "Pages without a text layer (probably scans): {}.",
+            list.join(", ")
+        ));
+    }
+    Ok(out.finish(None, notes))
+}
+
+/// `MdOut` gathers Markdown blocks, separated by blank lines (list items by
+/// a single newline), and stops taking text at its cap.
+pub(crate) struct MdOut {
+    text: String,
+    cap: usize,
+    cut: bool,
+    last_was_item: bool,
+}
+
+impl MdOut {
+    /// An empty Markdown text holding at most `cap` bytes.
+    pub(crate) fn new(cap: usize) -> Self {
+        Self {
+            text: String::new(),
+            cap,
+            cut: false,
+            last_was_item: false,
+        }
+    }
+
+    /// Adds a block (a paragraph, heading, table) after a blank line.
+    pub(crate) fn block(&mut self, block: &str) {
+        self.add(block, false);
+    }
+
+    /// Adds a list item, right under an item before it.
+    pub(crate) fn item(&mut self, item: &str) {
+        self.add(item, true);
+    }
+
+    /// Adds text exactly as it is (plain text and Markdown files).
+    fn raw(&mut self, text: &str) {
+        self.push(text);
+    }
+
+    /// Whether the cap was reached: nothing more will be taken.
+    pub(crate) fn is_full(&self) -> bool {
+        self.cut
+    }
+
+    fn add(&mut self, block: &str, item: bool) {
+        if block.trim().is_empty() {
+            return;
+        }
+        if !self.text.is_empty() {
+            self.push(if item && self.last_was_item {
+                "\n"
+            } else {
+                "\n\n"
+            });
+        }
+        self.push(block.trim_end());
+        self.last_was_item = item;
+    }
+
+    fn push(&mut self, piece: &str) {
+        if self.cut {
+            return;
+        }
+        let room = self.cap.saturating_sub(self.text.len());
+        if piece.len() <= room {
+            self.text.push_str(piece);
+        } else {
+            let end = text::floor_char_boundary(piece, room);
+            self.text.push_str(&piece[..end]);
+            self.cut = true;
+        }
+    }
+
+    /// The Markdown with its title and notes (plus one on the cut, when the
+    /// cap was reached).
+    pub(crate) fn finish(mut self, title: Option<String>, mut notes: Vec<String>) -> Markdown {
+        let trimmed = self.text.trim_end().len();
+        self.text.truncate(trimmed);
+        if !self.text.is_empty() {
+            self.text.push('\n');
+        }
+        if self.cut {
+            notes.push(format!(
+                "The Markdown was cut at {}; the rest of the document is not included.",
+                human_size(self.cap as u64)
+            ));
+        }
+        Markdown {
+            text: self.text,
+            title,
+            notes,
+        }
+    }
+}
+
+/// Text with the characters that Markdown would read as emphasis, code,
+/// links or raw HTML escaped, so a document's words stay words.
+pub(crate) fn escape_inline(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        if matches!(c, '\\' | '*' | '_' | '`' | '[' | ']' | '<' | '>') {
+            out.push('\\');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// One line of text made safe at the start of a Markdown line: inline
+/// escapes, and a leading `#`, `>`, `-`, `+`, `=`, or `1.` that would make
+/// it a heading, quote, list item or rule.
+pub(crate) fn escape_line(line: &str) -> String {
+    start_safe(&escape_inline(line))
+}
+
+/// A line, already inline-escaped, with a block marker at its start
+/// escaped.
+pub(crate) fn start_safe(line: &str) -> String {
+    let trimmed = line.trim_start();
+    let lead = &line[..line.len() - trimmed.len()];
+    let marker = trimmed.starts_with(['#', '-', '+', '=', '|', '~'])
+        || trimmed.starts_with('>')
+        || ordered_marker(trimmed);
+    if marker {
+        let digits = trimmed.bytes().take_while(u8::is_ascii_digit).count();
+        if digits > 0 {
+            // "1. text" → "1\. text": the dot is what makes the list.
+            return format!("{lead}{}\\{}", &trimmed[..digits], &trimmed[digits..]);
+        }
+        return format!("{lead}\\{trimmed}");
+    }
+    line.to_owned()
+}
+
+/// Whether a line starts like an ordered list item (`12.` or `3)` then a
+/// space or the end).
+fn ordered_marker(line: &str) -> bool {
+    let digits = line.bytes().take_while(u8::is_ascii_digit).count();
+    if digits == 0 || digits > 9 {
+        return false;
+    }
+    let rest = &line[digits..];
+    rest.starts_with(". ") || rest.starts_with(") ") || rest == "." || rest == ")"
+}
+
+/// A GFM table of `rows` (the first is the header), all padded to the
+/// widest row. Cells are escaped for a table: `|` as `\|`, line breaks as
+/// `<br>`. Empty rows at the end are left out; no rows is no table.
+pub(crate) fn table(rows: &[Vec<String>]) -> String {
+    let mut rows: Vec<&Vec<String>> = rows.iter().collect();
+    while rows
+        .last()
+        .is_some_and(|row| row.iter().all(|c| c.trim().is_empty()))
+    {
+        rows.pop();
+    }
+    let width = rows.iter().map(|row| row.len()).max().unwrap_or(0);
+    if width == 0 {
+        return String::new();
+    }
+    let mut out = String::new();
+    for (index, row) in rows.iter().enumerate() {
+        out.push('|');
+        for column in 0..width {
+            let cell = row.get(column).map_or("", String::as_str);
+            out.push(' ');
+            out.push_str(&table_cell(cell));
+            out.push_str(" |");
+        }
+        out.push('\n');
+        if index == 0 {
+            out.push('|');
+            for _ in 0..width {
+                out.push_str(" --- |");
+            }
+            out.push('\n');
+        }
+    }
+    out
+}
+
+/// One cell's text for a GFM table: on one line, `|` escaped.
+fn table_cell(cell: &str) -> String {
+    let lines: Vec<&str> = cell.trim().lines().map(str::trim).collect();
+    lines.join("<br>").replace('|', "\\|")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_table_has_its_first_row_as_header_and_escapes_pipes_and_breaks() {
+        let rows = vec![
+            vec!["Name".to_owned(), "Note".to_owned()],
+            vec!["a|b".to_owned(), "one\ntwo".to_owned()],
+            vec!["short".to_owned()],
+            vec![String::new(), String::new()],
+        ];
+        assert_eq!(
+            table(&rows),
+            "| Name | Note |\n| --- | --- |\n| a\\|b | one<br>two |\n| short |  |\n"
+        );
+        assert_eq!(table(&[]), "");
+    }
+
+    #[test]
+    fn a_line_that_would_become_markdown_structure_is_escaped() {
+        let cases = [
+            ("# not a heading", "\\# not a heading"),
+            ("- not an item", "\\- not an item"),
+            ("1. not ordered", "1\\. not ordered"),
+            ("> no quote", "\\> no quote"),
+            ("a *starred* word_here", "a \\*starred\\* word\\_here"),
+            ("1999 was a year", "1999 was a year"),
+            ("plain", "plain"),
+        ];
+        for (line, expected) in cases {
+            assert_eq!(escape_line(line), expected, "{line}");
+        }
+    }
+
+    #[test]
+    fn list_items_sit_together_and_blocks_are_apart() {
+        let mut out = MdOut::new(1000);
+        out.block("# Title");
+        out.item("- one");
+        out.item("- two");
+        out.block("after");
+        let markdown = out.finish(None, Vec::new());
+        assert_eq!(markdown.text, "# Title\n\n- one\n- two\n\nafter\n");
+    }
+
+    #[test]
+    fn the_markdown_is_cut_at_its_cap_with_a_note() {
+        let mut out = MdOut::new(10);
+        out.block("0123456789abcdef");
+        assert!(out.is_full());
+        let markdown = out.finish(None, Vec::new());
+        assert_eq!(markdown.text, "0123456789\n");
+        assert!(
+            markdown.notes[0].contains("cut at 10 bytes"),
+            "{markdown:?}"
+        );
+    }
+
+    #[test]
+    fn plain_text_and_markdown_pass_through_with_a_markdown_title() {
+        let input = FileInput::new(b"intro\n# The Title\n\n- a\n", "notes.md");
+        let markdown =
+            to_markdown(&input, &Options::default(), &Cancel::new()).expect("text converts");
+        assert_eq!(markdown.text, "intro\n# The Title\n\n- a\n");
+        assert_eq!(markdown.title.as_deref(), Some("The Title"));
+    }
+
+    #[test]
+    fn an_unsupported_file_says_what_extract_reads() {
+        let png = b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR";
+        let error = to_markdown(
+            &FileInput::new(png, "x.png"),
+            &Options::default(),
+            &Cancel::new(),
+        )
+        .expect_err("an image has no Markdown");
+        let message = error.to_string();
+        assert!(
+            matches!(error, ViewError::NotExtractable { .. }),
+            "{error:?}"
+        );
+        for kind in [
+            "DOCX",
+            "XLSX",
+            "PPTX",
+            "HTML",
+            "PDF",
+            "plain text",
+            "Markdown",
+        ] {
+            assert!(message.contains(kind), "{message}");
+        }
+    }
+
+    #[test]
+    fn a_cancelled_extract_stops_before_reading() {
+        let cancel = Cancel::new();
+        cancel.cancel();
+        let result = to_markdown(
+            &FileInput::new(b"text", "a.txt"),
+            &Options::default(),
+            &cancel,
+        );
+        assert_eq!(result, Err(ViewError::Cancelled));
+    }
+}
