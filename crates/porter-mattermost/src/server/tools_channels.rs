@@ -14,8 +14,7 @@ use std::fmt::Write as _;
 use rmcp::handler::server::tool::{InputResponses, RequestState, schema_for_output};
 use rmcp::handler::server::wrapper::Parameters;
 use rmcp::model::{
-    CallToolResponse, CallToolResult, ElicitRequest, ElicitRequestParams, ElicitationSchema,
-    InputRequest, InputRequests, InputRequiredResult, ProtocolVersion, SealOptions,
+    CallToolResponse, CallToolResult, ElicitRequestParams, ElicitationSchema, ProtocolVersion,
 };
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, tool, tool_router};
@@ -573,36 +572,17 @@ impl MattermostServer {
         let form = change_form(&plan.title, plan.question.clone())?;
         if modern {
             let sealed = Sealed {
-                digest,
+                digest: digest.clone(),
                 fingerprint: plan.fingerprint.clone(),
                 time_ms: now_ms(),
             };
-            let state = self
-                .shared
-                .asks
-                .seal_json_with(&sealed, &SealOptions::new().associated_data(&bound))
-                .map_err(|e| Failure::Rpc(ErrorData::internal_error(e.to_string(), None)))?;
-            let mut requests = InputRequests::new();
-            requests.insert(
-                CONFIRM.to_owned(),
-                InputRequest::Elicitation(ElicitRequest::new(form)),
-            );
-            return Ok(Gate::Answer(CallToolResponse::from(
-                InputRequiredResult::new(Some(requests), Some(state)),
-            )));
+            return self
+                .input_required_with(tool, &digest, &sealed, form)
+                .map(Gate::Answer);
         }
-        let started = now_ms();
-        let wait = self.shared.options.ask_timeout + std::time::Duration::from_secs(60);
-        let answer = match context
-            .peer
-            .create_elicitation_with_timeout(form, Some(wait))
-            .await
-        {
-            Ok(result) => judge(&result, tool, started, self.shared.options.ask_timeout),
-            Err(error) => Answer::No(format!(
-                "no answer came from the person ({error}); nothing was posted. Call {tool} again if they still want it."
-            )),
-        };
+        let answer = self
+            .ask_now_with(tool, form, "nothing was posted", context)
+            .await;
         if let Answer::No(sentence) = answer {
             return Err(about_change(&sentence));
         }

@@ -15,10 +15,7 @@ use std::fmt::Write as _;
 
 use rmcp::handler::server::tool::{InputResponses, RequestState, schema_for_output};
 use rmcp::handler::server::wrapper::Parameters;
-use rmcp::model::{
-    CallToolResponse, CallToolResult, ElicitRequest, ElicitResult, InputRequest, InputRequests,
-    InputRequiredResult, ProtocolVersion, SealOptions,
-};
+use rmcp::model::{CallToolResponse, CallToolResult, ElicitResult, ProtocolVersion};
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, tool, tool_router};
 use schemars::JsonSchema;
@@ -505,47 +502,18 @@ impl MattermostServer {
         // 4. Ask, unless asked already or asking is left to the client.
         if ask && asked.is_none() {
             let (label, about) = box_words(&change);
+            let question = form_with(&look.title, look.text.clone(), label, about)?;
             if modern {
                 let sealed = Sealed {
                     digest: digest.clone(),
                     fingerprint: look.fingerprint.clone(),
                     time_ms: now_ms(),
                 };
-                let bound = ask_binding(call.tool, &digest);
-                let state = self
-                    .shared
-                    .asks
-                    .seal_json_with(&sealed, &SealOptions::new().associated_data(&bound))
-                    .map_err(|e| Failure::Rpc(ErrorData::internal_error(e.to_string(), None)))?;
-                let mut requests = InputRequests::new();
-                requests.insert(
-                    CONFIRM.to_owned(),
-                    InputRequest::Elicitation(ElicitRequest::new(form_with(
-                        &look.title,
-                        look.text.clone(),
-                        label,
-                        about,
-                    )?)),
-                );
-                return Ok(CallToolResponse::from(InputRequiredResult::new(
-                    Some(requests),
-                    Some(state),
-                )));
+                return self.input_required_with(call.tool, &digest, &sealed, question);
             }
-            let started = now_ms();
-            let wait = self.shared.options.ask_timeout + std::time::Duration::from_secs(60);
-            let params = form_with(&look.title, look.text.clone(), label, about)?;
-            let answer = context
-                .peer
-                .create_elicitation_with_timeout(params, Some(wait))
+            let answer = self
+                .ask_now_with(call.tool, question, "nothing was changed", context)
                 .await;
-            let answer = match answer {
-                Ok(result) => judge(&result, call.tool, started, self.shared.options.ask_timeout),
-                Err(error) => Answer::No(format!(
-                    "no answer came from the person ({error}); nothing was changed. Call {} again if they still want it.",
-                    call.tool
-                )),
-            };
             if let Answer::No(sentence) = answer {
                 return Err(Failure::Tool(of_change(&sentence)));
             }

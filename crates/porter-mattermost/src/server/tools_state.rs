@@ -9,10 +9,7 @@ use std::str::FromStr as _;
 
 use rmcp::handler::server::tool::{InputResponses, RequestState, schema_for_output};
 use rmcp::handler::server::wrapper::Parameters;
-use rmcp::model::{
-    CallToolResponse, CallToolResult, ElicitRequest, ElicitationAction, InputRequest,
-    InputRequests, InputRequiredResult, ProtocolVersion, SealOptions,
-};
+use rmcp::model::{CallToolResponse, CallToolResult, ElicitationAction, ProtocolVersion};
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, tool, tool_router};
 use schemars::JsonSchema;
@@ -23,9 +20,7 @@ use super::cursor::canonical_json;
 use super::doctor::{Level, Report, check_download_dir, server_checks};
 use super::render::iso_utc;
 use super::tools::Paging;
-use super::write::{
-    Answer, CONFIRM, answer_of, ask_binding, can_elicit, form, input_digest, now_ms,
-};
+use super::write::{Answer, answer_of, ask_binding, can_elicit, form, input_digest, now_ms};
 use super::{Failure, MattermostServer, Transport, done, finish, missing_elicitation};
 use crate::{Channel, ChannelType, Draft, FLAGGED_POST, Preference, Team};
 
@@ -807,21 +802,7 @@ impl MattermostServer {
                     fingerprint: fingerprint.clone(),
                     time_ms: now_ms(),
                 };
-                let bound = ask_binding(TOOL, &digest);
-                let state = self
-                    .shared
-                    .asks
-                    .seal_json_with(&sealed, &SealOptions::new().associated_data(&bound))
-                    .map_err(|e| Failure::Rpc(ErrorData::internal_error(e.to_string(), None)))?;
-                let mut requests = InputRequests::new();
-                requests.insert(
-                    CONFIRM.to_owned(),
-                    InputRequest::Elicitation(ElicitRequest::new(form(&title, text)?)),
-                );
-                return Ok(CallToolResponse::from(InputRequiredResult::new(
-                    Some(requests),
-                    Some(state),
-                )));
+                return self.input_required_with(TOOL, &digest, &sealed, form(&title, text)?);
             }
             match self.ask_now(TOOL, &title, text, context).await? {
                 Answer::Yes => {}

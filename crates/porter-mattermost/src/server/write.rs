@@ -561,6 +561,19 @@ impl MattermostServer {
         title: &str,
         text: String,
     ) -> Result<CallToolResponse, Failure> {
+        self.input_required_with(tool, digest, asked, form(title, text)?)
+    }
+
+    /// Seals `asked` (bound to `tool` and the call's input `digest`) and
+    /// returns the input-required result that puts `question` to the
+    /// person; every asking tool uses it under 2026-07-28.
+    pub(crate) fn input_required_with<S: serde::Serialize>(
+        &self,
+        tool: &str,
+        digest: &str,
+        asked: &S,
+        question: ElicitRequestParams,
+    ) -> Result<CallToolResponse, Failure> {
         let bound = ask_binding(tool, digest);
         let sealed = self
             .shared
@@ -570,7 +583,7 @@ impl MattermostServer {
         let mut requests = InputRequests::new();
         requests.insert(
             CONFIRM.to_owned(),
-            InputRequest::Elicitation(ElicitRequest::new(form(title, text)?)),
+            InputRequest::Elicitation(ElicitRequest::new(question)),
         );
         Ok(CallToolResponse::from(InputRequiredResult::new(
             Some(requests),
@@ -586,24 +599,34 @@ impl MattermostServer {
         text: String,
         context: &RequestContext<RoleServer>,
     ) -> Result<Answer, Failure> {
+        Ok(self
+            .ask_now_with(tool, form(title, text)?, "nothing was posted", context)
+            .await)
+    }
+
+    /// Puts `question` to the person during the call and judges the answer
+    /// (its action, its box, its lateness); `nothing_done` ends the
+    /// sentence when no answer comes ("nothing was posted").
+    pub(crate) async fn ask_now_with(
+        &self,
+        tool: &str,
+        question: ElicitRequestParams,
+        nothing_done: &str,
+        context: &RequestContext<RoleServer>,
+    ) -> Answer {
         let started = now_ms();
         // Wait a little past the limit, so a late answer is recognised as
         // late rather than lost.
         let wait = self.shared.options.ask_timeout + Duration::from_secs(60);
         let answer = context
             .peer
-            .create_elicitation_with_timeout(form(title, text)?, Some(wait))
+            .create_elicitation_with_timeout(question, Some(wait))
             .await;
         match answer {
-            Ok(result) => Ok(judge(
-                &result,
-                tool,
-                started,
-                self.shared.options.ask_timeout,
+            Ok(result) => judge(&result, tool, started, self.shared.options.ask_timeout),
+            Err(error) => Answer::No(format!(
+                "no answer came from the person ({error}); {nothing_done}. Call {tool} again if they still want it."
             )),
-            Err(error) => Ok(Answer::No(format!(
-                "no answer came from the person ({error}); nothing was posted. Call {tool} again if they still want it."
-            ))),
         }
     }
 
