@@ -7,8 +7,9 @@
 //! on any of the profile's volumes; change ops (`init`, `add`, `rm`,
 //! `commit`, `checkout`, `branch_create`, `branch_delete`, `tag_create`,
 //! `merge`, `reset`) and the network ops that write (`clone`, `fetch`,
-//! `pull`) need a read-write volume; `push` and `ls_remote` also reach the
-//! network. Network ops go only to the operator's `git.fetch_hosts` /
+//! `pull`, `submodule_update`) need a read-write volume; `push` and
+//! `ls_remote` also reach the network. `submodule_update` fetches only from
+//! submodule URLs that pass the same checks as any remote. Network ops go only to the operator's `git.fetch_hosts` /
 //! `git.push_hosts` (push off until set, and only for a profile with
 //! `git_remote: [fetch, push]`), over https, with the operator's
 //! credentials; the model sees a failure's class, the log its detail.
@@ -19,7 +20,7 @@ use std::path::{Component, Path, PathBuf};
 use porter_git::change::{self, ResetMode};
 use porter_git::read::{self, DiffArgs, GrepArgs};
 use porter_git::{
-    Access, Bounds, Credential, GitError, Identity, Network, Secret, Window, network,
+    Access, Bounds, Credential, GitError, Identity, Network, Secret, Window, network, submodule,
 };
 use rmcp::model::{CallToolResult, ContentBlock, Tool};
 use schemars::JsonSchema;
@@ -277,7 +278,8 @@ const DESCRIPTION: &str = "Git on a repository in one of your volumes, without a
     ls_files, branch_list, tag_list, rev_parse. Change ops (read-write volume): init, add, rm, \
     commit, checkout, branch_create, branch_delete, tag_create, merge (fast-forward only), reset \
     (soft/mixed/hard). Network ops: clone (url into repo), fetch, pull (fast-forward), push, \
-    ls_remote — https only, to the operator's hosts, with the operator's credentials. Long \
+    ls_remote, submodule_update (paths: which submodules; default all; not recursive) — https \
+    only, to the operator's hosts, with the operator's credentials. Long \
     outputs come in windows: ask again with offset.";
 
 /// `GitArgs` are the tool's arguments; which apply depends on `op`.
@@ -293,7 +295,7 @@ pub struct GitArgs {
     /// target, branch start, tag target).
     #[serde(default)]
     pub rev: Option<String>,
-    /// Paths (add, rm, diff) inside the repository.
+    /// Paths (add, rm, diff, submodule_update) inside the repository.
     #[serde(default)]
     pub paths: Vec<String>,
     /// One path (log filter, blame file, grep and ls_files prefix).
@@ -373,6 +375,7 @@ pub enum GitOp {
     Pull,
     Push,
     LsRemote,
+    SubmoduleUpdate,
 }
 
 impl GitOp {
@@ -516,6 +519,7 @@ fn run(
         GitOp::Fetch => network::fetch(network, dir, args.remote.as_deref()),
         GitOp::Pull => network::pull(network, dir, bounds),
         GitOp::Push => network::push(network, dir, args.remote.as_deref(), &args.refspecs),
+        GitOp::SubmoduleUpdate => submodule::update(network, dir, &args.paths, bounds),
         GitOp::LsRemote => match (&args.url, &args.remote) {
             (Some(url), _) => network::ls_remote(network, None, url),
             (None, remote) => {
@@ -537,6 +541,7 @@ mod tests {
         assert!(GitOp::Commit.writes());
         assert!(GitOp::Clone.writes());
         assert!(GitOp::Push.writes());
+        assert!(GitOp::SubmoduleUpdate.writes());
     }
 
     #[test]

@@ -276,7 +276,10 @@ fn guarded<T>(
     result
 }
 
-fn safe_checkout(
+/// `safe_checkout` walks `tree` against `bounds` and the path checks, then
+/// checks it out (forced over a fresh work tree, else refusing to overwrite
+/// local changes). `submodule` calls it for each submodule's work tree.
+pub(crate) fn safe_checkout(
     repo: &Repository,
     tree: &git2::Tree<'_>,
     bounds: Bounds,

@@ -15,8 +15,10 @@
 //! a volume and decides read-only or read-write): [`read`] (status, log,
 //! show, diff, blame, grep, ls_files, branch_list, tag_list, rev_parse),
 //! [`change`] (init, add, rm, commit, checkout, branch_create/delete,
-//! tag_create, fast-forward merge, reset) and [`network`] (clone, fetch,
-//! pull, push, ls_remote). Long outputs come in [`Page`]s. Before any
+//! tag_create, fast-forward merge, reset), [`network`] (clone, fetch,
+//! pull, push, ls_remote) and [`submodule`] (submodule_update: URLs from
+//! `.gitmodules` judged like any remote before anything is fetched). Long
+//! outputs come in [`Page`]s. Before any
 //! checkout the tree is walked by [`paths::check_tree`]: every name checked
 //! for `.git` aliases, `..`, devices and control characters, symlinks kept
 //! inside, and the walk stopped at a file count and 1 GiB.
@@ -42,6 +44,7 @@ pub mod page;
 pub mod paths;
 pub mod read;
 mod remote;
+pub mod submodule;
 mod transport;
 
 pub use change::{Identity, ResetMode};

@@ -14,6 +14,9 @@ use porter_git::{
     Access, Bounds, Credential, GitError, Identity, NetClass, Network, Secret, Window, network,
 };
 
+mod hostile;
+mod noprocess;
+
 fn identity() -> Identity {
     Identity {
         name: "Porter Operator".to_owned(),
