@@ -98,6 +98,37 @@ pub struct HttpConfig {
     /// A proxy every request goes through (none by default; the environment's
     /// proxy variables are never used).
     pub proxy: Option<String>,
+    /// PEM files of certificate authorities trusted besides the built-in
+    /// web roots, for an in-house forge or a test server with its own CA.
+    /// Each one can vouch for any host name, so list only CAs you control.
+    pub ca_files: Vec<PathBuf>,
+    /// The certificates of `ca_files`, read when the config is loaded.
+    #[serde(skip)]
+    #[schemars(skip)]
+    pub ca_certificates: Vec<String>,
+}
+
+impl HttpConfig {
+    /// Reads every `ca_files` entry, refusing one that cannot be read or
+    /// holds no PEM certificate.
+    fn read_ca_files(&self) -> Result<Vec<String>, ConfigError> {
+        let mut read = Vec::with_capacity(self.ca_files.len());
+        for (index, path) in self.ca_files.iter().enumerate() {
+            let fault = |message: String| ConfigError::Invalid {
+                key: format!("http.ca_files[{index}]"),
+                message,
+            };
+            let text = fs_err::read_to_string(path).map_err(|e| fault(e.to_string()))?;
+            if !text.contains("-----BEGIN CERTIFICATE-----") {
+                return Err(fault(format!(
+                    "{} holds no PEM certificate (-----BEGIN CERTIFICATE-----)",
+                    path.display()
+                )));
+            }
+            read.push(text);
+        }
+        Ok(read)
+    }
 }
 
 /// `McpServer` is one upstream: a stdio command or a streamable HTTP URL.
@@ -333,6 +364,7 @@ impl Config {
         config.apply_overrides(vars)?;
         config.validate()?;
         config.keys(vars)?;
+        config.http.ca_certificates = config.http.read_ca_files()?;
         Ok(config)
     }
 
@@ -396,7 +428,7 @@ impl Config {
                 .proxy
                 .as_deref()
                 .and_then(|p| url::Url::parse(p).ok()),
-            extra_roots: Vec::new(),
+            extra_roots: self.http.ca_certificates.clone(),
         }
     }
 
@@ -971,6 +1003,35 @@ limits:
             let error = error_of(yaml);
             assert!(error.starts_with(key), "{yaml}: {error}");
         }
+    }
+
+    #[test]
+    fn ca_files_are_read_at_load_and_one_without_a_certificate_is_refused() {
+        let dir = tempfile::tempdir().expect("a temp dir");
+        let good = dir.path().join("ca.pem");
+        std::fs::write(
+            &good,
+            "-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n",
+        )
+        .expect("written");
+        let bad = dir.path().join("notes.txt");
+        std::fs::write(&bad, "not a certificate").expect("written");
+        let config = Config::from_yaml(
+            &format!("http:\n  ca_files: [{}]\n", good.display()),
+            &no_vars,
+        )
+        .expect("a readable CA file loads");
+        assert_eq!(config.net_policy().extra_roots.len(), 1);
+        assert!(config.net_policy().extra_roots[0].contains("MIIB"));
+        let refused = error_of(&format!(
+            "http:\n  ca_files: [{}, {}]\n",
+            good.display(),
+            bad.display()
+        ));
+        assert!(refused.contains("http.ca_files[1]"), "{refused}");
+        assert!(refused.contains("no PEM certificate"), "{refused}");
+        let missing = error_of("http:\n  ca_files: [/nonexistent/ca.pem]\n");
+        assert!(missing.contains("http.ca_files[0]"), "{missing}");
     }
 
     #[test]

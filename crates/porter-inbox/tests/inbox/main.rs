@@ -291,6 +291,29 @@ fn a_streamed_file_is_named_typed_and_hashed_like_one_kept_whole() {
 }
 
 #[test]
+fn a_large_streamed_file_hashed_beside_the_writes_has_the_same_sha256() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let limits = Limits {
+        file_max_bytes: 16 * MIB,
+        inbox_max_bytes: 32 * MIB,
+        ..small_limits()
+    };
+    let (inbox, run) = opened(dir.path(), limits);
+    // Past the first MiB the hash moves to its own thread; uneven chunks
+    // make sure the hand-over point lands inside one.
+    let bytes: Vec<u8> = (0..6 * MIB as usize + 12_345)
+        .map(|i| (i.wrapping_mul(2_654_435_761) >> 13) as u8)
+        .collect();
+    let mut keeper = inbox.keeper(run, incoming(Some("big.bin"))).expect("keeper");
+    for chunk in bytes.chunks(262_147) {
+        keeper.write_all(chunk).expect("write");
+    }
+    let record = kept(keeper.finish().expect("finish"));
+    assert_eq!(record.size, bytes.len() as u64);
+    assert_eq!(record.sha256, sha256_hex(&bytes));
+}
+
+#[test]
 fn a_keeper_told_an_oversized_length_refuses_before_any_byte() {
     let dir = tempfile::tempdir().expect("temp dir");
     let (inbox, run) = opened(dir.path(), small_limits());

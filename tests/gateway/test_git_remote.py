@@ -1,0 +1,197 @@
+"""The Git tool's network ops through the gateway with a real MCP client:
+clone, commit, push, fetch, pull and ls_remote against a loopback https
+smart-HTTP server (`tests/git/https_server.py`: `git http-backend` behind
+TLS with a test CA the config trusts through `http.ca_files`). Real git
+runs in the fixture only; what the server received is read back from its
+request log and its bare repositories."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from harness import REPO, all_text, stdio_gateway, write_config
+
+pytestmark = pytest.mark.anyio
+
+TOKEN = "tok-9f3e1c2b7a"
+
+
+def git(cwd: Path, *args: str) -> str:
+    env = {"GIT_CONFIG_NOSYSTEM": "1", "HOME": str(cwd), "PATH": "/usr/bin:/bin"}
+    return subprocess.run(["git", *args], cwd=cwd, env=env, check=True, capture_output=True, text=True).stdout
+
+
+@dataclass
+class GitServer:
+    root: Path
+    port: int
+
+    def url(self, name: str) -> str:
+        return f"https://127.0.0.1:{self.port}/{name}"
+
+    def bare(self, name: str) -> Path:
+        return self.root / "repos" / name
+
+    def requests(self) -> list[str]:
+        log = self.root / "requests.log"
+        return log.read_text().splitlines() if log.exists() else []
+
+    def seed(self, name: str) -> None:
+        """A bare repository `name` with one commit on main, pushable."""
+        bare = self.bare(name)
+        git(self.root, "init", "-q", "--bare", "-b", "main", str(bare))
+        git(bare, "config", "http.receivepack", "true")
+        seed = self.root / f"seed-{name}"
+        git(self.root, "init", "-q", "-b", "main", str(seed))
+        git(seed, "config", "user.email", "fixture@example.invalid")
+        git(seed, "config", "user.name", "Fixture")
+        (seed / "hello.txt").write_text("hello from the server\n")
+        git(seed, "add", ".")
+        git(seed, "commit", "-q", "-m", "seed")
+        git(seed, "push", "-q", str(bare), "main")
+
+    def advance(self, name: str, file: str, text: str) -> str:
+        """A new commit on the server's main, made by real git."""
+        seed = self.root / f"seed-{name}"
+        git(seed, "pull", "-q", str(self.bare(name)), "main")
+        (seed / file).write_text(text)
+        git(seed, "add", ".")
+        git(seed, "commit", "-q", "-m", f"server adds {file}")
+        git(seed, "push", "-q", str(self.bare(name)), "main")
+        return git(seed, "rev-parse", "HEAD").strip()
+
+
+@pytest.fixture
+def server(tmp_path: Path) -> Iterator[GitServer]:
+    root = tmp_path / "server"
+    root.mkdir()
+    python = os.environ.get("PORTER_PYTHON", sys.executable)
+    proc = subprocess.Popen(
+        [python, str(REPO / "tests" / "git" / "https_server.py"), str(root)],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert proc.stdout is not None
+        line = proc.stdout.readline()
+        assert line.startswith("port "), f"the git server did not start: {line!r}"
+        yield GitServer(root=root, port=int(line.split()[1]))
+    finally:
+        assert proc.stdin is not None
+        proc.stdin.close()
+        proc.wait(timeout=10)
+
+
+def config_for(tmp_path: Path, server: GitServer, remote: list[str]) -> Path:
+    work = tmp_path / "work"
+    work.mkdir(exist_ok=True)
+    return write_config(
+        tmp_path,
+        extra={
+            "volumes": {"work": {"path": str(work), "mode": "rw"}},
+            "profiles": {
+                "default": {"grants": ["File", "Read", "Write", "Git"], "volumes": ["work"], "git_remote": remote}
+            },
+            "http": {"private_hosts": ["127.0.0.1"], "ca_files": [str(server.root / "ca.pem")]},
+            "git": {
+                "fetch_hosts": ["127.0.0.1"],
+                "push_hosts": ["127.0.0.1"],
+                "identity": {"name": "Porter Operator", "email": "operator@example.invalid"},
+                "credentials": [
+                    {"name": "forge", "allowed_urls": [server.url("project.git")], "token": "${GIT_TEST_TOKEN}"}
+                ],
+            },
+        },
+    )
+
+
+async def test_clone_commit_push_fetch_and_pull_go_through_the_gateway(tmp_path: Path, server: GitServer) -> None:
+    server.seed("project.git")
+    server.seed("other.git")
+    config = config_for(tmp_path, server, ["fetch", "push"])
+    repo = "volume:work:project"
+    async with stdio_gateway(tmp_path, config, env={"GIT_TEST_TOKEN": TOKEN}) as served:
+        call = served.client.call_tool
+        cloned = await call("Git", {"op": "clone", "repo": repo, "url": server.url("project.git")})
+        assert not cloned.is_error, all_text(cloned)
+        assert "on branch main" in all_text(cloned)
+        assert (tmp_path / "work" / "project" / "hello.txt").read_text() == "hello from the server\n"
+
+        (tmp_path / "work" / "project" / "notes.md").write_text("from the model\n")
+        added = await call("Git", {"op": "add", "repo": repo, "paths": ["notes.md"]})
+        assert not added.is_error, all_text(added)
+        committed = await call("Git", {"op": "commit", "repo": repo, "message": "Add notes"})
+        assert not committed.is_error, all_text(committed)
+        pushed = await call("Git", {"op": "push", "repo": repo})
+        assert not pushed.is_error, all_text(pushed)
+
+        # The server's main is our commit, by the operator, with the trailer.
+        ours = git(tmp_path / "work" / "project", "rev-parse", "HEAD").strip()
+        assert git(server.bare("project.git"), "rev-parse", "main").strip() == ours
+        message = git(server.bare("project.git"), "log", "-1", "--format=%an%n%B", "main")
+        assert message.startswith("Porter Operator\nAdd notes")
+        assert "Porter-Run: " in message
+
+        # The server moves on; fetch sees it, pull fast-forwards to it.
+        theirs = server.advance("project.git", "server.txt", "later\n")
+        listed = await call("Git", {"op": "ls_remote", "repo": repo})
+        assert not listed.is_error, all_text(listed)
+        assert theirs in all_text(listed)
+        fetched = await call("Git", {"op": "fetch", "repo": repo})
+        assert not fetched.is_error, all_text(fetched)
+        pulled = await call("Git", {"op": "pull", "repo": repo})
+        assert not pulled.is_error, all_text(pulled)
+        assert git(tmp_path / "work" / "project", "rev-parse", "HEAD").strip() == theirs
+        assert (tmp_path / "work" / "project" / "server.txt").read_text() == "later\n"
+
+        # A repository the credential does not cover is cloned without it.
+        other = await call("Git", {"op": "clone", "repo": "volume:work:other", "url": server.url("other.git")})
+        assert not other.is_error, all_text(other)
+
+        # Every answer is free of the token.
+        for result in (cloned, added, committed, pushed, listed, fetched, pulled, other):
+            assert TOKEN not in all_text(result)
+
+    requests = server.requests()
+    project = [r for r in requests if "/project.git/" in r]
+    others = [r for r in requests if "/other.git/" in r]
+    assert any("git-receive-pack" in r for r in project), requests
+    assert project and all(" Basic " in r for r in project), project
+    assert others and all(r.endswith(" -") for r in others), others
+    # The token is in no log, transcript or record the gateway wrote.
+    assert TOKEN not in served.stderr.read_text()
+    for path in served.data.rglob("*"):
+        if path.is_file():
+            assert TOKEN.encode() not in path.read_bytes(), path
+
+
+async def test_a_fetch_only_profile_clones_but_cannot_push(tmp_path: Path, server: GitServer) -> None:
+    server.seed("project.git")
+    before = git(server.bare("project.git"), "rev-parse", "main").strip()
+    config = config_for(tmp_path, server, ["fetch"])
+    repo = "volume:work:project"
+    async with stdio_gateway(tmp_path, config, env={"GIT_TEST_TOKEN": TOKEN}) as served:
+        call = served.client.call_tool
+        cloned = await call("Git", {"op": "clone", "repo": repo, "url": server.url("project.git")})
+        assert not cloned.is_error, all_text(cloned)
+        (tmp_path / "work" / "project" / "x.txt").write_text("x\n")
+        await call("Git", {"op": "add", "repo": repo, "paths": ["x.txt"]})
+        committed = await call("Git", {"op": "commit", "repo": repo, "message": "x"})
+        assert not committed.is_error, all_text(committed)
+        pushed = await call("Git", {"op": "push", "repo": repo})
+        assert pushed.is_error
+        assert "may not push" in all_text(pushed), all_text(pushed)
+        # A host off the fetch list is refused before any request.
+        far = await call("Git", {"op": "clone", "repo": "volume:work:far", "url": "https://localhost:1/x.git"})
+        assert far.is_error and "refused by policy" in all_text(far), all_text(far)
+    assert git(server.bare("project.git"), "rev-parse", "main").strip() == before
+    assert not any("git-receive-pack" in r for r in server.requests())
+    assert not (tmp_path / "work" / "far").exists()
