@@ -9,14 +9,27 @@ Usage: https_server.py ROOT
   ROOT/ca.pem       is written: the CA certificate the test trusts
   ROOT/requests.log gets one line per request: METHOD PATH AUTHORIZATION
   ROOT/repos/       is served (GIT_PROJECT_ROOT)
+  ROOT/app.pem      is written: the RSA key of a GitHub App (id 4242) whose
+                    installation 77 the fake GitHub API below mints tokens for
+  ROOT/other-app.pem is written: an RSA key the fake API does not know
+
+A fake GitHub API answers POST /api/v3/app/installations/77/access_tokens:
+it checks the JWT (RS256 over the app's public key, iss 4242, iat in the
+past, exp at most ten minutes ahead) and the headers GitHub requires, then
+answers {"token": "ghs_…", "expires_at": <in an hour>}. Pushes to a repository
+whose name starts with "app-" need Basic auth with a token it minted
+(fetches from it need nothing).
 The chosen port is printed on stdout as "port N", then the server runs until
 its stdin closes (so it never outlives the test that started it).
 """
 
+import base64
 import datetime
 import http.server
 import ipaddress
+import json
 import os
+import secrets
 import ssl
 import subprocess
 import sys
@@ -24,7 +37,7 @@ import threading
 
 from cryptography import x509
 from cryptography.hazmat.primitives import hashes, serialization
-from cryptography.hazmat.primitives.asymmetric import ec
+from cryptography.hazmat.primitives.asymmetric import ec, padding, rsa
 from cryptography.x509.oid import NameOID
 
 
@@ -88,6 +101,61 @@ def make_certs(root):
         )
 
 
+APP_ID = 4242
+INSTALLATION_ID = 77
+
+
+def make_app_keys(root):
+    """The app's RSA key (PKCS#1 PEM, as GitHub hands it out) and a stranger's."""
+    keys = {}
+    for name in ("app", "other-app"):
+        key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
+        with open(os.path.join(root, f"{name}.pem"), "wb") as f:
+            f.write(
+                key.private_bytes(
+                    serialization.Encoding.PEM,
+                    serialization.PrivateFormat.TraditionalOpenSSL,
+                    serialization.NoEncryption(),
+                )
+            )
+        keys[name] = key
+    return keys["app"].public_key()
+
+
+def unb64(part):
+    return base64.urlsafe_b64decode(part + "=" * (-len(part) % 4))
+
+
+def check_jwt(public_key, auth):
+    """Why the bearer JWT is not the app's, or None when it is."""
+    if not auth.startswith("Bearer "):
+        return "no bearer token"
+    parts = auth[len("Bearer "):].split(".")
+    if len(parts) != 3:
+        return "not a JWT"
+    header = json.loads(unb64(parts[0]))
+    claims = json.loads(unb64(parts[1]))
+    if header.get("alg") != "RS256":
+        return f"alg {header.get('alg')}"
+    try:
+        public_key.verify(
+            unb64(parts[2]),
+            f"{parts[0]}.{parts[1]}".encode(),
+            padding.PKCS1v15(),
+            hashes.SHA256(),
+        )
+    except Exception:
+        return "bad signature"
+    now = int(datetime.datetime.now(datetime.timezone.utc).timestamp())
+    if claims.get("iss") != APP_ID:
+        return f"iss {claims.get('iss')!r}"
+    if not claims.get("iat", now + 1) <= now:
+        return "iat in the future"
+    if not now < claims.get("exp", 0) <= now + 600:
+        return "exp not within ten minutes"
+    return None
+
+
 class Handler(http.server.BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
 
@@ -99,11 +167,66 @@ class Handler(http.server.BaseHTTPRequestHandler):
         with open(os.path.join(self.server.root, "requests.log"), "a") as f:
             f.write(f"{self.command} {self.path} {auth}\n")
 
+    def answer(self, status, payload, extra=()):
+        data = json.dumps(payload).encode()
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        for name, value in extra:
+            self.send_header(name, value)
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def github_api(self, path, body):
+        if path != f"/api/v3/app/installations/{INSTALLATION_ID}/access_tokens":
+            return self.answer(404, {"message": "Not Found"})
+        if self.command != "POST":
+            return self.answer(405, {"message": "POST only"})
+        why = check_jwt(self.server.app_key, self.headers.get("Authorization", ""))
+        if why is None and self.headers.get("Accept") != "application/vnd.github+json":
+            why = "Accept"
+        if why is None and self.headers.get("X-GitHub-Api-Version") != "2022-11-28":
+            why = "X-GitHub-Api-Version"
+        if why is None and not self.headers.get("User-Agent"):
+            why = "User-Agent"
+        if why is None and json.loads(body or b"{}").get("permissions") != {"contents": "write"}:
+            why = "permissions"
+        if why is not None:
+            return self.answer(401, {"message": f"A JSON web token could not be decoded: {why}"})
+        token = "ghs_" + secrets.token_hex(16)
+        self.server.tokens.add(token)
+        expires = datetime.datetime.now(datetime.timezone.utc) + datetime.timedelta(hours=1)
+        return self.answer(
+            201,
+            {
+                "token": token,
+                "expires_at": expires.strftime("%Y-%m-%dT%H:%M:%SZ"),
+                "permissions": {"contents": "write"},
+            },
+        )
+
+    def app_token_missing(self, path, query):
+        """A push to an app- repository without a minted token."""
+        pushing = path.endswith("/git-receive-pack") or "service=git-receive-pack" in query
+        if not (path.startswith("/app-") and pushing):
+            return False
+        auth = self.headers.get("Authorization", "")
+        if auth.startswith("Basic "):
+            _, _, password = base64.b64decode(auth[6:]).decode().partition(":")
+            if password in self.server.tokens:
+                return False
+        return True
+
     def cgi(self):
         self.record()
         path, _, query = self.path.partition("?")
         length = int(self.headers.get("Content-Length") or 0)
         body = self.rfile.read(length) if length else b""
+        if path.startswith("/api/v3/"):
+            return self.github_api(path, body)
+        if self.app_token_missing(path, query):
+            return self.answer(401, {"message": "push needs an app token"},
+                               [("WWW-Authenticate", 'Basic realm="test"')])
         env = {
             "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
             "GIT_PROJECT_ROOT": os.path.join(self.server.root, "repos"),
@@ -155,6 +278,8 @@ def main():
     make_certs(root)
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
     server.root = root
+    server.app_key = make_app_keys(root)
+    server.tokens = set()
     context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
     context.load_cert_chain(os.path.join(root, "server.pem"), os.path.join(root, "server.key"))
     server.socket = context.wrap_socket(server.socket, server_side=True)

@@ -432,24 +432,58 @@ impl Config {
         }
     }
 
-    /// The `git` section with its credentials' `${ENV_NAME}` tokens read
-    /// through `vars`.
+    /// The `git` section ready to use: its credentials' `${ENV_NAME}`
+    /// tokens read through `vars`, each GitHub App's key and the signing key
+    /// loaded and checked, so that a missing, encrypted or wrong-algorithm
+    /// key stops the gateway at start-up with the key at fault.
     pub fn git_resolved(
         &self,
         vars: &dyn Fn(&str) -> Option<String>,
     ) -> Result<crate::git::GitConfig, ConfigError> {
         let mut git = self.git.clone();
         for (index, credential) in git.credentials.iter_mut().enumerate() {
-            credential.token = expand(&credential.token, vars).map_err(|e| match e {
-                Expand::Unset(var) => ConfigError::MissingVar {
-                    key: format!("git credential {}", credential.name),
-                    var,
-                },
-                Expand::Unclosed => ConfigError::Invalid {
-                    key: format!("git.credentials[{index}].token"),
-                    message: "`${` is not closed; write ${ENV_NAME}".to_owned(),
-                },
-            })?;
+            match (&credential.token, &credential.github_app) {
+                (Some(token), None) => {
+                    let token = expand(token, vars).map_err(|e| match e {
+                        Expand::Unset(var) => ConfigError::MissingVar {
+                            key: format!("git credential {}", credential.name),
+                            var,
+                        },
+                        Expand::Unclosed => ConfigError::Invalid {
+                            key: format!("git.credentials[{index}].token"),
+                            message: "`${` is not closed; write ${ENV_NAME}".to_owned(),
+                        },
+                    })?;
+                    credential.token = Some(token);
+                }
+                (None, Some(app)) => {
+                    let loaded = porter_git::GithubApp::load(
+                        app.app_id,
+                        app.installation_id,
+                        &app.private_key_file,
+                        app.base_url.as_deref(),
+                    )
+                    .map_err(|e| ConfigError::Invalid {
+                        key: format!("git.credentials[{index}].github_app"),
+                        message: e.to_string(),
+                    })?;
+                    credential.app = Some(loaded);
+                }
+                _ => {
+                    return Err(ConfigError::Invalid {
+                        key: format!("git.credentials[{index}]"),
+                        message: "give exactly one of token and github_app".to_owned(),
+                    });
+                }
+            }
+        }
+        if let Some(signing) = &git.signing {
+            let signer =
+                porter_git::Signer::load(&signing.key_file).map_err(|e| ConfigError::Invalid {
+                    key: "git.signing.key_file".to_owned(),
+                    message: e.to_string(),
+                })?;
+            git.signer = Some(signer);
         }
         Ok(git)
     }
@@ -936,6 +970,83 @@ limits:
   file_max_bytes: 1000
   inbox_ttl: 90m
 ";
+
+    fn ed25519_key_file(dir: &Path) -> PathBuf {
+        use ssh_key::private::{Ed25519Keypair, KeypairData};
+        let pair = Ed25519Keypair::from_seed(&[4; 32]);
+        let key = ssh_key::PrivateKey::new(KeypairData::Ed25519(pair), "").expect("a key");
+        let file = dir.join("git_ed25519");
+        std::fs::write(
+            &file,
+            key.to_openssh(ssh_key::LineEnding::LF)
+                .expect("encodes")
+                .as_bytes(),
+        )
+        .expect("written");
+        file
+    }
+
+    #[test]
+    fn git_keys_are_loaded_at_start_up_and_a_bad_one_names_its_key() {
+        let temp = tempfile::tempdir().expect("a temp dir");
+        let good = ed25519_key_file(temp.path());
+        let junk = temp.path().join("junk");
+        std::fs::write(&junk, "not a key").expect("written");
+        let resolved = |yaml: &str| {
+            Config::from_yaml(yaml, &no_vars)
+                .expect("the YAML is a config")
+                .git_resolved(&no_vars)
+        };
+
+        let git = resolved(&format!(
+            "git:\n  signing:\n    key_file: {}\n",
+            good.display()
+        ))
+        .expect("an ed25519 key loads");
+        let signer = git.signer.expect("the signer is loaded");
+        assert!(signer.public_key().starts_with("ssh-ed25519 "));
+
+        for (yaml, key, says) in [
+            (
+                format!("git:\n  signing:\n    key_file: {}\n", junk.display()),
+                "git.signing.key_file",
+                "not an OpenSSH private key",
+            ),
+            (
+                "git:\n  signing:\n    key_file: /nonexistent/key\n".to_owned(),
+                "git.signing.key_file",
+                "/nonexistent/key",
+            ),
+            (
+                "git:\n  credentials:\n    - {name: a, allowed_urls: [], token: t, github_app: {app_id: 1, installation_id: 2, private_key_file: /x}}\n".to_owned(),
+                "git.credentials[0]",
+                "exactly one of token and github_app",
+            ),
+            (
+                "git:\n  credentials:\n    - {name: a, allowed_urls: []}\n".to_owned(),
+                "git.credentials[0]",
+                "exactly one of token and github_app",
+            ),
+            (
+                format!("git:\n  credentials:\n    - {{name: a, allowed_urls: [], github_app: {{app_id: 1, installation_id: 2, private_key_file: {}}}}}\n", junk.display()),
+                "git.credentials[0].github_app",
+                "not a usable RSA private key",
+            ),
+            (
+                "git:\n  credentials:\n    - {name: a, allowed_urls: [], github_app: {app_id: 1, installation_id: 2, private_key_file: /nonexistent/app.pem}}\n".to_owned(),
+                "git.credentials[0].github_app",
+                "/nonexistent/app.pem",
+            ),
+        ] {
+            match resolved(&yaml) {
+                Err(ConfigError::Invalid { key: at, message }) => {
+                    assert_eq!(at, key, "{yaml}");
+                    assert!(message.contains(says), "{yaml}: {message}");
+                }
+                other => panic!("{yaml}: {other:?}"),
+            }
+        }
+    }
 
     #[test]
     fn an_empty_file_is_the_embedded_defaults() {

@@ -20,7 +20,8 @@ use std::path::{Component, Path, PathBuf};
 use porter_git::change::{self, ResetMode};
 use porter_git::read::{self, DiffArgs, GrepArgs};
 use porter_git::{
-    Access, Bounds, Credential, GitError, Identity, Network, Secret, Window, network, submodule,
+    Access, Bounds, Credential, CredentialSource, GitError, Identity, Network, Secret, Signer,
+    Window, network, submodule,
 };
 use rmcp::model::{CallToolResult, ContentBlock, Tool};
 use schemars::JsonSchema;
@@ -56,6 +57,26 @@ pub struct GitConfig {
     pub credentials: Vec<GitCredential>,
     /// Most files one checkout writes (default 200,000).
     pub max_checkout_files: Option<usize>,
+    /// Signing of commits and tags (`sign: true`) with the operator's
+    /// ed25519 key; unset: nothing can be signed.
+    pub signing: Option<GitSigning>,
+    /// The key `signing.key_file` names, loaded (and checked) by
+    /// [`crate::config::Config::git_resolved`] at start-up; never
+    /// serialized.
+    #[serde(skip)]
+    #[schemars(skip)]
+    pub signer: Option<porter_git::Signer>,
+}
+
+/// `GitSigning` is where the operator's signing key lives.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct GitSigning {
+    /// An OpenSSH ed25519 private key without a passphrase (`ssh-keygen -t
+    /// ed25519 -N ''`). Commits and tags get an SSH signature in namespace
+    /// `git` that `git verify-commit` checks against an allowed-signers
+    /// file; the key never leaves the gateway.
+    pub key_file: PathBuf,
 }
 
 /// `GitIdentity` is the operator's name and email for commits.
@@ -68,8 +89,10 @@ pub struct GitIdentity {
     pub email: String,
 }
 
-/// `GitCredential` is one credential as configured; `token` may be
-/// `${ENV_NAME}`, resolved by the binary before the gateway starts.
+/// `GitCredential` is one credential as configured: exactly one of a
+/// static `token` (which may be `${ENV_NAME}`, resolved by the binary
+/// before the gateway starts) or a `github_app` whose installation tokens
+/// are minted for pushes only.
 #[derive(Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct GitCredential {
@@ -80,8 +103,49 @@ pub struct GitCredential {
     /// The Basic-auth user name (default `x-access-token`).
     #[serde(default)]
     pub username: Option<String>,
-    /// The token.
-    pub token: String,
+    /// A static token, sent for fetches and pushes to the covered URLs.
+    #[serde(default)]
+    pub token: Option<String>,
+    /// A GitHub App whose write-scoped installation token is minted (and
+    /// cached until five minutes before it expires) when a push to a
+    /// covered URL needs it; fetches never use it.
+    #[serde(default)]
+    pub github_app: Option<GitHubAppConfig>,
+    /// The app with its key loaded by
+    /// [`crate::config::Config::git_resolved`]; never serialized.
+    #[serde(skip)]
+    #[schemars(skip)]
+    pub app: Option<porter_git::GithubApp>,
+}
+
+/// `GitHubAppConfig` names a GitHub App installation and its key.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct GitHubAppConfig {
+    /// The app's numeric id (the JWT's `iss`).
+    pub app_id: u64,
+    /// The installation on the account that owns the repositories.
+    pub installation_id: u64,
+    /// The app's RSA private key, the .pem file GitHub generated.
+    pub private_key_file: PathBuf,
+    /// The REST API root (default `https://api.github.com`; GitHub
+    /// Enterprise Server: `https://<host>/api/v3`). Its host must pass the
+    /// `http` policy like the git hosts.
+    #[serde(default)]
+    pub base_url: Option<String>,
+}
+
+impl GitHubAppConfig {
+    /// `api_host` is the host tokens are minted at.
+    fn api_host(&self) -> Option<String> {
+        let base = self
+            .base_url
+            .as_deref()
+            .unwrap_or(porter_git::github_app::DEFAULT_BASE_URL);
+        url::Url::parse(base)
+            .ok()
+            .and_then(|u| u.host_str().map(str::to_owned))
+    }
 }
 
 impl std::fmt::Debug for GitCredential {
@@ -89,6 +153,7 @@ impl std::fmt::Debug for GitCredential {
         f.debug_struct("GitCredential")
             .field("name", &self.name)
             .field("allowed_urls", &self.allowed_urls)
+            .field("github_app", &self.github_app)
             .finish_non_exhaustive()
     }
 }
@@ -117,12 +182,19 @@ impl GitTool {
     }
 
     /// `net_policy` is the gateway's policy with its allow list replaced by
-    /// the git hosts (fetch and push), keeping the private-address guard,
+    /// the git hosts (fetch and push, and the API hosts GitHub App tokens
+    /// are minted at), keeping the private-address guard,
     /// the private hosts and the extra roots.
     #[must_use]
     pub fn net_policy(base: &porter_net::Policy, config: &GitConfig) -> porter_net::Policy {
         let mut hosts = config.fetch_hosts.clone();
         hosts.extend(config.push_hosts.iter().flatten().cloned());
+        hosts.extend(
+            config
+                .credentials
+                .iter()
+                .filter_map(|c| c.github_app.as_ref()?.api_host()),
+        );
         porter_net::Policy {
             allow_hosts: hosts,
             ..base.clone()
@@ -158,10 +230,13 @@ impl GitTool {
             handle: tokio::runtime::Handle::current(),
             access: self.access(remote),
         };
-        let identity = self.config.identity.as_ref().map(|i| Identity {
-            name: i.name.clone(),
-            email: i.email.clone(),
-        });
+        let operator = Operator {
+            identity: self.config.identity.as_ref().map(|i| Identity {
+                name: i.name.clone(),
+                email: i.email.clone(),
+            }),
+            signer: self.config.signer.clone(),
+        };
         let bounds = Bounds {
             max_files: self
                 .config
@@ -173,15 +248,7 @@ impl GitTool {
         let run_id = run_id.to_owned();
         let answer = tokio::task::spawn_blocking(move || {
             let (dir, writable) = resolved?;
-            run(
-                &args,
-                &dir,
-                writable,
-                &network,
-                identity.as_ref(),
-                &run_id,
-                bounds,
-            )
+            run(&args, &dir, writable, &network, &operator, &run_id, bounds)
         })
         .await;
         match answer {
@@ -214,15 +281,25 @@ impl GitTool {
                 .config
                 .credentials
                 .iter()
-                .map(|c| Credential {
-                    name: c.name.clone(),
-                    allowed_urls: c
-                        .allowed_urls
-                        .iter()
-                        .filter_map(|u| url::Url::parse(u).ok())
-                        .collect(),
-                    username: c.username.clone(),
-                    token: Secret::new(c.token.clone()),
+                .filter_map(|c| {
+                    let source = match (&c.token, &c.app) {
+                        (Some(token), _) => CredentialSource::Token(Secret::new(token.clone())),
+                        (None, Some(app)) => CredentialSource::GithubApp(app.clone()),
+                        (None, None) => {
+                            tracing::warn!(credential = %c.name, "a git credential with neither a token nor a loaded GitHub App is not used");
+                            return None;
+                        }
+                    };
+                    Some(Credential {
+                        name: c.name.clone(),
+                        allowed_urls: c
+                            .allowed_urls
+                            .iter()
+                            .filter_map(|u| url::Url::parse(u).ok())
+                            .collect(),
+                        username: c.username.clone(),
+                        source,
+                    })
                 })
                 .collect(),
         }
@@ -280,9 +357,12 @@ const DESCRIPTION: &str = "Git on a repository in one of your volumes, without a
     (soft/mixed/hard). Network ops: clone (url into repo), fetch, pull (fast-forward), push, \
     ls_remote, submodule_update (paths: which submodules; default all; not recursive) — https \
     only, to the operator's hosts, with the operator's credentials. Long \
-    outputs come in windows: ask again with offset.";
+    outputs come in windows: ask again with offset. commit and tag_create take sign: true to \
+    sign with the operator's SSH key.";
 
 /// `GitArgs` are the tool's arguments; which apply depends on `op`.
+// Each flag is a separate, optional argument of one op, as the model sends it.
+#[allow(clippy::struct_excessive_bools)]
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct GitArgs {
@@ -304,6 +384,10 @@ pub struct GitArgs {
     /// Commit or annotated tag message.
     #[serde(default)]
     pub message: Option<String>,
+    /// commit, tag_create: sign with the operator's SSH key (the answer
+    /// names its public key as signed_by); a signed tag needs a message.
+    #[serde(default)]
+    pub sign: bool,
     /// Branch or tag name.
     #[serde(default)]
     pub name: Option<String>,
@@ -403,12 +487,19 @@ fn need<'a>(value: Option<&'a String>, what: &str, op: GitOp) -> Result<&'a str,
         .ok_or_else(|| format!("{op:?} needs {what}"))
 }
 
+/// `Operator` is who commits: the operator's identity and signing key,
+/// neither chosen by the model.
+struct Operator {
+    identity: Option<Identity>,
+    signer: Option<Signer>,
+}
+
 fn run(
     args: &GitArgs,
     dir: &Path,
     writable: bool,
     network: &Network,
-    identity: Option<&Identity>,
+    operator: &Operator,
     run_id: &str,
     bounds: Bounds,
 ) -> Result<String, String> {
@@ -423,8 +514,13 @@ fn run(
         lines: args.lines.unwrap_or(porter_git::page::DEFAULT_PAGE_LINES),
     };
     let identity = || {
-        identity.ok_or_else(|| {
+        operator.identity.as_ref().ok_or_else(|| {
             "the operator has set no git.identity, so nothing can be committed".to_owned()
+        })
+    };
+    let signer = || {
+        operator.signer.as_ref().ok_or_else(|| {
+            "the operator has set no git.signing.key_file, so nothing can be signed; leave sign out to commit or tag unsigned".to_owned()
         })
     };
     let text = |r: Result<porter_git::Page, GitError>| r.map(|p| p.to_string());
@@ -474,6 +570,18 @@ fn run(
         GitOp::Init => change::init(dir, args.name.as_deref()),
         GitOp::Add => change::add(dir, &args.paths),
         GitOp::Rm => change::rm(dir, &args.paths, args.cached),
+        GitOp::Commit if args.sign => {
+            let signer = signer()?;
+            change::signed_commit(
+                dir,
+                need(args.message.as_ref(), "message", op)?,
+                identity()?,
+                run_id,
+                false,
+                signer,
+            )
+            .map(|id| format!("committed {id}\nsigned_by: {}", signer.public_key()))
+        }
         GitOp::Commit => change::commit(
             dir,
             need(args.message.as_ref(), "message", op)?,
@@ -494,6 +602,18 @@ fn run(
             args.rev.as_deref(),
         ),
         GitOp::BranchDelete => change::branch_delete(dir, need(args.name.as_ref(), "name", op)?),
+        GitOp::TagCreate if args.sign => change::signed_tag_create(
+            dir,
+            need(args.name.as_ref(), "name", op)?,
+            args.rev.as_deref(),
+            need(
+                args.message.as_ref(),
+                "a message (a signed tag is annotated)",
+                op,
+            )?,
+            identity()?,
+            signer()?,
+        ),
         GitOp::TagCreate => change::tag_create(
             dir,
             need(args.name.as_ref(), "name", op)?,
@@ -554,13 +674,106 @@ mod tests {
         assert!(tool.input_schema["properties"].get("op").is_some());
     }
 
+    fn operator(signer: Option<Signer>) -> Operator {
+        Operator {
+            identity: Some(Identity {
+                name: "Porter Operator".to_owned(),
+                email: "operator@example.org".to_owned(),
+            }),
+            signer,
+        }
+    }
+
+    fn args(value: serde_json::Value) -> GitArgs {
+        serde_json::from_value(value).expect("valid Git arguments")
+    }
+
+    #[tokio::test]
+    async fn sign_needs_the_operators_key_and_the_answer_names_its_public_half() {
+        use ssh_key::private::{Ed25519Keypair, KeypairData};
+        let temp = tempfile::tempdir().expect("a temp dir");
+        let dir = temp.path();
+        let network = Network {
+            net: porter_net::Net::new(porter_net::Policy::default()).expect("a client"),
+            handle: tokio::runtime::Handle::current(),
+            access: Access::default(),
+        };
+        change::init(dir, Some("main")).expect("init");
+        std::fs::write(dir.join("a.txt"), "a\n").expect("written");
+        change::add(dir, &["a.txt".to_owned()]).expect("add");
+        let commit = args(serde_json::json!({"op": "commit", "message": "m", "sign": true}));
+
+        let unsigned = run(
+            &commit,
+            dir,
+            true,
+            &network,
+            &operator(None),
+            "r",
+            Bounds::default(),
+        );
+        let refusal = unsigned.expect_err("no key, no signature");
+        assert!(refusal.contains("git.signing.key_file"), "{refusal}");
+        assert!(
+            read::rev_parse(dir, "HEAD").is_err(),
+            "nothing was committed"
+        );
+
+        let pair = Ed25519Keypair::from_seed(&[8; 32]);
+        let key = ssh_key::PrivateKey::new(KeypairData::Ed25519(pair), "").expect("a key");
+        let signer = Signer::from_openssh(&key.to_openssh(ssh_key::LineEnding::LF).expect("pem"))
+            .expect("loads");
+        let public = signer.public_key().to_owned();
+        let signing = operator(Some(signer));
+        let answer = run(
+            &commit,
+            dir,
+            true,
+            &network,
+            &signing,
+            "r",
+            Bounds::default(),
+        )
+        .expect("a signed commit");
+        assert!(answer.starts_with("committed "), "{answer}");
+        assert!(
+            answer.ends_with(&format!("\nsigned_by: {public}")),
+            "{answer}"
+        );
+        assert!(!answer.contains("PRIVATE"), "{answer}");
+
+        let bare_tag = args(serde_json::json!({"op": "tag_create", "name": "v1", "sign": true}));
+        let refusal = run(
+            &bare_tag,
+            dir,
+            true,
+            &network,
+            &signing,
+            "r",
+            Bounds::default(),
+        )
+        .expect_err("a signed tag needs a message");
+        assert!(refusal.contains("message"), "{refusal}");
+        let tag = args(serde_json::json!({
+            "op": "tag_create", "name": "v1", "message": "one", "sign": true
+        }));
+        let answer =
+            run(&tag, dir, true, &network, &signing, "r", Bounds::default()).expect("a signed tag");
+        assert!(
+            answer.ends_with(&format!("signed_by: {public}")),
+            "{answer}"
+        );
+    }
+
     #[test]
     fn a_credential_is_never_shown_by_debug() {
         let credential = GitCredential {
             name: "ci".to_owned(),
             allowed_urls: vec!["https://example.org/".to_owned()],
             username: None,
-            token: "ghp_secret".to_owned(),
+            token: Some("ghp_secret".to_owned()),
+            github_app: None,
+            app: None,
         };
         assert!(!format!("{credential:?}").contains("ghp_secret"));
     }

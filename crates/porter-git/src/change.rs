@@ -1,16 +1,19 @@
 //! Change operations: they write to the repository, so the gateway allows
 //! them only on read-write volumes. Every tree about to be checked out is
-//! walked first ([`crate::paths::check_tree`]); a reset, checkout or merge
-//! that fails puts HEAD, the branch and the index back as they were.
+//! walked first ([`crate::paths::check_tree`]) and then written by porter
+//! through directory handles beneath the work tree ([`crate::worktree`]),
+//! never by libgit2's path-based checkout; a reset, checkout or merge that
+//! fails puts HEAD, the branch and the index back as they were.
 
 use std::path::Path;
 
-use git2::build::CheckoutBuilder;
 use git2::{IndexAddOption, Oid, Repository, ResetType, Signature};
 
 use crate::error::GitError;
 use crate::paths::{Bounds, check_path, check_tree};
 use crate::read::open;
+use crate::sign::Signer;
+use crate::worktree::{self, WorkTree};
 
 /// `Identity` is the operator's author and committer; the model cannot
 /// choose it.
@@ -95,6 +98,11 @@ pub fn rm(dir: &Path, paths: &[String], cached: bool) -> Result<String, GitError
         .ok_or_else(|| GitError::invalid("rm: the repository has no work tree"))?
         .to_path_buf();
     let mut index = repo.index()?;
+    let mut work = if cached {
+        None
+    } else {
+        Some(WorkTree::open(&workdir)?)
+    };
     let mut removed = 0usize;
     for path in paths {
         let tracked = index.get_path(Path::new(path), 0).is_some();
@@ -102,45 +110,13 @@ pub fn rm(dir: &Path, paths: &[String], cached: bool) -> Result<String, GitError
             return Err(GitError::invalid(format!("rm: {path} is not tracked")));
         }
         index.remove_path(Path::new(path))?;
-        if !cached {
-            let file = workdir.join(path);
-            let parent_is_plain = file.parent().is_some_and(|p| {
-                p.strip_prefix(&workdir)
-                    .is_ok_and(|rel| no_symlink_between(&workdir, rel))
-            });
-            if !parent_is_plain {
-                return Err(GitError::UnsafePath {
-                    path: path.clone(),
-                    reason: "lies beneath a symlink",
-                });
-            }
-            match std::fs::remove_file(&file) {
-                Ok(()) => {}
-                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-                Err(source) => {
-                    return Err(GitError::Io {
-                        path: path.clone(),
-                        source,
-                    });
-                }
-            }
+        if let Some(work) = work.as_mut() {
+            work.remove(path)?;
         }
         removed += 1;
     }
     index.write()?;
     Ok(format!("removed {removed} paths"))
-}
-
-fn no_symlink_between(root: &Path, relative: &Path) -> bool {
-    let mut current = root.to_path_buf();
-    for component in relative.components() {
-        current.push(component);
-        match std::fs::symlink_metadata(&current) {
-            Ok(meta) if meta.file_type().is_symlink() => return false,
-            _ => {}
-        }
-    }
-    true
 }
 
 /// `with_trailer` is `message` with the `Porter-Run: <run_id>` trailer.
@@ -171,6 +147,33 @@ pub fn commit(
     run_id: &str,
     allow_empty: bool,
 ) -> Result<Oid, GitError> {
+    record(dir, message, identity, run_id, allow_empty, None)
+}
+
+/// `signed_commit` is [`commit`] with an SSH signature by `signer` in the
+/// commit's `gpgsig` header, as `git commit -S` with `gpg.format=ssh`
+/// writes it, so `git verify-commit` checks it against an allowed-signers
+/// file. The branch (or a detached HEAD) moves with a reflog entry, as for
+/// an unsigned commit, on an unborn branch too.
+pub fn signed_commit(
+    dir: &Path,
+    message: &str,
+    identity: &Identity,
+    run_id: &str,
+    allow_empty: bool,
+    signer: &Signer,
+) -> Result<Oid, GitError> {
+    record(dir, message, identity, run_id, allow_empty, Some(signer))
+}
+
+fn record(
+    dir: &Path,
+    message: &str,
+    identity: &Identity,
+    run_id: &str,
+    allow_empty: bool,
+    signer: Option<&Signer>,
+) -> Result<Oid, GitError> {
     if message.trim().is_empty() {
         return Err(GitError::invalid("commit: give a message"));
     }
@@ -200,14 +203,53 @@ pub fn commit(
     let signature = identity.signature()?;
     let parents: Vec<&git2::Commit<'_>> = parent.iter().collect();
     let message = with_trailer(message, run_id);
-    Ok(repo.commit(
-        Some("HEAD"),
-        &signature,
-        &signature,
-        &message,
-        &tree,
-        &parents,
-    )?)
+    let Some(signer) = signer else {
+        return Ok(repo.commit(
+            Some("HEAD"),
+            &signature,
+            &signature,
+            &message,
+            &tree,
+            &parents,
+        )?);
+    };
+    let buffer = repo.commit_create_buffer(&signature, &signature, &message, &tree, &parents)?;
+    let content = buffer
+        .as_str()
+        .map_err(|_| GitError::invalid("commit: the commit text is not UTF-8"))?;
+    let armored = signer
+        .sign(content.as_bytes())
+        .map_err(|e| GitError::invalid(format!("commit: {e}")))?;
+    let id = repo.commit_signed(content, armored.trim_end_matches('\n'), None)?;
+    let summary = message.lines().next().unwrap_or("");
+    let reflog = match &parent {
+        Some(_) => format!("commit: {summary}"),
+        None => format!("commit (initial): {summary}"),
+    };
+    advance_head(&repo, id, parent.as_ref().map(git2::Commit::id), &reflog)?;
+    Ok(id)
+}
+
+/// `advance_head` moves what HEAD names (its branch, or HEAD itself when
+/// detached) from `parent` to `id`, as libgit2's own commit does: only if
+/// it still points at `parent` (or, unborn, does not exist yet), so a
+/// commit made concurrently is not overwritten.
+fn advance_head(
+    repo: &Repository,
+    id: Oid,
+    parent: Option<Oid>,
+    reflog: &str,
+) -> Result<(), GitError> {
+    let head = repo.find_reference("HEAD")?;
+    let name = match head.symbolic_target() {
+        Ok(Some(branch)) => branch.to_owned(),
+        _ => "HEAD".to_owned(),
+    };
+    match parent {
+        Some(parent) => repo.reference_matching(&name, id, true, parent, reflog)?,
+        None => repo.reference(&name, id, false, reflog)?,
+    };
+    Ok(())
 }
 
 /// `Snapshot` is HEAD, the branch it names and the index, taken before an
@@ -276,9 +318,14 @@ fn guarded<T>(
     result
 }
 
-/// `safe_checkout` walks `tree` against `bounds` and the path checks, then
-/// checks it out (forced over a fresh work tree, else refusing to overwrite
-/// local changes). `submodule` calls it for each submodule's work tree.
+/// `safe_checkout` makes the work tree and the index hold `tree` (the
+/// caller moves HEAD): the tree is walked against `bounds` and its paths
+/// checked first, then every write goes through directory handles beneath
+/// the work tree ([`crate::worktree`]). Without `force` a local change on
+/// a path the checkout touches refuses it before anything is written; with
+/// `force` (reset --hard, a clone's first checkout) tracked files are
+/// overwritten and untracked ones kept. `submodule` calls it for each
+/// submodule's work tree.
 pub(crate) fn safe_checkout(
     repo: &Repository,
     tree: &git2::Tree<'_>,
@@ -286,14 +333,7 @@ pub(crate) fn safe_checkout(
     force: bool,
 ) -> Result<(), GitError> {
     check_tree(repo, tree, bounds)?;
-    let mut options = CheckoutBuilder::new();
-    if force {
-        options.force().remove_untracked(false);
-    } else {
-        options.safe();
-    }
-    repo.checkout_tree(tree.as_object(), Some(&mut options))?;
-    Ok(())
+    worktree::checkout(repo, tree, force)
 }
 
 /// `checkout` switches to branch `target` (or detaches at a revision),
@@ -365,11 +405,7 @@ pub fn tag_create(
     message: Option<&str>,
     identity: &Identity,
 ) -> Result<String, GitError> {
-    if name.starts_with('-') || !git2::Reference::is_valid_name(&format!("refs/tags/{name}")) {
-        return Err(GitError::invalid(format!(
-            "{name:?} is not a valid tag name"
-        )));
-    }
+    check_tag_name(name)?;
     let repo = open(dir)?;
     let object = repo.revparse_single(target.unwrap_or("HEAD"))?;
     let id = match message {
@@ -377,6 +413,89 @@ pub fn tag_create(
         None => repo.tag_lightweight(name, &object, false)?,
     };
     Ok(format!("tagged {} as {name} ({id})", object.id()))
+}
+
+/// `signed_tag_create` makes an annotated tag of `target` (default HEAD)
+/// by the operator's identity, signed by `signer` as `git tag -s` with
+/// `gpg.format=ssh` does: the armored SSH signature over the tag's header
+/// and message is appended to the message, so `git verify-tag` checks it.
+/// A signed tag needs a message (a lightweight tag has nowhere to hold a
+/// signature). The answer names the public key as `signed_by`.
+pub fn signed_tag_create(
+    dir: &Path,
+    name: &str,
+    target: Option<&str>,
+    message: &str,
+    identity: &Identity,
+    signer: &Signer,
+) -> Result<String, GitError> {
+    check_tag_name(name)?;
+    let message = message.trim_end();
+    if message.trim().is_empty() {
+        return Err(GitError::invalid(
+            "tag_create: a signed tag needs a message",
+        ));
+    }
+    let repo = open(dir)?;
+    let object = repo.revparse_single(target.unwrap_or("HEAD"))?;
+    let refname = format!("refs/tags/{name}");
+    if repo.find_reference(&refname).is_ok() {
+        return Err(GitError::invalid(format!(
+            "tag_create: the tag {name} exists already"
+        )));
+    }
+    let kind = object
+        .kind()
+        .map(|kind| kind.str())
+        .ok_or_else(|| GitError::invalid("tag_create: the target is not a taggable object"))?;
+    let tagger = identity.signature()?;
+    let mut bytes = format!(
+        "object {}\ntype {kind}\ntag {name}\ntagger {}\n\n{message}\n",
+        object.id(),
+        signature_line(&tagger)?,
+    )
+    .into_bytes();
+    let armored = signer
+        .sign(&bytes)
+        .map_err(|e| GitError::invalid(format!("tag_create: {e}")))?;
+    bytes.extend_from_slice(armored.as_bytes());
+    let id = repo.odb()?.write(git2::ObjectType::Tag, &bytes)?;
+    repo.reference(&refname, id, false, &format!("tag: signed {name}"))?;
+    Ok(format!(
+        "tagged {} as {name} ({id})\nsigned_by: {}",
+        object.id(),
+        signer.public_key()
+    ))
+}
+
+fn check_tag_name(name: &str) -> Result<(), GitError> {
+    if name.starts_with('-') || !git2::Reference::is_valid_name(&format!("refs/tags/{name}")) {
+        return Err(GitError::invalid(format!(
+            "{name:?} is not a valid tag name"
+        )));
+    }
+    Ok(())
+}
+
+/// `signature_line` is `Name <email> <seconds> <±hhmm>`, the form of a
+/// tagger line.
+fn signature_line(signature: &Signature<'_>) -> Result<String, GitError> {
+    let name = signature
+        .name()
+        .map_err(|_| GitError::invalid("the operator's name is not UTF-8"))?;
+    let email = signature
+        .email()
+        .map_err(|_| GitError::invalid("the operator's email is not UTF-8"))?;
+    let when = signature.when();
+    let offset = when.offset_minutes();
+    let sign = if offset < 0 { '-' } else { '+' };
+    let offset = offset.unsigned_abs();
+    Ok(format!(
+        "{name} <{email}> {} {sign}{:02}{:02}",
+        when.seconds(),
+        offset / 60,
+        offset % 60
+    ))
 }
 
 /// `merge` fast-forwards the current branch to `rev`; anything else (a real
@@ -402,15 +521,15 @@ pub(crate) fn fast_forward(
             "merge: {rev} is not a fast-forward of HEAD; only fast-forward merges are offered"
         )));
     }
+    let branch = repo
+        .find_reference("HEAD")?
+        .symbolic_target()
+        .ok()
+        .flatten()
+        .ok_or_else(|| GitError::invalid("merge: HEAD is detached; check out a branch first"))?
+        .to_owned();
     guarded(repo, || {
         safe_checkout(repo, &target.tree()?, bounds, false)?;
-        let head = repo.find_reference("HEAD")?;
-        let branch = head
-            .symbolic_target()
-            .ok()
-            .flatten()
-            .ok_or_else(|| GitError::invalid("merge: HEAD is detached; check out a branch first"))?
-            .to_owned();
         repo.reference(
             &branch,
             target.id(),
@@ -438,13 +557,16 @@ pub fn reset(dir: &Path, rev: &str, mode: ResetMode, bounds: Bounds) -> Result<S
     let object = repo.revparse_single(rev)?;
     let commit = object.peel_to_commit()?;
     guarded(&repo, || {
-        if mode == ResetMode::Hard {
-            check_tree(&repo, &commit.tree()?, bounds)?;
-        }
         let kind = match mode {
             ResetMode::Soft => ResetType::Soft,
             ResetMode::Mixed => ResetType::Mixed,
-            ResetMode::Hard => ResetType::Hard,
+            ResetMode::Hard => {
+                safe_checkout(&repo, &commit.tree()?, bounds, true)?;
+                repo.cleanup_state()?;
+                // The work tree and the index already hold the commit; a soft
+                // reset moves the branch (and records ORIG_HEAD).
+                ResetType::Soft
+            }
         };
         repo.reset(commit.as_object(), kind, None)?;
         Ok(format!("HEAD is now at {}", commit.id()))

@@ -89,12 +89,16 @@ pub enum GitError {
         limit: u64,
     },
     /// A network operation failed; the detail went to the operator log.
-    #[error("{op} failed ({class}): {}", class.advice())]
+    #[error("{op} failed ({class}): {}", reason.unwrap_or(class.advice()))]
     Network {
         /// The operation (`clone`, `push`, ...).
         op: &'static str,
         /// What kind of failure it was.
         class: NetClass,
+        /// Porter's own reason for a policy refusal (never a server's
+        /// words): which rule said no, so the model knows what to ask the
+        /// operator for.
+        reason: Option<&'static str>,
     },
     /// The request itself cannot be carried out as asked.
     #[error("{0}")]

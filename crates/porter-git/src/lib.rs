@@ -21,10 +21,20 @@
 //! outputs come in [`Page`]s. Before any
 //! checkout the tree is walked by [`paths::check_tree`]: every name checked
 //! for `.git` aliases, `..`, devices and control characters, symlinks kept
-//! inside, and the walk stopped at a file count and 1 GiB.
+//! inside, and the walk stopped at a file count and 1 GiB. The checkout
+//! itself is porter's own: libgit2 says what changes, and every file is
+//! written through directory handles opened beneath the work tree, never
+//! through a symlink and never under `.git`.
+//!
+//! Commits and annotated tags can carry an SSH signature by the operator's
+//! ed25519 key ([`sign::Signer`], [`change::signed_commit`],
+//! [`change::signed_tag_create`]) that `git verify-commit` accepts. A
+//! credential is a static token or a [`GithubApp`] whose write-scoped
+//! installation token is minted only for pushes.
 //!
 //! It deliberately reads no configuration: the caller hands in the
-//! [`Access`] (host lists, credentials) and the operator's [`Identity`].
+//! [`Access`] (host lists, credentials), the operator's [`Identity`] and
+//! signer.
 //! Network operations block: run them on `spawn_blocking`.
 //!
 //! ```no_run
@@ -39,17 +49,22 @@
 
 pub mod change;
 mod error;
+pub mod github_app;
 pub mod network;
 pub mod page;
 pub mod paths;
 pub mod read;
 mod remote;
+pub mod sign;
 pub mod submodule;
 mod transport;
+mod worktree;
 
 pub use change::{Identity, ResetMode};
 pub use error::{GitError, NetClass};
+pub use github_app::{AppKeyError, GithubApp};
 pub use page::{Page, Window};
 pub use paths::Bounds;
-pub use remote::{Access, Credential, Direction, Refusal, Secret};
+pub use remote::{Access, Credential, CredentialSource, Direction, Refusal, Secret};
+pub use sign::{SignError, Signer};
 pub use transport::{Network, init};

@@ -10,9 +10,9 @@ use git2::{
     AutotagOption, FetchOptions, PushOptions, RemoteCallbacks, RemoteUpdateFlags, Repository,
 };
 
-use crate::change::fast_forward;
+use crate::change::{fast_forward, safe_checkout};
 use crate::error::{GitError, NetClass};
-use crate::paths::{Bounds, check_tree};
+use crate::paths::Bounds;
 use crate::read::open;
 use crate::remote::Direction;
 use crate::transport::{Network, Wire, init, with_wire};
@@ -48,7 +48,8 @@ fn fetch_options<'a>() -> FetchOptions<'a> {
 
 /// `clone` clones `url` into the empty (or missing) folder `dest`: fetch,
 /// then the default branch's tree is walked against `bounds` and checked
-/// for unsafe paths before anything of it is written.
+/// for unsafe paths before anything of it is written, and written through
+/// directory handles beneath `dest`.
 pub fn clone(
     network: &Network,
     url: &str,
@@ -67,8 +68,42 @@ pub fn clone(
             dest.display()
         )));
     }
+    let existed = dest.exists();
+    let cloned = clone_into(&wire, &checked, dest, bounds);
+    if cloned.is_err() {
+        // All or nothing: the folder was empty (or missing) before, so
+        // whatever is in it now is this clone's.
+        discard(dest, existed);
+    }
+    cloned
+}
+
+/// Empties `dest` (removes it when it did not exist before), never
+/// following a symlink out of it.
+fn discard(dest: &Path, existed: bool) {
+    if !existed {
+        let _ = std::fs::remove_dir_all(dest);
+        return;
+    }
+    if let Ok(entries) = std::fs::read_dir(dest) {
+        for entry in entries.flatten() {
+            let path = entry.path();
+            let _ = match entry.file_type() {
+                Ok(kind) if kind.is_dir() => std::fs::remove_dir_all(&path),
+                _ => std::fs::remove_file(&path),
+            };
+        }
+    }
+}
+
+fn clone_into(
+    wire: &Arc<Wire>,
+    checked: &url::Url,
+    dest: &Path,
+    bounds: Bounds,
+) -> Result<String, GitError> {
     let repo = Repository::init(dest)?;
-    let result = with_wire(&wire, || -> Result<Option<String>, git2::Error> {
+    let result = with_wire(wire, || -> Result<Option<String>, git2::Error> {
         let mut remote = repo.remote("origin", checked.as_str())?;
         remote.fetch(&[] as &[&str], Some(&mut fetch_options()), Some("clone"))?;
         let default = remote
@@ -80,12 +115,11 @@ pub fn clone(
     let default = match result {
         Ok(default) => default,
         Err(error) => {
-            audit(&wire, &checked, "failed");
-            let _ = std::fs::remove_dir_all(dest.join(".git"));
+            audit(wire, checked, "failed");
             return Err(wire.error(&error));
         }
     };
-    audit(&wire, &checked, "ok");
+    audit(wire, checked, "ok");
     let Some(branch_ref) = default else {
         return Ok(format!(
             "cloned an empty repository into {}",
@@ -98,13 +132,10 @@ pub fn clone(
         .to_owned();
     let tracking = format!("refs/remotes/origin/{branch}");
     let commit = repo.find_reference(&tracking)?.peel_to_commit()?;
-    check_tree(&repo, &commit.tree()?, bounds)?;
+    safe_checkout(&repo, &commit.tree()?, bounds, true)?;
     let mut local = repo.branch(&branch, &commit, true)?;
     local.set_upstream(Some(&format!("origin/{branch}")))?;
     repo.set_head(&format!("refs/heads/{branch}"))?;
-    let mut checkout = git2::build::CheckoutBuilder::new();
-    checkout.force();
-    repo.checkout_head(Some(&mut checkout))?;
     Ok(format!(
         "cloned into {} on branch {branch} at {}",
         dest.display(),
@@ -235,6 +266,7 @@ pub fn push(
         return Err(GitError::Network {
             op: "push",
             class: NetClass::Rejected,
+            reason: None,
         });
     }
     Ok(format!("pushed {} to {name}", specs.join(", ")))

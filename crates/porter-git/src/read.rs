@@ -21,14 +21,36 @@ pub const MAX_GREP_PATTERN_BYTES: usize = 1 << 20;
 /// without searching parent folders: the model names the folder.
 pub fn open(dir: &Path) -> Result<Repository, GitError> {
     crate::transport::init()?;
-    Repository::open_ext(
+    let repo = Repository::open_ext(
         dir,
         git2::RepositoryOpenFlags::NO_SEARCH,
         std::iter::empty::<&std::ffi::OsStr>(),
     )
     .map_err(|_| GitError::NotARepository {
         path: dir.display().to_string(),
-    })
+    })?;
+    refuse_moved_work_tree(&repo, dir)?;
+    Ok(repo)
+}
+
+/// A repository whose config (`core.worktree`) or `.git` file names
+/// another folder as its work tree would have checkouts written there,
+/// outside the folder the caller resolved inside its volume: refuse it.
+fn refuse_moved_work_tree(repo: &Repository, dir: &Path) -> Result<(), GitError> {
+    let Some(workdir) = repo.workdir() else {
+        return Ok(());
+    };
+    let same = match (workdir.canonicalize(), dir.canonicalize()) {
+        (Ok(a), Ok(b)) => a == b,
+        _ => false,
+    };
+    if same {
+        Ok(())
+    } else {
+        Err(GitError::invalid(
+            "this repository's work tree is set to another folder (core.worktree in its config); porter works only in the folder it was given: remove core.worktree from .git/config",
+        ))
+    }
 }
 
 /// `status` lists changed, staged, untracked and conflicted files, one per

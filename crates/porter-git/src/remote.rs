@@ -5,6 +5,7 @@
 use url::Url;
 
 use crate::error::{GitError, NetClass};
+use crate::github_app::GithubApp;
 
 /// `Direction` is which way a network operation moves objects.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -53,8 +54,18 @@ pub struct Credential {
     /// a token as the password accept any name (GitHub wants
     /// `x-access-token`, the default).
     pub username: Option<String>,
-    /// `token` is the secret itself.
-    pub token: Secret,
+    /// `source` is where the secret comes from.
+    pub source: CredentialSource,
+}
+
+/// `CredentialSource` is where a credential's secret comes from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum CredentialSource {
+    /// A static token, sent for fetches and pushes alike.
+    Token(Secret),
+    /// A GitHub App installation token, minted (and cached) for pushes
+    /// only: a fetch never mints it, never sends it.
+    GithubApp(GithubApp),
 }
 
 impl Credential {
@@ -64,6 +75,17 @@ impl Credential {
         self.allowed_urls
             .iter()
             .any(|allowed| covers(allowed, target))
+    }
+
+    /// `serves` says whether this credential is used for `direction`: a
+    /// GitHub App's write-scoped token only for pushes, a static token for
+    /// both.
+    #[must_use]
+    pub fn serves(&self, direction: Direction) -> bool {
+        match self.source {
+            CredentialSource::Token(_) => true,
+            CredentialSource::GithubApp(_) => direction == Direction::Push,
+        }
     }
 }
 
@@ -147,10 +169,13 @@ impl Access {
         Ok(url)
     }
 
-    /// `credential_for` is the first credential that covers `url`, if any.
+    /// `credential_for` is the first credential that covers `url` and
+    /// serves `direction` (a GitHub App only pushes), if any.
     #[must_use]
-    pub fn credential_for(&self, url: &Url) -> Option<&Credential> {
-        self.credentials.iter().find(|c| c.covers(url))
+    pub fn credential_for(&self, url: &Url, direction: Direction) -> Option<&Credential> {
+        self.credentials
+            .iter()
+            .find(|c| c.serves(direction) && c.covers(url))
     }
 }
 
@@ -171,6 +196,7 @@ impl Refusal {
         GitError::Network {
             op,
             class: NetClass::Refused,
+            reason: Some(self.0),
         }
     }
 }
@@ -189,7 +215,7 @@ mod tests {
             name: "ci".to_owned(),
             allowed_urls: vec![url("https://git.example.org/team/")],
             username: None,
-            token: Secret::new("t0ken"),
+            source: CredentialSource::Token(Secret::new("t0ken")),
         };
         for (target, expected) in [
             ("https://git.example.org/team/repo.git", true),
@@ -204,7 +230,10 @@ mod tests {
         ] {
             assert_eq!(credential.covers(&url(target)), expected, "{target}");
         }
-        assert_eq!(format!("{:?}", credential.token), "Secret(…)");
+        assert!(
+            format!("{credential:?}").contains("Secret(…)")
+                && !format!("{credential:?}").contains("t0ken")
+        );
     }
 
     #[test]

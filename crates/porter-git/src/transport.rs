@@ -22,7 +22,7 @@ use porter_net::reqwest::{Method, Response, StatusCode};
 use porter_net::{Net, RedirectRule, RequestOptions, display_url};
 
 use crate::error::{GitError, NetClass};
-use crate::remote::{Access, Direction};
+use crate::remote::{Access, CredentialSource, Direction};
 
 /// `Network` is what network operations share: the client, the runtime
 /// that drives it, and what the run may reach.
@@ -77,7 +77,11 @@ impl Wire {
             _ => NetClass::Unreachable,
         });
         tracing::warn!(target: "porter_git::audit", op = self.op, %class, detail = error.message(), "git network operation failed");
-        GitError::Network { op: self.op, class }
+        GitError::Network {
+            op: self.op,
+            class,
+            reason: None,
+        }
     }
 
     pub(crate) fn credential_name(&self) -> Option<String> {
@@ -200,6 +204,7 @@ impl SmartSubtransport for HttpsSubtransport {
         let target = url::Url::parse(&joined).map_err(|_| git2::Error::from_str("bad URL"))?;
         Ok(Box::new(HttpStream {
             wire: Arc::clone(wire),
+            direction,
             base,
             target,
             method,
@@ -221,6 +226,7 @@ impl SmartSubtransport for HttpsSubtransport {
 /// the answer chunk by chunk.
 struct HttpStream {
     wire: Arc<Wire>,
+    direction: Direction,
     base: url::Url,
     target: url::Url,
     method: Method,
@@ -241,10 +247,29 @@ impl HttpStream {
             headers.insert(CONTENT_TYPE, header(&request)?);
             headers.insert(ACCEPT, header(&result)?);
         }
-        if let Some(credential) = wire.network.access.credential_for(&self.base) {
+        if let Some(credential) = wire
+            .network
+            .access
+            .credential_for(&self.base, self.direction)
+        {
+            let token = match &credential.source {
+                CredentialSource::Token(token) => token.clone(),
+                CredentialSource::GithubApp(app) => {
+                    match wire.network.handle.block_on(app.token(&wire.network.net)) {
+                        Ok(token) => token,
+                        Err(error) => {
+                            let detail = format!(
+                                "credential {}: no GitHub App token: {error}",
+                                credential.name
+                            );
+                            return Err(wire.fail(NetClass::Auth, &detail));
+                        }
+                    }
+                }
+            };
             let user = credential.username.as_deref().unwrap_or("x-access-token");
             let basic = base64::engine::general_purpose::STANDARD
-                .encode(format!("{user}:{}", credential.token.expose()));
+                .encode(format!("{user}:{}", token.expose()));
             let mut value = header(&format!("Basic {basic}"))?;
             value.set_sensitive(true);
             headers.insert(AUTHORIZATION, value);

@@ -71,6 +71,7 @@ fn refused_by_policy(result: &Result<String, GitError>) -> bool {
         Err(GitError::Network {
             op: "submodule_update",
             class: NetClass::Refused,
+            ..
         })
     )
 }
@@ -109,10 +110,10 @@ async fn every_hostile_repository_is_refused_and_nothing_is_written_outside_the_
         assert!(expected(&result), "{name}: {result:?}");
         let message = result.expect_err("refused").to_string();
         assert!(message.starts_with("refused:"), "{name}: {message}");
-        assert_eq!(
-            names_in(&dest),
-            vec![".git"],
-            "{name}: nothing of the tree was checked out"
+        assert!(
+            !dest.exists(),
+            "{name}: a refused clone leaves nothing behind, found {:?}",
+            names_in(&dest)
         );
     }
 
@@ -129,16 +130,6 @@ async fn every_hostile_repository_is_refused_and_nothing_is_written_outside_the_
         let dest = volume.join(name);
         let (n, u, d) = (network.clone(), url(name), dest.clone());
         let cloned = blocking(move || network::clone(&n, &u, &d, Bounds::default())).await;
-        if name == "sub-escape" {
-            // libgit2's own checkout already refuses a submodule path that
-            // climbs out; porter's check of it is proven below.
-            let error = cloned.expect_err("a path out of the tree is refused at clone");
-            assert!(
-                error.to_string().contains("submodule 'path'"),
-                "{name}: {error}"
-            );
-            continue;
-        }
         cloned.unwrap_or_else(|e| panic!("{name}: the superproject clones: {e}"));
         assert!(dest.join("evil").is_dir(), "{name}: the gitlink's folder");
         let (n, d) = (network.clone(), dest.clone());
@@ -161,11 +152,18 @@ async fn every_hostile_repository_is_refused_and_nothing_is_written_outside_the_
     );
 
     assert!(names_in(&outside).is_empty(), "{:?}", names_in(&outside));
+    // The refused clones left nothing; the seven superprojects stay.
     assert_eq!(
-        names_in(&volume).len(),
-        14,
-        "only the clones: {:?}",
-        names_in(&volume)
+        names_in(&volume),
+        vec![
+            "sub-climb",
+            "sub-escape",
+            "sub-ext",
+            "sub-file",
+            "sub-name-escape",
+            "sub-ssh",
+            "sub-upload-pack"
+        ],
     );
     assert!(!volume.join("escape").exists());
     for root in [temp.path(), server.root.path()] {

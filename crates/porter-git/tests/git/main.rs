@@ -11,11 +11,14 @@ use git2::{ObjectType, Oid, Repository};
 use porter_git::change::{self, ResetMode};
 use porter_git::read::{self, GrepArgs};
 use porter_git::{
-    Access, Bounds, Credential, GitError, Identity, NetClass, Network, Secret, Window, network,
+    Access, Bounds, Credential, CredentialSource, GitError, Identity, NetClass, Network, Secret,
+    Window, network,
 };
 
 mod hostile;
 mod noprocess;
+mod sign;
+mod worktree;
 
 fn identity() -> Identity {
     Identity {
@@ -508,7 +511,7 @@ fn fetch_and_push(token: &str, covered: &str) -> Access {
             name: "test-cred".to_owned(),
             allowed_urls: vec![url::Url::parse(covered).expect("url")],
             username: None,
-            token: Secret::new(token),
+            source: CredentialSource::Token(Secret::new(token)),
         }],
     }
 }

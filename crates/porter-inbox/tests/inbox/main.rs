@@ -304,7 +304,9 @@ fn a_large_streamed_file_hashed_beside_the_writes_has_the_same_sha256() {
     let bytes: Vec<u8> = (0..6 * MIB as usize + 12_345)
         .map(|i| (i.wrapping_mul(2_654_435_761) >> 13) as u8)
         .collect();
-    let mut keeper = inbox.keeper(run, incoming(Some("big.bin"))).expect("keeper");
+    let mut keeper = inbox
+        .keeper(run, incoming(Some("big.bin")))
+        .expect("keeper");
     for chunk in bytes.chunks(262_147) {
         keeper.write_all(chunk).expect("write");
     }
