@@ -195,3 +195,158 @@ async def test_a_fetch_only_profile_clones_but_cannot_push(tmp_path: Path, serve
     assert git(server.bare("project.git"), "rev-parse", "main").strip() == before
     assert not any("git-receive-pack" in r for r in server.requests())
     assert not (tmp_path / "work" / "far").exists()
+
+
+def make_superproject(server: GitServer, name: str, url: str) -> None:
+    """A bare `name` whose main has `.gitmodules` naming submodule lib at
+    `url` and a gitlink to sub.git's main commit (made by real git)."""
+    sub_head = git(server.bare("sub.git"), "rev-parse", "main").strip()
+    bare = server.bare(name)
+    git(server.root, "init", "-q", "--bare", "-b", "main", str(bare))
+    work = server.root / f"seed-{name}"
+    git(server.root, "init", "-q", "-b", "main", str(work))
+    git(work, "config", "user.email", "fixture@example.invalid")
+    git(work, "config", "user.name", "Fixture")
+    (work / ".gitmodules").write_text(f'[submodule "lib"]\n\tpath = lib\n\turl = {url}\n')
+    (work / "top.txt").write_text("the superproject\n")
+    git(work, "add", ".gitmodules", "top.txt")
+    git(work, "update-index", "--add", "--cacheinfo", f"160000,{sub_head},lib")
+    git(work, "commit", "-q", "-m", "superproject with lib")
+    git(work, "push", "-q", str(bare), "main")
+
+
+def ed25519_key(path: Path) -> str:
+    """An unencrypted OpenSSH ed25519 key written to `path`; its public line."""
+    from cryptography.hazmat.primitives import serialization
+    from cryptography.hazmat.primitives.asymmetric import ed25519
+
+    key = ed25519.Ed25519PrivateKey.generate()
+    path.write_bytes(
+        key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.OpenSSH, serialization.NoEncryption())
+    )
+    path.chmod(0o600)
+    return key.public_key().public_bytes(serialization.Encoding.OpenSSH, serialization.PublicFormat.OpenSSH).decode()
+
+
+def verify(repo: Path, what: str, rev: str, signers: Path) -> subprocess.CompletedProcess[str]:
+    env = {"GIT_CONFIG_NOSYSTEM": "1", "HOME": str(repo), "PATH": "/usr/bin:/bin"}
+    return subprocess.run(
+        ["git", "-c", "gpg.format=ssh", "-c", f"gpg.ssh.allowedSignersFile={signers}", what, rev],
+        cwd=repo,
+        env=env,
+        capture_output=True,
+        text=True,
+    )
+
+
+async def test_submodules_update_through_the_gateway_and_a_hostile_url_is_refused(
+    tmp_path: Path, server: GitServer
+) -> None:
+    server.seed("sub.git")
+    make_superproject(server, "super.git", "../sub.git")
+    make_superproject(server, "evil.git", "ext::sh -c touch% pwned")
+    config = config_for(tmp_path, server, ["fetch"])
+    async with stdio_gateway(tmp_path, config, env={"GIT_TEST_TOKEN": TOKEN}) as served:
+        call = served.client.call_tool
+        for name in ("super", "evil"):
+            cloned = await call("Git", {"op": "clone", "repo": f"volume:work:{name}", "url": server.url(f"{name}.git")})
+            assert not cloned.is_error, all_text(cloned)
+        updated = await call("Git", {"op": "submodule_update", "repo": "volume:work:super"})
+        assert not updated.is_error, all_text(updated)
+        assert "lib" in all_text(updated) and "cloned" in all_text(updated)
+        refused = await call("Git", {"op": "submodule_update", "repo": "volume:work:evil"})
+        assert refused.is_error and "refused by policy" in all_text(refused), all_text(refused)
+
+    work = tmp_path / "work"
+    assert (work / "super" / "lib" / "hello.txt").read_text() == "hello from the server\n"
+    sub_head = git(server.bare("sub.git"), "rev-parse", "main").strip()
+    assert git(work / "super" / "lib", "rev-parse", "HEAD").strip() == sub_head
+    assert git(work / "super", "status", "--porcelain") == ""
+    assert not (work / "evil" / ".git" / "modules").exists()
+    assert not any(p.name == "pwned" for p in tmp_path.rglob("*"))
+
+
+async def test_signed_commits_and_tags_verify_with_real_git(tmp_path: Path, server: GitServer) -> None:
+    server.seed("project.git")
+    key_file = tmp_path / "signing-key"
+    public = ed25519_key(key_file)
+    signers = tmp_path / "allowed_signers"
+    signers.write_text(f"operator@example.invalid {public}\n")
+    config = config_for(tmp_path, server, ["fetch"])
+    import json
+
+    settings = json.loads(config.read_text())
+    settings["git"]["signing"] = {"key_file": str(key_file)}
+    config.write_text(json.dumps(settings))
+    repo = "volume:work:project"
+    async with stdio_gateway(tmp_path, config, env={"GIT_TEST_TOKEN": TOKEN}) as served:
+        call = served.client.call_tool
+        cloned = await call("Git", {"op": "clone", "repo": repo, "url": server.url("project.git")})
+        assert not cloned.is_error, all_text(cloned)
+        (tmp_path / "work" / "project" / "signed.txt").write_text("signed\n")
+        await call("Git", {"op": "add", "repo": repo, "paths": ["signed.txt"]})
+        committed = await call("Git", {"op": "commit", "repo": repo, "message": "Signed change", "sign": True})
+        assert not committed.is_error, all_text(committed)
+        assert f"signed_by: {' '.join(public.split()[:2])}" in all_text(committed), all_text(committed)
+        tagged = await call(
+            "Git", {"op": "tag_create", "repo": repo, "name": "v1", "message": "Release 1", "sign": True}
+        )
+        assert not tagged.is_error, all_text(tagged)
+        assert "signed_by:" in all_text(tagged)
+        (tmp_path / "work" / "project" / "plain.txt").write_text("plain\n")
+        await call("Git", {"op": "add", "repo": repo, "paths": ["plain.txt"]})
+        unsigned = await call("Git", {"op": "commit", "repo": repo, "message": "Unsigned change"})
+        assert not unsigned.is_error and "signed_by" not in all_text(unsigned), all_text(unsigned)
+    project = tmp_path / "work" / "project"
+    # The unsigned commit does not verify; the signed one under it does.
+    assert verify(project, "verify-commit", "HEAD", signers).returncode != 0
+    assert verify(project, "verify-commit", "HEAD~1", signers).returncode == 0
+    assert verify(project, "verify-tag", "v1", signers).returncode == 0
+    # Trusting another key instead, the same tag and commit do not verify.
+    stranger = tmp_path / "stranger"
+    signers.write_text(f"operator@example.invalid {ed25519_key(stranger)}\n")
+    assert verify(project, "verify-tag", "v1", signers).returncode != 0
+    assert verify(project, "verify-commit", "HEAD~1", signers).returncode != 0
+    assert "PRIVATE KEY" not in served.stderr.read_text()
+
+
+async def test_a_push_uses_a_github_app_token_minted_for_it_alone(tmp_path: Path, server: GitServer) -> None:
+    server.seed("app-project.git")
+    config = config_for(tmp_path, server, ["fetch", "push"])
+    import json
+
+    settings = json.loads(config.read_text())
+    settings["git"]["credentials"] = [
+        {
+            "name": "the-app",
+            "allowed_urls": [server.url("app-project.git")],
+            "github_app": {
+                "app_id": 4242,
+                "installation_id": 77,
+                "private_key_file": str(server.root / "app.pem"),
+                "base_url": f"https://127.0.0.1:{server.port}/api/v3",
+            },
+        }
+    ]
+    config.write_text(json.dumps(settings))
+    repo = "volume:work:app"
+    async with stdio_gateway(tmp_path, config) as served:
+        call = served.client.call_tool
+        cloned = await call("Git", {"op": "clone", "repo": repo, "url": server.url("app-project.git")})
+        assert not cloned.is_error, all_text(cloned)
+        minted_before_push = [r for r in server.requests() if "/access_tokens" in r]
+        (tmp_path / "work" / "app" / "change.txt").write_text("pushed with an app token\n")
+        await call("Git", {"op": "add", "repo": repo, "paths": ["change.txt"]})
+        committed = await call("Git", {"op": "commit", "repo": repo, "message": "App push"})
+        assert not committed.is_error, all_text(committed)
+        pushed = await call("Git", {"op": "push", "repo": repo})
+        assert not pushed.is_error, all_text(pushed)
+    assert minted_before_push == []
+    requests = server.requests()
+    assert len([r for r in requests if "/access_tokens" in r]) == 1, requests
+    pushes = [r for r in requests if "receive-pack" in r]
+    assert pushes and all(" Basic " in r for r in pushes), pushes
+    fetches = [r for r in requests if "upload-pack" in r]
+    assert fetches and all(r.endswith(" -") for r in fetches), fetches
+    ours = git(tmp_path / "work" / "app", "rev-parse", "HEAD").strip()
+    assert git(server.bare("app-project.git"), "rev-parse", "main").strip() == ours

@@ -77,8 +77,12 @@ impl Signer {
     /// PRIVATE KEY-----`), refusing an encrypted key or one that is not
     /// ed25519, so that a bad key is found at start-up.
     pub fn from_openssh(text: &str) -> Result<Signer, SignError> {
-        let key =
-            PrivateKey::from_openssh(text).map_err(|e| SignError::NotOpenSsh(e.to_string()))?;
+        // OpenSSH wraps the Base64 at 70 columns and the parser insists on
+        // it; other tools (Python's `cryptography`, some vaults) wrap at
+        // 64, so a key that fails as written is tried again re-wrapped.
+        let key = PrivateKey::from_openssh(text)
+            .or_else(|first| PrivateKey::from_openssh(rewrapped(text)).map_err(|_| first))
+            .map_err(|e| SignError::NotOpenSsh(e.to_string()))?;
         if key.is_encrypted() {
             return Err(SignError::Encrypted);
         }
@@ -148,6 +152,31 @@ impl PartialEq for Signer {
 
 impl Eq for Signer {}
 
+/// `rewrapped` is an armored key with its Base64 body re-wrapped at the
+/// 70 columns OpenSSH writes; the armor lines stay as they are.
+fn rewrapped(text: &str) -> String {
+    let lines: Vec<&str> = text
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .collect();
+    let (Some(first), Some(last)) = (lines.first(), lines.last()) else {
+        return text.to_owned();
+    };
+    if lines.len() < 3 {
+        return text.to_owned();
+    }
+    let body: String = lines[1..lines.len() - 1].concat();
+    let mut out = format!("{first}\n");
+    for chunk in body.as_bytes().chunks(70) {
+        out.push_str(&String::from_utf8_lossy(chunk));
+        out.push('\n');
+    }
+    out.push_str(last);
+    out.push('\n');
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -160,6 +189,28 @@ mod tests {
         key.to_openssh(LineEnding::LF)
             .expect("the key encodes")
             .to_string()
+    }
+
+    #[test]
+    fn a_key_wrapped_at_64_columns_loads_like_the_same_key_at_70() {
+        let text = key_text(7);
+        let body: String = text.lines().filter(|l| !l.starts_with("-----")).collect();
+        let mut narrow = "-----BEGIN OPENSSH PRIVATE KEY-----\n".to_owned();
+        for chunk in body.as_bytes().chunks(64) {
+            narrow.push_str(std::str::from_utf8(chunk).expect("base64 is ASCII"));
+            narrow.push('\n');
+        }
+        narrow.push_str("-----END OPENSSH PRIVATE KEY-----\n");
+        assert_ne!(narrow, text);
+        let wide = Signer::from_openssh(&text).expect("the 70-column key loads");
+        let other = Signer::from_openssh(&narrow).expect("the 64-column key loads");
+        assert_eq!(wide.public_key(), other.public_key());
+        assert!(matches!(
+            Signer::from_openssh(
+                "-----BEGIN OPENSSH PRIVATE KEY-----\nnot base64\n-----END OPENSSH PRIVATE KEY-----\n"
+            ),
+            Err(SignError::NotOpenSsh(_))
+        ));
     }
 
     #[test]
