@@ -346,6 +346,18 @@ impl GitTool {
         if !real.starts_with(&root) {
             return Err("the path leads out of the volume through a symlink".to_owned());
         }
+        // A `.git` file (or a linked work tree's commondir) may name a
+        // repository anywhere on the machine: its data must lie in the
+        // volume too.
+        for folder in read::git_folders(&dir).unwrap_or_default() {
+            let inside = folder.canonicalize().is_ok_and(|f| f.starts_with(&root));
+            if !inside {
+                return Err(
+                    "this repository keeps its data outside the volume (a .git file or commondir points out of it); porter works only on repositories whose .git lies in the volume"
+                        .to_owned(),
+                );
+            }
+        }
         Ok((dir, volume.mode == VolumeMode::Rw))
     }
 }
@@ -776,5 +788,46 @@ mod tests {
             app: None,
         };
         assert!(!format!("{credential:?}").contains("ghp_secret"));
+    }
+
+    #[tokio::test]
+    async fn a_repository_whose_git_folder_lies_outside_the_volume_is_refused() {
+        let temp = tempfile::tempdir().expect("a temp dir");
+        let volume_root = temp.path().join("volume");
+        let outside = temp.path().join("secret");
+        change::init(&outside, Some("main")).expect("init outside");
+        std::fs::create_dir_all(volume_root.join("inside")).expect("made");
+        change::init(&volume_root.join("inside"), Some("main")).expect("init inside");
+        let pointer = volume_root.join("pointer");
+        std::fs::create_dir_all(&pointer).expect("made");
+        std::fs::write(
+            pointer.join(".git"),
+            format!("gitdir: {}\n", outside.join(".git").display()),
+        )
+        .expect("written");
+        let volumes = BTreeMap::from([(
+            "work".to_owned(),
+            Volume {
+                path: volume_root,
+                mode: VolumeMode::Rw,
+                tenant: None,
+            },
+        )]);
+        let tool = GitTool::new(
+            porter_net::Net::new(porter_net::Policy::default()).expect("a client"),
+            GitConfig::default(),
+            volumes,
+        );
+        let caller = ["work".to_owned()];
+        let status = |repo: &str| {
+            tool.resolve(
+                &caller,
+                &args(serde_json::json!({"op": "status", "repo": repo})),
+            )
+        };
+        let refused = status("volume:work:pointer").expect_err("the git dir is outside");
+        assert!(refused.contains("outside the volume"), "{refused}");
+        let (dir, writable) = status("volume:work:inside").expect("an inside repository");
+        assert!(dir.ends_with("inside") && writable);
     }
 }

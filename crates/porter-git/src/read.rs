@@ -33,6 +33,26 @@ pub fn open(dir: &Path) -> Result<Repository, GitError> {
     Ok(repo)
 }
 
+/// `git_folders` are the folders where the repository in `dir` keeps its
+/// data (its git dir and, for a linked work tree, the common dir), or
+/// `None` when `dir` holds no repository. A caller that confines work to a
+/// volume checks them: a `.git` file or a `commondir` can point anywhere.
+#[must_use]
+pub fn git_folders(dir: &Path) -> Option<Vec<std::path::PathBuf>> {
+    crate::transport::init().ok()?;
+    let repo = Repository::open_ext(
+        dir,
+        git2::RepositoryOpenFlags::NO_SEARCH,
+        std::iter::empty::<&std::ffi::OsStr>(),
+    )
+    .ok()?;
+    let mut folders = vec![repo.path().to_path_buf()];
+    if repo.commondir() != repo.path() {
+        folders.push(repo.commondir().to_path_buf());
+    }
+    Some(folders)
+}
+
 /// A repository whose config (`core.worktree`) or `.git` file names
 /// another folder as its work tree would have checkouts written there,
 /// outside the folder the caller resolved inside its volume: refuse it.
