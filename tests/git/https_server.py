@@ -19,6 +19,18 @@ past, exp at most ten minutes ahead) and the headers GitHub requires, then
 answers {"token": "ghs_…", "expires_at": <in an hour>}. Pushes to a repository
 whose name starts with "app-" need Basic auth with a token it minted
 (fetches from it need nothing).
+
+Request bodies may come with a Content-Length or chunked (as git sends a
+large push); ROOT/bodies.log gets one line per request with a body:
+METHOD PATH "length"|"chunked" BYTES.
+
+Redirect routes (every request beneath them, GET or POST, the rest of the
+path and the query kept), all leading to the repository real.git:
+  /moved.git/...     301 to the same host and port (a repository that moved)
+  /elsewhere.git/... 302 to https://localhost on the same port (another host)
+  /otherport.git/... 302 to 127.0.0.1 on the next port (another port)
+  /plain.git/...     302 to http:// on the same host and port (a downgrade)
+  /loop.git/...      302 to itself, for ever
 The chosen port is printed on stdout as "port N", then the server runs until
 its stdin closes (so it never outlives the test that started it).
 """
@@ -217,11 +229,54 @@ class Handler(http.server.BaseHTTPRequestHandler):
                 return False
         return True
 
+    def read_body(self):
+        """The request body, from a Content-Length or chunked, logged."""
+        if "chunked" in self.headers.get("Transfer-Encoding", "").lower():
+            parts = []
+            while True:
+                size = int(self.rfile.readline().split(b";")[0].strip(), 16)
+                if size == 0:
+                    while self.rfile.readline() not in (b"\r\n", b"\n", b""):
+                        pass
+                    break
+                parts.append(self.rfile.read(size))
+                self.rfile.readline()
+            body, how = b"".join(parts), "chunked"
+        else:
+            length = int(self.headers.get("Content-Length") or 0)
+            body, how = (self.rfile.read(length) if length else b""), "length"
+        if body or how == "chunked":
+            with open(os.path.join(self.server.root, "bodies.log"), "a") as f:
+                f.write(f"{self.command} {self.path} {how} {len(body)}\n")
+        return body
+
+    REDIRECTS = {
+        "/moved.git/": (301, "https://127.0.0.1:{port}/real.git/"),
+        "/elsewhere.git/": (302, "https://localhost:{port}/real.git/"),
+        "/otherport.git/": (302, "https://127.0.0.1:{next_port}/real.git/"),
+        "/plain.git/": (302, "http://127.0.0.1:{port}/real.git/"),
+        "/loop.git/": (302, "https://127.0.0.1:{port}/loop.git/"),
+    }
+
+    def redirect(self):
+        """Answers a request beneath a redirect route; False for any other."""
+        for prefix, (status, to) in self.REDIRECTS.items():
+            if self.path.startswith(prefix):
+                port = self.server.server_address[1]
+                location = to.format(port=port, next_port=port + 1) + self.path[len(prefix):]
+                self.send_response(status)
+                self.send_header("Location", location)
+                self.send_header("Content-Length", "0")
+                self.end_headers()
+                return True
+        return False
+
     def cgi(self):
         self.record()
         path, _, query = self.path.partition("?")
-        length = int(self.headers.get("Content-Length") or 0)
-        body = self.rfile.read(length) if length else b""
+        body = self.read_body()
+        if self.redirect():
+            return
         if path.startswith("/api/v3/"):
             return self.github_api(path, body)
         if self.app_token_missing(path, query):

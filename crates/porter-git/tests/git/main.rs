@@ -18,6 +18,7 @@ use porter_git::{
 mod hostile;
 mod noprocess;
 mod sign;
+mod transport;
 mod worktree;
 
 fn identity() -> Identity {
@@ -478,18 +479,7 @@ impl Server {
     }
 
     fn network(&self, access: Access) -> Network {
-        let ca = std::fs::read_to_string(self.root.path().join("ca.pem")).expect("the CA");
-        let policy = porter_net::Policy {
-            allow_hosts: vec!["127.0.0.1".to_owned(), "localhost".to_owned()],
-            private_hosts: vec!["127.0.0.1".to_owned(), "localhost".to_owned()],
-            extra_roots: vec![ca],
-            ..porter_net::Policy::default()
-        };
-        Network {
-            net: porter_net::Net::new(policy).expect("the client builds"),
-            handle: tokio::runtime::Handle::current(),
-            access,
-        }
+        loopback_network(&self.root.path().join("ca.pem"), access)
     }
 
     fn head_of(&self, name: &str) -> String {
@@ -500,6 +490,38 @@ impl Server {
             .expect("main")
             .to_string()
     }
+}
+
+/// `loopback_network` reaches the fixture server (127.0.0.1 and localhost
+/// listed, its CA at `ca_file` trusted) with `access`. Call it inside a
+/// tokio runtime.
+fn loopback_network(ca_file: &Path, access: Access) -> Network {
+    let ca = std::fs::read_to_string(ca_file).expect("the CA");
+    let policy = porter_net::Policy {
+        allow_hosts: vec!["127.0.0.1".to_owned(), "localhost".to_owned()],
+        private_hosts: vec!["127.0.0.1".to_owned(), "localhost".to_owned()],
+        extra_roots: vec![ca],
+        ..porter_net::Policy::default()
+    };
+    Network {
+        net: porter_net::Net::new(policy).expect("the client builds"),
+        handle: tokio::runtime::Handle::current(),
+        access,
+    }
+}
+
+/// `child_setup` is what a test re-run as a child process gets from its
+/// parent through the environment: the repository URL, a network to the
+/// parent's server, and a work folder; `None` when run on its own.
+fn child_setup(url_var: &str, ca_var: &str, work_var: &str) -> Option<(String, Network, PathBuf)> {
+    let url = std::env::var(url_var).ok()?;
+    let ca = std::env::var(ca_var).ok()?;
+    let work = std::env::var(work_var).ok()?;
+    let network = loopback_network(
+        Path::new(&ca),
+        fetch_and_push("t", "https://nowhere.invalid/"),
+    );
+    Some((url, network, PathBuf::from(work)))
 }
 
 fn fetch_and_push(token: &str, covered: &str) -> Access {

@@ -14,7 +14,7 @@ use std::process::Command;
 
 use porter_git::change::{self, ResetMode};
 use porter_git::read::{self, DiffArgs};
-use porter_git::{Bounds, Network, Window, network};
+use porter_git::{Bounds, Window, network};
 
 use super::{Server, blocking, fetch_and_push, identity, write};
 
@@ -209,27 +209,10 @@ async fn clone_commit_and_push_under_strace_execute_nothing_but_the_test_itself(
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "run by clone_commit_and_push_under_strace_execute_nothing_but_the_test_itself"]
 async fn inner_clone_commit_and_push_for_strace() {
-    let (Ok(url), Ok(ca), Ok(work)) = (
-        std::env::var(URL_VAR),
-        std::env::var(CA_VAR),
-        std::env::var(WORK_VAR),
-    ) else {
+    let Some((url, network, work)) = super::child_setup(URL_VAR, CA_VAR, WORK_VAR) else {
         eprintln!("{INNER} runs only under the strace test, which sets {URL_VAR}");
         return;
     };
-    let ca = std::fs::read_to_string(ca).expect("the CA");
-    let policy = porter_net::Policy {
-        allow_hosts: vec!["127.0.0.1".to_owned()],
-        private_hosts: vec!["127.0.0.1".to_owned()],
-        extra_roots: vec![ca],
-        ..porter_net::Policy::default()
-    };
-    let network = Network {
-        net: porter_net::Net::new(policy).expect("the client builds"),
-        handle: tokio::runtime::Handle::current(),
-        access: fetch_and_push("t", "https://nowhere.invalid/"),
-    };
-    let work = PathBuf::from(work);
     let dir = work.join("traced");
     let (n, d) = (network.clone(), dir.clone());
     blocking(move || network::clone(&n, &url, &d, Bounds::default()))
