@@ -2,8 +2,6 @@
 //! it in memory.
 
 use std::io::{self, Write};
-use std::sync::mpsc::{SyncSender, sync_channel};
-use std::thread::JoinHandle;
 
 use sha2::{Digest as _, Sha256};
 
@@ -30,7 +28,7 @@ pub struct Keeper {
     run: RunId,
     incoming: Incoming,
     staged: Option<Box<dyn Staged>>,
-    hasher: Hasher,
+    hasher: Sha256,
     /// The first [`SNIFF_BYTES`], to tell the type by.
     head: Vec<u8>,
     /// Bytes written, all of them reserved until committed or released.
@@ -56,7 +54,7 @@ impl Keeper {
             run,
             incoming,
             staged,
-            hasher: Hasher::new(),
+            hasher: Sha256::new(),
             head: Vec::new(),
             reserved: 0,
             offered: 0,
@@ -137,7 +135,7 @@ impl Keeper {
         let Some(staged) = self.staged.take() else {
             return Err(io::Error::other("the keeper lost its staged file").into());
         };
-        let sha256 = hex(&std::mem::replace(&mut self.hasher, Hasher::Done).finish()?);
+        let sha256 = hex(&std::mem::take(&mut self.hasher).finalize());
         let size = self.reserved;
         let committed =
             self.inbox
@@ -211,90 +209,6 @@ impl Drop for Keeper {
     fn drop(&mut self) {
         self.staged = None;
         self.inbox.shared.usage.release(self.run, self.reserved);
-    }
-}
-
-/// Bytes hashed on the writing thread before the hash moves to its own
-/// thread: below this a thread costs more than it saves.
-const HASH_INLINE_BYTES: u64 = 1 << 20;
-
-/// Chunks queued for the hashing thread at most; with the gateway's
-/// 256 KiB writes that is 1 MiB held, and a writer that outruns the hash
-/// waits instead of buffering the file.
-const HASH_QUEUE: usize = 4;
-
-/// `Hasher` computes a kept file's SHA-256. Small files are hashed where
-/// they are written; past [`HASH_INLINE_BYTES`] the state moves to a
-/// thread of its own fed through a bounded channel, so hashing a large
-/// download (about half a second per GiB) runs beside the disk writes
-/// instead of after each of them.
-enum Hasher {
-    /// Hashing on the caller's thread, with the bytes seen so far.
-    Inline(Sha256, u64),
-    /// Hashing on its own thread.
-    Threaded {
-        chunks: SyncSender<Vec<u8>>,
-        thread: JoinHandle<[u8; 32]>,
-    },
-    /// Taken by `finish`.
-    Done,
-}
-
-impl Hasher {
-    fn new() -> Self {
-        Hasher::Inline(Sha256::new(), 0)
-    }
-
-    fn update(&mut self, buf: &[u8]) {
-        match self {
-            Hasher::Inline(state, seen) => {
-                *seen += buf.len() as u64;
-                if *seen > HASH_INLINE_BYTES
-                    && let Some(threaded) = Hasher::spawn(state.clone(), buf)
-                {
-                    *self = threaded;
-                    return;
-                }
-                // Small so far, or no thread to be had: hash here.
-                state.update(buf);
-            }
-            Hasher::Threaded { chunks, .. } => {
-                // A send fails only when the thread is gone, which `finish`
-                // reports.
-                let _ = chunks.send(buf.to_vec());
-            }
-            Hasher::Done => {}
-        }
-    }
-
-    /// Moves the hash, `state` followed by `buf`, to a thread of its own;
-    /// `None` when no thread can be started.
-    fn spawn(mut state: Sha256, buf: &[u8]) -> Option<Hasher> {
-        let (chunks, queue) = sync_channel::<Vec<u8>>(HASH_QUEUE);
-        chunks.send(buf.to_vec()).ok()?;
-        let thread = std::thread::Builder::new()
-            .name("porter-inbox-sha256".to_owned())
-            .spawn(move || {
-                for chunk in queue {
-                    state.update(&chunk);
-                }
-                state.finalize().into()
-            })
-            .ok()?;
-        Some(Hasher::Threaded { chunks, thread })
-    }
-
-    fn finish(self) -> io::Result<[u8; 32]> {
-        match self {
-            Hasher::Inline(state, _) => Ok(state.finalize().into()),
-            Hasher::Threaded { chunks, thread } => {
-                drop(chunks);
-                thread
-                    .join()
-                    .map_err(|_| io::Error::other("the hashing thread failed"))
-            }
-            Hasher::Done => Err(io::Error::other("the file's SHA-256 was already taken")),
-        }
     }
 }
 

@@ -291,7 +291,7 @@ fn a_streamed_file_is_named_typed_and_hashed_like_one_kept_whole() {
 }
 
 #[test]
-fn a_large_streamed_file_hashed_beside_the_writes_has_the_same_sha256() {
+fn a_large_file_streamed_in_uneven_chunks_has_the_sha256_of_its_bytes() {
     let dir = tempfile::tempdir().expect("temp dir");
     let limits = Limits {
         file_max_bytes: 16 * MIB,
@@ -299,8 +299,7 @@ fn a_large_streamed_file_hashed_beside_the_writes_has_the_same_sha256() {
         ..small_limits()
     };
     let (inbox, run) = opened(dir.path(), limits);
-    // Past the first MiB the hash moves to its own thread; uneven chunks
-    // make sure the hand-over point lands inside one.
+    // Chunks that do not divide the file evenly, over several MiB.
     let bytes: Vec<u8> = (0..6 * MIB as usize + 12_345)
         .map(|i| (i.wrapping_mul(2_654_435_761) >> 13) as u8)
         .collect();
