@@ -101,6 +101,7 @@ pub struct HttpConfig {
     /// PEM files of certificate authorities trusted besides the built-in
     /// web roots, for an in-house forge or a test server with its own CA.
     /// Each one can vouch for any host name, so list only CAs you control.
+    /// A relative path is taken from the config file's folder.
     pub ca_files: Vec<PathBuf>,
     /// The certificates of `ca_files`, read when the config is loaded.
     #[serde(skip)]
@@ -354,6 +355,16 @@ impl Config {
         text: &str,
         vars: &dyn Fn(&str) -> Option<String>,
     ) -> Result<Config, ConfigError> {
+        Self::from_yaml_in(text, vars, None)
+    }
+
+    /// [`Config::from_yaml`] for a file in folder `base`: relative key and
+    /// certificate paths are taken from that folder.
+    fn from_yaml_in(
+        text: &str,
+        vars: &dyn Fn(&str) -> Option<String>,
+        base: Option<&Path>,
+    ) -> Result<Config, ConfigError> {
         let value: yaml_serde::Value =
             yaml_serde::from_str(text).map_err(|e| ConfigError::Syntax(e.to_string()))?;
         let mut config = if value.is_null() {
@@ -361,6 +372,9 @@ impl Config {
         } else {
             serde_path_to_error::deserialize(value).map_err(|e| from_serde(&e))?
         };
+        if let Some(base) = base {
+            config.rebase_files(base);
+        }
         config.apply_overrides(vars)?;
         config.validate()?;
         config.keys(vars)?;
@@ -376,7 +390,28 @@ impl Config {
             error: Box::new(error),
         };
         let text = fs_err::read_to_string(path).map_err(|e| in_file(ConfigError::Read(e)))?;
-        Self::from_yaml(&text, vars).map_err(in_file)
+        let base = path.parent().filter(|p| !p.as_os_str().is_empty());
+        Self::from_yaml_in(&text, vars, base).map_err(in_file)
+    }
+
+    /// Takes the files the config names by a relative path (`http.ca_files`,
+    /// `git.signing.key_file`, a GitHub App's `private_key_file`) from the
+    /// config file's folder, not from wherever the gateway was started.
+    fn rebase_files(&mut self, base: &Path) {
+        let rebase = |path: &mut PathBuf| {
+            if path.is_relative() {
+                *path = base.join(&*path);
+            }
+        };
+        self.http.ca_files.iter_mut().for_each(rebase);
+        if let Some(signing) = self.git.signing.as_mut() {
+            rebase(&mut signing.key_file);
+        }
+        for credential in &mut self.git.credentials {
+            if let Some(app) = credential.github_app.as_mut() {
+                rebase(&mut app.private_key_file);
+            }
+        }
     }
 
     /// The inbox limits, defaults filled in. A ttl that does not parse (only
@@ -1143,6 +1178,36 @@ limits:
         assert!(refused.contains("no PEM certificate"), "{refused}");
         let missing = error_of("http:\n  ca_files: [/nonexistent/ca.pem]\n");
         assert!(missing.contains("http.ca_files[0]"), "{missing}");
+    }
+
+    #[test]
+    fn relative_key_and_certificate_paths_are_taken_from_the_config_files_folder() {
+        let dir = tempfile::tempdir().expect("a temp dir");
+        std::fs::create_dir_all(dir.path().join("certs")).expect("made");
+        std::fs::write(
+            dir.path().join("certs/ca.pem"),
+            "-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n",
+        )
+        .expect("written");
+        let file = dir.path().join("porter.yaml");
+        std::fs::write(
+            &file,
+            "http:\n  ca_files: [certs/ca.pem]\ngit:\n  signing:\n    key_file: keys/git_ed25519\n  credentials:\n    - name: app\n      allowed_urls: [https://github.com/acme/]\n      github_app: {app_id: 1, installation_id: 2, private_key_file: keys/app.pem}\n",
+        )
+        .expect("written");
+        let config = Config::load(&file, &no_vars).expect("the CA is found beside the config");
+        assert_eq!(config.http.ca_files, vec![dir.path().join("certs/ca.pem")]);
+        assert_eq!(
+            config.git.signing.as_ref().map(|s| s.key_file.clone()),
+            Some(dir.path().join("keys/git_ed25519"))
+        );
+        assert_eq!(
+            config.git.credentials[0]
+                .github_app
+                .as_ref()
+                .map(|a| a.private_key_file.clone()),
+            Some(dir.path().join("keys/app.pem"))
+        );
     }
 
     #[test]

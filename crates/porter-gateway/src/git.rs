@@ -75,7 +75,8 @@ pub struct GitSigning {
     /// An OpenSSH ed25519 private key without a passphrase (`ssh-keygen -t
     /// ed25519 -N ''`). Commits and tags get an SSH signature in namespace
     /// `git` that `git verify-commit` checks against an allowed-signers
-    /// file; the key never leaves the gateway.
+    /// file; the key never leaves the gateway. A relative path is taken
+    /// from the config file's folder.
     pub key_file: PathBuf,
 }
 
@@ -126,7 +127,8 @@ pub struct GitHubAppConfig {
     pub app_id: u64,
     /// The installation on the account that owns the repositories.
     pub installation_id: u64,
-    /// The app's RSA private key, the .pem file GitHub generated.
+    /// The app's RSA private key, the .pem file GitHub generated (a
+    /// relative path is taken from the config file's folder).
     pub private_key_file: PathBuf,
     /// The REST API root (default `https://api.github.com`; GitHub
     /// Enterprise Server: `https://<host>/api/v3`). Its host must pass the
