@@ -66,8 +66,26 @@ fn require_team(state: &ServerState, session: &Session, team_id: &str) -> Result
     }
 }
 
-fn by_shown_name(list: &mut [Channel]) {
+/// A page of the team's channels that `keep` admits, in shown-name order,
+/// for a user who is in the team.
+fn team_listing(
+    sim: &Sim,
+    session: &Session,
+    team_id: &str,
+    query: &Query,
+    keep: impl Fn(&ServerState, &Channel) -> bool,
+) -> ApiResult {
+    require_id(team_id, "team_id")?;
+    let state = sim.lock();
+    require_team(&state, session, team_id)?;
+    let mut list: Vec<Channel> = state
+        .channels
+        .iter()
+        .filter(|c| c.team_id == team_id && keep(&state, c))
+        .cloned()
+        .collect();
     list.sort_by(|a, b| (&a.display_name, &a.name).cmp(&(&b.display_name, &b.name)));
+    ok(&page_of(&list, query))
 }
 
 /// `GET /teams/{team_id}/channels`: the team's public, unarchived channels.
@@ -77,17 +95,9 @@ async fn team_channels(
     PathParams(team_id): PathParams<String>,
     query: Query,
 ) -> ApiResult {
-    require_id(&team_id, "team_id")?;
-    let state = sim.lock();
-    require_team(&state, &session, &team_id)?;
-    let mut list: Vec<Channel> = state
-        .channels
-        .iter()
-        .filter(|c| c.team_id == team_id && c.kind == "O" && c.delete_at == 0)
-        .cloned()
-        .collect();
-    by_shown_name(&mut list);
-    ok(&page_of(&list, &query))
+    team_listing(&sim, &session, &team_id, &query, |_, c| {
+        c.kind == "O" && c.delete_at == 0
+    })
 }
 
 /// `GET /teams/{team_id}/channels/deleted`: the team's archived channels:
@@ -98,21 +108,9 @@ async fn archived_channels(
     PathParams(team_id): PathParams<String>,
     query: Query,
 ) -> ApiResult {
-    require_id(&team_id, "team_id")?;
-    let state = sim.lock();
-    require_team(&state, &session, &team_id)?;
-    let mut list: Vec<Channel> = state
-        .channels
-        .iter()
-        .filter(|c| {
-            c.team_id == team_id
-                && c.delete_at != 0
-                && (c.kind == "O" || state.is_channel_member(&c.id, &session.user_id))
-        })
-        .cloned()
-        .collect();
-    by_shown_name(&mut list);
-    ok(&page_of(&list, &query))
+    team_listing(&sim, &session, &team_id, &query, |state, c| {
+        c.delete_at != 0 && (c.kind == "O" || state.is_channel_member(&c.id, &session.user_id))
+    })
 }
 
 /// `GET /channels/{channel_id}/members`: the memberships, paged.
