@@ -21,16 +21,20 @@ pub const MAX_GREP_PATTERN_BYTES: usize = 1 << 20;
 /// without searching parent folders: the model names the folder.
 pub fn open(dir: &Path) -> Result<Repository, GitError> {
     crate::transport::init()?;
-    let repo = Repository::open_ext(
-        dir,
-        git2::RepositoryOpenFlags::NO_SEARCH,
-        std::iter::empty::<&std::ffi::OsStr>(),
-    )
-    .map_err(|_| GitError::NotARepository {
+    let repo = open_here(dir).map_err(|_| GitError::NotARepository {
         path: dir.display().to_string(),
     })?;
     refuse_moved_work_tree(&repo, dir)?;
     Ok(repo)
+}
+
+/// The repository in `dir` itself, without searching parent folders.
+fn open_here(dir: &Path) -> Result<Repository, git2::Error> {
+    Repository::open_ext(
+        dir,
+        git2::RepositoryOpenFlags::NO_SEARCH,
+        std::iter::empty::<&std::ffi::OsStr>(),
+    )
 }
 
 /// `git_folders` are the folders where the repository in `dir` keeps its
@@ -40,12 +44,7 @@ pub fn open(dir: &Path) -> Result<Repository, GitError> {
 #[must_use]
 pub fn git_folders(dir: &Path) -> Option<Vec<std::path::PathBuf>> {
     crate::transport::init().ok()?;
-    let repo = Repository::open_ext(
-        dir,
-        git2::RepositoryOpenFlags::NO_SEARCH,
-        std::iter::empty::<&std::ffi::OsStr>(),
-    )
-    .ok()?;
+    let repo = open_here(dir).ok()?;
     let mut folders = vec![repo.path().to_path_buf()];
     if repo.commondir() != repo.path() {
         folders.push(repo.commondir().to_path_buf());
