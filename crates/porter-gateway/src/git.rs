@@ -504,7 +504,7 @@ fn replace_whole(text: &str, path: &str, with: &str) -> String {
 }
 
 const DESCRIPTION: &str = "Git on a repository in one of your volumes, without a shell. \
-    repo is volume:<name>:<path>. Read ops (any volume): status, log, show, diff, blame, grep, \
+    repo is volume:<name>:<path>. Read ops (any of your volumes): status, log, show, diff, blame, grep, \
     ls_files, branch_list, tag_list, rev_parse. Change ops (read-write volume): init, add, rm, \
     commit, checkout, branch_create, branch_delete, tag_create, merge (fast-forward only), reset \
     (soft/mixed/hard). Network ops: clone (url into repo), fetch, pull (fast-forward), push, \
