@@ -350,3 +350,45 @@ async def test_a_push_uses_a_github_app_token_minted_for_it_alone(tmp_path: Path
     assert fetches and all(r.endswith(" -") for r in fetches), fetches
     ours = git(tmp_path / "work" / "app", "rev-parse", "HEAD").strip()
     assert git(server.bare("app-project.git"), "rev-parse", "main").strip() == ours
+
+
+async def test_checkout_of_a_remote_branch_tracks_it_and_other_schemes_are_refused_as_not_https(
+    tmp_path: Path, server: GitServer
+) -> None:
+    server.seed("project.git")
+    seed = server.root / "seed-project.git"
+    git(seed, "checkout", "-q", "-b", "swap")
+    (seed / "swap.txt").write_text("swapped\n")
+    git(seed, "add", ".")
+    git(seed, "commit", "-q", "-m", "swap work")
+    git(seed, "push", "-q", str(server.bare("project.git")), "swap")
+    swap_tip = git(seed, "rev-parse", "HEAD").strip()
+    config = config_for(tmp_path, server, ["fetch"])
+    repo = "volume:work:project"
+    work = tmp_path / "work" / "project"
+    async with stdio_gateway(tmp_path, config, env={"GIT_TEST_TOKEN": TOKEN}) as served:
+        call = served.client.call_tool
+        cloned = await call("Git", {"op": "clone", "repo": repo, "url": server.url("project.git")})
+        assert not cloned.is_error, all_text(cloned)
+        # The answer names the folder as the model knows it.
+        assert "volume:work:project" in all_text(cloned), all_text(cloned)
+        assert str(tmp_path) not in all_text(cloned), all_text(cloned)
+
+        # As `git checkout swap` does: a new branch swap tracking origin/swap.
+        switched = await call("Git", {"op": "checkout", "repo": repo, "rev": "swap"})
+        assert not switched.is_error, all_text(switched)
+        assert git(work, "symbolic-ref", "HEAD").strip() == "refs/heads/swap"
+        assert git(work, "rev-parse", "HEAD").strip() == swap_tip
+        assert git(work, "rev-parse", "--abbrev-ref", "swap@{upstream}").strip() == "origin/swap"
+        assert (work / "swap.txt").read_text() == "swapped\n"
+
+        # Another scheme is refused, saying that only https is used.
+        for url in ("ssh://git@127.0.0.1/project.git", "git://127.0.0.1/project.git", "file:///srv/project.git"):
+            listed = await call("Git", {"op": "ls_remote", "repo": repo, "url": url})
+            assert listed.is_error
+            assert "only https remotes are used" in all_text(listed), all_text(listed)
+    # The refusal's detail reached the operator's log, by default, on its own target.
+    log = served.stderr.read_text()
+    audit = [line for line in log.splitlines() if "porter::audit" in line]
+    assert any("remote refused by policy" in line for line in audit), log
+    assert any("git network operation" in line and "forge" in line for line in audit), log

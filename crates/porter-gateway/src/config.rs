@@ -193,6 +193,12 @@ pub struct Volume {
     /// The tenant the volume belongs to; none: every tenant's.
     #[serde(default)]
     pub tenant: Option<String>,
+    /// Whether a file with more than one name (a hard link) may be read
+    /// from the volume. Off by default: a hard link planted in the volume
+    /// can name a file outside every volume, so reading one is refused.
+    /// Turn it on only for a volume whose hard links are all meant.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub allow_hard_links: bool,
 }
 
 /// `VolumeMode` says whether a volume may be written; read-only is the
@@ -1428,6 +1434,16 @@ limits:
         let config = Config::from_yaml(example, &vars).expect("the guide's example is valid");
         assert_eq!(config.mcp_servers.len(), 2);
         assert_eq!(config.keys(&vars).expect("keys").all().len(), 3);
+    }
+
+    #[test]
+    fn hard_links_are_read_only_from_a_volume_that_says_so() {
+        let yaml = "volumes:\n  a: {path: /srv/a}\n  b: {path: /srv/b, allow_hard_links: true}\n";
+        let config = Config::from_yaml(yaml, &no_vars).expect("valid");
+        assert!(!config.volumes["a"].allow_hard_links);
+        assert!(config.volumes["b"].allow_hard_links);
+        let volume = &schema()["$defs"]["Volume"]["properties"]["allow_hard_links"];
+        assert!(volume["description"].is_string(), "{volume}");
     }
 
     #[test]

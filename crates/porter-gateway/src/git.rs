@@ -15,7 +15,7 @@
 //! credentials; the model sees a failure's class, the log its detail.
 
 use std::collections::BTreeMap;
-use std::path::{Component, Path, PathBuf};
+use std::path::{Path, PathBuf};
 
 use porter_git::change::{self, ResetMode};
 use porter_git::read::{self, DiffArgs, GrepArgs};
@@ -27,7 +27,12 @@ use rmcp::model::{CallToolResult, ContentBlock, Tool};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
+use porter_inbox::Owner;
+
+use crate::access::Caller;
 use crate::config::{Volume, VolumeMode};
+use crate::file::grants::{self, Need};
+use crate::file::reference::Place;
 
 /// `GIT_TOOL` is the name the `Git` tool is listed under.
 pub const GIT_TOOL: &str = "Git";
@@ -210,11 +215,14 @@ impl GitTool {
         Tool::new(GIT_TOOL, DESCRIPTION, schema).with_title("Git")
     }
 
-    /// Runs one call for a caller with `volumes` (its profile's) and
-    /// `remote` (its profile's `git_remote`) in run `run_id`.
+    /// Runs one call for `caller` (the run's model, with its profile's
+    /// grants and volumes) in the run `run_id` owned by `owner` (whose
+    /// tenant a tenant volume must match), with `remote` (its profile's
+    /// `git_remote`).
     pub async fn call(
         &self,
-        volumes: &[String],
+        caller: &Caller,
+        owner: &Owner,
         remote: &[RemoteDirection],
         run_id: &str,
         arguments: serde_json::Value,
@@ -246,11 +254,24 @@ impl GitTool {
                 .unwrap_or(porter_git::paths::MAX_CHECKOUT_FILES),
             ..Bounds::default()
         };
-        let resolved = self.resolve(volumes, &args);
+        let resolved = self.resolve(caller, owner, &args);
         let run_id = run_id.to_owned();
         let answer = tokio::task::spawn_blocking(move || {
-            let (dir, writable) = resolved?;
-            run(&args, &dir, writable, &network, &operator, &run_id, bounds)
+            let repo = resolved?;
+            if reads_work_tree(&args) && !repo.allow_hard_links {
+                refuse_hard_links(&repo, args.op)?;
+            }
+            run(
+                &args,
+                &repo.dir,
+                repo.writable,
+                &network,
+                &operator,
+                &run_id,
+                bounds,
+            )
+            .map(|text| repo.shown.text(&text))
+            .map_err(|text| repo.shown.text(&text))
         })
         .await;
         match answer {
@@ -307,44 +328,48 @@ impl GitTool {
         }
     }
 
-    /// The folder `repo` names (`volume:<name>:<path>`), and whether it
-    /// may be written. Only the caller's volumes; no `..`; the folder, once
-    /// resolved, must still lie beneath the volume's root.
-    fn resolve(&self, volumes: &[String], args: &GitArgs) -> Result<(PathBuf, bool), String> {
-        let reference = args.repo.as_deref().unwrap_or("");
-        let Some(rest) = reference.strip_prefix("volume:") else {
+    /// The folder `repo` names (`volume:<name>:<path>`), checked by the
+    /// one volume door ([`crate::file::grants::resolve`]): the caller's
+    /// list, the volume's tenant, the `Read` grant for a read op and the
+    /// `Write` grant and a read-write volume for one that writes. A volume
+    /// the caller may not use is answered exactly like a missing one. The
+    /// folder, once resolved, must still lie beneath the volume's root.
+    fn resolve(&self, caller: &Caller, owner: &Owner, args: &GitArgs) -> Result<Repo, String> {
+        let text = args.repo.as_deref().unwrap_or("").trim();
+        if !text.starts_with("volume:")
+            || text.starts_with("volume:inbox:")
+            || text == "volume:inbox"
+        {
             return Err(
-                "name the repository as volume:<name>:<path> (a folder in one of your volumes)"
+                "name the repository as volume:<name>:<path> (a folder in one of your volumes; the inbox holds no repositories)"
                     .to_owned(),
             );
+        }
+        let need = if args.op.writes() {
+            Need::Keep
+        } else {
+            Need::Look
         };
-        let (name, path) = rest.split_once(':').unwrap_or((rest, ""));
-        if !volumes.iter().any(|v| v == name) {
-            return Err(format!(
-                "the volume {name:?} is not one of this run's volumes"
-            ));
-        }
-        let volume = self
-            .volumes
-            .get(name)
-            .ok_or_else(|| format!("no volume {name:?}"))?;
-        let relative = Path::new(path.trim_start_matches('/'));
-        if relative
-            .components()
-            .any(|c| !matches!(c, Component::Normal(_) | Component::CurDir))
-        {
-            return Err("the path must stay inside the volume (no .. or absolute path)".to_owned());
-        }
-        let dir = volume.path.join(relative);
-        let root = volume
-            .path
-            .canonicalize()
-            .map_err(|e| format!("the volume {name:?} cannot be opened: {e}"))?;
+        let (reference, volume) = grants::resolve(caller, owner, &self.volumes, text, need)?;
+        let (Place::Volume(name), Some(volume)) = (&reference.place, volume) else {
+            return Err("name the repository as volume:<name>:<path>".to_owned());
+        };
+        let root = volume.path.canonicalize().map_err(|e| {
+            tracing::warn!(volume = %name, path = %volume.path.display(), error = %e, "a volume's folder cannot be opened");
+            format!("volume {name} cannot be opened on this machine; tell the operator")
+        })?;
+        let shown = Shown {
+            name: name.clone(),
+            roots: vec![volume.path.clone(), root.clone()],
+        };
+        let dir = volume.path.join(&reference.rel);
         let mut existing = dir.as_path();
         while !existing.exists() {
             existing = existing.parent().unwrap_or(&volume.path);
         }
-        let real = existing.canonicalize().map_err(|e| format!("{e}"))?;
+        let real = existing
+            .canonicalize()
+            .map_err(|e| shown.text(&format!("{} cannot be opened: {e}", reference.shown())))?;
         if !real.starts_with(&root) {
             return Err("the path leads out of the volume through a symlink".to_owned());
         }
@@ -360,12 +385,126 @@ impl GitTool {
                 );
             }
         }
-        Ok((dir, volume.mode == VolumeMode::Rw))
+        Ok(Repo {
+            dir,
+            writable: volume.mode == VolumeMode::Rw,
+            allow_hard_links: volume.allow_hard_links,
+            shown,
+        })
     }
 }
 
+/// `Repo` is a repository folder the caller may use.
+#[derive(Debug)]
+struct Repo {
+    dir: PathBuf,
+    writable: bool,
+    /// The volume's `allow_hard_links`.
+    allow_hard_links: bool,
+    shown: Shown,
+}
+
+/// Whether `args` reads the content of work-tree files: `add` (into the
+/// object store, where `show` reads it back) and a `diff` against the work
+/// tree. Other ops read committed objects, or only compare sizes and times.
+fn reads_work_tree(args: &GitArgs) -> bool {
+    match args.op {
+        GitOp::Add => true,
+        GitOp::Diff => !args.cached && args.to.is_none(),
+        _ => false,
+    }
+}
+
+/// Refuses `op` when a regular file of the work tree has more than one name:
+/// a hard link planted in a volume can be a second name of a file outside
+/// every volume, so, as `File read` does, Git does not read one unless the
+/// volume sets `allow_hard_links: true`. `.git` is not walked (porter never
+/// reads its files as content) and symlinks are not followed.
+fn refuse_hard_links(repo: &Repo, op: GitOp) -> Result<(), String> {
+    use std::os::unix::fs::MetadataExt as _;
+    let mut folders = vec![repo.dir.clone()];
+    while let Some(folder) = folders.pop() {
+        let Ok(entries) = std::fs::read_dir(&folder) else {
+            continue;
+        };
+        for entry in entries.flatten() {
+            let Ok(metadata) = entry.path().symlink_metadata() else {
+                continue;
+            };
+            if metadata.is_dir() {
+                if !(folder == repo.dir && entry.file_name() == ".git") {
+                    folders.push(entry.path());
+                }
+            } else if metadata.is_file() && metadata.nlink() > 1 {
+                let path = entry.path();
+                let relative = path.strip_prefix(&repo.dir).unwrap_or(&path);
+                return Err(format!(
+                    "{op:?} is refused: {} in the work tree is a hard link (the file has {} names), and its other name may be a file outside every volume; \
+                     an operator who means volume {} to hold hard links can set allow_hard_links: true on it",
+                    relative.display(),
+                    metadata.nlink(),
+                    repo.shown.name
+                ));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// `Shown` names a volume's folder the way the model knows it: every
+/// answer (porter-git's and libgit2's words, errors included) has the
+/// volume's root on this machine replaced by `volume:<name>:`, so no host
+/// path reaches the model.
+#[derive(Debug)]
+struct Shown {
+    name: String,
+    /// The root as configured and as resolved (symlinks followed).
+    roots: Vec<PathBuf>,
+}
+
+impl Shown {
+    fn text(&self, text: &str) -> String {
+        let mut text = text.to_owned();
+        let mut roots: Vec<String> = self
+            .roots
+            .iter()
+            .map(|r| r.to_string_lossy().trim_end_matches('/').to_owned())
+            .filter(|r| !r.is_empty())
+            .collect();
+        // The longer root first, so that one root inside another is
+        // replaced whole.
+        roots.sort_by_key(|r| std::cmp::Reverse(r.len()));
+        roots.dedup();
+        let volume = format!("volume:{}:", self.name);
+        for root in roots {
+            text = text.replace(&format!("{root}/"), &volume);
+            text = replace_whole(&text, &root, &volume);
+        }
+        text
+    }
+}
+
+/// `text` with each `path` that is not the start of a longer name
+/// (`/srv/gx` but not `/srv/gx2`) replaced by `with`.
+fn replace_whole(text: &str, path: &str, with: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(at) = rest.find(path) {
+        let after = &rest[at + path.len()..];
+        let longer = after
+            .chars()
+            .next()
+            .is_some_and(|c| c.is_alphanumeric() || matches!(c, '-' | '_' | '.'));
+        out.push_str(&rest[..at]);
+        out.push_str(if longer { path } else { with });
+        rest = after;
+    }
+    out.push_str(rest);
+    out
+}
+
 const DESCRIPTION: &str = "Git on a repository in one of your volumes, without a shell. \
-    repo is volume:<name>:<path>. Read ops (any volume): status, log, show, diff, blame, grep, \
+    repo is volume:<name>:<path>. Read ops (any of your volumes): status, log, show, diff, blame, grep, \
     ls_files, branch_list, tag_list, rev_parse. Change ops (read-write volume): init, add, rm, \
     commit, checkout, branch_create, branch_delete, tag_create, merge (fast-forward only), reset \
     (soft/mixed/hard). Network ops: clone (url into repo), fetch, pull (fast-forward), push, \
@@ -779,6 +918,101 @@ mod tests {
         );
     }
 
+    #[tokio::test]
+    async fn add_and_diff_do_not_read_a_hard_link_in_the_work_tree_unless_the_volume_allows_it() {
+        let temp = tempfile::tempdir().expect("a temp dir");
+        let root = temp.path().join("volume");
+        let repo_dir = root.join("repo");
+        change::init(&repo_dir, Some("main")).expect("init");
+        std::fs::write(temp.path().join("secret.txt"), "outside\n").expect("written");
+        std::fs::hard_link(temp.path().join("secret.txt"), repo_dir.join("hard.txt"))
+            .expect("a hard link");
+        let caller = Caller::Model {
+            grants: vec![
+                crate::config::Grant::Read,
+                crate::config::Grant::Write,
+                crate::config::Grant::Git,
+            ],
+            volumes: vec!["work".to_owned()],
+        };
+        let owner = Owner {
+            key_name: "local".to_owned(),
+            tenant: "local".to_owned(),
+        };
+        let tool = |allow_hard_links| {
+            let volumes = BTreeMap::from([(
+                "work".to_owned(),
+                Volume {
+                    path: root.clone(),
+                    mode: VolumeMode::Rw,
+                    tenant: None,
+                    allow_hard_links,
+                },
+            )]);
+            GitTool::new(
+                porter_net::Net::new(porter_net::Policy::default()).expect("a client"),
+                GitConfig::default(),
+                volumes,
+            )
+        };
+        let text = |r: &CallToolResult| {
+            r.content
+                .iter()
+                .filter_map(|c| c.as_text().map(|t| t.text.clone()))
+                .collect::<String>()
+        };
+        let add =
+            serde_json::json!({"op": "add", "repo": "volume:work:repo", "paths": ["hard.txt"]});
+        let refusing = tool(false);
+        for arguments in [
+            add.clone(),
+            serde_json::json!({"op": "diff", "repo": "volume:work:repo"}),
+        ] {
+            let refused = refusing.call(&caller, &owner, &[], "r", arguments).await;
+            assert_eq!(refused.is_error, Some(true), "{}", text(&refused));
+            assert!(
+                text(&refused).contains("allow_hard_links: true"),
+                "{}",
+                text(&refused)
+            );
+        }
+        assert!(read::rev_parse(&repo_dir, "HEAD").is_err());
+        assert_eq!(
+            read::ls_files(&repo_dir, None, Window::default())
+                .expect("listed")
+                .text
+                .trim(),
+            "",
+            "nothing was staged"
+        );
+        let allowed = tool(true).call(&caller, &owner, &[], "r", add).await;
+        assert_eq!(allowed.is_error, Some(false), "{}", text(&allowed));
+    }
+
+    #[test]
+    fn host_paths_in_an_answer_are_named_as_the_volume() {
+        let shown = Shown {
+            name: "gx".to_owned(),
+            roots: vec![PathBuf::from("/srv/gx"), PathBuf::from("/data/real/gx/")],
+        };
+        let cases = [
+            ("cloned into /srv/gx/app", "cloned into volume:gx:app"),
+            (
+                "Initialized empty Git repository in /data/real/gx/newrepo/.git/",
+                "Initialized empty Git repository in volume:gx:newrepo/.git/",
+            ),
+            (
+                "could not find repository at '/srv/gx'",
+                "could not find repository at 'volume:gx:'",
+            ),
+            ("/srv/gx2/x stays", "/srv/gx2/x stays"),
+            ("nothing to name", "nothing to name"),
+        ];
+        for (text, expected) in cases {
+            assert_eq!(shown.text(text), expected, "{text}");
+        }
+    }
+
     #[test]
     fn a_credential_is_never_shown_by_debug() {
         let credential = GitCredential {
@@ -813,6 +1047,7 @@ mod tests {
                 path: volume_root,
                 mode: VolumeMode::Rw,
                 tenant: None,
+                allow_hard_links: false,
             },
         )]);
         let tool = GitTool::new(
@@ -820,16 +1055,24 @@ mod tests {
             GitConfig::default(),
             volumes,
         );
-        let caller = ["work".to_owned()];
+        let caller = Caller::Model {
+            grants: vec![crate::config::Grant::Read, crate::config::Grant::Git],
+            volumes: vec!["work".to_owned()],
+        };
+        let owner = Owner {
+            key_name: "local".to_owned(),
+            tenant: "local".to_owned(),
+        };
         let status = |repo: &str| {
             tool.resolve(
                 &caller,
+                &owner,
                 &args(serde_json::json!({"op": "status", "repo": repo})),
             )
         };
         let refused = status("volume:work:pointer").expect_err("the git dir is outside");
         assert!(refused.contains("outside the volume"), "{refused}");
-        let (dir, writable) = status("volume:work:inside").expect("an inside repository");
-        assert!(dir.ends_with("inside") && writable);
+        let repo = status("volume:work:inside").expect("an inside repository");
+        assert!(repo.dir.ends_with("inside") && repo.writable);
     }
 }

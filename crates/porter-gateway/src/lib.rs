@@ -49,6 +49,14 @@ use crate::file::Files;
 use crate::upstream::Upstreams;
 use crate::web::Web;
 
+/// `DEFAULT_LOG_FILTER` is the log filter `porter gateway serve` starts
+/// with when `RUST_LOG` is unset: warnings, the gateway's and the inbox's
+/// own news, and the audit lines of the Git tool ([`porter_git::AUDIT_TARGET`]:
+/// which credential went where, why a remote was refused), which are meant
+/// for the operator and so shown by default.
+pub const DEFAULT_LOG_FILTER: &str =
+    "warn,porter_gateway=info,porter_inbox=info,porter::audit=info";
+
 /// `Gateway` is what every session shares: the config, the inbox, the File
 /// tool, the upstream connections and the API keys.
 pub struct Gateway {
@@ -107,5 +115,18 @@ impl Gateway {
             web,
             git,
         }))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn the_default_log_filter_shows_the_audit_target_at_info() {
+        let directive = format!("{}=info", porter_git::AUDIT_TARGET);
+        assert!(
+            super::DEFAULT_LOG_FILTER.split(',').any(|d| d == directive),
+            "{}",
+            super::DEFAULT_LOG_FILTER
+        );
     }
 }

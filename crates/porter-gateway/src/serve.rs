@@ -29,6 +29,48 @@ pub const PURGE_EVERY: Duration = Duration::from_secs(60);
 /// the operator lists more (DNS-rebinding protection).
 pub const LOOPBACK_HOSTS: &[&str] = &["localhost", "127.0.0.1", "::1", "[::1]"];
 
+/// `MCP_BODY_MAX_BYTES` is the largest request body `/mcp` and `/admin/mcp`
+/// take (a JSON-RPC message; 4 MiB).
+pub const MCP_BODY_MAX_BYTES: u64 = 4 * 1024 * 1024;
+
+/// Refuses a request whose `Content-Length` is over the route's limit
+/// (`max`, its state) with 413 before a byte of the body is read: the limit
+/// checks that count bytes while the body streams in still hold for a body
+/// without a length, but one that declares its size is judged on the
+/// header alone, so a declared 2 GiB costs the server nothing. A length
+/// that is not a number is a 400.
+pub async fn declared_body_limit(State(max): State<u64>, request: Request, next: Next) -> Response {
+    let declared = request.headers().get(header::CONTENT_LENGTH).map(|value| {
+        value
+            .to_str()
+            .ok()
+            .and_then(|text| text.trim().parse::<u64>().ok())
+    });
+    match declared {
+        Some(None) => (
+            StatusCode::BAD_REQUEST,
+            "the Content-Length header is not a number of bytes\n",
+        )
+            .into_response(),
+        Some(Some(length)) if length > max => {
+            let mut response = (
+                StatusCode::PAYLOAD_TOO_LARGE,
+                format!(
+                    "the request body declares {length} bytes, more than the {max} this endpoint takes; send a smaller body\n"
+                ),
+            )
+                .into_response();
+            // The body is never read, so the connection cannot carry another
+            // request.
+            response
+                .headers_mut()
+                .insert(header::CONNECTION, HeaderValue::from_static("close"));
+            response
+        }
+        _ => next.run(request).await,
+    }
+}
+
 /// Serves one run over stdin/stdout until the client closes it.
 pub async fn stdio(gateway: Arc<Gateway>) -> anyhow::Result<()> {
     let purge = purge_in_background(gateway.clone());
@@ -56,7 +98,8 @@ pub fn http_app(gateway: &Arc<Gateway>, options: &HttpOptions, extra: Router) ->
     hosts.extend(options.allow_hosts.iter().cloned());
     let config = StreamableHttpServerConfig::default()
         .with_allowed_hosts(hosts)
-        .with_cancellation_token(options.shutdown.clone());
+        .with_cancellation_token(options.shutdown.clone())
+        .with_max_request_body_bytes(usize::try_from(MCP_BODY_MAX_BYTES).unwrap_or(usize::MAX));
     let for_sessions = gateway.clone();
     let mcp = StreamableHttpService::new(
         move || Ok(Session::remote(for_sessions.clone())),
@@ -75,14 +118,21 @@ pub fn http_app(gateway: &Arc<Gateway>, options: &HttpOptions, extra: Router) ->
         .layer(middleware::from_fn_with_state(
             (gateway.clone(), false),
             authenticate,
+        ))
+        .layer(middleware::from_fn_with_state(
+            MCP_BODY_MAX_BYTES,
+            declared_body_limit,
         ));
-    let admin_routes =
-        Router::new()
-            .nest_service("/admin/mcp", admin)
-            .layer(middleware::from_fn_with_state(
-                (gateway.clone(), true),
-                authenticate,
-            ));
+    let admin_routes = Router::new()
+        .nest_service("/admin/mcp", admin)
+        .layer(middleware::from_fn_with_state(
+            (gateway.clone(), true),
+            authenticate,
+        ))
+        .layer(middleware::from_fn_with_state(
+            MCP_BODY_MAX_BYTES,
+            declared_body_limit,
+        ));
     Router::new()
         .merge(mcp_routes)
         .merge(admin_routes)

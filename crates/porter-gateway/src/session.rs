@@ -364,7 +364,7 @@ impl ServerHandler for Session {
                 .into());
         }
         if name == crate::git::GIT_TOOL {
-            let Caller::Model { grants, volumes } = caller else {
+            let Caller::Model { grants, .. } = caller else {
                 return Ok(CallToolResult::error(vec![ContentBlock::text(
                     "the Git tool is open only to a run's own model",
                 )])
@@ -382,7 +382,7 @@ impl ServerHandler for Session {
             return Ok(self
                 .gateway
                 .git
-                .call(volumes, &remote, &run.id.to_string(), arguments)
+                .call(caller, &run.owner, &remote, &run.id.to_string(), arguments)
                 .await
                 .into());
         }

@@ -351,7 +351,27 @@ pub fn checkout(
         let head = repo.head()?.peel_to_commit()?;
         repo.branch(target, &head, false)?;
     }
-    guarded(&repo, || {
+    // As git does: a name that is neither a local branch nor a revision,
+    // but a branch of exactly one remote, becomes a new local branch that
+    // tracks it.
+    let tracking = if !create
+        && repo.find_branch(target, git2::BranchType::Local).is_err()
+        && repo.revparse_single(target).is_err()
+    {
+        remote_branch(&repo, target)?
+    } else {
+        None
+    };
+    if let Some(upstream) = &tracking {
+        check_branch_name(target)?;
+        let commit = repo
+            .find_branch(upstream, git2::BranchType::Remote)?
+            .get()
+            .peel_to_commit()?;
+        let mut branch = repo.branch(target, &commit, false)?;
+        branch.set_upstream(Some(upstream))?;
+    }
+    let switched = guarded(&repo, || {
         if let Ok(branch) = repo.find_branch(target, git2::BranchType::Local) {
             let reference = branch.into_reference();
             let name = reference
@@ -369,7 +389,44 @@ pub fn checkout(
             repo.set_head_detached(commit.id())?;
             Ok(format!("HEAD is now detached at {}", commit.id()))
         }
-    })
+    });
+    match (switched, tracking) {
+        (Ok(text), Some(upstream)) => Ok(format!(
+            "created branch {target} to track {upstream}\n{text}"
+        )),
+        (Err(error), Some(_)) => {
+            // The branch was made for this checkout only.
+            if let Ok(mut branch) = repo.find_branch(target, git2::BranchType::Local) {
+                let _ = branch.delete();
+            }
+            Err(error)
+        }
+        (switched, None) => switched,
+    }
+}
+
+/// `remote_branch` is `<remote>/<name>` when exactly one remote has a
+/// branch `name`; an error naming them when several do; none when no
+/// remote has it.
+fn remote_branch(repo: &Repository, name: &str) -> Result<Option<String>, GitError> {
+    let remotes = repo.remotes()?;
+    let found: Vec<String> = remotes
+        .iter()
+        .filter_map(|remote| remote.ok().flatten().map(|r| format!("{r}/{name}")))
+        .filter(|candidate| {
+            repo.find_branch(candidate, git2::BranchType::Remote)
+                .is_ok()
+        })
+        .collect();
+    match found.as_slice() {
+        [] => Ok(None),
+        [one] => Ok(Some(one.clone())),
+        many => Err(GitError::invalid(format!(
+            "checkout: {name} is a branch of several remotes ({}), so it is not guessed; say which: branch_create name {name} rev {}, then checkout {name}",
+            many.join(", "),
+            many[0]
+        ))),
+    }
 }
 
 /// `branch_create` makes branch `name` at `start` (default HEAD).

@@ -282,7 +282,7 @@ impl GithubApp {
             .map_err(|e| MintError::Answer(format!("expires_at: {e}")))?;
         let fresh_until = expires.checked_sub(REFRESH_MARGIN).unwrap_or(UNIX_EPOCH);
         tracing::info!(
-            target: "porter_git::audit",
+            target: crate::AUDIT_TARGET,
             app_id = self.inner.app_id,
             installation_id = self.inner.installation_id,
             expires_at = %answer.expires_at,

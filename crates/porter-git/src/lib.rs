@@ -68,3 +68,11 @@ pub use paths::Bounds;
 pub use remote::{Access, Credential, CredentialSource, Direction, Refusal, Secret};
 pub use sign::{SignError, Signer};
 pub use transport::{Network, init};
+
+/// `AUDIT_TARGET` is the `tracing` target of the operator's audit lines:
+/// every network request and its outcome, the credential's name, a refusal's
+/// detail and a server's own words, which the model sees only as a class.
+/// It is a target of its own, outside this crate's, so that a binary can
+/// show it by default (`porter::audit=info`) while it hides the rest of
+/// porter-git's chatter.
+pub const AUDIT_TARGET: &str = "porter::audit";

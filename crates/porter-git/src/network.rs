@@ -19,7 +19,7 @@ use crate::transport::{Network, Wire, init, with_wire};
 
 fn audit(wire: &Wire, url: &url::Url, outcome: &str) {
     tracing::info!(
-        target: "porter_git::audit",
+        target: crate::AUDIT_TARGET,
         op = wire.op,
         url = %porter_net::display_url(url),
         credential = wire.credential_name().as_deref().unwrap_or("none"),
@@ -233,7 +233,7 @@ pub fn push(
         let mut callbacks = RemoteCallbacks::new();
         callbacks.push_update_reference(move |reference, status| {
             if let Some(status) = status {
-                tracing::warn!(target: "porter_git::audit", reference, status, "push rejected by the server");
+                tracing::warn!(target: crate::AUDIT_TARGET, reference, status, "push rejected by the server");
                 if let Ok(mut list) = seen.lock() {
                     list.push(reference.to_owned());
                 }

@@ -105,6 +105,10 @@ fn covers(allowed: &Url, target: &Url) -> bool {
             .is_some_and(|rest| rest.starts_with('/'))
 }
 
+/// `ONLY_HTTPS` is the refusal of a remote of another scheme.
+const ONLY_HTTPS: &str =
+    "only https remotes are used (not ssh, git, file or http); ask for the repository's https URL";
+
 /// `Access` is what one run may reach: the operator's host lists narrowed
 /// by the profile's directions, and the operator's credentials.
 #[derive(Debug, Clone, Default)]
@@ -125,10 +129,17 @@ impl Access {
     /// used: https only, no user or password in it, its host on the list
     /// for that direction (and push allowed at all).
     pub fn check_url(&self, text: &str, direction: Direction) -> Result<Url, Refusal> {
-        let url =
-            porter_net::check_url(text).map_err(|_| Refusal::new("the URL could not be read"))?;
+        // An ssh://, git:// or file:// remote (and an scp-like
+        // `git@host:path`) is refused for its scheme, and said so: the
+        // model can only do something about it by asking for the https URL.
+        if Url::parse(text).is_ok_and(|u| u.scheme() != "https") {
+            return Err(Refusal::new(ONLY_HTTPS));
+        }
+        let url = porter_net::check_url(text).map_err(|_| {
+            Refusal::new("the URL could not be read as an https URL (only https remotes are used)")
+        })?;
         if url.scheme() != "https" {
-            return Err(Refusal::new("only https remotes are used"));
+            return Err(Refusal::new(ONLY_HTTPS));
         }
         if !url.username().is_empty() || url.password().is_some() {
             return Err(Refusal::new(
@@ -192,7 +203,7 @@ impl Refusal {
     /// `into_error` is the model-facing error for operation `op`.
     #[must_use]
     pub fn into_error(self, op: &'static str) -> GitError {
-        tracing::info!(target: "porter_git::audit", op, refused = self.0, "remote refused by policy");
+        tracing::info!(target: crate::AUDIT_TARGET, op, refused = self.0, "remote refused by policy");
         GitError::Network {
             op,
             class: NetClass::Refused,
@@ -234,6 +245,30 @@ mod tests {
             format!("{credential:?}").contains("Secret(…)")
                 && !format!("{credential:?}").contains("t0ken")
         );
+    }
+
+    #[test]
+    fn a_remote_of_another_scheme_is_refused_saying_only_https_is_used() {
+        let access = Access {
+            fetch_hosts: vec!["*".to_owned()],
+            ..Access::default()
+        };
+        for text in [
+            "ssh://git@example.org/team/r.git",
+            "git://example.org/team/r.git",
+            "file:///srv/repos/r.git",
+            "http://example.org/team/r.git",
+            "git@example.org:team/r.git",
+            "example.org:team/r.git",
+        ] {
+            let refusal = access
+                .check_url(text, Direction::Fetch)
+                .expect_err("not https");
+            assert!(
+                refusal.0.contains("only https remotes are used"),
+                "{text}: {refusal:?}"
+            );
+        }
     }
 
     #[test]

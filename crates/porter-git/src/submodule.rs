@@ -408,7 +408,7 @@ fn judge_url(
     };
     checked.map_err(|refusal| {
         tracing::warn!(
-            target: "porter_git::audit",
+            target: crate::AUDIT_TARGET,
             op = OP,
             submodule = name,
             reason = refusal.0,
@@ -548,7 +548,7 @@ fn fetch_into(network: &Network, sub: &Repository, one: &Planned) -> Result<(), 
         remote.fetch(&[] as &[&str], Some(&mut options), Some(OP))
     });
     tracing::info!(
-        target: "porter_git::audit",
+        target: crate::AUDIT_TARGET,
         op = OP,
         submodule = one.name,
         url = %porter_net::display_url(&one.url),

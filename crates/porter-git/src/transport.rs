@@ -85,7 +85,7 @@ impl Wire {
     }
 
     fn fail(&self, class: NetClass, detail: &str) -> io::Error {
-        tracing::warn!(target: "porter_git::audit", op = self.op, %class, detail, "git network request failed");
+        tracing::warn!(target: crate::AUDIT_TARGET, op = self.op, %class, detail, "git network request failed");
         if let Ok(mut failure) = self.failure.lock() {
             failure.get_or_insert(class);
         }
@@ -103,7 +103,7 @@ impl Wire {
             git2::ErrorCode::NotFastForward | git2::ErrorCode::Locked => NetClass::Rejected,
             _ => NetClass::Unreachable,
         });
-        tracing::warn!(target: "porter_git::audit", op = self.op, %class, detail = error.message(), "git network operation failed");
+        tracing::warn!(target: crate::AUDIT_TARGET, op = self.op, %class, detail = error.message(), "git network operation failed");
         GitError::Network {
             op: self.op,
             class,
@@ -396,7 +396,7 @@ impl HttpStream {
                 *used = Some(credential.name.clone());
             }
         }
-        tracing::debug!(target: "porter_git::audit", op = wire.op, method = %self.method, url = %display_url(target), "git request");
+        tracing::debug!(target: crate::AUDIT_TARGET, op = wire.op, method = %self.method, url = %display_url(target), "git request");
         Ok(RequestOptions {
             headers,
             body,
@@ -453,7 +453,7 @@ impl HttpStream {
                             ),
                         ));
                     };
-                    tracing::info!(target: "porter_git::audit", op = self.wire.op, from = %display_url(&self.asked), to = %display_url(&moved), "remote moved; later requests go to the new URL");
+                    tracing::info!(target: crate::AUDIT_TARGET, op = self.wire.op, from = %display_url(&self.asked), to = %display_url(&moved), "remote moved; later requests go to the new URL");
                     self.wire.record_move(self.asked.clone(), moved);
                 }
                 return Ok(response);
@@ -511,7 +511,7 @@ impl HttpStream {
         {
             return Err(refused(refusal.0.to_owned()));
         }
-        tracing::info!(target: "porter_git::audit", op = self.wire.op, from = %shown, to = %display_url(&next), "following a redirect");
+        tracing::info!(target: crate::AUDIT_TARGET, op = self.wire.op, from = %shown, to = %display_url(&next), "following a redirect");
         Ok(next)
     }
 

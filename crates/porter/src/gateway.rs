@@ -70,7 +70,7 @@ pub fn run(args: GatewayArgs) -> ExitCode {
             }
         }
         GatewayCommand::Serve(serve) => {
-            crate::init_logging("warn,porter_gateway=info,porter_inbox=info");
+            crate::init_logging(porter_gateway::DEFAULT_LOG_FILTER);
             let vars = |name: &str| std::env::var(name).ok();
             let config = match &serve.config {
                 Some(path) => Config::load(path, &vars),

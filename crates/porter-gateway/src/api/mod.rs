@@ -37,7 +37,7 @@ mod runs;
 use std::sync::Arc;
 
 use axum::Router;
-use axum::extract::{Request, State};
+use axum::extract::{DefaultBodyLimit, Request, State};
 use axum::http::header;
 use axum::middleware::{self, Next};
 use axum::response::Response;
@@ -48,6 +48,11 @@ use crate::access::{KeyInfo, Keys, can_read};
 use crate::file::Files;
 
 pub use error::ApiError;
+
+/// `API_BODY_MAX_BYTES` is the largest request body the API takes (the
+/// `File` tool's arguments; 2 MiB). A body that declares more is refused on
+/// its `Content-Length` before it is read.
+pub const API_BODY_MAX_BYTES: usize = 2 * 1024 * 1024;
 
 /// `ApiState` is what every route needs: the inbox (runs, records, files,
 /// events), the `File` tool the API runs on a caller's behalf, and the keys
@@ -62,6 +67,7 @@ pub struct ApiState {
 /// on one listener. The page at `/` loads without a key (it asks for one);
 /// everything under `/v1` wants one.
 pub fn router(state: Arc<ApiState>) -> Router {
+    let api_body_max = u64::try_from(API_BODY_MAX_BYTES).unwrap_or(u64::MAX);
     Router::new()
         .route("/v1/runs", get(runs::list))
         .route("/v1/runs/{run_id}/file", post(runs::file_op))
@@ -76,6 +82,11 @@ pub fn router(state: Arc<ApiState>) -> Router {
         .route("/app.js", get(page::script))
         .route("/app.css", get(page::style))
         .route("/favicon.ico", get(page::favicon))
+        .layer(DefaultBodyLimit::max(API_BODY_MAX_BYTES))
+        .layer(middleware::from_fn_with_state(
+            api_body_max,
+            crate::serve::declared_body_limit,
+        ))
         .with_state(state)
 }
 

@@ -98,13 +98,63 @@ pub(crate) fn not_a_file() -> io::Error {
     io::Error::new(io::ErrorKind::IsADirectory, "it is a folder, not a file")
 }
 
-/// Reads the file `rel` beneath `dir` if it holds at most `cap` bytes.
-pub(crate) fn read_capped(dir: &Dir, rel: &str, cap: u64) -> io::Result<Contents> {
+/// `Links` says whether a file with more than one name (a hard link) may be
+/// read. A hard link planted in a volume can be a second name of any file
+/// on the same file system that its planter could link, also one outside
+/// every volume, and nothing in the link shows where the other name is; so
+/// such a file is refused unless the volume's operator says the volume
+/// holds hard links on purpose (`allow_hard_links: true`). Porter itself
+/// leaves none behind.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Links {
+    /// Only files with one name are read (the default, and the inbox).
+    One,
+    /// Hard-linked files are read too.
+    Many,
+}
+
+/// `HardLinked` is the refusal of a file that has `names` names.
+#[derive(Debug, thiserror::Error)]
+#[error("the file has {names} names (hard links)")]
+pub(crate) struct HardLinked {
+    pub names: u64,
+}
+
+/// The number of names of the file `error` refused, if it is a
+/// [`HardLinked`] refusal.
+pub(crate) fn hard_linked(error: &io::Error) -> Option<u64> {
+    error
+        .get_ref()
+        .and_then(|e| e.downcast_ref::<HardLinked>())
+        .map(|h| h.names)
+}
+
+/// Opens the regular file `rel` beneath `dir` for reading: a folder or
+/// device is refused, and so is a hard-linked file unless `links` allows it.
+/// The checks are made on the opened file, so a name swapped after them
+/// does not matter.
+pub(crate) fn open_file(
+    dir: &Dir,
+    rel: &str,
+    links: Links,
+) -> io::Result<(cap_std::fs::File, cap_std::fs::Metadata)> {
+    use cap_std::fs::MetadataExt as _;
     let file = dir.open(rel)?;
     let metadata = file.metadata()?;
     if !metadata.is_file() {
         return Err(not_a_file());
     }
+    if links == Links::One && metadata.nlink() > 1 {
+        return Err(io::Error::other(HardLinked {
+            names: metadata.nlink(),
+        }));
+    }
+    Ok((file, metadata))
+}
+
+/// Reads the file `rel` beneath `dir` if it holds at most `cap` bytes.
+pub(crate) fn read_capped(dir: &Dir, rel: &str, cap: u64, links: Links) -> io::Result<Contents> {
+    let (file, metadata) = open_file(dir, rel, links)?;
     if metadata.len() > cap {
         return Ok(Contents::TooLarge(metadata.len()));
     }
@@ -150,10 +200,7 @@ pub(crate) fn copy_into(
     to_rel: &str,
     overwrite: bool,
 ) -> Result<Copied, CopyFault> {
-    let mut source = from.open(from_rel).map_err(CopyFault::Source)?;
-    if !source.metadata().map_err(CopyFault::Source)?.is_file() {
-        return Err(CopyFault::Source(not_a_file()));
-    }
+    let (mut source, _) = open_file(from, from_rel, Links::One).map_err(CopyFault::Source)?;
     let (parent_rel, name) = match to_rel.rsplit_once('/') {
         Some((parent, name)) => (parent, name),
         None => (".", to_rel),
@@ -266,30 +313,51 @@ mod tests {
         std::os::unix::fs::symlink("../secret.txt", temp.path().join("src/rel"))
             .expect("relative link");
         for name in ["abs", "rel", "../secret.txt"] {
-            let error = read_capped(&src, name, 1024).expect_err(name);
+            let error = read_capped(&src, name, 1024, Links::One).expect_err(name);
             assert!(is_escape(&error), "{name}: {error}");
         }
         let error = read_capped(
             &src,
             temp.path().join("secret.txt").to_str().expect("utf-8"),
             1024,
+            Links::One,
         )
         .expect_err("absolute");
         assert!(is_escape(&error), "{error}");
     }
 
     #[test]
+    fn a_hard_linked_file_is_read_only_where_links_are_allowed() {
+        let (temp, src, _) = roots();
+        std::fs::hard_link(
+            temp.path().join("secret.txt"),
+            temp.path().join("src/hard.txt"),
+        )
+        .expect("a hard link");
+        let error = read_capped(&src, "hard.txt", 1024, Links::One).expect_err("two names");
+        assert_eq!(hard_linked(&error), Some(2), "{error}");
+        assert_eq!(
+            read_capped(&src, "hard.txt", 1024, Links::Many).expect("allowed"),
+            Contents::Bytes(b"outside".to_vec())
+        );
+        assert_eq!(
+            hard_linked(&read_capped(&src, "nope", 9, Links::One).expect_err("gone")),
+            None
+        );
+    }
+
+    #[test]
     fn a_file_over_the_cap_is_not_read() {
         let (_temp, src, _) = roots();
         assert_eq!(
-            read_capped(&src, "a.txt", 6).expect("read"),
+            read_capped(&src, "a.txt", 6, Links::One).expect("read"),
             Contents::Bytes(b"hello\n".to_vec())
         );
         assert_eq!(
-            read_capped(&src, "a.txt", 5).expect("read"),
+            read_capped(&src, "a.txt", 5, Links::One).expect("read"),
             Contents::TooLarge(6)
         );
-        assert!(read_capped(&src, ".", 5).is_err());
+        assert!(read_capped(&src, ".", 5, Links::One).is_err());
     }
 
     #[test]

@@ -52,8 +52,13 @@ impl Shared {
         };
         let record = self.record(run, &reference)?;
         let root = self.existing_root(run, &reference)?;
-        let bytes = match disk::read_capped(&root, reference.fs_path(), self.view.max_file_bytes)
-            .map_err(|e| io_fault(&reference, &e))?
+        let bytes = match disk::read_capped(
+            &root,
+            reference.fs_path(),
+            self.view.max_file_bytes,
+            self.links(&reference),
+        )
+        .map_err(|e| io_fault(&reference, &e))?
         {
             Contents::Bytes(bytes) => bytes,
             Contents::TooLarge(size) => {

@@ -7,12 +7,17 @@
 //! volume of its own tenant. A volume the caller may not use is answered
 //! like one that does not exist, so names of other tenants' volumes do not
 //! leak.
+//!
+//! [`resolve`] is the one door to a volume: every tool that takes a
+//! `volume:<name>:<path>` (`File`, its `extract`, `import`, `download` and
+//! `upload`, and `Git`) parses and checks it there, so that none can forget
+//! the tenant, the list or the mode.
 
 use std::collections::BTreeMap;
 
 use porter_inbox::Owner;
 
-use super::reference::Place;
+use super::reference::{Place, Reference};
 use crate::access::Caller;
 use crate::config::{Grant, INBOX_VOLUME, Volume, VolumeMode};
 
@@ -102,6 +107,24 @@ fn listing(names: &[String]) -> String {
     }
 }
 
+/// Parses `text` (`volume:<name>:<path>`, or a bare path in the inbox) and
+/// checks that `caller`, in the run owned by `owner`, may `need` its root:
+/// the reference and the volume's config (none for the inbox), or the
+/// sentence to answer. A path that cannot stay beneath its root is refused
+/// by the parse; a volume of another tenant or off the caller's list is
+/// answered exactly like one that does not exist.
+pub(crate) fn resolve<'v>(
+    caller: &Caller,
+    owner: &Owner,
+    volumes: &'v BTreeMap<String, Volume>,
+    text: &str,
+    need: Need,
+) -> Result<(Reference, Option<&'v Volume>), String> {
+    let reference = Reference::parse(text)?;
+    let volume = check(caller, owner, volumes, &reference.place, need)?;
+    Ok((reference, volume))
+}
+
 /// Checks that `caller` may `need` the root `place`; the volume's config on
 /// success (none for the inbox), or a sentence saying what was refused and
 /// what may be used instead.
@@ -189,6 +212,7 @@ mod tests {
             path: PathBuf::from("/srv"),
             mode,
             tenant: tenant.map(str::to_owned),
+            allow_hard_links: false,
         };
         BTreeMap::from([
             ("shared".to_owned(), volume(VolumeMode::Ro, None)),

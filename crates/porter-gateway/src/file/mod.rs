@@ -12,8 +12,8 @@
 mod args;
 mod disk;
 mod extract;
-mod grants;
-mod reference;
+pub(crate) mod grants;
+pub(crate) mod reference;
 mod transfer;
 
 use std::collections::BTreeMap;
@@ -215,8 +215,8 @@ impl Shared {
         text: &str,
         need: Need,
     ) -> Result<Reference, String> {
-        let reference = Reference::parse(text)?;
-        self.allow(caller, run, &reference, need)?;
+        let (reference, _) = grants::resolve(caller, &run.owner, &self.volumes, text, need)?;
+        purged(run, &reference)?;
         Ok(reference)
     }
 
@@ -228,13 +228,7 @@ impl Shared {
         need: Need,
     ) -> Result<(), String> {
         grants::check(caller, &run.owner, &self.volumes, &reference.place, need)?;
-        if reference.place == Place::Inbox && run.purged {
-            return Err(format!(
-                "the inbox of run {} was purged after the run ended; its files are gone",
-                run.id
-            ));
-        }
-        Ok(())
+        purged(run, reference)
     }
 
     /// The root directory of `reference`'s volume; `None` for an inbox that
@@ -260,6 +254,17 @@ impl Shared {
                     format!("volume {name} cannot be opened on this machine ({error}); tell the operator")
                 })
             }
+        }
+    }
+
+    /// Whether a hard-linked file may be read beneath `reference`'s root:
+    /// only in a volume that sets `allow_hard_links: true`.
+    fn links(&self, reference: &Reference) -> disk::Links {
+        match &reference.place {
+            Place::Volume(name) if self.volumes.get(name).is_some_and(|v| v.allow_hard_links) => {
+                disk::Links::Many
+            }
+            _ => disk::Links::One,
         }
     }
 
@@ -332,8 +337,13 @@ impl Shared {
             ));
         }
         let name = reference.name().unwrap_or_default();
-        match disk::read_capped(&root, reference.fs_path(), HASH_MAX_BYTES)
-            .map_err(|e| io_fault(&reference, &e))?
+        match disk::read_capped(
+            &root,
+            reference.fs_path(),
+            HASH_MAX_BYTES,
+            self.links(&reference),
+        )
+        .map_err(|e| io_fault(&reference, &e))?
         {
             Contents::Bytes(bytes) => {
                 let sha256 = disk::hex(&Sha256::digest(&bytes));
@@ -463,8 +473,13 @@ impl Shared {
         };
         let declared = self.record(run, &reference)?.map(|r| r.media_type);
         let root = self.existing_root(run, &reference)?;
-        let contents = disk::read_capped(&root, reference.fs_path(), self.view.max_file_bytes)
-            .map_err(|e| io_fault(&reference, &e))?;
+        let contents = disk::read_capped(
+            &root,
+            reference.fs_path(),
+            self.view.max_file_bytes,
+            self.links(&reference),
+        )
+        .map_err(|e| io_fault(&reference, &e))?;
         let view = match contents {
             Contents::TooLarge(size) => porter_fileview::describe_too_large(
                 name,
@@ -599,6 +614,17 @@ impl Shared {
     }
 }
 
+/// Refuses the inbox of a run that was purged.
+fn purged(run: &RunInfo, reference: &Reference) -> Result<(), String> {
+    if reference.place == Place::Inbox && run.purged {
+        return Err(format!(
+            "the inbox of run {} was purged after the run ended; its files are gone",
+            run.id
+        ));
+    }
+    Ok(())
+}
+
 /// `path`, or the sentence saying that `op` needs one.
 fn required<'a>(path: Option<&'a str>, op: &str) -> Result<&'a str, String> {
     path.ok_or_else(|| {
@@ -632,6 +658,13 @@ fn io_fault(reference: &Reference, error: &io::Error) -> String {
     if disk::is_escape(error) {
         return format!(
             "{shown} leads outside volume {} (through a symlink or ..), so it is refused; name a file inside the volume",
+            reference.volume()
+        );
+    }
+    if let Some(names) = disk::hard_linked(error) {
+        return format!(
+            "{shown} is refused: it is a hard link (the file has {names} names), and its other name may be a file outside every volume; \
+             an operator who means volume {} to hold hard links can set allow_hard_links: true on it",
             reference.volume()
         );
     }

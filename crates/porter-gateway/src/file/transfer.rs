@@ -579,9 +579,10 @@ impl Transfer<'_> {
         }
         let media_type = self.shared.record(self.run, &from)?.map(|r| r.media_type);
         let root = self.shared.existing_root(self.run, &from)?;
+        let links = self.shared.links(&from);
         let opened = {
             let from = from.clone();
-            tokio::task::spawn_blocking(move || open_and_hash(&root, from.fs_path()))
+            tokio::task::spawn_blocking(move || open_and_hash(&root, from.fs_path(), links))
                 .await
                 .map_err(|_| "the upload stopped unexpectedly; nothing was sent".to_owned())?
         };
@@ -1029,13 +1030,13 @@ impl Drop for VolumeFile {
 
 /// Opens the file `rel` beneath `root` and hashes it: the file, its size
 /// and its SHA-256, which is what the hook sees and the answer names.
-fn open_and_hash(root: &cap_std::fs::Dir, rel: &str) -> io::Result<(std::fs::File, u64, String)> {
+fn open_and_hash(
+    root: &cap_std::fs::Dir,
+    rel: &str,
+    links: disk::Links,
+) -> io::Result<(std::fs::File, u64, String)> {
     use std::io::Read as _;
-    let file = root.open(rel)?;
-    let metadata = file.metadata()?;
-    if !metadata.is_file() {
-        return Err(disk::not_a_file());
-    }
+    let (file, _) = disk::open_file(root, rel, links)?;
     let mut file = file.into_std();
     let mut hasher = Sha256::new();
     let mut buffer = vec![0u8; READ_CHUNK_BYTES];

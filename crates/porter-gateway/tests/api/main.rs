@@ -786,3 +786,72 @@ async fn the_page_loads_without_a_key_under_a_csp_that_allows_only_its_own_scrip
     assert!(script.header("content-type").starts_with("text/javascript"));
     assert!(script.text().contains("/v1/events"));
 }
+
+/// Sends only the head of a POST declaring `length` body bytes (and not one
+/// byte of the body), and reads what comes back within `wait`: the status
+/// line, or an empty string when the server is still waiting for the body.
+async fn declared_only(
+    addr: SocketAddr,
+    target: &str,
+    key: &str,
+    length: u64,
+    wait: Duration,
+) -> String {
+    use tokio::io::{AsyncReadExt as _, AsyncWriteExt as _};
+    let mut stream = tokio::net::TcpStream::connect(addr)
+        .await
+        .expect("connects");
+    let request = format!(
+        "POST {target} HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer {key}\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\nContent-Length: {length}\r\n\r\n"
+    );
+    stream.write_all(request.as_bytes()).await.expect("sent");
+    let mut answer = vec![0u8; 4096];
+    match tokio::time::timeout(wait, stream.read(&mut answer)).await {
+        Ok(Ok(read)) => {
+            let text = String::from_utf8_lossy(&answer[..read]).into_owned();
+            text.lines().next().unwrap_or_default().to_owned()
+        }
+        Ok(Err(_)) | Err(_) => String::new(),
+    }
+}
+
+#[tokio::test]
+async fn a_body_declared_over_the_limit_is_refused_on_its_header_before_it_is_read() {
+    let world = World::new();
+    let addr = serve(world.app.clone()).await;
+    let target = format!("/v1/runs/{}/file", world.alice_run.id);
+    let two_gib = 2 * 1024 * 1024 * 1024;
+    let status = declared_only(addr, &target, ALICE, two_gib, Duration::from_secs(5)).await;
+    assert!(status.contains(" 413 "), "{status:?}");
+    // Exactly at the limit the header passes, and the server waits for the body.
+    let limit = porter_gateway::api::API_BODY_MAX_BYTES as u64;
+    let status = declared_only(addr, &target, ALICE, limit, Duration::from_millis(500)).await;
+    assert_eq!(status, "", "the declared limit itself is not refused");
+    let status = declared_only(addr, &target, ALICE, limit + 1, Duration::from_secs(5)).await;
+    assert!(status.contains(" 413 "), "{status:?}");
+
+    // The MCP endpoints of the same listener, the gateway's and the admin's.
+    let config = porter_gateway::config::Config::default();
+    let gateway = porter_gateway::Gateway::new(
+        config,
+        &world.dir.path().join("gateway-data"),
+        Keys::new(keys()),
+    )
+    .expect("a gateway");
+    let app = porter_gateway::serve::http_app(
+        &gateway,
+        &porter_gateway::serve::HttpOptions::default(),
+        Router::new(),
+    );
+    let addr = serve(app).await;
+    for endpoint in ["/mcp", "/admin/mcp"] {
+        let status = declared_only(addr, endpoint, ADMIN, two_gib, Duration::from_secs(5)).await;
+        assert!(status.contains(" 413 "), "{endpoint}: {status:?}");
+        let limit = porter_gateway::serve::MCP_BODY_MAX_BYTES;
+        let status = declared_only(addr, endpoint, ADMIN, limit, Duration::from_millis(500)).await;
+        assert_eq!(
+            status, "",
+            "{endpoint}: the declared limit itself is not refused"
+        );
+    }
+}

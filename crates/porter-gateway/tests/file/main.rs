@@ -14,6 +14,7 @@ use rmcp::model::CallToolResult;
 use serde_json::{Value, json};
 
 mod extract;
+mod tenants;
 
 /// A run with an inbox, a read-only volume `docs`, a read-write volume `out`
 /// of tenant `acme`, and a file `outside.txt` next to them that nothing may
@@ -48,6 +49,7 @@ fn world() -> World {
                 path: base.join("docs"),
                 mode: VolumeMode::Ro,
                 tenant: None,
+                allow_hard_links: false,
             },
         ),
         (
@@ -56,6 +58,7 @@ fn world() -> World {
                 path: base.join("out"),
                 mode: VolumeMode::Rw,
                 tenant: Some("acme".to_owned()),
+                allow_hard_links: false,
             },
         ),
     ]);
@@ -479,4 +482,53 @@ async fn a_key_from_outside_sees_another_tenants_run_as_missing_and_keeps_only_i
         )
         .await;
     assert!(text.contains("no volume \"out\" you may use"), "{text}");
+}
+
+#[tokio::test]
+async fn a_hard_link_planted_in_a_volume_is_not_read_through_unless_the_volume_allows_it() {
+    let w = world();
+    std::fs::hard_link(w.base.join("outside.txt"), w.base.join("docs/hard.txt"))
+        .expect("a hard link");
+    for op in ["read", "stat", "extract", "import"] {
+        let text = w
+            .refused(
+                &everything(),
+                json!({"op": op, "path": "volume:docs:hard.txt"}),
+            )
+            .await;
+        assert!(
+            text.contains("hard link") && text.contains("allow_hard_links: true"),
+            "{op}: {text}"
+        );
+        assert!(!text.contains("not yours"), "{op}: {text}");
+    }
+    // The same file under one name is read as ever.
+    let (text, _) = w
+        .ok(
+            &everything(),
+            json!({"op": "read", "path": "volume:docs:guide.md"}),
+        )
+        .await;
+    assert!(text.contains("line two"), "{text}");
+
+    // A volume whose operator allows hard links reads them.
+    let volumes = BTreeMap::from([(
+        "docs".to_owned(),
+        Volume {
+            path: w.base.join("docs"),
+            mode: VolumeMode::Ro,
+            tenant: None,
+            allow_hard_links: true,
+        },
+    )]);
+    let allowing = Files::new(Arc::clone(&w.inbox), volumes);
+    let result = allowing
+        .call(
+            &everything(),
+            &w.run,
+            json!({"op": "read", "path": "volume:docs:hard.txt"}),
+        )
+        .await;
+    assert_eq!(result.is_error, Some(false), "{}", text_of(&result));
+    assert!(text_of(&result).contains("not yours"));
 }

@@ -716,3 +716,77 @@ async fn server_failures_reach_the_model_as_a_class_without_the_servers_words() 
         }
     }
 }
+
+/// Real git, in the fixture only: `git <args>` in `dir`, its output.
+fn real_git(dir: &Path, args: &[&str]) -> String {
+    let output = Command::new("git")
+        .args(args)
+        .current_dir(dir)
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .env("HOME", dir)
+        .output()
+        .expect("git runs");
+    assert!(
+        output.status.success(),
+        "git {args:?}: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    String::from_utf8_lossy(&output.stdout).trim().to_owned()
+}
+
+#[test]
+fn checkout_of_a_branch_only_one_remote_has_makes_a_local_branch_tracking_it_as_git_does() {
+    let temp = tempfile::tempdir().expect("a temp dir");
+    let upstream = temp.path().join("upstream");
+    committed_repo(&upstream);
+    change::checkout(&upstream, "swap", true, Bounds::default()).expect("branch swap");
+    write(&upstream, "swap.txt", "swapped\n");
+    change::add(&upstream, &["swap.txt".to_owned()]).expect("add");
+    change::commit(&upstream, "swap work", &identity(), "run-1", false).expect("commit");
+    change::checkout(&upstream, "main", false, Bounds::default()).expect("main");
+    let swap_tip = read::rev_parse(&upstream, "swap").expect("swap");
+
+    // Cloned by real git, so the remote-tracking refs are git's own.
+    let upstream_text = upstream.to_str().expect("utf-8");
+    real_git(temp.path(), &["clone", "-q", upstream_text, "clone"]);
+    let clone = temp.path().join("clone");
+    assert!(!clone.join("swap.txt").exists());
+
+    let answer =
+        change::checkout(&clone, "swap", false, Bounds::default()).expect("swap is origin/swap's");
+    assert!(answer.contains("origin/swap"), "{answer}");
+    assert_eq!(read::rev_parse(&clone, "HEAD").expect("HEAD"), swap_tip);
+    assert_eq!(
+        std::fs::read_to_string(clone.join("swap.txt")).expect("checked out"),
+        "swapped\n"
+    );
+    // Real git agrees: HEAD is the new branch, and it tracks origin/swap.
+    assert_eq!(
+        real_git(&clone, &["symbolic-ref", "HEAD"]),
+        "refs/heads/swap"
+    );
+    assert_eq!(
+        real_git(&clone, &["rev-parse", "--abbrev-ref", "swap@{upstream}"]),
+        "origin/swap"
+    );
+
+    // A name no remote has is still not found, and leaves no branch.
+    let missing = change::checkout(&clone, "nowhere", false, Bounds::default());
+    assert!(missing.is_err(), "{missing:?}");
+    assert!(real_git(&clone, &["branch", "--list", "nowhere"]).is_empty());
+
+    // Two remotes with the branch: git does not guess, and neither does porter.
+    real_git(&clone, &["checkout", "-q", "main"]);
+    real_git(&clone, &["branch", "-q", "-D", "swap"]);
+    real_git(&clone, &["remote", "add", "second", upstream_text]);
+    real_git(&clone, &["fetch", "-q", "second"]);
+    let ambiguous = change::checkout(&clone, "swap", false, Bounds::default());
+    let Err(GitError::Invalid(message)) = &ambiguous else {
+        panic!("{ambiguous:?}");
+    };
+    assert!(
+        message.contains("origin/swap") && message.contains("second/swap"),
+        "{message}"
+    );
+    assert!(real_git(&clone, &["branch", "--list", "swap"]).is_empty());
+}
