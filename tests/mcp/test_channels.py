@@ -5,11 +5,10 @@ when what it acts on changed between the question and the answer."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
-
-import json
 
 from harness import Home, Mmsim, Person, question_text, serve, server_env, structured, text_of, write_seed
 
@@ -203,3 +202,54 @@ async def test_marking_a_channel_read_does_not_ask(sim, home: Home, tmp_path: Pa
     member = next(m for m in state(sim)["channel_members"] if m["channel_id"] == channel and m["user_id"] == me)
     total = next(c for c in state(sim)["channels"] if c["id"] == channel)["total_msg_count"]
     assert member["msg_count"] == total and member["mention_count"] == 0, member
+
+
+async def test_channel_stats_send_only_parameters_mattermost_reads_and_count_the_files(sim, home: Home, tmp_path: Path):
+    """Mattermost's `GET /channels/{id}/stats` reads only `exclude_files_count`
+    and counts files by default; porter sends nothing else."""
+    async with serve("stdio", server_env(sim, home), tmp_path) as served:
+        sim.clear()
+        result = await served.client.call_tool("get_channel_stats", {"channel_id": "files"})
+        log = sim.requests()
+    assert not result.is_error, text_of(result)
+    asked = [r for r in log if r["path"].endswith("/stats")]
+    assert asked, f"no stats request:\n{log}"
+    for request in asked:
+        query = request.get("query") or ""
+        assert query == "", f"the stats request carries {query!r}, which Mattermost does not read"
+    infos = [f["info"] for f in state(sim)["files"]]
+    files = {i["id"] for i in infos if i["channel_id"] == sim.channel_id("files") and not i.get("delete_at")}
+    assert files, "the seed's files channel holds no files: nothing to count"
+    assert structured(result)["file_count"] == len(files), structured(result)
+
+
+def old_server(directory: Path, version: str) -> Path:
+    """The test seed on a server of `version`, with `ops` (bob only) that
+    alice may join and `erin`, in the team but in no channel."""
+    path = write_seed(directory)
+    seed = json.loads(path.read_text())
+    seed["config"]["version"] = version
+    seed["users"].append({"username": "erin", "token": "demo-erin-token", "first_name": "Erin", "last_name": "Tester"})
+    seed["teams"][0]["members"].append("erin")
+    seed["channels"].append({"team": "porter", "name": "ops", "display_name": "Ops", "members": ["bob"]})
+    path.write_text(json.dumps(seed))
+    return path
+
+
+@pytest.mark.parametrize("version", ["9.2.0", "10.11.0"])
+async def test_joining_and_adding_one_person_use_the_body_every_mattermost_reads(
+    porter: Path, home: Home, tmp_path: Path, version: str
+):
+    """Before 9.3 `POST /channels/{id}/members` reads only `user_id`: joining
+    alone and adding one person work on such a server too."""
+    sim = Mmsim(old_server(tmp_path / "seed", version), tmp_path / "sim")
+    try:
+        person = Person()
+        async with serve("stdio", server_env(sim, home, writes=True), tmp_path, person=person) as served:
+            joined = await served.client.call_tool("join_channel", {"channel_id": "ops"})
+            added = await served.client.call_tool("add_channel_members", {"channel_id": "ops", "usernames": ["erin"]})
+        assert not joined.is_error, text_of(joined)
+        assert not added.is_error, text_of(added)
+        assert {user_id(sim, "alice"), user_id(sim, "erin")} <= members_of(sim, "ops")
+    finally:
+        sim.stop()

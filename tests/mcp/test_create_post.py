@@ -195,3 +195,31 @@ async def test_with_asking_off_the_clients_approval_is_the_only_check(sim, home:
     new = [p for p in sim.posts("town-square") if p["id"] not in before]
     assert len(new) == 1 and new[0]["message"] == "Straight in."
     assert "ai_generated_by" not in (new[0].get("props") or {}), new[0].get("props")
+
+
+@pytest.mark.parametrize("mode", ["auto", "2026-07-28"])
+@pytest.mark.parametrize("answer", ["accept", "decline"])
+async def test_a_2026_07_28_client_found_by_discovery_or_pinned_is_asked_and_posts_once_on_a_tick(
+    sim, home: Home, tmp_path: Path, mode: str, answer: str
+):
+    """The SDK's default mode discovers 2026-07-28 through server/discover;
+    a write still asks the person (the input-required round trip), posts
+    exactly once on a tick and nothing when declined."""
+    person = Person(answer=answer)
+    before = {p["id"] for p in sim.posts("town-square")}
+    async with serve("stdio", server_env(sim, home, writes=True), tmp_path, person=person, mode=mode) as served:
+        assert served.client.protocol_version == "2026-07-28", served.client.protocol_version
+        sim.clear()
+        result = await served.client.call_tool("create_post", {"channel_id": "town-square", "message": "Found by discovery."})
+        log = sim.requests()
+    assert len(person.questions) == 1, "the person is asked exactly once"
+    assert "Found by discovery." in question_text(person.questions[0])
+    new = [p for p in sim.posts("town-square") if p["id"] not in before]
+    if answer == "accept":
+        assert not result.is_error, text_of(result)
+        assert len(post_creations(log)) == 1, show(log)
+        assert [p["message"] for p in new] == ["Found by discovery."], new
+    else:
+        assert result.is_error and "nothing was posted" in text_of(result), text_of(result)
+        assert not writes_in(log), show(log)
+        assert new == [], new

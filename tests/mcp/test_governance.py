@@ -8,6 +8,7 @@ empty request log, an empty page or an empty test directory can never pass."""
 from __future__ import annotations
 
 import ast
+import json
 import re
 from pathlib import Path
 from typing import Any
@@ -25,12 +26,15 @@ from harness import (
     UNASKED_TOOLS,
     WRITE_TOOLS,
     Home,
+    Mmsim,
+    Person,
     list_all_tools,
     serve,
     server_env,
     show,
     text_of,
     tool_title,
+    write_seed,
     writes_in,
 )
 
@@ -257,6 +261,127 @@ async def test_exactly_the_asking_tools_ask_and_carry_the_claude_code_mark_when_
     marked = {name for name, t in forced.items() if (t.meta or {}).get("anthropic/requiresUserInteraction") is True}
     assert marked == ASKING_TOOLS, sorted(marked ^ ASKING_TOOLS)
     assert set(forced) == set(asking), "the listing depends only on MM_MCP_ALLOW_WRITES"
+
+
+# --------------------------------------------------------------------------
+# Every asking tool's box names its own action
+
+# The verbs each asking tool may put in its box ("Yes, <verb> …", "Tick to
+# <verb> …"), and the words its answer may use for what did not happen
+# ("nothing was <done>") when the person says no. Every verb here is some
+# tool's action, so a box that borrows one (a delete that says "post")
+# fails, and so does a box that names no action of its own ("Yes, do this").
+OWN_ACTIONS: dict[str, tuple[set[str], set[str]]] = {
+    "create_post": ({"post"}, {"posted"}),
+    "dm": ({"post", "send"}, {"posted", "sent"}),
+    "group_message": ({"post", "send"}, {"posted", "sent"}),
+    "join_channel": ({"join"}, {"changed", "joined"}),
+    "leave_channel": ({"leave"}, {"changed", "left"}),
+    "create_channel": ({"create"}, {"changed", "created"}),
+    "add_channel_members": ({"add"}, {"changed", "added"}),
+    "set_status": ({"set"}, {"changed", "set"}),
+    "update_post": ({"edit", "replace"}, {"changed", "edited"}),
+    "delete_post": ({"delete"}, {"changed", "deleted"}),
+    "add_reaction": ({"add"}, {"changed", "added"}),
+    "remove_reaction": ({"remove"}, {"changed", "removed"}),
+    "pin_post": ({"pin", "unpin"}, {"changed", "pinned", "unpinned"}),
+    "delete_draft": ({"delete"}, {"deleted"}),
+}
+ACTION_SLOTS = re.compile(r"(?:^|\b)(?:yes,|tick to)\s+(\w+)", re.IGNORECASE)
+NOTHING_DONE = re.compile(r"nothing was (\w+)", re.IGNORECASE)
+
+
+def test_every_asking_tool_has_its_own_actions_and_only_asking_tools_do():
+    assert set(OWN_ACTIONS) == ASKING_TOOLS, sorted(set(OWN_ACTIONS) ^ ASKING_TOOLS)
+
+
+def box_words(question: types.ElicitRequestParams) -> tuple[str, str]:
+    """The label and description of the question's one box."""
+    schema = question.requested_schema
+    if not isinstance(schema, dict):
+        schema = schema.model_dump(by_alias=True, exclude_none=True)
+    properties = schema.get("properties") or {}
+    assert list(properties) == ["confirm"], f"the form has {sorted(properties)}, not one confirm box"
+    box = properties["confirm"]
+    return box.get("title") or "", box.get("description") or ""
+
+
+@pytest.fixture
+def asking_sim(porter: Path, tmp_path: Path):
+    """The shared seed plus what every asking tool needs to reach its
+    question: a public channel alice is not in (`ops`) and a team member in
+    no channel (`erin`)."""
+    path = write_seed(tmp_path / "seed")
+    seed = json.loads(path.read_text())
+    seed["users"].append({"username": "erin", "token": "demo-erin-token", "first_name": "Erin", "last_name": "Tester"})
+    seed["teams"][0]["members"].append("erin")
+    seed["channels"].append({"team": "porter", "name": "ops", "display_name": "Ops", "members": ["bob", "carol"]})
+    path.write_text(json.dumps(seed))
+    sim = Mmsim(path, tmp_path / "sim")
+    yield sim
+    sim.stop()
+
+
+@pytest.mark.parametrize("mode", ["legacy", "2026-07-28"])
+async def test_every_asking_tools_box_names_its_own_action_and_no_other_tools(
+    asking_sim, home: Home, tmp_path: Path, mode: str
+):
+    """Each of the 14 asking tools is called once and declined: its box
+    ("Yes, …" / "Tick to …") must name its own action and no other tool's,
+    and its answer must say what did not happen in its own words."""
+    sim = asking_sim
+    me = sim.api("GET", "/users/me")["id"]
+    mine = next(p for p in sim.posts("town-square") if p["user_id"] == me and not p["root_id"])
+    theirs = next(p for p in sim.posts("town-square") if p["user_id"] != me and not p["root_id"])
+    sim.api("POST", "/reactions", {"user_id": me, "post_id": theirs["id"], "emoji_name": "eyes"})
+    sim.api("POST", "/drafts", {"user_id": me, "channel_id": sim.channel_id("off-topic"), "root_id": "", "message": "Notes."})
+    calls = {
+        "create_post": {"channel_id": "town-square", "message": "Hello"},
+        "dm": {"username": "bob", "message": "Hello"},
+        "group_message": {"usernames": ["bob", "carol"], "message": "Hello"},
+        "join_channel": {"channel_id": "ops"},
+        "leave_channel": {"channel_id": "off-topic"},
+        "create_channel": {"name": "release-plans"},
+        "add_channel_members": {"channel_id": "files", "usernames": ["erin"]},
+        "set_status": {"status": "away"},
+        "update_post": {"post_id": mine["id"], "message": "Changed."},
+        "delete_post": {"post_id": mine["id"]},
+        "add_reaction": {"post_id": theirs["id"], "emoji": "thumbsup"},
+        "remove_reaction": {"post_id": theirs["id"], "emoji": "eyes"},
+        "pin_post": {"post_id": theirs["id"]},
+        "delete_draft": {"channel_id": "off-topic"},
+    }
+    assert set(calls) == ASKING_TOOLS, sorted(set(calls) ^ ASKING_TOOLS)
+    vocabulary = set().union(*(verbs for verbs, _ in OWN_ACTIONS.values()))
+    person = Person(answer="decline")
+    problems = []
+    async with serve("stdio", server_env(sim, home, writes=True), tmp_path, person=person, mode=mode) as served:
+        sim.clear()
+        for tool, args in calls.items():
+            asked = len(person.questions)
+            result = await served.client.call_tool(tool, args)
+            if len(person.questions) != asked + 1:
+                problems.append(f"{tool} was not asked: {text_of(result)}")
+                continue
+            label, about = box_words(person.questions[-1])
+            verbs, nothing = OWN_ACTIONS[tool]
+            named = [v.lower() for v in ACTION_SLOTS.findall(f"{label}\n{about}")]
+            if not named:
+                problems.append(f"{tool}: the box names no action: {label!r} / {about!r}")
+            for verb in named:
+                if verb not in verbs:
+                    whose = sorted(t for t, (v, _) in OWN_ACTIONS.items() if verb in v) or ["no tool"]
+                    problems.append(
+                        f"{tool}: the box says {verb!r} ({', '.join(whose)}'s action"
+                        f"{'' if verb in vocabulary else ', or none'}): {label!r} / {about!r}"
+                    )
+            said = [w.lower() for w in NOTHING_DONE.findall(text_of(result))]
+            if not result.is_error or not said:
+                problems.append(f"{tool}: a declined answer does not say what did not happen: {text_of(result)}")
+            problems += [f"{tool}: a declined answer says 'nothing was {w}': {text_of(result)}" for w in said if w not in nothing]
+        log = sim.requests()
+    assert not writes_in(log), f"a declined question changed something:\n{show(log)}"
+    assert not problems, "\n".join(problems)
 
 
 # --------------------------------------------------------------------------

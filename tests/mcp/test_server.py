@@ -262,3 +262,22 @@ def test_doctor_says_what_is_fine_and_what_to_fix(read_sim, home: Home):
     )
     assert bad.returncode == 2, bad
     assert b"FAIL" in bad.stdout and b"not-a-real-token" not in bad.stdout + bad.stderr, bad.stdout
+
+
+WARN_LINE = re.compile(r"^\S*\s*WARN\b|\bWARN\s+\S+:", re.MULTILINE)
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("transport", ["stdio", "http"])
+async def test_a_python_sdk_session_in_its_default_mode_leaves_no_warning_on_the_servers_terminal(
+    read_sim, home: Home, tmp_path: Path, transport: str
+):
+    """The SDK's default ("auto") probes server/discover first: the probe is
+    normal traffic, answered as 2026-07-28 discovery, and leaves no WARN."""
+    async with serve(transport, server_env(read_sim, home), tmp_path) as served:
+        assert served.client.protocol_version == "2026-07-28", served.client.protocol_version
+        result = await served.client.call_tool("get_me", {})
+        assert not result.is_error, text_of(result)
+    log = read_log(served.stderr)
+    assert "signed in" in log, f"the server logged nothing at info: nothing to check\n{log}"
+    assert not WARN_LINE.search(log), log

@@ -363,3 +363,25 @@ def test_without_a_keychain_login_says_to_use_mm_token(own, home: Home):
     assert done.returncode == 1, done
     assert "no OS keychain" in done.stderr and "MM_TOKEN" in done.stderr, done.stderr
     assert own.token not in done.stderr + done.stdout
+
+
+async def test_a_reminder_on_a_server_without_reminders_says_so_not_that_the_post_is_missing(
+    porter: Path, home: Home, tmp_path: Path
+):
+    """A server without the reminder route answers 404 for any post; porter
+    tells that from a missing post by looking the post up."""
+    path = state_seed(tmp_path / "seed")
+    seed = json.loads(path.read_text())
+    seed["config"]["post_reminders"] = False
+    path.write_text(json.dumps(seed))
+    sim = Mmsim(path, tmp_path / "sim")
+    try:
+        root = root_post(sim)
+        async with serve("stdio", server_env(sim, home, writes=True), tmp_path) as served:
+            there = await served.client.call_tool("set_post_reminder", {"post_id": root["id"], "at": "2030-01-15T09:00"})
+            gone = await served.client.call_tool("set_post_reminder", {"post_id": "x" * 26, "at": "2030-01-15T09:00"})
+    finally:
+        sim.stop()
+    assert there.is_error, text_of(there)
+    assert "not found" not in text_of(there) and "does not seem to support post reminders" in text_of(there), text_of(there)
+    assert gone.is_error and "not found" in text_of(gone), text_of(gone)

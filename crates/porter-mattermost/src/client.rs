@@ -517,10 +517,20 @@ impl Client {
         Ok(ClientConfig::from_map(map))
     }
 
-    /// `ping` asks whether the server is up.
+    /// `ping` asks whether the server is up, and keeps the answer's
+    /// `X-Version-Id` header, which names the server's version.
     pub async fn ping(&self) -> Result<Ping, Error> {
         let ask = Ask::new("reach", Target::own(Thing::Server));
-        self.get(&["system", "ping"], &[], &ask).await
+        let url = self.api_url(&["system", "ping"]);
+        let response = self.send(&ask, || self.http.get(url.clone())).await?;
+        let version_id = response
+            .headers()
+            .get("x-version-id")
+            .and_then(|v| v.to_str().ok())
+            .map(str::to_owned);
+        let mut ping: Ping = self.read_json(response, &ask.target).await?;
+        ping.version_id = version_id;
+        Ok(ping)
     }
 
     // ----- plumbing -----

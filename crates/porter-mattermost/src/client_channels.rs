@@ -148,10 +148,11 @@ impl Client {
     }
 
     /// `channel_stats` are a channel's member, pinned post and file counts.
+    /// Mattermost counts files unless asked not to (`exclude_files_count`),
+    /// so no parameter is sent.
     pub async fn channel_stats(&self, channel_id: &str) -> Result<ChannelStats, Error> {
         let ask = Ask::new("count", Target::id(Thing::Channel, channel_id));
-        let query = [("include_file_count", "true".to_owned())];
-        self.get(&["channels", channel_id, "stats"], &query, &ask)
+        self.get(&["channels", channel_id, "stats"], &[], &ask)
             .await
     }
 
@@ -196,7 +197,10 @@ impl Client {
     }
 
     /// `add_channel_members` adds people to a channel (the account itself
-    /// to join one) and answers their memberships.
+    /// to join one) and answers their memberships. One person goes as
+    /// `user_id`, which every Mattermost takes (and answers with one
+    /// membership); several go as `user_ids`, which Mattermost takes from
+    /// 9.3 on (and answers with a list).
     pub async fn add_channel_members(
         &self,
         channel_id: &str,
@@ -204,9 +208,14 @@ impl Client {
     ) -> Result<Vec<ChannelMember>, Error> {
         let ids: Vec<&str> = user_ids.iter().map(AsRef::as_ref).collect();
         let ask = Ask::new("add members to", Target::id(Thing::Channel, channel_id));
+        let segments = ["channels", channel_id, "members"];
+        if let [one] = ids.as_slice() {
+            let body = serde_json::json!({ "channel_id": channel_id, "user_id": one });
+            let member: ChannelMember = self.post_json(&segments, &body, &ask).await?;
+            return Ok(vec![member]);
+        }
         let body = serde_json::json!({ "channel_id": channel_id, "user_ids": ids });
-        self.post_json(&["channels", channel_id, "members"], &body, &ask)
-            .await
+        self.post_json(&segments, &body, &ask).await
     }
 
     /// `remove_channel_member` takes someone (the account itself to leave)

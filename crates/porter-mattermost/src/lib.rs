@@ -58,5 +58,6 @@ pub use client_state::{
 pub use error::{ApiError, ERROR_BODY_BYTES, Error, Key, Target, Thing};
 pub use model::{
     Channel, ChannelPosts, ChannelType, ClientConfig, Download, FileInfo, FileInfoList, NewPost,
-    Ping, Post, PostList, PostMetadata, Search, Team, UploadFile, User, UserSearch,
+    OLDEST_SUPPORTED_VERSION, Ping, Post, PostList, PostMetadata, Search, Team, UploadFile, User,
+    UserSearch, Version,
 };

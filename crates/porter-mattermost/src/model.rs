@@ -599,6 +599,58 @@ pub struct Ping {
     /// `OK` when the server is healthy.
     #[serde(deserialize_with = "nullable")]
     pub status: String,
+    /// The answer's `X-Version-Id` header (`10.6.0.13685270376.<hash>.true`:
+    /// the version, the build, the configuration's hash, licensed), which
+    /// every Mattermost answer carries.
+    #[serde(skip)]
+    pub version_id: Option<String>,
+}
+
+/// `Version` is a Mattermost release, `major.minor.patch`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Version {
+    /// The major release (`10` in 10.11.2).
+    pub major: u32,
+    /// The minor release (`11` in 10.11.2).
+    pub minor: u32,
+    /// The patch release (`2` in 10.11.2).
+    pub patch: u32,
+}
+
+/// `OLDEST_SUPPORTED_VERSION` is the oldest Mattermost release porter
+/// supports: 9.3, the first that adds several people to a channel in one
+/// request (`user_ids`, which `add_channel_members` sends). Older servers
+/// answer that with 400; `doctor` warns below it.
+pub const OLDEST_SUPPORTED_VERSION: Version = Version {
+    major: 9,
+    minor: 3,
+    patch: 0,
+};
+
+impl Version {
+    /// `parse` reads the release from the start of a version text: `10.5.0`
+    /// (`config/client`'s `Version`) or `10.6.0.13685270376.<hash>.true`
+    /// (`X-Version-Id`). A missing patch counts as 0; anything else that is
+    /// not a number is `None`.
+    #[must_use]
+    pub fn parse(text: &str) -> Option<Version> {
+        let mut parts = text.trim().split('.');
+        let mut number = || parts.next().and_then(|p| p.parse::<u32>().ok());
+        let major = number()?;
+        let minor = number()?;
+        let patch = number().unwrap_or(0);
+        Some(Version {
+            major,
+            minor,
+            patch,
+        })
+    }
+}
+
+impl std::fmt::Display for Version {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}.{}.{}", self.major, self.minor, self.patch)
+    }
 }
 
 #[cfg(test)]
@@ -619,6 +671,30 @@ mod tests {
         assert_eq!(post.metadata.files[0].name, "a.txt");
         assert_eq!(post.metadata.files[0].size, 3);
         assert_eq!(post.create_at, 5);
+    }
+
+    #[test]
+    fn a_version_is_read_from_the_config_and_from_the_version_header() {
+        let cases = [
+            ("10.5.0", Some((10, 5, 0))),
+            (
+                "10.6.0.13685270376.215f100adf6ccda09afcaaa84ac4bfbd.true",
+                Some((10, 6, 0)),
+            ),
+            ("9.2", Some((9, 2, 0))),
+            (" 9.11.3 ", Some((9, 11, 3))),
+            ("9", None),
+            ("", None),
+            ("dev.build", None),
+        ];
+        for (text, expected) in cases {
+            let got = Version::parse(text).map(|v| (v.major, v.minor, v.patch));
+            assert_eq!(got, expected, "{text:?}");
+        }
+        let old = Version::parse("9.2.9").unwrap();
+        let new = Version::parse("9.10.0").unwrap();
+        assert!(old < OLDEST_SUPPORTED_VERSION && OLDEST_SUPPORTED_VERSION < new);
+        assert_eq!(OLDEST_SUPPORTED_VERSION.to_string(), "9.3.0");
     }
 
     #[test]

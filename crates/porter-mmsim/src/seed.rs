@@ -58,6 +58,11 @@ pub struct SeedConfig {
     /// The public URL; when empty the emulator reports the address it was
     /// started on (or the request's `Host`).
     pub site_url: String,
+    /// Whether the server has post reminders
+    /// (`POST /users/{user_id}/posts/{post_id}/reminder`); without them
+    /// the route answers the server's 404 for a path it does not serve, as
+    /// a server built without the feature does.
+    pub post_reminders: bool,
 }
 
 /// `DEFAULT_MAX_FILE_BYTES` is Mattermost's default `MaxFileSize`: 100 MiB.
@@ -74,6 +79,7 @@ impl Default for SeedConfig {
             version: "10.11.0".to_owned(),
             site_name: "Mattermost".to_owned(),
             site_url: String::new(),
+            post_reminders: true,
         }
     }
 }

@@ -29,10 +29,7 @@ pub(crate) struct ExtractArgs {
 pub(crate) fn run(args: &ExtractArgs) -> ExitCode {
     match extract(args) {
         Ok(code) => code,
-        Err(error) => {
-            eprintln!("porter: {error:#}");
-            ExitCode::from(1)
-        }
+        Err(error) => crate::output::failed(&error),
     }
 }
 

@@ -59,10 +59,10 @@ pub fn run(args: GatewayArgs) -> ExitCode {
     match args.command {
         GatewayCommand::Schema => {
             match serde_json::to_string_pretty(&porter_gateway::config::schema()) {
-                Ok(text) => {
-                    println!("{text}");
-                    ExitCode::SUCCESS
-                }
+                Ok(text) => crate::output::finish(
+                    crate::output::print(&format!("{text}\n")),
+                    ExitCode::SUCCESS,
+                ),
                 Err(error) => {
                     eprintln!("porter: {error}");
                     ExitCode::from(1)
@@ -142,9 +142,16 @@ async fn serve_gateway(
     match args.transport {
         TransportArg::Stdio => porter_gateway::serve::stdio(gateway).await,
         TransportArg::Http => {
-            let listener = tokio::net::TcpListener::bind(args.listen)
-                .await
-                .with_context(|| format!("cannot listen on {}", args.listen))?;
+            let listener = match tokio::net::TcpListener::bind(args.listen).await {
+                Ok(listener) => listener,
+                Err(error) => {
+                    let hint = crate::busy_hint(
+                        &error,
+                        "pass another --listen address (--listen 127.0.0.1:0 picks a free port)",
+                    );
+                    anyhow::bail!("cannot listen on {}: {error}{hint}", args.listen);
+                }
+            };
             let addr = listener.local_addr()?;
             eprintln!("porter: gateway listening on http://{addr} (MCP at /mcp)");
             let options = HttpOptions {

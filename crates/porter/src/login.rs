@@ -118,13 +118,13 @@ pub async fn login(args: LoginArgs) -> ExitCode {
     };
     let store = store();
     match store.set(&url, &token) {
-        Ok(()) => {
-            println!(
-                "Signed in to {url} as @{username}; the token is kept in {}. Unset MM_TOKEN so porter uses it (MM_TOKEN wins when set).",
+        Ok(()) => crate::output::finish(
+            crate::output::print(&format!(
+                "Signed in to {url} as @{username}; the token is kept in {}. Unset MM_TOKEN so porter uses it (MM_TOKEN wins when set).\n",
                 store.describe()
-            );
-            ExitCode::SUCCESS
-        }
+            )),
+            ExitCode::SUCCESS,
+        ),
         Err(error) => {
             eprintln!("porter: {error}");
             ExitCode::from(1)
@@ -224,14 +224,20 @@ pub fn logout(args: &LogoutArgs) -> ExitCode {
     };
     let store = store();
     match store.delete(&url) {
-        Ok(true) => {
-            println!("Removed the token for {url} from {}.", store.describe());
-            ExitCode::SUCCESS
-        }
-        Ok(false) => {
-            println!("No token for {url} was kept in {}.", store.describe());
-            ExitCode::SUCCESS
-        }
+        Ok(true) => crate::output::finish(
+            crate::output::print(&format!(
+                "Removed the token for {url} from {}.\n",
+                store.describe()
+            )),
+            ExitCode::SUCCESS,
+        ),
+        Ok(false) => crate::output::finish(
+            crate::output::print(&format!(
+                "No token for {url} was kept in {}.\n",
+                store.describe()
+            )),
+            ExitCode::SUCCESS,
+        ),
         Err(error) => {
             eprintln!("porter: {error}");
             ExitCode::from(1)

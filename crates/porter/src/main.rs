@@ -7,7 +7,9 @@
 mod extract;
 mod gateway;
 mod login;
+mod output;
 
+use std::fmt::Write as _;
 use std::io::Write as _;
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -155,10 +157,7 @@ fn main() -> ExitCode {
     match cli.command {
         Command::View(args) => match run_view(&args) {
             Ok(code) => code,
-            Err(error) => {
-                eprintln!("porter: {error:#}");
-                ExitCode::from(1)
-            }
+            Err(error) => output::failed(&error),
         },
         Command::Extract(args) => extract::run(&args),
         Command::Mmsim(args) => run_mmsim(&args),
@@ -205,13 +204,17 @@ fn run_mattermost(args: MattermostArgs) -> ExitCode {
             let settings = match Settings::from_vars(vars, home.as_deref(), Need::Connection) {
                 Ok(settings) => settings,
                 Err(error) => {
-                    println!("FAIL  {error}");
-                    return ExitCode::from(2);
+                    return output::finish(
+                        output::print(&format!("FAIL  {error}\n")),
+                        ExitCode::from(2),
+                    );
                 }
             };
             let report = runtime.block_on(porter_mattermost::server::doctor(&settings));
-            print!("{report}");
-            ExitCode::from(report.exit_code())
+            output::finish(
+                output::print(&report.to_string()),
+                ExitCode::from(report.exit_code()),
+            )
         }
         MattermostCommand::Serve(serve) => {
             let need = if serve.demo {
@@ -315,7 +318,10 @@ async fn run_serve(args: ServeArgs, mut settings: Settings) -> ExitCode {
             let listener = match tokio::net::TcpListener::bind(addr).await {
                 Ok(listener) => listener,
                 Err(error) => {
-                    eprintln!("porter: cannot listen on {addr}: {error}");
+                    eprintln!(
+                        "porter: cannot listen on {addr}: {error}{}",
+                        busy_hint(&error, "pass another --port (--port 0 picks a free one)")
+                    );
                     return ExitCode::from(1);
                 }
             };
@@ -415,20 +421,41 @@ fn run_mmsim(args: &MmsimArgs) -> ExitCode {
         let running = match porter_mmsim::start(sim, args.listen).await {
             Ok(running) => running,
             Err(error) => {
-                eprintln!("porter: cannot listen on {}: {error}", args.listen);
+                eprintln!(
+                    "porter: cannot listen on {}: {error}{}",
+                    args.listen,
+                    busy_hint(
+                        &error,
+                        "pass another --listen address (--listen 127.0.0.1:0 picks a free port)"
+                    )
+                );
                 return ExitCode::from(1);
             }
         };
-        println!("MM_URL={}", running.url);
+        let mut announced = format!("MM_URL={}\n", running.url);
         if let Some((username, Some(token))) = user {
-            println!("MM_TOKEN={token}");
-            println!("# the token signs in as {username}; stop the emulator with Ctrl-C");
+            let _ = write!(
+                announced,
+                "MM_TOKEN={token}\n# the token signs in as {username}; stop the emulator with Ctrl-C\n"
+            );
         }
-        let _ = std::io::stdout().flush();
+        // The announcement is a courtesy: with no one reading it (the
+        // reader went away) the emulator still serves until Ctrl-C.
+        let _ = output::print(&announced);
         let _ = tokio::signal::ctrl_c().await;
         running.shutdown().await;
         ExitCode::SUCCESS
     })
+}
+
+/// `busy_hint` is what to do when a listener could not bind because the
+/// address is taken (`next` names the option to change); nothing otherwise.
+pub(crate) fn busy_hint(error: &std::io::Error, next: &str) -> String {
+    if error.kind() == std::io::ErrorKind::AddrInUse {
+        format!("; another program listens there: {next}")
+    } else {
+        String::new()
+    }
 }
 
 /// Exit 0 for any file the view could describe, 2 for a window the file
@@ -472,13 +499,17 @@ fn run_view(args: &ViewArgs) -> anyhow::Result<ExitCode> {
             }
         }
     };
-    let mut out = std::io::stdout().lock();
+    let mut text = Vec::new();
     if args.json {
-        serde_json::to_writer(&mut out, &view).context("cannot write the JSON")?;
-        writeln!(out).context("cannot write to standard output")?;
+        serde_json::to_writer(&mut text, &view).context("cannot write the JSON")?;
+        text.push(b'\n');
     } else {
-        print_plain(&mut out, &view).context("cannot write to standard output")?;
+        print_plain(&mut text, &view).context("cannot write the text")?;
     }
+    let mut out = std::io::stdout().lock();
+    out.write_all(&text)
+        .and_then(|()| out.flush())
+        .context("cannot write to standard output")?;
     Ok(ExitCode::SUCCESS)
 }
 

@@ -321,18 +321,23 @@ fn prefix(name: &str) -> String {
 }
 
 /// The sentence that says what the file is: kind, pixel size, file size.
+/// A picture its EXIF orientation turns a quarter is given both ways, as
+/// stored and as shown upright, because the model sees the upright one.
 fn described(format: Format, facts: &Facts, file_bytes: usize) -> String {
     let kind = match facts.sequence {
         Sequence::Animation => format!("animated {} image", format.label()),
         Sequence::Pages => format!("multi-page {} image", format.label()),
         Sequence::Single => format!("{} image", format.label()),
     };
-    format!(
-        "{kind}, {}×{} pixels, {}.",
-        facts.width,
-        facts.height,
-        human_size(file_bytes as u64)
-    )
+    let size = if swaps_sides(facts.orientation) {
+        format!(
+            "{}×{} pixels as stored, {}×{} as shown upright",
+            facts.width, facts.height, facts.height, facts.width
+        )
+    } else {
+        format!("{}×{} pixels", facts.width, facts.height)
+    };
+    format!("{kind}, {size}, {}.", human_size(file_bytes as u64))
 }
 
 /// Clauses joined as English lists them: "a", "a and b", "a, b and c".

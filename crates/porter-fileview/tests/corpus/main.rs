@@ -288,6 +288,31 @@ fn every_exif_orientation_comes_back_upright_with_its_quadrant_colours() {
 }
 
 #[test]
+fn a_picture_turned_a_quarter_by_exif_is_described_as_stored_and_as_shown() {
+    for orientation in 1..=8 {
+        let file = format!("real/orientation-{orientation}.jpg");
+        let view = view_json(&file);
+        let text = all_text(&view);
+        let shown = decode_image_block(first_block(&view, "image")).dimensions();
+        assert_eq!(
+            shown,
+            (160, 120),
+            "{file}: the model gets the upright picture"
+        );
+        if (5..=8).contains(&orientation) {
+            assert!(
+                text.contains("120×160 pixels as stored")
+                    && text.contains("160×120 as shown upright"),
+                "{file}: {text}"
+            );
+        } else {
+            assert!(text.contains("160×120 pixels"), "{file}: {text}");
+            assert!(!text.contains("as stored"), "{file}: {text}");
+        }
+    }
+}
+
+#[test]
 fn a_6000_by_4000_photo_turned_by_exif_comes_back_upright_scaled_and_within_the_byte_limit() {
     let options = Options::default();
     let view = view_json("real/photo-6000x4000.jpg");

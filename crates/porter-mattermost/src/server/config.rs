@@ -108,7 +108,8 @@ impl Settings {
             Need::Connection => {
                 let raw = get("MM_URL").ok_or(ConfigError::Missing {
                     name: "MM_URL",
-                    fix: "set it to the address you open Mattermost at, such as https://chat.example.com",
+                    fix: "set it to the address you open Mattermost at, such as https://chat.example.com, \
+                          or try porter without a server: `porter mattermost serve --demo` serves a built-in demo Mattermost",
                 })?;
                 let url = normalize_base_url(&raw).map_err(|e| ConfigError::Invalid {
                     name: "MM_URL",
@@ -117,7 +118,13 @@ impl Settings {
                     } else {
                         raw.clone()
                     },
-                    reason: e.to_string(),
+                    reason: match e {
+                        // The variable and its value are named already: only why, and what to set.
+                        crate::Error::BadUrl { reason, .. } => format!(
+                            "{reason}; set it to the address you open Mattermost at, such as https://chat.example.com"
+                        ),
+                        other => other.to_string(),
+                    },
                 })?;
                 let token = get("MM_TOKEN").ok_or(ConfigError::Missing {
                     name: "MM_TOKEN",
@@ -295,6 +302,24 @@ mod tests {
             let text = settings(vars, Need::Connection).unwrap_err().to_string();
             assert!(text.contains(words), "{vars:?}: {text}");
         }
+    }
+
+    #[test]
+    fn an_unusable_url_is_explained_once_and_a_missing_one_points_at_the_demo() {
+        let bad = settings(
+            &[("MM_URL", "not-a-url"), ("MM_TOKEN", "t")],
+            Need::Connection,
+        )
+        .unwrap_err()
+        .to_string();
+        assert_eq!(bad.matches("cannot be used").count(), 1, "{bad}");
+        assert_eq!(bad.matches("not-a-url").count(), 1, "{bad}");
+        assert!(bad.contains("it is not a URL"), "{bad}");
+        assert!(bad.contains("https://chat.example.com"), "{bad}");
+        let missing = settings(&[("MM_TOKEN", "t")], Need::Connection)
+            .unwrap_err()
+            .to_string();
+        assert!(missing.contains("--demo"), "{missing}");
     }
 
     #[test]

@@ -5,7 +5,7 @@ use std::fmt;
 use std::path::Path;
 
 use super::Settings;
-use crate::{Client, ClientOptions, Error};
+use crate::{Client, ClientOptions, Error, OLDEST_SUPPORTED_VERSION, Version};
 
 /// `Level` is how a check came out.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -132,8 +132,12 @@ pub async fn doctor(settings: &Settings) -> Report {
 /// it. Answers false when the server cannot be reached at all (the later
 /// checks are then skipped).
 pub(crate) async fn server_checks(client: &Client, report: &mut Report) -> bool {
+    let mut version_id = None;
     match client.ping().await {
-        Ok(_) => report.push(Level::Ok, format!("{} answers", client.base_url()), None),
+        Ok(ping) => {
+            version_id = ping.version_id;
+            report.push(Level::Ok, format!("{} answers", client.base_url()), None);
+        }
         Err(error @ Error::Network { .. }) => {
             report.push(
                 Level::Failure,
@@ -151,18 +155,28 @@ pub(crate) async fn server_checks(client: &Client, report: &mut Report) -> bool 
             ),
         ),
     }
-    match client.client_config().await {
-        Ok(config) if !config.version.is_empty() => report.push(
-            Level::Ok,
-            format!("Mattermost version {}", config.version),
+    let config = client.client_config().await;
+    let said = match &config {
+        Ok(config) if !config.version.is_empty() => Some(config.version.clone()),
+        _ => None,
+    };
+    match said.or(version_id).as_deref().map(|v| (v, Version::parse(v))) {
+        Some((_, Some(version))) => check_version(report, version),
+        Some((text, None)) => report.push(
+            Level::Note,
+            format!(
+                "the server says its version is {text:?}, which porter cannot compare with {OLDEST_SUPPORTED_VERSION}, the oldest release it supports"
+            ),
             None,
         ),
-        Ok(_) => report.push(Level::Note, "the server does not say its version", None),
-        Err(error) => report.push(
-            Level::Warn,
-            format!("the server's version could not be read: {error}"),
-            None,
-        ),
+        None => match config {
+            Err(error) => report.push(
+                Level::Warn,
+                format!("the server's version could not be read: {error}"),
+                None,
+            ),
+            Ok(_) => report.push(Level::Note, "the server does not say its version", None),
+        },
     }
     match client.me().await {
         Ok(me) => report.push(
@@ -176,6 +190,30 @@ pub(crate) async fn server_checks(client: &Client, report: &mut Report) -> bool 
         Err(error) => report.push(Level::Failure, error.to_string(), None),
     }
     true
+}
+
+/// A server older than [`OLDEST_SUPPORTED_VERSION`] works in part: say
+/// what fails there and what to do.
+fn check_version(report: &mut Report, version: Version) {
+    if version >= OLDEST_SUPPORTED_VERSION {
+        report.push(
+            Level::Ok,
+            format!(
+                "Mattermost version {version} (porter supports {OLDEST_SUPPORTED_VERSION} and newer)"
+            ),
+            None,
+        );
+    } else {
+        report.push(
+            Level::Warn,
+            format!(
+                "Mattermost version {version} is older than {OLDEST_SUPPORTED_VERSION}, the oldest release porter supports: adding several people to a channel at once fails there, and other tools may too"
+            ),
+            Some(format!(
+                "ask the Mattermost admin to upgrade to {OLDEST_SUPPORTED_VERSION} or newer"
+            )),
+        );
+    }
 }
 
 /// The download directory must be an existing, writable directory.
@@ -242,6 +280,29 @@ mod tests {
         assert_eq!(report.exit_code(), 2);
         let text = report.to_string();
         assert!(text.contains("FAIL  d\n      fix: fix it"), "{text}");
+    }
+
+    #[test]
+    fn a_server_below_the_oldest_supported_release_is_warned_about() {
+        let mut report = Report::default();
+        check_version(&mut report, Version::parse("9.2.4").unwrap());
+        check_version(&mut report, OLDEST_SUPPORTED_VERSION);
+        check_version(&mut report, Version::parse("10.11.0").unwrap());
+        let levels: Vec<Level> = report.checks.iter().map(|c| c.level).collect();
+        assert_eq!(levels, [Level::Warn, Level::Ok, Level::Ok]);
+        assert!(report.checks[0].what.contains("9.2.4"), "{report}");
+        assert!(report.checks[0].what.contains("9.3.0"), "{report}");
+        assert!(
+            report.checks[0]
+                .fix
+                .as_deref()
+                .is_some_and(|f| f.contains("upgrade"))
+        );
+        assert_eq!(
+            report.exit_code(),
+            0,
+            "an old server is a warning, not a failure"
+        );
     }
 
     #[test]

@@ -39,8 +39,8 @@ use rmcp::handler::server::tool::ToolCallContext;
 // Logging is deprecated by SEP-2577, but clients up to 2025-11-25 still
 // call logging/setLevel (the conformance suite checks it), so it is kept.
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, DiscoverRequestMethod,
-    DiscoverResult, ErrorCode, Implementation, ProtocolVersion, ServerCapabilities, ServerConfig,
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, DiscoverResult,
+    ErrorCode, Implementation, ProtocolVersion, ServerCapabilities, ServerConfig,
 };
 #[allow(deprecated)]
 use rmcp::model::{LoggingLevel, SetLevelRequestParams};
@@ -459,16 +459,18 @@ impl ServerHandler for MattermostServer {
         Cow::Borrowed(SUPPORTED_VERSIONS)
     }
 
-    /// `server/discover` is answered with "method not found", so that
-    /// clients that probe it (the Python SDK's "auto" mode) fall back to
-    /// `initialize` and a session in which the server can ask the person
-    /// during a call. Clients that speak 2026-07-28 without probing are
-    /// still served, statelessly.
+    /// `server/discover` (2026-07-28) names the revisions served, the
+    /// capabilities and the instructions, as `initialize` does. A client
+    /// that then speaks 2026-07-28 is asked before writes through
+    /// input-required results instead of `elicitation/create`.
     async fn discover(
         &self,
         _context: RequestContext<RoleServer>,
     ) -> Result<DiscoverResult, ErrorData> {
-        Err(ErrorData::method_not_found::<DiscoverRequestMethod>())
+        Ok(DiscoverResult::from_server_info(
+            SUPPORTED_VERSIONS.to_vec(),
+            self.get_info(),
+        ))
     }
 
     async fn set_level(

@@ -13,9 +13,7 @@ use std::fmt::Write as _;
 
 use rmcp::handler::server::tool::{InputResponses, RequestState, schema_for_output};
 use rmcp::handler::server::wrapper::Parameters;
-use rmcp::model::{
-    CallToolResponse, CallToolResult, ElicitRequestParams, ElicitationSchema, ProtocolVersion,
-};
+use rmcp::model::{CallToolResponse, CallToolResult, ProtocolVersion};
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, tool, tool_router};
 use schemars::JsonSchema;
@@ -24,7 +22,9 @@ use serde_json::Value;
 
 use super::output::{ChannelOut, TeamOut};
 use super::render::{channel_line, iso_utc};
-use super::write::{Answer, CONFIRM, ask_binding, can_elicit, input_digest, judge, now_ms};
+use super::write::{
+    Answer, CONFIRM, ask_binding, can_elicit, form_with, input_digest, judge, now_ms,
+};
 use super::{Failure, MattermostServer, done, finish, missing_elicitation};
 use crate::{Channel, ChannelType, CustomStatus, Error, NewChannel, Status, Team, User};
 
@@ -262,10 +262,9 @@ enum Gate {
     Answer(CallToolResponse),
 }
 
-/// Turns a post tool's refusal sentence into one about a change.
-fn about_change(sentence: &str) -> Failure {
-    Failure::Tool(sentence.replace("nothing was posted", "nothing was changed"))
-}
+/// `NOTHING_DONE` is what these tools say did not happen when the answer
+/// is not a yes.
+const NOTHING_DONE: &str = "nothing was changed";
 
 fn tool_result(outcome: Result<CallToolResult, Failure>) -> Result<CallToolResponse, ErrorData> {
     finish(outcome).map(CallToolResponse::from)
@@ -559,17 +558,19 @@ impl MattermostServer {
             if let Answer::No(sentence) = judge(
                 &result,
                 tool,
+                NOTHING_DONE,
                 sealed.time_ms,
                 self.shared.options.ask_timeout,
             ) {
-                return Err(about_change(&sentence));
+                return Err(Failure::Tool(sentence));
             }
             let plan = self.plan(look).await?;
             return still_as_asked(tool, &sealed.fingerprint, plan)
                 .map(|plan| Gate::Go(Box::new(plan)));
         }
         let plan = self.plan(look).await?;
-        let form = change_form(&plan.title, plan.question.clone())?;
+        let (label, about) = box_words(look);
+        let form = form_with(&plan.title, plan.question.clone(), label, about)?;
         if modern {
             let sealed = Sealed {
                 digest: digest.clone(),
@@ -580,11 +581,9 @@ impl MattermostServer {
                 .input_required_with(tool, &digest, &sealed, form)
                 .map(Gate::Answer);
         }
-        let answer = self
-            .ask_now_with(tool, form, "nothing was posted", context)
-            .await;
+        let answer = self.ask_now_with(tool, form, NOTHING_DONE, context).await;
         if let Answer::No(sentence) = answer {
-            return Err(about_change(&sentence));
+            return Err(Failure::Tool(sentence));
         }
         let again = self.plan(look).await?;
         still_as_asked(tool, &plan.fingerprint, again).map(|plan| Gate::Go(Box::new(plan)))
@@ -602,22 +601,31 @@ fn still_as_asked(tool: &str, asked: &str, plan: Plan) -> Result<Plan, Failure> 
     }
 }
 
-/// The question's form: one required, default-less box.
-fn change_form(title: &str, text: String) -> Result<ElicitRequestParams, Failure> {
-    let schema = ElicitationSchema::builder()
-        .required_bool_property(CONFIRM, |b| {
-            b.title("Yes, do this").description(
-                "Tick to make exactly the change shown above; leave unticked or decline to change nothing.",
-            )
-        })
-        .title(title.to_owned())
-        .build()
-        .map_err(|e| Failure::Rpc(ErrorData::internal_error(e, None)))?;
-    Ok(ElicitRequestParams::FormElicitationParams {
-        meta: None,
-        message: text,
-        requested_schema: schema,
-    })
+/// The label and description of the question's box, naming the tool's
+/// own action.
+fn box_words(look: &Look<'_>) -> (&'static str, &'static str) {
+    match look {
+        Look::Join(_) => (
+            "Yes, join this channel",
+            "Tick to join the channel named above; leave unticked or decline to stay out of it.",
+        ),
+        Look::Leave(_) => (
+            "Yes, leave this channel",
+            "Tick to leave the channel named above; leave unticked or decline to stay in it.",
+        ),
+        Look::Create(_) => (
+            "Yes, create this channel",
+            "Tick to create the channel shown above; leave unticked or decline to create nothing.",
+        ),
+        Look::Add(_) => (
+            "Yes, add these people",
+            "Tick to add exactly the people listed above; leave unticked or decline to add no one.",
+        ),
+        Look::Status(_) => (
+            "Yes, set this status",
+            "Tick to set your status as shown above; leave unticked or decline to keep it as it is.",
+        ),
+    }
 }
 
 // ----- the plans and acts -----

@@ -458,10 +458,9 @@ fn fingerprint(parts: &[&str]) -> String {
     porter_paths::sha256_hex(parts.join("\0").as_bytes())
 }
 
-/// A refusal sentence from `judge`, said of a change rather than a post.
-fn of_change(sentence: &str) -> String {
-    sentence.replace("nothing was posted", "nothing was changed")
-}
+/// `NOTHING_DONE` is what a change says did not happen when the answer is
+/// not a yes.
+const NOTHING_DONE: &str = "nothing was changed";
 
 impl MattermostServer {
     async fn change(
@@ -486,7 +485,7 @@ impl MattermostServer {
             let opened = self.open_sealed(call, &digest)?;
             match self.answer_in(call, opened.time_ms)? {
                 Answer::Yes => asked = Some(opened),
-                Answer::No(sentence) => return Err(Failure::Tool(of_change(&sentence))),
+                Answer::No(sentence) => return Err(Failure::Tool(sentence)),
             }
         }
         // 3. Look at what the change acts on, with every check.
@@ -512,10 +511,10 @@ impl MattermostServer {
                 return self.input_required_with(call.tool, &digest, &sealed, question);
             }
             let answer = self
-                .ask_now_with(call.tool, question, "nothing was changed", context)
+                .ask_now_with(call.tool, question, NOTHING_DONE, context)
                 .await;
             if let Answer::No(sentence) = answer {
-                return Err(Failure::Tool(of_change(&sentence)));
+                return Err(Failure::Tool(sentence));
             }
             // 5. Re-check just before acting: the person may have taken
             //    their time, and others may have changed the post.
@@ -544,7 +543,7 @@ impl MattermostServer {
     fn answer_in(&self, call: &Asking, time_ms: u64) -> Result<Answer, Failure> {
         let Some(raw) = call.answers.as_ref().and_then(|a| a.get(CONFIRM)) else {
             return Ok(Answer::No(format!(
-                "the call came back without the person's answer; nothing was changed. Call {} again to ask them.",
+                "the call came back without the person's answer; {NOTHING_DONE}. Call {} again to ask them.",
                 call.tool
             )));
         };
@@ -557,6 +556,7 @@ impl MattermostServer {
         Ok(judge(
             &result,
             call.tool,
+            NOTHING_DONE,
             time_ms,
             self.shared.options.ask_timeout,
         ))
@@ -851,20 +851,33 @@ fn of_posted(sentence: &str) -> String {
     sentence.replace("Nothing was posted.", NOTHING_CHANGED)
 }
 
-/// The label and description of the question's box.
+/// The label and description of the question's box, naming the change's
+/// own action.
 fn box_words(change: &Change) -> (&'static str, &'static str) {
     match change {
         Change::Update(_) => (
-            "Yes, make this edit",
+            "Yes, edit this post",
             "Tick to replace the old text with the new text shown above; leave unticked or decline to change nothing.",
         ),
         Change::Delete(_) => (
-            "Yes, delete this",
+            "Yes, delete this post",
             "Tick to delete the post (and the replies named) shown above; leave unticked or decline to delete nothing.",
         ),
-        _ => (
-            "Yes, do this",
-            "Tick to make exactly the change shown above; leave unticked or decline to change nothing.",
+        Change::React(_, true) => (
+            "Yes, add this reaction",
+            "Tick to add the reaction shown above; leave unticked or decline to add nothing.",
+        ),
+        Change::React(_, false) => (
+            "Yes, remove this reaction",
+            "Tick to remove the reaction shown above; leave unticked or decline to keep it.",
+        ),
+        Change::Pin(args) if args.unpin => (
+            "Yes, unpin this post",
+            "Tick to unpin the post shown above; leave unticked or decline to keep it pinned.",
+        ),
+        Change::Pin(_) => (
+            "Yes, pin this post",
+            "Tick to pin the post shown above to its channel; leave unticked or decline to leave it unpinned.",
         ),
     }
 }
@@ -1275,14 +1288,6 @@ mod tests {
         assert_eq!(a, fingerprint(&["update", "p1", "old text"]));
         assert_ne!(a, fingerprint(&["update", "p1", "old text!"]));
         assert_ne!(a, fingerprint(&["delete", "p1", "old text"]));
-    }
-
-    #[test]
-    fn refusals_say_nothing_was_changed() {
-        assert_eq!(
-            of_change("The person declined: nothing was posted. Do not call"),
-            "The person declined: nothing was changed. Do not call"
-        );
     }
 
     #[test]

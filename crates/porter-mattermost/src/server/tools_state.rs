@@ -20,9 +20,9 @@ use super::cursor::canonical_json;
 use super::doctor::{Level, Report, check_download_dir, server_checks};
 use super::render::iso_utc;
 use super::tools::Paging;
-use super::write::{Answer, answer_of, ask_binding, can_elicit, form, input_digest, now_ms};
+use super::write::{Answer, answer_of, ask_binding, can_elicit, form_with, input_digest, now_ms};
 use super::{Failure, MattermostServer, Transport, done, finish, missing_elicitation};
-use crate::{Channel, ChannelType, Draft, FLAGGED_POST, Preference, Team};
+use crate::{Channel, ChannelType, Draft, Error, FLAGGED_POST, Preference, Team};
 
 /// Default and largest page sizes of `list_drafts`.
 const DRAFTS_PAGE: usize = 20;
@@ -385,9 +385,21 @@ fn quoted(text: &str) -> String {
     format!("«{shown}»")
 }
 
-/// Replaces the posting words of the shared answers with this tool's.
-fn unposted(sentence: &str) -> String {
-    sentence.replace("nothing was posted", "nothing was deleted")
+/// `NOTHING_DELETED` is what `delete_draft` says did not happen when the
+/// answer is not a yes.
+const NOTHING_DELETED: &str = "nothing was deleted";
+
+/// The `delete_draft` question's form, whose box names its own action.
+fn delete_draft_form(
+    title: &str,
+    text: String,
+) -> Result<rmcp::model::ElicitRequestParams, Failure> {
+    form_with(
+        title,
+        text,
+        "Yes, delete this draft",
+        "Tick to delete the draft shown above for good; leave unticked or decline to keep it.",
+    )
 }
 
 impl MattermostServer {
@@ -577,7 +589,22 @@ impl MattermostServer {
             )));
         }
         let target = when.timestamp().as_second();
-        self.shared.client.set_post_reminder(&id, target).await?;
+        match self.shared.client.set_post_reminder(&id, target).await {
+            Ok(()) => {}
+            // A 404 from the reminder route is a missing post only when the
+            // post is gone; for a post that is there, the server has no
+            // reminders (a release before them, or a proxy that hides the
+            // route).
+            Err(missing @ Error::NotFound { .. }) => {
+                return Err(match self.shared.client.post(&id).await {
+                    Ok(_) => Failure::Tool(format!(
+                        "this Mattermost does not seem to support post reminders: it answered 404 for the reminder while post {id} exists (a release from before reminders, or a proxy that blocks the route). No reminder was set; ask the Mattermost admin, or keep the time another way"
+                    )),
+                    Err(_) => missing.into(),
+                });
+            }
+            Err(other) => return Err(other.into()),
+        }
         let time_zone = zone_name.unwrap_or_else(|| "UTC".to_owned());
         let out = ReminderOut {
             post_id: id.clone(),
@@ -755,9 +782,9 @@ impl MattermostServer {
                         "this answer belongs to another question (the call's arguments differ from those asked about, or the server restarted); nothing was deleted. Call delete_draft again to ask the person afresh.".to_owned(),
                     )
                 })?;
-            match answer_of(answers, TOOL, opened.time_ms, self)? {
+            match answer_of(answers, TOOL, NOTHING_DELETED, opened.time_ms, self)? {
                 Answer::Yes => asked = Some(opened),
-                Answer::No(sentence) => return Err(Failure::Tool(unposted(&sentence))),
+                Answer::No(sentence) => return Err(Failure::Tool(sentence)),
             }
         }
         let (channel, root) = self
@@ -802,11 +829,16 @@ impl MattermostServer {
                     fingerprint: fingerprint.clone(),
                     time_ms: now_ms(),
                 };
-                return self.input_required_with(TOOL, &digest, &sealed, form(&title, text)?);
+                let question = delete_draft_form(&title, text)?;
+                return self.input_required_with(TOOL, &digest, &sealed, question);
             }
-            match self.ask_now(TOOL, &title, text, context).await? {
+            let question = delete_draft_form(&title, text)?;
+            match self
+                .ask_now_with(TOOL, question, NOTHING_DELETED, context)
+                .await
+            {
                 Answer::Yes => {}
-                Answer::No(sentence) => return Err(Failure::Tool(unposted(&sentence))),
+                Answer::No(sentence) => return Err(Failure::Tool(sentence)),
             }
             // The question took time: read the draft again just before
             // deleting it.
@@ -922,9 +954,11 @@ impl MattermostServer {
             );
             return;
         }
-        let Ok(question) = form(
+        let Ok(question) = form_with(
             "porter: a test question",
             "porter diagnose is checking that its questions reach you. Nothing will change whatever you answer; tick the box and accept to confirm you see this.".to_owned(),
+            "Yes, I see this question",
+            "Tick to confirm that porter's questions reach you; nothing changes whatever you answer.",
         ) else {
             return;
         };

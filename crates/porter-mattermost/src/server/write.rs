@@ -37,6 +37,9 @@ use crate::{Channel, Error, NewPost, UploadFile, User};
 
 /// `CONFIRM` is the one field of the question's form.
 pub(crate) const CONFIRM: &str = "confirm";
+/// `NOTHING_POSTED` is what the posting tools say did not happen when the
+/// answer is not a yes.
+const NOTHING_POSTED: &str = "nothing was posted";
 /// `MAX_GROUP_OTHERS` / `MIN_GROUP_OTHERS`: a group message has 3 to 8
 /// members, the account included.
 const MIN_GROUP_OTHERS: usize = 2;
@@ -297,7 +300,13 @@ impl MattermostServer {
         let mut asked: Option<Asked> = None;
         if ask && modern && call.state.is_some() {
             let opened = self.open_asked(&call, &digest)?;
-            match answer_of(call.answers.as_ref(), call.tool, opened.time_ms, self)? {
+            match answer_of(
+                call.answers.as_ref(),
+                call.tool,
+                NOTHING_POSTED,
+                opened.time_ms,
+                self,
+            )? {
                 Answer::Yes => asked = Some(opened),
                 Answer::No(sentence) => return Err(Failure::Tool(sentence)),
             }
@@ -561,7 +570,7 @@ impl MattermostServer {
         title: &str,
         text: String,
     ) -> Result<CallToolResponse, Failure> {
-        self.input_required_with(tool, digest, asked, form(title, text)?)
+        self.input_required_with(tool, digest, asked, post_form(title, text)?)
     }
 
     /// Seals `asked` (bound to `tool` and the call's input `digest`) and
@@ -591,8 +600,8 @@ impl MattermostServer {
         )))
     }
 
-    /// Asks during the call (sessions up to 2025-11-25).
-    pub(crate) async fn ask_now(
+    /// Asks about a post during the call (sessions up to 2025-11-25).
+    async fn ask_now(
         &self,
         tool: &str,
         title: &str,
@@ -600,13 +609,13 @@ impl MattermostServer {
         context: &RequestContext<RoleServer>,
     ) -> Result<Answer, Failure> {
         Ok(self
-            .ask_now_with(tool, form(title, text)?, "nothing was posted", context)
+            .ask_now_with(tool, post_form(title, text)?, NOTHING_POSTED, context)
             .await)
     }
 
     /// Puts `question` to the person during the call and judges the answer
-    /// (its action, its box, its lateness); `nothing_done` ends the
-    /// sentence when no answer comes ("nothing was posted").
+    /// (its action, its box, its lateness); `nothing_done` says what did
+    /// not happen when the answer is not a yes ("nothing was posted").
     pub(crate) async fn ask_now_with(
         &self,
         tool: &str,
@@ -623,7 +632,13 @@ impl MattermostServer {
             .create_elicitation_with_timeout(question, Some(wait))
             .await;
         match answer {
-            Ok(result) => judge(&result, tool, started, self.shared.options.ask_timeout),
+            Ok(result) => judge(
+                &result,
+                tool,
+                nothing_done,
+                started,
+                self.shared.options.ask_timeout,
+            ),
             Err(error) => Answer::No(format!(
                 "no answer came from the person ({error}); {nothing_done}. Call {tool} again if they still want it."
             )),
@@ -700,9 +715,11 @@ pub(crate) fn can_elicit(context: &RequestContext<RoleServer>) -> bool {
         .is_some_and(|e| e.form.is_some() || e.url.is_none())
 }
 
-/// The question's form: one required boolean, no default, so a client
-/// that approves everything cannot tick it unseen.
-pub(crate) fn form(title: &str, text: String) -> Result<ElicitRequestParams, Failure> {
+/// The posting tools' question: one required boolean, no default, so a
+/// client that approves everything cannot tick it unseen. Only
+/// `create_post`, `dm` and `group_message` use it: every other asking tool
+/// names its own action in its box (`form_with`).
+fn post_form(title: &str, text: String) -> Result<ElicitRequestParams, Failure> {
     form_with(
         title,
         text,
@@ -711,8 +728,8 @@ pub(crate) fn form(title: &str, text: String) -> Result<ElicitRequestParams, Fai
     )
 }
 
-/// The question's form with the box's own label and description, for
-/// changes other than posting.
+/// The question's form with the box's own label and description, which
+/// name the tool's own action ("Yes, delete this draft").
 pub(crate) fn form_with(
     title: &str,
     text: String,
@@ -735,7 +752,13 @@ pub(crate) fn form_with(
 
 /// The person's answer, judged: only an accepted form with the box ticked
 /// within the time limit is a yes.
-pub(super) fn judge(result: &ElicitResult, tool: &str, time_ms: u64, limit: Duration) -> Answer {
+pub(super) fn judge(
+    result: &ElicitResult,
+    tool: &str,
+    nothing_done: &str,
+    time_ms: u64,
+    limit: Duration,
+) -> Answer {
     match result.action {
         ElicitationAction::Accept => {
             let ticked = result
@@ -747,11 +770,11 @@ pub(super) fn judge(result: &ElicitResult, tool: &str, time_ms: u64, limit: Dura
             let late = now_ms().saturating_sub(time_ms) > limit.as_millis() as u64;
             if !ticked {
                 Answer::No(format!(
-                    "The person accepted without ticking the confirm box, which porter takes as no: nothing was posted. Do not call {tool} again unless they ask you to."
+                    "The person accepted without ticking the confirm box, which porter takes as no: {nothing_done}. Do not call {tool} again unless they ask you to."
                 ))
             } else if late {
                 Answer::No(format!(
-                    "The person answered after more than {} minutes, too late to be sure they still mean it: nothing was posted. Call {tool} again to ask them afresh if they still want it.",
+                    "The person answered after more than {} minutes, too late to be sure they still mean it: {nothing_done}. Call {tool} again to ask them afresh if they still want it.",
                     limit.as_secs() / 60
                 ))
             } else {
@@ -759,24 +782,26 @@ pub(super) fn judge(result: &ElicitResult, tool: &str, time_ms: u64, limit: Dura
             }
         }
         ElicitationAction::Decline => Answer::No(format!(
-            "The person declined: nothing was posted. Do not call {tool} again unless they ask you to."
+            "The person declined: {nothing_done}. Do not call {tool} again unless they ask you to."
         )),
         _ => Answer::No(format!(
-            "The person closed the question without answering: nothing was posted. Do not call {tool} again unless they ask you to."
+            "The person closed the question without answering: {nothing_done}. Do not call {tool} again unless they ask you to."
         )),
     }
 }
 
-/// The answer in a 2026-07-28 retry.
+/// The answer in a 2026-07-28 retry; `nothing_done` says what did not
+/// happen when it is not a yes.
 pub(crate) fn answer_of(
     answers: Option<&rmcp::model::InputResponses>,
     tool: &str,
+    nothing_done: &str,
     time_ms: u64,
     server: &MattermostServer,
 ) -> Result<Answer, Failure> {
     let Some(raw) = answers.and_then(|a| a.get(CONFIRM)) else {
         return Ok(Answer::No(format!(
-            "the call came back without the person's answer; nothing was posted. Call {tool} again to ask them."
+            "the call came back without the person's answer; {nothing_done}. Call {tool} again to ask them."
         )));
     };
     let result: ElicitResult = serde_json::from_value(raw.clone()).map_err(|e| {
@@ -788,6 +813,7 @@ pub(crate) fn answer_of(
     Ok(judge(
         &result,
         tool,
+        nothing_done,
         time_ms,
         server.shared.options.ask_timeout,
     ))
@@ -936,7 +962,10 @@ mod tests {
             ),
         ];
         for (result, asked_at, refused) in cases {
-            match (judge(&result, "dm", asked_at, limit), refused) {
+            match (
+                judge(&result, "dm", NOTHING_POSTED, asked_at, limit),
+                refused,
+            ) {
                 (Answer::Yes, None) => {}
                 (Answer::No(sentence), Some(words)) => {
                     assert!(sentence.contains(words), "{sentence}");

@@ -161,8 +161,24 @@ fn manage_permission(channel: &Channel) -> &'static str {
     }
 }
 
-/// `POST /channels/{channel_id}/members`: adds one person (answering the
-/// membership) or several (answering the list); 201.
+/// `USER_IDS_SINCE` is the first Mattermost release whose
+/// `POST /channels/{channel_id}/members` reads `user_ids`; older ones read
+/// only `user_id` and answer 400 without it.
+const USER_IDS_SINCE: (u32, u32) = (9, 3);
+
+/// Whether a server of `version` (`major.minor…`) reads `user_ids`; a
+/// version the emulator cannot read counts as a current one.
+fn reads_user_ids(version: &str) -> bool {
+    let mut parts = version.split('.').map(|p| p.parse::<u32>().ok());
+    match (parts.next().flatten(), parts.next().flatten()) {
+        (Some(major), Some(minor)) => (major, minor) >= USER_IDS_SINCE,
+        _ => true,
+    }
+}
+
+/// `POST /channels/{channel_id}/members`: adds one person (`user_id`,
+/// answering the membership) or several (`user_ids`, answering the list;
+/// from 9.3 on, as the seed's version says); 201.
 async fn add_members(
     State(sim): State<Sim>,
     session: Session,
@@ -170,7 +186,13 @@ async fn add_members(
     body: Body,
 ) -> ApiResult {
     require_id(&channel_id, "channel_id")?;
-    let asked: AddMembers = body.json("user_id")?;
+    let mut asked: AddMembers = body.json("user_id")?;
+    if !reads_user_ids(&sim.lock().config.version) {
+        asked.user_ids.clear();
+        if asked.user_id.is_empty() {
+            return Err(ApiError::invalid_body_param("user_id"));
+        }
+    }
     let single = asked.user_ids.is_empty();
     let ids = if single {
         vec![asked.user_id]
@@ -652,6 +674,20 @@ mod tests {
             "dots.here",
         ] {
             assert!(!valid_channel_name(bad), "{bad}");
+        }
+    }
+
+    #[test]
+    fn only_servers_from_9_3_on_read_user_ids() {
+        for (version, reads) in [
+            ("9.2.5", false),
+            ("8.1.0", false),
+            ("9.3.0", true),
+            ("9.11.1", true),
+            ("10.11.0", true),
+            ("", true),
+        ] {
+            assert_eq!(reads_user_ids(version), reads, "{version:?}");
         }
     }
 }

@@ -385,6 +385,9 @@ async fn reminder(
     PathParams((raw, post_id)): PathParams<(String, String)>,
     body: Body,
 ) -> ApiResult {
+    if !sim.lock().config.post_reminders {
+        return Err(ApiError::no_route());
+    }
     let user_id = own_user(&session, &raw)?;
     let asked: ReminderBody = body.json("target_time")?;
     let mut state = sim.lock();

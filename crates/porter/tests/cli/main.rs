@@ -1,6 +1,8 @@
 //! `porter view` as a person runs it: exit codes, plain output, and the
 //! JSON that carries MCP content blocks.
 
+mod unix;
+
 use std::path::Path;
 
 use assert_cmd::Command;

@@ -1,0 +1,56 @@
+"""The gateway as the Python SDK meets it in its default mode: the
+`server/discover` probe the SDK sends first is normal traffic, answered as
+2026-07-28 discovery, and leaves no WARN line on the gateway's terminal,
+over stdio and over streamable HTTP."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from harness import http_client, start_http, stdio_gateway
+
+pytestmark = pytest.mark.anyio
+
+WARN_LINE = re.compile(r"^\S*\s*WARN\b|\bWARN\s+\S+:", re.MULTILINE)
+
+
+def bare_config(root: Path) -> Path:
+    """A gateway with no upstream servers: only its own tools."""
+    root.mkdir(parents=True, exist_ok=True)
+    path = root / "porter.yaml"
+    path.write_text(json.dumps({"data_dir": str(root / "data"), "mcp_servers": {}}) + "\n")
+    return path
+
+
+def no_warnings(log: str) -> None:
+    assert "run_started" in log or "listening on" in log, f"the gateway logged nothing: nothing to check\n{log}"
+    assert not WARN_LINE.search(log), log
+
+
+async def test_a_default_python_sdk_session_over_stdio_is_discovered_without_a_warning(tmp_path: Path):
+    async with stdio_gateway(tmp_path, bare_config(tmp_path)) as served:
+        assert served.client.protocol_version == "2026-07-28", served.client.protocol_version
+        tools = await served.client.list_tools()
+        assert any(t.name == "File" for t in tools.tools), [t.name for t in tools.tools]
+        listed = await served.client.call_tool("File", {"op": "ls", "path": "volume:inbox:"})
+        assert not listed.is_error, listed
+    no_warnings(served.stderr.read_text(errors="replace"))
+
+
+async def test_a_default_python_sdk_session_over_http_is_discovered_without_a_warning(tmp_path: Path):
+    process, url = start_http(tmp_path, bare_config(tmp_path))
+    try:
+        async with http_client(url, None) as client:
+            assert client.protocol_version == "2026-07-28", client.protocol_version
+            tools = await client.list_tools()
+            assert any(t.name == "File" for t in tools.tools), [t.name for t in tools.tools]
+            listed = await client.call_tool("File", {"op": "ls", "path": "volume:inbox:"})
+            assert not listed.is_error, listed
+    finally:
+        process.terminate()
+        process.wait(timeout=10)
+    no_warnings((tmp_path / "gateway-http.stderr").read_text(errors="replace"))
