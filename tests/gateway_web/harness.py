@@ -248,7 +248,11 @@ def click(page: Session, selector: str) -> None:
 
 
 def press(page: Session, key: str, code: str, key_code: int) -> None:
-    page.send("Input.dispatchKeyEvent", type="keyDown", key=key, code=code, windowsVirtualKeyCode=key_code)
+    """Presses and releases one key in the page (brought to the front, as typing needs)."""
+    page.send("Page.bringToFront")
+    text = {"Enter": "\r"}.get(key)
+    extra = {"text": text} if text else {}
+    page.send("Input.dispatchKeyEvent", type="keyDown", key=key, code=code, windowsVirtualKeyCode=key_code, **extra)
     page.send("Input.dispatchKeyEvent", type="keyUp", key=key, code=code, windowsVirtualKeyCode=key_code)
 
 
@@ -274,3 +278,15 @@ def minimal_pdf(text: str) -> bytes:
         out += b"%010d 00000 n \n" % offset
     out += b"trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (len(objects) + 1, xref)
     return bytes(out)
+
+
+def small_targets(page: Session) -> list[str]:
+    """Controls on screen smaller than 44×44 px (WCAG 2.5.5's size for touch)."""
+    return page.evaluate(
+        """[...document.querySelectorAll('button, a[href], input, select, summary')]
+          .filter(node => node.checkVisibility())
+          .map(node => [node, node.getBoundingClientRect()])
+          .filter(([node, box]) => box.right > 0 && box.width > 0 && (box.width < 44 || box.height < 44))
+          .map(([node, box]) => `${node.tagName} ${node.id || node.getAttribute('aria-label') || node.textContent}`
+                                + ` ${Math.round(box.width)}x${Math.round(box.height)}`)"""
+    )

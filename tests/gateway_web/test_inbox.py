@@ -39,7 +39,7 @@ from harness import (
     page_problems,
     press,
     screenshot,
-    shows,
+    small_targets,
 )
 
 PDF_TEXT = "Quarterly numbers for porter"
@@ -191,6 +191,8 @@ async def test_a_person_finds_previews_keeps_downloads_and_removes_captures(
                 assert meta.startswith("4 files, "), meta
                 assert "going" in meta and "after the run ends" in meta, meta
                 check(page, "files", name)
+                if viewport[3]:
+                    assert small_targets(page) == []
 
                 # GET /v1/runs does not repeat the 8 KiB data URI.
                 listing = gateway.get_raw("/v1/runs")
@@ -218,6 +220,13 @@ async def test_a_person_finds_previews_keeps_downloads_and_removes_captures(
                 check(page, "preview-image", name)
                 press(page, "Escape", "Escape", 27)
                 page.wait_for("!document.getElementById('preview').open", what="Escape to close the preview")
+
+                # From the keyboard: Enter on a name opens its preview, Escape closes it.
+                page.evaluate(f"document.querySelector({by_label('Preview report.pdf')!r}).focus()")
+                press(page, "Enter", "Enter", 13)
+                page.wait_for("document.getElementById('preview').open", what="Enter to open the preview")
+                press(page, "Escape", "Escape", 27)
+                page.wait_for("!document.getElementById('preview').open", what="Escape to close it")
 
                 # Preview a PDF: the text porter extracts, as text.
                 # Preview an archive: its listing, names as text, never markup.

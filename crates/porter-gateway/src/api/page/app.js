@@ -17,6 +17,7 @@ let ttlMs = null;
 let controller = null;
 let refreshTimer = null;
 let keepTarget = null;
+let previewSeq = 0;
 
 function $(id) {
   return document.getElementById(id);
@@ -573,8 +574,11 @@ async function preview(runId, file) {
   $("preview-note").textContent = "Loading…";
   if (!dialog.open) dialog.showModal();
   $("preview-close").focus();
+  previewSeq += 1;
+  const mine = previewSeq;
   const result = await fileOp(runId, { op: "read", path: file.ref || `volume:inbox:${file.path}` });
-  if (!result) return;
+  // A slower answer for a preview closed or replaced meanwhile is dropped.
+  if (!result || mine !== previewSeq || !dialog.open) return;
   $("preview-note").textContent = result.isError
     ? "porter could not show this file."
     : `${file.media_type}, ${humanSize(file.size)}, as porter's file view shows it.`;
