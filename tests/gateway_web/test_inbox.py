@@ -275,6 +275,14 @@ async def test_a_person_finds_previews_keeps_downloads_and_removes_captures(
                     got = {info.filename: hashlib.sha256(zipped.read(info)).hexdigest() for info in zipped.infolist()}
                 assert got == {f["path"]: f["sha256"] for f in listed["files"]}
 
+                # The SHA-256 on demand, still open when the list changes live.
+                click(page, 'summary[aria-label="Details of report.pdf"]')
+                shown = page.evaluate(
+                    "[...document.querySelector('details[data-key$=\"report.pdf\"]').querySelectorAll('dd')]"
+                    ".map(d => d.textContent)"
+                )
+                assert records["report.pdf"]["sha256"] in shown, shown
+
                 # Remove the archive: asked twice, gone here and live on the second tab.
                 gz = next(n for n in names if n.endswith(".gz"))
                 click(page, by_label(f"Remove {gz}"))
@@ -284,6 +292,7 @@ async def test_a_person_finds_previews_keeps_downloads_and_removes_captures(
                 assert gz not in rows(other)
                 other.wait_for("document.getElementById('announcer').textContent.includes('was removed')",
                                what="the removal to be announced on the second tab")
+                assert page.evaluate("document.querySelector('details[data-key$=\"report.pdf\"]').open")
                 check(page, "removed", name)
                 assert other.evaluate("document.body.dataset.stream") == "live"
 

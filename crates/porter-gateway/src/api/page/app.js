@@ -327,12 +327,15 @@ function fileRow(run, file) {
   const downloadButton = actionButton("Download", name, () => download(run.id, file.path));
   downloadButton.dataset.focus = `download:${run.id}:${file.path}`;
   const keepButton = actionButton("Keep", name, () => askKeep(run.id, file));
+  keepButton.dataset.focus = `keep:${run.id}:${file.path}`;
   const removeButton = actionButton("Remove", name, () => remove(run.id, file, removeButton));
   removeButton.dataset.focus = `remove:${run.id}:${file.path}`;
   box.append(downloadButton, keepButton, removeButton);
   const more = element("details", "more");
+  more.dataset.key = `details:${run.id}:${file.path}`;
   const summary = element("summary", "", "Details");
   summary.setAttribute("aria-label", `Details of ${name}`);
+  summary.dataset.focus = more.dataset.key;
   const list = element("dl");
   for (const [term, value] of [
     ["Reference", file.ref || `volume:inbox:${file.path}`],
@@ -421,7 +424,11 @@ function render() {
     sections.push(section);
     shownRuns += 1;
   }
+  const opened = new Set([...document.querySelectorAll("details[data-key][open]")].map((node) => node.dataset.key));
   $("runs").replaceChildren(...sections);
+  for (const node of document.querySelectorAll("details[data-key]")) {
+    if (opened.has(node.dataset.key)) node.open = true;
+  }
   const empty = [...runs.values()].filter((run) => run.files.size === 0).length;
   $("no-runs").hidden = runs.size > 0;
   const parts = [`Showing ${shownRuns} of ${runs.size} ${runs.size === 1 ? "run" : "runs"}`];
