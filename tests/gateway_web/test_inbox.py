@@ -234,6 +234,9 @@ async def test_a_person_finds_previews_keeps_downloads_and_removes_captures(
                 page.wait_for("document.getElementById('preview-body').textContent.includes('notes/readme.txt')",
                               what="the zip's listing in the preview")
                 assert HOSTILE in page.evaluate("document.getElementById('preview-body').textContent")
+                # Nothing of the PDF previewed just before (a slower answer) turns up here.
+                time.sleep(0.5)
+                assert PDF_TEXT not in page.evaluate("document.getElementById('preview-body').textContent")
                 assert page.evaluate("document.querySelectorAll('#preview-body img').length") == 0
                 assert page.evaluate("document.title") != "1"
                 assert "zip archive" in page.evaluate("document.getElementById('preview-note').textContent")

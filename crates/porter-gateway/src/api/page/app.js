@@ -367,7 +367,7 @@ function runSection(run, shown) {
   const meta = [
     `${count} ${count === 1 ? "file" : "files"}, ${humanSize(total)}`,
     runState(info),
-    expiryText(info),
+    count > 0 && expiryText(info),
     owner && `by ${owner}`,
     `run ${run.id.slice(0, 8)}`,
   ].filter(Boolean);
