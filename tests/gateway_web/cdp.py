@@ -126,6 +126,19 @@ class Chromium:
             time.sleep(0.1)
         raise RuntimeError("chromium shows no page")
 
+    def new_page(self, url: str = "about:blank") -> Session:
+        """A second tab, as a person opens one."""
+        browser = self.browser()
+        target = browser.send("Target.createTarget", url=url)["targetId"]
+        browser.close()
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline:
+            for found in self._json("/json/list"):
+                if found.get("id") == target:
+                    return Session(found["webSocketDebuggerUrl"])
+            time.sleep(0.1)
+        raise RuntimeError("chromium did not open the new tab")
+
     def close(self) -> None:
         self.process.kill()
         self.process.wait(timeout=10)

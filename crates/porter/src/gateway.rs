@@ -153,7 +153,9 @@ async fn serve_gateway(
                 }
             };
             let addr = listener.local_addr()?;
-            eprintln!("porter: gateway listening on http://{addr} (MCP at /mcp)");
+            eprintln!(
+                "porter: gateway listening on http://{addr} (MCP at /mcp, the web page at /)"
+            );
             let options = HttpOptions {
                 allow_hosts: args.allow_hosts,
                 ..HttpOptions::default()

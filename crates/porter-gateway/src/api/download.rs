@@ -168,7 +168,7 @@ fn percent_encode(text: &str) -> String {
 /// `/`-separated, with no empty, `.` or `..` segment, no backslash and no
 /// NUL. The record lookup is the real gate; this only keeps odd paths away
 /// from it.
-fn plausible_path(path: &str) -> bool {
+pub(super) fn plausible_path(path: &str) -> bool {
     !path.is_empty()
         && !path.contains(['\\', '\0'])
         && path
@@ -177,18 +177,18 @@ fn plausible_path(path: &str) -> bool {
 }
 
 /// A recorded file, opened, with what we learnt by reading it once.
-struct Opened {
-    record: FileRecord,
-    file: std::fs::File,
+pub(super) struct Opened {
+    pub(super) record: FileRecord,
+    pub(super) file: std::fs::File,
     /// The bytes read while hashing; the most that will be sent.
-    len: u64,
+    pub(super) len: u64,
     /// Whether those bytes hash to the record's SHA-256.
     matches_record: bool,
 }
 
 /// Opens the recorded file `path` of `run`'s inbox beneath the inbox root
 /// (never through a symbolic link, never outside the root) and hashes it.
-fn open_recorded(inbox: &Inbox, run: RunId, path: &str) -> Result<Opened, ApiError> {
+pub(super) fn open_recorded(inbox: &Inbox, run: RunId, path: &str) -> Result<Opened, ApiError> {
     let record = inbox.file(run, path)?.ok_or(ApiError::NoFile)?;
     let root = inbox.inbox_dir(run);
     let dir = cap_std::fs::Dir::open_ambient_dir(&root, cap_std::ambient_authority())
@@ -239,14 +239,17 @@ fn hash(mut file: &std::fs::File) -> std::io::Result<(u64, String)> {
         hasher.update(&buffer[..read]);
         len += read as u64;
     }
-    let digest = hasher.finalize();
-    let hex = digest
+    Ok((len, hex(&hasher.finalize())))
+}
+
+/// `bytes` in lower-case hex.
+pub(super) fn hex(bytes: &[u8]) -> String {
+    bytes
         .iter()
-        .fold(String::with_capacity(64), |mut hex, byte| {
+        .fold(String::with_capacity(bytes.len() * 2), |mut hex, byte| {
             let _ = write!(hex, "{byte:02x}");
             hex
-        });
-    Ok((len, hex))
+        })
 }
 
 /// `GET /v1/runs/{run_id}/inbox/{path}`.
@@ -257,13 +260,20 @@ pub(super) async fn inbox_file(
 ) -> Result<Response, ApiError> {
     let Path((run_id, path)) = params.map_err(|_| ApiError::NoRun)?;
     let run = readable_run(&state, &key, &run_id).await?;
+    serve_recorded(&state, run.id, path).await
+}
+
+/// The recorded file `path` of `run`'s inbox as an attachment (the run's
+/// readability already checked).
+pub(super) async fn serve_recorded(
+    state: &ApiState,
+    run: RunId,
+    path: String,
+) -> Result<Response, ApiError> {
     if !plausible_path(&path) {
         return Err(ApiError::NoFile);
     }
-    let opened = blocking(&state.inbox, move |inbox| {
-        open_recorded(inbox, run.id, &path)
-    })
-    .await?;
+    let opened = blocking(&state.inbox, move |inbox| open_recorded(inbox, run, &path)).await?;
 
     let name = opened
         .record

@@ -48,6 +48,10 @@ fn sse_event(event: &Event) -> Option<SseEvent> {
     } else {
         event.kind.as_str()
     };
+    // A capture's call is sent with its long arguments cut, as the listing
+    // sends it (the transcript keeps it whole).
+    let cut = with_call_elided(event);
+    let event = cut.as_ref().unwrap_or(event);
     match SseEvent::default()
         .event(name)
         .id(event.seq.to_string())
@@ -59,6 +63,18 @@ fn sse_event(event: &Event) -> Option<SseEvent> {
             None
         }
     }
+}
+
+/// `event` with its data's `call` cut as in `GET /v1/runs`, if that changes it.
+fn with_call_elided(event: &Event) -> Option<Event> {
+    let call = event.data.get("call")?.as_str()?;
+    let cut = super::runs::elide_call(call);
+    if cut == call {
+        return None;
+    }
+    let mut shown = event.clone();
+    shown.data["call"] = serde_json::Value::String(cut);
+    Some(shown)
 }
 
 /// `GET /v1/runs/{run_id}/events?from_seq=N`.

@@ -14,6 +14,9 @@
 //!   producer while the bytes still match the record.
 //! - `GET /v1/runs/{run_id}/events?from_seq=N`: the run's events (SSE),
 //!   backlog then live; `GET /v1/events`: every readable run's live events.
+//! - `POST /v1/runs/{run_id}/downloads`: a one-use link (`GET
+//!   /downloads/{token}`, no key, one minute) to one inbox file or to all of
+//!   them as a zip, so that a browser can stream a download itself.
 //! - `GET /`: a small page listing the key's runs and their files, live.
 //!
 //! It deliberately does not run `download` or `upload` for an outside caller
@@ -29,6 +32,7 @@
 //! ```
 
 mod download;
+mod downloads;
 mod error;
 mod events;
 mod page;
@@ -74,6 +78,7 @@ pub fn router(state: Arc<ApiState>) -> Router {
         .route("/v1/runs/{run_id}/inbox/{*path}", get(download::inbox_file))
         .route("/v1/runs/{run_id}/events", get(events::run_events))
         .route("/v1/events", get(events::all_events))
+        .route("/v1/runs/{run_id}/downloads", post(downloads::link))
         .route_layer(middleware::from_fn_with_state(
             Arc::clone(&state),
             authenticate,
@@ -82,6 +87,8 @@ pub fn router(state: Arc<ApiState>) -> Router {
         .route("/app.js", get(page::script))
         .route("/app.css", get(page::style))
         .route("/favicon.ico", get(page::favicon))
+        .route("/downloads/{token}", get(downloads::fetch))
+        .layer(axum::Extension(Arc::new(downloads::Tickets::default())))
         .layer(DefaultBodyLimit::max(API_BODY_MAX_BYTES))
         .layer(middleware::from_fn_with_state(
             api_body_max,

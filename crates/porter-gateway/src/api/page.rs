@@ -16,8 +16,10 @@ const APP_CSS: &str = include_str!("page/app.css");
 
 /// `PAGE_CSP` lets the page run only its own script and style and talk only
 /// to its own origin; nothing may frame it, and it has no forms to post.
+/// Images may also come from `blob:` URLs the page makes itself: a preview
+/// is the PNG/JPEG porter's file view re-encoded, never a file's own bytes.
 pub(crate) const PAGE_CSP: &str = "default-src 'none'; script-src 'self'; style-src 'self'; \
-     connect-src 'self'; img-src 'self'; base-uri 'none'; form-action 'none'; \
+     connect-src 'self'; img-src 'self' blob:; base-uri 'none'; form-action 'none'; \
      frame-ancestors 'none'";
 
 /// The headers every part of the page goes out with.

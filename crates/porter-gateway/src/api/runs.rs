@@ -23,11 +23,26 @@ const READ_OPS: [&str; 4] = ["stat", "ls", "read", "import"];
 /// network on the run's behalf.
 const NETWORK_OPS: [&str; 2] = ["download", "upload"];
 
-/// One run as listed: its record and its files.
+/// How many characters of one string in a call's arguments the listing
+/// shows; a longer one (a data URI, a pasted document) is cut with a note of
+/// its length, so that a listing does not repeat it for every file.
+const ARGUMENT_CHARS: usize = 200;
+
+/// One run as listed: its record, a summary for telling runs apart, and its
+/// files, newest first.
 #[derive(Debug, Serialize)]
 struct ListedRun {
     #[serde(flatten)]
     run: porter_inbox::RunInfo,
+    /// How many files its inbox holds.
+    file_count: usize,
+    /// Their bytes together.
+    total_bytes: u64,
+    /// The tool that produced its first file (`mcp__everything__get-tiny-image`).
+    first_tool: Option<String>,
+    /// When its files will be purged (Unix ms): the end plus `inbox_ttl`;
+    /// none while it is going or once purged.
+    expires_at: Option<i64>,
     files: Vec<ListedFile>,
 }
 
@@ -41,32 +56,108 @@ struct ListedFile {
     record: porter_inbox::FileRecord,
 }
 
-/// `GET /v1/runs`: the runs the caller may read, newest first, with their files.
+/// `GET /v1/runs`: the runs the caller may read, newest first, each with a
+/// summary and its files (newest first, each call's long arguments cut), and
+/// how long an ended run's files are kept (`inbox_ttl_ms`).
 pub(super) async fn list(
     State(state): State<Arc<ApiState>>,
     Extension(key): Extension<KeyInfo>,
 ) -> Result<Json<Value>, ApiError> {
-    let runs = blocking(&state.inbox, move |inbox| {
+    let (runs, ttl_ms) = blocking(&state.inbox, move |inbox| {
+        let ttl_ms = i64::try_from(inbox.limits().inbox_ttl.as_millis()).unwrap_or(i64::MAX);
         let mut listed = Vec::new();
         for run in inbox.runs()? {
             if !can_read(&key, &run.owner) {
                 continue;
             }
-            let files = inbox
-                .files(run.id)?
-                .into_iter()
-                .map(|record| ListedFile {
-                    reference: format!("volume:inbox:{}", record.path),
-                    record,
-                })
-                .collect();
-            listed.push(ListedRun { run, files });
+            let files = inbox.files(run.id)?;
+            listed.push(listed_run(run, files, ttl_ms));
         }
         listed.sort_by_key(|listed| std::cmp::Reverse(listed.run.id));
-        Ok(listed)
+        Ok((listed, ttl_ms))
     })
     .await?;
-    Ok(Json(serde_json::json!({ "runs": runs })))
+    Ok(Json(
+        serde_json::json!({ "runs": runs, "inbox_ttl_ms": ttl_ms }),
+    ))
+}
+
+/// One run's listing from its record and its files' records.
+fn listed_run(
+    run: porter_inbox::RunInfo,
+    mut records: Vec<porter_inbox::FileRecord>,
+    ttl_ms: i64,
+) -> ListedRun {
+    records.sort_by(|a, b| {
+        b.created_at
+            .cmp(&a.created_at)
+            .then_with(|| a.path.cmp(&b.path))
+    });
+    let first_tool = records.last().and_then(|first| call_tool(&first.call));
+    let expires_at = match (run.purged, run.ended_at) {
+        (false, Some(ended)) => Some(ended.saturating_add(ttl_ms)),
+        _ => None,
+    };
+    let files: Vec<ListedFile> = records
+        .into_iter()
+        .map(|mut record| {
+            record.call = elide_call(&record.call);
+            ListedFile {
+                reference: format!("volume:inbox:{}", record.path),
+                record,
+            }
+        })
+        .collect();
+    ListedRun {
+        file_count: files.len(),
+        total_bytes: files.iter().map(|file| file.record.size).sum(),
+        first_tool,
+        expires_at,
+        run,
+        files,
+    }
+}
+
+/// The `tool` a recorded call names, if it is the JSON the gateway writes.
+fn call_tool(call: &str) -> Option<String> {
+    let value: Value = serde_json::from_str(call).ok()?;
+    value.get("tool")?.as_str().map(str::to_owned)
+}
+
+/// A recorded call with every string longer than [`ARGUMENT_CHARS`] cut to
+/// its start and a note of its length; still JSON when it was JSON.
+pub(super) fn elide_call(call: &str) -> String {
+    match serde_json::from_str::<Value>(call) {
+        Ok(mut value) => {
+            elide_strings(&mut value);
+            value.to_string()
+        }
+        Err(_) => elide_text(call).unwrap_or_else(|| call.to_owned()),
+    }
+}
+
+fn elide_strings(value: &mut Value) {
+    match value {
+        Value::String(text) => {
+            if let Some(short) = elide_text(text) {
+                *text = short;
+            }
+        }
+        Value::Array(items) => items.iter_mut().for_each(elide_strings),
+        Value::Object(fields) => fields.values_mut().for_each(elide_strings),
+        _ => {}
+    }
+}
+
+/// `text` cut to [`ARGUMENT_CHARS`] characters with a note of its length,
+/// when it is longer.
+fn elide_text(text: &str) -> Option<String> {
+    let count = text.chars().count();
+    if count <= ARGUMENT_CHARS {
+        return None;
+    }
+    let start: String = text.chars().take(ARGUMENT_CHARS).collect();
+    Some(format!("{start}… ({count} characters in all)"))
 }
 
 /// `POST /v1/runs/{run_id}/file`: runs the `File` tool on the run for the
@@ -158,6 +249,43 @@ mod tests {
             let why = refusal(op, &key(Role::Admin), &run()).expect("refused");
             assert!(why.contains("not available from outside"), "{op}: {why}");
         }
+    }
+
+    #[test]
+    fn a_long_argument_is_cut_with_its_length_and_the_call_stays_json() {
+        let uri = format!("data:image/png;base64,{}", "A".repeat(8000));
+        let call = serde_json::json!({
+            "tool": "mcp__everything__echo",
+            "arguments": {"image": uri, "name": "a.png", "list": ["short", "B".repeat(300)]},
+        })
+        .to_string();
+        let cut: Value = serde_json::from_str(&elide_call(&call)).expect("still JSON");
+        let image = cut["arguments"]["image"].as_str().expect("a string");
+        assert!(image.starts_with("data:image/png;base64,AAAA"), "{image}");
+        assert!(image.ends_with("… (8022 characters in all)"), "{image}");
+        assert_eq!(
+            image.chars().count(),
+            ARGUMENT_CHARS + "… (8022 characters in all)".chars().count()
+        );
+        assert_eq!(cut["arguments"]["name"], "a.png");
+        assert_eq!(cut["arguments"]["list"][0], "short");
+        assert!(
+            cut["arguments"]["list"][1]
+                .as_str()
+                .expect("a string")
+                .ends_with("(300 characters in all)")
+        );
+        assert_eq!(cut["tool"], "mcp__everything__echo");
+        // At the limit nothing is cut; not JSON is cut as text.
+        let at_limit = "x".repeat(ARGUMENT_CHARS);
+        assert_eq!(
+            elide_call(&serde_json::json!([at_limit]).to_string()),
+            serde_json::json!([at_limit]).to_string()
+        );
+        assert!(
+            elide_call(&"y".repeat(ARGUMENT_CHARS + 1))
+                .ends_with(&format!("({} characters in all)", ARGUMENT_CHARS + 1))
+        );
     }
 
     #[test]

@@ -173,6 +173,11 @@ impl World {
                 None,
             ),
             ("GET", format!("/v1/runs/{run}/events"), None),
+            (
+                "POST",
+                format!("/v1/runs/{run}/downloads"),
+                Some(json!({"path": self.png.path})),
+            ),
         ]
     }
 }
@@ -854,4 +859,158 @@ async fn a_body_declared_over_the_limit_is_refused_on_its_header_before_it_is_re
             "{endpoint}: the declared limit itself is not refused"
         );
     }
+}
+
+/// Asks for a download link with `body`; the link's path.
+async fn link(world: &World, key: &str, body: &Value) -> String {
+    let uri = format!("/v1/runs/{}/downloads", world.alice_run.id);
+    let answer = call(&world.app, "POST", &uri, Some(key), Some(body)).await;
+    assert_eq!(answer.status, StatusCode::OK, "{}", answer.text());
+    let url = answer.json()["url"].as_str().expect("a url").to_owned();
+    assert!(url.starts_with("/downloads/"), "{url}");
+    assert!(!url.contains(key), "{url}");
+    url
+}
+
+#[tokio::test]
+async fn a_download_link_serves_the_file_once_without_a_key_and_then_says_it_was_used() {
+    let world = World::new();
+    let url = link(&world, ALICE, &json!({"path": world.png.path})).await;
+    let first = call(&world.app, "GET", &url, None, None).await;
+    assert_eq!(first.status, StatusCode::OK, "{}", first.text());
+    assert_eq!(&first.body[..], PNG);
+    assert_eq!(first.header("content-type"), "image/png");
+    assert!(
+        first
+            .header("content-disposition")
+            .starts_with("attachment;")
+    );
+    assert_eq!(first.header("x-content-type-options"), "nosniff");
+    assert_eq!(
+        first.header("content-security-policy"),
+        "sandbox; default-src 'none'"
+    );
+
+    let again = call(&world.app, "GET", &url, None, None).await;
+    assert_eq!(again.status, StatusCode::NOT_FOUND);
+    let message = again.json()["message"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned();
+    assert!(message.contains("already used or has expired"), "{message}");
+    let made_up = call(
+        &world.app,
+        "GET",
+        &format!("/downloads/{}", "0".repeat(64)),
+        None,
+        None,
+    )
+    .await;
+    assert_eq!(made_up.body, again.body);
+
+    // The reference form works too; an HTML file still goes out as an attachment of octet-stream.
+    let html = link(
+        &world,
+        ALICE,
+        &json!({"path": format!("volume:inbox:{}", world.html.path)}),
+    )
+    .await;
+    let served = call(&world.app, "GET", &html, None, None).await;
+    assert_eq!(served.header("content-type"), "application/octet-stream");
+    assert_eq!(&served.body[..], HTML);
+}
+
+#[tokio::test]
+async fn a_link_to_a_file_that_is_not_there_or_a_bad_body_is_refused_up_front() {
+    let world = World::new();
+    let uri = format!("/v1/runs/{}/downloads", world.alice_run.id);
+    let missing = call(
+        &world.app,
+        "POST",
+        &uri,
+        Some(ALICE),
+        Some(&json!({"path": "nope.png"})),
+    )
+    .await;
+    assert_eq!(missing.status, StatusCode::NOT_FOUND);
+    let escape = call(
+        &world.app,
+        "POST",
+        &uri,
+        Some(ALICE),
+        Some(&json!({"path": "../secret.txt"})),
+    )
+    .await;
+    assert_eq!(escape.status, StatusCode::NOT_FOUND);
+    let odd = call(
+        &world.app,
+        "POST",
+        &uri,
+        Some(ALICE),
+        Some(&json!({"file": "a"})),
+    )
+    .await;
+    assert_eq!(odd.status, StatusCode::BAD_REQUEST);
+    assert!(odd.text().contains("{\\\"path\\\""), "{}", odd.text());
+}
+
+#[tokio::test]
+async fn download_all_streams_a_zip_of_every_file_with_its_exact_bytes() {
+    let world = World::new();
+    let url = link(&world, ALICE, &json!({})).await;
+    let answer = call(&world.app, "GET", &url, None, None).await;
+    assert_eq!(answer.status, StatusCode::OK, "{}", answer.text());
+    assert_eq!(answer.header("content-type"), "application/zip");
+    assert!(answer.header("content-disposition").contains(".zip"));
+    let mut archive =
+        zip::ZipArchive::new(std::io::Cursor::new(answer.body.to_vec())).expect("a zip");
+    let mut got = BTreeMap::new();
+    for index in 0..archive.len() {
+        let mut entry = archive.by_index(index).expect("an entry");
+        let mut bytes = Vec::new();
+        std::io::Read::read_to_end(&mut entry, &mut bytes).expect("it reads");
+        let name = entry.name().expect("a UTF-8 name").to_string();
+        got.insert(name, bytes);
+    }
+    let want: BTreeMap<String, Vec<u8>> = [
+        (&world.png, PNG),
+        (&world.html, HTML),
+        (&world.svg, SVG),
+        (&world.note, b"a note\n".as_slice()),
+    ]
+    .into_iter()
+    .map(|(record, bytes)| (record.path.clone(), bytes.to_vec()))
+    .collect();
+    assert_eq!(got, want);
+    // Another tenant's key gets no link to this run at all.
+    let uri = format!("/v1/runs/{}/downloads", world.alice_run.id);
+    let eve = call(&world.app, "POST", &uri, Some(EVE), Some(&json!({}))).await;
+    assert_eq!(eve.status, StatusCode::NOT_FOUND);
+}
+
+#[tokio::test]
+async fn the_listing_sums_each_run_and_names_its_first_tool_and_ttl() {
+    let world = World::new();
+    let listed = get(&world.app, "/v1/runs", ALICE).await.json();
+    assert_eq!(listed["inbox_ttl_ms"], json!(24 * 3600 * 1000));
+    let run = listed["runs"]
+        .as_array()
+        .expect("runs")
+        .iter()
+        .find(|run| run["id"] == json!(world.alice_run.id.to_string()))
+        .expect("alice's run");
+    assert_eq!(run["file_count"], json!(4));
+    assert_eq!(
+        run["total_bytes"],
+        json!(PNG.len() + HTML.len() + SVG.len() + b"a note\n".len())
+    );
+    assert_eq!(run["first_tool"], json!("get_attachment"));
+    assert_eq!(run["expires_at"], Value::Null);
+    let times: Vec<i64> = run["files"]
+        .as_array()
+        .expect("files")
+        .iter()
+        .map(|file| file["created_at"].as_i64().expect("a time"))
+        .collect();
+    assert!(times.windows(2).all(|pair| pair[0] >= pair[1]), "{times:?}");
 }
