@@ -54,3 +54,22 @@ async def test_a_default_python_sdk_session_over_http_is_discovered_without_a_wa
         process.terminate()
         process.wait(timeout=10)
     no_warnings((tmp_path / "gateway-http.stderr").read_text(errors="replace"))
+
+
+async def test_the_gateways_own_tools_use_only_standard_json_schema_formats(tmp_path: Path):
+    standard = {"date-time", "date", "time", "duration", "email", "hostname", "ipv4", "ipv6", "uri", "uri-reference", "uuid", "regex"}
+
+    def odd(schema, where):
+        if isinstance(schema, dict):
+            fmt = schema.get("format")
+            found = [f"{where}: format {fmt!r}"] if isinstance(fmt, str) and fmt not in standard else []
+            return found + [p for k, v in schema.items() for p in odd(v, f"{where}/{k}")]
+        if isinstance(schema, list):
+            return [p for i, v in enumerate(schema) for p in odd(v, f"{where}/{i}")]
+        return []
+
+    async with stdio_gateway(tmp_path, bare_config(tmp_path)) as served:
+        tools = (await served.client.list_tools()).tools
+    assert {"File", "Documents", "Git"} <= {t.name for t in tools}
+    problems = [p for t in tools for p in odd(t.input_schema, t.name) + odd(t.output_schema, t.name)]
+    assert not problems, "\n".join(problems)

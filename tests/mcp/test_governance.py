@@ -75,6 +75,44 @@ async def test_every_tool_has_a_title_and_all_four_hints_and_none_is_open_world(
     assert not problems, "\n".join(problems)
 
 
+# The formats JSON Schema 2020-12 defines; anything else (schemars'
+# `uint64`, `int32`, `double`, …) makes a standard validator warn.
+STANDARD_FORMATS = frozenset(
+    {
+        "date-time", "date", "time", "duration", "email", "idn-email", "hostname", "idn-hostname",
+        "ipv4", "ipv6", "uri", "uri-reference", "iri", "iri-reference", "uuid", "uri-template",
+        "json-pointer", "relative-json-pointer", "regex",
+    }
+)
+
+
+def nonstandard_formats(schema: Any, where: str) -> list[str]:
+    found = []
+    if isinstance(schema, dict):
+        fmt = schema.get("format")
+        if isinstance(fmt, str) and fmt not in STANDARD_FORMATS:
+            found.append(f"{where}: format {fmt!r}")
+        for key, value in schema.items():
+            found += nonstandard_formats(value, f"{where}/{key}")
+    elif isinstance(schema, list):
+        for index, value in enumerate(schema):
+            found += nonstandard_formats(value, f"{where}/{index}")
+    return found
+
+
+async def test_every_tool_schema_uses_only_standard_json_schema_formats(read_sim, home: Home, tmp_path: Path):
+    tools = await listing(read_sim, home, tmp_path, "stdio", writes=True)
+    problems = []
+    counted = 0
+    for tool in tools.values():
+        for kind, schema in (("input", tool.input_schema), ("output", tool.output_schema)):
+            problems += nonstandard_formats(schema, f"{tool.name} {kind}")
+            counted += json.dumps(schema).count('"minimum": 0')
+    assert not problems, "\n".join(problems)
+    # The unsigned numbers are still said to be unsigned, in standard words.
+    assert counted > 10, counted
+
+
 async def test_each_configuration_lists_exactly_its_tools(read_sim, home: Home, tmp_path: Path):
     seen = {
         (transport, writes): await listing(read_sim, home, tmp_path, transport, writes)

@@ -281,3 +281,37 @@ async def test_a_python_sdk_session_in_its_default_mode_leaves_no_warning_on_the
     log = read_log(served.stderr)
     assert "signed in" in log, f"the server logged nothing at info: nothing to check\n{log}"
     assert not WARN_LINE.search(log), log
+
+
+def declared_only(port: int, length: int, wait: float) -> str:
+    """Sends the head of a POST to /mcp declaring `length` body bytes and
+    not one byte of the body; the status line that comes back within `wait`
+    seconds, or "" while the server still waits for the body."""
+    import socket
+
+    with socket.create_connection(("127.0.0.1", port), timeout=wait) as conn:
+        conn.sendall(
+            (
+                "POST /mcp HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+                f"Accept: application/json, text/event-stream\r\nContent-Length: {length}\r\n\r\n"
+            ).encode()
+        )
+        try:
+            data = conn.recv(4096)
+        except TimeoutError:
+            return ""
+    return data.decode("latin-1").split("\r\n", 1)[0]
+
+
+def test_http_refuses_a_body_declared_over_the_limit_on_its_header_alone(read_sim, home: Home, tmp_path: Path):
+    process, port, _ = start_http(server_env(read_sim, home), tmp_path)
+    try:
+        started = time.monotonic()
+        status = declared_only(port, 2 * 1024**3, wait=5)
+        assert " 413 " in status, status
+        assert time.monotonic() - started < 5
+        # At exactly the limit (4 MiB) the header passes and the server waits for the body.
+        assert declared_only(port, 4 * 1024**2, wait=0.5) == ""
+        assert " 413 " in declared_only(port, 4 * 1024**2 + 1, wait=5)
+    finally:
+        stop_process(process)

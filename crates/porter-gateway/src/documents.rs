@@ -150,7 +150,7 @@ impl DocumentsTool {
     /// The tool's definition (name `Documents`, op-discriminated schema).
     #[must_use]
     pub fn tool() -> Tool {
-        let schema = rmcp::handler::server::tool::schema_for_type::<DocumentsArgs>();
+        let schema = porter_mcp::schema::schema_for::<DocumentsArgs>();
         Tool::new(DOCUMENTS_TOOL, DESCRIPTION, schema).with_title("Imported documents")
     }
 

@@ -211,7 +211,7 @@ impl GitTool {
     /// The tool's definition.
     #[must_use]
     pub fn tool() -> Tool {
-        let schema = rmcp::handler::server::tool::schema_for_type::<GitArgs>();
+        let schema = porter_mcp::schema::schema_for::<GitArgs>();
         Tool::new(GIT_TOOL, DESCRIPTION, schema).with_title("Git")
     }
 

@@ -25,51 +25,8 @@ use crate::session::Session;
 /// inboxes purged.
 pub const PURGE_EVERY: Duration = Duration::from_secs(60);
 
-/// `LOOPBACK_HOSTS` are the Host headers the HTTP endpoints accept unless
-/// the operator lists more (DNS-rebinding protection).
-pub const LOOPBACK_HOSTS: &[&str] = &["localhost", "127.0.0.1", "::1", "[::1]"];
-
-/// `MCP_BODY_MAX_BYTES` is the largest request body `/mcp` and `/admin/mcp`
-/// take (a JSON-RPC message; 4 MiB).
-pub const MCP_BODY_MAX_BYTES: u64 = 4 * 1024 * 1024;
-
-/// Refuses a request whose `Content-Length` is over the route's limit
-/// (`max`, its state) with 413 before a byte of the body is read: the limit
-/// checks that count bytes while the body streams in still hold for a body
-/// without a length, but one that declares its size is judged on the
-/// header alone, so a declared 2 GiB costs the server nothing. A length
-/// that is not a number is a 400.
-pub async fn declared_body_limit(State(max): State<u64>, request: Request, next: Next) -> Response {
-    let declared = request.headers().get(header::CONTENT_LENGTH).map(|value| {
-        value
-            .to_str()
-            .ok()
-            .and_then(|text| text.trim().parse::<u64>().ok())
-    });
-    match declared {
-        Some(None) => (
-            StatusCode::BAD_REQUEST,
-            "the Content-Length header is not a number of bytes\n",
-        )
-            .into_response(),
-        Some(Some(length)) if length > max => {
-            let mut response = (
-                StatusCode::PAYLOAD_TOO_LARGE,
-                format!(
-                    "the request body declares {length} bytes, more than the {max} this endpoint takes; send a smaller body\n"
-                ),
-            )
-                .into_response();
-            // The body is never read, so the connection cannot carry another
-            // request.
-            response
-                .headers_mut()
-                .insert(header::CONNECTION, HeaderValue::from_static("close"));
-            response
-        }
-        _ => next.run(request).await,
-    }
-}
+use porter_mcp::http::ended_session;
+pub use porter_mcp::http::{LOOPBACK_HOSTS, MCP_BODY_MAX_BYTES, declared_body_limit};
 
 /// Serves one run over stdin/stdout until the client closes it.
 pub async fn stdio(gateway: Arc<Gateway>) -> anyhow::Result<()> {
@@ -213,16 +170,4 @@ async fn authenticate(
         );
         response
     }
-}
-
-/// Answers a session's end (`DELETE /mcp`) with 204 No Content: rmcp says
-/// 202, which clients read as a failed termination.
-async fn ended_session(request: Request, next: Next) -> Response {
-    let delete = request.method() == axum::http::Method::DELETE;
-    let mut response = next.run(request).await;
-    if delete && response.status() == StatusCode::ACCEPTED {
-        *response.status_mut() = StatusCode::NO_CONTENT;
-        *response.body_mut() = axum::body::Body::empty();
-    }
-    response
 }

@@ -84,7 +84,7 @@ impl Files {
     /// The `File` tool's definition (name `File`, op-discriminated input schema).
     #[must_use]
     pub fn tool() -> Tool {
-        let schema = rmcp::handler::server::tool::schema_for_type::<FileArgs>();
+        let schema = porter_mcp::schema::schema_for::<FileArgs>();
         Tool::new("File", DESCRIPTION, schema).with_title("Files kept out of the context")
     }
 

@@ -53,7 +53,7 @@ To read a web page as Markdown use WebFetch instead.";
 
 /// The tool's definition.
 pub(crate) fn tool() -> Tool {
-    let schema = rmcp::handler::server::tool::schema_for_type::<HttpArgs>();
+    let schema = porter_mcp::schema::schema_for::<HttpArgs>();
     Tool::new(HTTP_TOOL, DESCRIPTION, schema).with_title("HTTP request")
 }
 

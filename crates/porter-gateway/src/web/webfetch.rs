@@ -49,7 +49,7 @@ For other methods, request headers or a body use the HTTP tool.";
 
 /// The tool's definition.
 pub(crate) fn tool() -> Tool {
-    let schema = rmcp::handler::server::tool::schema_for_type::<WebFetchArgs>();
+    let schema = porter_mcp::schema::schema_for::<WebFetchArgs>();
     Tool::new(WEBFETCH_TOOL, DESCRIPTION, schema).with_title("Fetch a web page")
 }
 

@@ -21,8 +21,8 @@ use tokio_util::sync::CancellationToken;
 use super::MattermostServer;
 use crate::Token;
 
-/// `LOOPBACK_HOSTS` are the `Host` names always accepted.
-pub const LOOPBACK_HOSTS: &[&str] = &["localhost", "127.0.0.1", "::1", "[::1]"];
+pub use porter_mcp::http::LOOPBACK_HOSTS;
+use porter_mcp::http::{MCP_BODY_MAX_BYTES, declared_body_limit, ended_session};
 
 /// `HttpOptions` are the HTTP transport's protections. The default accepts
 /// loopback names only and asks for no token.
@@ -70,7 +70,8 @@ pub fn http_app(server: MattermostServer, options: &HttpOptions) -> Router {
         .with_allowed_hosts(hosts)
         .with_allowed_origins(origins)
         .enforce_origin_validation()
-        .with_cancellation_token(options.shutdown.clone());
+        .with_cancellation_token(options.shutdown.clone())
+        .with_max_request_body_bytes(usize::try_from(MCP_BODY_MAX_BYTES).unwrap_or(usize::MAX));
     let service = StreamableHttpService::new(
         move || Ok(server.clone()),
         Arc::new(LocalSessionManager::default()),
@@ -84,6 +85,10 @@ pub fn http_app(server: MattermostServer, options: &HttpOptions) -> Router {
         .nest_service("/mcp", service)
         .layer(middleware::from_fn(ended_session))
         .layer(middleware::from_fn_with_state(bearer, require_bearer))
+        .layer(middleware::from_fn_with_state(
+            MCP_BODY_MAX_BYTES,
+            declared_body_limit,
+        ))
 }
 
 /// `serve_http` serves [`http_app`] on `listener` until `stop` completes,
@@ -102,19 +107,6 @@ pub async fn serve_http(
             shutdown.cancel();
         })
         .await
-}
-
-/// Answers a session's end (`DELETE /mcp`) with 204 rather than rmcp's
-/// 202: the session is gone at once, and clients (the Python SDK among
-/// them) take anything but 200/204 as a failed termination.
-async fn ended_session(request: Request, next: Next) -> Response {
-    let delete = request.method() == axum::http::Method::DELETE;
-    let mut response = next.run(request).await;
-    if delete && response.status() == StatusCode::ACCEPTED {
-        *response.status_mut() = StatusCode::NO_CONTENT;
-        *response.body_mut() = axum::body::Body::empty();
-    }
-    response
 }
 
 /// Refuses a request without the operator's bearer token, comparing

@@ -277,6 +277,9 @@ impl MattermostServer {
         tool_router.merge(Self::channels_router());
         tool_router.merge(Self::posts_router());
         tool_router.merge(Self::state_router());
+        for route in tool_router.map.values_mut() {
+            route.attr = porter_mcp::schema::standard_tool(route.attr.clone());
+        }
         let listed = options.tool_names();
         let all: Vec<String> = tool_router.map.keys().map(ToString::to_string).collect();
         for name in all {
