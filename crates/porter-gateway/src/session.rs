@@ -189,9 +189,14 @@ impl Session {
             call,
             fallback_name,
         };
+        let output_schema = if value.get("structuredContent").is_some() {
+            self.gateway.upstreams.output_schema(server, tool).await
+        } else {
+            None
+        };
         let captured = tokio::task::spawn_blocking(move || {
             let mut value = value;
-            porter_capture::capture_result(&mut value, policy, &keeper);
+            porter_capture::capture_result(&mut value, policy, output_schema.as_deref(), &keeper);
             value
         })
         .await;

@@ -153,6 +153,25 @@ impl Upstreams {
         lists.into_iter().flatten().collect()
     }
 
+    /// The `outputSchema` tool `tool` of `server` declared, if it declared
+    /// one: what its results must still fit once their files are stubs.
+    /// Lists the server's tools if this connection has not yet.
+    pub async fn output_schema(&self, server: &str, tool: &str) -> Option<Arc<JsonObject>> {
+        let upstream = self.servers.get(server)?;
+        let tools = match upstream.tools(&self.routes).await {
+            Ok(tools) => tools,
+            Err(error) => {
+                tracing::warn!(server, %error, "upstream tools not listed for the output schema");
+                return None;
+            }
+        };
+        let name = format!("{TOOL_PREFIX}{server}__{tool}");
+        tools
+            .into_iter()
+            .find(|listed| listed.name == name)
+            .and_then(|listed| listed.output_schema)
+    }
+
     /// Calls `tool` on `server` and returns the result's JSON as the upstream
     /// sent it. The client's cancellation (`context.ct`) cancels the upstream
     /// call; the client's progress token receives the upstream's progress.
