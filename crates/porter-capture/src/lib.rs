@@ -14,7 +14,8 @@
 //!   nothing is dropped silently.
 //! - Wherever else in the result an object has the shape of an image, audio
 //!   or embedded resource block (in `structuredContent`, `_meta`, a text
-//!   block's `_meta`), its `data`, `blob` or `text` is kept the same way
+//!   block's `_meta`, a text block that is JSON — structured content
+//!   repeated as text), its `data`, `blob` or `text` is kept the same way
 //!   and only that string becomes the stub, whatever the policy. A file met
 //!   twice in one result (a server that repeats its `content` in
 //!   `structuredContent`) is handed to the keeper once and gets one stub.
@@ -147,6 +148,7 @@ pub fn capture_result(
         path: Vec::new(),
         schema_broken: false,
         stubs: Vec::new(),
+        replaced: 0,
     };
     let Some(members) = result.as_object_mut() else {
         return Report::default();
@@ -214,9 +216,15 @@ fn worth_remembering(result: &Value) -> bool {
             blocks
                 .iter()
                 .filter(|block| match block.as_object() {
-                    Some(block) if block.get("type") == Some(&Value::from("text")) => block
-                        .keys()
-                        .any(|key| !matches!(key.as_str(), "type" | "text" | "annotations")),
+                    Some(block) if block.get("type") == Some(&Value::from("text")) => {
+                        block
+                            .keys()
+                            .any(|key| !matches!(key.as_str(), "type" | "text" | "annotations"))
+                            || block
+                                .get("text")
+                                .and_then(Value::as_str)
+                                .is_some_and(may_hold_blocks)
+                    }
                     _ => true,
                 })
                 .count()
@@ -226,6 +234,16 @@ fn worth_remembering(result: &Value) -> bool {
         .filter(|key| !matches!(key.as_str(), "content" | "isError" | "resultType"))
         .count();
     in_blocks + elsewhere > 1
+}
+
+/// Whether a text could be JSON holding file blocks: it opens an object or
+/// array and names a `type` and a block type. Only such a text is parsed.
+fn may_hold_blocks(text: &str) -> bool {
+    text.trim_start().starts_with(['{', '['])
+        && text.contains("\"type\"")
+        && ["\"image\"", "\"audio\"", "\"resource\""]
+            .iter()
+            .any(|kind| text.contains(kind))
 }
 
 /// `Seen` remembers the stub of each file kept so far in one result, by a
@@ -282,6 +300,8 @@ struct Capture<'k> {
     /// The stubs of the files handed to the keeper (not found again) since
     /// this was last cleared.
     stubs: Vec<String>,
+    /// How many strings were replaced in structured values so far.
+    replaced: usize,
 }
 
 impl Capture<'_> {
@@ -332,6 +352,9 @@ impl Capture<'_> {
                     match (key.as_str(), member) {
                         ("type", _) => {}
                         ("text", Value::String(text)) => {
+                            if let Some(rewritten) = self.blocks_in_json_text(text) {
+                                release(std::mem::replace(text, rewritten).into_bytes());
+                            }
                             if self.policy.capture_base64
                                 && let Some(captured) = self.in_text(text, &Hints::default())
                             {
@@ -503,6 +526,32 @@ impl Capture<'_> {
         }
     }
 
+    /// A text block that is JSON holding file blocks (a server that repeats
+    /// its structured content as text, as the MCP spec suggests): the JSON
+    /// with each block's bytes replaced by the stub, written again (compact,
+    /// or indented when the text was), or `None` when it holds none and is
+    /// left as it is.
+    fn blocks_in_json_text(&mut self, text: &str) -> Option<String> {
+        if !may_hold_blocks(text) {
+            return None;
+        }
+        let mut value: Value = serde_json::from_str(text).ok()?;
+        let replaced = self.replaced;
+        let policy = self.policy;
+        self.policy.capture_base64 = false;
+        self.structured(&mut value, &Hints::default(), 0);
+        self.policy = policy;
+        if self.replaced == replaced {
+            return None;
+        }
+        let written = if text.contains('\n') {
+            serde_json::to_string_pretty(&value)
+        } else {
+            serde_json::to_string(&value)
+        };
+        written.ok()
+    }
+
     /// Steps into a member or element, tracking the path only while there
     /// is a schema to check it against.
     fn enter(&mut self, step: Step) {
@@ -588,6 +637,7 @@ impl Capture<'_> {
                 self.schema_broken = true;
             }
         }
+        self.replaced += 1;
         release(std::mem::replace(slot, with).into_bytes());
     }
 
@@ -1427,6 +1477,34 @@ mod tests {
             after["structuredContent"]["data"],
             "[audio data not kept: it is not valid base64 (10 characters)]"
         );
+    }
+
+    #[test]
+    fn structured_content_repeated_as_json_text_gets_the_same_stub_there() {
+        let wav = b"RIFF\x24\0\0\0WAVEfmt and the rest".to_vec();
+        let structured = json!({"content": [
+            {"type": "audio", "data": STANDARD.encode(&wav), "mimeType": "audio/wav"}
+        ], "seconds": 3});
+        for text in [
+            structured.to_string(),
+            serde_json::to_string_pretty(&structured).expect("serialises"),
+        ] {
+            let before = json!({"content": [{"type": "text", "text": text}], "structuredContent": structured});
+            let (after, kept, report) = run(before, Policy::default(), STUB);
+            assert_eq!(kept, vec![handed(&wav, None, Some("audio/wav"))]);
+            assert_eq!(report.files, 1);
+            let mut expected = structured.clone();
+            expected["content"][0]["data"] = json!(STUB);
+            assert_eq!(after["structuredContent"], expected);
+            let text = after["content"][0]["text"].as_str().expect("text");
+            let parsed: Value = serde_json::from_str(text).expect("still JSON");
+            assert_eq!(parsed, expected);
+        }
+        // JSON text naming a block type but holding no block is left be.
+        let text = r#"{"type": "image", "caption": "a cat"}"#;
+        let (after, kept, _) = run(result_with_text(text), Policy::default(), STUB);
+        assert!(kept.is_empty());
+        assert_eq!(after, result_with_text(text));
     }
 
     #[test]
