@@ -347,3 +347,48 @@ async def test_server_filesystem_text_passes_the_gateway_unchanged(tmp_path: Pat
     assert result.structured_content == expected.structured_content
     assert result.is_error == expected.is_error
     assert not list(served.data.glob("runs/*/inbox/*"))
+
+
+def schema_config(root: Path) -> Path:
+    """The harness's config with schema_upstream.mjs added as `schemas`."""
+    path = write_config(root)
+    config = json.loads(path.read_text())
+    config["mcp_servers"]["schemas"] = {"command": "node", "args": [str(HERE / "schema_upstream.mjs")]}
+    path.write_text(json.dumps(config, indent=2) + "\n")
+    return path
+
+
+def png_magic(size: int, seed: int) -> bytes:
+    return b"\x89PNG\r\n\x1a\n" + pseudo_random(size, seed)
+
+
+async def test_structured_content_keeps_fitting_the_output_schema_or_is_withheld(tmp_path: Path) -> None:
+    picture = png_magic(6000, 21)
+    async with stdio_gateway(tmp_path, schema_config(tmp_path)) as served:
+        listed = {tool.name: tool for tool in (await served.client.list_tools()).tools}
+        assert listed["mcp__schemas__strict-image"].output_schema
+
+        # A stub fits `data: string`: the structure stays, the client's own
+        # validation against the schema passes, one file for both places.
+        loose = await served.client.call_tool("mcp__schemas__loose-image", {})
+        assert not loose.is_error, all_text(loose)
+        [stub] = stubs(loose)
+        assert loose.structured_content == {
+            "image": {"type": "image", "data": STUB.search(all_text(loose)).group(0), "mimeType": "image/png"},
+            "caption": "a picture",
+        }
+        assert served.inbox_file(stub["path"]).read_bytes() == picture
+        assert long_fields(json.loads(loose.model_dump_json(by_alias=True))) == []
+
+        # No stub fits a base64 pattern: structuredContent is withheld and
+        # said so, with the thumbnail's stub, which was only there.
+        strict = await served.client.call_tool("mcp__schemas__strict-image", {})
+        assert strict.structured_content is None
+        assert strict.is_error
+        lines = texts(strict)
+        assert len(lines) == 3, lines
+        assert STUB.fullmatch(lines[0]) and STUB.fullmatch(lines[2])
+        assert lines[1].startswith("[structured content withheld:") and "output schema" in lines[1]
+        assert served.inbox_file(STUB.fullmatch(lines[0])["path"]).read_bytes() == picture
+        assert served.inbox_file(STUB.fullmatch(lines[2])["path"]).read_bytes() == png_magic(2000, 22)
+        assert long_fields(json.loads(strict.model_dump_json(by_alias=True))) == []
