@@ -672,9 +672,9 @@ impl Capture<'_> {
             if start == 0 && end == bytes.len() {
                 hints = hints.or(outer);
             }
-            if !recognised(&self.decoded, &hints) {
+            let Some(hints) = recognised(&self.decoded, &hints) else {
                 continue;
-            }
+            };
             let stub = self.keep(hints.name.as_deref(), hints.declared_type.as_deref());
             let out = captured.get_or_insert_with(|| String::with_capacity(bytes.len() / 16));
             out.push_str(&text[copied..start]);

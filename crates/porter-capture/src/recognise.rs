@@ -95,22 +95,37 @@ pub(crate) fn decode_block_data(data: &str, into: &mut Vec<u8>) -> bool {
     false
 }
 
-/// Whether decoded bytes are a file rather than a token: vouched for by
-/// the sibling fields (see [`vouched`]), or recognised on their own by a
-/// signature the file view knows (the weakest few excepted) or as
-/// readable text.
-pub(crate) fn recognised(bytes: &[u8], hints: &Hints) -> bool {
+/// Whether decoded bytes are a file rather than a token, and if so the
+/// hints to hand over with them. A file is vouched for by the sibling
+/// fields (see [`vouched`]: all their hints go along), or recognised on its
+/// own by a signature the file view knows (the weakest few excepted) or as
+/// readable text: then only the hints that agree with the bytes go along,
+/// so a PNG beside `"mimeType": "application/pdf"` is not recorded as a
+/// PDF.
+pub(crate) fn recognised(bytes: &[u8], hints: &Hints) -> Option<Hints> {
     if bytes.is_empty() {
-        return false;
+        return None;
     }
     if vouched(bytes, hints) {
-        return true;
+        return Some(hints.clone());
     }
     let found = sniff_type(bytes, "");
     let by_signature = found.kind != Kind::Text
         && found.mime_type != "application/octet-stream"
         && !weak_signature(&found.mime_type, bytes);
-    by_signature || readable_text(bytes)
+    if !by_signature && !readable_text(bytes) {
+        return None;
+    }
+    Some(Hints {
+        declared_type: hints
+            .declared_type
+            .clone()
+            .filter(|declared| agrees(&essence(declared), bytes)),
+        name: hints
+            .name
+            .clone()
+            .filter(|name| extension_type(name).is_none_or(|named| agrees(&named, bytes))),
+    })
 }
 
 /// Whether the sibling fields vouch for the bytes: they name a type (a
@@ -344,7 +359,34 @@ mod tests {
             (b"", hints(Some("image/png"), None), false),
         ];
         for (i, (bytes, hints, expected)) in cases.into_iter().enumerate() {
-            assert_eq!(recognised(bytes, &hints), expected, "case {i}");
+            assert_eq!(recognised(bytes, &hints).is_some(), expected, "case {i}");
+        }
+    }
+
+    #[test]
+    fn only_the_hints_that_agree_with_a_file_go_along_with_it() {
+        let png = [b"\x89PNG\r\n\x1a\n".as_slice(), &noise(64, 5)].concat();
+        let cases = [
+            (
+                hints(Some("application/pdf"), Some("report.pdf")),
+                hints(None, None),
+            ),
+            (
+                hints(Some("application/pdf"), Some("photo.png")),
+                hints(None, Some("photo.png")),
+            ),
+            (
+                hints(Some("image/png"), Some("report.pdf")),
+                hints(Some("image/png"), None),
+            ),
+            (
+                hints(Some("image/png"), Some("photo.png")),
+                hints(Some("image/png"), Some("photo.png")),
+            ),
+            (hints(None, Some("upload")), hints(None, Some("upload"))),
+        ];
+        for (given, expected) in cases {
+            assert_eq!(recognised(&png, &given), Some(expected), "{given:?}");
         }
     }
 
