@@ -529,8 +529,8 @@ impl Capture<'_> {
     /// A text block that is JSON holding file blocks (a server that repeats
     /// its structured content as text, as the MCP spec suggests): the JSON
     /// with each block's bytes replaced by the stub, written again (compact,
-    /// or indented when the text was), or `None` when it holds none and is
-    /// left as it is.
+    /// or indented when the text was; keys sorted, as serde_json's map keeps
+    /// them), or `None` when it holds none and is left as it is.
     fn blocks_in_json_text(&mut self, text: &str) -> Option<String> {
         if !may_hold_blocks(text) {
             return None;
