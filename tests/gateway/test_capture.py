@@ -16,6 +16,7 @@ import mcp_types as types
 import pytest
 
 from harness import (
+    HERE,
     NOT_KEPT,
     STUB,
     all_text,
@@ -29,6 +30,8 @@ from harness import (
     wav,
     write_config,
 )
+from mcp import Client
+from mcp.client.stdio import StdioServerParameters, stdio_client
 
 pytestmark = pytest.mark.anyio
 
@@ -254,3 +257,138 @@ async def test_the_upstream_is_started_again_after_it_dies(tmp_path: Path) -> No
         await anyio.sleep(0.5)
         again = await served.client.call_tool("mcp__fixtures__echo", {"message": "two"})
         assert texts(again) == ["two"], all_text(again)
+
+
+# ---------------------------------------------------------------------------
+# server-filesystem (npm), a server no one here wrote, as an upstream over stdio
+
+FIELD_LIMIT = 2048
+
+
+def filesystem_bin() -> str:
+    return str(HERE / "node_modules" / ".bin" / "mcp-server-filesystem")
+
+
+def filesystem_config(root: Path, share: Path) -> Path:
+    """The harness's config with server-filesystem added as `files`, allowed
+    `share`, under the default `binary_results: passthrough`."""
+    path = write_config(root)
+    config = json.loads(path.read_text())
+    config["mcp_servers"]["files"] = {"command": filesystem_bin(), "args": [str(share)]}
+    path.write_text(json.dumps(config, indent=2) + "\n")
+    return path
+
+
+def long_fields(value: object, where: str = "") -> list[str]:
+    """Every string (key or value) in `value` longer than FIELD_LIMIT, by where it is."""
+    if isinstance(value, str):
+        return [f"{where} ({len(value)} characters)"] if len(value) > FIELD_LIMIT else []
+    if isinstance(value, dict):
+        found = [f"{where}/<key> ({len(k)})" for k in value if len(k) > FIELD_LIMIT]
+        for key, item in value.items():
+            found += long_fields(item, f"{where}/{key}")
+        return found
+    if isinstance(value, list):
+        return [hit for i, item in enumerate(value) for hit in long_fields(item, f"{where}/{i}")]
+    return []
+
+
+async def test_server_filesystem_media_reach_the_client_as_stubs_in_every_field(tmp_path: Path) -> None:
+    share = tmp_path / "share"
+    share.mkdir()
+    picture = png(1024, 1024, 5)
+    sound = wav(88_000, 9)
+    assert len(picture) > 3_000_000 and len(sound) > 170_000
+    (share / "big.png").write_bytes(picture)
+    (share / "voice.wav").write_bytes(sound)
+    async with stdio_gateway(tmp_path, filesystem_config(tmp_path, share)) as served:
+        listed = {tool.name: tool for tool in (await served.client.list_tools()).tools}
+        # The client validates structured content against this schema itself.
+        assert listed["mcp__files__read_media_file"].output_schema
+        for name, original, media_type in [("big.png", picture, "image/png"), ("voice.wav", sound, "audio/wav")]:
+            before = set(served.data.glob("runs/*/inbox/**/*"))
+            result = await served.client.call_tool("mcp__files__read_media_file", {"path": str(share / name)})
+            assert not result.is_error, all_text(result)
+            whole = json.loads(result.model_dump_json(by_alias=True))
+            assert long_fields(whole) == [], name
+            assert len(json.dumps(whole)) < FIELD_LIMIT, f"{name}: {len(json.dumps(whole))} characters"
+            only_text(result)
+            [stub] = stubs(result)
+            assert stub["type"] == media_type
+            [block] = result.structured_content["content"]
+            assert block["data"] == STUB.search(all_text(result)).group(0), "the same stub in both places"
+            assert block["type"] == ("image" if media_type.startswith("image") else "audio")
+            assert block["mimeType"] == media_type
+            # One capture, not two: one new inbox file, equal to the original.
+            new = [path for path in set(served.data.glob("runs/*/inbox/**/*")) - before if path.is_file()]
+            assert len(new) == 1, new
+            kept = served.inbox_file(stub["path"]).read_bytes()
+            assert sha256(kept) == sha256(original)
+            assert sha256(original).startswith(stub["sha"])
+
+
+async def test_server_filesystem_text_passes_the_gateway_unchanged(tmp_path: Path) -> None:
+    share = tmp_path / "share"
+    share.mkdir()
+    text = "Notes · ünïcode · 世界\n\ttabbed line\n" + base64.b64encode(pseudo_random(6000, 8)).decode() + "\nend\n"
+    (share / "notes.txt").write_text(text)
+    params = StdioServerParameters(command=filesystem_bin(), args=[str(share)])
+    with open(tmp_path / "direct.stderr", "w") as errlog:
+        async with Client(stdio_client(params, errlog=errlog)) as direct:
+            await direct.list_tools()
+            expected = await direct.call_tool("read_text_file", {"path": str(share / "notes.txt")})
+    assert texts(expected) == [text]
+    async with stdio_gateway(tmp_path, filesystem_config(tmp_path, share)) as served:
+        await served.client.list_tools()
+        result = await served.client.call_tool("mcp__files__read_text_file", {"path": str(share / "notes.txt")})
+    assert [block.model_dump(by_alias=True) for block in result.content] == [
+        block.model_dump(by_alias=True) for block in expected.content
+    ]
+    assert result.structured_content == expected.structured_content
+    assert result.is_error == expected.is_error
+    assert not list(served.data.glob("runs/*/inbox/*"))
+
+
+def schema_config(root: Path) -> Path:
+    """The harness's config with schema_upstream.mjs added as `schemas`."""
+    path = write_config(root)
+    config = json.loads(path.read_text())
+    config["mcp_servers"]["schemas"] = {"command": "node", "args": [str(HERE / "schema_upstream.mjs")]}
+    path.write_text(json.dumps(config, indent=2) + "\n")
+    return path
+
+
+def png_magic(size: int, seed: int) -> bytes:
+    return b"\x89PNG\r\n\x1a\n" + pseudo_random(size, seed)
+
+
+async def test_structured_content_keeps_fitting_the_output_schema_or_is_withheld(tmp_path: Path) -> None:
+    picture = png_magic(6000, 21)
+    async with stdio_gateway(tmp_path, schema_config(tmp_path)) as served:
+        listed = {tool.name: tool for tool in (await served.client.list_tools()).tools}
+        assert listed["mcp__schemas__strict-image"].output_schema
+
+        # A stub fits `data: string`: the structure stays, the client's own
+        # validation against the schema passes, one file for both places.
+        loose = await served.client.call_tool("mcp__schemas__loose-image", {})
+        assert not loose.is_error, all_text(loose)
+        [stub] = stubs(loose)
+        assert loose.structured_content == {
+            "image": {"type": "image", "data": STUB.search(all_text(loose)).group(0), "mimeType": "image/png"},
+            "caption": "a picture",
+        }
+        assert served.inbox_file(stub["path"]).read_bytes() == picture
+        assert long_fields(json.loads(loose.model_dump_json(by_alias=True))) == []
+
+        # No stub fits a base64 pattern: structuredContent is withheld and
+        # said so, with the thumbnail's stub, which was only there.
+        strict = await served.client.call_tool("mcp__schemas__strict-image", {})
+        assert strict.structured_content is None
+        assert strict.is_error
+        lines = texts(strict)
+        assert len(lines) == 3, lines
+        assert STUB.fullmatch(lines[0]) and STUB.fullmatch(lines[2])
+        assert lines[1].startswith("[structured content withheld:") and "output schema" in lines[1]
+        assert served.inbox_file(STUB.fullmatch(lines[0])["path"]).read_bytes() == picture
+        assert served.inbox_file(STUB.fullmatch(lines[2])["path"]).read_bytes() == png_magic(2000, 22)
+        assert long_fields(json.loads(strict.model_dump_json(by_alias=True))) == []

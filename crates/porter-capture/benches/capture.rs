@@ -221,7 +221,7 @@ fn child(settings: &Settings) -> Result<(), String> {
     std::fs::write("/proc/self/clear_refs", "5")
         .map_err(|e| format!("cannot reset the peak RSS mark: {e}"))?;
     let started = Instant::now();
-    let report = capture_result(&mut result, policy, &keeper);
+    let report = capture_result(&mut result, policy, None, &keeper);
     let seconds = started.elapsed().as_secs_f64();
     let hwm = status_kib("VmHWM:").unwrap_or(0);
     let text = result["content"][0]["text"].as_str().unwrap_or_default();

@@ -12,14 +12,26 @@
 //! - A `resource_link` becomes one line naming it (nothing is fetched); a
 //!   block of a type porter does not know becomes a line naming the type, so
 //!   nothing is dropped silently.
+//! - Wherever else in the result an object has the shape of an image, audio
+//!   or embedded resource block (in `structuredContent`, `_meta`, a text
+//!   block's `_meta`, a text block that is JSON — structured content
+//!   repeated as text), its `data`, `blob` or `text` is kept the same way
+//!   and only that string becomes the stub, whatever the policy. A file met
+//!   twice in one result (a server that repeats its `content` in
+//!   `structuredContent`) is handed to the keeper once and gets one stub.
+//!   Structured content that its stubs would make fail the tool's
+//!   `outputSchema` is withheld, and a text block says so.
 //! - Under [`Policy::capture_base64`], long base64 strings (at least 4,096
 //!   characters, standard or URL-safe, optionally a `data:` URI) inside text
 //!   blocks and structured content are kept too, but only when they decode
-//!   cleanly to something recognisable: a type named by a sibling field, a
-//!   known file signature, a file name with a known extension, or readable
-//!   text. Only that string is replaced (JSON-escaped where it sits inside a
-//!   JSON string); the rest of the text stays as it was, valid JSON or not.
-//!   Random tokens and cursors are left alone.
+//!   cleanly to something recognisable: a known file signature, readable
+//!   text, or a type that a sibling field names (`mimeType`, `fileName`, …)
+//!   and the bytes agree with — a type with a signature only vouches for
+//!   bytes that carry it, a text type only for text. Only that string is
+//!   replaced (JSON-escaped where it sits inside a JSON string); the rest of
+//!   the text stays as it was, valid JSON or not. Random tokens, cursors,
+//!   hashes and the segments of dotted tokens (JWTs) are left alone, also
+//!   beside a `"fileName": "report.pdf"`.
 //! - A result with nothing to capture is not touched at all, so it
 //!   serialises byte for byte as it came.
 //!
@@ -40,20 +52,25 @@
 //! let mut result = serde_json::json!({"content": [
 //!     {"type": "image", "data": "iVBORw0KGgo=", "mimeType": "image/png"},
 //! ]});
-//! let report = capture_result(&mut result, Policy::default(), &Stub);
+//! let report = capture_result(&mut result, Policy::default(), None, &Stub);
 //! assert_eq!(report.files, 1);
 //! assert_eq!(result["content"][0]["text"], "[file: 8 bytes · image/png]");
 //! ```
 
 mod recognise;
 mod scan;
+mod schema;
 mod siblings;
+
+use std::collections::HashMap;
+use std::hash::{BuildHasher, RandomState};
 
 use porter_fileview::{Cancel, FileInput, Options, WindowRequest, human_size};
 use serde_json::{Map, Value};
 
 use recognise::{decode_block_data, decode_into, recognised};
-use scan::{MIN_BASE64_CHARS, data_uri, next_run, quoting};
+use scan::{MIN_BASE64_CHARS, data_uri, in_dotted_token, next_run, quoting};
+use schema::Step;
 use siblings::Hints;
 
 /// `Found` is one file found in a result, decoded.
@@ -91,33 +108,150 @@ pub struct Policy {
 /// `Report` says what a capture did.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Report {
-    /// How many files were handed to the keeper.
+    /// How many files were handed to the keeper. A file met twice in one
+    /// result (an image block and its copy in `structuredContent`) is handed
+    /// over once and both places get the same stub.
     pub files: usize,
+    /// Whether `structuredContent` was withheld because, with its stubs in
+    /// place, it would no longer fit the tool's output schema.
+    pub structured_withheld: bool,
 }
 
 /// Rewrites `result` (the JSON of an MCP `CallToolResult`, as the upstream
 /// sent it) in place: every file in it is handed to `keeper` and replaced by
 /// the line it returns. A result with only text blocks and no capture-worthy
 /// base64 is left untouched, byte for byte.
-pub fn capture_result(result: &mut Value, policy: Policy, keeper: &dyn Keep) -> Report {
+///
+/// Files are looked for everywhere in the result, not only in `content`:
+/// an object shaped like an MCP image, audio or embedded resource block
+/// that sits in `structuredContent`, `_meta` or any other member has its
+/// `data`, `blob` or `text` kept and replaced by the stub, the rest of the
+/// object left as it was, whatever the policy. `output_schema` is the
+/// tool's declared `outputSchema`, if any: when a stub in
+/// `structuredContent` could make it fail that schema, `structuredContent`
+/// is withheld and a text block says so, with the stubs of files found only
+/// there, and the result is marked as an error (a client that validates
+/// would otherwise refuse it for lacking the structured content).
+pub fn capture_result(
+    result: &mut Value,
+    policy: Policy,
+    output_schema: Option<&Map<String, Value>>,
+    keeper: &dyn Keep,
+) -> Report {
     let mut capture = Capture {
         policy,
         keeper,
         files: 0,
         decoded: Vec::new(),
+        seen: worth_remembering(result).then(Seen::default),
+        schema: None,
+        path: Vec::new(),
+        schema_broken: false,
+        stubs: Vec::new(),
+        replaced: 0,
     };
-    if let Some(Value::Array(blocks)) = result.get_mut("content") {
+    let Some(members) = result.as_object_mut() else {
+        return Report::default();
+    };
+    if let Some(Value::Array(blocks)) = members.get_mut("content") {
         capture.content(blocks);
     }
-    if policy.capture_base64
-        && let Some(structured) = result.get_mut("structuredContent")
-    {
+    if let Some(structured) = members.get_mut("structuredContent") {
+        capture.schema = output_schema;
+        capture.stubs.clear();
         capture.structured(structured, &Hints::default(), 0);
+        capture.schema = None;
+    }
+    let withheld = capture.schema_broken;
+    let only_structured = std::mem::take(&mut capture.stubs);
+    for (key, member) in members.iter_mut() {
+        if key != "content" && key != "structuredContent" {
+            capture.structured(member, &Hints::default(), 0);
+        }
+    }
+    if withheld {
+        withhold_structured(members, only_structured);
     }
     release(std::mem::take(&mut capture.decoded));
     Report {
         files: capture.files,
+        structured_withheld: withheld,
     }
+}
+
+/// Takes `structuredContent` out of a result whose stubs would break its
+/// tool's output schema, and says so in `content`, followed by the stubs of
+/// the files that were only there.
+fn withhold_structured(members: &mut Map<String, Value>, stubs: Vec<String>) {
+    members.remove("structuredContent");
+    let note = text_block(
+        "[structured content withheld: it carried files, now kept in the inbox, and with their \
+         stubs in its place it would no longer fit this tool's output schema. The call itself \
+         succeeded; the content above and the lines below are its answer.]"
+            .to_owned(),
+        None,
+    );
+    let blocks = std::iter::once(note).chain(stubs.into_iter().map(|stub| text_block(stub, None)));
+    match members.get_mut("content") {
+        Some(Value::Array(content)) => content.extend(blocks),
+        _ => {
+            members.insert("content".to_owned(), Value::Array(blocks.collect()));
+        }
+    }
+    members.insert("isError".to_owned(), Value::Bool(true));
+}
+
+/// Whether a result could hold one file twice: more than one place holds
+/// something other than plain text (a block that is not text, a text
+/// block's `_meta`, `structuredContent`, the result's `_meta`). Only then
+/// are the files' bytes hashed to hand each over once.
+fn worth_remembering(result: &Value) -> bool {
+    let Some(members) = result.as_object() else {
+        return false;
+    };
+    let in_blocks = members
+        .get("content")
+        .and_then(Value::as_array)
+        .map_or(0, |blocks| {
+            blocks
+                .iter()
+                .filter(|block| match block.as_object() {
+                    Some(block) if block.get("type") == Some(&Value::from("text")) => {
+                        block
+                            .keys()
+                            .any(|key| !matches!(key.as_str(), "type" | "text" | "annotations"))
+                            || block
+                                .get("text")
+                                .and_then(Value::as_str)
+                                .is_some_and(may_hold_blocks)
+                    }
+                    _ => true,
+                })
+                .count()
+        });
+    let elsewhere = members
+        .keys()
+        .filter(|key| !matches!(key.as_str(), "content" | "isError" | "resultType"))
+        .count();
+    in_blocks + elsewhere > 1
+}
+
+/// Whether a text could be JSON holding file blocks: it opens an object or
+/// array and names a `type` and a block type. Only such a text is parsed.
+fn may_hold_blocks(text: &str) -> bool {
+    text.trim_start().starts_with(['{', '['])
+        && text.contains("\"type\"")
+        && ["\"image\"", "\"audio\"", "\"resource\""]
+            .iter()
+            .any(|kind| text.contains(kind))
+}
+
+/// `Seen` remembers the stub of each file kept so far in one result, by a
+/// keyed hash of its bytes and their length.
+#[derive(Default)]
+struct Seen {
+    hasher: RandomState,
+    stubs: HashMap<(u64, usize), String>,
 }
 
 /// `BACKGROUND_FREE_BYTES` is the buffer size from which [`release`] frees
@@ -155,6 +289,19 @@ struct Capture<'k> {
     /// The one buffer every file is decoded into, so at most one decoded
     /// file is held beside the result.
     decoded: Vec<u8>,
+    /// The files kept so far, when the result could hold one twice.
+    seen: Option<Seen>,
+    /// The output schema structured content is checked against while it is
+    /// walked, and the path to where the walk is.
+    schema: Option<&'k Map<String, Value>>,
+    path: Vec<Step>,
+    /// Whether a replacement could make the structured content fail it.
+    schema_broken: bool,
+    /// The stubs of the files handed to the keeper (not found again) since
+    /// this was last cleared.
+    stubs: Vec<String>,
+    /// How many strings were replaced in structured values so far.
+    replaced: usize,
 }
 
 impl Capture<'_> {
@@ -201,11 +348,21 @@ impl Capture<'_> {
         };
         match kind.as_str() {
             "text" => {
-                if self.policy.capture_base64
-                    && let Some(Value::String(text)) = object.get_mut("text")
-                    && let Some(captured) = self.in_text(text, &Hints::default())
-                {
-                    release(std::mem::replace(text, captured).into_bytes());
+                for (key, member) in object.iter_mut() {
+                    match (key.as_str(), member) {
+                        ("type", _) => {}
+                        ("text", Value::String(text)) => {
+                            if let Some(rewritten) = self.blocks_in_json_text(text) {
+                                release(std::mem::replace(text, rewritten).into_bytes());
+                            }
+                            if self.policy.capture_base64
+                                && let Some(captured) = self.in_text(text, &Hints::default())
+                            {
+                                release(std::mem::replace(text, captured).into_bytes());
+                            }
+                        }
+                        (_, member) => self.structured(member, &Hints::default(), 0),
+                    }
                 }
                 None
             }
@@ -288,12 +445,7 @@ impl Capture<'_> {
             }
             self.keep(name.as_deref(), declared)
         } else if let Some(text) = resource.get("text").and_then(Value::as_str) {
-            self.files += 1;
-            self.keeper.keep(Found {
-                bytes: text.as_bytes(),
-                name: name.as_deref(),
-                declared_type: declared,
-            })
+            self.keep_from(Some(text), name.as_deref(), declared)
         } else {
             return not_kept("it holds neither a blob nor text");
         };
@@ -302,39 +454,191 @@ impl Capture<'_> {
 
     /// Hands the decoded buffer to the keeper.
     fn keep(&mut self, name: Option<&str>, declared_type: Option<&str>) -> String {
-        self.files += 1;
-        self.keeper.keep(Found {
-            bytes: &self.decoded,
-            name,
-            declared_type,
-        })
+        self.keep_from(None, name, declared_type)
     }
 
-    /// Walks structured content for long base64 strings, each object's
-    /// string members giving the hints for its others.
+    /// Hands a file to the keeper: `text`'s bytes, or the decoded buffer's
+    /// when there is no text. A file this result already handed over gets
+    /// the stub it got then.
+    fn keep_from(
+        &mut self,
+        text: Option<&str>,
+        name: Option<&str>,
+        declared_type: Option<&str>,
+    ) -> String {
+        let bytes = text.map_or(self.decoded.as_slice(), str::as_bytes);
+        let key = self
+            .seen
+            .as_ref()
+            .map(|seen| (seen.hasher.hash_one(bytes), bytes.len()));
+        if let (Some(seen), Some(key)) = (&self.seen, key)
+            && let Some(stub) = seen.stubs.get(&key)
+        {
+            return stub.clone();
+        }
+        self.files += 1;
+        let stub = self.keeper.keep(Found {
+            bytes,
+            name,
+            declared_type,
+        });
+        if let (Some(seen), Some(key)) = (&mut self.seen, key) {
+            seen.stubs.insert(key, stub.clone());
+        }
+        self.stubs.push(stub.clone());
+        stub
+    }
+
+    /// Walks structured content (or any other part of a result but its
+    /// content blocks): an object shaped like an MCP file block has its
+    /// bytes kept whatever the policy, and under
+    /// [`Policy::capture_base64`] long base64 strings are too, each
+    /// object's string members giving the hints for its others.
     fn structured(&mut self, value: &mut Value, hints: &Hints, depth: usize) {
         if depth > MAX_STRUCTURED_DEPTH {
             return;
         }
         match value {
             Value::String(text) => {
-                if let Some(captured) = self.in_text(text, hints) {
-                    release(std::mem::replace(text, captured).into_bytes());
+                if self.policy.capture_base64
+                    && let Some(captured) = self.in_text(text, hints)
+                {
+                    self.replace(text, captured, &[]);
                 }
             }
             Value::Array(items) => {
-                for item in items {
+                for (index, item) in items.iter_mut().enumerate() {
+                    self.enter(Step::Index(index));
                     self.structured(item, &Hints::default(), depth + 1);
+                    self.leave();
                 }
             }
             Value::Object(members) => {
+                self.block_shape(members);
                 let hints = siblings::in_object(members);
-                for member in members.values_mut() {
+                for (key, member) in members.iter_mut() {
+                    self.enter(Step::Key(key.clone()));
                     self.structured(member, &hints, depth + 1);
+                    self.leave();
                 }
             }
             Value::Null | Value::Bool(_) | Value::Number(_) => {}
         }
+    }
+
+    /// A text block that is JSON holding file blocks (a server that repeats
+    /// its structured content as text, as the MCP spec suggests): the JSON
+    /// with each block's bytes replaced by the stub, written again (compact,
+    /// or indented when the text was; keys sorted, as serde_json's map keeps
+    /// them), or `None` when it holds none and is left as it is.
+    fn blocks_in_json_text(&mut self, text: &str) -> Option<String> {
+        if !may_hold_blocks(text) {
+            return None;
+        }
+        let mut value: Value = serde_json::from_str(text).ok()?;
+        let replaced = self.replaced;
+        let policy = self.policy;
+        self.policy.capture_base64 = false;
+        self.structured(&mut value, &Hints::default(), 0);
+        self.policy = policy;
+        if self.replaced == replaced {
+            return None;
+        }
+        let written = if text.contains('\n') {
+            serde_json::to_string_pretty(&value)
+        } else {
+            serde_json::to_string(&value)
+        };
+        written.ok()
+    }
+
+    /// Steps into a member or element, tracking the path only while there
+    /// is a schema to check it against.
+    fn enter(&mut self, step: Step) {
+        if self.schema.is_some() {
+            self.path.push(step);
+        }
+    }
+
+    fn leave(&mut self) {
+        if self.schema.is_some() {
+            self.path.pop();
+        }
+    }
+
+    /// Keeps the bytes of an object shaped like an MCP image or audio block
+    /// (`type` and `data`) or embedded resource (`type: resource` with a
+    /// `resource` holding `blob` or `text`), putting the stub in place of
+    /// the string that held them and leaving the rest of the object be.
+    fn block_shape(&mut self, members: &mut Map<String, Value>) {
+        let kind = match members.get("type").and_then(Value::as_str) {
+            Some(kind @ ("image" | "audio")) => kind.to_owned(),
+            Some("resource") => {
+                if let Some(Value::Object(resource)) = members.get_mut("resource") {
+                    self.enter(Step::Key("resource".to_owned()));
+                    self.resource_shape(resource);
+                    self.leave();
+                }
+                return;
+            }
+            _ => return,
+        };
+        let declared = declared_type(members).map(str::to_owned);
+        let Some(Value::String(data)) = members.get_mut("data") else {
+            return;
+        };
+        if data.is_empty() {
+            return;
+        }
+        let line = if decode_block_data(data, &mut self.decoded) && !self.decoded.is_empty() {
+            self.keep(None, declared.as_deref())
+        } else {
+            format!(
+                "[{kind} data not kept: it is not valid base64 ({} characters)]",
+                data.len()
+            )
+        };
+        self.replace(data, line, &["data"]);
+    }
+
+    /// The embedded resource of a resource-shaped object: its blob or text
+    /// kept under the URI's last segment.
+    fn resource_shape(&mut self, resource: &mut Map<String, Value>) {
+        let uri = resource.get("uri").and_then(Value::as_str).unwrap_or("");
+        let name = uri_name(uri);
+        let declared = declared_type(resource).map(str::to_owned);
+        if let Some(Value::String(blob)) = resource.get_mut("blob") {
+            if blob.is_empty() {
+                return;
+            }
+            let line = if decode_block_data(blob, &mut self.decoded) {
+                self.keep(name.as_deref(), declared.as_deref())
+            } else {
+                format!(
+                    "[resource blob not kept: it is not valid base64 ({} characters)]",
+                    blob.len()
+                )
+            };
+            self.replace(blob, line, &["blob"]);
+        } else if let Some(Value::String(text)) = resource.get_mut("text") {
+            let line = self.keep_from(Some(text), name.as_deref(), declared.as_deref());
+            self.replace(text, line, &["text"]);
+        }
+    }
+
+    /// Puts `with` in place of the string in `slot`, at the walk's path and
+    /// then `keys`, noting whether the output schema could judge it
+    /// differently.
+    fn replace(&mut self, slot: &mut String, with: String, keys: &[&str]) {
+        if let Some(schema) = self.schema {
+            let mut path = self.path.clone();
+            path.extend(keys.iter().map(|key| Step::Key((*key).to_owned())));
+            if !schema::replacement_keeps_validity(schema, &path, slot, &with) {
+                self.schema_broken = true;
+            }
+        }
+        self.replaced += 1;
+        release(std::mem::replace(slot, with).into_bytes());
     }
 
     /// The text with every recognisable long base64 string in it replaced
@@ -348,6 +652,9 @@ impl Capture<'_> {
         let mut from = 0;
         while let Some(run) = next_run(bytes, from, MIN_BASE64_CHARS) {
             from = run.end;
+            if in_dotted_token(bytes, run) {
+                continue;
+            }
             let uri = data_uri(bytes, run.start);
             let start = uri.map_or(run.start, |uri| uri.start);
             let end = run.end;
@@ -365,9 +672,9 @@ impl Capture<'_> {
             if start == 0 && end == bytes.len() {
                 hints = hints.or(outer);
             }
-            if !recognised(&self.decoded, &hints) {
+            let Some(hints) = recognised(&self.decoded, &hints) else {
                 continue;
-            }
+            };
             let stub = self.keep(hints.name.as_deref(), hints.declared_type.as_deref());
             let out = captured.get_or_insert_with(|| String::with_capacity(bytes.len() / 16));
             out.push_str(&text[copied..start]);
@@ -640,7 +947,7 @@ mod tests {
     /// Runs a capture, returning the result, what was kept and the report.
     fn run(mut result: Value, policy: Policy, stub: &'static str) -> (Value, Vec<Kept>, Report) {
         let keeper = Recorder::new(stub);
-        let report = capture_result(&mut result, policy, &keeper);
+        let report = capture_result(&mut result, policy, None, &keeper);
         (result, keeper.kept(), report)
     }
 
@@ -753,12 +1060,12 @@ mod tests {
             (
                 "a file named by a sibling, inside an array of files",
                 format!(
-                    r#"[{{"name": "a.bin", "data": "x"}}, {{"name": "b.pdf", "data": "{cursor}"}}]"#
+                    r#"[{{"name": "a.pdf", "data": "x"}}, {{"name": "b.bin", "data": "{cursor}"}}]"#
                 ),
                 Some(format!(
-                    r#"[{{"name": "a.bin", "data": "x"}}, {{"name": "b.pdf", "data": "{STUB}"}}]"#
+                    r#"[{{"name": "a.pdf", "data": "x"}}, {{"name": "b.bin", "data": "{STUB}"}}]"#
                 )),
-                vec![handed(&noise(3500, 5), Some("b.pdf"), None)],
+                vec![handed(&noise(3500, 5), Some("b.bin"), None)],
             ),
         ]
     }
@@ -976,6 +1283,276 @@ mod tests {
         let (untouched, kept, _) = run(before.clone(), Policy::default(), STUB);
         assert_eq!(untouched.to_string(), before.to_string());
         assert!(kept.is_empty());
+    }
+
+    #[test]
+    fn the_issue_example_keeps_the_pdf_and_leaves_the_cursor_and_the_note() {
+        let bytes = pdf(5000);
+        let cursor = STANDARD.encode(noise(6000, 31));
+        assert_eq!(cursor.len(), 8000);
+        let text = json!({
+            "fileName": "report.pdf",
+            "mimeType": "application/pdf",
+            "data": STANDARD.encode(&bytes),
+            "cursor": cursor,
+            "note": "keep me"
+        })
+        .to_string();
+        let (after, kept, report) = run(result_with_text(&text), CAPTURE, STUB);
+        let parsed: Value =
+            serde_json::from_str(after["content"][0]["text"].as_str().expect("text"))
+                .expect("still JSON");
+        assert_eq!(parsed["data"], STUB);
+        assert_eq!(parsed["cursor"], cursor.as_str());
+        assert_eq!(parsed["note"], "keep me");
+        assert_eq!(kept, vec![named(&bytes, "report.pdf", "application/pdf")]);
+        assert_eq!(report.files, 1);
+    }
+
+    /// A JWT-like token: a JSON header and a long JSON payload, base64url
+    /// without padding, and a random signature, joined by dots.
+    fn jwt_like(seed: u64) -> String {
+        let claims: Vec<String> = (0..120)
+            .map(|i| {
+                format!(
+                    "\"claim{i}\":\"{}\"",
+                    URL_SAFE_NO_PAD.encode(noise(12, seed + i))
+                )
+            })
+            .collect();
+        let payload = format!("{{{}}}", claims.join(","));
+        [
+            URL_SAFE_NO_PAD.encode(br#"{"alg":"HS256","typ":"JWT"}"#),
+            URL_SAFE_NO_PAD.encode(payload),
+            URL_SAFE_NO_PAD.encode(noise(32, seed)),
+        ]
+        .join(".")
+    }
+
+    /// Strings that look like base64 files but are not: what a model needs
+    /// back as it was.
+    fn tokens() -> Vec<(&'static str, String)> {
+        let hash: String = noise(4100, 41)
+            .iter()
+            .fold(String::new(), |hex, b| hex + &format!("{b:02x}"));
+        vec![
+            ("a cursor", STANDARD.encode(noise(6000, 42))),
+            ("a JWT-like token", jwt_like(43)),
+            ("a random key", URL_SAFE_NO_PAD.encode(noise(4000, 44))),
+            ("a hex hash list", hash),
+        ]
+    }
+
+    /// Every sibling field name the capture reads, each with a value that
+    /// names a type the bytes can be checked against, and bytes that agree.
+    fn siblings_with_agreeing_bytes() -> Vec<(&'static str, &'static str, Vec<u8>)> {
+        let zip = [b"PK\x03\x04".as_slice(), &noise(4000, 51)].concat();
+        let text = "line of notes\n".repeat(300).into_bytes();
+        vec![
+            ("contentType", "application/pdf", pdf(4000)),
+            ("content_type", "image/png", png_like(4000)),
+            ("Content-Type", "application/zip", zip.clone()),
+            ("mimeType", "application/pdf", pdf(4000)),
+            ("mime_type", "text/plain", text.clone()),
+            ("mediaType", "image/png", png_like(4000)),
+            ("fileName", "report.pdf", pdf(4000)),
+            ("filename", "sheet.xlsx", zip),
+            ("file_name", "notes.txt", text.clone()),
+            ("name", "photo.png", png_like(4000)),
+            ("path", "docs/readme.md", text),
+        ]
+    }
+
+    #[test]
+    fn tokens_beside_every_sibling_field_are_left_as_they_are() {
+        for (field, label, bytes) in siblings_with_agreeing_bytes() {
+            for (kind, token) in tokens() {
+                let case = format!("{kind} beside {field}: {label}");
+                // A JSON text block.
+                let text = json!({field: label, "data": token}).to_string();
+                let before = result_with_text(&text);
+                let (after, kept, _) = run(before.clone(), CAPTURE, STUB);
+                assert_eq!(after.to_string(), before.to_string(), "{case}");
+                assert!(kept.is_empty(), "{case}");
+                // Structured content.
+                let before =
+                    json!({"content": [], "structuredContent": {field: label, "next": token}});
+                let (after, kept, _) = run(before.clone(), CAPTURE, STUB);
+                assert_eq!(after.to_string(), before.to_string(), "{case}");
+                assert!(kept.is_empty(), "{case}");
+            }
+            // The same field does vouch for bytes that agree with it.
+            let text = json!({field: label, "data": STANDARD.encode(&bytes)}).to_string();
+            let (after, kept, _) = run(result_with_text(&text), CAPTURE, STUB);
+            let parsed: Value =
+                serde_json::from_str(after["content"][0]["text"].as_str().expect("text"))
+                    .expect("still JSON");
+            assert_eq!(parsed["data"], STUB, "{field}: {label}");
+            assert_eq!(kept.len(), 1, "{field}: {label}");
+            assert_eq!(kept[0].bytes, bytes, "{field}: {label}");
+        }
+    }
+
+    /// A result as server-filesystem's `read_media_file` answers: the block
+    /// in `content` and again in `structuredContent`.
+    fn media_result(block: &Value) -> Value {
+        json!({"content": [block], "structuredContent": {"content": [block], "path": "/srv/a"}})
+    }
+
+    #[test]
+    fn file_blocks_in_structured_content_share_the_stub_of_the_same_block_in_content() {
+        let png = png_like(3000);
+        let wav = b"RIFF\x24\0\0\0WAVEfmt rest of it".to_vec();
+        let blob = pdf(900);
+        let cases: [(&str, Value, Vec<Kept>, &[&str]); 4] = [
+            (
+                "image",
+                json!({"type": "image", "data": STANDARD.encode(&png), "mimeType": "image/png"}),
+                vec![handed(&png, None, Some("image/png"))],
+                &["data"],
+            ),
+            (
+                "audio",
+                json!({"type": "audio", "data": STANDARD.encode(&wav), "mimeType": "audio/wav"}),
+                vec![handed(&wav, None, Some("audio/wav"))],
+                &["data"],
+            ),
+            (
+                "resource blob",
+                json!({"type": "resource", "resource": {"uri": "file:///srv/a/r.pdf",
+                       "mimeType": "application/pdf", "blob": STANDARD.encode(&blob)}}),
+                vec![named(&blob, "r.pdf", "application/pdf")],
+                &["resource", "blob"],
+            ),
+            (
+                "resource text",
+                json!({"type": "resource", "resource": {"uri": "file:///srv/a/n.md", "text": "# N\n"}}),
+                vec![handed(b"# N\n", Some("n.md"), None)],
+                &["resource", "text"],
+            ),
+        ];
+        for (case, block, expected_kept, at) in cases {
+            for policy in [Policy::default(), CAPTURE] {
+                let (after, kept, report) = run(media_result(&block), policy, STUB);
+                assert_eq!(kept, expected_kept, "{case}: one file handed over");
+                assert_eq!(report.files, 1, "{case}");
+                assert_eq!(
+                    after["content"],
+                    json!([{"type": "text", "text": STUB}]),
+                    "{case}"
+                );
+                let mut expected = block.clone();
+                let pointer = format!("/{}", at.join("/"));
+                *expected.pointer_mut(&pointer).expect("the field") = json!(STUB);
+                assert_eq!(
+                    after["structuredContent"],
+                    json!({"content": [expected], "path": "/srv/a"}),
+                    "{case}: the rest of the structure kept"
+                );
+                assert!(!report.structured_withheld, "{case}");
+            }
+        }
+    }
+
+    #[test]
+    fn file_blocks_elsewhere_in_a_result_are_captured_too() {
+        let png = png_like(3000);
+        let image =
+            json!({"type": "image", "data": STANDARD.encode(&png), "mimeType": "image/png"});
+        let before = json!({
+            "content": [{"type": "text", "text": "hi", "_meta": {"preview": image}}],
+            "_meta": {"thumbs": [image]},
+        });
+        let (after, kept, report) = run(before, Policy::default(), STUB);
+        assert_eq!(kept, vec![handed(&png, None, Some("image/png"))]);
+        assert_eq!(report.files, 1);
+        assert_eq!(after["content"][0]["_meta"]["preview"]["data"], STUB);
+        assert_eq!(after["_meta"]["thumbs"][0]["data"], STUB);
+        assert_eq!(after["content"][0]["text"], "hi");
+
+        let bad = json!({"structuredContent": {"type": "audio", "data": "not*base64"}});
+        let (after, kept, _) = run(bad, Policy::default(), STUB);
+        assert!(kept.is_empty());
+        assert_eq!(
+            after["structuredContent"]["data"],
+            "[audio data not kept: it is not valid base64 (10 characters)]"
+        );
+    }
+
+    #[test]
+    fn structured_content_repeated_as_json_text_gets_the_same_stub_there() {
+        let wav = b"RIFF\x24\0\0\0WAVEfmt and the rest".to_vec();
+        let structured = json!({"content": [
+            {"type": "audio", "data": STANDARD.encode(&wav), "mimeType": "audio/wav"}
+        ], "seconds": 3});
+        for text in [
+            structured.to_string(),
+            serde_json::to_string_pretty(&structured).expect("serialises"),
+        ] {
+            let before = json!({"content": [{"type": "text", "text": text}], "structuredContent": structured});
+            let (after, kept, report) = run(before, Policy::default(), STUB);
+            assert_eq!(kept, vec![handed(&wav, None, Some("audio/wav"))]);
+            assert_eq!(report.files, 1);
+            let mut expected = structured.clone();
+            expected["content"][0]["data"] = json!(STUB);
+            assert_eq!(after["structuredContent"], expected);
+            let text = after["content"][0]["text"].as_str().expect("text");
+            let parsed: Value = serde_json::from_str(text).expect("still JSON");
+            assert_eq!(parsed, expected);
+        }
+        // JSON text naming a block type but holding no block is left be.
+        let text = r#"{"type": "image", "caption": "a cat"}"#;
+        let (after, kept, _) = run(result_with_text(text), Policy::default(), STUB);
+        assert!(kept.is_empty());
+        assert_eq!(after, result_with_text(text));
+    }
+
+    #[test]
+    fn structured_content_whose_stub_breaks_the_output_schema_is_withheld_and_said_so() {
+        let png = png_like(3000);
+        let other = png_like(2000);
+        let image = |bytes: &[u8]| json!({"type": "image", "data": STANDARD.encode(bytes), "mimeType": "image/png"});
+        let before = json!({
+            "content": [image(&png)],
+            "structuredContent": {"content": [image(&png), image(&other)]}
+        });
+        let schema = |data: Value| {
+            json!({"type": "object", "properties": {"content": {"type": "array", "items": {
+                "type": "object", "properties": {"type": {"enum": ["image", "audio"]}, "data": data,
+                "mimeType": {"type": "string"}}}}}})
+        };
+        let fits = schema(json!({"type": "string"}));
+        let strict = schema(json!({"type": "string", "pattern": "^[A-Za-z0-9+/]+=*$"}));
+
+        let keeper = Recorder::new(STUB);
+        let mut result = before.clone();
+        let report = capture_result(&mut result, Policy::default(), fits.as_object(), &keeper);
+        assert!(!report.structured_withheld);
+        assert_eq!(result["structuredContent"]["content"][1]["data"], STUB);
+        assert_eq!(result.get("isError"), None);
+
+        let keeper = Recorder::new(STUB);
+        let mut result = before;
+        let report = capture_result(&mut result, Policy::default(), strict.as_object(), &keeper);
+        assert!(report.structured_withheld);
+        assert_eq!(report.files, 2);
+        assert_eq!(result.get("structuredContent"), None);
+        assert_eq!(result["isError"], true);
+        let lines: Vec<&str> = result["content"]
+            .as_array()
+            .expect("content")
+            .iter()
+            .map(|block| block["text"].as_str().expect("text"))
+            .collect();
+        assert_eq!(lines.len(), 3, "{lines:?}");
+        assert_eq!(lines[0], STUB);
+        assert!(
+            lines[1].starts_with("[structured content withheld:"),
+            "{}",
+            lines[1]
+        );
+        assert!(lines[1].contains("output schema"));
+        assert_eq!(lines[2], STUB, "the file found only there");
     }
 
     #[test]

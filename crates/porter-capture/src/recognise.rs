@@ -95,32 +95,180 @@ pub(crate) fn decode_block_data(data: &str, into: &mut Vec<u8>) -> bool {
     false
 }
 
-/// Whether decoded bytes are a file rather than a token: a declared type, a
-/// file name with a known extension, a signature the file view knows (the
-/// weakest few only with one of the others), or readable text.
-pub(crate) fn recognised(bytes: &[u8], hints: &Hints) -> bool {
+/// Whether decoded bytes are a file rather than a token, and if so the
+/// hints to hand over with them. A file is vouched for by the sibling
+/// fields (see [`vouched`]: all their hints go along), or recognised on its
+/// own by a signature the file view knows (the weakest few excepted) or as
+/// readable text: then only the hints that agree with the bytes go along,
+/// so a PNG beside `"mimeType": "application/pdf"` is not recorded as a
+/// PDF.
+pub(crate) fn recognised(bytes: &[u8], hints: &Hints) -> Option<Hints> {
     if bytes.is_empty() {
-        return false;
+        return None;
     }
-    if hints.declared_type.is_some() || hints.name.as_deref().is_some_and(known_extension) {
-        return true;
+    if vouched(bytes, hints) {
+        return Some(hints.clone());
     }
     let found = sniff_type(bytes, "");
     let by_signature = found.kind != Kind::Text
         && found.mime_type != "application/octet-stream"
         && !weak_signature(&found.mime_type, bytes);
-    by_signature || readable_text(bytes)
+    if !by_signature && !readable_text(bytes) {
+        return None;
+    }
+    Some(Hints {
+        declared_type: hints
+            .declared_type
+            .clone()
+            .filter(|declared| agrees(&essence(declared), bytes)),
+        name: hints
+            .name
+            .clone()
+            .filter(|name| extension_type(name).is_none_or(|named| agrees(&named, bytes))),
+    })
 }
 
-/// Whether a file name ends in an extension with a known media type.
-fn known_extension(name: &str) -> bool {
+/// Whether the sibling fields vouch for the bytes: they name a type (a
+/// media type, or a file name whose extension has one) and the bytes agree
+/// with every type they name. A type with a signature (PDF, PNG, zip, …)
+/// agrees only with bytes that carry it, a text type only with readable
+/// text; a type porter knows no signature for (`application/octet-stream`,
+/// a vendor's own) takes the sibling's word. So a cursor or token that sits
+/// beside `"fileName": "report.pdf"` is not taken for the report.
+fn vouched(bytes: &[u8], hints: &Hints) -> bool {
+    let named = hints.name.as_deref().and_then(extension_type);
+    let types: Vec<String> = hints
+        .declared_type
+        .as_deref()
+        .map(essence)
+        .into_iter()
+        .chain(named)
+        .collect();
+    !types.is_empty() && types.iter().all(|t| agrees(t, bytes))
+}
+
+/// A media type's essence: without parameters, trimmed, lower case.
+fn essence(media_type: &str) -> String {
+    media_type
+        .split(';')
+        .next()
+        .unwrap_or_default()
+        .trim()
+        .to_ascii_lowercase()
+}
+
+/// The media type a file name's extension has, if it has one.
+fn extension_type(name: &str) -> Option<String> {
     let last = name.rsplit(['/', '\\']).next().unwrap_or(name);
-    let Some((stem, extension)) = last.rsplit_once('.') else {
-        return false;
+    let (stem, extension) = last.rsplit_once('.')?;
+    if stem.is_empty() || !(1..=10).contains(&extension.len()) {
+        return None;
+    }
+    mime_guess::from_ext(extension)
+        .first()
+        .map(|m| m.essence_str().to_ascii_lowercase())
+}
+
+/// Whether bytes agree with a media type (an essence, lower case).
+fn agrees(media_type: &str, bytes: &[u8]) -> bool {
+    if let Some(carries) = signature(media_type) {
+        carries(bytes)
+    } else if textual(media_type) {
+        readable_text(bytes)
+    } else {
+        true
+    }
+}
+
+/// The check for the signature every file of a type starts with (or holds
+/// at a fixed place), for the types that have one.
+fn signature(media_type: &str) -> Option<fn(&[u8]) -> bool> {
+    fn at(bytes: &[u8], offset: usize, magic: &[u8]) -> bool {
+        bytes
+            .get(offset..)
+            .is_some_and(|rest| rest.starts_with(magic))
+    }
+    let zip_family = media_type.starts_with("application/vnd.openxmlformats-officedocument.")
+        || media_type.starts_with("application/vnd.oasis.opendocument.")
+        || (media_type.starts_with("application/vnd.ms-")
+            && media_type.ends_with(".macroenabled.12"));
+    if zip_family {
+        return Some(|b| at(b, 0, b"PK\x03\x04") || at(b, 0, b"PK\x05\x06"));
+    }
+    let check: fn(&[u8]) -> bool = match media_type {
+        // A PDF reader looks for the header in the first kilobyte.
+        "application/pdf" | "application/x-pdf" => {
+            |b| b[..b.len().min(1024)].windows(5).any(|w| w == b"%PDF-")
+        }
+        "image/png" | "image/apng" => |b| at(b, 0, b"\x89PNG\r\n\x1a\n"),
+        "image/jpeg" | "image/jpg" | "image/pjpeg" => |b| at(b, 0, b"\xFF\xD8\xFF"),
+        "image/gif" => |b| at(b, 0, b"GIF87a") || at(b, 0, b"GIF89a"),
+        "image/webp" => |b| at(b, 0, b"RIFF") && at(b, 8, b"WEBP"),
+        "image/bmp" | "image/x-ms-bmp" => |b| at(b, 0, b"BM"),
+        "image/tiff" => |b| at(b, 0, b"II*\0") || at(b, 0, b"MM\0*"),
+        "image/x-icon" | "image/vnd.microsoft.icon" => |b| at(b, 0, b"\0\0\x01\0"),
+        "image/heic" | "image/heif" | "image/avif" | "video/mp4" | "audio/mp4" | "audio/x-m4a"
+        | "audio/m4a" | "video/quicktime" | "video/3gpp" => |b| at(b, 4, b"ftyp"),
+        "audio/wav" | "audio/x-wav" | "audio/wave" | "audio/vnd.wave" => {
+            |b| at(b, 0, b"RIFF") && at(b, 8, b"WAVE")
+        }
+        "audio/mpeg" | "audio/mp3" => {
+            |b| at(b, 0, b"ID3") || (b.len() > 1 && b[0] == 0xFF && b[1] & 0xE0 == 0xE0)
+        }
+        "audio/ogg" | "audio/opus" | "video/ogg" | "application/ogg" => |b| at(b, 0, b"OggS"),
+        "audio/flac" | "audio/x-flac" => |b| at(b, 0, b"fLaC"),
+        "video/webm" | "audio/webm" | "video/x-matroska" => |b| at(b, 0, b"\x1A\x45\xDF\xA3"),
+        "application/zip"
+        | "application/x-zip-compressed"
+        | "application/epub+zip"
+        | "application/java-archive"
+        | "application/vnd.android.package-archive" => {
+            |b| at(b, 0, b"PK\x03\x04") || at(b, 0, b"PK\x05\x06")
+        }
+        "application/msword"
+        | "application/vnd.ms-excel"
+        | "application/vnd.ms-powerpoint"
+        | "application/vnd.ms-outlook"
+        | "application/x-msi" => |b| at(b, 0, b"\xD0\xCF\x11\xE0\xA1\xB1\x1A\xE1"),
+        "application/gzip" | "application/x-gzip" => |b| at(b, 0, b"\x1F\x8B"),
+        "application/x-bzip2" => |b| at(b, 0, b"BZh"),
+        "application/x-xz" => |b| at(b, 0, b"\xFD7zXZ\0"),
+        "application/zstd" => |b| at(b, 0, b"\x28\xB5\x2F\xFD"),
+        "application/x-7z-compressed" => |b| at(b, 0, b"7z\xBC\xAF\x27\x1C"),
+        "application/vnd.rar" | "application/x-rar-compressed" => |b| at(b, 0, b"Rar!\x1A\x07"),
+        "application/x-tar" => |b| at(b, 257, b"ustar"),
+        "application/vnd.sqlite3" | "application/x-sqlite3" => |b| at(b, 0, b"SQLite format 3\0"),
+        "application/wasm" => |b| at(b, 0, b"\0asm"),
+        "font/woff" => |b| at(b, 0, b"wOFF"),
+        "font/woff2" => |b| at(b, 0, b"wOF2"),
+        "font/otf" => |b| at(b, 0, b"OTTO"),
+        _ => return None,
     };
-    !stem.is_empty()
-        && (1..=10).contains(&extension.len())
-        && mime_guess::from_ext(extension).first().is_some()
+    Some(check)
+}
+
+/// Whether a media type (an essence, lower case) is text a person reads.
+fn textual(media_type: &str) -> bool {
+    media_type.starts_with("text/")
+        || media_type.ends_with("+json")
+        || media_type.ends_with("+xml")
+        || matches!(
+            media_type,
+            "application/json"
+                | "application/xml"
+                | "application/javascript"
+                | "application/x-javascript"
+                | "application/ecmascript"
+                | "application/yaml"
+                | "application/x-yaml"
+                | "application/toml"
+                | "application/sql"
+                | "application/x-sh"
+                | "application/x-tex"
+                | "application/rtf"
+                | "application/x-ndjson"
+                | "application/csv"
+        )
 }
 
 /// Signatures of two or three bytes that about one random string in a few
@@ -186,7 +334,8 @@ mod tests {
         let png = [b"\x89PNG\r\n\x1a\n".as_slice(), &noise(64, 1)].concat();
         let mpeg_sync = [b"\xFF\xFB\x90\x00".as_slice(), &noise(64, 2)].concat();
         let log = b"2026-01-01 started\n\tline two\r\n".repeat(20);
-        let cases: [(&[u8], Hints, bool); 10] = [
+        let pdf = [b"%PDF-1.7\n".as_slice(), &noise(64, 4)].concat();
+        let cases: [(&[u8], Hints, bool); 17] = [
             (&png, Hints::default(), true),
             (&log, Hints::default(), true),
             (&noise(3000, 3), Hints::default(), false),
@@ -195,7 +344,14 @@ mod tests {
                 hints(Some("application/x-thing"), None),
                 true,
             ),
-            (&noise(3000, 3), hints(None, Some("dir/report.pdf")), true),
+            (&noise(3000, 3), hints(None, Some("a.bin")), true),
+            (&noise(3000, 3), hints(None, Some("dir/report.pdf")), false),
+            (&pdf, hints(None, Some("dir/report.pdf")), true),
+            (&noise(3000, 3), hints(Some("application/pdf"), None), false),
+            (&noise(3000, 3), hints(Some("Image/PNG; x=1"), None), false),
+            (&noise(3000, 3), hints(Some("text/csv"), None), false),
+            (&log, hints(Some("text/csv"), None), true),
+            (&log, hints(Some("application/pdf"), Some("log.txt")), true),
             (&noise(3000, 3), hints(None, Some("cursor")), false),
             (&noise(3000, 3), hints(None, Some("page.not-a-type")), false),
             (&mpeg_sync, Hints::default(), false),
@@ -203,7 +359,34 @@ mod tests {
             (b"", hints(Some("image/png"), None), false),
         ];
         for (i, (bytes, hints, expected)) in cases.into_iter().enumerate() {
-            assert_eq!(recognised(bytes, &hints), expected, "case {i}");
+            assert_eq!(recognised(bytes, &hints).is_some(), expected, "case {i}");
+        }
+    }
+
+    #[test]
+    fn only_the_hints_that_agree_with_a_file_go_along_with_it() {
+        let png = [b"\x89PNG\r\n\x1a\n".as_slice(), &noise(64, 5)].concat();
+        let cases = [
+            (
+                hints(Some("application/pdf"), Some("report.pdf")),
+                hints(None, None),
+            ),
+            (
+                hints(Some("application/pdf"), Some("photo.png")),
+                hints(None, Some("photo.png")),
+            ),
+            (
+                hints(Some("image/png"), Some("report.pdf")),
+                hints(Some("image/png"), None),
+            ),
+            (
+                hints(Some("image/png"), Some("photo.png")),
+                hints(Some("image/png"), Some("photo.png")),
+            ),
+            (hints(None, Some("upload")), hints(None, Some("upload"))),
+        ];
+        for (given, expected) in cases {
+            assert_eq!(recognised(&png, &given), Some(expected), "{given:?}");
         }
     }
 

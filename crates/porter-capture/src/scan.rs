@@ -149,6 +149,23 @@ fn lane_classes(chunk: &[u8; LANE_BYTES]) -> Option<u8> {
     (usize::from(valid) == LANE_BYTES).then_some(COMMON | alphabets)
 }
 
+/// Whether a run is one segment of a dotted token (`header.payload.sig`,
+/// as a JWT is written): a `.` joins it to more base64url on either side,
+/// and it has neither padding nor a character of the standard alphabet
+/// only. Its middle segment may well decode to readable JSON, but the
+/// token is a credential the model passes on whole, not a file.
+pub(crate) fn in_dotted_token(bytes: &[u8], run: Run) -> bool {
+    let url_safe_char = |b: u8| CLASS[b as usize] != 0 && CLASS[b as usize] != STANDARD_ONLY;
+    let joined_before =
+        run.start >= 2 && bytes[run.start - 1] == b'.' && url_safe_char(bytes[run.start - 2]);
+    let joined_after = bytes.get(run.end) == Some(&b'.')
+        && bytes.get(run.end + 1).is_some_and(|&b| url_safe_char(b));
+    (joined_before || joined_after)
+        && !bytes[run.start..run.end]
+            .iter()
+            .any(|b| matches!(b, b'=' | b'+' | b'/'))
+}
+
 /// `DataUri` is a `data:<type>;base64,` prefix found before a run.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct DataUri<'a> {
@@ -281,6 +298,23 @@ mod tests {
         let text = "abc {\"k\": \"abcdefghij\"}";
         let run = next_run(text.as_bytes(), 0, 8).expect("a run");
         assert_eq!(&text[run.start..run.end], "abcdefghij");
+    }
+
+    #[test]
+    fn segments_of_dotted_tokens_are_told_from_base64_beside_a_full_stop() {
+        let cases: [(&str, bool); 7] = [
+            ("eyJh.AAAAAAAA.c2ln", true),
+            ("xx eyJh.AAAAAAAA", true),
+            ("AAAAAAAA.c2ln", true),
+            ("see: AAAAAAAA. Then", false),
+            ("AAAAAA==.c2ln", false),
+            ("AAAA+/AA.c2ln", false),
+            ("file.AAAAAAAA", true),
+        ];
+        for (text, expected) in cases {
+            let run = next_run(text.as_bytes(), 0, 8).expect("a run");
+            assert_eq!(in_dotted_token(text.as_bytes(), run), expected, "{text:?}");
+        }
     }
 
     #[test]

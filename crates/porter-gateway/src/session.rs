@@ -189,9 +189,14 @@ impl Session {
             call,
             fallback_name,
         };
+        let output_schema = if value.get("structuredContent").is_some() {
+            self.gateway.upstreams.output_schema(server, tool).await
+        } else {
+            None
+        };
         let captured = tokio::task::spawn_blocking(move || {
             let mut value = value;
-            porter_capture::capture_result(&mut value, policy, &keeper);
+            porter_capture::capture_result(&mut value, policy, output_schema.as_deref(), &keeper);
             value
         })
         .await;
@@ -213,14 +218,19 @@ impl Session {
             }
             result
         });
-        read.unwrap_or_else(|error| {
-            tracing::warn!(%error, server, tool, "an upstream result did not fit the MCP schema");
-            CallToolResult::error(vec![ContentBlock::text(format!(
-                "the upstream server {server:?} answered with a result the gateway could not read \
-                 ({error}); it is withheld."
-            ))])
-        })
+        read.unwrap_or_else(|error| unreadable_result(server, tool, &error))
     }
+}
+
+/// What the client gets for an upstream result that does not fit the MCP
+/// schema: the result withheld, and why.
+fn unreadable_result(server: &str, tool: &str, error: &serde_json::Error) -> CallToolResult {
+    let reason = crate::upstream::bounded_reason(&error.to_string());
+    tracing::warn!(error = %reason, server, tool, "an upstream result did not fit the MCP schema");
+    CallToolResult::error(vec![ContentBlock::text(format!(
+        "the upstream server {server:?} answered with a result the gateway could not read \
+         ({reason}); it is withheld."
+    ))])
 }
 
 impl Drop for Session {
@@ -503,5 +513,23 @@ mod tests {
             "get-tiny-image"
         );
         assert_eq!(fallback_name(None, "echo"), "echo");
+    }
+
+    #[test]
+    fn a_result_the_gateway_cannot_read_is_withheld_without_quoting_its_strings() {
+        // What a file's base64 looks like to the gateway: a long string.
+        let encoded = "iVBORw0KGgoAAAANSUhEUgAA".repeat(400);
+        let unreadable = serde_json::json!({"content": [], "isError": encoded});
+        let error = serde_json::from_value::<CallToolResult>(unreadable)
+            .expect_err("isError must be a boolean");
+        let result = unreadable_result("files", "read", &error);
+        let text = serde_json::to_string(&result).expect("serialises");
+        assert!(
+            text.len() < 1000,
+            "{} characters reach the client",
+            text.len()
+        );
+        assert!(text.contains("could not read"), "{text}");
+        assert!(!text.contains(&encoded[..600]));
     }
 }

@@ -45,6 +45,21 @@ pub enum UpstreamError {
     Cancelled,
 }
 
+/// `REASON_CHARS` is the most of an upstream's own error text the gateway
+/// passes on or logs: an error message, or serde's account of a result it
+/// cannot read, may quote a whole string of the result, a file's base64
+/// among them.
+const REASON_CHARS: usize = 400;
+
+/// An upstream-given reason cut to [`REASON_CHARS`], marked with `…` where
+/// it was cut.
+pub(crate) fn bounded_reason(reason: &str) -> String {
+    match reason.char_indices().nth(REASON_CHARS) {
+        Some((at, _)) => format!("{}…", &reason[..at]),
+        None => reason.to_owned(),
+    }
+}
+
 /// Where progress from an upstream goes: the client that asked, under the
 /// token it chose.
 type ProgressRoutes = Arc<Mutex<HashMap<ProgressToken, (Peer<RoleServer>, ProgressToken)>>>;
@@ -151,6 +166,25 @@ impl Upstreams {
         }))
         .await;
         lists.into_iter().flatten().collect()
+    }
+
+    /// The `outputSchema` tool `tool` of `server` declared, if it declared
+    /// one: what its results must still fit once their files are stubs.
+    /// Lists the server's tools if this connection has not yet.
+    pub async fn output_schema(&self, server: &str, tool: &str) -> Option<Arc<JsonObject>> {
+        let upstream = self.servers.get(server)?;
+        let tools = match upstream.tools(&self.routes).await {
+            Ok(tools) => tools,
+            Err(error) => {
+                tracing::warn!(server, %error, "upstream tools not listed for the output schema");
+                return None;
+            }
+        };
+        let name = format!("{TOOL_PREFIX}{server}__{tool}");
+        tools
+            .into_iter()
+            .find(|listed| listed.name == name)
+            .and_then(|listed| listed.output_schema)
     }
 
     /// Calls `tool` on `server` and returns the result's JSON as the upstream
@@ -371,7 +405,7 @@ impl Upstream {
     fn failed(&self, error: &rmcp::service::ServiceError) -> UpstreamError {
         UpstreamError::Call {
             server: self.name.clone(),
-            reason: error.to_string(),
+            reason: bounded_reason(&error.to_string()),
         }
     }
 }
@@ -404,5 +438,15 @@ mod tests {
         for (name, expected) in cases {
             assert_eq!(split_tool_name(name), expected, "{name}");
         }
+    }
+
+    #[test]
+    fn an_upstream_reason_is_cut_to_its_limit_on_a_character_boundary() {
+        let long = "é".repeat(REASON_CHARS + 1);
+        let cut = bounded_reason(&long);
+        assert_eq!(cut.chars().count(), REASON_CHARS + 1);
+        assert!(cut.ends_with("é…"));
+        let exact = "x".repeat(REASON_CHARS);
+        assert_eq!(bounded_reason(&exact), exact);
     }
 }
