@@ -49,7 +49,7 @@ use sha2::{Digest as _, Sha256};
 
 pub use documents::{Document, Documents, SqliteDocuments};
 pub use keeper::Keeper;
-pub use store::{Blobs, LocalBlobs, Records, SqliteRecords, Staged};
+pub use store::{Blobs, LocalBlobs, PostgresRecords, Records, SqliteRecords, Staged};
 pub use stub::{HASH_SHOWN_CHARS, inbox_ref};
 
 /// `FILE_MAX_BYTES` is the default most one kept file may hold (64 MiB).

@@ -9,6 +9,8 @@ use std::time::{Duration, SystemTime};
 use porter_inbox::{Inbox, InboxError, Incoming, Limits, Origin, Outcome, Owner, RunId};
 use sha2::{Digest as _, Sha256};
 
+mod records;
+
 const KIB: u64 = 1024;
 const MIB: u64 = 1024 * KIB;
 
