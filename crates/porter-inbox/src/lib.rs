@@ -304,6 +304,31 @@ impl Inbox {
         )
     }
 
+    /// Opens the inbox with its records (runs, files, events) in the
+    /// PostgreSQL database at `url`, migrated to the current schema; files
+    /// and Documents stay under `data_dir` as with [`Inbox::open`].
+    /// Messages show `url` without its password.
+    pub fn open_on_postgres(
+        data_dir: &Path,
+        url: &str,
+        limits: Limits,
+    ) -> Result<Self, InboxError> {
+        let mut builder = std::fs::DirBuilder::new();
+        builder.recursive(true);
+        #[cfg(unix)]
+        std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
+        builder.create(data_dir).map_err(store::at(data_dir))?;
+        let records = PostgresRecords::open(url)?;
+        let documents = SqliteDocuments::open(&data_dir.join(DB_FILE))?;
+        Self::with_all_stores(
+            data_dir,
+            Arc::new(LocalBlobs::new(data_dir)),
+            Arc::new(records),
+            Some(Arc::new(documents)),
+            limits,
+        )
+    }
+
     /// Opens an inbox over other stores (object storage, another database).
     /// `data_dir` still holds the transcripts. Stale staged objects are
     /// removed.
