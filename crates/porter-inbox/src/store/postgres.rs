@@ -259,10 +259,19 @@ impl From<tokio_postgres::Error> for Failure {
 
 /// A driver error with the server's own message when there is one.
 fn describe(e: &tokio_postgres::Error) -> String {
-    match e.as_db_error() {
-        Some(db) => format!("{} ({})", db.message(), db.code().code()),
-        None => e.to_string(),
+    if let Some(db) = e.as_db_error() {
+        return format!("{} ({})", db.message(), db.code().code());
     }
+    // The driver's own text is short ("error connecting to server"); the
+    // cause (connection refused, timed out, …) is in its sources.
+    let mut text = e.to_string();
+    let mut source = std::error::Error::source(e);
+    while let Some(cause) = source {
+        text.push_str(": ");
+        text.push_str(&cause.to_string());
+        source = cause.source();
+    }
+    text
 }
 
 async fn connect(pool: &Pool, _shown: &str) -> Result<Object, Failure> {

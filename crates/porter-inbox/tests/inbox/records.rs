@@ -241,31 +241,36 @@ fn events_from_many_threads_and_two_stores_are_numbered_without_gaps() {
 
 #[test]
 fn replicas_starting_together_migrate_once() {
-    const REPLICAS: usize = 8;
+    const REPLICAS: usize = 12;
+    const ROUNDS: usize = 6;
     let Some(pg) = postgres::instance() else {
         return;
     };
-    let url = pg.fresh_database();
-    let barrier = Arc::new(Barrier::new(REPLICAS));
-    let handles: Vec<_> = (0..REPLICAS)
-        .map(|_| {
-            let (url, barrier) = (url.clone(), barrier.clone());
-            std::thread::spawn(move || {
-                barrier.wait();
-                PostgresRecords::open(&url).map(|_| ())
+    let mut url = String::new();
+    // Several rounds on fresh databases, so the openers really overlap.
+    for _ in 0..ROUNDS {
+        url = pg.fresh_database();
+        let barrier = Arc::new(Barrier::new(REPLICAS));
+        let handles: Vec<_> = (0..REPLICAS)
+            .map(|_| {
+                let (url, barrier) = (url.clone(), barrier.clone());
+                std::thread::spawn(move || {
+                    barrier.wait();
+                    PostgresRecords::open(&url).map(|_| ())
+                })
             })
-        })
-        .collect();
-    for handle in handles {
-        handle
-            .join()
-            .expect("a replica thread")
-            .expect("every replica opens");
+            .collect();
+        for handle in handles {
+            handle
+                .join()
+                .expect("a replica thread")
+                .expect("every replica opens");
+        }
+        assert_eq!(
+            postgres::psql(&url, "SELECT version FROM porter_schema"),
+            POSTGRES_SCHEMA_VERSION.to_string()
+        );
     }
-    assert_eq!(
-        postgres::psql(&url, "SELECT version FROM porter_schema"),
-        POSTGRES_SCHEMA_VERSION.to_string()
-    );
     // Opening again changes nothing and keeps rows.
     let records = PostgresRecords::open(&url).expect("reopens");
     records
@@ -326,6 +331,7 @@ fn connection_failures_say_what_to_check_and_never_show_the_password() {
     );
     assert!(!error.contains(PASSWORD), "{error}");
     assert!(error.contains("check that it is up"), "{error}");
+    assert!(error.contains("refused"), "the cause is named: {error}");
 
     let error = PostgresRecords::open(&format!("mysql://u:{PASSWORD}@h/d"))
         .expect_err("not postgres")
