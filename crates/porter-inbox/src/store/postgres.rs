@@ -188,19 +188,19 @@ impl PostgresRecords {
             pool,
             shown,
         };
-        records.call("bring the schema up to date", |pool, shown| async move {
-            let mut client = connect(&pool, &shown).await?;
+        records.call("bring the schema up to date", |pool| async move {
+            let mut client = connect(&pool).await?;
             migrate(&mut client).await
         })?;
         Ok(records)
     }
 
     /// Runs `work` on the store's runtime and waits for its answer, at most
-    /// [`CALL_TIMEOUT`]. `work` gets the pool and the shown URL.
+    /// [`CALL_TIMEOUT`]. `work` gets the pool.
     fn call<T, F, Fut>(&self, what: &'static str, work: F) -> Result<T, InboxError>
     where
         T: Send + 'static,
-        F: FnOnce(Pool, String) -> Fut,
+        F: FnOnce(Pool) -> Fut,
         Fut: Future<Output = Result<T, Failure>> + Send + 'static,
     {
         let Some(runtime) = &self.runtime else {
@@ -209,7 +209,7 @@ impl PostgresRecords {
             )));
         };
         let (sender, receiver) = mpsc::sync_channel(1);
-        let future = work(self.pool.clone(), self.shown.clone());
+        let future = work(self.pool.clone());
         let shown = self.shown.clone();
         runtime.spawn(async move {
             let answer = match tokio::time::timeout(CALL_TIMEOUT, future).await {
@@ -274,7 +274,7 @@ fn describe(e: &tokio_postgres::Error) -> String {
     text
 }
 
-async fn connect(pool: &Pool, _shown: &str) -> Result<Object, Failure> {
+async fn connect(pool: &Pool) -> Result<Object, Failure> {
     pool.get().await.map_err(|e| {
         let text = match &e {
             deadpool_postgres::PoolError::Backend(backend) => describe(backend),
@@ -374,8 +374,8 @@ fn event_from(row: &Row) -> Result<Event, Failure> {
 impl Records for PostgresRecords {
     fn insert_run(&self, run: &RunInfo) -> Result<(), InboxError> {
         let run = run.clone();
-        self.call("record a run", |pool, shown| async move {
-            connect(&pool, &shown)
+        self.call("record a run", |pool| async move {
+            connect(&pool)
                 .await?
                 .execute(
                     "INSERT INTO porter_runs (id, key_name, tenant, started_at, ended_at, purged)
@@ -395,8 +395,8 @@ impl Records for PostgresRecords {
     }
 
     fn end_run(&self, run: RunId, at: i64) -> Result<bool, InboxError> {
-        self.call("end a run", move |pool, shown| async move {
-            let client = connect(&pool, &shown).await?;
+        self.call("end a run", move |pool| async move {
+            let client = connect(&pool).await?;
             let id = run.to_string();
             client
                 .execute(
@@ -412,8 +412,8 @@ impl Records for PostgresRecords {
     }
 
     fn run(&self, run: RunId) -> Result<Option<RunInfo>, InboxError> {
-        self.call("look a run up", move |pool, shown| async move {
-            let row = connect(&pool, &shown)
+        self.call("look a run up", move |pool| async move {
+            let row = connect(&pool)
                 .await?
                 .query_opt(
                     &format!("SELECT {RUN_COLUMNS} FROM porter_runs WHERE id = $1"),
@@ -425,8 +425,8 @@ impl Records for PostgresRecords {
     }
 
     fn runs(&self) -> Result<Vec<RunInfo>, InboxError> {
-        self.call("list runs", |pool, shown| async move {
-            connect(&pool, &shown)
+        self.call("list runs", |pool| async move {
+            connect(&pool)
                 .await?
                 .query(
                     &format!("SELECT {RUN_COLUMNS} FROM porter_runs ORDER BY started_at, id"),
@@ -440,8 +440,8 @@ impl Records for PostgresRecords {
     }
 
     fn ended_by(&self, cutoff: i64) -> Result<Vec<RunId>, InboxError> {
-        self.call("list ended runs", move |pool, shown| async move {
-            connect(&pool, &shown)
+        self.call("list ended runs", move |pool| async move {
+            connect(&pool)
                 .await?
                 .query(
                     "SELECT id FROM porter_runs
@@ -457,8 +457,8 @@ impl Records for PostgresRecords {
     }
 
     fn mark_purged(&self, run: RunId) -> Result<(), InboxError> {
-        self.call("purge a run", move |pool, shown| async move {
-            let mut client = connect(&pool, &shown).await?;
+        self.call("purge a run", move |pool| async move {
+            let mut client = connect(&pool).await?;
             let id = run.to_string();
             let tx = client.transaction().await?;
             tx.execute("DELETE FROM porter_files WHERE run = $1", &[&id])
@@ -472,8 +472,8 @@ impl Records for PostgresRecords {
 
     fn insert_file(&self, file: &FileRecord) -> Result<(), InboxError> {
         let file = file.clone();
-        self.call("record a file", |pool, shown| async move {
-            connect(&pool, &shown)
+        self.call("record a file", |pool| async move {
+            connect(&pool)
                 .await?
                 .execute(
                     &format!(
@@ -497,8 +497,8 @@ impl Records for PostgresRecords {
 
     fn file(&self, run: RunId, path: &str) -> Result<Option<FileRecord>, InboxError> {
         let path = path.to_owned();
-        self.call("look a file up", move |pool, shown| async move {
-            let row = connect(&pool, &shown)
+        self.call("look a file up", move |pool| async move {
+            let row = connect(&pool)
                 .await?
                 .query_opt(
                     &format!(
@@ -512,8 +512,8 @@ impl Records for PostgresRecords {
     }
 
     fn files(&self, run: RunId) -> Result<Vec<FileRecord>, InboxError> {
-        self.call("list files", move |pool, shown| async move {
-            connect(&pool, &shown)
+        self.call("list files", move |pool| async move {
+            connect(&pool)
                 .await?
                 .query(
                     &format!(
@@ -530,8 +530,8 @@ impl Records for PostgresRecords {
 
     fn remove_file(&self, run: RunId, path: &str) -> Result<bool, InboxError> {
         let path = path.to_owned();
-        self.call("remove a file record", move |pool, shown| async move {
-            let removed = connect(&pool, &shown)
+        self.call("remove a file record", move |pool| async move {
+            let removed = connect(&pool)
                 .await?
                 .execute(
                     "DELETE FROM porter_files WHERE run = $1 AND path = $2",
@@ -543,8 +543,8 @@ impl Records for PostgresRecords {
     }
 
     fn inbox_bytes(&self, run: RunId) -> Result<u64, InboxError> {
-        self.call("sum a run's files", move |pool, shown| async move {
-            let row = connect(&pool, &shown)
+        self.call("sum a run's files", move |pool| async move {
+            let row = connect(&pool)
                 .await?
                 .query_one(
                     "SELECT COALESCE(SUM(size), 0)::BIGINT FROM porter_files WHERE run = $1",
@@ -563,11 +563,11 @@ impl Records for PostgresRecords {
         at: i64,
     ) -> Result<Event, InboxError> {
         let (stored_kind, text) = (kind.to_owned(), data.to_string());
-        let seq = self.call("record an event", move |pool, shown| async move {
+        let seq = self.call("record an event", move |pool| async move {
             // One statement: the counter row's lock is held until the event
             // is stored, so numbers are handed out in order, once each, and a
             // failed insert rolls its number back with it.
-            let row = connect(&pool, &shown)
+            let row = connect(&pool)
                 .await?
                 .query_one(
                     "WITH next AS (
@@ -593,8 +593,8 @@ impl Records for PostgresRecords {
     }
 
     fn events(&self, run: RunId, from_seq: u64) -> Result<Vec<Event>, InboxError> {
-        self.call("list events", move |pool, shown| async move {
-            connect(&pool, &shown)
+        self.call("list events", move |pool| async move {
+            connect(&pool)
                 .await?
                 .query(
                     "SELECT run, seq, kind, data, at FROM porter_events
@@ -606,5 +606,32 @@ impl Records for PostgresRecords {
                 .map(event_from)
                 .collect()
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::redacted_url;
+
+    #[test]
+    fn a_shown_url_never_holds_the_password() {
+        for (url, shown) in [
+            (
+                "postgres://porter:s3cret@db:5432/p",
+                "postgres://porter:***@db:5432/p",
+            ),
+            (
+                "postgresql://porter:s3:cr@et@db/p?sslmode=disable",
+                "postgresql://porter:***@db/p?sslmode=disable",
+            ),
+            (
+                "postgres://porter@db/p?password=s3cret&application_name=x",
+                "postgres://porter@db/p?password=***&application_name=x",
+            ),
+            ("postgres://db/p", "postgres://db/p"),
+        ] {
+            assert_eq!(redacted_url(url), shown);
+        }
+        assert!(!redacted_url("host=db password=s3cret").contains("s3cret"));
     }
 }
