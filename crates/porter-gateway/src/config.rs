@@ -56,6 +56,98 @@ pub struct Config {
     pub git: crate::git::GitConfig,
     /// The operator's hooks that judge network operations before they run.
     pub hooks: HooksConfig,
+    /// Where runs, file records and events are kept: the embedded SQLite
+    /// file (default) or a PostgreSQL database several gateways can share.
+    pub storage: StorageConfig,
+}
+
+/// `StorageConfig` chooses the record store.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(default, deny_unknown_fields)]
+pub struct StorageConfig {
+    /// `sqlite` (default: a file in the data dir) or `postgres` (the database
+    /// `postgres_url` names).
+    pub records: RecordsBackend,
+    /// The PostgreSQL database when `records: postgres`:
+    /// `postgres://user:password@host:5432/database`. Write the password (or
+    /// the whole URL) as `${ENV_NAME}` to read it from the environment; it is
+    /// never logged or shown in a message.
+    pub postgres_url: Option<String>,
+    /// `postgres_url` with its `${ENV}` resolved, set when the config is
+    /// loaded.
+    #[serde(skip)]
+    #[schemars(skip)]
+    pub resolved_postgres_url: Option<SecretUrl>,
+}
+
+/// `RecordsBackend` is where records are kept.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum RecordsBackend {
+    /// An SQLite file in the data dir.
+    #[default]
+    Sqlite,
+    /// A PostgreSQL database (`storage.postgres_url`).
+    Postgres,
+}
+
+/// `SecretUrl` is a database URL that may hold a password: its `Debug`
+/// shows it with the password replaced by `***`.
+#[derive(Clone, PartialEq, Eq)]
+pub struct SecretUrl(pub String);
+
+impl std::fmt::Debug for SecretUrl {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&porter_inbox::store::redacted_url(&self.0))
+    }
+}
+
+impl StorageConfig {
+    /// Checks the section and resolves `postgres_url` through `vars`.
+    fn resolve(&mut self, vars: &dyn Fn(&str) -> Option<String>) -> Result<(), ConfigError> {
+        let invalid = |message: String| ConfigError::Invalid {
+            key: "storage.postgres_url".to_owned(),
+            message,
+        };
+        match (self.records, &self.postgres_url) {
+            (RecordsBackend::Sqlite, None) => {
+                self.resolved_postgres_url = None;
+                Ok(())
+            }
+            (RecordsBackend::Sqlite, Some(_)) => Err(invalid(
+                "is set but storage.records is sqlite; write `records: postgres` to use it, or remove it".to_owned(),
+            )),
+            (RecordsBackend::Postgres, None) => Err(ConfigError::Invalid {
+                key: "storage.records".to_owned(),
+                message: "is postgres but storage.postgres_url is not set; add postgres_url: postgres://user:${PG_PASSWORD}@host:5432/database".to_owned(),
+            }),
+            (RecordsBackend::Postgres, Some(text)) => {
+                let url = expand(text, vars).map_err(|e| match e {
+                    Expand::Unset(var) => invalid(format!(
+                        "reads ${{{var}}}, but the environment variable {var} is not set; set it"
+                    )),
+                    Expand::Unclosed => {
+                        invalid("`${` is not closed; write ${ENV_NAME}".to_owned())
+                    }
+                })?;
+                let shown = porter_inbox::store::redacted_url(&url);
+                let parsed = url::Url::parse(&url).map_err(|e| {
+                    invalid(format!(
+                        "{shown} is not a URL ({e}); write postgres://user:password@host:5432/database"
+                    ))
+                })?;
+                if !matches!(parsed.scheme(), "postgres" | "postgresql")
+                    || parsed.host_str().is_none_or(str::is_empty)
+                {
+                    return Err(invalid(format!(
+                        "{shown} is not a postgres:// URL with a host; write postgres://user:password@host:5432/database"
+                    )));
+                }
+                self.resolved_postgres_url = Some(SecretUrl(url));
+                Ok(())
+            }
+        }
+    }
 }
 
 /// `HooksConfig` names the operator's judges of `File download` and
@@ -384,6 +476,7 @@ impl Config {
         config.apply_overrides(vars)?;
         config.validate()?;
         config.keys(vars)?;
+        config.storage.resolve(vars)?;
         config.http.ca_certificates = config.http.read_ca_files()?;
         Ok(config)
     }
@@ -973,6 +1066,52 @@ mod tests {
         Config::from_yaml(yaml, &no_vars)
             .expect_err("the config should be refused")
             .to_string()
+    }
+
+    #[test]
+    fn storage_is_checked_with_the_key_at_fault_and_no_password_shown() {
+        let default = Config::from_yaml("", &no_vars).expect("empty is fine");
+        assert_eq!(default.storage.records, RecordsBackend::Sqlite);
+        assert_eq!(default.storage.resolved_postgres_url, None);
+
+        let error = error_of("storage: {records: postgres}");
+        assert!(error.starts_with("storage.records:"), "{error}");
+        assert!(error.contains("postgres_url"), "{error}");
+        let error = error_of("storage: {postgres_url: 'postgres://u:hunter2@db/p'}");
+        assert!(error.starts_with("storage.postgres_url:"), "{error}");
+        assert!(!error.contains("hunter2"), "{error}");
+        let error = error_of("storage: {records: mysql}");
+        assert!(error.contains("storage.records"), "{error}");
+        let error =
+            error_of("storage: {records: postgres, postgres_url: 'postgres://u:${PG_PW}@db/p'}");
+        assert!(error.starts_with("storage.postgres_url:"), "{error}");
+        assert!(error.contains("PG_PW"), "{error}");
+        let error =
+            error_of("storage: {records: postgres, postgres_url: 'mysql://u:hunter2@db/p'}");
+        assert!(error.starts_with("storage.postgres_url:"), "{error}");
+        assert!(!error.contains("hunter2"), "{error}");
+        assert!(error.contains("u:***@db"), "{error}");
+        let error =
+            error_of("storage: {records: postgres, postgres_url: 'postgres://u:hunter2@/p'}");
+        assert!(!error.contains("hunter2"), "{error}");
+        let error = error_of("storage: {records: postgres, postgress_url: x}");
+        assert!(error.contains("storage.postgress_url"), "{error}");
+
+        let vars = vars_of(&[("PG_PW", "s3cret-pw")]);
+        let config = Config::from_yaml(
+            "storage: {records: postgres, postgres_url: 'postgres://u:${PG_PW}@db:5432/p'}",
+            &vars,
+        )
+        .expect("valid");
+        let url = config
+            .storage
+            .resolved_postgres_url
+            .clone()
+            .expect("resolved");
+        assert_eq!(url.0, "postgres://u:s3cret-pw@db:5432/p");
+        let shown = format!("{config:?}");
+        assert!(!shown.contains("s3cret-pw"), "{shown}");
+        assert!(shown.contains("postgres://u:***@db:5432/p"), "{shown}");
     }
 
     const FULL: &str = r"

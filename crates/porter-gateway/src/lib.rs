@@ -90,7 +90,10 @@ impl Gateway {
     /// servers on first use.
     pub fn new(config: Config, data_dir: &Path, keys: Keys) -> anyhow::Result<Arc<Self>> {
         porter_git::init()?;
-        let inbox = Arc::new(Inbox::open(data_dir, config.limits())?);
+        let inbox = Arc::new(match &config.storage.resolved_postgres_url {
+            Some(url) => Inbox::open_on_postgres(data_dir, &url.0, config.limits())?,
+            None => Inbox::open(data_dir, config.limits())?,
+        });
         let net = porter_net::Net::new(config.net_policy())?;
         let hooks = hooks::Hooks::new(&config.hooks, &net);
         let files = Arc::new(

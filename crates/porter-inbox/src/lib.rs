@@ -49,7 +49,7 @@ use sha2::{Digest as _, Sha256};
 
 pub use documents::{Document, Documents, SqliteDocuments};
 pub use keeper::Keeper;
-pub use store::{Blobs, LocalBlobs, Records, SqliteRecords, Staged};
+pub use store::{Blobs, LocalBlobs, PostgresRecords, Records, SqliteRecords, Staged};
 pub use stub::{HASH_SHOWN_CHARS, inbox_ref};
 
 /// `FILE_MAX_BYTES` is the default most one kept file may hold (64 MiB).
@@ -294,6 +294,31 @@ impl Inbox {
         std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
         builder.create(data_dir).map_err(store::at(data_dir))?;
         let records = SqliteRecords::open(&data_dir.join(DB_FILE))?;
+        let documents = SqliteDocuments::open(&data_dir.join(DB_FILE))?;
+        Self::with_all_stores(
+            data_dir,
+            Arc::new(LocalBlobs::new(data_dir)),
+            Arc::new(records),
+            Some(Arc::new(documents)),
+            limits,
+        )
+    }
+
+    /// Opens the inbox with its records (runs, files, events) in the
+    /// PostgreSQL database at `url`, migrated to the current schema; files
+    /// and Documents stay under `data_dir` as with [`Inbox::open`].
+    /// Messages show `url` without its password.
+    pub fn open_on_postgres(
+        data_dir: &Path,
+        url: &str,
+        limits: Limits,
+    ) -> Result<Self, InboxError> {
+        let mut builder = std::fs::DirBuilder::new();
+        builder.recursive(true);
+        #[cfg(unix)]
+        std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
+        builder.create(data_dir).map_err(store::at(data_dir))?;
+        let records = PostgresRecords::open(url)?;
         let documents = SqliteDocuments::open(&data_dir.join(DB_FILE))?;
         Self::with_all_stores(
             data_dir,

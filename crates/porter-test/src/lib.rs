@@ -15,6 +15,8 @@
 //! assert_eq!(porter_test::numbered_lines(&text), vec![(1, "first line".to_owned())]);
 //! ```
 
+pub mod postgres;
+
 use std::path::PathBuf;
 
 use base64::Engine as _;

@@ -6,12 +6,14 @@
 //! [`Inbox::open`](crate::Inbox::open) uses.
 
 mod local;
+mod postgres;
 mod sqlite;
 
 use std::io::Write;
 
 pub use local::LocalBlobs;
 pub(crate) use local::at;
+pub use postgres::{PostgresRecords, SCHEMA_VERSION as POSTGRES_SCHEMA_VERSION, redacted_url};
 pub use sqlite::SqliteRecords;
 
 use crate::{Event, FileRecord, InboxError, RunId, RunInfo};

@@ -9,6 +9,8 @@ use std::time::{Duration, SystemTime};
 use porter_inbox::{Inbox, InboxError, Incoming, Limits, Origin, Outcome, Owner, RunId};
 use sha2::{Digest as _, Sha256};
 
+mod records;
+
 const KIB: u64 = 1024;
 const MIB: u64 = 1024 * KIB;
 
@@ -45,9 +47,33 @@ fn incoming(name: Option<&str>) -> Incoming {
 }
 
 fn opened(dir: &Path, limits: Limits) -> (Inbox, RunId) {
-    let inbox = Inbox::open(dir, limits).expect("the inbox opens");
+    opened_on(dir, limits, None)
+}
+
+/// Opens an inbox under `dir` with its records in SQLite (`db` is `None`)
+/// or in the PostgreSQL database `db`.
+fn open_on(dir: &Path, limits: Limits, db: Option<&str>) -> Inbox {
+    match db {
+        None => Inbox::open(dir, limits).expect("the inbox opens"),
+        Some(url) => {
+            Inbox::open_on_postgres(dir, url, limits).expect("the inbox opens on PostgreSQL")
+        }
+    }
+}
+
+fn opened_on(dir: &Path, limits: Limits, db: Option<&str>) -> (Inbox, RunId) {
+    let inbox = open_on(dir, limits, db);
     let run = inbox.start_run(owner()).expect("a run starts").id;
     (inbox, run)
+}
+
+/// Runs `test` with the records in SQLite, then in a fresh PostgreSQL
+/// database (unless `PORTER_SKIP_POSTGRES=1`).
+fn every_backend(test: fn(Option<&str>)) {
+    test(None);
+    if let Some(pg) = porter_test::postgres::instance() {
+        test(Some(&pg.fresh_database()));
+    }
 }
 
 fn kept(outcome: Outcome) -> porter_inbox::FileRecord {
@@ -87,8 +113,12 @@ fn sha256_hex(bytes: &[u8]) -> String {
 
 #[test]
 fn a_kept_file_is_on_disk_recorded_and_announced_everywhere() {
+    every_backend(a_kept_file_is_on_disk_recorded_and_announced_everywhere_on);
+}
+
+fn a_kept_file_is_on_disk_recorded_and_announced_everywhere_on(db: Option<&str>) {
     let dir = tempfile::tempdir().expect("temp dir");
-    let (inbox, run) = opened(dir.path(), small_limits());
+    let (inbox, run) = opened_on(dir.path(), small_limits(), db);
     let (_, mut live) = inbox.subscribe(run, u64::MAX).expect("subscribe");
     let mut all = inbox.subscribe_all();
 
@@ -165,8 +195,12 @@ fn inbox_folders_and_files_are_private_to_the_user() {
 
 #[test]
 fn the_same_name_twice_is_numbered_and_never_overwritten() {
+    every_backend(the_same_name_twice_is_numbered_and_never_overwritten_on);
+}
+
+fn the_same_name_twice_is_numbered_and_never_overwritten_on(db: Option<&str>) {
     let dir = tempfile::tempdir().expect("temp dir");
-    let (inbox, run) = opened(dir.path(), small_limits());
+    let (inbox, run) = opened_on(dir.path(), small_limits(), db);
     let paths: Vec<String> = [&b"one"[..], b"two", b"three"]
         .into_iter()
         .map(|bytes| {
@@ -192,8 +226,12 @@ fn the_same_name_twice_is_numbered_and_never_overwritten() {
 
 #[test]
 fn a_subscriber_gets_the_backlog_from_its_seq_then_live_events_once() {
+    every_backend(a_subscriber_gets_the_backlog_from_its_seq_then_live_events_once_on);
+}
+
+fn a_subscriber_gets_the_backlog_from_its_seq_then_live_events_once_on(db: Option<&str>) {
     let dir = tempfile::tempdir().expect("temp dir");
-    let (inbox, run) = opened(dir.path(), small_limits());
+    let (inbox, run) = opened_on(dir.path(), small_limits(), db);
     inbox
         .record_event(run, "tool_called", serde_json::json!({"tool": "File"}))
         .expect("event");
@@ -443,6 +481,10 @@ fn racing_streamed_and_whole_captures_never_pass_the_inbox_cap() {
 
 #[test]
 fn racing_whole_files_keep_exactly_the_ones_that_fit() {
+    every_backend(racing_whole_files_keep_exactly_the_ones_that_fit_on);
+}
+
+fn racing_whole_files_keep_exactly_the_ones_that_fit_on(db: Option<&str>) {
     const THREADS: usize = 100;
     const FILE_BYTES: u64 = 4 * KIB;
     const ROOM_FOR: usize = 10;
@@ -451,7 +493,7 @@ fn racing_whole_files_keep_exactly_the_ones_that_fit() {
         inbox_max_bytes: ROOM_FOR as u64 * FILE_BYTES + 5,
         ..small_limits()
     };
-    let (inbox, run) = opened(dir.path(), limits);
+    let (inbox, run) = opened_on(dir.path(), limits, db);
     kept(
         inbox
             .keep_bytes(run, incoming(Some("first.bin")), b"12345")
@@ -501,13 +543,17 @@ fn racing_whole_files_keep_exactly_the_ones_that_fit() {
 
 #[test]
 fn removing_and_clearing_give_bytes_back_even_across_a_reopen() {
+    every_backend(removing_and_clearing_give_bytes_back_even_across_a_reopen_on);
+}
+
+fn removing_and_clearing_give_bytes_back_even_across_a_reopen_on(db: Option<&str>) {
     let dir = tempfile::tempdir().expect("temp dir");
     let limits = Limits {
         inbox_max_bytes: 10 * KIB,
         ..small_limits()
     };
     let six = vec![6u8; 6 * KIB as usize];
-    let (inbox, run) = opened(dir.path(), limits);
+    let (inbox, run) = opened_on(dir.path(), limits, db);
     let first = kept(
         inbox
             .keep_bytes(run, incoming(Some("a.bin")), &six)
@@ -515,7 +561,7 @@ fn removing_and_clearing_give_bytes_back_even_across_a_reopen() {
     );
     drop(inbox);
 
-    let inbox = Inbox::open(dir.path(), limits).expect("reopens");
+    let inbox = open_on(dir.path(), limits, db);
     let refused = inbox
         .keep_bytes(run, incoming(Some("b.bin")), &six)
         .expect("keep");

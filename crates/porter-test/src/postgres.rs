@@ -1,0 +1,298 @@
+//! A real PostgreSQL for tests: its own instance from Debian's `postgresql`
+//! package (`initdb` + `pg_ctl`), in a temp directory, on a free loopback
+//! port, stopped and removed at the end.
+//!
+//! The server refuses to run as root, so when the tests do, every server
+//! command runs as the `postgres` user (`runuser -u postgres --`). Clients
+//! connect over TCP with a password (`scram-sha-256`), as a deployment would.
+//!
+//! Tests that need PostgreSQL call [`instance`]; it panics (the test fails)
+//! when the server cannot be started, and answers `None` only when
+//! `PORTER_SKIP_POSTGRES=1` is set, so CI never skips them silently.
+
+use std::net::TcpListener;
+use std::os::unix::fs::MetadataExt as _;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::OnceLock;
+use std::sync::atomic::{AtomicU32, Ordering};
+
+/// `SKIP_ENV` names the variable that skips the PostgreSQL tests when `1`.
+pub const SKIP_ENV: &str = "PORTER_SKIP_POSTGRES";
+/// `BIN_ENV` names a folder holding `initdb` and `pg_ctl`, when they are not
+/// in `/usr/lib/postgresql/<version>/bin`.
+pub const BIN_ENV: &str = "PORTER_POSTGRES_BIN";
+
+/// The role the tests connect as, and its password.
+pub const USER: &str = "porter";
+/// The password of [`USER`]: tests check it never shows in a message.
+pub const PASSWORD: &str = "pw-never-shown-7f3a";
+
+/// `Postgres` is one running server. Dropping it stops the server and
+/// removes its directory; a watchdog does the same if the test process ends
+/// without dropping it (a shared instance, a panic, a kill).
+#[derive(Debug)]
+pub struct Postgres {
+    dir: PathBuf,
+    bin: PathBuf,
+    port: u16,
+    databases: AtomicU32,
+}
+
+/// The instance this test process shares (started on first use), or `None`
+/// when `PORTER_SKIP_POSTGRES=1`.
+///
+/// # Panics
+///
+/// When the server cannot be started: the message says what to install.
+pub fn instance() -> Option<&'static Postgres> {
+    static SHARED: OnceLock<Postgres> = OnceLock::new();
+    if skipped() {
+        eprintln!("PostgreSQL tests skipped: {SKIP_ENV}=1");
+        return None;
+    }
+    Some(SHARED.get_or_init(Postgres::start))
+}
+
+fn skipped() -> bool {
+    std::env::var(SKIP_ENV).is_ok_and(|v| v == "1")
+}
+
+fn is_root() -> bool {
+    std::fs::metadata("/proc/self").is_ok_and(|m| m.uid() == 0)
+}
+
+fn bin_dir() -> PathBuf {
+    if let Some(dir) = std::env::var_os(BIN_ENV) {
+        return PathBuf::from(dir);
+    }
+    let mut found: Vec<PathBuf> = std::fs::read_dir("/usr/lib/postgresql")
+        .into_iter()
+        .flatten()
+        .flatten()
+        .map(|entry| entry.path().join("bin"))
+        .filter(|bin| bin.join("initdb").is_file())
+        .collect();
+    found.sort_by_key(|bin| {
+        bin.parent()
+            .and_then(|v| v.file_name())
+            .and_then(|v| v.to_str())
+            .and_then(|v| v.parse::<u32>().ok())
+            .unwrap_or(0)
+    });
+    found.pop().unwrap_or_else(|| {
+        panic!(
+            "PostgreSQL's initdb was not found under /usr/lib/postgresql/*/bin: install it with \
+             `apt-get install -y --no-install-recommends postgresql`, set {BIN_ENV} to its bin \
+             folder, or set {SKIP_ENV}=1 to skip these tests"
+        )
+    })
+}
+
+/// A command for the server's own tools: as `postgres` when we are root.
+fn server_command(bin: &Path, tool: &str) -> Command {
+    if is_root() {
+        let mut command = Command::new("runuser");
+        command.args(["-u", "postgres", "--"]).arg(bin.join(tool));
+        command
+    } else {
+        Command::new(bin.join(tool))
+    }
+}
+
+fn run(mut command: Command, what: &str) {
+    let output = command
+        .stdin(Stdio::null())
+        .output()
+        .unwrap_or_else(|e| panic!("could not run {what}: {e}"));
+    assert!(
+        output.status.success(),
+        "{what} failed ({}):\n{}\n{}",
+        output.status,
+        String::from_utf8_lossy(&output.stdout),
+        String::from_utf8_lossy(&output.stderr)
+    );
+}
+
+fn free_port() -> u16 {
+    TcpListener::bind(("127.0.0.1", 0))
+        .and_then(|listener| listener.local_addr())
+        .map(|address| address.port())
+        .expect("a free loopback port")
+}
+
+impl Postgres {
+    /// Starts a new instance of its own (`initdb`, then `pg_ctl start`).
+    ///
+    /// # Panics
+    ///
+    /// When the server cannot be set up or started.
+    #[must_use]
+    pub fn start() -> Self {
+        let bin = bin_dir();
+        let dir = tempfile::Builder::new()
+            .prefix("porter-pg-")
+            .tempdir()
+            .expect("a temp dir for PostgreSQL")
+            .keep();
+        let data = dir.join("data");
+        let password_file = dir.join("pw");
+        std::fs::write(&password_file, PASSWORD).expect("the password file is written");
+        if is_root() {
+            let mut chown = Command::new("chown");
+            chown.args(["-R", "postgres"]).arg(&dir);
+            run(chown, "chown the PostgreSQL temp dir to postgres");
+        }
+        let mut initdb = server_command(&bin, "initdb");
+        initdb
+            .arg("-D")
+            .arg(&data)
+            .args([
+                "-U",
+                USER,
+                "--auth=scram-sha-256",
+                "-E",
+                "UTF8",
+                "--locale=C",
+            ])
+            .arg(format!("--pwfile={}", password_file.display()));
+        run(initdb, "initdb");
+        let port = free_port();
+        let mut start = server_command(&bin, "pg_ctl");
+        start
+            .arg("-D")
+            .arg(&data)
+            .arg("-l")
+            .arg(dir.join("server.log"))
+            .args(["-w", "-t", "60", "-o"])
+            .arg(format!(
+                "-c listen_addresses=127.0.0.1 -p {port} -k {} -c max_connections=200 -c fsync=off",
+                dir.display()
+            ))
+            .arg("start");
+        run(start, "pg_ctl start");
+        watch(&bin, &dir);
+        Self {
+            dir,
+            bin,
+            port,
+            databases: AtomicU32::new(0),
+        }
+    }
+
+    /// The loopback port the server listens on.
+    #[must_use]
+    pub fn port(&self) -> u16 {
+        self.port
+    }
+
+    /// A URL for the `postgres` database (with the password).
+    #[must_use]
+    pub fn url(&self) -> String {
+        self.url_for("postgres")
+    }
+
+    /// A URL for `database` (with the password).
+    #[must_use]
+    pub fn url_for(&self, database: &str) -> String {
+        format!(
+            "postgres://{USER}:{PASSWORD}@127.0.0.1:{}/{database}",
+            self.port
+        )
+    }
+
+    /// Creates a new empty database and answers its URL: each test gets its
+    /// own, so tests sharing the instance never see each other's rows.
+    ///
+    /// # Panics
+    ///
+    /// When `createdb` fails.
+    #[must_use]
+    pub fn fresh_database(&self) -> String {
+        let n = self.databases.fetch_add(1, Ordering::SeqCst);
+        let name = format!("t{}_{n}", std::process::id());
+        let mut createdb = Command::new(self.bin.join("createdb"));
+        createdb
+            .args(["-h", "127.0.0.1", "-p", &self.port.to_string(), "-U", USER])
+            .arg(&name)
+            .env("PGPASSWORD", PASSWORD);
+        run(createdb, "createdb");
+        self.url_for(&name)
+    }
+}
+
+/// Runs `sql` with `psql` against `url` and answers its output, unaligned
+/// and without headers (one row a line, columns split by `|`).
+///
+/// # Panics
+///
+/// When `psql` cannot run or the statement fails.
+#[must_use]
+pub fn psql(url: &str, sql: &str) -> String {
+    let output = Command::new("psql")
+        .args([
+            "-X",
+            "-A",
+            "-t",
+            "-v",
+            "ON_ERROR_STOP=1",
+            "-d",
+            url,
+            "-c",
+            sql,
+        ])
+        .stdin(Stdio::null())
+        .output()
+        .unwrap_or_else(|e| panic!("could not run psql: {e}"));
+    assert!(
+        output.status.success(),
+        "psql failed on {sql:?}: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    String::from_utf8_lossy(&output.stdout).trim().to_owned()
+}
+
+impl Drop for Postgres {
+    fn drop(&mut self) {
+        stop(&self.bin, &self.dir);
+    }
+}
+
+fn stop(bin: &Path, dir: &Path) {
+    let mut command = server_command(bin, "pg_ctl");
+    command
+        .arg("-D")
+        .arg(dir.join("data"))
+        .args(["-m", "immediate", "-w", "stop"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null());
+    let _ = command.status();
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+/// Starts a background shell that waits for this process to end, then
+/// stops the server and removes its directory (the shell started here only
+/// forks it off and exits).
+fn watch(bin: &Path, dir: &Path) {
+    let pg_ctl = bin.join("pg_ctl");
+    let as_postgres = if is_root() {
+        "runuser -u postgres -- "
+    } else {
+        ""
+    };
+    let script = format!(
+        "(while kill -0 {pid} 2>/dev/null; do sleep 1; done; \
+         {as_postgres}'{pg_ctl}' -D '{data}' -m immediate -w stop >/dev/null 2>&1; rm -rf '{dir}') &",
+        pid = std::process::id(),
+        pg_ctl = pg_ctl.display(),
+        data = dir.join("data").display(),
+        dir = dir.display(),
+    );
+    Command::new("sh")
+        .args(["-c", &script])
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .status()
+        .expect("the PostgreSQL watchdog starts");
+}
