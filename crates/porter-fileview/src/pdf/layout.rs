@@ -386,7 +386,9 @@ fn fragments(mut pieces: Vec<Piece>, body: f32) -> Vec<Fragment> {
             let reach = if is_bullet(&f.text) || is_marker(&f.text) || is_number(&f.text) {
                 3.0 * size
             } else {
-                f.size.min(p.size).max(body * 0.5) * 0.9
+                // Less than a column gutter, which can be as narrow as
+                // two thirds of the text size; more than a word space.
+                f.size.min(p.size).max(body * 0.5) * 0.6
             };
             if gap > reach || gap < -0.6 * size || pc < f.bbox.y0 - size {
                 continue;
@@ -603,14 +605,35 @@ fn wrapped_run(group: &[Item], column: f32) -> usize {
     best
 }
 
+/// Items read by position: rows top to bottom (an item whose middle lies
+/// within the row's first item joins that row), each row left to right.
+fn by_rows(mut items: Vec<Item>) -> Vec<Item> {
+    items.sort_by(|a, b| {
+        let (a, b) = (a.bbox(), b.bbox());
+        f32::midpoint(a.y0, a.y1).total_cmp(&f32::midpoint(b.y0, b.y1))
+    });
+    let mut out = Vec::with_capacity(items.len());
+    let mut row: Vec<Item> = Vec::new();
+    let mut band = (f32::NEG_INFINITY, f32::NEG_INFINITY);
+    for item in items {
+        let b = item.bbox();
+        let middle = f32::midpoint(b.y0, b.y1);
+        if middle > band.1 || middle < band.0 {
+            row.sort_by(|a, b| a.bbox().x0.total_cmp(&b.bbox().x0));
+            out.append(&mut row);
+            band = (b.y0, b.y1);
+        }
+        row.push(item);
+    }
+    row.sort_by(|a, b| a.bbox().x0.total_cmp(&b.bbox().x0));
+    out.append(&mut row);
+    out
+}
+
 /// Orders `items` by recursive XY-cut into `out`.
 fn xy_cut(mut items: Vec<Item>, body: f32, depth: usize, out: &mut Vec<Item>) {
     if items.len() <= 1 || depth >= MAX_DEPTH {
-        items.sort_by(|a, b| {
-            let (a, b) = (a.bbox(), b.bbox());
-            a.y0.total_cmp(&b.y0).then(a.x0.total_cmp(&b.x0))
-        });
-        out.extend(items);
+        out.extend(by_rows(items));
         return;
     }
     // Columns: gaps in the projection on x as wide as the body text size.
@@ -619,7 +642,7 @@ fn xy_cut(mut items: Vec<Item>, body: f32, depth: usize, out: &mut Vec<Item>) {
     let mut reach = f32::NEG_INFINITY;
     for item in items {
         let b = item.bbox();
-        if groups.is_empty() || b.x0 - reach >= body {
+        if groups.is_empty() || b.x0 - reach >= 0.6 * body {
             groups.push(Vec::new());
         }
         reach = reach.max(b.x1);
@@ -651,9 +674,8 @@ fn xy_cut(mut items: Vec<Item>, body: f32, depth: usize, out: &mut Vec<Item>) {
     }
     let widest = gaps.iter().map(|g| g.1).fold(0.0f32, f32::max);
     if gaps.is_empty() || widest <= 0.0 {
-        // One row: read left to right as placed.
-        items.sort_by(|a, b| a.bbox().x0.total_cmp(&b.bbox().x0));
-        out.extend(items);
+        // No gap across: lines that touch (tight leading), read row by row.
+        out.extend(by_rows(items));
         return;
     }
     let cuts: Vec<usize> = gaps
@@ -920,6 +942,15 @@ fn is_heading(g: &Gathering, body: f32, body_bold: bool) -> bool {
     // A colon may end a heading ("Procedure:"); a full stop or comma not.
     let ends_like_sentence =
         text.ends_with(['.', ',', ';']) || text.len() > 60 && text.ends_with(':');
+    // A heading starts with a capital or a number, not mid-sentence.
+    if text
+        .chars()
+        .find(|c| c.is_alphabetic())
+        .is_some_and(char::is_lowercase)
+        && !numbered(text)
+    {
+        return false;
+    }
     if letters == 0 {
         // Only a number: a chapter number set large stands as a heading.
         return g.size >= body * 1.6 && text.len() <= 4;
@@ -945,6 +976,8 @@ mod tests {
     fn piece(text: &str, x0: f32, y0: f32, size: f32, bold: bool) -> Piece {
         #[allow(clippy::cast_precision_loss)]
         let width = text.chars().count() as f32 * size * 0.5;
+        // Below the header band of an A4 page (842 points high).
+        let y0 = y0 + 100.0;
         Piece {
             text: text.to_owned(),
             x0,
