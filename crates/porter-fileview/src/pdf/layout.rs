@@ -118,9 +118,18 @@ pub(crate) fn page_blocks(
     page: Option<(f32, f32)>,
 ) -> Vec<Block> {
     let body = body_size(&pieces);
-    let mut tables = tables;
-    let grids = ruled_tables(rules, &pieces, &tables);
-    tables.extend(grids);
+    // Grids of ruling lines first; the library's tables where there is none.
+    let mut grids = ruled_tables(rules, &pieces, &[]);
+    let others: Vec<PlacedTable> = tables
+        .into_iter()
+        .filter(|t| {
+            !grids
+                .iter()
+                .any(|g| t.x0 < g.x1 && g.x0 < t.x1 && t.y0 < g.y1 && g.y0 < t.y1)
+        })
+        .collect();
+    grids.extend(others);
+    let tables = grids;
     let page = page
         .filter(|(top, bottom)| bottom > top)
         .unwrap_or_else(|| {
@@ -232,24 +241,74 @@ fn ruled_tables(rules: &[Rule], pieces: &[Piece], found: &[PlacedTable]) -> Vec<
             continue;
         }
         let body = body_size(pieces);
-        let rows: Vec<Vec<Cell>> = cells
-            .into_iter()
-            .map(|row| {
-                row.into_iter()
-                    .map(|pieces| {
-                        let mut text = String::new();
-                        for f in fragments(pieces, body) {
-                            join_line(&mut text, &f.text);
-                        }
-                        Cell {
-                            text,
-                            col_span: 1,
-                            row_span: 1,
-                        }
-                    })
-                    .collect()
+        // A cell whose right side has no rule drawn spans into the next
+        // column; one whose lower side has none spans into the row below
+        // when that row has no text of its own there.
+        let lines: Vec<&Rule> = members.iter().map(|&i| &rules[i]).collect();
+        let ruled_v = |x: f32, y: f32| {
+            lines.iter().any(|l| {
+                l.y1 - l.y0 > SNAP
+                    && (f32::midpoint(l.x0, l.x1) - x).abs() <= SNAP
+                    && l.y0 <= y
+                    && y <= l.y1
             })
-            .collect();
+        };
+        let ruled_h = |y: f32, x: f32| {
+            lines.iter().any(|l| {
+                l.y1 - l.y0 <= SNAP
+                    && (f32::midpoint(l.y0, l.y1) - y).abs() <= SNAP
+                    && l.x0 <= x
+                    && x <= l.x1
+            })
+        };
+        let mut covered = vec![vec![false; columns]; rows];
+        let mut table_rows: Vec<Vec<Cell>> = Vec::with_capacity(rows);
+        for r in 0..rows {
+            let mut row = Vec::new();
+            for c in 0..columns {
+                if covered[r][c] {
+                    continue;
+                }
+                let middle_y = f32::midpoint(ys[r], ys[r + 1]);
+                let middle_x = f32::midpoint(xs[c], xs[c + 1]);
+                let mut col_span = 1;
+                while c + col_span < columns
+                    && !covered[r][c + col_span]
+                    && !ruled_v(xs[c + col_span], middle_y)
+                {
+                    col_span += 1;
+                }
+                let mut row_span = 1;
+                while r + row_span < rows
+                    && !ruled_h(ys[r + row_span], middle_x)
+                    && (c..c + col_span).all(|k| cells[r + row_span][k].is_empty())
+                {
+                    row_span += 1;
+                }
+                let mut inside: Vec<Piece> = Vec::new();
+                for line in covered.iter_mut().skip(r).take(row_span) {
+                    for place in line.iter_mut().skip(c).take(col_span) {
+                        *place = true;
+                    }
+                }
+                for cell in cells.iter_mut().skip(r).take(row_span) {
+                    for place in cell.iter_mut().skip(c).take(col_span) {
+                        inside.append(place);
+                    }
+                }
+                let mut text = String::new();
+                for f in fragments(inside, body) {
+                    join_line(&mut text, &f.text);
+                }
+                row.push(Cell {
+                    text,
+                    col_span,
+                    row_span,
+                });
+            }
+            table_rows.push(row);
+        }
+        let rows = table_rows;
         out.push(PlacedTable {
             x0,
             y0,
@@ -1069,6 +1128,65 @@ mod tests {
                     marker: None,
                     text: "Devising new ways".to_owned()
                 },
+            ]
+        );
+    }
+
+    #[test]
+    fn a_grid_of_rules_is_a_table_and_a_missing_rule_makes_a_span() {
+        // Columns at x 50, 150, 250, 350; rows at y 200, 220, 240 (before
+        // the helper's shift of 100). The header row has no rule between
+        // its second and third columns.
+        let h = |y: f32| Rule {
+            x0: 50.0,
+            y0: y + 100.0,
+            x1: 350.0,
+            y1: y + 100.0,
+        };
+        let v = |x: f32, from: f32| Rule {
+            x0: x,
+            y0: from + 100.0,
+            x1: x,
+            y1: 340.0,
+        };
+        let rules = vec![
+            h(200.0),
+            h(220.0),
+            h(240.0),
+            v(50.0, 200.0),
+            v(150.0, 200.0),
+            v(250.0, 220.0),
+            v(350.0, 200.0),
+        ];
+        let pieces = vec![
+            piece("Before", 50.0, 150.0, 10.0, false),
+            piece("Name", 55.0, 205.0, 10.0, false),
+            piece("Result", 155.0, 205.0, 10.0, false),
+            piece("Ada", 55.0, 225.0, 10.0, false),
+            piece("12", 155.0, 225.0, 10.0, false),
+            piece("34", 255.0, 225.0, 10.0, false),
+        ];
+        let blocks = page_blocks(pieces, Vec::new(), &rules, Some((0.0, 842.0)));
+        let wide = Cell {
+            text: "Result".to_owned(),
+            col_span: 2,
+            row_span: 1,
+        };
+        let cell = |t: &str| Cell {
+            text: t.to_owned(),
+            col_span: 1,
+            row_span: 1,
+        };
+        assert_eq!(
+            blocks,
+            vec![
+                Block::Paragraph("Before".to_owned()),
+                Block::Table(Table {
+                    rows: vec![
+                        vec![cell("Name"), wide],
+                        vec![cell("Ada"), cell("12"), cell("34")],
+                    ]
+                }),
             ]
         );
     }
