@@ -515,10 +515,25 @@ fn is_marker(text: &str) -> bool {
 /// Whether a text is a section number on its own: "1.3", "4.2.", "12".
 fn is_number(text: &str) -> bool {
     let t = text.trim();
-    !t.is_empty()
-        && t.len() <= 9
-        && t.starts_with(|c: char| c.is_ascii_digit())
-        && t.chars().all(|c| c.is_ascii_digit() || c == '.')
+    t.len() <= 9 && section_number(t)
+}
+
+/// Whether a word is a section number: digits and dots ("3.", "9.5.",
+/// "1.3"), each part at most two digits, optionally after one capital and a
+/// dot ("B.3", "A.1.2").
+fn section_number(word: &str) -> bool {
+    let rest = match word.as_bytes() {
+        [first, b'.', second, ..] if first.is_ascii_uppercase() && second.is_ascii_digit() => {
+            &word[2..]
+        }
+        _ => word,
+    };
+    rest.starts_with(|c: char| c.is_ascii_digit())
+        && rest.chars().all(|c| c.is_ascii_digit() || c == '.')
+        && rest
+            .split('.')
+            .filter(|s| !s.is_empty())
+            .all(|s| s.len() <= 2)
 }
 
 /// A table read from text aligned in columns: `groups` are the columns an
@@ -854,6 +869,9 @@ fn blocks(items: Vec<Item>, body: f32, page: (f32, f32)) -> Vec<Block> {
     }
     sizes.sort_by(|a, b| b.total_cmp(a));
     let mut blocks = Vec::with_capacity(out.len());
+    // The last heading's box, size and index, to join a heading set over
+    // two lines that the paragraph joining kept apart.
+    let mut previous: Option<(BoxF, f32, usize)> = None;
     for (entry, is) in out.into_iter().zip(heading) {
         match entry {
             Err(t) => blocks.push(Block::Table(t)),
@@ -862,10 +880,23 @@ fn blocks(items: Vec<Item>, body: f32, page: (f32, f32)) -> Vec<Block> {
                 let rank = sizes.iter().position(|x| (x - s).abs() < 0.25).unwrap_or(0);
                 #[allow(clippy::cast_possible_truncation)]
                 let level = (rank + 1).min(6) as u8;
-                blocks.push(Block::Heading {
-                    level,
-                    text: g.text,
+                let continues = previous.is_some_and(|(b, size, index)| {
+                    index + 1 == blocks.len()
+                        && (size - g.size).abs() < 0.25
+                        && g.bbox.y0 >= b.y0
+                        && g.bbox.y0 - b.y1 < g.size
+                        && g.bbox.x0 < b.x1
+                        && b.x0 < g.bbox.x1
                 });
+                if continues && let Some(Block::Heading { text, .. }) = blocks.last_mut() {
+                    join_line(text, &g.text);
+                } else {
+                    blocks.push(Block::Heading {
+                        level,
+                        text: g.text,
+                    });
+                }
+                previous = Some((g.bbox, g.size, blocks.len() - 1));
             }
             Ok(g) => match g.item {
                 Some(marker) => blocks.push(Block::ListItem {
@@ -955,14 +986,7 @@ fn numbered(text: &str) -> bool {
     ) {
         return true;
     }
-    let digits_and_dots = !first.is_empty()
-        && first.chars().next().is_some_and(|c| c.is_ascii_digit())
-        && first.chars().all(|c| c.is_ascii_digit() || c == '.')
-        && first
-            .split('.')
-            .filter(|s| !s.is_empty())
-            .all(|s| s.len() <= 2);
-    digits_and_dots && text.split_whitespace().nth(1).is_some()
+    section_number(first) && text.split_whitespace().nth(1).is_some()
 }
 
 /// Whether a text is the caption of a figure or table ("Table 2:",
@@ -1187,6 +1211,44 @@ mod tests {
                         vec![cell("Ada"), cell("12"), cell("34")],
                     ]
                 }),
+            ]
+        );
+    }
+
+    #[test]
+    fn a_lettered_section_number_and_a_heading_over_two_lines_stay_one_heading() {
+        let pieces = vec![
+            piece("B.3", 50.0, 40.0, 14.0, true),
+            piece("Prompt Engineering", 90.0, 40.0, 14.0, true),
+            piece(
+                "Body text set in the ordinary size.",
+                50.0,
+                70.0,
+                10.0,
+                false,
+            ),
+            piece("9.5. Adapting to the New", 50.0, 100.0, 14.0, true),
+            piece("Business Models", 50.0, 117.0, 14.0, false),
+            piece(
+                "More body text in the ordinary size.",
+                50.0,
+                140.0,
+                10.0,
+                false,
+            ),
+        ];
+        let headings: Vec<String> = page_blocks(pieces, Vec::new(), &[], Some((0.0, 842.0)))
+            .into_iter()
+            .filter_map(|b| match b {
+                Block::Heading { text, .. } => Some(text),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(
+            headings,
+            [
+                "B.3 Prompt Engineering",
+                "9.5. Adapting to the New Business Models"
             ]
         );
     }
