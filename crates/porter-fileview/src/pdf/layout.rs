@@ -56,6 +56,11 @@ pub(crate) struct Rule {
 /// (the search compares every pair).
 pub(crate) const MAX_RULES: usize = 2000;
 
+/// `MAX_OPEN` is how many of the latest line fragments a piece may join:
+/// pieces come sorted by position, so its line is among them, and a page of
+/// many pieces side by side costs no more than this per piece.
+const MAX_OPEN: usize = 256;
+
 /// How deep the XY-cut recursion goes; deeper regions are read by position.
 const MAX_DEPTH: usize = 48;
 
@@ -343,19 +348,16 @@ fn snapped(mut values: Vec<f32>) -> Vec<f32> {
 
 /// The page's body text size: the size most characters are set in.
 fn body_size(pieces: &[Piece]) -> f32 {
-    let mut counts: Vec<(i32, usize)> = Vec::new();
+    let mut counts: std::collections::BTreeMap<i32, usize> = std::collections::BTreeMap::new();
     for p in pieces {
         #[allow(clippy::cast_possible_truncation)]
         let key = (p.size * 2.0).round() as i32;
         let n = p.text.chars().filter(|c| !c.is_whitespace()).count();
-        match counts.iter_mut().find(|(k, _)| *k == key) {
-            Some((_, c)) => *c += n,
-            None => counts.push((key, n)),
-        }
+        *counts.entry(key).or_default() += n;
     }
     counts
         .iter()
-        .max_by_key(|(k, c)| (*c, -*k))
+        .max_by_key(|(k, c)| (**c, std::cmp::Reverse(**k)))
         .map_or(10.0, |(k, _)| {
             #[allow(clippy::cast_precision_loss)]
             let size = *k as f32 / 2.0;
@@ -484,6 +486,9 @@ fn fragments(mut pieces: Vec<Piece>, body: f32) -> Vec<Fragment> {
                 spaced: p.text.ends_with(char::is_whitespace),
             });
             open.push(out.len() - 1);
+            if open.len() > MAX_OPEN {
+                open.drain(..open.len() - MAX_OPEN);
+            }
         }
     }
     // Words collapse to single spaces.
