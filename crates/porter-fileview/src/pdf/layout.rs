@@ -245,6 +245,15 @@ fn ruled_tables(rules: &[Rule], pieces: &[Piece], found: &[PlacedTable]) -> Vec<
         if filled < 2 {
             continue;
         }
+        // Rows of text in several columns of one ruled row: the rows are not
+        // ruled one by one, so the grid does not give them; leave it to the
+        // other table readers.
+        let merged_rows = cells
+            .iter()
+            .any(|row| row.iter().filter(|cell| text_rows(cell) >= 4).count() >= 3);
+        if merged_rows {
+            continue;
+        }
         let body = body_size(pieces);
         // A cell whose right side has no rule drawn spans into the next
         // column; one whose lower side has none spans into the row below
@@ -323,6 +332,25 @@ fn ruled_tables(rules: &[Rule], pieces: &[Piece], found: &[PlacedTable]) -> Vec<
         });
     }
     out
+}
+
+/// How many rows of text some pieces make: their middles, top to bottom,
+/// with a new row wherever one lies more than half a size below the last.
+fn text_rows(pieces: &[Piece]) -> usize {
+    let mut middles: Vec<(f32, f32)> = pieces
+        .iter()
+        .map(|p| (f32::midpoint(p.y0, p.y1), p.size))
+        .collect();
+    middles.sort_by(|a, b| a.0.total_cmp(&b.0));
+    let mut rows = 0usize;
+    let mut last = f32::NEG_INFINITY;
+    for (middle, size) in middles {
+        if middle - last > 0.5 * size {
+            rows += 1;
+            last = middle;
+        }
+    }
+    rows
 }
 
 /// The representative of `i` in a union-find forest.
