@@ -800,9 +800,103 @@ fn xy_cut(mut items: Vec<Item>, body: f32, depth: usize, out: &mut Vec<Item>) {
         rest = tail;
     }
     parts.push(rest);
-    for part in parts {
-        xy_cut(part, body, depth + 1, out);
+    // Rows cut apart here may be the rows of a table without rules: a run
+    // of at least three one-line parts split in columns is tried as one.
+    let kinds: Vec<RowKind> = parts.iter().map(|p| row_kind(p, body)).collect();
+    let mut parts: Vec<Option<Vec<Item>>> = parts.into_iter().map(Some).collect();
+    let mut i = 0;
+    while i < parts.len() {
+        if kinds[i] == RowKind::Split {
+            let mut end = i;
+            let mut j = i;
+            while j < parts.len() && kinds[j] != RowKind::Other {
+                if kinds[j] == RowKind::Split {
+                    end = j;
+                }
+                j += 1;
+            }
+            let rows = kinds[i..=end]
+                .iter()
+                .filter(|k| **k == RowKind::Split)
+                .count();
+            if rows >= 3 {
+                let run: Vec<Item> = parts[i..=end]
+                    .iter_mut()
+                    .filter_map(Option::take)
+                    .flatten()
+                    .collect();
+                let groups = x_groups(run.clone(), body);
+                if groups.len() > 1
+                    && let Some((table, bbox)) = aligned_table(&groups, body)
+                {
+                    out.push(Item::Table(table, bbox));
+                } else {
+                    xy_cut(run, body, depth + 1, out);
+                }
+                i = end + 1;
+                continue;
+            }
+        }
+        if let Some(part) = parts[i].take() {
+            xy_cut(part, body, depth + 1, out);
+        }
+        i += 1;
     }
+}
+
+/// What a part cut off by rows is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum RowKind {
+    /// One line of text split in columns.
+    Split,
+    /// One piece of text.
+    Single,
+    /// Anything else.
+    Other,
+}
+
+/// What a part cut off by rows is.
+fn row_kind(part: &[Item], body: f32) -> RowKind {
+    if part.iter().any(|i| matches!(i, Item::Table(..))) {
+        return RowKind::Other;
+    }
+    let Some(first) = part.first().map(Item::bbox) else {
+        return RowKind::Other;
+    };
+    let one_line = part.iter().all(|i| {
+        let middle = f32::midpoint(i.bbox().y0, i.bbox().y1);
+        middle >= first.y0 && middle <= first.y1
+    });
+    if !one_line {
+        return RowKind::Other;
+    }
+    if part.len() == 1 {
+        return RowKind::Single;
+    }
+    if x_groups(part.to_vec(), body).len() > 1 {
+        RowKind::Split
+    } else {
+        RowKind::Other
+    }
+}
+
+/// Items split at the gaps in their projection on x as wide as two thirds
+/// of the body text size, left to right.
+fn x_groups(mut items: Vec<Item>, body: f32) -> Vec<Vec<Item>> {
+    items.sort_by(|a, b| a.bbox().x0.total_cmp(&b.bbox().x0));
+    let mut groups: Vec<Vec<Item>> = Vec::new();
+    let mut reach = f32::NEG_INFINITY;
+    for item in items {
+        let b = item.bbox();
+        if groups.is_empty() || b.x0 - reach >= 0.6 * body {
+            groups.push(Vec::new());
+        }
+        reach = reach.max(b.x1);
+        if let Some(last) = groups.last_mut() {
+            last.push(item);
+        }
+    }
+    groups
 }
 
 /// How a list item is marked.
@@ -1283,6 +1377,49 @@ mod tests {
                 "B.3 Prompt Engineering",
                 "9.5. Adapting to the New Business Models"
             ]
+        );
+    }
+
+    #[test]
+    fn rows_far_apart_in_aligned_columns_are_one_table_without_rules() {
+        let mut pieces = vec![piece(
+            "A paragraph of running text over the table, set across the page width.",
+            50.0,
+            40.0,
+            10.0,
+            false,
+        )];
+        for (row, (name, value)) in [
+            ("Mineral", "Value"),
+            ("kaolinite", "10"),
+            ("illite", "30"),
+            ("vermiculite", "150"),
+        ]
+        .into_iter()
+        .enumerate()
+        {
+            #[allow(clippy::cast_precision_loss)]
+            let y = 80.0 + row as f32 * 30.0;
+            pieces.push(piece(name, 50.0, y, 10.0, false));
+            pieces.push(piece(value, 250.0, y, 10.0, false));
+        }
+        let blocks = page_blocks(pieces, Vec::new(), &[], Some((0.0, 842.0)));
+        let cell = |t: &str| Cell {
+            text: t.to_owned(),
+            col_span: 1,
+            row_span: 1,
+        };
+        assert_eq!(blocks.len(), 2, "{blocks:?}");
+        assert_eq!(
+            blocks[1],
+            Block::Table(Table {
+                rows: vec![
+                    vec![cell("Mineral"), cell("Value")],
+                    vec![cell("kaolinite"), cell("10")],
+                    vec![cell("illite"), cell("30")],
+                    vec![cell("vermiculite"), cell("150")],
+                ]
+            })
         );
     }
 }
