@@ -10,6 +10,7 @@ use crate::markdown::{MdOut, escape_inline, escape_line, table};
 
 /// One block of a document, in reading order.
 #[derive(Debug, Clone, PartialEq, Eq)]
+#[cfg_attr(not(feature = "pdf"), allow(dead_code))]
 pub(crate) enum Block {
     /// A heading; `level` 1 is the top (Markdown `#`), at most 6.
     Heading { level: u8, text: String },
