@@ -32,6 +32,7 @@ mod archive;
 mod bounds;
 mod content;
 mod describe;
+mod document;
 mod markdown;
 mod office;
 mod options;

@@ -19,7 +19,7 @@ use crate::describe::{human_size, shown_name};
 use crate::office::{self, WorkbookFormat, ZipKind};
 use crate::options::Options;
 use crate::sniff::{self, Sniffed};
-use crate::{FileInput, ViewError, pdf, text};
+use crate::{FileInput, ViewError, document, pdf, text};
 
 /// `Markdown` is a document as Markdown: the text, the title it names for
 /// itself (when it has one), and notes on what was left out or cut.
@@ -178,41 +178,14 @@ fn plain(text: &str, options: &Options) -> Markdown {
     out.finish(title, Vec::new())
 }
 
-/// A PDF's pages in order, each after a `<!-- page N of M -->` marker; a
-/// page with no text layer says so where its text would be.
+/// A PDF's pages in order, each after a `<!-- page N of M -->` marker, as
+/// the layout analysis reads them (headings, paragraphs, lists, tables in
+/// reading order); a page with no text layer says so where its text would
+/// be.
 fn pdf_markdown(bytes: &[u8], options: &Options, cancel: &Cancel) -> Result<Markdown, Failure> {
-    let pages = pdf::pages(bytes, options, cancel)?;
-    let total = pages.total;
+    let (blocks, notes) = pdf::blocks(bytes, options, cancel)?;
     let mut out = MdOut::new(options.office_text_bytes);
-    let mut scans = Vec::new();
-    for (index, page) in pages.read.iter().enumerate() {
-        let number = index + 1;
-        out.block(&format!("<!-- page {number} of {total} -->"));
-        match page {
-            pdf::PageText::Text(text) => {
-                let escaped: Vec<String> = text.lines().map(escape_line).collect();
-                out.block(&escaped.join("\n"));
-            }
-            pdf::PageText::NoTextLayer => {
-                scans.push(number);
-                out.block(&format!(
-                    "*(Page {number} has no text layer: it is probably a scanned image, and its text cannot be read.)*"
-                ));
-            }
-            pdf::PageText::Unreadable(error) => out.block(&format!(
-                "*(The text of page {number} could not be read: {}.)*",
-                escape_inline(error)
-            )),
-        }
-    }
-    let mut notes = pages.notes;
-    if !scans.is_empty() && scans.len() < pages.read.len() {
-        let list: Vec<String> = scans.iter().map(ToString::to_string).collect();
-        notes.push(format!(
-            "Pages without a text layer (probably scans): {}.",
-            list.join(", ")
-        ));
-    }
+    document::write_markdown(&blocks, &mut out);
     Ok(out.finish(None, notes))
 }
 

@@ -1,0 +1,1425 @@
+//! Layout analysis of one PDF page without a learned model: from pieces of
+//! text with their boxes, fonts and sizes (and tables found from ruling
+//! lines) to [`Block`]s in reading order.
+//!
+//! 1. Pieces on one baseline that nearly touch become line fragments; a wide
+//!    gap (a column gutter, a table's column) starts a new fragment.
+//! 2. Reading order by recursive XY-cut: a region splits at vertical gaps
+//!    that run its whole height (columns, read left to right) when it has
+//!    any, else at its widest horizontal gaps (read top to bottom). A table
+//!    is one item in this order. The depth is bounded.
+//! 3. Lines in that order join into paragraphs while they follow on (close
+//!    below, overlapping, same size and weight); a bullet or a number starts
+//!    a list item; a hyphen at a line's end before a lower-case word joins.
+//! 4. A short block set larger than the page's body text, or bold where the
+//!    body is not, or numbered like a section ("3.", "9.5.", "Chapter 2")
+//!    and set apart, is a heading; levels follow the size rank.
+//!
+//! Coordinates are points with y growing downwards (top of the page 0).
+
+use crate::document::{Block, Cell, Table};
+
+/// One piece of text as the PDF placed it.
+#[derive(Debug, Clone)]
+pub(crate) struct Piece {
+    pub text: String,
+    pub x0: f32,
+    pub y0: f32,
+    pub x1: f32,
+    pub y1: f32,
+    /// Font size in points.
+    pub size: f32,
+    pub bold: bool,
+}
+
+/// A table found on the page, with the region it covers.
+#[derive(Debug, Clone)]
+pub(crate) struct PlacedTable {
+    pub x0: f32,
+    pub y0: f32,
+    pub x1: f32,
+    pub y1: f32,
+    pub table: Table,
+}
+
+/// A ruling line: horizontal or vertical, as drawn (a stroked line, a thin
+/// filled rectangle, or a side of a stroked rectangle).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Rule {
+    pub x0: f32,
+    pub y0: f32,
+    pub x1: f32,
+    pub y1: f32,
+}
+
+/// `MAX_RULES` is the most ruling lines one page's table search looks at
+/// (the search compares every pair).
+pub(crate) const MAX_RULES: usize = 2000;
+
+/// `MAX_OPEN` is how many of the latest line fragments a piece may join:
+/// pieces come sorted by position, so its line is among them, and a page of
+/// many pieces side by side costs no more than this per piece.
+const MAX_OPEN: usize = 256;
+
+/// How deep the XY-cut recursion goes; deeper regions are read by position.
+const MAX_DEPTH: usize = 48;
+
+#[derive(Debug, Clone, Copy)]
+struct BoxF {
+    x0: f32,
+    y0: f32,
+    x1: f32,
+    y1: f32,
+}
+
+impl BoxF {
+    fn height(&self) -> f32 {
+        self.y1 - self.y0
+    }
+    fn union(&mut self, other: &BoxF) {
+        self.x0 = self.x0.min(other.x0);
+        self.y0 = self.y0.min(other.y0);
+        self.x1 = self.x1.max(other.x1);
+        self.y1 = self.y1.max(other.y1);
+    }
+}
+
+/// A line fragment: pieces on one baseline, close together.
+#[derive(Debug, Clone)]
+struct Fragment {
+    text: String,
+    bbox: BoxF,
+    /// The largest font size in it, and how many of its characters are bold
+    /// out of how many.
+    size: f32,
+    bold_chars: usize,
+    chars: usize,
+    /// Whether its last piece ended in a space (the PDF's own word break).
+    spaced: bool,
+}
+
+/// What the XY-cut orders: a fragment or a table.
+#[derive(Debug, Clone)]
+enum Item {
+    Text(Fragment),
+    Table(Table, BoxF),
+}
+
+impl Item {
+    fn bbox(&self) -> BoxF {
+        match self {
+            Item::Text(f) => f.bbox,
+            Item::Table(_, b) => *b,
+        }
+    }
+}
+
+/// The blocks of one page, in reading order. `page` is the page's extent
+/// from top to bottom (y growing downwards), when known.
+pub(crate) fn page_blocks(
+    pieces: Vec<Piece>,
+    tables: Vec<PlacedTable>,
+    rules: &[Rule],
+    page: Option<(f32, f32)>,
+) -> Vec<Block> {
+    let body = body_size(&pieces);
+    // Grids of ruling lines first; the library's tables where there is none.
+    let mut grids = ruled_tables(rules, &pieces, &[]);
+    let others: Vec<PlacedTable> = tables
+        .into_iter()
+        .filter(|t| {
+            !grids
+                .iter()
+                .any(|g| t.x0 < g.x1 && g.x0 < t.x1 && t.y0 < g.y1 && g.y0 < t.y1)
+        })
+        .collect();
+    grids.extend(others);
+    let tables = grids;
+    let page = page
+        .filter(|(top, bottom)| bottom > top)
+        .unwrap_or_else(|| {
+            let top = pieces.iter().map(|p| p.y0).fold(f32::INFINITY, f32::min);
+            let bottom = pieces
+                .iter()
+                .map(|p| p.y1)
+                .fold(f32::NEG_INFINITY, f32::max);
+            (top, bottom)
+        });
+    let (inside, outside): (Vec<Piece>, Vec<Piece>) = pieces.into_iter().partition(|p| {
+        let (cx, cy) = (f32::midpoint(p.x0, p.x1), f32::midpoint(p.y0, p.y1));
+        tables
+            .iter()
+            .any(|t| cx >= t.x0 && cx <= t.x1 && cy >= t.y0 && cy <= t.y1)
+    });
+    drop(inside);
+    let mut items: Vec<Item> = fragments(outside, body)
+        .into_iter()
+        .map(Item::Text)
+        .collect();
+    for t in tables {
+        let bbox = BoxF {
+            x0: t.x0,
+            y0: t.y0,
+            x1: t.x1,
+            y1: t.y1,
+        };
+        items.push(Item::Table(t.table, bbox));
+    }
+    let mut ordered = Vec::with_capacity(items.len());
+    xy_cut(items, body, 0, &mut ordered);
+    blocks(ordered, body, page)
+}
+
+/// Positions closer than this (points) are one ruling position.
+const SNAP: f32 = 2.0;
+
+/// Tables drawn as grids of ruling lines: lines that touch one another form
+/// a grid; its distinct horizontal and vertical positions are the row and
+/// column boundaries, and the text in each cell is that cell's. A grid that
+/// overlaps a table already found, has fewer than two rows or columns, or
+/// holds text in fewer than two cells (a box around text, a form) is left.
+fn ruled_tables(rules: &[Rule], pieces: &[Piece], found: &[PlacedTable]) -> Vec<PlacedTable> {
+    let rules = &rules[..rules.len().min(MAX_RULES)];
+    let n = rules.len();
+    // Union-find over touching lines.
+    let mut parent: Vec<usize> = (0..n).collect();
+    for i in 0..n {
+        for j in (i + 1)..n {
+            let (a, b) = (&rules[i], &rules[j]);
+            let touch = a.x0 <= b.x1 + SNAP
+                && b.x0 <= a.x1 + SNAP
+                && a.y0 <= b.y1 + SNAP
+                && b.y0 <= a.y1 + SNAP;
+            if touch {
+                let (ri, rj) = (root(&mut parent, i), root(&mut parent, j));
+                if ri != rj {
+                    parent[ri] = rj;
+                }
+            }
+        }
+    }
+    let mut groups: Vec<(usize, Vec<usize>)> = Vec::new();
+    for i in 0..n {
+        let r = root(&mut parent, i);
+        match groups.iter_mut().find(|(k, _)| *k == r) {
+            Some((_, members)) => members.push(i),
+            None => groups.push((r, vec![i])),
+        }
+    }
+    let mut out = Vec::new();
+    for (_, members) in groups {
+        let mut ys: Vec<f32> = Vec::new();
+        let mut xs: Vec<f32> = Vec::new();
+        for &i in &members {
+            let r = &rules[i];
+            if r.y1 - r.y0 <= SNAP {
+                ys.push(f32::midpoint(r.y0, r.y1));
+            } else {
+                xs.push(f32::midpoint(r.x0, r.x1));
+            }
+        }
+        let ys = snapped(ys);
+        let xs = snapped(xs);
+        if ys.len() < 3 || xs.len() < 3 {
+            continue;
+        }
+        let (x0, x1, y0, y1) = (xs[0], xs[xs.len() - 1], ys[0], ys[ys.len() - 1]);
+        let overlaps = found
+            .iter()
+            .any(|t| t.x0 < x1 && x0 < t.x1 && t.y0 < y1 && y0 < t.y1);
+        if overlaps {
+            continue;
+        }
+        let (rows, columns) = (ys.len() - 1, xs.len() - 1);
+        let mut cells: Vec<Vec<Vec<Piece>>> = vec![vec![Vec::new(); columns]; rows];
+        for p in pieces {
+            let (cx, cy) = (f32::midpoint(p.x0, p.x1), f32::midpoint(p.y0, p.y1));
+            if cx < x0 || cx > x1 || cy < y0 || cy > y1 {
+                continue;
+            }
+            let r = ys.iter().filter(|y| **y < cy).count().clamp(1, rows) - 1;
+            let c = xs.iter().filter(|x| **x < cx).count().clamp(1, columns) - 1;
+            cells[r][c].push(p.clone());
+        }
+        let filled = cells.iter().flatten().filter(|c| !c.is_empty()).count();
+        if filled < 2 {
+            continue;
+        }
+        // Rows of text in several columns of one ruled row: the rows are not
+        // ruled one by one, so the grid does not give them; leave it to the
+        // other table readers.
+        let merged_rows = cells
+            .iter()
+            .any(|row| row.iter().filter(|cell| text_rows(cell) >= 4).count() >= 3);
+        if merged_rows {
+            continue;
+        }
+        let body = body_size(pieces);
+        // A cell whose right side has no rule drawn spans into the next
+        // column; one whose lower side has none spans into the row below
+        // when that row has no text of its own there.
+        let lines: Vec<&Rule> = members.iter().map(|&i| &rules[i]).collect();
+        let ruled_v = |x: f32, y: f32| {
+            lines.iter().any(|l| {
+                l.y1 - l.y0 > SNAP
+                    && (f32::midpoint(l.x0, l.x1) - x).abs() <= SNAP
+                    && l.y0 <= y
+                    && y <= l.y1
+            })
+        };
+        let ruled_h = |y: f32, x: f32| {
+            lines.iter().any(|l| {
+                l.y1 - l.y0 <= SNAP
+                    && (f32::midpoint(l.y0, l.y1) - y).abs() <= SNAP
+                    && l.x0 <= x
+                    && x <= l.x1
+            })
+        };
+        let mut covered = vec![vec![false; columns]; rows];
+        let mut table_rows: Vec<Vec<Cell>> = Vec::with_capacity(rows);
+        for r in 0..rows {
+            let mut row = Vec::new();
+            for c in 0..columns {
+                if covered[r][c] {
+                    continue;
+                }
+                let middle_y = f32::midpoint(ys[r], ys[r + 1]);
+                let middle_x = f32::midpoint(xs[c], xs[c + 1]);
+                let mut col_span = 1;
+                while c + col_span < columns
+                    && !covered[r][c + col_span]
+                    && !ruled_v(xs[c + col_span], middle_y)
+                {
+                    col_span += 1;
+                }
+                let mut row_span = 1;
+                while r + row_span < rows
+                    && !ruled_h(ys[r + row_span], middle_x)
+                    && (c..c + col_span).all(|k| cells[r + row_span][k].is_empty())
+                {
+                    row_span += 1;
+                }
+                let mut inside: Vec<Piece> = Vec::new();
+                for line in covered.iter_mut().skip(r).take(row_span) {
+                    for place in line.iter_mut().skip(c).take(col_span) {
+                        *place = true;
+                    }
+                }
+                for cell in cells.iter_mut().skip(r).take(row_span) {
+                    for place in cell.iter_mut().skip(c).take(col_span) {
+                        inside.append(place);
+                    }
+                }
+                let mut text = String::new();
+                for f in fragments(inside, body) {
+                    join_line(&mut text, &f.text);
+                }
+                row.push(Cell {
+                    text,
+                    col_span,
+                    row_span,
+                });
+            }
+            table_rows.push(row);
+        }
+        let rows = table_rows;
+        out.push(PlacedTable {
+            x0,
+            y0,
+            x1,
+            y1,
+            table: Table { rows },
+        });
+    }
+    out
+}
+
+/// How many rows of text some pieces make: their middles, top to bottom,
+/// with a new row wherever one lies more than half a size below the last.
+fn text_rows(pieces: &[Piece]) -> usize {
+    let mut middles: Vec<(f32, f32)> = pieces
+        .iter()
+        .map(|p| (f32::midpoint(p.y0, p.y1), p.size))
+        .collect();
+    middles.sort_by(|a, b| a.0.total_cmp(&b.0));
+    let mut rows = 0usize;
+    let mut last = f32::NEG_INFINITY;
+    for (middle, size) in middles {
+        if middle - last > 0.5 * size {
+            rows += 1;
+            last = middle;
+        }
+    }
+    rows
+}
+
+/// The representative of `i` in a union-find forest.
+fn root(parent: &mut [usize], mut i: usize) -> usize {
+    while parent[i] != i {
+        parent[i] = parent[parent[i]];
+        i = parent[i];
+    }
+    i
+}
+
+/// Positions sorted, with those closer than [`SNAP`] taken as one.
+fn snapped(mut values: Vec<f32>) -> Vec<f32> {
+    values.sort_by(f32::total_cmp);
+    let mut out: Vec<f32> = Vec::new();
+    for v in values {
+        if out.last().is_none_or(|last| v - last > SNAP) {
+            out.push(v);
+        }
+    }
+    out
+}
+
+/// The page's body text size: the size most characters are set in.
+fn body_size(pieces: &[Piece]) -> f32 {
+    let mut counts: std::collections::BTreeMap<i32, usize> = std::collections::BTreeMap::new();
+    for p in pieces {
+        #[allow(clippy::cast_possible_truncation)]
+        let key = (p.size * 2.0).round() as i32;
+        let n = p.text.chars().filter(|c| !c.is_whitespace()).count();
+        *counts.entry(key).or_default() += n;
+    }
+    counts
+        .iter()
+        .max_by_key(|(k, c)| (**c, std::cmp::Reverse(**k)))
+        .map_or(10.0, |(k, _)| {
+            #[allow(clippy::cast_precision_loss)]
+            let size = *k as f32 / 2.0;
+            size
+        })
+        .max(1.0)
+}
+
+/// Whether a text is a list bullet on its own: a bullet symbol or dash, or
+/// one glyph a symbol font maps to a control or private-use code (as the
+/// bullets of Symbol and Wingdings fonts often are).
+fn is_bullet(text: &str) -> bool {
+    let t = text.trim();
+    let mut chars = t.chars();
+    if let (Some(c), None) = (t.chars().next(), t.chars().nth(1))
+        && (c.is_control() || ('\u{e000}'..='\u{f8ff}').contains(&c))
+    {
+        return true;
+    }
+    matches!(
+        (chars.next(), chars.next()),
+        (
+            Some(
+                '•' | '◦'
+                    | '▪'
+                    | '▫'
+                    | '●'
+                    | '○'
+                    | '■'
+                    | '□'
+                    | '◆'
+                    | '◇'
+                    | '➢'
+                    | '➤'
+                    | '►'
+                    | '▶'
+                    | '‣'
+                    | '⁃'
+                    | '∙'
+                    | '·'
+                    | '✓'
+                    | '✔'
+                    | '-'
+                    | '–'
+                    | '*'
+                    | '\u{f0b7}'
+                    | '\u{f0a7}'
+                    | '\u{f0d8}'
+                    | '\u{f0fc}'
+            ),
+            None
+        )
+    )
+}
+
+/// Groups pieces into line fragments.
+fn fragments(mut pieces: Vec<Piece>, body: f32) -> Vec<Fragment> {
+    pieces.retain(|p| !p.text.trim().is_empty() && p.x1 >= p.x0 && p.y1 >= p.y0);
+    pieces.sort_by(|a, b| {
+        let ca = f32::midpoint(a.y0, a.y1);
+        let cb = f32::midpoint(b.y0, b.y1);
+        ca.total_cmp(&cb).then(a.x0.total_cmp(&b.x0))
+    });
+    let mut out: Vec<Fragment> = Vec::new();
+    // Fragments still open to more pieces: those whose line is near.
+    let mut open: Vec<usize> = Vec::new();
+    for p in pieces {
+        let pb = BoxF {
+            x0: p.x0,
+            y0: p.y0,
+            x1: p.x1,
+            y1: p.y1,
+        };
+        let pc = f32::midpoint(p.y0, p.y1);
+        open.retain(|&i| out[i].bbox.y1 + out[i].size >= p.y0);
+        let mut best: Option<(usize, f32)> = None;
+        for &i in &open {
+            let f = &out[i];
+            let overlap = f.bbox.y1.min(pb.y1) - f.bbox.y0.max(pb.y0);
+            let smaller = f.bbox.height().min(pb.height()).max(0.1);
+            if overlap < 0.5 * smaller {
+                continue;
+            }
+            let gap = pb.x0 - f.bbox.x1;
+            let size = f.size.max(p.size);
+            // A bullet or item number reaches further to its text.
+            let reach = if is_bullet(&f.text) || is_marker(&f.text) || is_number(&f.text) {
+                3.0 * size
+            } else {
+                // Less than a column gutter, which can be as narrow as
+                // two thirds of the text size; more than a word space.
+                f.size.min(p.size).max(body * 0.5) * 0.6
+            };
+            if gap > reach || gap < -0.6 * size || pc < f.bbox.y0 - size {
+                continue;
+            }
+            let score = gap.abs();
+            if best.is_none_or(|(_, s)| score < s) {
+                best = Some((i, score));
+            }
+        }
+        let n = p.text.chars().filter(|c| !c.is_whitespace()).count();
+        let bold = if p.bold { n } else { 0 };
+        if let Some((i, _)) = best {
+            let f = &mut out[i];
+            let gap = pb.x0 - f.bbox.x1;
+            let space = gap > 0.1 * p.size.min(f.size)
+                || f.spaced
+                || p.text.starts_with(char::is_whitespace);
+            if space && !f.text.ends_with(' ') {
+                f.text.push(' ');
+            }
+            f.text.push_str(p.text.trim());
+            f.bbox.union(&pb);
+            f.size = f.size.max(p.size);
+            f.chars += n;
+            f.bold_chars += bold;
+            f.spaced = p.text.ends_with(char::is_whitespace);
+        } else {
+            out.push(Fragment {
+                text: p.text.trim().to_owned(),
+                bbox: pb,
+                size: p.size,
+                bold_chars: bold,
+                chars: n,
+                spaced: p.text.ends_with(char::is_whitespace),
+            });
+            open.push(out.len() - 1);
+            if open.len() > MAX_OPEN {
+                open.drain(..open.len() - MAX_OPEN);
+            }
+        }
+    }
+    // Words collapse to single spaces.
+    for f in &mut out {
+        if f.text.contains("  ") {
+            f.text = f.text.split_whitespace().collect::<Vec<_>>().join(" ");
+        }
+    }
+    out
+}
+
+/// Whether a text is an ordered-list marker on its own: "1.", "12)", "a)",
+/// "(iv)", "A.".
+fn is_marker(text: &str) -> bool {
+    let t = text.trim();
+    let inner = t
+        .strip_prefix('(')
+        .and_then(|s| s.strip_suffix(')'))
+        .or_else(|| t.strip_suffix('.'))
+        .or_else(|| t.strip_suffix(')'));
+    inner.is_some_and(|s| {
+        !s.is_empty()
+            && (s.len() <= 3 && s.chars().all(|c| c.is_ascii_digit())
+                || s.len() == 1 && s.chars().all(|c| c.is_ascii_alphabetic())
+                || s.len() <= 4 && s.chars().all(|c| matches!(c, 'i' | 'v' | 'x')))
+    })
+}
+
+/// Whether a text is a section number on its own: "1.3", "4.2.", "12".
+fn is_number(text: &str) -> bool {
+    let t = text.trim();
+    t.len() <= 9 && section_number(t)
+}
+
+/// Whether a word is a section number: digits and dots ("3.", "9.5.",
+/// "1.3"), each part at most two digits, optionally after one capital and a
+/// dot ("B.3", "A.1.2").
+fn section_number(word: &str) -> bool {
+    let rest = match word.as_bytes() {
+        [first, b'.', second, ..] if first.is_ascii_uppercase() && second.is_ascii_digit() => {
+            &word[2..]
+        }
+        _ => word,
+    };
+    rest.starts_with(|c: char| c.is_ascii_digit())
+        && rest.chars().all(|c| c.is_ascii_digit() || c == '.')
+        && rest
+            .split('.')
+            .filter(|s| !s.is_empty())
+            .all(|s| s.len() <= 2)
+}
+
+/// A table read from text aligned in columns: `groups` are the columns an
+/// x-cut found; when the rows line up across them and they are not columns
+/// of running text, the table with its region. A row whose first column is
+/// empty and that sits right under the row before continues that row's
+/// cells (multi-line cells).
+fn aligned_table(groups: &[Vec<Item>], body: f32) -> Option<(Table, BoxF)> {
+    let mut region: Option<BoxF> = None;
+    let mut spans: Vec<(f32, f32)> = Vec::with_capacity(groups.len());
+    let mut prose = 0usize;
+    let mut cells: Vec<(usize, &Fragment)> = Vec::new();
+    for (column, group) in groups.iter().enumerate() {
+        let mut x = (f32::INFINITY, f32::NEG_INFINITY);
+        for item in group {
+            let Item::Text(f) = item else { return None };
+            x = (x.0.min(f.bbox.x0), x.1.max(f.bbox.x1));
+            cells.push((column, f));
+            match region.as_mut() {
+                Some(r) => r.union(&f.bbox),
+                None => region = Some(f.bbox),
+            }
+        }
+        spans.push(x);
+    }
+    let region = region?;
+    let width = (region.x1 - region.x0).max(1.0);
+    for (group, (x0, x1)) in groups.iter().zip(&spans) {
+        let column = (x1 - x0).max(1.0);
+        let wide = group
+            .iter()
+            .filter(|i| {
+                let b = i.bbox();
+                b.x1 - b.x0 >= 0.75 * column
+            })
+            .count();
+        let words: usize = group
+            .iter()
+            .map(|i| match i {
+                Item::Text(f) => f.text.split_whitespace().count(),
+                Item::Table(..) => 0,
+            })
+            .sum();
+        let n = group.len();
+        if n >= 3 && column >= 0.25 * width && (wide * 10 >= n * 6 || words >= 6 * n)
+            || wrapped_run(group, column) >= 3
+        {
+            prose += 1;
+        }
+    }
+    if prose >= 2 || (groups.len() == 2 && prose == 1) {
+        return None;
+    }
+    // Rows: fragments whose vertical extents overlap.
+    cells.sort_by(|a, b| a.1.bbox.y0.total_cmp(&b.1.bbox.y0));
+    let mut bands: Vec<(BoxF, Vec<(usize, &Fragment)>)> = Vec::new();
+    for (column, f) in cells {
+        let joins = bands
+            .last()
+            .is_some_and(|(b, _)| f.bbox.y0 < b.y1 - 0.3 * f.bbox.height().min(b.height()));
+        if joins && let Some((b, members)) = bands.last_mut() {
+            b.union(&f.bbox);
+            members.push((column, f));
+        } else {
+            bands.push((f.bbox, vec![(column, f)]));
+        }
+    }
+    let shared = bands
+        .iter()
+        .filter(|(_, m)| {
+            let first = m[0].0;
+            m.iter().any(|(c, _)| *c != first)
+        })
+        .count();
+    if bands.len() < 2 || shared < 2 || shared * 2 < bands.len() {
+        return None;
+    }
+    let columns = groups.len();
+    let mut rows: Vec<(BoxF, Vec<String>)> = Vec::new();
+    for (bbox, mut members) in bands {
+        members.sort_by(|a, b| a.0.cmp(&b.0).then(a.1.bbox.x0.total_cmp(&b.1.bbox.x0)));
+        let mut texts = vec![String::new(); columns];
+        for (c, f) in members {
+            if !texts[c].is_empty() {
+                texts[c].push(' ');
+            }
+            texts[c].push_str(&f.text);
+        }
+        let continues = rows.last().is_some_and(|(last, previous)| {
+            texts[0].is_empty() && !previous[0].is_empty() && bbox.y0 - last.y1 < 0.6 * body
+        });
+        if continues && let Some((last, previous)) = rows.last_mut() {
+            for (cell, more) in previous.iter_mut().zip(texts) {
+                if !more.is_empty() {
+                    join_line(cell, &more);
+                }
+            }
+            last.union(&bbox);
+        } else {
+            rows.push((bbox, texts));
+        }
+    }
+    let table = Table {
+        rows: rows
+            .into_iter()
+            .map(|(_, texts)| {
+                texts
+                    .into_iter()
+                    .map(|text| Cell {
+                        text,
+                        col_span: 1,
+                        row_span: 1,
+                    })
+                    .collect()
+            })
+            .collect(),
+    };
+    Some((table, region))
+}
+
+/// The longest run of lines in a column that wrap like running text: each
+/// but the last as wide as the column, the next close below it.
+fn wrapped_run(group: &[Item], column: f32) -> usize {
+    let mut boxes: Vec<(BoxF, f32)> = group
+        .iter()
+        .filter_map(|i| match i {
+            Item::Text(f) => Some((f.bbox, f.size)),
+            Item::Table(..) => None,
+        })
+        .collect();
+    boxes.sort_by(|a, b| a.0.y0.total_cmp(&b.0.y0));
+    let (mut best, mut run) = (1usize, 1usize);
+    for pair in boxes.windows(2) {
+        let (a, b) = (&pair[0], &pair[1]);
+        let close = b.0.y0 - a.0.y1 < 0.8 * a.1.max(b.1) && b.0.y0 > a.0.y0;
+        if close && a.0.x1 - a.0.x0 >= 0.7 * column {
+            run += 1;
+            best = best.max(run);
+        } else {
+            run = 1;
+        }
+    }
+    best
+}
+
+/// Items read by position: rows top to bottom (an item whose middle lies
+/// within the row's first item joins that row), each row left to right.
+fn by_rows(mut items: Vec<Item>) -> Vec<Item> {
+    items.sort_by(|a, b| {
+        let (a, b) = (a.bbox(), b.bbox());
+        f32::midpoint(a.y0, a.y1).total_cmp(&f32::midpoint(b.y0, b.y1))
+    });
+    let mut out = Vec::with_capacity(items.len());
+    let mut row: Vec<Item> = Vec::new();
+    let mut band = (f32::NEG_INFINITY, f32::NEG_INFINITY);
+    for item in items {
+        let b = item.bbox();
+        let middle = f32::midpoint(b.y0, b.y1);
+        if middle > band.1 || middle < band.0 {
+            row.sort_by(|a, b| a.bbox().x0.total_cmp(&b.bbox().x0));
+            out.append(&mut row);
+            band = (b.y0, b.y1);
+        }
+        row.push(item);
+    }
+    row.sort_by(|a, b| a.bbox().x0.total_cmp(&b.bbox().x0));
+    out.append(&mut row);
+    out
+}
+
+/// Orders `items` by recursive XY-cut into `out`.
+fn xy_cut(mut items: Vec<Item>, body: f32, depth: usize, out: &mut Vec<Item>) {
+    if items.len() <= 1 || depth >= MAX_DEPTH {
+        out.extend(by_rows(items));
+        return;
+    }
+    // Columns: gaps in the projection on x as wide as the body text size.
+    items.sort_by(|a, b| a.bbox().x0.total_cmp(&b.bbox().x0));
+    let mut groups: Vec<Vec<Item>> = Vec::new();
+    let mut reach = f32::NEG_INFINITY;
+    for item in items {
+        let b = item.bbox();
+        if groups.is_empty() || b.x0 - reach >= 0.6 * body {
+            groups.push(Vec::new());
+        }
+        reach = reach.max(b.x1);
+        if let Some(last) = groups.last_mut() {
+            last.push(item);
+        }
+    }
+    if groups.len() > 1 {
+        if let Some((table, bbox)) = aligned_table(&groups, body) {
+            out.push(Item::Table(table, bbox));
+            return;
+        }
+        for group in groups {
+            xy_cut(group, body, depth + 1, out);
+        }
+        return;
+    }
+    let mut items = groups.pop().unwrap_or_default();
+    // Rows: the widest gaps in the projection on y.
+    items.sort_by(|a, b| a.bbox().y0.total_cmp(&b.bbox().y0));
+    let mut gaps: Vec<(usize, f32)> = Vec::new();
+    let mut bottom = f32::NEG_INFINITY;
+    for (i, item) in items.iter().enumerate() {
+        let b = item.bbox();
+        if i > 0 && b.y0 > bottom {
+            gaps.push((i, b.y0 - bottom));
+        }
+        bottom = bottom.max(b.y1);
+    }
+    let widest = gaps.iter().map(|g| g.1).fold(0.0f32, f32::max);
+    if gaps.is_empty() || widest <= 0.0 {
+        // No gap across: lines that touch (tight leading), read row by row.
+        out.extend(by_rows(items));
+        return;
+    }
+    let cuts: Vec<usize> = gaps
+        .iter()
+        .filter(|g| g.1 >= widest * 0.8)
+        .map(|g| g.0)
+        .collect();
+    let mut rest = items;
+    let mut taken = 0usize;
+    let mut parts: Vec<Vec<Item>> = Vec::with_capacity(cuts.len() + 1);
+    for cut in cuts {
+        let tail = rest.split_off(cut - taken);
+        taken = cut;
+        parts.push(rest);
+        rest = tail;
+    }
+    parts.push(rest);
+    // Rows cut apart here may be the rows of a table without rules: a run
+    // of at least three one-line parts split in columns is tried as one.
+    let kinds: Vec<RowKind> = parts.iter().map(|p| row_kind(p, body)).collect();
+    let mut parts: Vec<Option<Vec<Item>>> = parts.into_iter().map(Some).collect();
+    let mut i = 0;
+    while i < parts.len() {
+        if kinds[i] == RowKind::Split {
+            let mut end = i;
+            let mut j = i;
+            while j < parts.len() && kinds[j] != RowKind::Other {
+                if kinds[j] == RowKind::Split {
+                    end = j;
+                }
+                j += 1;
+            }
+            let rows = kinds[i..=end]
+                .iter()
+                .filter(|k| **k == RowKind::Split)
+                .count();
+            if rows >= 3 {
+                let run: Vec<Item> = parts[i..=end]
+                    .iter_mut()
+                    .filter_map(Option::take)
+                    .flatten()
+                    .collect();
+                let groups = x_groups(run.clone(), body);
+                if groups.len() > 1
+                    && let Some((table, bbox)) = aligned_table(&groups, body)
+                {
+                    out.push(Item::Table(table, bbox));
+                } else {
+                    xy_cut(run, body, depth + 1, out);
+                }
+                i = end + 1;
+                continue;
+            }
+        }
+        if let Some(part) = parts[i].take() {
+            xy_cut(part, body, depth + 1, out);
+        }
+        i += 1;
+    }
+}
+
+/// What a part cut off by rows is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum RowKind {
+    /// One line of text split in columns.
+    Split,
+    /// One piece of text.
+    Single,
+    /// Anything else.
+    Other,
+}
+
+/// What a part cut off by rows is.
+fn row_kind(part: &[Item], body: f32) -> RowKind {
+    if part.iter().any(|i| matches!(i, Item::Table(..))) {
+        return RowKind::Other;
+    }
+    let Some(first) = part.first().map(Item::bbox) else {
+        return RowKind::Other;
+    };
+    let one_line = part.iter().all(|i| {
+        let middle = f32::midpoint(i.bbox().y0, i.bbox().y1);
+        middle >= first.y0 && middle <= first.y1
+    });
+    if !one_line {
+        return RowKind::Other;
+    }
+    if part.len() == 1 {
+        return RowKind::Single;
+    }
+    if x_groups(part.to_vec(), body).len() > 1 {
+        RowKind::Split
+    } else {
+        RowKind::Other
+    }
+}
+
+/// Items split at the gaps in their projection on x as wide as two thirds
+/// of the body text size, left to right.
+fn x_groups(mut items: Vec<Item>, body: f32) -> Vec<Vec<Item>> {
+    items.sort_by(|a, b| a.bbox().x0.total_cmp(&b.bbox().x0));
+    let mut groups: Vec<Vec<Item>> = Vec::new();
+    let mut reach = f32::NEG_INFINITY;
+    for item in items {
+        let b = item.bbox();
+        if groups.is_empty() || b.x0 - reach >= 0.6 * body {
+            groups.push(Vec::new());
+        }
+        reach = reach.max(b.x1);
+        if let Some(last) = groups.last_mut() {
+            last.push(item);
+        }
+    }
+    groups
+}
+
+/// How a list item is marked.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Marker {
+    /// A bullet, dash or other symbol.
+    Bullet,
+    /// A number or letter, as written ("3.", "b)").
+    Ordered(String),
+}
+
+/// A paragraph being gathered.
+struct Gathering {
+    text: String,
+    bbox: BoxF,
+    last: BoxF,
+    size: f32,
+    bold_chars: usize,
+    chars: usize,
+    lines: usize,
+    item: Option<Marker>,
+    /// Whether it lies in the header or footer band of the page.
+    marginal: bool,
+}
+
+/// Joins ordered items into blocks.
+fn blocks(items: Vec<Item>, body: f32, page: (f32, f32)) -> Vec<Block> {
+    // The running header and footer bands: a block wholly inside them is a
+    // header, footer or page number, never a heading.
+    let margin = (page.1 - page.0) * 0.08;
+    let marginal = |b: &BoxF| b.y1 <= page.0 + margin || b.y0 >= page.1 - margin;
+    let mut out: Vec<Result<Gathering, Table>> = Vec::new();
+    let mut current: Option<Gathering> = None;
+    for item in items {
+        let fragment = match item {
+            Item::Table(t, _) => {
+                if let Some(g) = current.take() {
+                    out.push(Ok(g));
+                }
+                out.push(Err(t));
+                continue;
+            }
+            Item::Text(f) => f,
+        };
+        let (marker, _) = split_marker(&fragment.text);
+        let text = fragment.text;
+        let bold = fragment.bold_chars * 2 > fragment.chars;
+        if let Some(g) = current.as_mut()
+            && marker.is_none()
+            && follows(g, &fragment.bbox, fragment.size, bold)
+        {
+            join_line(&mut g.text, &text);
+            g.bbox.union(&fragment.bbox);
+            g.last = fragment.bbox;
+            g.chars += fragment.chars;
+            g.bold_chars += fragment.bold_chars;
+            g.lines += 1;
+            continue;
+        }
+        if let Some(g) = current.take() {
+            out.push(Ok(g));
+        }
+        current = Some(Gathering {
+            text,
+            bbox: fragment.bbox,
+            last: fragment.bbox,
+            size: fragment.size,
+            bold_chars: fragment.bold_chars,
+            chars: fragment.chars,
+            lines: 1,
+            item: marker,
+            marginal: false,
+        });
+    }
+    if let Some(g) = current.take() {
+        out.push(Ok(g));
+    }
+    for g in out.iter_mut().flatten() {
+        g.marginal = marginal(&g.bbox);
+    }
+    let body_bold = false;
+    // Heading sizes, largest first, for the levels.
+    let mut sizes: Vec<f32> = Vec::new();
+    let mut heading = Vec::with_capacity(out.len());
+    for entry in &out {
+        let is = match entry {
+            Ok(g) => is_heading(g, body, body_bold),
+            Err(_) => false,
+        };
+        if is && let Ok(g) = entry {
+            let s = (g.size * 2.0).round() / 2.0;
+            if !sizes.iter().any(|x| (x - s).abs() < 0.25) {
+                sizes.push(s);
+            }
+        }
+        heading.push(is);
+    }
+    sizes.sort_by(|a, b| b.total_cmp(a));
+    let mut blocks = Vec::with_capacity(out.len());
+    // The last heading's box, size and index, to join a heading set over
+    // two lines that the paragraph joining kept apart.
+    let mut previous: Option<(BoxF, f32, usize)> = None;
+    for (entry, is) in out.into_iter().zip(heading) {
+        match entry {
+            Err(t) => blocks.push(Block::Table(t)),
+            Ok(g) if is => {
+                let s = (g.size * 2.0).round() / 2.0;
+                let rank = sizes.iter().position(|x| (x - s).abs() < 0.25).unwrap_or(0);
+                #[allow(clippy::cast_possible_truncation)]
+                let level = (rank + 1).min(6) as u8;
+                let continues = previous.is_some_and(|(b, size, index)| {
+                    index + 1 == blocks.len()
+                        && (size - g.size).abs() < 0.25
+                        && g.bbox.y0 >= b.y0
+                        && g.bbox.y0 - b.y1 < g.size
+                        && g.bbox.x0 < b.x1
+                        && b.x0 < g.bbox.x1
+                });
+                if continues && let Some(Block::Heading { text, .. }) = blocks.last_mut() {
+                    join_line(text, &g.text);
+                } else {
+                    blocks.push(Block::Heading {
+                        level,
+                        text: g.text,
+                    });
+                }
+                previous = Some((g.bbox, g.size, blocks.len() - 1));
+            }
+            Ok(g) => match g.item {
+                Some(marker) => blocks.push(Block::ListItem {
+                    level: 0,
+                    marker: match marker {
+                        Marker::Bullet => None,
+                        Marker::Ordered(m) => Some(m),
+                    },
+                    text: split_marker(&g.text).1,
+                }),
+                None => blocks.push(Block::Paragraph(g.text)),
+            },
+        }
+    }
+    blocks
+}
+
+/// A line's list marker, when it starts with one, and the text after it.
+fn split_marker(text: &str) -> (Option<Marker>, String) {
+    let trimmed = text.trim();
+    let Some((first, rest)) = trimmed.split_once(' ') else {
+        return (None, trimmed.to_owned());
+    };
+    if is_bullet(first) {
+        return (Some(Marker::Bullet), rest.trim().to_owned());
+    }
+    // A leading bullet glued to its word: "•Devising".
+    if let Some(c) = first.chars().next()
+        && c != '-'
+        && c != '*'
+        && is_bullet(&c.to_string())
+        && first.len() > c.len_utf8()
+    {
+        return (
+            Some(Marker::Bullet),
+            trimmed[c.len_utf8()..].trim().to_owned(),
+        );
+    }
+    if is_marker(first) && !rest.is_empty() {
+        // "3. RESULTS" may be a section heading: the heading test sees the
+        // whole text, marker and all.
+        return (
+            Some(Marker::Ordered(first.to_owned())),
+            rest.trim().to_owned(),
+        );
+    }
+    (None, trimmed.to_owned())
+}
+
+/// Whether a line (its box, size and boldness) continues the paragraph
+/// being gathered: close below it, overlapping it, set the same way.
+fn follows(g: &Gathering, bbox: &BoxF, size: f32, bold: bool) -> bool {
+    let larger = g.size.max(size);
+    let gap = bbox.y0 - g.last.y1;
+    let overlap = g.bbox.x1.min(bbox.x1) - g.bbox.x0.max(bbox.x0);
+    let same_size = (g.size - size).abs() <= 0.15 * g.size.min(size).max(1.0);
+    let g_bold = g.bold_chars * 2 > g.chars;
+    gap > -0.5 * larger && gap < 0.9 * larger && overlap > 0.0 && same_size && g_bold == bold
+}
+
+/// Appends a line to a paragraph, joining a word hyphenated at the line's
+/// end ("infor-" + "mation").
+fn join_line(text: &mut String, line: &str) {
+    let hyphenated = text.ends_with('-')
+        && text
+            .chars()
+            .rev()
+            .nth(1)
+            .is_some_and(|c| c.is_alphabetic() && c.is_lowercase())
+        && line.chars().next().is_some_and(char::is_lowercase);
+    if hyphenated {
+        text.pop();
+    } else if !text.is_empty() {
+        text.push(' ');
+    }
+    text.push_str(line);
+}
+
+/// Whether a text starts with section numbering: "3.", "9.5.", "3.1",
+/// "Chapter 2", "Section IV", "A.".
+fn numbered(text: &str) -> bool {
+    let first = text.split_whitespace().next().unwrap_or("");
+    let lower = first.to_lowercase();
+    if matches!(
+        lower.as_str(),
+        "chapter" | "section" | "part" | "appendix" | "annex"
+    ) {
+        return true;
+    }
+    section_number(first) && text.split_whitespace().nth(1).is_some()
+}
+
+/// Whether a text is the caption of a figure or table ("Table 2:",
+/// "Figure 3.1.1", "Source: ...") rather than a heading.
+fn is_caption(text: &str) -> bool {
+    let mut words = text.split_whitespace();
+    let first = words
+        .next()
+        .unwrap_or("")
+        .trim_end_matches([':', '.'])
+        .to_lowercase();
+    let second = words.next().unwrap_or("");
+    let labelled = matches!(
+        first.as_str(),
+        "table" | "figure" | "fig" | "chart" | "diagram" | "graph" | "exhibit" | "map" | "box"
+    ) && (text.contains(':') || second.starts_with(|c: char| c.is_ascii_digit()));
+    labelled
+        || matches!(first.as_str(), "source" | "sources" | "note" | "notes") && text.contains(':')
+}
+
+/// Whether a gathered block reads as a heading.
+fn is_heading(g: &Gathering, body: f32, body_bold: bool) -> bool {
+    let text = g.text.trim();
+    let letters = text.chars().filter(|c| c.is_alphabetic()).count();
+    if g.lines > 3 || text.len() > 160 || text.is_empty() {
+        return false;
+    }
+    if g.item.is_some() && !numbered(text) {
+        return false;
+    }
+    if g.marginal || is_caption(text) || text.contains("....") || text.contains(" . . .") {
+        return false;
+    }
+    let larger = g.size >= body * 1.15;
+    let bold = g.bold_chars * 10 >= g.chars * 9 && !body_bold;
+    // A colon may end a heading ("Procedure:"); a full stop or comma not.
+    let ends_like_sentence =
+        text.ends_with(['.', ',', ';']) || text.len() > 60 && text.ends_with(':');
+    // A heading starts with a capital or a number, not mid-sentence.
+    if text
+        .chars()
+        .find(|c| c.is_alphabetic())
+        .is_some_and(char::is_lowercase)
+        && !numbered(text)
+    {
+        return false;
+    }
+    if letters == 0 {
+        // Only a number: a chapter number set large stands as a heading.
+        return g.size >= body * 1.6 && text.len() <= 4;
+    }
+    if larger && !ends_like_sentence {
+        return true;
+    }
+    if bold && !ends_like_sentence && text.len() <= 120 {
+        return true;
+    }
+    let caps = letters >= 4
+        && text
+            .chars()
+            .filter(|c| c.is_alphabetic())
+            .all(char::is_uppercase);
+    numbered(text) && (caps || bold || larger) && !ends_like_sentence
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn piece(text: &str, x0: f32, y0: f32, size: f32, bold: bool) -> Piece {
+        #[allow(clippy::cast_precision_loss)]
+        let width = text.chars().count() as f32 * size * 0.5;
+        // Below the header band of an A4 page (842 points high).
+        let y0 = y0 + 100.0;
+        Piece {
+            text: text.to_owned(),
+            x0,
+            y0,
+            x1: x0 + width,
+            y1: y0 + size,
+            size,
+            bold,
+        }
+    }
+
+    #[test]
+    fn two_columns_are_read_one_after_the_other_under_a_wide_title() {
+        let mut pieces = vec![piece(
+            "A title over the whole width of the page here",
+            50.0,
+            40.0,
+            16.0,
+            true,
+        )];
+        for row in 0..5u8 {
+            let y = 80.0 + f32::from(row) * 12.0;
+            pieces.push(piece(
+                &format!("left line {row} of text"),
+                50.0,
+                y,
+                10.0,
+                false,
+            ));
+            pieces.push(piece(
+                &format!("right line {row} of text"),
+                300.0,
+                y,
+                10.0,
+                false,
+            ));
+        }
+        let blocks = page_blocks(pieces, Vec::new(), &[], Some((0.0, 842.0)));
+        assert_eq!(
+            blocks,
+            vec![
+                Block::Heading {
+                    level: 1,
+                    text: "A title over the whole width of the page here".to_owned()
+                },
+                Block::Paragraph(
+                    "left line 0 of text left line 1 of text left line 2 of text \
+                     left line 3 of text left line 4 of text"
+                        .to_owned()
+                ),
+                Block::Paragraph(
+                    "right line 0 of text right line 1 of text right line 2 of text \
+                     right line 3 of text right line 4 of text"
+                        .to_owned()
+                ),
+            ]
+        );
+    }
+
+    #[test]
+    fn bullets_numbers_and_hyphens_make_items_sections_and_words() {
+        let pieces = vec![
+            piece("3.", 50.0, 40.0, 10.0, true),
+            piece("RECOLLECTION OF INITIATIVES", 62.0, 40.0, 10.0, true),
+            piece(
+                "Body text that runs on and is infor-",
+                50.0,
+                60.0,
+                10.0,
+                false,
+            ),
+            piece("mation about things.", 50.0, 72.0, 10.0, false),
+            piece("•", 50.0, 90.0, 10.0, false),
+            piece("Devising new ways", 60.0, 90.0, 10.0, false),
+        ];
+        let blocks = page_blocks(pieces, Vec::new(), &[], Some((0.0, 842.0)));
+        assert_eq!(
+            blocks,
+            vec![
+                Block::Heading {
+                    level: 1,
+                    text: "3. RECOLLECTION OF INITIATIVES".to_owned()
+                },
+                Block::Paragraph(
+                    "Body text that runs on and is information about things.".to_owned()
+                ),
+                Block::ListItem {
+                    level: 0,
+                    marker: None,
+                    text: "Devising new ways".to_owned()
+                },
+            ]
+        );
+    }
+
+    #[test]
+    fn a_grid_of_rules_is_a_table_and_a_missing_rule_makes_a_span() {
+        // Columns at x 50, 150, 250, 350; rows at y 200, 220, 240 (before
+        // the helper's shift of 100). The header row has no rule between
+        // its second and third columns.
+        let h = |y: f32| Rule {
+            x0: 50.0,
+            y0: y + 100.0,
+            x1: 350.0,
+            y1: y + 100.0,
+        };
+        let v = |x: f32, from: f32| Rule {
+            x0: x,
+            y0: from + 100.0,
+            x1: x,
+            y1: 340.0,
+        };
+        let rules = vec![
+            h(200.0),
+            h(220.0),
+            h(240.0),
+            v(50.0, 200.0),
+            v(150.0, 200.0),
+            v(250.0, 220.0),
+            v(350.0, 200.0),
+        ];
+        let pieces = vec![
+            piece("Before", 50.0, 150.0, 10.0, false),
+            piece("Name", 55.0, 205.0, 10.0, false),
+            piece("Result", 155.0, 205.0, 10.0, false),
+            piece("Ada", 55.0, 225.0, 10.0, false),
+            piece("12", 155.0, 225.0, 10.0, false),
+            piece("34", 255.0, 225.0, 10.0, false),
+        ];
+        let blocks = page_blocks(pieces, Vec::new(), &rules, Some((0.0, 842.0)));
+        let wide = Cell {
+            text: "Result".to_owned(),
+            col_span: 2,
+            row_span: 1,
+        };
+        let cell = |t: &str| Cell {
+            text: t.to_owned(),
+            col_span: 1,
+            row_span: 1,
+        };
+        assert_eq!(
+            blocks,
+            vec![
+                Block::Paragraph("Before".to_owned()),
+                Block::Table(Table {
+                    rows: vec![
+                        vec![cell("Name"), wide],
+                        vec![cell("Ada"), cell("12"), cell("34")],
+                    ]
+                }),
+            ]
+        );
+    }
+
+    #[test]
+    fn a_lettered_section_number_and_a_heading_over_two_lines_stay_one_heading() {
+        let pieces = vec![
+            piece("B.3", 50.0, 40.0, 14.0, true),
+            piece("Prompt Engineering", 90.0, 40.0, 14.0, true),
+            piece(
+                "Body text set in the ordinary size.",
+                50.0,
+                70.0,
+                10.0,
+                false,
+            ),
+            piece("9.5. Adapting to the New", 50.0, 100.0, 14.0, true),
+            piece("Business Models", 50.0, 117.0, 14.0, false),
+            piece(
+                "More body text in the ordinary size.",
+                50.0,
+                140.0,
+                10.0,
+                false,
+            ),
+        ];
+        let headings: Vec<String> = page_blocks(pieces, Vec::new(), &[], Some((0.0, 842.0)))
+            .into_iter()
+            .filter_map(|b| match b {
+                Block::Heading { text, .. } => Some(text),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(
+            headings,
+            [
+                "B.3 Prompt Engineering",
+                "9.5. Adapting to the New Business Models"
+            ]
+        );
+    }
+
+    #[test]
+    fn rows_far_apart_in_aligned_columns_are_one_table_without_rules() {
+        let mut pieces = vec![piece(
+            "A paragraph of running text over the table, set across the page width.",
+            50.0,
+            40.0,
+            10.0,
+            false,
+        )];
+        for (row, (name, value)) in [
+            ("Mineral", "Value"),
+            ("kaolinite", "10"),
+            ("illite", "30"),
+            ("vermiculite", "150"),
+        ]
+        .into_iter()
+        .enumerate()
+        {
+            #[allow(clippy::cast_precision_loss)]
+            let y = 80.0 + row as f32 * 30.0;
+            pieces.push(piece(name, 50.0, y, 10.0, false));
+            pieces.push(piece(value, 250.0, y, 10.0, false));
+        }
+        let blocks = page_blocks(pieces, Vec::new(), &[], Some((0.0, 842.0)));
+        let cell = |t: &str| Cell {
+            text: t.to_owned(),
+            col_span: 1,
+            row_span: 1,
+        };
+        assert_eq!(blocks.len(), 2, "{blocks:?}");
+        assert_eq!(
+            blocks[1],
+            Block::Table(Table {
+                rows: vec![
+                    vec![cell("Mineral"), cell("Value")],
+                    vec![cell("kaolinite"), cell("10")],
+                    vec![cell("illite"), cell("30")],
+                    vec![cell("vermiculite"), cell("150")],
+                ]
+            })
+        );
+    }
+}

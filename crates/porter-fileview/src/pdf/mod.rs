@@ -1,0 +1,341 @@
+//! A PDF's text, page by page, with a marker line before each page; and its
+//! structure (headings, paragraphs, lists, tables in reading order) through
+//! the layout analysis in [`layout`].
+
+#[cfg(feature = "pdf")]
+mod layout;
+
+use crate::bounds::{Cancel, Extracted, Failure};
+#[cfg(feature = "pdf")]
+use crate::describe::{count, human_size};
+#[cfg(feature = "pdf")]
+use crate::document::{Block, Cell, Table};
+use crate::options::Options;
+
+/// The text of one PDF page, as [`pages`] found it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[cfg_attr(not(feature = "pdf"), allow(dead_code))]
+pub(crate) enum PageText {
+    /// The page's text, trimmed.
+    Text(String),
+    /// The page has no text at all: likely a scan.
+    NoTextLayer,
+    /// The page's text could not be read, with the reader's error.
+    Unreadable(String),
+}
+
+/// `Pages` is what [`pages`] reads of a PDF: its page count, the pages read
+/// in order, and notes on what was left out.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Pages {
+    /// How many pages the PDF has.
+    pub total: usize,
+    /// The pages read, from the first.
+    pub read: Vec<PageText>,
+    /// The page whose text passed the text cap, when one did.
+    pub cut_at: Option<usize>,
+    /// Whole sentences on what was left out.
+    pub notes: Vec<String>,
+}
+
+/// Takes the text of each page, page by page, up to `options.pdf_pages`
+/// pages and `options.office_text_bytes` of text.
+#[cfg(feature = "pdf")]
+pub(crate) fn pages(bytes: &[u8], options: &Options, cancel: &Cancel) -> Result<Pages, Failure> {
+    let document = pdf_oxide::document::PdfDocument::from_bytes(bytes.to_vec())
+        .map_err(|e| Failure::unreadable(format!("its structure could not be read ({e})")))?;
+    if document.is_encrypted() && !document.is_authenticated() {
+        return Err(Failure::unreadable("it is encrypted with a password"));
+    }
+    let total = document
+        .page_count()
+        .map_err(|e| Failure::unreadable(format!("its page tree could not be read ({e})")))?;
+    let mut out = Pages {
+        total,
+        ..Pages::default()
+    };
+    let mut used = 0usize;
+    let shown = total.min(options.pdf_pages);
+    for index in 0..shown {
+        cancel.check()?;
+        let number = index + 1;
+        let page = match document.extract_text(index) {
+            Ok(text) => {
+                let text = text.trim_matches(|c: char| c.is_whitespace());
+                if text.is_empty() {
+                    PageText::NoTextLayer
+                } else if used + text.len() > options.office_text_bytes {
+                    out.notes.push(format!(
+                        "The text was cut at {}: page {number} and those after it are not shown.",
+                        human_size(options.office_text_bytes as u64)
+                    ));
+                    out.cut_at = Some(number);
+                    break;
+                } else {
+                    used += text.len();
+                    PageText::Text(text.to_owned())
+                }
+            }
+            Err(e) => PageText::Unreadable(e.to_string()),
+        };
+        out.read.push(page);
+    }
+    if shown < total {
+        out.notes.push(format!(
+            "Only the first {} of its {} pages are read.",
+            count(shown as u64),
+            count(total as u64)
+        ));
+    }
+    if shown > 0 && out.cut_at.is_none() && out.read.iter().all(|p| *p == PageText::NoTextLayer) {
+        out.notes.push(
+            "No page has a text layer: it is probably scanned, and its text cannot be read."
+                .to_owned(),
+        );
+    }
+    Ok(out)
+}
+
+/// `PDF_PAGE_PIECES` is the most pieces of text one page is analysed with;
+/// a page with more is read by position alone past that many.
+#[cfg(feature = "pdf")]
+const PDF_PAGE_PIECES: usize = 100_000;
+
+/// A PDF as document blocks: per page a [`Block::Page`] marker, then the
+/// page's blocks in reading order, or a note for a page with no text layer
+/// or whose text could not be read; with notes on what was left out. Up to
+/// `options.pdf_pages` pages and `options.office_text_bytes` of text.
+#[cfg(feature = "pdf")]
+pub(crate) fn blocks(
+    bytes: &[u8],
+    options: &Options,
+    cancel: &Cancel,
+) -> Result<(Vec<Block>, Vec<String>), Failure> {
+    let document = pdf_oxide::document::PdfDocument::from_bytes(bytes.to_vec())
+        .map_err(|e| Failure::unreadable(format!("its structure could not be read ({e})")))?;
+    if document.is_encrypted() && !document.is_authenticated() {
+        return Err(Failure::unreadable("it is encrypted with a password"));
+    }
+    let total = document
+        .page_count()
+        .map_err(|e| Failure::unreadable(format!("its page tree could not be read ({e})")))?;
+    let shown = total.min(options.pdf_pages);
+    let mut out = Vec::new();
+    let mut notes = Vec::new();
+    let mut used = 0usize;
+    let mut scanned = Vec::new();
+    for index in 0..shown {
+        cancel.check()?;
+        let number = index + 1;
+        let spans = match document.extract_spans(index) {
+            Ok(spans) => spans,
+            Err(e) => {
+                out.push(Block::Page { number, total });
+                out.push(Block::Note(format!(
+                    "The text of page {number} could not be read: {e}."
+                )));
+                continue;
+            }
+        };
+        let mut pieces: Vec<layout::Piece> = Vec::new();
+        for s in spans.into_iter().take(PDF_PAGE_PIECES) {
+            if s.text.trim().is_empty() {
+                // A space the PDF draws on its own is the word break after
+                // the piece before it.
+                if let Some(last) = pieces.last_mut()
+                    && !last.text.ends_with(' ')
+                {
+                    last.text.push(' ');
+                }
+                continue;
+            }
+            pieces.push(layout::Piece {
+                // PDF space grows upwards; the layout's y grows downwards.
+                x0: s.bbox.x,
+                y0: -(s.bbox.y + s.bbox.height),
+                x1: s.bbox.x + s.bbox.width,
+                y1: -s.bbox.y,
+                size: s.font_size,
+                bold: s.font_weight.is_bold(),
+                text: s.text,
+            });
+        }
+        let length: usize = pieces.iter().map(|p| p.text.len()).sum();
+        if pieces.is_empty() {
+            scanned.push(number);
+            out.push(Block::Page { number, total });
+            out.push(Block::Note(format!(
+                "Page {number} has no text layer: it is probably a scanned image, and its text cannot be read."
+            )));
+            continue;
+        }
+        if used + length > options.office_text_bytes {
+            notes.push(format!(
+                "The text was cut at {}: page {number} and those after it are not shown.",
+                human_size(options.office_text_bytes as u64)
+            ));
+            break;
+        }
+        used += length;
+        cancel.check()?;
+        let tables = page_tables(&document, index);
+        out.push(Block::Page { number, total });
+        // The page's extent, top to bottom, in the layout's downward y.
+        let page = document
+            .get_page_media_box(index)
+            .ok()
+            .map(|(_, low, _, high)| (-low.max(high), -low.min(high)));
+        let rules = page_rules(&document, index);
+        out.extend(layout::page_blocks(pieces, tables, &rules, page));
+    }
+    if shown < total {
+        notes.push(format!(
+            "Only the first {} of its {} pages are read.",
+            count(shown as u64),
+            count(total as u64)
+        ));
+    }
+    if shown > 0 && scanned.len() == shown {
+        notes.push(
+            "No page has a text layer: it is probably scanned, and its text cannot be read."
+                .to_owned(),
+        );
+    } else if !scanned.is_empty() {
+        let list: Vec<String> = scanned.iter().map(ToString::to_string).collect();
+        notes.push(format!(
+            "Pages without a text layer (probably scans): {}.",
+            list.join(", ")
+        ));
+    }
+    Ok((out, notes))
+}
+
+/// The ruling lines of a page: stroked straight lines, thin rectangles, and
+/// the sides of stroked rectangles, axis-aligned, at most
+/// [`layout::MAX_RULES`]; none when its drawing cannot be read.
+#[cfg(feature = "pdf")]
+fn page_rules(document: &pdf_oxide::document::PdfDocument, index: usize) -> Vec<layout::Rule> {
+    const THIN: f32 = 2.0;
+    let Ok(paths) = document.extract_paths(index) else {
+        return Vec::new();
+    };
+    let mut rules = Vec::new();
+    for path in paths {
+        if rules.len() >= layout::MAX_RULES {
+            break;
+        }
+        let b = path.bbox;
+        // The layout's y grows downwards.
+        let (x0, x1, y0, y1) = (b.x, b.x + b.width, -(b.y + b.height), -b.y);
+        if !(x0.is_finite() && x1.is_finite() && y0.is_finite() && y1.is_finite()) {
+            continue;
+        }
+        let thin_h = b.height <= THIN && b.width > THIN;
+        let thin_v = b.width <= THIN && b.height > THIN;
+        if thin_h || thin_v {
+            if path.has_stroke() || path.has_fill() {
+                rules.push(layout::Rule { x0, y0, x1, y1 });
+            }
+        } else if path.is_rectangle() && path.has_stroke() {
+            rules.push(layout::Rule { x0, y0, x1, y1: y0 });
+            rules.push(layout::Rule { x0, y0: y1, x1, y1 });
+            rules.push(layout::Rule { x0, y0, x1: x0, y1 });
+            rules.push(layout::Rule { x0: x1, y0, x1, y1 });
+        }
+    }
+    rules.truncate(layout::MAX_RULES);
+    rules
+}
+
+/// The tables pdf_oxide finds on a page from its ruling lines and aligned
+/// text, with the regions they cover; none when it finds none or fails.
+#[cfg(feature = "pdf")]
+fn page_tables(
+    document: &pdf_oxide::document::PdfDocument,
+    index: usize,
+) -> Vec<layout::PlacedTable> {
+    let Ok(found) = document.extract_tables(index) else {
+        return Vec::new();
+    };
+    found
+        .into_iter()
+        .filter_map(|t| {
+            let bbox = t.bbox?;
+            let rows: Vec<Vec<Cell>> = t
+                .rows
+                .into_iter()
+                .map(|row| {
+                    row.cells
+                        .into_iter()
+                        .map(|c| Cell {
+                            text: c.text.split_whitespace().collect::<Vec<_>>().join(" "),
+                            col_span: usize::try_from(c.colspan).unwrap_or(1).clamp(1, 1000),
+                            row_span: usize::try_from(c.rowspan).unwrap_or(1).clamp(1, 1000),
+                        })
+                        .collect()
+                })
+                .collect();
+            Some(layout::PlacedTable {
+                x0: bbox.x,
+                y0: -(bbox.y + bbox.height),
+                x1: bbox.x + bbox.width,
+                y1: -bbox.y,
+                table: Table { rows },
+            })
+        })
+        .collect()
+}
+
+/// Takes the text of each page (up to `options.pdf_pages` pages and
+/// `options.office_text_bytes` of text), with a `[Page N of M]` line before
+/// each page and a note on pages that have no text layer (scans).
+pub(crate) fn text(
+    bytes: &[u8],
+    options: &Options,
+    cancel: &Cancel,
+) -> Result<(Extracted, usize), Failure> {
+    use std::fmt::Write as _;
+
+    let pages = pages(bytes, options, cancel)?;
+    let total = pages.total;
+    let mut out = Extracted::default();
+    for (index, page) in pages.read.iter().enumerate() {
+        let number = index + 1;
+        let _ = match page {
+            PageText::Text(text) => writeln!(out.text, "[Page {number} of {total}]\n{text}"),
+            PageText::NoTextLayer => writeln!(
+                out.text,
+                "[Page {number} of {total}: no text layer; it may be a scan]"
+            ),
+            PageText::Unreadable(e) => writeln!(
+                out.text,
+                "[Page {number} of {total}: its text could not be read ({e})]"
+            ),
+        };
+    }
+    if let Some(number) = pages.cut_at {
+        let _ = writeln!(out.text, "[Page {number} of {total}]");
+    }
+    out.notes = pages.notes;
+    Ok((out, total))
+}
+
+/// Without the `pdf` feature, a PDF's structure is not read.
+#[cfg(not(feature = "pdf"))]
+pub(crate) fn blocks(
+    _bytes: &[u8],
+    _options: &Options,
+    _cancel: &Cancel,
+) -> Result<(Vec<crate::document::Block>, Vec<String>), Failure> {
+    Err(Failure::unreadable(
+        "this build of porter has no PDF text reader",
+    ))
+}
+
+/// Without the `pdf` feature, a PDF's text is not read.
+#[cfg(not(feature = "pdf"))]
+pub(crate) fn pages(_bytes: &[u8], _options: &Options, _cancel: &Cancel) -> Result<Pages, Failure> {
+    Err(Failure::unreadable(
+        "this build of porter has no PDF text reader",
+    ))
+}
