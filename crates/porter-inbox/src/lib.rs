@@ -288,17 +288,29 @@ impl Inbox {
     /// `data_dir/porter.sqlite3`, files under `data_dir/runs/<run>/inbox/`.
     /// Temp files left by a process killed mid-write are removed.
     pub fn open(data_dir: &Path, limits: Limits) -> Result<Self, InboxError> {
+        Self::on_local_disk(data_dir, limits, || {
+            Ok(Arc::new(SqliteRecords::open(&data_dir.join(DB_FILE))?))
+        })
+    }
+
+    /// The inbox with its files and Documents under `data_dir` (created
+    /// private to this user) and its records from `records`.
+    fn on_local_disk(
+        data_dir: &Path,
+        limits: Limits,
+        records: impl FnOnce() -> Result<Arc<dyn Records>, InboxError>,
+    ) -> Result<Self, InboxError> {
         let mut builder = std::fs::DirBuilder::new();
         builder.recursive(true);
         #[cfg(unix)]
         std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
         builder.create(data_dir).map_err(store::at(data_dir))?;
-        let records = SqliteRecords::open(&data_dir.join(DB_FILE))?;
+        let records = records()?;
         let documents = SqliteDocuments::open(&data_dir.join(DB_FILE))?;
         Self::with_all_stores(
             data_dir,
             Arc::new(LocalBlobs::new(data_dir)),
-            Arc::new(records),
+            records,
             Some(Arc::new(documents)),
             limits,
         )
@@ -313,20 +325,9 @@ impl Inbox {
         url: &str,
         limits: Limits,
     ) -> Result<Self, InboxError> {
-        let mut builder = std::fs::DirBuilder::new();
-        builder.recursive(true);
-        #[cfg(unix)]
-        std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
-        builder.create(data_dir).map_err(store::at(data_dir))?;
-        let records = PostgresRecords::open(url)?;
-        let documents = SqliteDocuments::open(&data_dir.join(DB_FILE))?;
-        Self::with_all_stores(
-            data_dir,
-            Arc::new(LocalBlobs::new(data_dir)),
-            Arc::new(records),
-            Some(Arc::new(documents)),
-            limits,
-        )
+        Self::on_local_disk(data_dir, limits, || {
+            Ok(Arc::new(PostgresRecords::open(url)?))
+        })
     }
 
     /// Opens an inbox over other stores (object storage, another database).

@@ -38,10 +38,10 @@ pub(crate) struct Pages {
     pub notes: Vec<String>,
 }
 
-/// Takes the text of each page, page by page, up to `options.pdf_pages`
-/// pages and `options.office_text_bytes` of text.
+/// The document in `bytes` and its page count, or why it cannot be read
+/// (its structure, a password, its page tree).
 #[cfg(feature = "pdf")]
-pub(crate) fn pages(bytes: &[u8], options: &Options, cancel: &Cancel) -> Result<Pages, Failure> {
+fn open(bytes: &[u8]) -> Result<(pdf_oxide::document::PdfDocument, usize), Failure> {
     let document = pdf_oxide::document::PdfDocument::from_bytes(bytes.to_vec())
         .map_err(|e| Failure::unreadable(format!("its structure could not be read ({e})")))?;
     if document.is_encrypted() && !document.is_authenticated() {
@@ -50,6 +50,14 @@ pub(crate) fn pages(bytes: &[u8], options: &Options, cancel: &Cancel) -> Result<
     let total = document
         .page_count()
         .map_err(|e| Failure::unreadable(format!("its page tree could not be read ({e})")))?;
+    Ok((document, total))
+}
+
+/// Takes the text of each page, page by page, up to `options.pdf_pages`
+/// pages and `options.office_text_bytes` of text.
+#[cfg(feature = "pdf")]
+pub(crate) fn pages(bytes: &[u8], options: &Options, cancel: &Cancel) -> Result<Pages, Failure> {
+    let (document, total) = open(bytes)?;
     let mut out = Pages {
         total,
         ..Pages::default()
@@ -111,14 +119,7 @@ pub(crate) fn blocks(
     options: &Options,
     cancel: &Cancel,
 ) -> Result<(Vec<Block>, Vec<String>), Failure> {
-    let document = pdf_oxide::document::PdfDocument::from_bytes(bytes.to_vec())
-        .map_err(|e| Failure::unreadable(format!("its structure could not be read ({e})")))?;
-    if document.is_encrypted() && !document.is_authenticated() {
-        return Err(Failure::unreadable("it is encrypted with a password"));
-    }
-    let total = document
-        .page_count()
-        .map_err(|e| Failure::unreadable(format!("its page tree could not be read ({e})")))?;
+    let (document, total) = open(bytes)?;
     let shown = total.min(options.pdf_pages);
     let mut out = Vec::new();
     let mut notes = Vec::new();

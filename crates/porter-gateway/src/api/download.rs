@@ -281,24 +281,8 @@ pub(super) async fn serve_recorded(
         .rsplit('/')
         .next()
         .unwrap_or(&opened.record.path);
-    let mut headers = HeaderMap::new();
-    headers.insert(
-        header::CONTENT_TYPE,
-        HeaderValue::from_static(served_type(&opened.record.media_type)),
-    );
-    headers.insert(
-        header::CONTENT_DISPOSITION,
-        HeaderValue::from_str(&disposition(name)).map_err(ApiError::internal)?,
-    );
-    headers.insert(
-        header::X_CONTENT_TYPE_OPTIONS,
-        HeaderValue::from_static("nosniff"),
-    );
-    headers.insert(
-        header::CONTENT_SECURITY_POLICY,
-        HeaderValue::from_static(SANDBOX_CSP),
-    );
-    headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    let mut headers = attachment_headers(served_type(&opened.record.media_type), name)
+        .map_err(ApiError::internal)?;
     headers.insert(header::CONTENT_LENGTH, HeaderValue::from(opened.len));
     if opened.matches_record {
         if let Ok(value) = HeaderValue::from_str(&opened.record.sha256) {
@@ -326,6 +310,31 @@ pub(super) async fn serve_recorded(
     let file = tokio::fs::File::from_std(opened.file).take(opened.len);
     let body = Body::from_stream(ReaderStream::new(file));
     Ok((headers, body).into_response())
+}
+
+/// The headers every file the API hands out carries: its type, a download
+/// under `name` (never shown inline), no sniffing, the sandbox CSP in case
+/// a browser renders it anyway, and no caching.
+pub(super) fn attachment_headers(
+    media_type: &'static str,
+    name: &str,
+) -> Result<HeaderMap, axum::http::header::InvalidHeaderValue> {
+    let mut headers = HeaderMap::new();
+    headers.insert(header::CONTENT_TYPE, HeaderValue::from_static(media_type));
+    headers.insert(
+        header::CONTENT_DISPOSITION,
+        HeaderValue::from_str(&disposition(name))?,
+    );
+    headers.insert(
+        header::X_CONTENT_TYPE_OPTIONS,
+        HeaderValue::from_static("nosniff"),
+    );
+    headers.insert(
+        header::CONTENT_SECURITY_POLICY,
+        HeaderValue::from_static(SANDBOX_CSP),
+    );
+    headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    Ok(headers)
 }
 
 #[cfg(test)]

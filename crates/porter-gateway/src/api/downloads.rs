@@ -17,16 +17,14 @@ use axum::Json;
 use axum::body::{Body, Bytes};
 use axum::extract::rejection::PathRejection;
 use axum::extract::{Extension, Path, State};
-use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
+use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use porter_inbox::RunId;
 use serde::Deserialize;
 use serde_json::json;
 use tokio::sync::mpsc;
 
-use super::download::{
-    SANDBOX_CSP, disposition, hex, open_recorded, plausible_path, serve_recorded,
-};
+use super::download::{attachment_headers, hex, open_recorded, plausible_path, serve_recorded};
 use super::{ApiError, ApiState, blocking, readable_run};
 use crate::access::KeyInfo;
 
@@ -196,24 +194,10 @@ fn zip_response(state: &ApiState, run: RunId) -> Response {
     });
     let short = run.to_string();
     let name = format!("porter-run-{}.zip", short.get(..8).unwrap_or(&short));
-    let mut headers = HeaderMap::new();
-    headers.insert(
-        header::CONTENT_TYPE,
-        HeaderValue::from_static("application/zip"),
-    );
-    if let Ok(value) = HeaderValue::from_str(&disposition(&name)) {
-        headers.insert(header::CONTENT_DISPOSITION, value);
+    match attachment_headers("application/zip", &name) {
+        Ok(headers) => (headers, Body::from_stream(stream)).into_response(),
+        Err(err) => ApiError::internal(err).into_response(),
     }
-    headers.insert(
-        header::X_CONTENT_TYPE_OPTIONS,
-        HeaderValue::from_static("nosniff"),
-    );
-    headers.insert(
-        header::CONTENT_SECURITY_POLICY,
-        HeaderValue::from_static(SANDBOX_CSP),
-    );
-    headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
-    (headers, Body::from_stream(stream)).into_response()
 }
 
 /// Writes the zip of `run`'s recorded files to `out`, each under its inbox
