@@ -20,6 +20,10 @@ use porter_inbox::{FileRecord, Inbox, Incoming, Limits, Origin, Outcome, Owner, 
 use serde_json::{Value, json};
 use tower::ServiceExt;
 
+#[path = "../common/loopback.rs"]
+mod loopback;
+use loopback::{http, serve};
+
 /// A 1×1 PNG, made by hand: signature, IHDR, IDAT, IEND.
 const PNG: &[u8] = &[
     0x89, b'P', b'N', b'G', 0x0d, 0x0a, 0x1a, 0x0a, 0, 0, 0, 0x0d, b'I', b'H', b'D', b'R', 0, 0, 0,
@@ -259,27 +263,6 @@ async fn call(
 
 async fn get(app: &Router, uri: &str, key: &str) -> Answer {
     call(app, "GET", uri, Some(key), None).await
-}
-
-/// Serves the router on a loopback port.
-async fn serve(app: Router) -> SocketAddr {
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
-        .await
-        .expect("a loopback port");
-    let addr = listener.local_addr().expect("an address");
-    tokio::spawn(async move {
-        axum::serve(listener, app).await.expect("the server runs");
-    });
-    addr
-}
-
-fn http() -> reqwest::Client {
-    let _ = rustls::crypto::ring::default_provider().install_default();
-    reqwest::Client::builder()
-        .no_proxy()
-        .timeout(Duration::from_secs(20))
-        .build()
-        .expect("a client")
 }
 
 /// Sends raw bytes as one HTTP/1.1 request and reads the whole answer, for

@@ -3,14 +3,14 @@
 //! (two replicas' worth of state) on one database, each serving over HTTP a
 //! run and a file the other recorded.
 
-use std::net::SocketAddr;
-use std::time::Duration;
-
-use axum::Router;
 use porter_gateway::access::{KeyInfo, Keys};
 use porter_gateway::config::{Config, Grant, Role};
 use porter_inbox::{Incoming, Origin, Outcome, Owner};
 use porter_test::postgres::{self, PASSWORD};
+
+#[path = "../common/loopback.rs"]
+mod loopback;
+use loopback::{http, serve};
 
 const ALICE: &str = "alice-key-0123456789";
 
@@ -23,26 +23,6 @@ fn keys() -> Keys {
         grants: vec![Grant::File],
         volumes: Vec::new(),
     }])
-}
-
-async fn serve(app: Router) -> SocketAddr {
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0")
-        .await
-        .expect("a loopback port");
-    let addr = listener.local_addr().expect("an address");
-    tokio::spawn(async move {
-        axum::serve(listener, app).await.expect("the server runs");
-    });
-    addr
-}
-
-fn http() -> reqwest::Client {
-    let _ = rustls::crypto::ring::default_provider().install_default();
-    reqwest::Client::builder()
-        .no_proxy()
-        .timeout(Duration::from_secs(20))
-        .build()
-        .expect("a client")
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
