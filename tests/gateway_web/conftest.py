@@ -1,12 +1,12 @@
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
 import pytest
+from playwright.async_api import Browser, async_playwright
 
-from cdp import Chromium
-from harness import Gateway
+from harness import Gateway, chromium_path
 
 
 @pytest.fixture(scope="session")
@@ -22,7 +22,14 @@ def gateway(tmp_path: Path) -> Iterator[Gateway]:
 
 
 @pytest.fixture
-def chromium(tmp_path: Path) -> Iterator[Chromium]:
-    browser = Chromium(tmp_path)
-    yield browser
-    browser.close()
+async def browser() -> AsyncIterator[Browser]:
+    """Debian's Chromium, headless, driven by Playwright; each page opened
+    with `harness.open_page` gets a fresh profile of its own."""
+    async with async_playwright() as playwright:
+        launched = await playwright.chromium.launch(
+            executable_path=chromium_path(),
+            args=["--no-sandbox", "--disable-gpu", "--disable-background-networking",
+                  "--disable-component-update", "--disable-sync"],
+        )
+        yield launched
+        await launched.close()

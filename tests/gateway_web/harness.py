@@ -1,15 +1,16 @@
 """What the page tests share: a real `porter gateway serve` on loopback, a
-headless Chromium page at a given viewport and colour scheme, what a person
-sees of an element, screenshots for a person, and axe-core's verdict."""
+page in Debian's Chromium driven by Playwright at a given viewport and colour
+scheme, what a person sees of an element, screenshots for a person, and
+axe-core's verdict."""
 
 from __future__ import annotations
 
-import base64
 import json
 import os
 import queue
 import re
 import secrets
+import shutil
 import subprocess
 import threading
 import time
@@ -19,7 +20,8 @@ from typing import Any
 
 import pytest
 
-from cdp import Chromium, Session
+from playwright.async_api import Browser, BrowserContext, ConsoleMessage, Page
+from playwright.async_api import TimeoutError as PlaywrightTimeout
 
 REPO = Path(__file__).resolve().parents[2]
 HERE = Path(__file__).resolve().parent
@@ -88,21 +90,28 @@ class Gateway:
             **(config_extra or {}),
         }
         config.write_text(json.dumps(settings))  # JSON is YAML
-        self.stderr_path = workdir / "gateway.stderr"
+        self.workdir = workdir
+        self.starts = 0
+        self._start("127.0.0.1:0")
+
+    def _start(self, listen: str) -> None:
+        self.starts += 1
+        self.stderr_path = self.workdir / f"gateway-{self.starts}.stderr"
         self.process = subprocess.Popen(
             [str(porter_bin()), "gateway", "serve", "--transport", "http",
-             "--listen", "127.0.0.1:0", "--config", str(config)],
+             "--listen", listen, "--config", str(self.config)],
             stdin=subprocess.DEVNULL,
             stdout=subprocess.DEVNULL,
             stderr=subprocess.PIPE,
-            env={**os.environ, "PORTER_DATA_DIR": str(workdir / "data"), "RUST_LOG": "info"},
+            env={**os.environ, "PORTER_DATA_DIR": str(self.data), "RUST_LOG": "info"},
         )
         lines: queue.Queue[str] = queue.Queue()
+        process, stderr_path = self.process, self.stderr_path
 
         def pump() -> None:
-            assert self.process.stderr is not None
-            with open(self.stderr_path, "w") as log:
-                for raw in self.process.stderr:
+            assert process.stderr is not None
+            with open(stderr_path, "w") as log:
+                for raw in process.stderr:
                     line = raw.decode(errors="replace")
                     log.write(line)
                     log.flush()
@@ -120,6 +129,13 @@ class Gateway:
                 self.url = found.group(1).rstrip("/")
                 self.start_line = line.strip()
                 break
+
+    def restart(self) -> None:
+        """Stops the gateway and starts it again on the same address and data,
+        as an upgrade or a crash and restart would."""
+        address = self.url.removeprefix("http://")
+        self.stop()
+        self._start(address)
 
     def get_json(self, path: str, key: str | None = None) -> dict:
         request = urllib.request.Request(self.url + path, headers={"Authorization": f"Bearer {key or self.key}"})
@@ -140,20 +156,38 @@ class Gateway:
             self.process.wait()
 
 
-def open_page(chromium: Chromium, url: str, viewport: tuple, scheme: str, *, new_tab: bool = False) -> Session:
-    """A page (the first tab, or a new one) at `viewport` in `scheme`, navigated to `url` and loaded."""
+class Problems:
+    """Script errors and anything the page's CSP blocked, as the page goes."""
+
+    def __init__(self, page: Page) -> None:
+        self.seen: list[str] = []
+        page.on("pageerror", lambda error: self.seen.append(f"script error: {error}"))
+        page.on("console", self._console)
+
+    def _console(self, message: ConsoleMessage) -> None:
+        if "Content Security Policy" in message.text:
+            self.seen.append(f"CSP: {message.text}")
+
+
+async def open_page(browser: Browser, url: str, viewport: tuple, scheme: str,
+                    context: BrowserContext | None = None) -> Page:
+    """A page at `viewport` in `scheme`, navigated to `url` and loaded: in a
+    fresh browser context (a person's own profile), or as another tab of
+    `context`. Downloads are allowed; `page.problems` collects script errors
+    and CSP refusals."""
     _, width, height, mobile = viewport
-    page = chromium.new_page() if new_tab else chromium.page()
-    page.send("Page.enable")
-    page.send("Runtime.enable")
-    page.send("Log.enable")
-    page.send("Emulation.setDeviceMetricsOverride", width=width, height=height,
-              deviceScaleFactor=1, mobile=mobile)
-    if mobile:
-        page.send("Emulation.setTouchEmulationEnabled", enabled=True, maxTouchPoints=5)
-    page.send("Emulation.setEmulatedMedia", features=[{"name": "prefers-color-scheme", "value": scheme}])
-    page.send("Page.navigate", url=url)
-    page.wait_for("document.readyState === 'complete'", what="the page to load")
+    if context is None:
+        context = await browser.new_context(
+            viewport={"width": width, "height": height},
+            device_scale_factor=1,
+            is_mobile=mobile,
+            has_touch=mobile,
+            color_scheme=scheme,
+            accept_downloads=True,
+        )
+    page = await context.new_page()
+    page.problems = Problems(page)  # type: ignore[attr-defined]
+    await page.goto(url, wait_until="load")
     return page
 
 
@@ -171,89 +205,77 @@ SEEN_JS = """(selector) => {
 }"""
 
 
-def seen(page: Session, selector: str) -> dict | None:
-    return page.evaluate(f"({SEEN_JS})({json.dumps(selector)})")
+async def seen(page: Page, selector: str) -> dict | None:
+    return await page.evaluate(SEEN_JS, selector)
 
 
-def shows(page: Session, selector: str) -> bool:
-    found = seen(page, selector)
+async def shows(page: Page, selector: str) -> bool:
+    found = await seen(page, selector)
     return bool(found and found["visible"])
 
 
-def screenshot(page: Session, name: str) -> Path:
+async def wait_for(page: Page, expression: str, timeout: float = 20.0, what: str = "") -> Any:
+    """Waits until the JavaScript `expression` is truthy in the page; its value."""
+    try:
+        # As a function, so Playwright compiles it through the DevTools
+        # protocol: the page's CSP forbids `eval` of a string.
+        handle = await page.wait_for_function(f"() => ({expression})", timeout=timeout * 1000)
+    except PlaywrightTimeout:
+        last = await page.evaluate(f"(() => {{ try {{ return {expression} }} catch (e) {{ return String(e) }} }})()")
+        raise AssertionError(f"timed out waiting for {what or expression} (last value {last!r})") from None
+    return await handle.json_value()
+
+
+async def screenshot(page: Page, name: str) -> Path:
     """Writes what the page shows now to target/gateway_web/NAME.png."""
-    # A tab in the background draws no frames to capture.
-    page.send("Page.bringToFront")
-    shot = page.send("Page.captureScreenshot", format="png")
     path = screenshot_dir() / f"{name}.png"
-    path.write_bytes(base64.b64decode(shot["data"]))
+    await page.bring_to_front()
+    await page.screenshot(path=path, animations="disabled", caret="hide")
     return path
 
 
-def axe_violations(page: Session) -> list[dict[str, Any]]:
+async def axe_violations(page: Page) -> list[dict[str, Any]]:
     """axe-core's WCAG 2.1 A/AA and best-practice violations on the page as it is now."""
     if not AXE.exists():
         pytest.fail(f"axe-core is not installed: npm ci --prefix {HERE} ({AXE})")
-    if not page.evaluate("typeof window.axe === 'object'"):
-        page.evaluate(AXE.read_text() + "\n;true")
-    return page.evaluate(
+    if not await page.evaluate("typeof window.axe === 'object'"):
+        # Run through the DevTools protocol, which the page's CSP (no inline
+        # scripts, no eval) does not apply to; a <script> tag would be refused.
+        devtools = await page.context.new_cdp_session(page)
+        await devtools.send("Runtime.evaluate", {"expression": AXE.read_text()})
+        await devtools.detach()
+    return await page.evaluate(
         "axe.run(document, {runOnly: {type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa', "
         "'best-practice']}, resultTypes: ['violations']}).then(r => r.violations.map(v => ({id: v.id, "
         "help: v.help, nodes: v.nodes.map(n => n.target.join(' ') + ': ' + n.failureSummary)})))"
     )
 
 
-def page_problems(page: Session) -> list[dict]:
+def page_problems(page: Page) -> list[str]:
     """Script errors and anything the page's CSP blocked, so far."""
-    page.evaluate("1")  # collects the events sent meanwhile
-    return [
-        event
-        for event in page.events
-        if event["method"] == "Runtime.exceptionThrown"
-        or (
-            event["method"] == "Log.entryAdded"
-            and "Content Security Policy" in event["params"]["entry"].get("text", "")
-        )
-    ]
+    return list(page.problems.seen)  # type: ignore[attr-defined]
 
 
-def enter_key(page: Session, key: str) -> None:
+async def enter_key(page: Page, key: str) -> None:
     """Types the key into the page's form, as a person would, and submits it."""
-    page.wait_for(f"({SEEN_JS})('#login')?.visible", what="the key form on screen")
-    page.evaluate("document.getElementById('key').focus(); document.getElementById('key').select()")
-    page.send("Input.insertText", text=key)
-    page.send("Input.dispatchKeyEvent", type="keyDown", key="Enter", code="Enter",
-              windowsVirtualKeyCode=13, text="\r")
-    page.send("Input.dispatchKeyEvent", type="keyUp", key="Enter", code="Enter", windowsVirtualKeyCode=13)
+    await page.locator("#login").wait_for(state="visible")
+    await page.focus("#key")
+    await page.locator("#key").select_text()
+    await page.keyboard.insert_text(key)
+    await page.keyboard.press("Enter")
 
 
-def click(page: Session, selector: str) -> None:
-    """Clicks the middle of an element with the mouse, as a person does: it
-    must be on screen and not covered by anything else."""
-    point = page.evaluate(
-        f"""(() => {{
-          const node = document.querySelector({json.dumps(selector)});
-          if (!node) return null;
-          node.scrollIntoView({{block: 'center'}});
-          const box = node.getBoundingClientRect();
-          const x = box.left + box.width / 2, y = box.top + box.height / 2;
-          const hit = document.elementFromPoint(x, y);
-          return {{x, y, hit: hit === node || node.contains(hit)}};
-        }})()"""
-    )
-    assert point, f"nothing matches {selector}"
-    assert point["hit"], f"{selector} is covered by something else"
-    for kind in ["mousePressed", "mouseReleased"]:
-        page.send("Input.dispatchMouseEvent", type=kind, x=point["x"], y=point["y"], button="left", clickCount=1)
+async def click(page: Page, selector: str) -> None:
+    """Clicks an element with the mouse, as a person does: Playwright waits
+    until it is visible, steady and enabled, scrolls it into view, and
+    refuses when something else would receive the click."""
+    await page.click(selector, timeout=10_000)
 
 
-def press(page: Session, key: str, code: str, key_code: int) -> None:
+async def press(page: Page, key: str) -> None:
     """Presses and releases one key in the page (brought to the front, as typing needs)."""
-    page.send("Page.bringToFront")
-    text = {"Enter": "\r"}.get(key)
-    extra = {"text": text} if text else {}
-    page.send("Input.dispatchKeyEvent", type="keyDown", key=key, code=code, windowsVirtualKeyCode=key_code, **extra)
-    page.send("Input.dispatchKeyEvent", type="keyUp", key=key, code=code, windowsVirtualKeyCode=key_code)
+    await page.bring_to_front()
+    await page.keyboard.press(key)
 
 
 def minimal_pdf(text: str) -> bytes:
@@ -280,9 +302,9 @@ def minimal_pdf(text: str) -> bytes:
     return bytes(out)
 
 
-def small_targets(page: Session) -> list[str]:
+async def small_targets(page: Page) -> list[str]:
     """Controls on screen smaller than 44×44 px (WCAG 2.5.5's size for touch)."""
-    return page.evaluate(
+    return await page.evaluate(
         """[...document.querySelectorAll('button, a[href], input, select, summary')]
           .filter(node => node.checkVisibility())
           .map(node => [node, node.getBoundingClientRect()])
@@ -290,3 +312,12 @@ def small_targets(page: Session) -> list[str]:
           .map(([node, box]) => `${node.tagName} ${node.id || node.getAttribute('aria-label') || node.textContent}`
                                 + ` ${Math.round(box.width)}x${Math.round(box.height)}`)"""
     )
+
+
+def chromium_path() -> str:
+    """Debian's Chromium (`$CHROMIUM` to use another build), which Playwright drives."""
+    binary = os.environ.get("CHROMIUM", "chromium")
+    found = shutil.which(binary)
+    if found is None:
+        pytest.fail(f"{binary} is not installed: apt-get install chromium (tests/gateway_web/run does)")
+    return found

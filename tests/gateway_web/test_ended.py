@@ -12,8 +12,20 @@ import pytest
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters, stdio_client
 
-from cdp import Chromium
-from harness import DESKTOP, Gateway, axe_violations, click, enter_key, open_page, page_problems, porter_bin, screenshot
+from playwright.async_api import Browser
+
+from harness import (
+    DESKTOP,
+    Gateway,
+    axe_violations,
+    click,
+    enter_key,
+    open_page,
+    page_problems,
+    porter_bin,
+    screenshot,
+    wait_for,
+)
 
 
 async def one_stdio_run(gateway: Gateway, tool: str, arguments: dict) -> None:
@@ -30,7 +42,7 @@ async def one_stdio_run(gateway: Gateway, tool: str, arguments: dict) -> None:
 
 @pytest.mark.anyio
 async def test_an_ended_run_says_until_when_its_files_stay_and_an_empty_one_says_it_kept_none(
-    gateway: Gateway, chromium: Chromium
+    gateway: Gateway, browser: Browser
 ) -> None:
     await one_stdio_run(gateway, "mcp__everything__echo", {"message": "nothing to keep"})
     await one_stdio_run(gateway, "mcp__everything__get-tiny-image", {})
@@ -39,19 +51,19 @@ async def test_an_ended_run_says_until_when_its_files_stay_and_an_empty_one_says
     with_file = next(run for run in listed if run["file_count"] == 1)
     assert with_file["expires_at"] == with_file["ended_at"] + 24 * 3600 * 1000
 
-    page = open_page(chromium, gateway.url + "/", DESKTOP, "light")
-    enter_key(page, gateway.admin_key)
-    page.wait_for("document.body.dataset.stream === 'live'", what="the live stream")
-    page.wait_for("document.querySelectorAll('.run').length === 1", what="the run with a file")
-    meta = page.evaluate("document.querySelector('.run .meta').textContent")
+    page = await open_page(browser, gateway.url + "/", DESKTOP, "light")
+    await enter_key(page, gateway.admin_key)
+    await wait_for(page, "document.body.dataset.stream === 'live'", what="the live stream")
+    await wait_for(page, "document.querySelectorAll('.run').length === 1", what="the run with a file")
+    meta = await page.text_content(".run .meta")
     assert "ended" in meta and "files kept until" in meta and "left)" in meta, meta
-    assert "1 without files hidden" in page.evaluate("document.getElementById('summary').textContent")
+    assert "1 without files hidden" in await page.text_content("#summary")
 
-    click(page, "#filter-empty")
-    page.wait_for("document.querySelectorAll('.run').length === 2", what="the empty run, when asked for")
-    empty = page.evaluate("[...document.querySelectorAll('.run .empty')].map(e => e.textContent)")
+    await click(page, "#filter-empty")
+    await wait_for(page, "document.querySelectorAll('.run').length === 2", what="the empty run, when asked for")
+    empty = await page.evaluate("[...document.querySelectorAll('.run .empty')].map(e => e.textContent)")
     assert empty == ["This run ended without keeping any files."], empty
-    assert "no files yet" not in page.evaluate("document.body.innerText").lower()
-    screenshot(page, "ended-desktop-light")
-    assert axe_violations(page) == []
+    assert "no files yet" not in (await page.inner_text("body")).lower()
+    await screenshot(page, "ended-desktop-light")
+    assert await axe_violations(page) == []
     assert page_problems(page) == []

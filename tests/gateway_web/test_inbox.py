@@ -5,16 +5,17 @@ are a table newest first; filters narrow it; previews show porter's scaled
 image and extracted text; keep, remove (live on a second tab), download one
 and all (streamed by the browser, sha256 checked); on a desktop and a phone,
 light and dark, with axe-core clean in every state and a screenshot of each
-written to target/gateway_web/."""
+written to target/gateway_web/. Then the time filter (the browser's clock
+moved on) and reconnection (the gateway restarted under the open page)."""
 
 from __future__ import annotations
 
 import base64
+import datetime
 import hashlib
 import http.server
 import io
 import threading
-import time
 import zipfile
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -25,9 +26,11 @@ import httpx2
 import pytest
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
+from mcp.types import Implementation
+from playwright.async_api import Browser, Page
 
-from cdp import Chromium, Session
 from harness import (
+    DESKTOP,
     SCHEMES,
     VIEWPORTS,
     Gateway,
@@ -40,6 +43,7 @@ from harness import (
     press,
     screenshot,
     small_targets,
+    wait_for,
 )
 
 PDF_TEXT = "Quarterly numbers for porter"
@@ -87,217 +91,290 @@ def pdf_server() -> Iterator[str]:
         server.shutdown()
 
 
-def rows(page: Session) -> list[str]:
-    """The file names in the table, top to bottom, as shown."""
-    return page.evaluate(
-        "[...document.querySelectorAll('table.files tbody tr')].filter(r => r.checkVisibility())"
-        ".map(r => r.querySelector('td.name button').textContent)"
-    )
+# The client as it names itself at initialize; its title leads each run's heading.
+CLIENT = Implementation(name="porter-web-test", title="Page test agent", version="1.0")
 
 
-def wait_rows(page: Session, count: int, what: str) -> list[str]:
+def rows_js(count: int | None = None) -> str:
+    """JavaScript for the file names in the table, top to bottom, as shown
+    (or, with `count`, those names once there are that many)."""
+    names = ("[...document.querySelectorAll('table.files tbody tr')].filter(r => r.checkVisibility())"
+             ".map(r => r.querySelector('td.name button').textContent)")
+    if count is None:
+        return names
+    return f"(() => {{ const r = {names}; return r.length === {count} ? r : null }})()"
+
+
+async def rows(page: Page) -> list[str]:
+    return await page.evaluate(rows_js())
+
+
+async def wait_rows(page: Page, count: int, what: str) -> list[str]:
     try:
-        return page.wait_for(
-            f"(() => {{ const r = [...document.querySelectorAll('table.files tbody tr')]"
-            f".map(r => r.querySelector('td.name button').textContent); return r.length === {count} ? r : null }})()",
-            what=what,
-        )
+        return await wait_for(page, rows_js(count), what=what)
     except AssertionError as timed_out:
-        shown = page.evaluate("document.getElementById('runs').textContent")
+        shown = await page.text_content("#runs")
         raise AssertionError(f"{timed_out}; the page shows {shown!r}") from None
 
 
-def set_filter(page: Session, field: str, value: str) -> None:
-    page.evaluate(f"{{ const f = document.getElementById({field!r}); f.value = {value!r};"
-                  " f.dispatchEvent(new Event('input')); }")
+async def set_filter(page: Page, field: str, value: str) -> None:
+    """Chooses `value` in a filter as a person does (select or type)."""
+    if await page.evaluate(f"document.getElementById({field!r}).tagName") == "SELECT":
+        await page.select_option(f"#{field}", value)
+    else:
+        await page.fill(f"#{field}", value)
 
 
 def by_label(label: str) -> str:
     return f'button[aria-label="{label}"]'
 
 
-def check(page: Session, state: str, name: str) -> None:
+async def check(page: Page, state: str, name: str) -> None:
     """A screenshot of this state for a person, and axe-core's verdict on it."""
-    screenshot(page, f"{state}-{name}")
-    violations = axe_violations(page)
+    await screenshot(page, f"{state}-{name}")
+    violations = await axe_violations(page)
     assert violations == [], (state, violations)
 
 
-def wait_download(folder: Path, suffix: str, timeout: float = 20) -> Path:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        done = [p for p in folder.iterdir() if p.name.endswith(suffix) and not p.name.endswith(".crdownload")]
-        if done:
-            return done[0]
-        time.sleep(0.1)
-    raise AssertionError(f"no download ending in {suffix}: {sorted(p.name for p in folder.iterdir())}")
+async def captures(gateway: Gateway, base: str) -> None:
+    """Four captures through the gateway, one call after another: an image
+    and a gzip resource from server-everything, a zip and a PDF by WebFetch."""
+    payload = bytes(range(256)) * 24  # 6 KiB, so its data URI is 8 KiB
+    data_uri = "data:application/octet-stream;base64," + base64.b64encode(payload).decode()
+    headers = {"Authorization": f"Bearer {gateway.key}"}
+    async with httpx2.AsyncClient(headers=headers, timeout=30) as http:
+        async with Client(streamable_http_client(gateway.url + "/mcp", http_client=http),
+                          client_info=CLIENT) as client:
+            for tool, arguments in [
+                ("mcp__everything__get-tiny-image", {}),
+                ("mcp__everything__gzip-file-as-resource",
+                 {"name": "payload.bin.gz", "data": data_uri, "outputType": "resource"}),
+                ("WebFetch", {"url": f"{base}/bundle.zip"}),
+                ("WebFetch", {"url": f"{base}/report.pdf"}),
+            ]:
+                result = await client.call_tool(tool, arguments)
+                assert not result.is_error, (tool, result.content)
+                await anyio.sleep(0.05)  # distinct capture times
+
+
+async def signed_in(browser: Browser, gateway: Gateway, viewport: tuple, scheme: str,
+                    context=None) -> Page:  # noqa: ANN001
+    page = await open_page(browser, gateway.url + "/", viewport, scheme, context=context)
+    await enter_key(page, gateway.key)
+    await wait_for(page, "document.body.dataset.stream === 'live'", what="the live stream")
+    return page
 
 
 @pytest.mark.anyio
 @pytest.mark.parametrize("scheme", SCHEMES)
 @pytest.mark.parametrize("viewport", VIEWPORTS, ids=[v[0] for v in VIEWPORTS])
 async def test_a_person_finds_previews_keeps_downloads_and_removes_captures(
-    gateway: Gateway, chromium: Chromium, tmp_path: Path, viewport: tuple, scheme: str
+    gateway: Gateway, browser: Browser, viewport: tuple, scheme: str
 ) -> None:
     name = f"{viewport[0]}-{scheme}"
-    downloads = tmp_path / "downloads"
-    downloads.mkdir()
-    browser = chromium.browser()
-    browser.send("Browser.setDownloadBehavior", behavior="allow", downloadPath=str(downloads))
+    page = await signed_in(browser, gateway, viewport, scheme)
+    # A second tab of the same person (a tab does not share session storage,
+    # so it signs in too).
+    other = await signed_in(browser, gateway, viewport, scheme, context=page.context)
+    await page.evaluate("window.sameLoad = true")
 
-    page = open_page(chromium, gateway.url + "/", viewport, scheme)
-    enter_key(page, gateway.key)
-    page.wait_for("document.body.dataset.stream === 'live'", what="the live stream")
-    other = open_page(chromium, gateway.url + "/", viewport, scheme, new_tab=True)
-    other.wait_for("document.body.dataset.stream === 'live'", what="the second tab, signed in from session storage") \
-        if other.evaluate("sessionStorage.getItem('porter.apiKey') !== null") else enter_key(other, gateway.key)
-    other.wait_for("document.body.dataset.stream === 'live'", what="the second tab's live stream")
-    page.evaluate("window.sameLoad = true")
-
-    payload = bytes(range(256)) * 24  # 6 KiB, so its data URI is 8 KiB
-    data_uri = "data:application/octet-stream;base64," + base64.b64encode(payload).decode()
-    headers = {"Authorization": f"Bearer {gateway.key}"}
     with pdf_server() as base:
-        async with httpx2.AsyncClient(headers=headers, timeout=30) as http:
-            async with Client(streamable_http_client(gateway.url + "/mcp", http_client=http)) as client:
-                for tool, arguments in [
-                    ("mcp__everything__get-tiny-image", {}),
-                    ("mcp__everything__gzip-file-as-resource",
-                     {"name": "payload.bin.gz", "data": data_uri, "outputType": "resource"}),
-                    ("WebFetch", {"url": f"{base}/bundle.zip"}),
-                    ("WebFetch", {"url": f"{base}/report.pdf"}),
-                ]:
-                    result = await client.call_tool(tool, arguments)
-                    assert not result.is_error, (tool, result.content)
-                    await anyio.sleep(0.05)  # distinct capture times
-                names = await anyio.to_thread.run_sync(lambda: wait_rows(page, 4, "four captures, live"))
+        await captures(gateway, base)
+    names = await wait_rows(page, 4, "four captures, live")
 
-                # Newest first; new rows are highlighted and announced, then the highlight fades.
-                assert names[0] == "report.pdf", names
-                assert names[-1].endswith(".png"), names
-                image = names[-1]
-                assert page.evaluate("document.querySelectorAll('tr.fresh').length") >= 1
-                page.wait_for("document.getElementById('announcer').textContent.startsWith('New file')",
-                              what="the new file to be announced")
-                check(page, "files-fresh", name)
-                page.wait_for("document.querySelectorAll('tr.fresh').length === 0", timeout=15,
-                              what="the highlight to fade")
-                assert page.evaluate("window.sameLoad") is True
+    # Newest first; new rows are highlighted and announced, then the highlight fades.
+    assert names[0] == "report.pdf", names
+    assert names[-1].endswith(".png"), names
+    image = names[-1]
+    assert await page.evaluate("document.querySelectorAll('tr.fresh').length") >= 1
+    await wait_for(page, "document.getElementById('announcer').textContent.startsWith('New file')",
+                   what="the new file to be announced")
+    await check(page, "files-fresh", name)
+    await wait_for(page, "document.querySelectorAll('tr.fresh').length === 0", timeout=15,
+                   what="the highlight to fade")
+    assert await page.evaluate("window.sameLoad") is True
 
-                # The run reads as a title, with its count, size, state and expiry.
-                heading = page.evaluate("document.querySelector('.run h3').textContent")
-                assert heading.startswith("get-tiny-image · "), heading
-                meta = page.evaluate("document.querySelector('.run .meta').textContent")
-                assert meta.startswith("4 files, "), meta
-                assert "going" in meta and "after the run ends" in meta, meta
-                check(page, "files", name)
-                if viewport[3]:
-                    assert small_targets(page) == []
+    # The run reads as a title: the client's name, the first tool, the time;
+    # with its count, size, state and expiry.
+    heading = await page.text_content(".run h3")
+    assert heading.startswith("Page test agent · get-tiny-image · "), heading
+    meta = await page.text_content(".run .meta")
+    assert meta.startswith("4 files, "), meta
+    assert "going" in meta and "after the run ends" in meta, meta
+    await check(page, "files", name)
+    if viewport[3]:
+        assert await small_targets(page) == []
 
-                # GET /v1/runs does not repeat the 8 KiB data URI.
-                listing = gateway.get_raw("/v1/runs")
-                assert len(listing) < 4096, len(listing)
-                assert b"characters in all" in listing
+    # GET /v1/runs names the client and does not repeat the 8 KiB data URI.
+    listing = gateway.get_raw("/v1/runs")
+    assert len(listing) < 4096, len(listing)
+    assert b"characters in all" in listing
+    assert gateway.get_json("/v1/runs")["runs"][0]["client"] == "Page test agent"
 
-                # Filters: by text, by kind.
-                page.evaluate("document.getElementById('filter-text').focus()")
-                page.send("Input.insertText", text="pdf")
-                page.wait_for("document.querySelectorAll('table.files tbody tr').length === 1", what="the text filter")
-                assert rows(page) == ["report.pdf"]
-                check(page, "filtered", name)
-                set_filter(page, "filter-text", "")
-                set_filter(page, "filter-kind", "image")
-                assert rows(page) == [image]
-                set_filter(page, "filter-kind", "")
-                assert len(rows(page)) == 4
+    # Filters: by text (typed), by kind.
+    await page.focus("#filter-text")
+    await page.keyboard.insert_text("pdf")
+    await wait_for(page, "document.querySelectorAll('table.files tbody tr').length === 1", what="the text filter")
+    assert await rows(page) == ["report.pdf"]
+    await check(page, "filtered", name)
+    await set_filter(page, "filter-text", "")
+    await set_filter(page, "filter-kind", "image")
+    assert await rows(page) == [image]
+    await set_filter(page, "filter-kind", "")
+    assert len(await rows(page)) == 4
 
-                # Preview an image: porter's scaled PNG, through a blob: URL.
-                click(page, by_label(f"Preview {image}"))
-                page.wait_for("(() => { const i = document.querySelector('#preview-body img');"
-                              " return i && i.complete && i.naturalWidth > 0 })()", what="the image preview")
-                assert page.evaluate("document.querySelector('#preview-body img').src.startsWith('blob:')")
-                assert page.evaluate("document.getElementById('preview').open")
-                check(page, "preview-image", name)
-                press(page, "Escape", "Escape", 27)
-                page.wait_for("!document.getElementById('preview').open", what="Escape to close the preview")
+    # Preview an image: porter's scaled PNG, through a blob: URL.
+    await click(page, by_label(f"Preview {image}"))
+    await wait_for(page, "(() => { const i = document.querySelector('#preview-body img');"
+                   " return i && i.complete && i.naturalWidth > 0 })()", what="the image preview")
+    assert await page.evaluate("document.querySelector('#preview-body img').src.startsWith('blob:')")
+    assert await page.evaluate("document.getElementById('preview').open")
+    await check(page, "preview-image", name)
+    await press(page, "Escape")
+    await wait_for(page, "!document.getElementById('preview').open", what="Escape to close the preview")
 
-                # From the keyboard: Enter on a name opens its preview, Escape closes it.
-                page.evaluate(f"document.querySelector({by_label('Preview report.pdf')!r}).focus()")
-                press(page, "Enter", "Enter", 13)
-                page.wait_for("document.getElementById('preview').open", what="Enter to open the preview")
-                press(page, "Escape", "Escape", 27)
-                page.wait_for("!document.getElementById('preview').open", what="Escape to close it")
+    # From the keyboard: Enter on a name opens its preview, Escape closes it.
+    await page.focus(by_label("Preview report.pdf"))
+    await press(page, "Enter")
+    await wait_for(page, "document.getElementById('preview').open", what="Enter to open the preview")
+    await press(page, "Escape")
+    await wait_for(page, "!document.getElementById('preview').open", what="Escape to close it")
 
-                # Preview a PDF: the text porter extracts, as text.
-                # Preview an archive: its listing, names as text, never markup.
-                click(page, by_label("Preview bundle.zip"))
-                page.wait_for("document.getElementById('preview-body').textContent.includes('notes/readme.txt')",
-                              what="the zip's listing in the preview")
-                assert HOSTILE in page.evaluate("document.getElementById('preview-body').textContent")
-                # Nothing of the PDF previewed just before (a slower answer) turns up here.
-                time.sleep(0.5)
-                assert PDF_TEXT not in page.evaluate("document.getElementById('preview-body').textContent")
-                assert page.evaluate("document.querySelectorAll('#preview-body img').length") == 0
-                assert page.evaluate("document.title") != "1"
-                assert "zip archive" in page.evaluate("document.getElementById('preview-note').textContent")
-                check(page, "preview-zip", name)
-                click(page, "#preview-close")
-                page.wait_for("!document.getElementById('preview').open", what="the preview to close")
+    # Preview an archive: its listing, names as text, never markup.
+    await click(page, by_label("Preview bundle.zip"))
+    await wait_for(page, "document.getElementById('preview-body').textContent.includes('notes/readme.txt')",
+                   what="the zip's listing in the preview")
+    assert HOSTILE in await page.text_content("#preview-body")
+    # Nothing of the PDF previewed just before (a slower answer) turns up here.
+    await anyio.sleep(0.5)
+    assert PDF_TEXT not in await page.text_content("#preview-body")
+    assert await page.evaluate("document.querySelectorAll('#preview-body img').length") == 0
+    assert await page.title() != "1"
+    assert "zip archive" in await page.text_content("#preview-note")
+    await check(page, "preview-zip", name)
+    await click(page, "#preview-close")
+    await wait_for(page, "!document.getElementById('preview').open", what="the preview to close")
 
-                click(page, by_label("Preview report.pdf"))
-                page.wait_for(f"document.getElementById('preview-body').textContent.includes({PDF_TEXT!r})",
-                              what="the PDF's text in the preview")
-                assert page.evaluate("document.querySelectorAll('#preview-body script, #preview-body iframe').length") == 0
-                check(page, "preview-pdf", name)
-                click(page, "#preview-close")
-                page.wait_for("!document.getElementById('preview').open", what="the preview to close")
+    # Preview a PDF: the text porter extracts, as text.
+    await click(page, by_label("Preview report.pdf"))
+    await wait_for(page, f"document.getElementById('preview-body').textContent.includes({PDF_TEXT!r})",
+                   what="the PDF's text in the preview")
+    assert await page.evaluate("document.querySelectorAll('#preview-body script, #preview-body iframe').length") == 0
+    await check(page, "preview-pdf", name)
+    await click(page, "#preview-close")
+    await wait_for(page, "!document.getElementById('preview').open", what="the preview to close")
 
-                # Keep the image to the shelf volume.
-                click(page, by_label(f"Keep {image}"))
-                page.wait_for("document.getElementById('keep').open", what="the keep dialog")
-                page.send("Input.insertText", text="volume:shelf:kept.png")
-                check(page, "keep", name)
-                click(page, "#keep-go")
-                page.wait_for("!document.getElementById('keep').open || document.getElementById('keep-message').textContent",
-                              what="the keep to finish")
-                assert page.evaluate("document.getElementById('keep-message').textContent") == ""
-                assert (gateway.shelf / "kept.png").exists()
+    # Keep the image to the shelf volume.
+    await click(page, by_label(f"Keep {image}"))
+    await wait_for(page, "document.getElementById('keep').open", what="the keep dialog")
+    await page.keyboard.insert_text("volume:shelf:kept.png")
+    await check(page, "keep", name)
+    await click(page, "#keep-go")
+    await wait_for(page, "!document.getElementById('keep').open || document.getElementById('keep-message').textContent",
+                   what="the keep to finish")
+    assert await page.text_content("#keep-message") == ""
+    assert (gateway.shelf / "kept.png").exists()
 
-                listed = gateway.get_json("/v1/runs")["runs"][0]
-                records = {f["path"].split("/")[-1]: f for f in listed["files"]}
+    listed = gateway.get_json("/v1/runs")["runs"][0]
+    records = {f["path"].split("/")[-1]: f for f in listed["files"]}
 
-                # Download one: a one-use link the browser streams; the key is in no URL.
-                click(page, by_label("Download report.pdf"))
-                saved = wait_download(downloads, "report.pdf")
-                assert hashlib.sha256(saved.read_bytes()).hexdigest() == records["report.pdf"]["sha256"]
+    # Download one: a one-use link the browser streams; the key is in no URL.
+    async with page.expect_download() as started:
+        await click(page, by_label("Download report.pdf"))
+    download = await started.value
+    assert download.suggested_filename == "report.pdf"
+    saved = Path(await download.path())
+    assert hashlib.sha256(saved.read_bytes()).hexdigest() == records["report.pdf"]["sha256"]
 
-                # Download all: a zip streamed by the gateway, every file's bytes exact.
-                click(page, '.run button[aria-label^="Download all 4 files"]')
-                archive = wait_download(downloads, ".zip")
-                with zipfile.ZipFile(io.BytesIO(archive.read_bytes())) as zipped:
-                    got = {info.filename: hashlib.sha256(zipped.read(info)).hexdigest() for info in zipped.infolist()}
-                assert got == {f["path"]: f["sha256"] for f in listed["files"]}
+    # Download all: a zip streamed by the gateway, every file's bytes exact.
+    async with page.expect_download() as started:
+        await click(page, '.run button[aria-label^="Download all 4 files"]')
+    archive = Path(await (await started.value).path())
+    with zipfile.ZipFile(io.BytesIO(archive.read_bytes())) as zipped:
+        got = {info.filename: hashlib.sha256(zipped.read(info)).hexdigest() for info in zipped.infolist()}
+    assert got == {f["path"]: f["sha256"] for f in listed["files"]}
 
-                # The SHA-256 on demand, still open when the list changes live.
-                click(page, 'summary[aria-label="Details of report.pdf"]')
-                shown = page.evaluate(
-                    "[...document.querySelector('details[data-key$=\"report.pdf\"]').querySelectorAll('dd')]"
-                    ".map(d => d.textContent)"
-                )
-                assert records["report.pdf"]["sha256"] in shown, shown
+    # The SHA-256 on demand, still open when the list changes live.
+    await click(page, 'summary[aria-label="Details of report.pdf"]')
+    shown = await page.evaluate(
+        "[...document.querySelector('details[data-key$=\"report.pdf\"]').querySelectorAll('dd')]"
+        ".map(d => d.textContent)"
+    )
+    assert records["report.pdf"]["sha256"] in shown, shown
 
-                # Remove the archive: asked twice, gone here and live on the second tab.
-                gz = next(n for n in names if n.endswith(".gz"))
-                click(page, by_label(f"Remove {gz}"))
-                click(page, f'button[aria-label^="Really remove {gz}"]')
-                wait_rows(page, 3, "the removed row to go")
-                wait_rows(other, 3, "the removed row to go on the second tab")
-                assert gz not in rows(other)
-                other.wait_for("document.getElementById('announcer').textContent.includes('was removed')",
-                               what="the removal to be announced on the second tab")
-                assert page.evaluate("document.querySelector('details[data-key$=\"report.pdf\"]').open")
-                check(page, "removed", name)
-                assert other.evaluate("document.body.dataset.stream") == "live"
+    # Remove the archive: asked twice, gone here and live on the second tab.
+    gz = next(n for n in names if n.endswith(".gz"))
+    await click(page, by_label(f"Remove {gz}"))
+    await click(page, f'button[aria-label^="Really remove {gz}"]')
+    await wait_rows(page, 3, "the removed row to go")
+    await wait_rows(other, 3, "the removed row to go on the second tab")
+    assert gz not in await rows(other)
+    await wait_for(other, "document.getElementById('announcer').textContent.includes('was removed')",
+                   what="the removal to be announced on the second tab")
+    assert await page.evaluate("document.querySelector('details[data-key$=\"report.pdf\"]').open")
+    await check(page, "removed", name)
+    assert await other.evaluate("document.body.dataset.stream") == "live"
 
     assert page_problems(page) == []
-    assert all(gateway.key not in url for url in page.evaluate("performance.getEntries().map(e => e.name)"))
+    assert page_problems(other) == []
+    assert all(gateway.key not in url for url in await page.evaluate("performance.getEntries().map(e => e.name)"))
+
+
+@pytest.mark.anyio
+async def test_the_time_filter_follows_the_clock_of_the_person_looking(
+    gateway: Gateway, browser: Browser
+) -> None:
+    page = await signed_in(browser, gateway, DESKTOP, "light")
+    with pdf_server() as base:
+        await captures(gateway, base)
+    await wait_rows(page, 4, "four captures, live")
+
+    await set_filter(page, "filter-time", "3600000")
+    assert len(await rows(page)) == 4, "captured a moment ago is within the last hour"
+    # Two hours on (the browser's clock only; the gateway is not touched):
+    # nothing was captured in the last hour, all of it in the last day.
+    later = datetime.datetime.now(tz=datetime.UTC) + datetime.timedelta(hours=2)
+    await page.clock.set_fixed_time(later)
+    await set_filter(page, "filter-time", "")
+    await set_filter(page, "filter-time", "3600000")
+    await wait_for(page, "document.querySelectorAll('table.files tbody tr').length === 0",
+                   what="the last hour to hold nothing two hours later")
+    await check(page, "filtered-by-time", "desktop-light")
+    await set_filter(page, "filter-time", "86400000")
+    assert len(await rows(page)) == 4
+    assert page_problems(page) == []
+
+
+@pytest.mark.anyio
+async def test_the_page_reconnects_after_the_gateway_restarts_and_shows_what_came_meanwhile(
+    gateway: Gateway, browser: Browser
+) -> None:
+    page = await signed_in(browser, gateway, DESKTOP, "light")
+    await page.evaluate("window.sameLoad = true")
+    gateway.stop()
+    await wait_for(page, "document.body.dataset.stream === 'retrying'", what="the page to notice")
+    assert "reconnecting" in await page.text_content("#status")
+    await check(page, "reconnecting", "desktop-light")
+
+    gateway.restart()
+    with pdf_server() as base:
+        await captures(gateway, base)
+    await wait_for(page, "document.body.dataset.stream === 'live'", timeout=30, what="the page to reconnect")
+    names = await wait_rows(page, 4, "the captures made while it was away")
+    assert names[0] == "report.pdf", names
+    assert await page.evaluate("window.sameLoad") is True, "it reconnected without a reload"
+    assert page_problems(page) == []
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("mode", ["legacy", "auto"], ids=["initialize", "sessionless"])
+async def test_a_run_is_named_by_its_client_cleaned_with_or_without_a_session(gateway: Gateway, mode: str) -> None:
+    headers = {"Authorization": f"Bearer {gateway.key}"}
+    named = Implementation(name="agent-x", title="Agent\u202e X\x1b[31m", version="1")
+    async with httpx2.AsyncClient(headers=headers, timeout=30) as http:
+        async with Client(streamable_http_client(gateway.url + "/mcp", http_client=http),
+                          client_info=named, mode=mode) as client:
+            result = await client.call_tool("mcp__everything__get-tiny-image", {})
+            assert not result.is_error, result.content
+    runs = gateway.get_json("/v1/runs")["runs"]
+    assert [run.get("client") for run in runs if run["file_count"]] == ["Agent X[31m"], runs

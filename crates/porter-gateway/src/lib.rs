@@ -81,9 +81,12 @@ pub struct Gateway {
     pub git: git::GitTool,
 }
 
-/// Each owner's (key name, tenant) shared run and when it was last used.
-type SharedRuns =
-    std::collections::HashMap<(String, String), (porter_inbox::RunInfo, std::time::Instant)>;
+/// The shared run of each owner (key name, tenant) and client name, and
+/// when it was last used.
+type SharedRuns = std::collections::HashMap<
+    (String, String, Option<String>),
+    (porter_inbox::RunInfo, std::time::Instant),
+>;
 
 impl Gateway {
     /// Opens the inbox under `data_dir` and gets ready to start upstream

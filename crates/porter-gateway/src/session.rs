@@ -124,14 +124,33 @@ impl Session {
             tracing::error!(error = %e, "a run could not be started");
             ErrorData::internal_error("the gateway could not start a run for this session", None)
         };
+        // The client's name, so that a person can tell runs apart ("Claude
+        // Desktop · fetch · 14:02"): as it gave it at `initialize`, or as
+        // the request's `_meta` gives it when there is no session
+        // (2026-07-28; the transport's stand-in peer info is not the client's).
+        let client = if opens_session {
+            context
+                .peer
+                .peer_info()
+                .map(|info| info.client_info.clone())
+        } else {
+            context.meta.client_info()
+        }
+        .map(|named| named.title.unwrap_or(named.name));
         let run = if opens_session {
-            let run = self.gateway.inbox.start_run(owner).map_err(failed)?;
+            let run = self
+                .gateway
+                .inbox
+                .start_client_run(owner, client.as_deref())
+                .map_err(failed)?;
             self.owns_run
                 .store(true, std::sync::atomic::Ordering::Relaxed);
             tracing::info!(run = %run.id, owner = %run.owner.key_name, "run started");
             run
         } else {
-            self.gateway.shared_run(owner).map_err(failed)?
+            self.gateway
+                .shared_run(owner, client.as_deref())
+                .map_err(failed)?
         };
         let _ = self.run.set((run, caller));
         self.run
@@ -431,22 +450,31 @@ impl Gateway {
             .remove(&run);
     }
 
-    /// The open shared run of `owner` (requests without a session), started
-    /// when it has none or its last one went idle.
-    pub fn shared_run(&self, owner: Owner) -> Result<RunInfo, porter_inbox::InboxError> {
+    /// The open shared run of `owner` and `client` (requests without a
+    /// session: one run per key and client name), started when it has none
+    /// or its last one went idle.
+    pub fn shared_run(
+        &self,
+        owner: Owner,
+        client: Option<&str>,
+    ) -> Result<RunInfo, porter_inbox::InboxError> {
         let now = std::time::Instant::now();
         let mut runs = self
             .shared_runs
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
-        let slot = (owner.key_name.clone(), owner.tenant.clone());
+        let slot = (
+            owner.key_name.clone(),
+            owner.tenant.clone(),
+            client.and_then(porter_inbox::clean_client_name),
+        );
         if let Some((run, last)) = runs.get_mut(&slot)
             && now.duration_since(*last) < SHARED_RUN_IDLE
         {
             *last = now;
             return Ok(run.clone());
         }
-        let run = self.inbox.start_run(owner)?;
+        let run = self.inbox.start_client_run(owner, client)?;
         tracing::info!(run = %run.id, owner = %run.owner.key_name, "shared run started");
         if let Some((old, _)) = runs.insert(slot, (run.clone(), now)) {
             self.inbox.end_run(old.id)?;

@@ -150,6 +150,48 @@ pub struct RunInfo {
     pub ended_at: Option<i64>,
     /// Whether the run's inbox has been purged (its records stay).
     pub purged: bool,
+    /// The MCP client that opened the run, as it named itself at
+    /// `initialize` (its `title`, else its `name`), cleaned to one short
+    /// line; none for a run without a session or a client that gave none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client: Option<String>,
+}
+
+/// The most characters of a client's name a run keeps.
+pub const CLIENT_NAME_CHARS: usize = 80;
+
+/// A client's self-given name as a run keeps it: control and format
+/// characters (bidi overrides among them) dropped, whitespace runs made one
+/// space, trimmed, and cut to [`CLIENT_NAME_CHARS`]; none when nothing is
+/// left.
+#[must_use]
+pub fn clean_client_name(name: &str) -> Option<String> {
+    let mut out = String::new();
+    let mut space = false;
+    for c in name.chars() {
+        if c.is_whitespace() {
+            space = !out.is_empty();
+            continue;
+        }
+        if c.is_control() || is_format_char(c) {
+            continue;
+        }
+        if out.chars().count() >= CLIENT_NAME_CHARS {
+            break;
+        }
+        if space {
+            out.push(' ');
+            space = false;
+        }
+        out.push(c);
+    }
+    (!out.is_empty()).then_some(out)
+}
+
+/// Unicode's invisible format characters a name could hide behind: bidi
+/// embeddings, overrides and isolates, zero-width joiners and marks.
+fn is_format_char(c: char) -> bool {
+    matches!(c, '\u{200B}'..='\u{200F}' | '\u{202A}'..='\u{202E}' | '\u{2060}'..='\u{2069}' | '\u{FEFF}')
 }
 
 /// `FileRecord` is one kept file's record.
@@ -383,12 +425,23 @@ impl Inbox {
 
     /// Starts a run (a UUIDv7 id) and records `run_started`.
     pub fn start_run(&self, owner: Owner) -> Result<RunInfo, InboxError> {
+        self.start_client_run(owner, None)
+    }
+
+    /// Starts a run opened by the MCP client that named itself `client`
+    /// (cleaned with [`clean_client_name`]) and records `run_started`.
+    pub fn start_client_run(
+        &self,
+        owner: Owner,
+        client: Option<&str>,
+    ) -> Result<RunInfo, InboxError> {
         let info = RunInfo {
             id: RunId::new(),
             owner,
             started_at: now_ms(),
             ended_at: None,
             purged: false,
+            client: client.and_then(clean_client_name),
         };
         self.shared.records.insert_run(&info)?;
         self.record_event(
@@ -397,6 +450,7 @@ impl Inbox {
             serde_json::json!({
                 "key_name": info.owner.key_name,
                 "tenant": info.owner.tenant,
+                "client": info.client,
             }),
         )?;
         Ok(info)
@@ -752,4 +806,24 @@ fn now_ms() -> i64 {
 fn unix_ms(time: SystemTime) -> i64 {
     time.duration_since(SystemTime::UNIX_EPOCH)
         .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
+}
+
+#[cfg(test)]
+mod client_name_tests {
+    use super::{CLIENT_NAME_CHARS, clean_client_name};
+
+    #[test]
+    fn a_client_name_is_one_clean_short_line() {
+        assert_eq!(
+            clean_client_name("  Claude\n\tDesktop  ").as_deref(),
+            Some("Claude Desktop")
+        );
+        assert_eq!(
+            clean_client_name("evil\u{202E}txt.exe\u{1b}[31m").as_deref(),
+            Some("eviltxt.exe[31m")
+        );
+        assert_eq!(clean_client_name("\u{200B} \u{7}"), None);
+        let long = clean_client_name(&"é".repeat(500)).expect("a name");
+        assert_eq!(long.chars().count(), CLIENT_NAME_CHARS);
+    }
 }

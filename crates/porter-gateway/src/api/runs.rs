@@ -239,6 +239,7 @@ mod tests {
             started_at: 0,
             ended_at: None,
             purged: false,
+            client: None,
         }
     }
 

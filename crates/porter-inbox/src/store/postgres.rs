@@ -30,7 +30,8 @@ const MIGRATION_LOCK: i64 = 0x706f_7274_6572;
 
 /// The schema, one step per version: step `i` takes the database from
 /// version `i` to `i + 1`. Steps are only ever appended.
-const MIGRATIONS: &[&str] = &["
+const MIGRATIONS: &[&str] = &[
+    "
 CREATE TABLE porter_runs (
     id TEXT PRIMARY KEY,
     key_name TEXT NOT NULL,
@@ -63,7 +64,11 @@ CREATE TABLE porter_events (
     at BIGINT NOT NULL,
     PRIMARY KEY (run, seq)
 );
-"];
+",
+    "
+ALTER TABLE porter_runs ADD COLUMN client TEXT;
+",
+];
 
 /// The schema version this build writes and reads.
 #[allow(
@@ -76,7 +81,7 @@ pub const SCHEMA_VERSION: i64 = MIGRATIONS.len() as i64;
 /// fails with a message instead of hanging.
 const CALL_TIMEOUT: Duration = Duration::from_secs(10);
 
-const RUN_COLUMNS: &str = "id, key_name, tenant, started_at, ended_at, purged";
+const RUN_COLUMNS: &str = "id, key_name, tenant, started_at, ended_at, purged, client";
 const FILE_COLUMNS: &str = "run, path, size, media_type, sha256, origin, call, created_at";
 
 /// `PostgresRecords` is the [`Records`] store on PostgreSQL.
@@ -343,6 +348,7 @@ fn run_from(row: &Row) -> Result<RunInfo, Failure> {
         started_at: row.try_get(3)?,
         ended_at: row.try_get(4)?,
         purged: row.try_get(5)?,
+        client: row.try_get(6)?,
     })
 }
 
@@ -378,8 +384,8 @@ impl Records for PostgresRecords {
             connect(&pool)
                 .await?
                 .execute(
-                    "INSERT INTO porter_runs (id, key_name, tenant, started_at, ended_at, purged)
-                     VALUES ($1, $2, $3, $4, $5, $6)",
+                    "INSERT INTO porter_runs (id, key_name, tenant, started_at, ended_at, purged, client)
+                     VALUES ($1, $2, $3, $4, $5, $6, $7)",
                     &[
                         &run.id.to_string(),
                         &run.owner.key_name,
@@ -387,6 +393,7 @@ impl Records for PostgresRecords {
                         &run.started_at,
                         &run.ended_at,
                         &run.purged,
+                        &run.client,
                     ],
                 )
                 .await?;

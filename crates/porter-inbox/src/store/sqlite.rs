@@ -22,7 +22,8 @@ CREATE TABLE IF NOT EXISTS runs (
     tenant TEXT NOT NULL,
     started_at INTEGER NOT NULL,
     ended_at INTEGER,
-    purged INTEGER NOT NULL DEFAULT 0
+    purged INTEGER NOT NULL DEFAULT 0,
+    client TEXT
 );
 CREATE TABLE IF NOT EXISTS files (
     run TEXT NOT NULL,
@@ -45,7 +46,7 @@ CREATE TABLE IF NOT EXISTS events (
 );
 ";
 
-const RUN_COLUMNS: &str = "id, key_name, tenant, started_at, ended_at, purged";
+const RUN_COLUMNS: &str = "id, key_name, tenant, started_at, ended_at, purged, client";
 const FILE_COLUMNS: &str = "run, path, size, media_type, sha256, origin, call, created_at";
 
 impl SqliteRecords {
@@ -62,6 +63,7 @@ impl SqliteRecords {
             .map_err(failed("set synchronous"))?;
         db.execute_batch(SCHEMA)
             .map_err(failed("create the tables"))?;
+        add_missing_columns(&db)?;
         Ok(Self { db: Mutex::new(db) })
     }
 
@@ -70,6 +72,27 @@ impl SqliteRecords {
         // (each statement is atomic), so the connection stays usable.
         self.db.lock().unwrap_or_else(PoisonError::into_inner)
     }
+}
+
+/// Columns added since the first schema, with their type: a database
+/// written by an older porter gains them when it is opened (`CREATE TABLE IF
+/// NOT EXISTS` leaves an existing table as it was).
+const ADDED_COLUMNS: &[(&str, &str, &str)] = &[("runs", "client", "TEXT")];
+
+fn add_missing_columns(db: &Connection) -> Result<(), InboxError> {
+    for (table, column, kind) in ADDED_COLUMNS {
+        let present = db
+            .prepare(&format!(
+                "SELECT 1 FROM pragma_table_info('{table}') WHERE name = ?1"
+            ))
+            .and_then(|mut query| query.exists([column]))
+            .map_err(failed("read the table's columns"))?;
+        if !present {
+            db.execute_batch(&format!("ALTER TABLE {table} ADD COLUMN {column} {kind}"))
+                .map_err(failed("add a column to an older database"))?;
+        }
+    }
+    Ok(())
 }
 
 /// Turns a database error into the crate's, saying what was being done.
@@ -87,6 +110,7 @@ fn run_from(row: &Row<'_>) -> rusqlite::Result<RunInfo> {
         started_at: row.get(3)?,
         ended_at: row.get(4)?,
         purged: row.get(5)?,
+        client: row.get(6)?,
     })
 }
 
@@ -144,15 +168,16 @@ impl Records for SqliteRecords {
     fn insert_run(&self, run: &RunInfo) -> Result<(), InboxError> {
         self.db()
             .execute(
-                "INSERT INTO runs (id, key_name, tenant, started_at, ended_at, purged)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+                "INSERT INTO runs (id, key_name, tenant, started_at, ended_at, purged, client)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
                 params![
                     run.id.to_string(),
                     run.owner.key_name,
                     run.owner.tenant,
                     run.started_at,
                     run.ended_at,
-                    run.purged
+                    run.purged,
+                    run.client
                 ],
             )
             .map_err(failed("record a run"))?;

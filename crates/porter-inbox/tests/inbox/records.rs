@@ -93,6 +93,7 @@ fn a_run_survives_reopening_and_ends_once() {
             started_at: 10,
             ended_at: None,
             purged: false,
+            client: None,
         };
         place.open().insert_run(&run).expect("insert");
         let records = place.open();
@@ -116,6 +117,77 @@ fn a_run_survives_reopening_and_ends_once() {
 }
 
 #[test]
+fn a_runs_client_name_is_kept_and_read_back() {
+    for (backend, place) in places() {
+        let named = RunInfo {
+            id: RunId::new(),
+            owner: owner(),
+            started_at: 10,
+            ended_at: None,
+            purged: false,
+            client: Some("Claude Desktop".into()),
+        };
+        let unnamed = RunInfo {
+            id: RunId::new(),
+            client: None,
+            ..named.clone()
+        };
+        let records = place.open();
+        records.insert_run(&named).expect("insert");
+        records.insert_run(&unnamed).expect("insert");
+        let reopened = place.open();
+        assert_eq!(
+            reopened.run(named.id).expect("run"),
+            Some(named.clone()),
+            "{backend}"
+        );
+        assert_eq!(
+            reopened.run(unnamed.id).expect("run"),
+            Some(unnamed.clone()),
+            "{backend}"
+        );
+    }
+}
+
+/// A database written before runs had a client name opens, keeps its runs
+/// and takes new ones with a name.
+#[test]
+fn a_sqlite_database_from_before_client_names_is_upgraded_in_place() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = dir.path().join("old.sqlite3");
+    let old = rusqlite::Connection::open(&path).expect("sqlite");
+    old.execute_batch(
+        "CREATE TABLE runs (id TEXT PRIMARY KEY, key_name TEXT NOT NULL, tenant TEXT NOT NULL,
+             started_at INTEGER NOT NULL, ended_at INTEGER, purged INTEGER NOT NULL DEFAULT 0);",
+    )
+    .expect("old schema");
+    let old_run = RunId::new();
+    old.execute(
+        "INSERT INTO runs VALUES (?1, 'alice', 'acme', 5, NULL, 0)",
+        [old_run.to_string()],
+    )
+    .expect("old run");
+    drop(old);
+
+    let records = SqliteRecords::open(&path).expect("the old database opens");
+    let found = records.run(old_run).expect("run").expect("kept");
+    assert_eq!(found.client, None);
+    assert_eq!(found.started_at, 5);
+    let new = RunInfo {
+        id: RunId::new(),
+        owner: owner(),
+        started_at: 6,
+        ended_at: None,
+        purged: false,
+        client: Some("mcp-inspector".into()),
+    };
+    records.insert_run(&new).expect("a new run");
+    drop(records);
+    let again = SqliteRecords::open(&path).expect("opens twice");
+    assert_eq!(again.run(new.id).expect("run"), Some(new));
+}
+
+#[test]
 fn file_records_are_kept_listed_summed_and_purged() {
     for (backend, place) in places() {
         let records = place.open();
@@ -125,6 +197,7 @@ fn file_records_are_kept_listed_summed_and_purged() {
             started_at: 1,
             ended_at: Some(2),
             purged: false,
+            client: None,
         };
         records.insert_run(&run).expect("insert run");
         let other = RunId::new();

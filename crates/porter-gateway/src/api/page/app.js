@@ -653,7 +653,9 @@ function onEvent(key, name, event) {
     run.files.clear();
     run.fresh.clear();
   } else if (name === "run_started") {
-    ensureRun(event.run, { started_at: event.at });
+    const started = { started_at: event.at };
+    if (typeof data.client === "string") started.client = data.client;
+    ensureRun(event.run, started);
   } else if (name === "run_ended") {
     ensureRun(event.run, { ended_at: event.at });
   } else {
