@@ -89,7 +89,8 @@ pub struct Hit {
     pub heading: Option<String>,
     /// The headings above it, outermost first, ending with `heading`.
     pub trail: Vec<String>,
-    /// bm25 score: lower is better.
+    /// The score: lower is better (bm25 on SQLite, minus `ts_rank` on
+    /// PostgreSQL; compare ranks of one store only).
     pub rank: f64,
 }
 
@@ -98,7 +99,8 @@ pub struct Hit {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SearchQuery {
     expression: String,
-    terms: Vec<String>,
+    /// Each term, and whether it is a `word*` prefix.
+    terms: Vec<(String, bool)>,
 }
 
 /// `QueryError` is search text that cannot be searched for; its message
@@ -168,16 +170,21 @@ impl SearchQuery {
             })
             .collect::<Vec<_>>()
             .join(" ");
-        Ok(Self {
-            expression,
-            terms: terms.into_iter().map(|(term, _)| term).collect(),
-        })
+        Ok(Self { expression, terms })
     }
 
     /// The FTS5 expression (every term a quoted string).
     #[must_use]
     pub fn expression(&self) -> &str {
         &self.expression
+    }
+
+    /// Each term (a word or a phrase, or a prefix's stem) and whether it is
+    /// a `word*` prefix.
+    pub fn terms_with_prefix(&self) -> impl Iterator<Item = (&str, bool)> {
+        self.terms
+            .iter()
+            .map(|(term, prefix)| (term.as_str(), *prefix))
     }
 }
 
@@ -252,8 +259,8 @@ const DOCUMENT_COLUMNS: &str = "id, title, markdown, source_path, source_sha256,
 
 /// Marks around matched terms in `snippet()`: control characters that
 /// Markdown text does not hold, so the excerpt can be found in the text.
-const MARK_OPEN: char = '\u{2}';
-const MARK_CLOSE: char = '\u{3}';
+pub(crate) const MARK_OPEN: char = '\u{2}';
+pub(crate) const MARK_CLOSE: char = '\u{3}';
 const ELLIPSIS: &str = "…";
 
 impl SqliteDocuments {
@@ -412,18 +419,7 @@ impl Documents for SqliteDocuments {
         Ok(rows
             .into_iter()
             .map(|(id, title, markdown, marked, rank)| {
-                let at = match_offset(&markdown, &marked, &query.terms);
-                let trail = at
-                    .map(|at| headings_above(&markdown, at))
-                    .unwrap_or_default();
-                Hit {
-                    id,
-                    title,
-                    snippet: shown_snippet(&marked),
-                    heading: trail.last().cloned(),
-                    trail,
-                    rank,
-                }
+                hit_from_marked(id, title, &markdown, &marked, query, rank)
             })
             .collect())
     }
@@ -438,6 +434,61 @@ impl Documents for SqliteDocuments {
             .map_err(failed("delete a document"))?;
         Ok(removed > 0)
     }
+}
+
+/// A hit from an excerpt of `markdown` whose matches are between
+/// [`MARK_OPEN`] and [`MARK_CLOSE`] and whose cut ends are marked `…`.
+fn hit_from_marked(
+    id: String,
+    title: String,
+    markdown: &str,
+    marked: &str,
+    query: &SearchQuery,
+    rank: f64,
+) -> Hit {
+    let at = match_offset(markdown, marked, &query.terms);
+    let trail = at
+        .map(|at| headings_above(markdown, at))
+        .unwrap_or_default();
+    Hit {
+        id,
+        title,
+        snippet: shown_snippet(marked),
+        heading: trail.last().cloned(),
+        trail,
+        rank,
+    }
+}
+
+/// A hit from an excerpt with marked matches but unmarked cut ends (what
+/// PostgreSQL's `ts_headline` writes): `…` is added where the excerpt does
+/// not reach the start or the end of `markdown`, then as
+/// [`hit_from_marked`].
+pub(crate) fn hit_from_excerpt(
+    id: String,
+    title: String,
+    markdown: &str,
+    excerpt: &str,
+    query: &SearchQuery,
+    rank: f64,
+) -> Hit {
+    let plain: String = excerpt
+        .chars()
+        .filter(|c| *c != MARK_OPEN && *c != MARK_CLOSE)
+        .collect();
+    let (cut_start, cut_end) = match markdown.find(&plain) {
+        Some(start) => (start > 0, start + plain.len() < markdown.len()),
+        None => (true, true),
+    };
+    let mut marked = String::with_capacity(excerpt.len() + 2 * ELLIPSIS.len());
+    if cut_start {
+        marked.push_str(ELLIPSIS);
+    }
+    marked.push_str(excerpt);
+    if cut_end {
+        marked.push_str(ELLIPSIS);
+    }
+    hit_from_marked(id, title, markdown, &marked, query, rank)
 }
 
 /// The excerpt as shown: matched terms between `**`, one line.
@@ -457,7 +508,7 @@ fn shown_snippet(marked: &str) -> String {
 /// snippet (a verbatim cut of the text between its ellipses), else through
 /// the first query term found in the text ignoring case. `None` when the
 /// match is in the title only.
-fn match_offset(markdown: &str, marked: &str, terms: &[String]) -> Option<usize> {
+fn match_offset(markdown: &str, marked: &str, terms: &[(String, bool)]) -> Option<usize> {
     let inner = marked.strip_prefix(ELLIPSIS).unwrap_or(marked);
     let inner = inner.strip_suffix(ELLIPSIS).unwrap_or(inner);
     if let Some(open) = inner.find(MARK_OPEN) {
@@ -477,7 +528,7 @@ fn match_offset(markdown: &str, marked: &str, terms: &[String]) -> Option<usize>
     let lower = markdown.to_ascii_lowercase();
     terms
         .iter()
-        .filter_map(|term| lower.find(&term.to_ascii_lowercase()))
+        .filter_map(|(term, _)| lower.find(&term.to_ascii_lowercase()))
         .min()
 }
 

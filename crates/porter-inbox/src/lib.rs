@@ -331,44 +331,50 @@ impl Inbox {
     /// Temp files left by a process killed mid-write are removed.
     pub fn open(data_dir: &Path, limits: Limits) -> Result<Self, InboxError> {
         Self::on_local_disk(data_dir, limits, || {
-            Ok(Arc::new(SqliteRecords::open(&data_dir.join(DB_FILE))?))
+            let db = data_dir.join(DB_FILE);
+            let records: Arc<dyn Records> = Arc::new(SqliteRecords::open(&db)?);
+            let documents: Arc<dyn Documents> = Arc::new(SqliteDocuments::open(&db)?);
+            Ok((records, documents))
         })
     }
 
-    /// The inbox with its files and Documents under `data_dir` (created
-    /// private to this user) and its records from `records`.
+    /// The inbox with its files under `data_dir` (created private to this
+    /// user) and its records and Documents from `stores`.
     fn on_local_disk(
         data_dir: &Path,
         limits: Limits,
-        records: impl FnOnce() -> Result<Arc<dyn Records>, InboxError>,
+        stores: impl FnOnce() -> Result<(Arc<dyn Records>, Arc<dyn Documents>), InboxError>,
     ) -> Result<Self, InboxError> {
         let mut builder = std::fs::DirBuilder::new();
         builder.recursive(true);
         #[cfg(unix)]
         std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
         builder.create(data_dir).map_err(store::at(data_dir))?;
-        let records = records()?;
-        let documents = SqliteDocuments::open(&data_dir.join(DB_FILE))?;
+        let (records, documents) = stores()?;
         Self::with_all_stores(
             data_dir,
             Arc::new(LocalBlobs::new(data_dir)),
             records,
-            Some(Arc::new(documents)),
+            Some(documents),
             limits,
         )
     }
 
-    /// Opens the inbox with its records (runs, files, events) in the
-    /// PostgreSQL database at `url`, migrated to the current schema; files
-    /// and Documents stay under `data_dir` as with [`Inbox::open`].
-    /// Messages show `url` without its password.
+    /// Opens the inbox with its records (runs, files, events) and Documents
+    /// (searched with PostgreSQL's full-text search) in the PostgreSQL
+    /// database at `url`, migrated to the current schema; files stay under
+    /// `data_dir` as with [`Inbox::open`]. Messages show `url` without its
+    /// password.
     pub fn open_on_postgres(
         data_dir: &Path,
         url: &str,
         limits: Limits,
     ) -> Result<Self, InboxError> {
         Self::on_local_disk(data_dir, limits, || {
-            Ok(Arc::new(PostgresRecords::open(url)?))
+            let store = Arc::new(PostgresRecords::open(url)?);
+            let records: Arc<dyn Records> = store.clone();
+            let documents: Arc<dyn Documents> = store;
+            Ok((records, documents))
         })
     }
 

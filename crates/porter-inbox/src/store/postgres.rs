@@ -23,6 +23,8 @@ use deadpool_postgres::{Manager, ManagerConfig, Object, Pool, RecyclingMethod};
 use tokio_postgres::Row;
 
 use super::Records;
+
+mod documents;
 use crate::{Event, FileRecord, InboxError, Owner, RunId, RunInfo};
 
 /// The advisory lock key migrations run under ("porter" in ASCII).
@@ -68,6 +70,7 @@ CREATE TABLE porter_events (
     "
 ALTER TABLE porter_runs ADD COLUMN client TEXT;
 ",
+    documents::MIGRATION,
 ];
 
 /// The schema version this build writes and reads.

@@ -9,6 +9,7 @@ use std::time::{Duration, SystemTime};
 use porter_inbox::{Inbox, InboxError, Incoming, Limits, Origin, Outcome, Owner, RunId};
 use sha2::{Digest as _, Sha256};
 
+mod documents;
 mod records;
 
 const KIB: u64 = 1024;

@@ -7,19 +7,30 @@
 use std::sync::{Arc, Barrier};
 
 use porter_inbox::store::POSTGRES_SCHEMA_VERSION;
-use porter_inbox::{FileRecord, PostgresRecords, Records, RunId, RunInfo, SqliteRecords};
+use porter_inbox::{
+    Documents, FileRecord, PostgresRecords, Records, RunId, RunInfo, SqliteDocuments, SqliteRecords,
+};
 use porter_test::postgres::{self, PASSWORD};
 
 use super::owner;
 
 /// A place a store lives (a SQLite file, a PostgreSQL database) that can be
 /// opened more than once.
-enum Place {
+pub(super) enum Place {
     Sqlite(tempfile::TempDir),
     Postgres(String),
 }
 
 impl Place {
+    pub(super) fn documents(&self) -> Arc<dyn Documents> {
+        match self {
+            Self::Sqlite(dir) => Arc::new(
+                SqliteDocuments::open(&dir.path().join("r.sqlite3")).expect("SQLite opens"),
+            ),
+            Self::Postgres(url) => Arc::new(PostgresRecords::open(url).expect("PostgreSQL opens")),
+        }
+    }
+
     fn open(&self) -> Arc<dyn Records> {
         match self {
             Self::Sqlite(dir) => {
@@ -31,7 +42,7 @@ impl Place {
 }
 
 /// A fresh place per backend, named for the failure messages.
-fn places() -> Vec<(&'static str, Place)> {
+pub(super) fn places() -> Vec<(&'static str, Place)> {
     let mut places = vec![(
         "sqlite",
         Place::Sqlite(tempfile::tempdir().expect("temp dir")),
