@@ -1,8 +1,12 @@
 """`porter mattermost serve` (against the emulator, porter mmsim) behind
 `porter gateway serve`: `create_post` asks the person through the gateway
 before it posts; an accepted question posts exactly once, a declined one
-posts nothing. The client is the Python SDK on the initialize handshake
-(2025-11-25), over stdio and over HTTP.
+posts nothing. The client is the Python SDK over stdio and over HTTP, on
+the initialize handshake (2025-11-25: the question is an
+`elicitation/create` the gateway relays during the call) and pinned to
+2026-07-28 (the upstream answers "input required", the gateway passes the
+question and its sealed state on, and the client's second call carries the
+answer back).
 """
 
 from __future__ import annotations
@@ -47,16 +51,19 @@ def post_creations(log):
     return [r for r in log if r["method"] == "POST" and r["path"] == "/api/v4/posts"]
 
 
+@pytest.mark.parametrize("mode", ["legacy", "2026-07-28"])
 @pytest.mark.parametrize("transport", ["stdio", "http"])
 @pytest.mark.parametrize("answer", ["accept", "decline"])
-async def test_create_post_asks_through_the_gateway_and_posts_only_on_a_yes(sim, tmp_path: Path, transport: str, answer: str):
+async def test_create_post_asks_through_the_gateway_and_posts_only_on_a_yes(
+    sim, tmp_path: Path, transport: str, answer: str, mode: str
+):
     person = mm.Person(answer=answer)
     channel = sim.channel_id("town-square")
     before = {p["id"] for p in sim.posts("town-square")}
     config = gateway_config(tmp_path, sim)
-    message = f"Through the gateway ({transport}, {answer})."
+    message = f"Through the gateway ({transport}, {mode}, {answer})."
     arguments = {"channel_id": channel, "message": message}
-    options = {"mode": "legacy", "elicitation_callback": person}
+    options = {"mode": mode, "elicitation_callback": person}
     if transport == "stdio":
         async with stdio_gateway(tmp_path / "gateway", config, **options) as served:
             await served.client.list_tools()

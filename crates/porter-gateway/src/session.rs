@@ -29,7 +29,8 @@ use crate::access::{Caller, KeyInfo};
 use crate::config::{BinaryResults, Grant, Images};
 use crate::file::Files;
 use crate::upstream::{
-    ClientLink, UpstreamError, Upstreams, resource_uri, split_resource_uri, split_tool_name,
+    Answers, ClientLink, UpstreamError, Upstreams, resource_uri, split_resource_uri,
+    split_tool_name,
 };
 
 /// `SHARED_RUN_IDLE` is how long a key's shared run (the run of requests
@@ -112,6 +113,7 @@ impl Session {
                 Arc::new(Upstreams::for_client(
                     &self.gateway.config.mcp_servers,
                     link,
+                    is_modern(context),
                 ))
             })
             .clone()
@@ -191,13 +193,15 @@ impl Session {
         server: &str,
         tool: &str,
         arguments: Option<JsonObject>,
+        answers: Answers,
         context: &RequestContext<RoleServer>,
-    ) -> CallToolResult {
+    ) -> CallToolResponse {
         let upstreams = self.upstreams(context);
         let Some(config) = upstreams.config(server) else {
             return CallToolResult::error(vec![ContentBlock::text(format!(
                 "no upstream server is named {server:?}; list the tools again to see which exist"
-            ))]);
+            ))])
+            .into();
         };
         let policy = Policy {
             capture_base64: config.binary_results == BinaryResults::Capture,
@@ -209,23 +213,35 @@ impl Session {
         })
         .to_string();
         let fallback_name = fallback_name(arguments.as_ref(), tool);
-        let value = match upstreams.call(server, tool, arguments, context).await {
+        let value = match upstreams
+            .call(server, tool, arguments, answers, context)
+            .await
+        {
             Ok(value) => value,
             Err(UpstreamError::Cancelled) => {
-                return CallToolResult::error(vec![ContentBlock::text("the call was cancelled")]);
+                return CallToolResult::error(vec![ContentBlock::text("the call was cancelled")])
+                    .into();
             }
             Err(error @ UpstreamError::Refused { .. }) => {
                 return CallToolResult::error(vec![ContentBlock::text(
                     self.gateway.redactor(run.id).redact(&error.to_string()),
-                )]);
+                )])
+                .into();
             }
             Err(error) => {
                 return CallToolResult::error(vec![ContentBlock::text(format!(
                     "{error}. The gateway starts the server again on the next call; if it keeps \
                      failing, check the server's command or URL in the gateway's config."
-                ))]);
+                ))])
+                .into();
             }
         };
+        if let Some(input_required) = input_required(&value) {
+            // The upstream asks the person first (2026-07-28): its questions
+            // and sealed state go to the client as they are, and come back
+            // with the client's next call of this tool.
+            return input_required;
+        }
         let keeper = InboxKeep {
             inbox: self.gateway.inbox.clone(),
             run: run.id,
@@ -254,7 +270,8 @@ impl Session {
                 return CallToolResult::error(vec![ContentBlock::text(
                     "the gateway failed while keeping this result's files; the result is withheld \
                      so that no bytes reach you. Try the call again.",
-                )]);
+                )])
+                .into();
             }
         };
         let read = serde_json::from_value::<CallToolResult>(value).map(|mut result| {
@@ -266,7 +283,22 @@ impl Session {
             result
         });
         read.unwrap_or_else(|error| unreadable_result(server, tool, &error))
+            .into()
     }
+}
+
+/// An upstream's "input required" answer (2026-07-28), to be passed on as
+/// it is.
+fn input_required(value: &serde_json::Value) -> Option<CallToolResponse> {
+    input_required_result(value).map(CallToolResponse::from)
+}
+
+/// An upstream's "input required" answer to any request.
+fn input_required_result(value: &serde_json::Value) -> Option<rmcp::model::InputRequiredResult> {
+    if value.get("resultType").and_then(serde_json::Value::as_str) != Some("input_required") {
+        return None;
+    }
+    serde_json::from_value(value.clone()).ok()
 }
 
 /// What the client gets for an upstream result that does not fit the MCP
@@ -436,10 +468,17 @@ impl ServerHandler for Session {
         let (server, uri) = resource_of(&request.uri)?;
         let (run, _) = self.run(&context, false)?;
         let upstreams = self.upstreams(&context);
+        let answers = Answers {
+            input_responses: request.input_responses.clone(),
+            request_state: request.request_state.clone(),
+        };
         let value = upstreams
-            .read_resource(server, uri, &context)
+            .read_resource(server, uri, answers, &context)
             .await
             .map_err(|error| self.upstream_failed(run, &error))?;
+        if let Some(input_required) = input_required_result(&value) {
+            return Ok(ReadResourceResponse::from(input_required));
+        }
         let keeper = InboxKeep {
             inbox: self.gateway.inbox.clone(),
             run: run.id,
@@ -524,10 +563,17 @@ impl ServerHandler for Session {
         };
         let (run, _) = self.run(&context, false)?;
         let upstreams = self.upstreams(&context);
+        let answers = Answers {
+            input_responses: request.input_responses.clone(),
+            request_state: request.request_state.clone(),
+        };
         let value = upstreams
-            .get_prompt(server, prompt, request.arguments.clone(), &context)
+            .get_prompt(server, prompt, request.arguments.clone(), answers, &context)
             .await
             .map_err(|error| self.upstream_failed(run, &error))?;
+        if let Some(input_required) = input_required_result(&value) {
+            return Ok(GetPromptResponse::from(input_required));
+        }
         let keeper = InboxKeep {
             inbox: self.gateway.inbox.clone(),
             run: run.id,
@@ -674,10 +720,13 @@ impl ServerHandler for Session {
                 .into());
         }
         if let Some((server, tool)) = split_tool_name(name) {
+            let answers = Answers {
+                input_responses: request.input_responses,
+                request_state: request.request_state,
+            };
             return Ok(self
-                .call_upstream(run, server, tool, request.arguments, &context)
-                .await
-                .into());
+                .call_upstream(run, server, tool, request.arguments, answers, &context)
+                .await);
         }
         Ok(CallToolResult::error(vec![ContentBlock::text(format!(
             "this gateway has no tool named {name:?}; its tools are File, Documents, HTTP, WebFetch, Git and \
@@ -762,10 +811,7 @@ pub const RESOURCE_TEXT_INLINE_BYTES: usize = 32 * 1024;
 /// asked during a call).
 fn askable(context: &RequestContext<RoleServer>) -> ClientCapabilities {
     let mut askable = ClientCapabilities::default();
-    let modern = context
-        .protocol_version()
-        .is_some_and(|v| v.as_str() >= ProtocolVersion::V_2026_07_28.as_str());
-    if modern {
+    if is_modern(context) {
         return askable;
     }
     if let Some(declared) = context.client_capabilities() {
@@ -773,6 +819,13 @@ fn askable(context: &RequestContext<RoleServer>) -> ClientCapabilities {
         askable.elicitation = declared.elicitation;
     }
     askable
+}
+
+/// Whether the request comes from a client on 2026-07-28 or later.
+fn is_modern(context: &RequestContext<RoleServer>) -> bool {
+    context
+        .protocol_version()
+        .is_some_and(|v| v.as_str() >= ProtocolVersion::V_2026_07_28.as_str())
 }
 
 /// Rewrites the JSON of an upstream's `resources/read` result in place:

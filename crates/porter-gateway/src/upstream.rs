@@ -24,9 +24,12 @@ use rmcp::model::{
     ResourceUpdatedNotificationParam, ServerResult, SetLevelRequest, SetLevelRequestParams,
     SubscribeRequest, SubscribeRequestParams, Tool, UnsubscribeRequest, UnsubscribeRequestParams,
 };
-use rmcp::service::{NotificationContext, PeerRequestOptions, RequestContext, RunningService};
+use rmcp::service::{
+    ClientLifecycleMode, ClientServiceExt, NotificationContext, PeerRequestOptions, RequestContext,
+    RunningService,
+};
 use rmcp::transport::async_rw::AsyncRwTransport;
-use rmcp::{ClientHandler, ErrorData, Peer, RoleClient, RoleServer, ServiceExt};
+use rmcp::{ClientHandler, ErrorData, Peer, RoleClient, RoleServer};
 use tokio::process::{Child, Command};
 
 use crate::config::McpServer;
@@ -409,27 +412,44 @@ struct Upstream {
 /// tell to that session.
 pub struct Upstreams {
     servers: BTreeMap<String, Upstream>,
+    wiring: Wiring,
+}
+
+/// How a set's connections are made and where what comes on them goes.
+struct Wiring {
     routes: ProgressRoutes,
     link: Option<ClientLink>,
+    /// Whether the connections are offered the 2026-07-28 protocol first
+    /// (for a client on it: an upstream that needs to ask then answers
+    /// "input required", which the gateway passes on), falling back to the
+    /// initialize handshake for an upstream that does not speak it.
+    modern: bool,
 }
 
 impl Upstreams {
-    /// The shared set: nothing is started here, each server starts on its
-    /// first use; upstream questions are declined and sampling refused.
+    /// The shared set, for requests without a session (clients on
+    /// 2026-07-28): nothing is started here, each server starts on its first
+    /// use, offered 2026-07-28 first; upstream questions during a call are
+    /// declined and sampling refused.
     #[must_use]
     pub fn new(servers: &BTreeMap<String, McpServer>) -> Self {
-        Self::with_link(servers, None)
+        Self::with(servers, None, true)
     }
 
     /// The set of one client session: the upstreams are told the client's
     /// sampling and elicitation capabilities as the gateway's own, and what
-    /// they ask or tell goes to that session.
+    /// they ask or tell goes to that session. `modern`: the client speaks
+    /// 2026-07-28, so the upstreams are offered it first.
     #[must_use]
-    pub fn for_client(servers: &BTreeMap<String, McpServer>, link: ClientLink) -> Self {
-        Self::with_link(servers, Some(link))
+    pub fn for_client(
+        servers: &BTreeMap<String, McpServer>,
+        link: ClientLink,
+        modern: bool,
+    ) -> Self {
+        Self::with(servers, Some(link), modern)
     }
 
-    fn with_link(servers: &BTreeMap<String, McpServer>, link: Option<ClientLink>) -> Self {
+    fn with(servers: &BTreeMap<String, McpServer>, link: Option<ClientLink>, modern: bool) -> Self {
         let servers = servers
             .iter()
             .map(|(name, config)| {
@@ -446,8 +466,11 @@ impl Upstreams {
             .collect();
         Self {
             servers,
-            routes: Arc::default(),
-            link,
+            wiring: Wiring {
+                routes: Arc::default(),
+                link,
+                modern,
+            },
         }
     }
 
@@ -464,7 +487,7 @@ impl Upstreams {
     }
 
     async fn connection(&self, upstream: &Upstream) -> Result<Arc<Connection>, UpstreamError> {
-        upstream.connection(&self.routes, self.link.as_ref()).await
+        upstream.connection(&self.wiring).await
     }
 
     /// Every upstream tool, named `mcp__<server>__<tool>`. A server that
@@ -472,7 +495,7 @@ impl Upstreams {
     /// not hide the others.
     pub async fn tools(&self) -> Vec<Tool> {
         let lists = futures_util::future::join_all(self.servers.values().map(|upstream| async {
-            match upstream.tools(&self.routes, self.link.as_ref()).await {
+            match upstream.tools(&self.wiring).await {
                 Ok(tools) => tools,
                 Err(error) => {
                     tracing::warn!(server = %upstream.name, %error, "upstream tools not listed");
@@ -595,7 +618,7 @@ impl Upstreams {
     /// Lists the server's tools if this connection has not yet.
     pub async fn output_schema(&self, server: &str, tool: &str) -> Option<Arc<JsonObject>> {
         let upstream = self.servers.get(server)?;
-        let tools = match upstream.tools(&self.routes, self.link.as_ref()).await {
+        let tools = match upstream.tools(&self.wiring).await {
             Ok(tools) => tools,
             Err(error) => {
                 tracing::warn!(server, %error, "upstream tools not listed for the output schema");
@@ -612,15 +635,21 @@ impl Upstreams {
     /// Calls `tool` on `server` and returns the result's JSON as the upstream
     /// sent it. The client's cancellation (`context.ct`) cancels the upstream
     /// call; the client's progress token receives the upstream's progress.
+    /// `answers` are a 2026-07-28 client's answers to the questions of an
+    /// earlier "input required" result and the state that came with it,
+    /// passed on as they are.
     pub async fn call(
         &self,
         server: &str,
         tool: &str,
         arguments: Option<JsonObject>,
+        answers: Answers,
         context: &RequestContext<RoleServer>,
     ) -> Result<serde_json::Value, UpstreamError> {
         let mut params = CallToolRequestParams::new(tool.to_owned());
         params.arguments = arguments;
+        params.input_responses = answers.input_responses;
+        params.request_state = answers.request_state;
         let request = ClientRequest::CallToolRequest(CallToolRequest::new(params));
         let answer = self.send(server, &request, context).await?;
         raw_json(server, answer)
@@ -632,11 +661,13 @@ impl Upstreams {
         &self,
         server: &str,
         uri: &str,
+        answers: Answers,
         context: &RequestContext<RoleServer>,
     ) -> Result<serde_json::Value, UpstreamError> {
-        let request = ClientRequest::ReadResourceRequest(ReadResourceRequest::new(
-            ReadResourceRequestParams::new(uri),
-        ));
+        let mut params = ReadResourceRequestParams::new(uri);
+        params.input_responses = answers.input_responses;
+        params.request_state = answers.request_state;
+        let request = ClientRequest::ReadResourceRequest(ReadResourceRequest::new(params));
         let answer = self.send(server, &request, context).await?;
         raw_json(server, answer)
     }
@@ -648,10 +679,13 @@ impl Upstreams {
         server: &str,
         name: &str,
         arguments: Option<JsonObject>,
+        answers: Answers,
         context: &RequestContext<RoleServer>,
     ) -> Result<serde_json::Value, UpstreamError> {
         let mut params = GetPromptRequestParams::new(name);
         params.arguments = arguments;
+        params.input_responses = answers.input_responses;
+        params.request_state = answers.request_state;
         let request = ClientRequest::GetPromptRequest(GetPromptRequest::new(params));
         let answer = self.send(server, &request, context).await?;
         raw_json(server, answer)
@@ -709,8 +743,10 @@ impl Upstreams {
         let (connection, peer, handle) = loop {
             let connection = self.connection(upstream).await?;
             let peer = connection.service.peer().clone();
+            let mut options = PeerRequestOptions::no_options();
+            options.meta = forwarded_capabilities(context);
             match peer
-                .send_request_with_option(request.clone(), PeerRequestOptions::no_options())
+                .send_request_with_option(request.clone(), options)
                 .await
             {
                 Ok(handle) => break (connection, peer, handle),
@@ -725,7 +761,7 @@ impl Upstreams {
         let id = handle.id.clone();
         let client_token = context.meta.get_progress_token();
         if let Some(token) = &client_token
-            && let Ok(mut routes) = self.routes.lock()
+            && let Ok(mut routes) = self.wiring.routes.lock()
         {
             routes.insert(
                 handle.progress_token.clone(),
@@ -743,7 +779,7 @@ impl Upstreams {
             // answer may not have been passed on yet: give it a moment, so the
             // client sees every step before the result.
             tokio::time::sleep(PROGRESS_SETTLE).await;
-            if let Ok(mut routes) = self.routes.lock() {
+            if let Ok(mut routes) = self.wiring.routes.lock() {
                 routes.remove(&upstream_token);
             }
         }
@@ -775,6 +811,38 @@ impl Upstreams {
             }
         }
     }
+}
+
+/// For a request of a 2026-07-28 client (which declares what it can do on
+/// each request): the metadata that declares to the upstream what this
+/// client can be asked — its sampling and elicitation capabilities — so
+/// that an upstream that needs to ask answers "input required", which the
+/// gateway passes on. `None` for a client that negotiated a session: its
+/// connection declared that once.
+fn forwarded_capabilities(
+    context: &RequestContext<RoleServer>,
+) -> Option<rmcp::model::RequestMetaObject> {
+    let modern = context
+        .protocol_version()
+        .is_some_and(|v| v.as_str() >= rmcp::model::ProtocolVersion::V_2026_07_28.as_str());
+    if !modern {
+        return None;
+    }
+    let declared = context.client_capabilities().unwrap_or_default();
+    let mut askable = ClientCapabilities::default();
+    askable.sampling = declared.sampling;
+    askable.elicitation = declared.elicitation;
+    let mut meta = rmcp::model::RequestMetaObject::default();
+    meta.set_client_capabilities(askable);
+    Some(meta)
+}
+
+/// `Answers` are what a 2026-07-28 client sends again with a request that
+/// was answered "input required": its answers and the server's state.
+#[derive(Debug, Clone, Default)]
+pub struct Answers {
+    pub input_responses: Option<rmcp::model::InputResponses>,
+    pub request_state: Option<String>,
 }
 
 /// The JSON of an upstream's answer as it sent it (rmcp keeps what it does
@@ -810,11 +878,7 @@ fn unexpected(server: &str, answer: &ServerResult) -> UpstreamError {
 
 impl Upstream {
     /// The live connection, started (again) when there is none or it died.
-    async fn connection(
-        &self,
-        routes: &ProgressRoutes,
-        link: Option<&ClientLink>,
-    ) -> Result<Arc<Connection>, UpstreamError> {
+    async fn connection(&self, wiring: &Wiring) -> Result<Arc<Connection>, UpstreamError> {
         let mut slot = self.connection.lock().await;
         if let Some(connection) = slot.as_ref() {
             if !connection.service.is_closed() {
@@ -823,7 +887,7 @@ impl Upstream {
             tracing::warn!(server = %self.name, "upstream connection closed; starting it again");
             *self.tools.lock().await = None;
         }
-        let connection = Arc::new(self.connect(routes, link).await?);
+        let connection = Arc::new(self.connect(wiring).await?);
         *slot = Some(connection.clone());
         Ok(connection)
     }
@@ -841,15 +905,34 @@ impl Upstream {
         }
     }
 
-    async fn connect(
+    /// Starts the server and connects: offered 2026-07-28 first when the
+    /// wiring is modern, and started again with the initialize handshake
+    /// if that fails.
+    async fn connect(&self, wiring: &Wiring) -> Result<Connection, UpstreamError> {
+        if wiring.modern {
+            let lifecycle = ClientLifecycleMode::Auto {
+                preferred_versions: vec![rmcp::model::ProtocolVersion::V_2026_07_28],
+                legacy_version: None,
+            };
+            match self.start(wiring, lifecycle).await {
+                Ok(connection) => return Ok(connection),
+                Err(error) => {
+                    tracing::warn!(server = %self.name, %error, "the upstream did not start on 2026-07-28; starting it again with the initialize handshake");
+                }
+            }
+        }
+        self.start(wiring, ClientLifecycleMode::Initialize).await
+    }
+
+    async fn start(
         &self,
-        routes: &ProgressRoutes,
-        link: Option<&ClientLink>,
+        wiring: &Wiring,
+        lifecycle: ClientLifecycleMode,
     ) -> Result<Connection, UpstreamError> {
         let relay = Relay {
             server: self.name.clone(),
-            routes: routes.clone(),
-            link: link.cloned(),
+            routes: wiring.routes.clone(),
+            link: wiring.link.clone(),
             tools: self.tools.clone(),
         };
         let start_error = |reason: String| UpstreamError::Start {
@@ -876,7 +959,7 @@ impl Upstream {
             let transport = AsyncRwTransport::<RoleClient, _, _>::new(stdout, stdin)
                 .with_max_line_length(MAX_UPSTREAM_MESSAGE_BYTES);
             let service = relay
-                .serve(transport)
+                .serve_with_lifecycle(transport, lifecycle)
                 .await
                 .map_err(|e| start_error(format!("the MCP handshake failed: {e}")))?;
             Ok(Connection {
@@ -900,7 +983,7 @@ impl Upstream {
             config = config.custom_headers(headers);
             let transport = StreamableHttpClientTransport::from_config(config);
             let service = relay
-                .serve(transport)
+                .serve_with_lifecycle(transport, lifecycle)
                 .await
                 .map_err(|e| start_error(format!("the MCP handshake with {url} failed: {e}")))?;
             Ok(Connection {
@@ -914,12 +997,8 @@ impl Upstream {
 
     /// The server's tools under their gateway names, listed once per
     /// connection.
-    async fn tools(
-        &self,
-        routes: &ProgressRoutes,
-        link: Option<&ClientLink>,
-    ) -> Result<Vec<Tool>, UpstreamError> {
-        let connection = self.connection(routes, link).await?;
+    async fn tools(&self, wiring: &Wiring) -> Result<Vec<Tool>, UpstreamError> {
+        let connection = self.connection(wiring).await?;
         let mut cached = self.tools.lock().await;
         if let Some(tools) = cached.as_ref() {
             return Ok(tools.clone());
