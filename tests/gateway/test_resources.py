@@ -19,7 +19,7 @@ import anyio
 import mcp_types as types
 import pytest
 
-from harness import HERE, STUB, everything_bin, png, stdio_gateway, write_config
+from harness import HERE, STUB, everything_bin, http_client, png, start_http, stdio_gateway, write_config
 
 pytestmark = pytest.mark.anyio
 
@@ -179,3 +179,23 @@ async def test_log_level_and_subscriptions_pass_to_server_everything(tmp_path: P
     subscribed = [log for log in logs if "Subscribe" in str(log.data)]
     assert subscribed and subscribed[0].logger == "everything", logs
     assert "demo://resource/dynamic/text/1" in str(subscribed[0].data)
+
+
+async def test_a_2026_07_28_client_over_http_reads_resources_and_prompts_through_the_shared_connections(tmp_path: Path):
+    # Requests without a session (2026-07-28) go through the gateway's shared
+    # upstream connections; the capture holds there as well.
+    process, url = start_http(tmp_path, config(tmp_path))
+    try:
+        async with http_client(url, None, mode="2026-07-28") as client:
+            uris = {r.uri for r in (await client.list_resources()).resources}
+            picture = await client.read_resource("mcp://asking/picture://one.png")
+            greet = await client.get_prompt("mcp__asking__greet", {"name": "Grace"})
+    finally:
+        process.terminate()
+        process.wait(timeout=10)
+    assert "mcp://asking/picture://one.png" in uris, uris
+    _, stub = only_stub(picture)
+    found = list((tmp_path / "data" / "runs").glob(f"*/inbox/{stub['path']}"))
+    assert len(found) == 1, found
+    assert found[0].read_bytes() == png(64, 64, 5)
+    assert [m.content.text for m in greet.messages] == ["Say hello to Grace."]
