@@ -127,6 +127,7 @@ async def test_prompts_are_listed_and_got_under_their_gateway_names(tmp_path: Pa
     assert any("Lisbon" in m.content.text for m in args.messages if isinstance(m.content, types.TextContent))
     # The embedded blob resource of the prompt is a file: kept, not passed on.
     assert len(stubs) == 1, embedded.messages
+    assert stubs[0]["origin"] == "mcp:everything/prompts/get", stubs[0].group(0)
     assert re.fullmatch(rb"Resource 2: This is a base64 blob created at .+", kept[0]), kept
     assert not any(isinstance(m.content, types.EmbeddedResource) for m in embedded.messages)
 

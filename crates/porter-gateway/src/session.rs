@@ -579,7 +579,7 @@ impl ServerHandler for Session {
             run: run.id,
             origin: Origin::Mcp {
                 server: server.to_owned(),
-                tool: format!("prompts/get {prompt}"),
+                tool: "prompts/get".to_owned(),
             },
             call: serde_json::json!({"method": "prompts/get", "name": request.name}).to_string(),
             fallback_name: prompt.to_owned(),
