@@ -101,7 +101,11 @@ def unwrap(group: BaseException) -> BaseException:
 
 
 @contextlib.asynccontextmanager
-async def stdio_gateway(root: Path, config: Path | None = None, env: dict[str, str] | None = None) -> AsyncIterator[Served]:
+async def stdio_gateway(
+    root: Path, config: Path | None = None, env: dict[str, str] | None = None, **client_options: Any
+) -> AsyncIterator[Served]:
+    """`porter gateway serve` over stdio with a connected client;
+    `client_options` go to the `mcp` `Client` (callbacks, `mode`)."""
     config = config or write_config(root)
     stderr = root / "gateway.stderr"
     full_env = {**os.environ, **(env or {})}
@@ -110,7 +114,9 @@ async def stdio_gateway(root: Path, config: Path | None = None, env: dict[str, s
     )
     try:
         with open(stderr, "w") as errlog:
-            async with Client(stdio_client(params, errlog=errlog), read_timeout_seconds=CLIENT_TIMEOUT_S) as client:
+            async with Client(
+                stdio_client(params, errlog=errlog), read_timeout_seconds=CLIENT_TIMEOUT_S, **client_options
+            ) as client:
                 yield Served(client=client, data=root / "data", stderr=stderr)
     except BaseExceptionGroup as group:
         inner = unwrap(group)
@@ -143,11 +149,15 @@ def start_http(root: Path, config: Path, env: dict[str, str] | None = None) -> t
 
 
 @contextlib.asynccontextmanager
-async def http_client(url: str, key: str | None) -> AsyncIterator[Client]:
+async def http_client(url: str, key: str | None, **client_options: Any) -> AsyncIterator[Client]:
     headers = {"Authorization": f"Bearer {key}"} if key else {}
     async with httpx2.AsyncClient(headers=headers, timeout=httpx2.Timeout(30, read=300)) as http:
         try:
-            async with Client(streamable_http_client(url + "/mcp", http_client=http), read_timeout_seconds=CLIENT_TIMEOUT_S) as client:
+            async with Client(
+                streamable_http_client(url + "/mcp", http_client=http),
+                read_timeout_seconds=CLIENT_TIMEOUT_S,
+                **client_options,
+            ) as client:
                 yield client
         except BaseExceptionGroup as group:
             inner = unwrap(group)

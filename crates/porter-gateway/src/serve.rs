@@ -32,7 +32,7 @@ pub use porter_mcp::http::{LOOPBACK_HOSTS, MCP_BODY_MAX_BYTES, declared_body_lim
 pub async fn stdio(gateway: Arc<Gateway>) -> anyhow::Result<()> {
     let purge = purge_in_background(gateway.clone());
     let session = Session::local(gateway)?;
-    let service = session.serve(rmcp::transport::stdio()).await?;
+    let service = Box::pin(session.serve(rmcp::transport::stdio())).await?;
     service.waiting().await?;
     purge.abort();
     Ok(())

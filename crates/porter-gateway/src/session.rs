@@ -2,14 +2,24 @@
 //! tools and every upstream tool, proxies upstream calls and hands each
 //! result to the capture before the client sees it.
 
+#![expect(
+    deprecated,
+    reason = "logging and resources/subscribe are deprecated by SEP-2577 but are part of the \
+              protocol revisions the gateway serves"
+)]
+
 use std::sync::{Arc, OnceLock};
 
 use porter_capture::{Found, Keep, Policy};
 use porter_inbox::{Incoming, Origin, Owner, RunInfo};
 use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
-    InitializeRequestParams, InitializeResult, JsonObject, ListToolsResult, PaginatedRequestParams,
-    ServerCapabilities, ServerConfig,
+    CallToolRequestParams, CallToolResponse, CallToolResult, ClientCapabilities,
+    CompleteRequestParams, CompleteResult, ContentBlock, GetPromptRequestParams, GetPromptResponse,
+    GetPromptResult, Implementation, InitializeRequestParams, InitializeResult, JsonObject,
+    ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult, ListToolsResult,
+    PaginatedRequestParams, ProtocolVersion, ReadResourceRequestParams, ReadResourceResponse,
+    ReadResourceResult, Reference, ServerCapabilities, ServerConfig, SetLevelRequestParams,
+    SubscribeRequestParams, UnsubscribeRequestParams,
 };
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer, ServerHandler};
@@ -18,7 +28,10 @@ use crate::Gateway;
 use crate::access::{Caller, KeyInfo};
 use crate::config::{BinaryResults, Grant, Images};
 use crate::file::Files;
-use crate::upstream::{UpstreamError, split_tool_name};
+use crate::upstream::{
+    Answers, ClientLink, UpstreamError, Upstreams, resource_uri, split_resource_uri,
+    split_tool_name,
+};
 
 /// `SHARED_RUN_IDLE` is how long a key's shared run (the run of requests
 /// that come without a session) stays open without calls.
@@ -35,6 +48,9 @@ pub struct Session {
     run: OnceLock<(RunInfo, Caller)>,
     /// Whether this session started its run (and so ends it when dropped).
     owns_run: std::sync::atomic::AtomicBool,
+    /// The upstream connections of this session's own (a session with a
+    /// run of its own), started on first use and closed with the session.
+    own_upstreams: OnceLock<Arc<Upstreams>>,
 }
 
 impl Session {
@@ -52,6 +68,7 @@ impl Session {
             gateway,
             run: OnceLock::new(),
             owns_run: std::sync::atomic::AtomicBool::new(false),
+            own_upstreams: OnceLock::new(),
         };
         let _ = session.run.set((run, caller));
         session
@@ -68,7 +85,38 @@ impl Session {
             gateway,
             run: OnceLock::new(),
             owns_run: std::sync::atomic::AtomicBool::new(false),
+            own_upstreams: OnceLock::new(),
         }
+    }
+
+    /// The upstream connections this session's requests go to. A session
+    /// with a run of its own has connections of its own: the upstreams are
+    /// told what its client can be asked (sampling, elicitation), and what
+    /// they ask and tell reaches this client and no other. A request
+    /// without a session uses the gateway's shared connections, on which
+    /// upstreams cannot ask anything.
+    fn upstreams(&self, context: &RequestContext<RoleServer>) -> Arc<Upstreams> {
+        let Some((run, _)) = self
+            .run
+            .get()
+            .filter(|_| self.owns_run.load(std::sync::atomic::Ordering::Relaxed))
+        else {
+            return self.gateway.upstreams.clone();
+        };
+        self.own_upstreams
+            .get_or_init(|| {
+                let link = ClientLink {
+                    peer: context.peer.clone(),
+                    capabilities: askable(context),
+                    redactor: self.gateway.redactor(run.id),
+                };
+                Arc::new(Upstreams::for_client(
+                    &self.gateway.config.mcp_servers,
+                    link,
+                    is_modern(context),
+                ))
+            })
+            .clone()
     }
 
     /// What a tool call of this session carries besides its arguments.
@@ -164,12 +212,15 @@ impl Session {
         server: &str,
         tool: &str,
         arguments: Option<JsonObject>,
+        answers: Answers,
         context: &RequestContext<RoleServer>,
-    ) -> CallToolResult {
-        let Some(config) = self.gateway.upstreams.config(server) else {
+    ) -> CallToolResponse {
+        let upstreams = self.upstreams(context);
+        let Some(config) = upstreams.config(server) else {
             return CallToolResult::error(vec![ContentBlock::text(format!(
                 "no upstream server is named {server:?}; list the tools again to see which exist"
-            ))]);
+            ))])
+            .into();
         };
         let policy = Policy {
             capture_base64: config.binary_results == BinaryResults::Capture,
@@ -181,23 +232,35 @@ impl Session {
         })
         .to_string();
         let fallback_name = fallback_name(arguments.as_ref(), tool);
-        let value = match self
-            .gateway
-            .upstreams
-            .call(server, tool, arguments, context)
+        let value = match upstreams
+            .call(server, tool, arguments, answers, context)
             .await
         {
             Ok(value) => value,
             Err(UpstreamError::Cancelled) => {
-                return CallToolResult::error(vec![ContentBlock::text("the call was cancelled")]);
+                return CallToolResult::error(vec![ContentBlock::text("the call was cancelled")])
+                    .into();
+            }
+            Err(error @ UpstreamError::Refused { .. }) => {
+                return CallToolResult::error(vec![ContentBlock::text(
+                    self.gateway.redactor(run.id).redact(&error.to_string()),
+                )])
+                .into();
             }
             Err(error) => {
                 return CallToolResult::error(vec![ContentBlock::text(format!(
                     "{error}. The gateway starts the server again on the next call; if it keeps \
                      failing, check the server's command or URL in the gateway's config."
-                ))]);
+                ))])
+                .into();
             }
         };
+        if let Some(input_required) = input_required(&value) {
+            // The upstream asks the person first (2026-07-28): its questions
+            // and sealed state go to the client as they are, and come back
+            // with the client's next call of this tool.
+            return input_required;
+        }
         let keeper = InboxKeep {
             inbox: self.gateway.inbox.clone(),
             run: run.id,
@@ -209,7 +272,7 @@ impl Session {
             fallback_name,
         };
         let output_schema = if value.get("structuredContent").is_some() {
-            self.gateway.upstreams.output_schema(server, tool).await
+            upstreams.output_schema(server, tool).await
         } else {
             None
         };
@@ -226,7 +289,8 @@ impl Session {
                 return CallToolResult::error(vec![ContentBlock::text(
                     "the gateway failed while keeping this result's files; the result is withheld \
                      so that no bytes reach you. Try the call again.",
-                )]);
+                )])
+                .into();
             }
         };
         let read = serde_json::from_value::<CallToolResult>(value).map(|mut result| {
@@ -238,7 +302,22 @@ impl Session {
             result
         });
         read.unwrap_or_else(|error| unreadable_result(server, tool, &error))
+            .into()
     }
+}
+
+/// An upstream's "input required" answer (2026-07-28), to be passed on as
+/// it is.
+fn input_required(value: &serde_json::Value) -> Option<CallToolResponse> {
+    input_required_result(value).map(CallToolResponse::from)
+}
+
+/// An upstream's "input required" answer to any request.
+fn input_required_result(value: &serde_json::Value) -> Option<rmcp::model::InputRequiredResult> {
+    if value.get("resultType").and_then(serde_json::Value::as_str) != Some("input_required") {
+        return None;
+    }
+    serde_json::from_value(value.clone()).ok()
 }
 
 /// What the client gets for an upstream result that does not fit the MCP
@@ -320,7 +399,18 @@ impl Keep for InboxKeep {
 
 impl ServerHandler for Session {
     fn get_info(&self) -> ServerConfig {
-        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+        let capabilities = ServerCapabilities::builder()
+            .enable_logging()
+            .enable_completions()
+            .enable_prompts()
+            .enable_prompts_list_changed()
+            .enable_resources()
+            .enable_resources_subscribe()
+            .enable_resources_list_changed()
+            .enable_tools()
+            .enable_tool_list_changed()
+            .build();
+        ServerConfig::new(capabilities)
             .with_server_info(
                 Implementation::new("porter-gateway", env!("CARGO_PKG_VERSION"))
                     .with_title("porter gateway"),
@@ -334,7 +424,9 @@ impl ServerHandler for Session {
                  HTTP makes one request and WebFetch reads a page as Markdown; a binary body they \
                  fetch lands in the inbox the same way. File extract turns a document into \
                  Markdown beside it; File import adds it to the searchable Documents; Git works \
-                 on repositories in volumes.",
+                 on repositories in volumes. The upstream servers' prompts are named \
+                 mcp__<server>__<prompt> and their resources mcp://<server>/<uri>; a resource \
+                 that is a file (or a long text) is kept in the inbox the same way.",
             )
     }
 
@@ -351,13 +443,244 @@ impl ServerHandler for Session {
     async fn list_tools(
         &self,
         _request: Option<PaginatedRequestParams>,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
         let mut tools = vec![Files::tool(), crate::documents::DocumentsTool::tool()];
         tools.extend(crate::web::Web::tools());
         tools.push(crate::git::GitTool::tool());
-        tools.extend(self.gateway.upstreams.tools().await);
+        tools.extend(self.upstreams(&context).tools().await);
         Ok(ListToolsResult::with_all_items(tools))
+    }
+
+    async fn set_level(
+        &self,
+        request: SetLevelRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        self.upstreams(&context).set_level(request.level).await;
+        Ok(())
+    }
+
+    async fn list_resources(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ListResourcesResult, ErrorData> {
+        let resources = self.upstreams(&context).resources().await;
+        Ok(ListResourcesResult::with_all_items(resources))
+    }
+
+    async fn list_resource_templates(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ListResourceTemplatesResult, ErrorData> {
+        let templates = self.upstreams(&context).resource_templates().await;
+        Ok(ListResourceTemplatesResult::with_all_items(templates))
+    }
+
+    async fn read_resource(
+        &self,
+        request: ReadResourceRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ReadResourceResponse, ErrorData> {
+        let (server, uri) = resource_of(&request.uri)?;
+        let (run, _) = self.run(&context, false)?;
+        let upstreams = self.upstreams(&context);
+        let answers = Answers {
+            input_responses: request.input_responses.clone(),
+            request_state: request.request_state.clone(),
+        };
+        let value = upstreams
+            .read_resource(server, uri, answers, &context)
+            .await
+            .map_err(|error| self.upstream_failed(run, &error))?;
+        if let Some(input_required) = input_required_result(&value) {
+            return Ok(ReadResourceResponse::from(input_required));
+        }
+        let keeper = InboxKeep {
+            inbox: self.gateway.inbox.clone(),
+            run: run.id,
+            origin: Origin::Mcp {
+                server: server.to_owned(),
+                tool: "resources/read".to_owned(),
+            },
+            call: serde_json::json!({"method": "resources/read", "uri": request.uri}).to_string(),
+            fallback_name: uri.rsplit('/').next().unwrap_or(uri).to_owned(),
+        };
+        let server_name = server.to_owned();
+        let captured = tokio::task::spawn_blocking(move || {
+            let mut value = value;
+            capture_contents(&mut value, &server_name, &keeper);
+            value
+        })
+        .await
+        .map_err(|error| {
+            tracing::error!(%error, server, "the capture of a resource failed");
+            ErrorData::internal_error(
+                "the gateway failed while keeping this resource; it is withheld so that no bytes \
+                 reach you. Read it again.",
+                None,
+            )
+        })?;
+        let mut result =
+            serde_json::from_value::<ReadResourceResult>(captured).map_err(|error| {
+                let reason = crate::upstream::bounded_reason(&error.to_string());
+                ErrorData::internal_error(
+                    format!(
+                        "the upstream server {server:?} answered with a resource the gateway could \
+                     not read ({reason}); it is withheld."
+                    ),
+                    None,
+                )
+            })?;
+        if result.result_type.is_none() {
+            result.result_type = Some(rmcp::model::ResultType::COMPLETE);
+        }
+        Ok(ReadResourceResponse::from(result))
+    }
+
+    async fn subscribe(
+        &self,
+        request: SubscribeRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        self.subscription(&request.uri, true, &context).await
+    }
+
+    async fn unsubscribe(
+        &self,
+        request: UnsubscribeRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        self.subscription(&request.uri, false, &context).await
+    }
+
+    async fn list_prompts(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ListPromptsResult, ErrorData> {
+        let prompts = self.upstreams(&context).prompts().await;
+        Ok(ListPromptsResult::with_all_items(prompts))
+    }
+
+    async fn get_prompt(
+        &self,
+        request: GetPromptRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<GetPromptResponse, ErrorData> {
+        let Some((server, prompt)) = split_tool_name(&request.name) else {
+            return Err(ErrorData::invalid_params(
+                format!(
+                    "this gateway has no prompt named {:?}; its prompts are the upstream servers' \
+                     prompts, named mcp__<server>__<prompt> (list the prompts to see them)",
+                    request.name
+                ),
+                None,
+            ));
+        };
+        let (run, _) = self.run(&context, false)?;
+        let upstreams = self.upstreams(&context);
+        let answers = Answers {
+            input_responses: request.input_responses.clone(),
+            request_state: request.request_state.clone(),
+        };
+        let value = upstreams
+            .get_prompt(server, prompt, request.arguments.clone(), answers, &context)
+            .await
+            .map_err(|error| self.upstream_failed(run, &error))?;
+        if let Some(input_required) = input_required_result(&value) {
+            return Ok(GetPromptResponse::from(input_required));
+        }
+        let keeper = InboxKeep {
+            inbox: self.gateway.inbox.clone(),
+            run: run.id,
+            origin: Origin::Mcp {
+                server: server.to_owned(),
+                tool: "prompts/get".to_owned(),
+            },
+            call: serde_json::json!({"method": "prompts/get", "name": request.name}).to_string(),
+            fallback_name: prompt.to_owned(),
+        };
+        let captured = tokio::task::spawn_blocking(move || {
+            let mut value = value;
+            capture_messages(&mut value, &keeper);
+            value
+        })
+        .await
+        .map_err(|error| {
+            tracing::error!(%error, server, "the capture of a prompt failed");
+            ErrorData::internal_error(
+                "the gateway failed while keeping this prompt's files; it is withheld so that no \
+                 bytes reach you. Get it again.",
+                None,
+            )
+        })?;
+        let mut result = serde_json::from_value::<GetPromptResult>(captured).map_err(|error| {
+            let reason = crate::upstream::bounded_reason(&error.to_string());
+            ErrorData::internal_error(
+                format!(
+                    "the upstream server {server:?} answered with a prompt the gateway could not \
+                     read ({reason}); it is withheld."
+                ),
+                None,
+            )
+        })?;
+        if result.result_type.is_none() {
+            result.result_type = Some(rmcp::model::ResultType::COMPLETE);
+        }
+        Ok(GetPromptResponse::from(result))
+    }
+
+    async fn complete(
+        &self,
+        request: CompleteRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<CompleteResult, ErrorData> {
+        let mut request = request;
+        let server = match &mut request.r#ref {
+            Reference::Prompt(prompt) => {
+                let Some((server, name)) = split_tool_name(&prompt.name) else {
+                    return Err(ErrorData::invalid_params(
+                        format!(
+                            "this gateway has no prompt named {:?}; prompts are named \
+                             mcp__<server>__<prompt>",
+                            prompt.name
+                        ),
+                        None,
+                    ));
+                };
+                let server = server.to_owned();
+                prompt.name = name.to_owned();
+                server
+            }
+            Reference::Resource(template) => {
+                let (server, uri) = resource_of(&template.uri)?;
+                let server = server.to_owned();
+                template.uri = uri.to_owned();
+                server
+            }
+            _ => {
+                return Err(ErrorData::invalid_params(
+                    "completion/complete names neither a prompt nor a resource template",
+                    None,
+                ));
+            }
+        };
+        let upstreams = self.upstreams(&context);
+        let result = upstreams.complete(&server, request, &context).await;
+        match result {
+            Ok(result) => Ok(result),
+            Err(error) => {
+                let redactor = self
+                    .run
+                    .get()
+                    .map(|(run, _)| self.gateway.redactor(run.id))
+                    .unwrap_or_default();
+                Err(failed_request(&redactor, &error))
+            }
+        }
     }
 
     async fn call_tool(
@@ -416,16 +739,188 @@ impl ServerHandler for Session {
                 .into());
         }
         if let Some((server, tool)) = split_tool_name(name) {
+            let answers = Answers {
+                input_responses: request.input_responses,
+                request_state: request.request_state,
+            };
             return Ok(self
-                .call_upstream(run, server, tool, request.arguments, &context)
-                .await
-                .into());
+                .call_upstream(run, server, tool, request.arguments, answers, &context)
+                .await);
         }
         Ok(CallToolResult::error(vec![ContentBlock::text(format!(
             "this gateway has no tool named {name:?}; its tools are File, Documents, HTTP, WebFetch, Git and \
              mcp__<server>__<tool> for each upstream server's tools (list the tools to see them)"
         ))])
         .into())
+    }
+}
+
+impl Session {
+    /// Subscribes to (or unsubscribes from) an upstream resource's updates.
+    async fn subscription(
+        &self,
+        uri: &str,
+        on: bool,
+        context: &RequestContext<RoleServer>,
+    ) -> Result<(), ErrorData> {
+        let (server, inner) = resource_of(uri)?;
+        let (run, _) = self.run(context, false)?;
+        self.upstreams(context)
+            .subscribe(server, inner, on, context)
+            .await
+            .map_err(|error| self.upstream_failed(run, &error))
+    }
+
+    /// The error a client gets for a request an upstream did not answer.
+    fn upstream_failed(&self, run: &RunInfo, error: &UpstreamError) -> ErrorData {
+        failed_request(&self.gateway.redactor(run.id), error)
+    }
+}
+
+/// What the client gets when an upstream did not answer a request (not a
+/// tool call): the upstream's own error as it gave it, or why the gateway
+/// got none; the run's secrets masked.
+fn failed_request(redactor: &porter_net::Redactor, error: &UpstreamError) -> ErrorData {
+    match error {
+        UpstreamError::Refused { error, .. } => {
+            let mut error = error.clone();
+            error.message = redactor
+                .redact(&crate::upstream::bounded_reason(&error.message))
+                .into();
+            error.data = None;
+            error
+        }
+        UpstreamError::NoServer(_) => ErrorData::invalid_params(
+            format!("{error}; list the resources or prompts again to see which exist"),
+            None,
+        ),
+        UpstreamError::Cancelled => ErrorData::internal_error("the request was cancelled", None),
+        other => ErrorData::internal_error(
+            format!(
+                "{}. The gateway starts the server again on the next request; if it keeps \
+                 failing, check the server's command or URL in the gateway's config.",
+                redactor.redact(&other.to_string())
+            ),
+            None,
+        ),
+    }
+}
+
+/// Splits a gateway resource URI into the server and the upstream's URI,
+/// or says what a resource URI of this gateway looks like.
+fn resource_of(uri: &str) -> Result<(&str, &str), ErrorData> {
+    split_resource_uri(uri).ok_or_else(|| {
+        ErrorData::resource_not_found(
+            format!(
+                "this gateway has no resource {uri:?}; its resources are the upstream servers' \
+                 resources, named mcp://<server>/<the server's own URI> (list the resources to \
+                 see them)"
+            ),
+            None,
+        )
+    })
+}
+
+/// `RESOURCE_TEXT_INLINE_BYTES` is the longest text resource that reaches
+/// the client as it is; a longer one is kept in the inbox like a blob.
+pub const RESOURCE_TEXT_INLINE_BYTES: usize = 32 * 1024;
+
+/// What the client may be asked during a call, as it declared it: sampling
+/// and elicitation, and nothing for a client on 2026-07-28 (which cannot be
+/// asked during a call).
+fn askable(context: &RequestContext<RoleServer>) -> ClientCapabilities {
+    let mut askable = ClientCapabilities::default();
+    if is_modern(context) {
+        return askable;
+    }
+    if let Some(declared) = context.client_capabilities() {
+        askable.sampling = declared.sampling;
+        askable.elicitation = declared.elicitation;
+    }
+    askable
+}
+
+/// Whether the request comes from a client on 2026-07-28 or later.
+fn is_modern(context: &RequestContext<RoleServer>) -> bool {
+    context
+        .protocol_version()
+        .is_some_and(|v| v.as_str() >= ProtocolVersion::V_2026_07_28.as_str())
+}
+
+/// Rewrites the JSON of an upstream's `resources/read` result in place:
+/// each content's URI becomes the gateway's, and a blob, or a text longer
+/// than [`RESOURCE_TEXT_INLINE_BYTES`], is kept by `keeper` and replaced by
+/// a text content holding its stub.
+fn capture_contents(value: &mut serde_json::Value, server: &str, keeper: &InboxKeep) {
+    let Some(contents) = value
+        .get_mut("contents")
+        .and_then(serde_json::Value::as_array_mut)
+    else {
+        return;
+    };
+    for content in contents.iter_mut() {
+        let Some(members) = content.as_object_mut() else {
+            continue;
+        };
+        let uri = members
+            .get("uri")
+            .and_then(serde_json::Value::as_str)
+            .map(|uri| resource_uri(server, uri));
+        let is_file = members.contains_key("blob")
+            || members
+                .get("text")
+                .and_then(serde_json::Value::as_str)
+                .is_some_and(|text| text.len() > RESOURCE_TEXT_INLINE_BYTES);
+        if is_file {
+            let mut block =
+                serde_json::json!({"content": [{"type": "resource", "resource": members.clone()}]});
+            porter_capture::capture_result(&mut block, Policy::default(), None, keeper);
+            let stub = block["content"][0]["text"]
+                .as_str()
+                .unwrap_or("[file not kept: the gateway could not read it]")
+                .to_owned();
+            members.clear();
+            members.insert("text".to_owned(), serde_json::Value::String(stub));
+            members.insert(
+                "mimeType".to_owned(),
+                serde_json::Value::String("text/plain".to_owned()),
+            );
+        }
+        if let Some(uri) = uri {
+            members.insert("uri".to_owned(), serde_json::Value::String(uri));
+        }
+    }
+}
+
+/// Rewrites the JSON of an upstream's `prompts/get` result in place: every
+/// file in its messages (an image, audio or embedded resource) is kept by
+/// `keeper` and replaced by a text block holding its stub.
+fn capture_messages(value: &mut serde_json::Value, keeper: &InboxKeep) {
+    let Some(messages) = value
+        .get_mut("messages")
+        .and_then(serde_json::Value::as_array_mut)
+    else {
+        return;
+    };
+    let blocks: Vec<serde_json::Value> = messages
+        .iter_mut()
+        .map(|message| {
+            message
+                .get_mut("content")
+                .map(std::mem::take)
+                .unwrap_or_default()
+        })
+        .collect();
+    let mut wrapped = serde_json::json!({"content": blocks});
+    porter_capture::capture_result(&mut wrapped, Policy::default(), None, keeper);
+    let captured = match wrapped.get_mut("content").map(std::mem::take) {
+        Some(serde_json::Value::Array(captured)) => captured,
+        _ => Vec::new(),
+    };
+    for (message, block) in messages.iter_mut().zip(captured) {
+        if let Some(members) = message.as_object_mut() {
+            members.insert("content".to_owned(), block);
+        }
     }
 }
 

@@ -4,18 +4,32 @@
 //! their results come back as the raw JSON the upstream sent, so that block
 //! types rmcp does not know still reach the capture (which names them).
 
+#![expect(
+    deprecated,
+    reason = "sampling, logging and resources/subscribe are deprecated by SEP-2577 but are part \
+              of the protocol revisions the gateway relays"
+)]
+
 use std::collections::{BTreeMap, HashMap};
 use std::process::Stdio;
 use std::sync::{Arc, Mutex};
 
 use rmcp::model::{
-    CallToolRequest, CallToolRequestParams, CancelledNotificationParam, ClientConfig,
-    ClientRequest, Implementation, JsonObject, ProgressNotificationParam, ProgressToken,
-    ServerResult, Tool,
+    CallToolRequest, CallToolRequestParams, CancelledNotificationParam, ClientCapabilities,
+    ClientConfig, ClientRequest, CompleteRequest, CompleteRequestParams, CompleteResult,
+    CreateMessageRequestParams, CreateMessageResult, ElicitRequestParams, ElicitResult,
+    ElicitationAction, GetPromptRequest, GetPromptRequestParams, Implementation, JsonObject,
+    LoggingLevel, LoggingMessageNotificationParam, ProgressNotificationParam, ProgressToken,
+    Prompt, ReadResourceRequest, ReadResourceRequestParams, Resource, ResourceTemplate,
+    ResourceUpdatedNotificationParam, ServerResult, SetLevelRequest, SetLevelRequestParams,
+    SubscribeRequest, SubscribeRequestParams, Tool, UnsubscribeRequest, UnsubscribeRequestParams,
 };
-use rmcp::service::{NotificationContext, PeerRequestOptions, RequestContext, RunningService};
+use rmcp::service::{
+    ClientLifecycleMode, ClientServiceExt, NotificationContext, PeerRequestOptions, RequestContext,
+    RunningService,
+};
 use rmcp::transport::async_rw::AsyncRwTransport;
-use rmcp::{ClientHandler, Peer, RoleClient, RoleServer, ServiceExt};
+use rmcp::{ClientHandler, ErrorData, Peer, RoleClient, RoleServer};
 use tokio::process::{Child, Command};
 
 use crate::config::McpServer;
@@ -29,8 +43,13 @@ pub const MAX_UPSTREAM_MESSAGE_BYTES: usize = 128 * 1024 * 1024;
 /// the upstream's answer for the relay to pass on the last notifications.
 const PROGRESS_SETTLE: std::time::Duration = std::time::Duration::from_millis(25);
 
-/// `TOOL_PREFIX` starts every upstream tool's name as the gateway lists it.
+/// `TOOL_PREFIX` starts every upstream tool's (and prompt's) name as the
+/// gateway lists it.
 pub const TOOL_PREFIX: &str = "mcp__";
+
+/// `RESOURCE_SCHEME` starts every upstream resource's URI as the gateway
+/// lists it: `mcp://<server>/<the upstream's own URI>`.
+pub const RESOURCE_SCHEME: &str = "mcp://";
 
 /// `UpstreamError` is a call that did not reach an answer from the upstream.
 #[derive(Debug, thiserror::Error)]
@@ -43,6 +62,9 @@ pub enum UpstreamError {
     Call { server: String, reason: String },
     #[error("the call was cancelled")]
     Cancelled,
+    /// The upstream answered with an error of its own.
+    #[error("the upstream server {server:?} refused the request: {}", bounded_reason(&error.message))]
+    Refused { server: String, error: ErrorData },
 }
 
 /// `REASON_CHARS` is the most of an upstream's own error text the gateway
@@ -64,11 +86,50 @@ pub(crate) fn bounded_reason(reason: &str) -> String {
 /// token it chose.
 type ProgressRoutes = Arc<Mutex<HashMap<ProgressToken, (Peer<RoleServer>, ProgressToken)>>>;
 
+/// `ClientLink` is the client session a set of upstream connections of its
+/// own serves: what the upstreams ask (sampling, elicitation) goes to it,
+/// and what they tell (log messages, resource updates, changed lists) is
+/// passed on to it.
+#[derive(Clone)]
+pub struct ClientLink {
+    /// The client session.
+    pub peer: Peer<RoleServer>,
+    /// What the client can be asked, as it declared it (`sampling`,
+    /// `elicitation`); declared to the upstreams as the gateway's own. Empty
+    /// for a client that cannot be asked during a call (2026-07-28).
+    pub capabilities: ClientCapabilities,
+    /// The run's redactor: masks its secrets in the log messages passed on.
+    pub redactor: porter_net::Redactor,
+}
+
 /// `Relay` is the gateway's client side towards one upstream: it passes the
-/// upstream's progress notifications on to the client whose call they are for.
+/// upstream's progress notifications on to the client whose call they are
+/// for and, on a connection of one client session's own, the upstream's
+/// questions, sampling requests, log messages and resource updates to that
+/// session.
 #[derive(Clone)]
 struct Relay {
+    server: String,
     routes: ProgressRoutes,
+    link: Option<ClientLink>,
+    /// The connection's tool list, forgotten when the upstream says it
+    /// changed.
+    tools: ToolCache,
+}
+
+/// One upstream's tools under their gateway names, once listed.
+type ToolCache = Arc<tokio::sync::Mutex<Option<Vec<Tool>>>>;
+
+/// An error the client answered to a request relayed from an upstream, or
+/// why it could not be relayed, as the upstream gets it.
+fn relayed_error(error: rmcp::service::ServiceError, what: &str) -> ErrorData {
+    match error {
+        rmcp::service::ServiceError::McpError(error) => error,
+        other => ErrorData::internal_error(
+            format!("the gateway could not pass the {what} on to its client: {other}"),
+            None,
+        ),
+    }
 }
 
 impl ClientHandler for Relay {
@@ -91,12 +152,219 @@ impl ClientHandler for Relay {
         }
     }
 
+    async fn create_message(
+        &self,
+        params: CreateMessageRequestParams,
+        _context: RequestContext<RoleClient>,
+    ) -> Result<CreateMessageResult, ErrorData> {
+        let Some(link) = self
+            .link
+            .as_ref()
+            .filter(|link| link.capabilities.sampling.is_some())
+        else {
+            return Err(ErrorData::new(
+                rmcp::model::ErrorCode::METHOD_NOT_FOUND,
+                "sampling/createMessage is not available: the gateway's client did not say it \
+                 can sample, so the gateway did not either",
+                None,
+            ));
+        };
+        tracing::info!(server = %self.server, "an upstream's sampling request relayed to the client");
+        link.peer
+            .create_message(params)
+            .await
+            .map_err(|e| relayed_error(e, "sampling request"))
+    }
+
+    async fn create_elicitation(
+        &self,
+        request: ElicitRequestParams,
+        _context: RequestContext<RoleClient>,
+    ) -> Result<ElicitResult, ErrorData> {
+        let Some(link) = self
+            .link
+            .as_ref()
+            .filter(|link| link.capabilities.elicitation.is_some())
+        else {
+            // The gateway did not say it could ask: an upstream that asks
+            // anyway gets the answer of a person who said no.
+            return Ok(ElicitResult::new(ElicitationAction::Decline));
+        };
+        tracing::info!(server = %self.server, "an upstream's question relayed to the client");
+        link.peer
+            .create_elicitation(request)
+            .await
+            .map_err(|e| relayed_error(e, "question"))
+    }
+
+    async fn on_logging_message(
+        &self,
+        params: LoggingMessageNotificationParam,
+        _context: NotificationContext<RoleClient>,
+    ) {
+        let Some(link) = &self.link else {
+            return;
+        };
+        let params = relayed_log(&self.server, params, &link.redactor);
+        let sent = link.peer.notify_logging_message(params).await;
+        if let Err(error) = sent {
+            tracing::debug!(%error, "the client went away before a log message");
+        }
+    }
+
+    async fn on_resource_updated(
+        &self,
+        params: ResourceUpdatedNotificationParam,
+        _context: NotificationContext<RoleClient>,
+    ) {
+        let Some(link) = &self.link else {
+            return;
+        };
+        let mut params = params;
+        params.uri = resource_uri(&self.server, &params.uri);
+        if let Err(error) = link.peer.notify_resource_updated(params).await {
+            tracing::debug!(%error, "the client went away before a resource update");
+        }
+    }
+
+    async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {
+        *self.tools.lock().await = None;
+        if let Some(link) = &self.link
+            && let Err(error) = link.peer.notify_tool_list_changed().await
+        {
+            tracing::debug!(%error, "the client went away before a tool list change");
+        }
+    }
+
+    async fn on_prompt_list_changed(&self, _context: NotificationContext<RoleClient>) {
+        if let Some(link) = &self.link
+            && let Err(error) = link.peer.notify_prompt_list_changed().await
+        {
+            tracing::debug!(%error, "the client went away before a prompt list change");
+        }
+    }
+
+    async fn on_resource_list_changed(&self, _context: NotificationContext<RoleClient>) {
+        if let Some(link) = &self.link
+            && let Err(error) = link.peer.notify_resource_list_changed().await
+        {
+            tracing::debug!(%error, "the client went away before a resource list change");
+        }
+    }
+
     fn get_info(&self) -> ClientConfig {
+        let capabilities = self
+            .link
+            .as_ref()
+            .map(|link| link.capabilities.clone())
+            .unwrap_or_default();
         ClientConfig::new(
-            rmcp::model::ClientCapabilities::default(),
+            capabilities,
             Implementation::new("porter-gateway", env!("CARGO_PKG_VERSION")),
         )
     }
+}
+
+/// An upstream's log message as the client gets it: its logger prefixed
+/// with the server's name, every URL in it shown without its query (whose
+/// values the run's redactor then masks wherever they turn up again), and
+/// the run's known secrets masked.
+fn relayed_log(
+    server: &str,
+    mut params: LoggingMessageNotificationParam,
+    redactor: &porter_net::Redactor,
+) -> LoggingMessageNotificationParam {
+    params.logger = Some(match params.logger.take() {
+        Some(logger) if !logger.is_empty() => format!("{server}/{logger}"),
+        _ => server.to_owned(),
+    });
+    // First every URL's secrets are learnt, then everything is masked, so a
+    // secret seen in one field is masked in every other as well.
+    register_urls(&params.data, redactor);
+    redact_value(&mut params.data, redactor);
+    if let Some(logger) = &mut params.logger {
+        *logger = redactor.redact(&hide_queries(logger));
+    }
+    params
+}
+
+/// Records the query values of every URL in `value`'s strings.
+fn register_urls(value: &serde_json::Value, redactor: &porter_net::Redactor) {
+    match value {
+        serde_json::Value::String(text) => {
+            for (_, url) in urls_in(text) {
+                redactor.register(&url);
+            }
+        }
+        serde_json::Value::Array(items) => {
+            for item in items {
+                register_urls(item, redactor);
+            }
+        }
+        serde_json::Value::Object(members) => {
+            for member in members.values() {
+                register_urls(member, redactor);
+            }
+        }
+        _ => {}
+    }
+}
+
+/// Shows every URL in `value`'s strings without its query, and masks the
+/// run's known secrets.
+fn redact_value(value: &mut serde_json::Value, redactor: &porter_net::Redactor) {
+    match value {
+        serde_json::Value::String(text) => *text = redactor.redact(&hide_queries(text)),
+        serde_json::Value::Array(items) => {
+            for item in items {
+                redact_value(item, redactor);
+            }
+        }
+        serde_json::Value::Object(members) => {
+            for member in members.values_mut() {
+                redact_value(member, redactor);
+            }
+        }
+        _ => {}
+    }
+}
+
+/// The http(s) URLs in `text`, with where each stands.
+fn urls_in(text: &str) -> Vec<(std::ops::Range<usize>, url::Url)> {
+    let mut found = Vec::new();
+    let mut from = 0;
+    while let Some(at) = ["http://", "https://"]
+        .iter()
+        .filter_map(|scheme| text[from..].find(scheme))
+        .min()
+    {
+        let start = from + at;
+        let end = text[start..]
+            .find(|c: char| c.is_whitespace() || matches!(c, '"' | '\'' | '<' | '>' | '`'))
+            .map_or(text.len(), |len| start + len);
+        let candidate = text[start..end].trim_end_matches(['.', ',', ';', ')', ']', '}']);
+        if let Ok(url) = url::Url::parse(candidate) {
+            found.push((start..start + candidate.len(), url));
+        }
+        from = end.max(start + 1);
+    }
+    found
+}
+
+/// `text` with every URL that has a query shown as `display_url` shows it.
+fn hide_queries(text: &str) -> String {
+    let mut shown = String::with_capacity(text.len());
+    let mut last = 0;
+    for (range, url) in urls_in(text) {
+        if url.query().is_none() && url.password().is_none() {
+            continue;
+        }
+        shown.push_str(&text[last..range.start]);
+        shown.push_str(&porter_net::display_url(&url));
+        last = range.end;
+    }
+    shown.push_str(&text[last..]);
+    shown
 }
 
 /// One live connection to an upstream.
@@ -107,24 +375,81 @@ struct Connection {
     _child: Option<Child>,
 }
 
+impl Connection {
+    /// Whether the upstream said, when it was started, that it offers `what`.
+    fn offers(&self, what: Offer) -> bool {
+        let Some(info) = self.service.peer().peer_info() else {
+            return false;
+        };
+        let capabilities = &info.capabilities;
+        match what {
+            Offer::Resources => capabilities.resources.is_some(),
+            Offer::Prompts => capabilities.prompts.is_some(),
+            Offer::Logging => capabilities.logging.is_some(),
+        }
+    }
+}
+
+/// What an upstream may or may not offer besides tools.
+#[derive(Debug, Clone, Copy)]
+enum Offer {
+    Resources,
+    Prompts,
+    Logging,
+}
+
 /// One configured upstream server.
 struct Upstream {
     name: String,
     config: McpServer,
     connection: tokio::sync::Mutex<Option<Arc<Connection>>>,
-    tools: tokio::sync::Mutex<Option<Vec<Tool>>>,
+    tools: ToolCache,
 }
 
-/// `Upstreams` is every configured upstream server.
+/// `Upstreams` is one connection to every configured upstream server: the
+/// gateway's shared set (for requests without a session of their own) or
+/// one client session's own set, which carries what the upstreams ask and
+/// tell to that session.
 pub struct Upstreams {
     servers: BTreeMap<String, Upstream>,
+    wiring: Wiring,
+}
+
+/// How a set's connections are made and where what comes on them goes.
+struct Wiring {
     routes: ProgressRoutes,
+    link: Option<ClientLink>,
+    /// Whether the connections are offered the 2026-07-28 protocol first
+    /// (for a client on it: an upstream that needs to ask then answers
+    /// "input required", which the gateway passes on), falling back to the
+    /// initialize handshake for an upstream that does not speak it.
+    modern: bool,
 }
 
 impl Upstreams {
-    /// Nothing is started here: each server starts on its first use.
+    /// The shared set, for requests without a session (clients on
+    /// 2026-07-28): nothing is started here, each server starts on its first
+    /// use, offered 2026-07-28 first; upstream questions during a call are
+    /// declined and sampling refused.
     #[must_use]
     pub fn new(servers: &BTreeMap<String, McpServer>) -> Self {
+        Self::with(servers, None, true)
+    }
+
+    /// The set of one client session: the upstreams are told the client's
+    /// sampling and elicitation capabilities as the gateway's own, and what
+    /// they ask or tell goes to that session. `modern`: the client speaks
+    /// 2026-07-28, so the upstreams are offered it first.
+    #[must_use]
+    pub fn for_client(
+        servers: &BTreeMap<String, McpServer>,
+        link: ClientLink,
+        modern: bool,
+    ) -> Self {
+        Self::with(servers, Some(link), modern)
+    }
+
+    fn with(servers: &BTreeMap<String, McpServer>, link: Option<ClientLink>, modern: bool) -> Self {
         let servers = servers
             .iter()
             .map(|(name, config)| {
@@ -134,14 +459,18 @@ impl Upstreams {
                         name: name.clone(),
                         config: config.clone(),
                         connection: tokio::sync::Mutex::new(None),
-                        tools: tokio::sync::Mutex::new(None),
+                        tools: ToolCache::default(),
                     },
                 )
             })
             .collect();
         Self {
             servers,
-            routes: Arc::default(),
+            wiring: Wiring {
+                routes: Arc::default(),
+                link,
+                modern,
+            },
         }
     }
 
@@ -151,12 +480,22 @@ impl Upstreams {
         self.servers.get(name).map(|u| &u.config)
     }
 
+    fn upstream(&self, server: &str) -> Result<&Upstream, UpstreamError> {
+        self.servers
+            .get(server)
+            .ok_or_else(|| UpstreamError::NoServer(server.to_owned()))
+    }
+
+    async fn connection(&self, upstream: &Upstream) -> Result<Arc<Connection>, UpstreamError> {
+        upstream.connection(&self.wiring).await
+    }
+
     /// Every upstream tool, named `mcp__<server>__<tool>`. A server that
     /// cannot be reached is logged and left out, so one broken upstream does
     /// not hide the others.
     pub async fn tools(&self) -> Vec<Tool> {
         let lists = futures_util::future::join_all(self.servers.values().map(|upstream| async {
-            match upstream.tools(&self.routes).await {
+            match upstream.tools(&self.wiring).await {
                 Ok(tools) => tools,
                 Err(error) => {
                     tracing::warn!(server = %upstream.name, %error, "upstream tools not listed");
@@ -168,12 +507,118 @@ impl Upstreams {
         lists.into_iter().flatten().collect()
     }
 
+    /// Lists one kind of item of every upstream that offers it, each
+    /// renamed by `rename`; a server that cannot be reached or fails the
+    /// list is logged and left out.
+    async fn list_all<T, F, Fut>(&self, offer: Offer, list: F) -> Vec<T>
+    where
+        F: Fn(Peer<RoleClient>, String) -> Fut,
+        Fut: Future<Output = Result<Vec<T>, rmcp::service::ServiceError>>,
+    {
+        let lists = futures_util::future::join_all(self.servers.values().map(|upstream| {
+            let list = &list;
+            async move {
+                let connection = match self.connection(upstream).await {
+                    Ok(connection) => connection,
+                    Err(error) => {
+                        tracing::warn!(server = %upstream.name, %error, ?offer, "upstream not listed");
+                        return Vec::new();
+                    }
+                };
+                if !connection.offers(offer) {
+                    return Vec::new();
+                }
+                match list(connection.service.peer().clone(), upstream.name.clone()).await {
+                    Ok(items) => items,
+                    Err(error) => {
+                        tracing::warn!(server = %upstream.name, error = %bounded_reason(&error.to_string()), ?offer, "upstream list failed");
+                        Vec::new()
+                    }
+                }
+            }
+        }))
+        .await;
+        lists.into_iter().flatten().collect()
+    }
+
+    /// Every upstream resource, its URI as `mcp://<server>/<uri>`.
+    pub async fn resources(&self) -> Vec<Resource> {
+        self.list_all(Offer::Resources, |peer, server| async move {
+            let resources = peer.list_all_resources().await?;
+            Ok(resources
+                .into_iter()
+                .map(|mut resource| {
+                    resource.uri = resource_uri(&server, &resource.uri);
+                    resource
+                })
+                .collect())
+        })
+        .await
+    }
+
+    /// Every upstream resource template, its URI template as
+    /// `mcp://<server>/<template>`.
+    pub async fn resource_templates(&self) -> Vec<ResourceTemplate> {
+        self.list_all(Offer::Resources, |peer, server| async move {
+            let templates = peer.list_all_resource_templates().await?;
+            Ok(templates
+                .into_iter()
+                .map(|mut template| {
+                    template.uri_template = resource_uri(&server, &template.uri_template);
+                    template
+                })
+                .collect())
+        })
+        .await
+    }
+
+    /// Every upstream prompt, named `mcp__<server>__<prompt>`.
+    pub async fn prompts(&self) -> Vec<Prompt> {
+        self.list_all(Offer::Prompts, |peer, server| async move {
+            let prompts = peer.list_all_prompts().await?;
+            Ok(prompts
+                .into_iter()
+                .map(|mut prompt| {
+                    prompt.name = format!("{TOOL_PREFIX}{server}__{}", prompt.name);
+                    prompt
+                })
+                .collect())
+        })
+        .await
+    }
+
+    /// Passes the client's log level on to every upstream that offers
+    /// logging (starting those not started yet, so that their messages
+    /// come at that level from the start). An upstream that fails it is
+    /// logged and left as it was.
+    pub async fn set_level(&self, level: LoggingLevel) {
+        futures_util::future::join_all(self.servers.values().map(|upstream| async move {
+            let connection = match self.connection(upstream).await {
+                Ok(connection) => connection,
+                Err(error) => {
+                    tracing::warn!(server = %upstream.name, %error, "log level not passed on");
+                    return;
+                }
+            };
+            if !connection.offers(Offer::Logging) {
+                return;
+            }
+            let request = ClientRequest::SetLevelRequest(SetLevelRequest::new(
+                SetLevelRequestParams::new(level),
+            ));
+            if let Err(error) = connection.service.peer().send_request(request).await {
+                tracing::warn!(server = %upstream.name, error = %bounded_reason(&error.to_string()), "the upstream refused the log level");
+            }
+        }))
+        .await;
+    }
+
     /// The `outputSchema` tool `tool` of `server` declared, if it declared
     /// one: what its results must still fit once their files are stubs.
     /// Lists the server's tools if this connection has not yet.
     pub async fn output_schema(&self, server: &str, tool: &str) -> Option<Arc<JsonObject>> {
         let upstream = self.servers.get(server)?;
-        let tools = match upstream.tools(&self.routes).await {
+        let tools = match upstream.tools(&self.wiring).await {
             Ok(tools) => tools,
             Err(error) => {
                 tracing::warn!(server, %error, "upstream tools not listed for the output schema");
@@ -190,34 +635,123 @@ impl Upstreams {
     /// Calls `tool` on `server` and returns the result's JSON as the upstream
     /// sent it. The client's cancellation (`context.ct`) cancels the upstream
     /// call; the client's progress token receives the upstream's progress.
+    /// `answers` are a 2026-07-28 client's answers to the questions of an
+    /// earlier "input required" result and the state that came with it,
+    /// passed on as they are.
     pub async fn call(
         &self,
         server: &str,
         tool: &str,
         arguments: Option<JsonObject>,
+        answers: Answers,
         context: &RequestContext<RoleServer>,
     ) -> Result<serde_json::Value, UpstreamError> {
-        let upstream = self
-            .servers
-            .get(server)
-            .ok_or_else(|| UpstreamError::NoServer(server.to_owned()))?;
+        let mut params = CallToolRequestParams::new(tool.to_owned());
+        params.arguments = arguments;
+        params.input_responses = answers.input_responses;
+        params.request_state = answers.request_state;
+        let request = ClientRequest::CallToolRequest(CallToolRequest::new(params));
+        let answer = self.send(server, &request, context).await?;
+        raw_json(server, answer)
+    }
+
+    /// Reads the resource `uri` (the upstream's own URI) of `server`; the
+    /// result's JSON as the upstream sent it.
+    pub async fn read_resource(
+        &self,
+        server: &str,
+        uri: &str,
+        answers: Answers,
+        context: &RequestContext<RoleServer>,
+    ) -> Result<serde_json::Value, UpstreamError> {
+        let mut params = ReadResourceRequestParams::new(uri);
+        params.input_responses = answers.input_responses;
+        params.request_state = answers.request_state;
+        let request = ClientRequest::ReadResourceRequest(ReadResourceRequest::new(params));
+        let answer = self.send(server, &request, context).await?;
+        raw_json(server, answer)
+    }
+
+    /// Gets the prompt `name` (the upstream's own name) of `server`; the
+    /// result's JSON as the upstream sent it.
+    pub async fn get_prompt(
+        &self,
+        server: &str,
+        name: &str,
+        arguments: Option<JsonObject>,
+        answers: Answers,
+        context: &RequestContext<RoleServer>,
+    ) -> Result<serde_json::Value, UpstreamError> {
+        let mut params = GetPromptRequestParams::new(name);
+        params.arguments = arguments;
+        params.input_responses = answers.input_responses;
+        params.request_state = answers.request_state;
+        let request = ClientRequest::GetPromptRequest(GetPromptRequest::new(params));
+        let answer = self.send(server, &request, context).await?;
+        raw_json(server, answer)
+    }
+
+    /// Asks `server` to complete an argument; `params` already name the
+    /// upstream's own prompt or resource template.
+    pub async fn complete(
+        &self,
+        server: &str,
+        params: CompleteRequestParams,
+        context: &RequestContext<RoleServer>,
+    ) -> Result<CompleteResult, UpstreamError> {
+        let request = ClientRequest::CompleteRequest(CompleteRequest::new(params));
+        match self.send(server, &request, context).await? {
+            ServerResult::CompleteResult(result) => Ok(result),
+            other => Err(unexpected(server, &other)),
+        }
+    }
+
+    /// Subscribes to (or, with `on` false, unsubscribes from) updates of
+    /// the resource `uri` (the upstream's own URI) of `server`.
+    pub async fn subscribe(
+        &self,
+        server: &str,
+        uri: &str,
+        on: bool,
+        context: &RequestContext<RoleServer>,
+    ) -> Result<(), UpstreamError> {
+        let request = if on {
+            ClientRequest::SubscribeRequest(SubscribeRequest::new(SubscribeRequestParams::new(uri)))
+        } else {
+            ClientRequest::UnsubscribeRequest(UnsubscribeRequest::new(
+                UnsubscribeRequestParams::new(uri),
+            ))
+        };
+        self.send(server, &request, context).await.map(|_| ())
+    }
+
+    /// Sends `request` to `server` and waits for its answer. The client's
+    /// cancellation (`context.ct`) cancels the upstream request; the
+    /// client's progress token receives the upstream's progress. An error
+    /// the upstream answered comes back as [`UpstreamError::Refused`].
+    async fn send(
+        &self,
+        server: &str,
+        request: &ClientRequest,
+        context: &RequestContext<RoleServer>,
+    ) -> Result<ServerResult, UpstreamError> {
+        let upstream = self.upstream(server)?;
         // A request that could not even be sent (the upstream died since the
         // last call) is sent once more on a fresh connection: it never
         // reached the old one, so nothing runs twice.
         let mut attempt = 0;
         let (connection, peer, handle) = loop {
-            let connection = upstream.connection(&self.routes).await?;
+            let connection = self.connection(upstream).await?;
             let peer = connection.service.peer().clone();
-            let mut params = CallToolRequestParams::new(tool.to_owned());
-            params.arguments = arguments.clone();
-            let request = ClientRequest::CallToolRequest(CallToolRequest::new(params));
+            let mut options = PeerRequestOptions::no_options();
+            options.meta = forwarded_capabilities(context);
             match peer
-                .send_request_with_option(request, PeerRequestOptions::no_options())
+                .send_request_with_option(request.clone(), options)
                 .await
             {
                 Ok(handle) => break (connection, peer, handle),
                 Err(error) if attempt == 0 => {
-                    tracing::warn!(server, %error, "upstream gone before the call was sent; starting it again");
+                    tracing::warn!(server, %error, "upstream gone before the request was sent; starting it again");
                     upstream.forget(&connection).await;
                     attempt += 1;
                 }
@@ -227,7 +761,7 @@ impl Upstreams {
         let id = handle.id.clone();
         let client_token = context.meta.get_progress_token();
         if let Some(token) = &client_token
-            && let Ok(mut routes) = self.routes.lock()
+            && let Ok(mut routes) = self.wiring.routes.lock()
         {
             routes.insert(
                 handle.progress_token.clone(),
@@ -245,22 +779,26 @@ impl Upstreams {
             // answer may not have been passed on yet: give it a moment, so the
             // client sees every step before the result.
             tokio::time::sleep(PROGRESS_SETTLE).await;
-            if let Ok(mut routes) = self.routes.lock() {
+            if let Ok(mut routes) = self.wiring.routes.lock() {
                 routes.remove(&upstream_token);
             }
         }
         let Some(answer) = outcome else {
             let cancel = CancelledNotificationParam::new(
                 Some(id),
-                Some("the client cancelled the call".to_owned()),
+                Some("the client cancelled the request".to_owned()),
             );
             if let Err(error) = peer.notify_cancelled(cancel).await {
                 tracing::debug!(%error, server, "upstream gone before the cancellation");
             }
             return Err(UpstreamError::Cancelled);
         };
-        let answer = match answer {
-            Ok(answer) => answer,
+        match answer {
+            Ok(answer) => Ok(answer),
+            Err(rmcp::service::ServiceError::McpError(error)) => Err(UpstreamError::Refused {
+                server: server.to_owned(),
+                error,
+            }),
             Err(error) => {
                 if matches!(
                     error,
@@ -269,24 +807,78 @@ impl Upstreams {
                 ) {
                     upstream.forget(&connection).await;
                 }
-                return Err(upstream.failed(&error));
+                Err(upstream.failed(&error))
             }
-        };
-        let value = match answer {
-            ServerResult::CallToolResult(result) => serde_json::to_value(result),
-            ServerResult::CustomResult(custom) => Ok(custom.0),
-            other => serde_json::to_value(other),
-        };
-        value.map_err(|e| UpstreamError::Call {
-            server: server.to_owned(),
-            reason: format!("its answer could not be read: {e}"),
+        }
+    }
+}
+
+/// For a request of a 2026-07-28 client (which declares what it can do on
+/// each request): the metadata that declares to the upstream what this
+/// client can be asked — its sampling and elicitation capabilities — so
+/// that an upstream that needs to ask answers "input required", which the
+/// gateway passes on. `None` for a client that negotiated a session: its
+/// connection declared that once.
+fn forwarded_capabilities(
+    context: &RequestContext<RoleServer>,
+) -> Option<rmcp::model::RequestMetaObject> {
+    let modern = context
+        .protocol_version()
+        .is_some_and(|v| v.as_str() >= rmcp::model::ProtocolVersion::V_2026_07_28.as_str());
+    if !modern {
+        return None;
+    }
+    let declared = context.client_capabilities().unwrap_or_default();
+    let mut askable = ClientCapabilities::default();
+    askable.sampling = declared.sampling;
+    askable.elicitation = declared.elicitation;
+    let mut meta = rmcp::model::RequestMetaObject::default();
+    meta.set_client_capabilities(askable);
+    Some(meta)
+}
+
+/// `Answers` are what a 2026-07-28 client sends again with a request that
+/// was answered "input required": its answers and the server's state.
+#[derive(Debug, Clone, Default)]
+pub struct Answers {
+    pub input_responses: Option<rmcp::model::InputResponses>,
+    pub request_state: Option<String>,
+}
+
+/// The JSON of an upstream's answer as it sent it (rmcp keeps what it does
+/// not know as a custom result).
+fn raw_json(server: &str, answer: ServerResult) -> Result<serde_json::Value, UpstreamError> {
+    let value = match answer {
+        ServerResult::CustomResult(custom) => Ok(custom.0),
+        ServerResult::CallToolResult(result) => serde_json::to_value(result),
+        ServerResult::ReadResourceResult(result) => serde_json::to_value(result),
+        ServerResult::GetPromptResult(result) => serde_json::to_value(result),
+        other => serde_json::to_value(other),
+    };
+    value.map_err(|e| UpstreamError::Call {
+        server: server.to_owned(),
+        reason: format!("its answer could not be read: {e}"),
+    })
+}
+
+fn unexpected(server: &str, answer: &ServerResult) -> UpstreamError {
+    let kind = serde_json::to_value(answer)
+        .ok()
+        .and_then(|value| {
+            value
+                .as_object()
+                .map(|members| members.keys().cloned().collect::<Vec<_>>().join(", "))
         })
+        .unwrap_or_default();
+    UpstreamError::Call {
+        server: server.to_owned(),
+        reason: format!("it answered with a result of another kind (fields: {kind})"),
     }
 }
 
 impl Upstream {
     /// The live connection, started (again) when there is none or it died.
-    async fn connection(&self, routes: &ProgressRoutes) -> Result<Arc<Connection>, UpstreamError> {
+    async fn connection(&self, wiring: &Wiring) -> Result<Arc<Connection>, UpstreamError> {
         let mut slot = self.connection.lock().await;
         if let Some(connection) = slot.as_ref() {
             if !connection.service.is_closed() {
@@ -295,7 +887,7 @@ impl Upstream {
             tracing::warn!(server = %self.name, "upstream connection closed; starting it again");
             *self.tools.lock().await = None;
         }
-        let connection = Arc::new(self.connect(routes).await?);
+        let connection = Arc::new(self.connect(wiring).await?);
         *slot = Some(connection.clone());
         Ok(connection)
     }
@@ -313,9 +905,35 @@ impl Upstream {
         }
     }
 
-    async fn connect(&self, routes: &ProgressRoutes) -> Result<Connection, UpstreamError> {
+    /// Starts the server and connects: offered 2026-07-28 first when the
+    /// wiring is modern, and started again with the initialize handshake
+    /// if that fails.
+    async fn connect(&self, wiring: &Wiring) -> Result<Connection, UpstreamError> {
+        if wiring.modern {
+            let lifecycle = ClientLifecycleMode::Auto {
+                preferred_versions: vec![rmcp::model::ProtocolVersion::V_2026_07_28],
+                legacy_version: None,
+            };
+            match self.start(wiring, lifecycle).await {
+                Ok(connection) => return Ok(connection),
+                Err(error) => {
+                    tracing::warn!(server = %self.name, %error, "the upstream did not start on 2026-07-28; starting it again with the initialize handshake");
+                }
+            }
+        }
+        self.start(wiring, ClientLifecycleMode::Initialize).await
+    }
+
+    async fn start(
+        &self,
+        wiring: &Wiring,
+        lifecycle: ClientLifecycleMode,
+    ) -> Result<Connection, UpstreamError> {
         let relay = Relay {
-            routes: routes.clone(),
+            server: self.name.clone(),
+            routes: wiring.routes.clone(),
+            link: wiring.link.clone(),
+            tools: self.tools.clone(),
         };
         let start_error = |reason: String| UpstreamError::Start {
             server: self.name.clone(),
@@ -341,7 +959,7 @@ impl Upstream {
             let transport = AsyncRwTransport::<RoleClient, _, _>::new(stdout, stdin)
                 .with_max_line_length(MAX_UPSTREAM_MESSAGE_BYTES);
             let service = relay
-                .serve(transport)
+                .serve_with_lifecycle(transport, lifecycle)
                 .await
                 .map_err(|e| start_error(format!("the MCP handshake failed: {e}")))?;
             Ok(Connection {
@@ -365,7 +983,7 @@ impl Upstream {
             config = config.custom_headers(headers);
             let transport = StreamableHttpClientTransport::from_config(config);
             let service = relay
-                .serve(transport)
+                .serve_with_lifecycle(transport, lifecycle)
                 .await
                 .map_err(|e| start_error(format!("the MCP handshake with {url} failed: {e}")))?;
             Ok(Connection {
@@ -379,8 +997,8 @@ impl Upstream {
 
     /// The server's tools under their gateway names, listed once per
     /// connection.
-    async fn tools(&self, routes: &ProgressRoutes) -> Result<Vec<Tool>, UpstreamError> {
-        let connection = self.connection(routes).await?;
+    async fn tools(&self, wiring: &Wiring) -> Result<Vec<Tool>, UpstreamError> {
+        let connection = self.connection(wiring).await?;
         let mut cached = self.tools.lock().await;
         if let Some(tools) = cached.as_ref() {
             return Ok(tools.clone());
@@ -408,6 +1026,21 @@ impl Upstream {
             reason: bounded_reason(&error.to_string()),
         }
     }
+}
+
+/// The gateway's URI of resource `uri` of `server`: `mcp://<server>/<uri>`.
+#[must_use]
+pub fn resource_uri(server: &str, uri: &str) -> String {
+    format!("{RESOURCE_SCHEME}{server}/{uri}")
+}
+
+/// Splits a gateway resource URI `mcp://<server>/<uri>` into the server
+/// and the upstream's own URI.
+#[must_use]
+pub fn split_resource_uri(uri: &str) -> Option<(&str, &str)> {
+    let rest = uri.strip_prefix(RESOURCE_SCHEME)?;
+    let (server, inner) = rest.split_once('/')?;
+    (!server.is_empty() && !inner.is_empty()).then_some((server, inner))
 }
 
 /// Splits a gateway tool name `mcp__<server>__<tool>` into server and tool.
@@ -438,6 +1071,63 @@ mod tests {
         for (name, expected) in cases {
             assert_eq!(split_tool_name(name), expected, "{name}");
         }
+    }
+
+    #[test]
+    fn a_gateway_resource_uri_splits_into_server_and_the_upstreams_uri() {
+        let uri = resource_uri("everything", "demo://resource/static/document/a.md");
+        assert_eq!(uri, "mcp://everything/demo://resource/static/document/a.md");
+        assert_eq!(
+            split_resource_uri(&uri),
+            Some(("everything", "demo://resource/static/document/a.md"))
+        );
+        assert_eq!(
+            split_resource_uri("mcp://files/file:///tmp/x"),
+            Some(("files", "file:///tmp/x"))
+        );
+        for refused in [
+            "mcp:///x",
+            "mcp://files/",
+            "mcp://files",
+            "demo://x",
+            "file:///x",
+        ] {
+            assert_eq!(split_resource_uri(refused), None, "{refused}");
+        }
+    }
+
+    #[test]
+    fn a_relayed_log_names_its_server_and_hides_url_queries_everywhere() {
+        let redactor = porter_net::Redactor::new();
+        let mut params = LoggingMessageNotificationParam::new(
+            LoggingLevel::Warning,
+            serde_json::json!({
+                "message": "GET https://api.example.org/v1?key=abcd1234secret&page=2 failed.",
+                "again": ["the key abcd1234secret was refused"],
+                "plain": "see https://example.org/docs for help",
+            }),
+        );
+        params.logger = Some("http".to_owned());
+        let relayed = relayed_log("fetch", params, &redactor);
+        assert_eq!(relayed.logger.as_deref(), Some("fetch/http"));
+        let text = relayed.data.to_string();
+        assert!(!text.contains("abcd1234secret"), "{text}");
+        assert_eq!(
+            relayed.data["message"],
+            "GET https://api.example.org/v1?… failed."
+        );
+        assert_eq!(relayed.data["again"][0], "the key … was refused");
+        assert_eq!(
+            relayed.data["plain"],
+            "see https://example.org/docs for help"
+        );
+        let unnamed = relayed_log(
+            "fetch",
+            LoggingMessageNotificationParam::new(LoggingLevel::Info, serde_json::json!(3)),
+            &redactor,
+        );
+        assert_eq!(unnamed.logger.as_deref(), Some("fetch"));
+        assert_eq!(unnamed.data, serde_json::json!(3));
     }
 
     #[test]

@@ -1,0 +1,142 @@
+"""An upstream MCP server (the Python SDK, over stdio) that asks its client
+things during a call, for the gateway's relay tests:
+
+- `ask(question)`: a form elicitation (`confirm` boolean, `note` string);
+  answers with what came back.
+- `ask_url(url)`: a URL-mode elicitation; answers with the action.
+- `sample(prompt)`: a `sampling/createMessage` with the prompt; answers with
+  the sampled text and model.
+- `log(url)`: sends log messages (one naming `url`, one from a named logger)
+  and answers "logged".
+- `caps()`: the capabilities its client declared, as JSON.
+- `touch()`: tells its client that its tool, prompt and resource lists
+  changed and that `note://one` was updated.
+
+It also offers a prompt (`greet`, with a completion for its argument) and
+resources: `note://one` (a short text), `note://long` (LONG_NOTE_BYTES of
+text) and `picture://one.png` (the PNG `png(64, 64, 5)` of the harness).
+"""
+
+from __future__ import annotations
+
+import sys
+import warnings
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+import mcp_types as types
+from mcp.server.mcpserver import Context, MCPServer
+from pydantic import BaseModel
+
+from harness import png
+
+warnings.simplefilter("ignore")
+
+server = MCPServer("asking")
+
+
+class Answer(BaseModel):
+    confirm: bool
+    note: str = ""
+
+
+@server.tool()
+async def ask(question: str, ctx: Context) -> str:
+    result = await ctx.elicit(question, Answer)
+    if result.action == "accept":
+        return f"action=accept confirm={result.data.confirm} note={result.data.note}"
+    return f"action={result.action}"
+
+
+@server.tool()
+async def ask_url(url: str, ctx: Context) -> str:
+    result = await ctx.elicit_url("Sign in to continue", url, "sign-in-1")
+    return f"action={result.action}"
+
+
+@server.tool()
+async def sample(prompt: str, ctx: Context) -> str:
+    result = await ctx.request_context.session.create_message(
+        messages=[types.SamplingMessage(role="user", content=types.TextContent(type="text", text=prompt))],
+        max_tokens=64,
+        system_prompt="Answer briefly.",
+        related_request_id=ctx.request_id,
+    )
+    text = result.content.text if isinstance(result.content, types.TextContent) else repr(result.content)
+    return f"sampled={text} model={result.model}"
+
+
+LEVEL: dict[str, str] = {}
+
+
+async def set_level(ctx, params: types.SetLevelRequestParams) -> types.EmptyResult:
+    LEVEL["level"] = params.level
+    return types.EmptyResult()
+
+
+server._lowlevel_server.add_request_handler("logging/setLevel", types.SetLevelRequestParams, set_level)
+
+
+@server.tool()
+async def log(url: str, ctx: Context) -> str:
+    await ctx.info(f"fetching {url} now")
+    await ctx.warning({"url": url, "status": 503}, logger_name="fetcher")
+    return f"logged at level={LEVEL.get('level', 'unset')}"
+
+
+@server.tool()
+async def caps(ctx: Context) -> str:
+    """What the client (the gateway) said it can be asked, as JSON."""
+    declared = ctx.request_context.session.client_params.capabilities
+    return declared.model_dump_json(by_alias=True, exclude_none=True)
+
+
+@server.tool()
+async def touch(ctx: Context) -> str:
+    session = ctx.request_context.session
+    await session.send_tool_list_changed()
+    await session.send_prompt_list_changed()
+    await session.send_resource_list_changed()
+    await session.send_resource_updated("note://one")
+    return "touched"
+
+
+@server.prompt()
+def greet(name: str) -> str:
+    return f"Say hello to {name}."
+
+
+@server.resource("note://one")
+def note() -> str:
+    return "the first note"
+
+
+LONG_NOTE_BYTES = 40 * 1024
+
+
+def long_note() -> str:
+    line = "A long note line, repeated to make a text resource bigger than the gateway passes on.\n"
+    return (line * (LONG_NOTE_BYTES // len(line) + 1))[:LONG_NOTE_BYTES]
+
+
+@server.resource("note://long")
+def long() -> str:
+    return long_note()
+
+
+@server.resource("picture://one.png", mime_type="image/png")
+def picture() -> bytes:
+    return png(64, 64, 5)
+
+
+@server.completion()
+async def complete(ref, argument, context):
+    if isinstance(ref, types.PromptReference) and ref.name == "greet" and argument.name == "name":
+        names = ["Ada", "Alan", "Grace"]
+        return types.Completion(values=[n for n in names if n.startswith(argument.value)])
+    return None
+
+
+if __name__ == "__main__":
+    server.run()
