@@ -5,6 +5,7 @@ answers a run the caller may not read exactly like a missing one."""
 from __future__ import annotations
 
 import contextlib
+import socket
 import time
 import uuid
 from pathlib import Path
@@ -91,6 +92,30 @@ async def test_without_a_valid_key_the_mcp_endpoints_refuse(gateway) -> None:
                 response = await http.post(url + path, json=body, headers={**headers, **auth})
                 assert response.status_code == 401, (path, auth, response.text)
                 assert "Bearer" in response.headers["www-authenticate"]
+
+
+def test_a_refusal_sent_before_the_body_arrived_says_the_connection_closes(gateway) -> None:
+    """The gateway answers a wrong key before reading the body, then closes
+    the connection (the rest of the body would be read as the next request).
+    Unless the answer says so, a client reuses the connection for its next
+    request and gets "server disconnected" instead of an answer."""
+    url, _ = gateway
+    host, port = url.removeprefix("http://").rsplit(":", 1)
+    for path in ("/mcp", "/admin/mcp", "/v1/runs"):
+        with socket.create_connection((host, int(port)), timeout=10) as raw:
+            raw.sendall(
+                f"POST {path} HTTP/1.1\r\nHost: {host}:{port}\r\nAuthorization: Bearer wrong-key\r\n"
+                "Content-Type: application/json\r\nAccept: application/json, text/event-stream\r\n"
+                "Content-Length: 100000\r\n\r\n".encode() + b"{" * 1000
+            )
+            answer = b""
+            while b"\r\n\r\n" not in answer:
+                chunk = raw.recv(65536)
+                assert chunk, (path, answer)
+                answer += chunk
+            head = answer.split(b"\r\n\r\n")[0].decode().lower()
+            assert head.startswith("http/1.1 401"), (path, head)
+            assert "\r\nconnection: close" in head, (path, head)
 
 
 async def test_a_legacy_session_is_its_own_run_and_sessionless_requests_share_the_keys_run(gateway) -> None:

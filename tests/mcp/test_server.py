@@ -6,6 +6,7 @@ eras a current client negotiates."""
 from __future__ import annotations
 
 import json
+import socket
 import re
 import subprocess
 import time
@@ -197,6 +198,39 @@ def test_http_with_a_bearer_token_refuses_requests_without_it(read_sim, home: Ho
     finally:
         stop_process(process)
     assert "s3cret-for-clients" not in read_log(log)
+
+
+def refusal_head(port: int, headers: str) -> str:
+    """The head of the answer to a POST that declares 100,000 bytes of body
+    but has sent 1,000 when the server answers, lower-cased."""
+    with socket.create_connection(("127.0.0.1", port), timeout=10) as raw:
+        raw.sendall(
+            f"POST /mcp HTTP/1.1\r\n{headers}Content-Type: application/json\r\n"
+            "Accept: application/json, text/event-stream\r\nContent-Length: 100000\r\n\r\n".encode()
+            + b"{" * 1000
+        )
+        answer = b""
+        while b"\r\n\r\n" not in answer:
+            chunk = raw.recv(65536)
+            assert chunk, answer
+            answer += chunk
+    return answer.split(b"\r\n\r\n")[0].decode().lower()
+
+
+def test_a_refusal_sent_before_the_body_arrived_says_the_connection_closes(read_sim, home: Home, tmp_path: Path):
+    # The server answers a wrong token or a foreign Host before reading the
+    # body and then closes the connection; a client not told so reuses it
+    # and gets "server disconnected" instead of its next answer.
+    env = server_env(read_sim, home, extra={"PORTER_MCP_HTTP_TOKEN": "s3cret-for-clients"})
+    process, port, _ = start_http(env, tmp_path)
+    try:
+        for headers in (f"Host: 127.0.0.1:{port}\r\nAuthorization: Bearer wrong\r\n",
+                        "Host: evil.example.com\r\nAuthorization: Bearer s3cret-for-clients\r\n"):
+            head = refusal_head(port, headers)
+            assert head.startswith("http/1.1 4"), head
+            assert "\r\nconnection: close" in head, head
+    finally:
+        stop_process(process)
 
 
 def test_http_refuses_a_foreign_host_or_origin(read_sim, home: Home, tmp_path: Path):

@@ -25,6 +25,7 @@ use crate::session::Session;
 /// inboxes purged.
 pub const PURGE_EVERY: Duration = Duration::from_secs(60);
 
+use porter_mcp::http::close_after_unread_body;
 use porter_mcp::http::ended_session;
 pub use porter_mcp::http::{LOOPBACK_HOSTS, MCP_BODY_MAX_BYTES, declared_body_limit};
 
@@ -94,6 +95,7 @@ pub fn http_app(gateway: &Arc<Gateway>, options: &HttpOptions, extra: Router) ->
         .merge(mcp_routes)
         .merge(admin_routes)
         .merge(extra)
+        .layer(middleware::from_fn(close_after_unread_body))
 }
 
 /// Serves HTTP on `listener` until `stop` completes.

@@ -1,5 +1,10 @@
 //! Middleware both servers put in front of their streamable HTTP endpoint.
 
+use std::pin::Pin;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::task::{Context, Poll};
+
 use axum::extract::{Request, State};
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::middleware::Next;
@@ -49,6 +54,68 @@ pub async fn declared_body_limit(State(max): State<u64>, request: Request, next:
             response
         }
         _ => next.run(request).await,
+    }
+}
+
+/// Says `Connection: close` on an answer given before the request's body
+/// was read to its end (a refused key, a refused Host, a handler that
+/// answered early). The server closes such a connection after the answer
+/// (the rest of the body would be read as the next request), and a client
+/// that is not told so sends its next request on it and gets "server
+/// disconnected" instead of an answer. A request without a body, or whose
+/// body was read whole, keeps its connection.
+pub async fn close_after_unread_body(request: Request, next: Next) -> Response {
+    let headers = request.headers();
+    let declares_body = headers.contains_key(header::TRANSFER_ENCODING)
+        || headers
+            .get(header::CONTENT_LENGTH)
+            .and_then(|value| value.to_str().ok())
+            .is_some_and(|text| text.trim() != "0");
+    if !declares_body {
+        return next.run(request).await;
+    }
+    let finished = Arc::new(AtomicBool::new(false));
+    let (parts, body) = request.into_parts();
+    let body = axum::body::Body::new(Watched {
+        inner: body,
+        finished: Arc::clone(&finished),
+    });
+    let mut response = next.run(Request::from_parts(parts, body)).await;
+    if !finished.load(Ordering::Acquire) {
+        response
+            .headers_mut()
+            .insert(header::CONNECTION, HeaderValue::from_static("close"));
+    }
+    response
+}
+
+/// A request body that notes when it has been read to its end.
+struct Watched {
+    inner: axum::body::Body,
+    finished: Arc<AtomicBool>,
+}
+
+impl http_body::Body for Watched {
+    type Data = axum::body::Bytes;
+    type Error = axum::Error;
+
+    fn poll_frame(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<http_body::Frame<Self::Data>, Self::Error>>> {
+        let polled = Pin::new(&mut self.inner).poll_frame(cx);
+        if matches!(polled, Poll::Ready(None)) || self.inner.is_end_stream() {
+            self.finished.store(true, Ordering::Release);
+        }
+        polled
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.inner.is_end_stream()
+    }
+
+    fn size_hint(&self) -> http_body::SizeHint {
+        self.inner.size_hint()
     }
 }
 
@@ -104,6 +171,44 @@ mod tests {
             StatusCode::PAYLOAD_TOO_LARGE
         );
         assert_eq!(status(post_declaring("ten")).await, StatusCode::BAD_REQUEST);
+    }
+
+    /// A route that refuses without reading the body and one that reads it.
+    fn early_and_late() -> Router {
+        Router::new()
+            .route("/refuse", post(|| async { StatusCode::UNAUTHORIZED }))
+            .route(
+                "/read",
+                post(|body: axum::body::Bytes| async move { body.len().to_string() }),
+            )
+            .layer(middleware::from_fn(close_after_unread_body))
+    }
+
+    async fn connection_header(path: &str, body: &'static str) -> Option<String> {
+        let request = Request::post(path)
+            .header(header::CONTENT_LENGTH, body.len().to_string())
+            .body(Body::from(body))
+            .expect("a request");
+        let response = early_and_late().oneshot(request).await.expect("answered");
+        response
+            .headers()
+            .get(header::CONNECTION)
+            .map(|value| value.to_str().expect("ASCII").to_owned())
+    }
+
+    #[tokio::test]
+    async fn an_answer_before_the_body_was_read_says_the_connection_closes() {
+        assert_eq!(
+            connection_header("/refuse", "{\"jsonrpc\":\"2.0\"}")
+                .await
+                .as_deref(),
+            Some("close")
+        );
+        assert_eq!(
+            connection_header("/read", "{\"jsonrpc\":\"2.0\"}").await,
+            None
+        );
+        assert_eq!(connection_header("/refuse", "").await, None);
     }
 
     #[tokio::test]

@@ -22,7 +22,9 @@ use super::MattermostServer;
 use crate::Token;
 
 pub use porter_mcp::http::LOOPBACK_HOSTS;
-use porter_mcp::http::{MCP_BODY_MAX_BYTES, declared_body_limit, ended_session};
+use porter_mcp::http::{
+    MCP_BODY_MAX_BYTES, close_after_unread_body, declared_body_limit, ended_session,
+};
 
 /// `HttpOptions` are the HTTP transport's protections. The default accepts
 /// loopback names only and asks for no token.
@@ -89,6 +91,7 @@ pub fn http_app(server: MattermostServer, options: &HttpOptions) -> Router {
             MCP_BODY_MAX_BYTES,
             declared_body_limit,
         ))
+        .layer(middleware::from_fn(close_after_unread_body))
 }
 
 /// `serve_http` serves [`http_app`] on `listener` until `stop` completes,
