@@ -211,7 +211,7 @@ struct Paged {
     /// The record every window starts from (no window yet, the reader's
     /// notes).
     record: Record,
-    /// What the header calls the text ("Word document, its text").
+    /// What the header calls the text ("Word document, as Markdown").
     what: String,
     text: String,
     index: text::LineIndex,
@@ -580,14 +580,8 @@ fn show(
         ),
     };
     match outcome {
-        Ok(extracted) => {
-            let phrase = match kind {
-                Kind::Archive => format!("{what}, listed"),
-                Kind::Spreadsheet => format!("{what}, its cells as text"),
-                _ => format!("{what}, its text"),
-            };
-            Ok(file.paged(kind, &mime, &phrase, extracted))
-        }
+        // Only a listing reaches here: every document returned above.
+        Ok(listed) => Ok(file.paged(kind, &mime, &format!("{what}, listed"), listed)),
         Err(Failure::Cancelled) => Err(ViewError::Cancelled),
         Err(Failure::Unreadable(reason)) => {
             Ok(Prepared::whole(file.described(kind, &mime, &what, &reason)))
@@ -598,29 +592,49 @@ fn show(
 fn show_text(file: &File<'_>, encoding: Encoding, options: &Options) -> Prepared {
     let decoded = text::decode(file.bytes, encoding);
     let mime = text_mime(file);
+    // A page is shown as its Markdown; one too big to parse into a tree
+    // within the text cap, or that its HTML reader refuses (nested too
+    // deep), as the text it is, saying why.
+    let mut source_note = None;
     if markdown::is_html_page(&file.name, file.declared, &decoded) {
-        // A page its HTML reader cannot take (nested too deep) is shown as
-        // the text it is.
-        if let Ok(mut page) = markdown::html::convert(&decoded, options) {
-            // The page's `<title>` is not in its Markdown; the header says it.
-            if let Some(title) = page.title.as_deref().map(str::trim)
-                && !title.is_empty()
-                && !page.text.contains(title)
-            {
-                let title: String = title.chars().take(200).collect();
-                page.notes.insert(0, format!("Its title is \"{title}\"."));
+        let outcome = if decoded.len() > options.office_text_bytes {
+            Err(Failure::unreadable(format!(
+                "it is larger than the {} a page is read into Markdown from",
+                human_size(options.office_text_bytes as u64)
+            )))
+        } else {
+            markdown::html::convert(&decoded, options)
+        };
+        match outcome {
+            Ok(mut page) => {
+                // The page's `<title>` is not in its Markdown; the header
+                // says it.
+                if let Some(title) = page.title.as_deref().map(str::trim)
+                    && !title.is_empty()
+                    && !page.text.contains(title)
+                {
+                    let title: String = title.chars().take(200).collect();
+                    page.notes.insert(0, format!("Its title is \"{title}\"."));
+                }
+                let mut prepared = file.paged_markdown(Kind::Text, "text/html", "HTML page", page);
+                if let Prep::Paged(paged) = &mut prepared.0 {
+                    paged.record.encoding = Some(text::encoding_label(encoding).to_owned());
+                }
+                return prepared;
             }
-            let mut prepared = file.paged_markdown(Kind::Text, "text/html", "HTML page", page);
-            if let Prep::Paged(paged) = &mut prepared.0 {
-                paged.record.encoding = Some(text::encoding_label(encoding).to_owned());
+            Err(Failure::Unreadable(reason)) => {
+                source_note = Some(format!(
+                    "It is shown as its HTML source, not as Markdown, because {reason}."
+                ));
             }
-            return prepared;
+            // The HTML reader takes no cancel flag.
+            Err(Failure::Cancelled) => {}
         }
     }
     let markdown_file = mime == "text/markdown";
     let extracted = Extracted {
         text: decoded.into_owned(),
-        notes: Vec::new(),
+        notes: source_note.into_iter().collect(),
     };
     let mut prepared = file.paged(
         Kind::Text,
@@ -1375,5 +1389,49 @@ mod tests {
             .map(|h| (h.level, h.text.as_str(), h.line))
             .collect();
         assert_eq!(outline, vec![(1, "Title", 1), (2, "Part two", 7)]);
+    }
+
+    #[test]
+    fn an_html_page_is_shown_as_markdown_unless_too_big_or_too_deep_then_as_its_source_saying_why()
+    {
+        let page =
+            b"<html><head><title>Menu</title></head><body><h1>Lunch</h1><p>Soup</p></body></html>";
+        let shown = show(page, "menu.html", &Options::default());
+        let text = first_text(&shown);
+        assert!(text.contains("HTML page, as Markdown"), "{text}");
+        assert!(text.contains("Its title is \"Menu\"."), "{text}");
+        assert!(text.contains("     1\t# Lunch"), "{text}");
+        assert_eq!(shown.structured.outline.len(), 1);
+
+        let small = Options {
+            office_text_bytes: 40,
+            ..Options::default()
+        };
+        let big = show(page, "menu.html", &small);
+        let text = first_text(&big);
+        assert!(
+            text.contains(
+                "It is shown as its HTML source, not as Markdown, because it is larger than the 40 bytes a page is read into Markdown from."
+            ),
+            "{text}"
+        );
+        assert!(text.contains("<h1>Lunch</h1>"), "{text}");
+        assert!(big.structured.outline.is_empty());
+
+        let shallow = Options {
+            xml_depth: 3,
+            ..Options::default()
+        };
+        let deep = show(
+            b"<html><body><div><div><div><div><p>x</p></div></div></div></div></body></html>",
+            "deep.html",
+            &shallow,
+        );
+        let text = first_text(&deep);
+        assert!(
+            text.contains("because its HTML is nested deeper than 3 levels"),
+            "{text}"
+        );
+        assert!(text.contains("<div><div>"), "{text}");
     }
 }
