@@ -259,6 +259,13 @@ impl Prepared {
             block.push_str(note);
         }
         push_type_note(&mut block, &record);
+        // A document longer than one window names where its sections start,
+        // for a model that sees only the text.
+        let whole = window.start_line <= 1 && window.next_start_line().is_none();
+        if !whole && !record.outline.is_empty() {
+            block.push(' ');
+            block.push_str(&sections(&record.outline));
+        }
         if !window.numbered.is_empty() {
             block.push('\n');
             block.push_str(&window.numbered);
@@ -324,6 +331,39 @@ impl Prepared {
             }
         }
     }
+}
+
+/// `HEADER_SECTIONS` is the most headings a window's header names.
+const HEADER_SECTIONS: usize = 20;
+
+/// The sentence naming the lines a document's sections start at: its
+/// headings of the top levels it has, the first [`HEADER_SECTIONS`] of them.
+fn sections(outline: &[Heading]) -> String {
+    use std::fmt::Write as _;
+
+    let top = outline.iter().map(|h| h.level).min().unwrap_or(1);
+    // The top two levels, unless they alone are too many to name.
+    let levels = if outline.iter().filter(|h| h.level <= top + 1).count() <= HEADER_SECTIONS {
+        top + 1
+    } else {
+        top
+    };
+    let chosen: Vec<&Heading> = outline.iter().filter(|h| h.level <= levels).collect();
+    let mut out = String::from("Sections start at:");
+    for (index, heading) in chosen.iter().take(HEADER_SECTIONS).enumerate() {
+        let text: String = heading.text.chars().take(60).collect();
+        let _ = write!(
+            out,
+            "{} line {} ({text})",
+            if index == 0 { "" } else { ";" },
+            heading.line
+        );
+    }
+    if chosen.len() > HEADER_SECTIONS {
+        let _ = write!(out, "; {} more", chosen.len() - HEADER_SECTIONS);
+    }
+    out.push_str(". Pass a line as start_line to read that section.");
+    out
 }
 
 /// Describes a file too big to read, from its name, size and declared type
@@ -1363,6 +1403,17 @@ mod tests {
             Some(&(details.line, "## Details & \\*notes\\*".to_owned()))
         );
         assert_eq!(later.structured.outline, shown.structured.outline);
+        // Only a document longer than its window names its sections in the
+        // header, for a model that sees the text alone.
+        assert!(!first_text(&shown).contains("Sections start at"));
+        let header = first_text(&later).lines().next().unwrap_or_default();
+        assert!(
+            header.contains(&format!(
+                "Sections start at: line {} (Quarterly results); line {} (Details & *notes*). Pass a line as start_line to read that section.",
+                shown.structured.outline[0].line, details.line
+            )),
+            "{header}"
+        );
 
         let json = serde_json::to_value(&shown.structured).expect("a record serializes");
         assert_eq!(json["outline"][0]["level"], 1);
@@ -1433,5 +1484,36 @@ mod tests {
             "{text}"
         );
         assert!(text.contains("<div><div>"), "{text}");
+    }
+
+    #[test]
+    fn a_header_names_the_top_two_levels_of_sections_or_only_the_top_when_they_are_many() {
+        let heading = |level: u8, text: &str, line: u64| Heading {
+            level,
+            text: text.to_owned(),
+            line,
+        };
+        let few = [
+            heading(2, "Intro", 1),
+            heading(3, "Aim", 5),
+            heading(4, "Detail", 9),
+            heading(2, "End", 20),
+        ];
+        assert_eq!(
+            sections(&few),
+            "Sections start at: line 1 (Intro); line 5 (Aim); line 20 (End). Pass a line as start_line to read that section."
+        );
+        let mut many = vec![heading(1, "Book", 1)];
+        many.extend((0..25).map(|n| heading(2, "Chapter", 10 + n)));
+        assert_eq!(
+            sections(&many),
+            "Sections start at: line 1 (Book). Pass a line as start_line to read that section."
+        );
+        let tops: Vec<Heading> = (0..25).map(|n| heading(1, "Part", 1 + n)).collect();
+        assert!(
+            sections(&tops).ends_with(
+                "line 20 (Part); 5 more. Pass a line as start_line to read that section."
+            )
+        );
     }
 }
