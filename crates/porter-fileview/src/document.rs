@@ -218,11 +218,25 @@ fn render(block: &Block, inline: Inline, out: &mut MdOut) {
             out.item(&format!("{indent}{marker} {continued}"));
         }
         Block::Table(t) => {
-            let grid: Vec<Vec<String>> = t
-                .grid()
-                .into_iter()
-                .map(|row| row.iter().map(|c| text(c)).collect())
-                .collect();
+            let plain = t
+                .rows
+                .iter()
+                .flatten()
+                .all(|c| c.col_span <= 1 && c.row_span <= 1);
+            // A table without spans (every Office table: their readers fill
+            // merged places themselves) is written from its cells as they
+            // are, without a second grid of copies.
+            let grid: Vec<Vec<String>> = if plain {
+                t.rows
+                    .iter()
+                    .map(|row| row.iter().map(|c| text(&c.text)).collect())
+                    .collect()
+            } else {
+                t.grid()
+                    .into_iter()
+                    .map(|row| row.iter().map(|c| text(c)).collect())
+                    .collect()
+            };
             out.block(&table(&grid));
         }
         Block::Note(note) => out.block(&format!("*({})*", text(note.trim()))),
