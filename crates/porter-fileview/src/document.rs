@@ -11,7 +11,7 @@
 //! or, for readers that keep links and line breaks inside a paragraph,
 //! [`Inline::Markdown`] that the reader escaped itself.
 
-use crate::markdown::{Markdown, MdOut, escape_inline, escape_line, start_safe, table};
+use crate::markdown::{Markdown, MdOut, escape_inline, escape_line, start_safe, table, table_cell};
 
 /// How the text inside a document's blocks is written.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -218,32 +218,65 @@ fn render(block: &Block, inline: Inline, out: &mut MdOut) {
             out.item(&format!("{indent}{marker} {continued}"));
         }
         Block::Table(t) => {
-            let plain = t
+            let spans = t
                 .rows
                 .iter()
                 .flatten()
-                .all(|c| c.col_span <= 1 && c.row_span <= 1);
-            // A table without spans (every Office table: their readers fill
-            // merged places themselves) is written from its cells as they
-            // are, without a second grid of copies.
-            let grid: Vec<Vec<String>> = if plain {
-                t.rows
-                    .iter()
-                    .map(|row| row.iter().map(|c| text(&c.text)).collect())
-                    .collect()
-            } else {
-                t.grid()
+                .any(|c| c.col_span > 1 || c.row_span > 1);
+            if spans {
+                let grid: Vec<Vec<String>> = t
+                    .grid()
                     .into_iter()
                     .map(|row| row.iter().map(|c| text(c)).collect())
-                    .collect()
-            };
-            out.block(&table(&grid));
+                    .collect();
+                out.block(&table(&grid));
+            } else {
+                // Every Office table: their readers fill merged places
+                // themselves. Written from the cells as they are, without a
+                // second grid of copies.
+                out.block(&table_of_cells(&t.rows, inline));
+            }
         }
         Block::Note(note) => out.block(&format!("*({})*", text(note.trim()))),
         Block::Page { number, total } => {
             out.block(&format!("<!-- page {number} of {total} -->"));
         }
     }
+}
+
+/// [`table`] of rows of cells without spans, each cell's text escaped as
+/// it is written.
+fn table_of_cells(rows: &[Vec<Cell>], inline: Inline) -> String {
+    let Some(last) = rows
+        .iter()
+        .rposition(|row| row.iter().any(|c| !c.text.trim().is_empty()))
+    else {
+        return String::new();
+    };
+    let rows = &rows[..=last];
+    let width = rows.iter().map(Vec::len).max().unwrap_or(0);
+    let mut out = String::new();
+    for (index, row) in rows.iter().enumerate() {
+        out.push('|');
+        for column in 0..width {
+            let cell = row.get(column).map_or("", |c| c.text.as_str());
+            out.push(' ');
+            match inline {
+                Inline::Plain => out.push_str(&table_cell(&escape_inline(cell))),
+                Inline::Markdown => out.push_str(&table_cell(cell)),
+            }
+            out.push_str(" |");
+        }
+        out.push('\n');
+        if index == 0 {
+            out.push('|');
+            for _ in 0..width {
+                out.push_str(" --- |");
+            }
+            out.push('\n');
+        }
+    }
+    out
 }
 
 #[cfg(test)]
@@ -285,6 +318,27 @@ mod tests {
             "<!-- page 1 of 2 -->\n\n## 3. Results \\*now\\*\n\n1\\. not a list\n\n\
              - first\n    2. second\n\n*(Page 2 has no text layer.)*\n"
         );
+    }
+
+    #[test]
+    fn a_table_without_spans_is_written_as_the_grid_would_be() {
+        let rows = vec![
+            vec![Cell::new("Name"), Cell::new("Note")],
+            vec![Cell::new("a|b"), Cell::new("one\ntwo"), Cell::new("*x*")],
+            vec![Cell::new("short")],
+            vec![Cell::new(" "), Cell::new("")],
+        ];
+        let grid: Vec<Vec<String>> = Table { rows: rows.clone() }
+            .grid()
+            .into_iter()
+            .map(|row| row.iter().map(|c| escape_inline(c)).collect())
+            .collect();
+        assert_eq!(table_of_cells(&rows, Inline::Plain), table(&grid));
+        assert_eq!(
+            table_of_cells(&rows, Inline::Plain),
+            "| Name | Note |  |\n| --- | --- | --- |\n| a\\|b | one<br>two | \\*x\\* |\n| short |  |  |\n"
+        );
+        assert_eq!(table_of_cells(&[vec![Cell::new(" ")]], Inline::Plain), "");
     }
 
     #[test]

@@ -485,7 +485,7 @@ pub(crate) fn table(rows: &[Vec<String>]) -> String {
 }
 
 /// One cell's text for a GFM table: on one line, `|` escaped.
-fn table_cell(cell: &str) -> String {
+pub(crate) fn table_cell(cell: &str) -> String {
     let lines: Vec<&str> = cell.trim().lines().map(str::trim).collect();
     lines.join("<br>").replace('|', "\\|")
 }
