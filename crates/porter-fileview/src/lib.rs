@@ -1,7 +1,8 @@
 //! `porter-fileview` turns a file's bytes into what a model can use: text in
-//! windows of numbered lines, the text of Word, PowerPoint, Excel and PDF
-//! files, archive listings, images turned upright and scaled to fit, small
-//! audio and video as themselves, and a one-sentence description of
+//! windows of numbered lines, Word, PowerPoint, Excel, PDF and HTML
+//! documents as windows of their Markdown with an outline of their
+//! headings, archive listings, images turned upright and scaled to fit,
+//! small audio and video as themselves, and a one-sentence description of
 //! everything else.
 //!
 //! It decides what a file is from its bytes; the name and the declared type

@@ -1,10 +1,12 @@
-//! Documents into Markdown: the structure a person or a search index needs
-//! (headings, list items, tables, links, slides, sheets, pages), where the
-//! file view gives only lines of text.
+//! Documents into Markdown: the structure a person, a model or a search
+//! index needs (headings, list items, tables, links, slides, sheets, pages).
 //!
-//! The same bounded readers as the view do the reading (the Office package
-//! and XML readers, the workbook walk, the PDF pages), so every limit of
-//! [`Options`] holds here too; the Markdown itself is cut at
+//! One reader a format (Word, `PowerPoint`, the workbook walk, the PDF
+//! layout analysis, HTML through `htmd`); all but HTML's produce the
+//! [`crate::document`] model, which is rendered here. `porter extract`
+//! writes this Markdown, and the file view shows the same Markdown in
+//! numbered windows with the [`outline`] of its headings, so every limit of
+//! [`Options`] holds for both; the Markdown itself is cut at
 //! `office_text_bytes`, with a note saying so.
 
 pub(crate) mod docx;
