@@ -282,13 +282,52 @@ fn atx_heading(line: &str) -> Option<(u8, String)> {
     if without_closing.is_empty() || without_closing.ends_with([' ', '\t']) {
         rest = without_closing.trim_end();
     }
-    let text: String = unescape(rest).chars().take(MAX_OUTLINE_TEXT).collect();
+    let text: String = unescape(&link_texts(rest))
+        .chars()
+        .take(MAX_OUTLINE_TEXT)
+        .collect();
     let text = text.trim();
     if text.is_empty() {
         return None;
     }
     // `hashes` is at most 6.
     Some((u8::try_from(hashes).unwrap_or(6), text.to_owned()))
+}
+
+/// Inline Markdown with each link `[text](url)` as its text alone.
+fn link_texts(markdown: &str) -> String {
+    let mut out = String::with_capacity(markdown.len());
+    let mut rest = markdown;
+    while let Some(open) = unescaped(rest, '[') {
+        let inner = &rest[open + 1..];
+        let Some(close) = unescaped(inner, ']').filter(|&at| inner[at + 1..].starts_with('('))
+        else {
+            break;
+        };
+        let Some(end) = inner[close + 2..].find(')') else {
+            break;
+        };
+        out.push_str(&rest[..open]);
+        out.push_str(&inner[..close]);
+        rest = &inner[close + 2 + end + 1..];
+    }
+    out.push_str(rest);
+    out
+}
+
+/// Where `wanted` first stands in `text` without a backslash escaping it.
+fn unescaped(text: &str, wanted: char) -> Option<usize> {
+    let mut escaped = false;
+    for (at, c) in text.char_indices() {
+        if escaped {
+            escaped = false;
+        } else if c == '\\' {
+            escaped = true;
+        } else if c == wanted {
+            return Some(at);
+        }
+    }
+    None
 }
 
 /// Markdown text with its backslash escapes of punctuation undone.
@@ -530,7 +569,8 @@ mod tests {
     #[test]
     fn the_outline_is_the_heading_lines_outside_code_with_escapes_undone() {
         let markdown = "# One\n\ntext\n\\# escaped\n\n~~~\n# in code\n~~~\n    # indented code\n\
-                        ## Two \\*starred\\* ##\n###### Six\n####### seven\n#nospace\n## C#\n";
+                        ## Two \\*starred\\* ##\n###### Six\n####### seven\n#nospace\n## C#\n\
+                        # See [the site](https://example.com/a) \\[not\\](a link)\n";
         let (outline, note) = outline(markdown);
         let found: Vec<(u8, &str, u64)> = outline
             .iter()
@@ -542,7 +582,8 @@ mod tests {
                 (1, "One", 1),
                 (2, "Two *starred*", 10),
                 (6, "Six", 11),
-                (2, "C#", 14)
+                (2, "C#", 14),
+                (1, "See the site [not](a link)", 15)
             ]
         );
         assert_eq!(note, None);
