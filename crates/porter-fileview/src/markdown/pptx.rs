@@ -564,4 +564,29 @@ mod tests {
         );
         assert_eq!(md.title.as_deref(), Some("Opening"));
     }
+
+    #[test]
+    fn a_missing_slide_part_is_said_and_a_missing_presentation_refused() {
+        let bytes = zip_of(&[
+            ("_rels/.rels", &root_rels("ppt/presentation.xml")),
+            (
+                "ppt/presentation.xml",
+                &format!(
+                    r#"<p:presentation {NS}><p:sldIdLst><p:sldId id="256" r:id="rId9"/></p:sldIdLst></p:presentation>"#
+                ),
+            ),
+        ]);
+        let md = convert(&bytes, &Options::default(), &Cancel::new()).expect("readable");
+        assert_eq!(
+            md.text,
+            "## Slide 1\n\n*(This slide's content is missing from the file.)*\n"
+        );
+        let empty = zip_of(&[("_rels/.rels", &root_rels("ppt/presentation.xml"))]);
+        assert_eq!(
+            convert(&empty, &Options::default(), &Cancel::new()).map(|md| md.text),
+            Err(Failure::unreadable(
+                "its main part ppt/presentation.xml is missing"
+            ))
+        );
+    }
 }
