@@ -1,12 +1,14 @@
-"""`File extract`, `File import` and the `Documents` tool through the real
-binary with the Python mcp client.
+"""`File read`, `File extract`, `File import` and the `Documents` tool
+through the real binary with the Python mcp client.
 
-The XLSX and PPTX are built here with openpyxl and python-pptx, served by a
-loopback web server and fetched into the inbox with the gateway's own HTTP
-tool, so each imported document has a real origin (`http:127.0.0.1`). A word
-that occurs only in one table cell of the workbook, and one that occurs only
-in the speaker notes of one slide, must each be found under the right
-heading; a document of one tenant must be invisible to another.
+The XLSX, PPTX and DOCX are built here with openpyxl, python-pptx and
+python-docx, served by a loopback web server and fetched into the inbox with
+the gateway's own HTTP tool, so each imported document has a real origin
+(`http:127.0.0.1`). A word that occurs only in one table cell of the
+workbook, and one that occurs only in the speaker notes of one slide, must
+each be found under the right heading; a document of one tenant must be
+invisible to another; `File read` shows a Word document as Markdown with the
+line of each heading in its outline.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import io
+import re
 import threading
 import uuid
 from collections.abc import Iterator
@@ -23,6 +26,7 @@ from typing import Any
 
 import httpx2
 import pytest
+from docx import Document
 from openpyxl import Workbook
 from pptx import Presentation
 from pptx.util import Inches
@@ -68,6 +72,29 @@ def roadmap_pptx() -> bytes:
     return out.getvalue()
 
 
+def plan_docx() -> bytes:
+    document = Document()
+    document.add_heading("Launch plan", level=1)
+    document.add_paragraph("The airship flies in May.")
+    document.add_heading("Costs", level=2)
+    table = document.add_table(rows=2, cols=3)
+    for row, values in zip(table.rows, [("Item", "Cost", "Owner"), ("Airship", "90000", "Alice")]):
+        for cell, value in zip(row.cells, values):
+            cell.text = value
+    document.add_paragraph("Paid from the spring budget.")
+    out = io.BytesIO()
+    document.save(out)
+    return out.getvalue()
+
+
+NUMBERED = re.compile(r"^\s*(\d+)\t(.*)$")
+
+
+def numbered_lines(text: str) -> dict[int, str]:
+    """The numbered lines of a read window, by their numbers."""
+    return {int(m.group(1)): m.group(2) for line in text.splitlines() if (m := NUMBERED.match(line))}
+
+
 @contextlib.contextmanager
 def file_server(root: Path) -> Iterator[str]:
     """Serves `root` on 127.0.0.1 at a free port, in a thread."""
@@ -89,6 +116,7 @@ def served_files(tmp_path: Path) -> Iterator[str]:
     root.mkdir()
     (root / "budget.xlsx").write_bytes(budget_xlsx())
     (root / "roadmap.pptx").write_bytes(roadmap_pptx())
+    (root / "plan.docx").write_bytes(plan_docx())
     with file_server(root) as base:
         yield base
 
@@ -182,6 +210,39 @@ async def test_search_finds_a_table_cell_and_speaker_notes_under_their_headings(
         assert stub["origin"] == "file:extract" and stub["type"] == "text/markdown", text
         assert CELL_WORD in served.inbox_file(stub["path"]).read_text()
         assert CELL_WORD in text  # the first window of the Markdown
+
+
+async def test_file_read_shows_a_word_document_as_markdown_with_an_outline_of_its_heading_lines(
+    tmp_path: Path, served_files: str
+) -> None:
+    config = write_config(tmp_path, extra={**web_extra(), "profiles": {"default": {"grants": ["File", "HTTP"]}}})
+    async with stdio_gateway(tmp_path, config) as served:
+        client = served.client
+        path = await fetch(client, f"{served_files}/plan.docx")
+        result = await client.call_tool("File", {"op": "read", "path": path})
+        text = all_text(result)
+        assert not result.is_error, text
+        assert "Word document, as Markdown" in text, text
+        lines = numbered_lines(text)
+        shown = list(lines.values())
+        assert "# Launch plan" in shown, text
+        assert "## Costs" in shown, text
+        assert "| Item | Cost | Owner |" in shown, text
+        assert "| Airship | 90000 | Alice |" in shown, text
+        # The table comes after its heading, as in the document.
+        assert shown.index("## Costs") < shown.index("| Item | Cost | Owner |")
+
+        outline = result.structured_content["outline"]
+        assert [(h["level"], h["text"]) for h in outline] == [(1, "Launch plan"), (2, "Costs")], outline
+        for heading in outline:
+            assert lines[heading["line"]] == "#" * heading["level"] + " " + heading["text"], (heading, text)
+
+        # A window asked for at a heading's line starts with that heading.
+        costs = outline[1]["line"]
+        section = await client.call_tool("File", {"op": "read", "path": path, "start_line": costs, "line_count": 4})
+        assert not section.is_error, all_text(section)
+        assert min(numbered_lines(all_text(section)).items()) == (costs, "## Costs")
+        assert section.structured_content["outline"] == outline
 
 
 KEYS = [

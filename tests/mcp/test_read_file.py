@@ -1,7 +1,7 @@
 """read_file through a real client, over stdio and HTTP: text in windows,
-a Word document, a sideways photo returned upright, a zip listing, a binary
-described with its link, and a file over the cap described without being
-downloaded."""
+a Word document as Markdown with its outline, a sideways photo returned
+upright, a zip listing, a binary described with its link, and a file over
+the cap described without being downloaded."""
 
 from __future__ import annotations
 
@@ -70,7 +70,9 @@ async def test_a_text_file_is_read_in_windows_with_the_next_start_line_and_its_w
         assert "120" in text_of(past), text_of(past)
 
 
-async def test_a_word_document_is_read_as_its_text(read_sim, home: Home, transport: str, tmp_path: Path):
+async def test_a_word_document_is_read_as_its_markdown_with_an_outline_of_its_heading_lines(
+    read_sim, home: Home, transport: str, tmp_path: Path
+):
     file_id = read_sim.file_id("meeting-notes.docx")
     async with serve(transport, server_env(read_sim, home), tmp_path) as served:
         result = await read_file(served, file_id)
@@ -78,12 +80,34 @@ async def test_a_word_document_is_read_as_its_text(read_sim, home: Home, transpo
         record = structured(result)
         assert record["kind"] == "document", record
         text = text_of(result)
+        assert "Word document, as Markdown" in text, text
+        lines = dict(numbered_lines(text))
+        shown = list(lines.values())
         for row in (
-            "Owner\tAction\tDue",
-            "Alice\tDraft the upload rules\t2026-03-06",
-            "Carol\tTest the demo on a fresh machine\t2026-03-10",
+            "| Owner | Action | Due |",
+            "| Alice | Draft the upload rules | 2026-03-06 |",
+            "| Carol | Test the demo on a fresh machine | 2026-03-10 |",
         ):
-            assert row in text, text
+            assert row in shown, text
+        assert "# Decisions" in shown, text
+
+        # The outline names each heading and the line it stands on.
+        outline = record["outline"]
+        assert [(h["level"], h["text"]) for h in outline] == [
+            (1, "Kickoff meeting notes"),
+            (1, "Decisions"),
+            (1, "Action items"),
+        ], outline
+        for heading in outline:
+            assert lines[heading["line"]] == f"# {heading['text']}", (heading, text)
+
+        # A window asked for at a heading's line starts with that heading.
+        action_items = outline[2]["line"]
+        section = await read_file(served, file_id, start_line=action_items, line_count=3)
+        assert not section.is_error, text_of(section)
+        first = numbered_lines(text_of(section))[0]
+        assert first == (action_items, "# Action items"), text_of(section)
+        assert structured(section)["outline"] == outline
 
 
 async def test_a_sideways_jpeg_is_returned_upright(read_sim, home: Home, transport: str, tmp_path: Path):

@@ -181,6 +181,23 @@ pub struct Record {
     /// Notes about what was left out or cut.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub notes: Vec<String>,
+    /// A document's headings in order, each with the line of the whole
+    /// text it stands on, so a window can start at a section. Present for
+    /// documents shown as Markdown (and Markdown files) that have headings.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub outline: Vec<Heading>,
+}
+
+/// `Heading` is one entry of a document's outline.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Heading {
+    /// 1 for a top-level heading (Markdown `#`) to 6 (`######`).
+    pub level: u8,
+    /// The heading's text, without its `#` marks or Markdown escapes.
+    pub text: String,
+    /// The line of the whole text the heading stands on, counted from 1:
+    /// pass it as `start_line` to read that section.
+    pub line: u64,
 }
 
 /// `WindowRecord` places a window of numbered lines in its file.

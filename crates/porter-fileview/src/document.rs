@@ -1,12 +1,29 @@
 //! One document model: what a reader finds in a document (headings with
 //! their levels, paragraphs, list items, tables with spans, figure text,
-//! notes, page markers), kept apart from how it is written out. A reader
-//! produces [`Block`]s once; the Markdown renderer here writes them.
+//! notes, page markers), kept apart from how it is written out. Every
+//! document reader but HTML's produces [`Block`]s once (the PDF layout
+//! analysis, the Word and `PowerPoint` readers, the workbook walk); the
+//! Markdown renderer here writes them, and the file view shows that
+//! Markdown in numbered windows, so a window and `extract` show the same
+//! structure.
 //!
-//! The PDF reader produces it today; the other readers are meant to move
-//! onto it, so it holds nothing PDF-specific.
+//! The text inside blocks is [`Inline::Plain`] (the renderer escapes it)
+//! or, for readers that keep links and line breaks inside a paragraph,
+//! [`Inline::Markdown`] that the reader escaped itself.
 
-use crate::markdown::{MdOut, escape_inline, escape_line, table};
+use crate::markdown::{Markdown, MdOut, escape_inline, escape_line, start_safe, table, table_cell};
+
+/// How the text inside a document's blocks is written.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Inline {
+    /// Plain text: the renderer escapes whatever Markdown would read as
+    /// structure or emphasis.
+    Plain,
+    /// Inline Markdown already: the reader escaped the document's own
+    /// characters and wrote its links as `[text](url)`; a `\n` inside a
+    /// paragraph is a line break.
+    Markdown,
+}
 
 /// One block of a document, in reading order.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -57,10 +74,9 @@ pub(crate) struct Cell {
 
 impl Cell {
     /// An ordinary cell of one column and one row.
-    #[cfg(test)]
-    pub(crate) fn new(text: &str) -> Self {
+    pub(crate) fn new(text: impl Into<String>) -> Self {
         Self {
-            text: text.to_owned(),
+            text: text.into(),
             col_span: 1,
             row_span: 1,
         }
@@ -115,44 +131,152 @@ impl Table {
     }
 }
 
-/// Writes `blocks` as Markdown into `out`: `#` headings, pipe tables,
-/// `-` and numbered list items, figure text as a paragraph, page markers
-/// as `<!-- page N of M -->` comments and notes in italics. Text is escaped
-/// so a document's words never turn into Markdown structure.
+/// Writes `blocks` of plain text as Markdown into `out`; see [`render`].
 pub(crate) fn write_markdown(blocks: &[Block], out: &mut MdOut) {
     for block in blocks {
         if out.is_full() {
             return;
         }
-        match block {
-            Block::Heading { level, text } => {
-                let hashes = "#".repeat(usize::from((*level).clamp(1, 6)));
-                out.block(&format!("{hashes} {}", escape_inline(text.trim())));
-            }
-            Block::Paragraph(text) | Block::Figure(text) => out.block(&escape_line(text.trim())),
-            Block::ListItem {
-                level,
-                marker,
-                text,
-            } => {
-                let indent = "  ".repeat(usize::from(*level).min(8));
-                let marker = marker.as_deref().unwrap_or("-");
-                out.item(&format!("{indent}{marker} {}", escape_inline(text.trim())));
-            }
-            Block::Table(t) => {
+        render(block, Inline::Plain, out);
+    }
+}
+
+/// `Writer` renders a document's blocks as Markdown as its reader produces
+/// them, so a document is never held twice, and stops at its cap.
+pub(crate) struct Writer {
+    out: MdOut,
+    inline: Inline,
+}
+
+impl Writer {
+    /// A writer of at most `cap` bytes of Markdown, for blocks whose text
+    /// is written as `inline`.
+    pub(crate) fn new(cap: usize, inline: Inline) -> Self {
+        Self {
+            out: MdOut::new(cap),
+            inline,
+        }
+    }
+
+    /// Renders the next block.
+    pub(crate) fn push(&mut self, block: &Block) {
+        if !self.out.is_full() {
+            render(block, self.inline, &mut self.out);
+        }
+    }
+
+    /// Whether the cap was reached: nothing more will be taken.
+    pub(crate) fn is_full(&self) -> bool {
+        self.out.is_full()
+    }
+
+    /// The Markdown, with the document's title and notes.
+    pub(crate) fn finish(self, title: Option<String>, notes: Vec<String>) -> Markdown {
+        self.out.finish(title, notes)
+    }
+}
+
+/// Writes one block as Markdown: `#` headings on one line, pipe tables,
+/// `-` and numbered list items (nested four spaces a level, which holds
+/// under any marker up to `99.`), figure text as a paragraph, page markers
+/// as `<!-- page N of M -->` comments and notes in italics. Plain text is
+/// escaped so a document's words never turn into Markdown structure; a
+/// line break inside a paragraph is a Markdown hard break.
+fn render(block: &Block, inline: Inline, out: &mut MdOut) {
+    let text = |text: &str| match inline {
+        Inline::Plain => escape_inline(text),
+        Inline::Markdown => text.to_owned(),
+    };
+    match block {
+        Block::Heading {
+            level,
+            text: heading,
+        } => {
+            let hashes = "#".repeat(usize::from((*level).clamp(1, 6)));
+            let one_line = heading.split_whitespace().collect::<Vec<_>>().join(" ");
+            out.block(&format!("{hashes} {}", text(&one_line)));
+        }
+        Block::Paragraph(paragraph) | Block::Figure(paragraph) => {
+            let lines: Vec<String> = paragraph
+                .trim()
+                .lines()
+                .map(|line| match inline {
+                    Inline::Plain => escape_line(line.trim()),
+                    Inline::Markdown => start_safe(line.trim()),
+                })
+                .collect();
+            out.block(&lines.join("\\\n"));
+        }
+        Block::ListItem {
+            level,
+            marker,
+            text: item,
+        } => {
+            let indent = "    ".repeat(usize::from(*level).min(8));
+            let marker = marker.as_deref().unwrap_or("-");
+            let continued = text(item.trim()).replace('\n', &format!("\n{indent}    "));
+            out.item(&format!("{indent}{marker} {continued}"));
+        }
+        Block::Table(t) => {
+            let spans = t
+                .rows
+                .iter()
+                .flatten()
+                .any(|c| c.col_span > 1 || c.row_span > 1);
+            if spans {
                 let grid: Vec<Vec<String>> = t
                     .grid()
                     .into_iter()
-                    .map(|row| row.iter().map(|c| escape_inline(c)).collect())
+                    .map(|row| row.iter().map(|c| text(c)).collect())
                     .collect();
                 out.block(&table(&grid));
-            }
-            Block::Note(text) => out.block(&format!("*({})*", escape_inline(text.trim()))),
-            Block::Page { number, total } => {
-                out.block(&format!("<!-- page {number} of {total} -->"));
+            } else {
+                // Every Office table: their readers fill merged places
+                // themselves. Written from the cells as they are, without a
+                // second grid of copies.
+                out.block(&table_of_cells(&t.rows, inline));
             }
         }
+        Block::Note(note) => out.block(&format!("*({})*", text(note.trim()))),
+        Block::Page { number, total } => {
+            out.block(&format!("<!-- page {number} of {total} -->"));
+        }
     }
+}
+
+/// [`table`] of rows of cells without spans, each cell's text escaped as
+/// it is written.
+fn table_of_cells(rows: &[Vec<Cell>], inline: Inline) -> String {
+    let Some(last) = rows
+        .iter()
+        .rposition(|row| row.iter().any(|c| !c.text.trim().is_empty()))
+    else {
+        return String::new();
+    };
+    let rows = &rows[..=last];
+    let width = rows.iter().map(Vec::len).max().unwrap_or(0);
+    let mut out = String::new();
+    for (index, row) in rows.iter().enumerate() {
+        out.push('|');
+        for column in 0..width {
+            let cell = row.get(column).map_or("", |c| c.text.as_str());
+            out.push(' ');
+            match inline {
+                Inline::Plain => out.push_str(&table_cell(&escape_inline(cell))),
+                Inline::Markdown => out.push_str(&table_cell(cell)),
+            }
+            out.push_str(" |");
+        }
+        out.push('\n');
+        if index == 0 {
+            out.push('|');
+            for _ in 0..width {
+                out.push_str(" --- |");
+            }
+            out.push('\n');
+        }
+    }
+    out
 }
 
 #[cfg(test)]
@@ -192,8 +316,29 @@ mod tests {
         assert_eq!(
             render(&blocks),
             "<!-- page 1 of 2 -->\n\n## 3. Results \\*now\\*\n\n1\\. not a list\n\n\
-             - first\n  2. second\n\n*(Page 2 has no text layer.)*\n"
+             - first\n    2. second\n\n*(Page 2 has no text layer.)*\n"
         );
+    }
+
+    #[test]
+    fn a_table_without_spans_is_written_as_the_grid_would_be() {
+        let rows = vec![
+            vec![Cell::new("Name"), Cell::new("Note")],
+            vec![Cell::new("a|b"), Cell::new("one\ntwo"), Cell::new("*x*")],
+            vec![Cell::new("short")],
+            vec![Cell::new(" "), Cell::new("")],
+        ];
+        let grid: Vec<Vec<String>> = Table { rows: rows.clone() }
+            .grid()
+            .into_iter()
+            .map(|row| row.iter().map(|c| escape_inline(c)).collect())
+            .collect();
+        assert_eq!(table_of_cells(&rows, Inline::Plain), table(&grid));
+        assert_eq!(
+            table_of_cells(&rows, Inline::Plain),
+            "| Name | Note |  |\n| --- | --- | --- |\n| a\\|b | one<br>two | \\*x\\* |\n| short |  |  |\n"
+        );
+        assert_eq!(table_of_cells(&[vec![Cell::new(" ")]], Inline::Plain), "");
     }
 
     #[test]

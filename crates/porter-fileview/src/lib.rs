@@ -1,7 +1,8 @@
 //! `porter-fileview` turns a file's bytes into what a model can use: text in
-//! windows of numbered lines, the text of Word, PowerPoint, Excel and PDF
-//! files, archive listings, images turned upright and scaled to fit, small
-//! audio and video as themselves, and a one-sentence description of
+//! windows of numbered lines, Word, PowerPoint, Excel, PDF and HTML
+//! documents as windows of their Markdown with an outline of their
+//! headings, archive listings, images turned upright and scaled to fit,
+//! small audio and video as themselves, and a one-sentence description of
 //! everything else.
 //!
 //! It decides what a file is from its bytes; the name and the declared type
@@ -44,7 +45,9 @@ mod text;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 
 pub use bounds::Cancel;
-pub use content::{Block, ImageRecord, Kind, Record, ResourceBlob, Shown, View, WindowRecord};
+pub use content::{
+    Block, Heading, ImageRecord, Kind, Record, ResourceBlob, Shown, View, WindowRecord,
+};
 pub use describe::{count, human_size};
 pub use markdown::{Markdown, to_markdown};
 pub use options::*;
@@ -209,7 +212,7 @@ struct Paged {
     /// The record every window starts from (no window yet, the reader's
     /// notes).
     record: Record,
-    /// What the header calls the text ("Word document, its text").
+    /// What the header calls the text ("Word document, as Markdown").
     what: String,
     text: String,
     index: text::LineIndex,
@@ -257,6 +260,13 @@ impl Prepared {
             block.push_str(note);
         }
         push_type_note(&mut block, &record);
+        // A document longer than one window names where its sections start,
+        // for a model that sees only the text.
+        let whole = window.start_line <= 1 && window.next_start_line().is_none();
+        if !whole && !record.outline.is_empty() {
+            block.push(' ');
+            block.push_str(&sections(&record.outline));
+        }
         if !window.numbered.is_empty() {
             block.push('\n');
             block.push_str(&window.numbered);
@@ -297,7 +307,13 @@ impl Prepared {
         match &self.0 {
             Prep::Whole(view) => blocks(&view.content),
             Prep::Paged(paged) => {
-                paged.text.len() as u64 + paged.index.held_bytes() + blocks(&paged.after)
+                let outline: u64 = paged
+                    .record
+                    .outline
+                    .iter()
+                    .map(|h| h.text.len() as u64 + 32)
+                    .sum();
+                paged.text.len() as u64 + paged.index.held_bytes() + blocks(&paged.after) + outline
             }
         }
     }
@@ -316,6 +332,39 @@ impl Prepared {
             }
         }
     }
+}
+
+/// `HEADER_SECTIONS` is the most headings a window's header names.
+const HEADER_SECTIONS: usize = 20;
+
+/// The sentence naming the lines a document's sections start at: its
+/// headings of the top levels it has, the first [`HEADER_SECTIONS`] of them.
+fn sections(outline: &[Heading]) -> String {
+    use std::fmt::Write as _;
+
+    let top = outline.iter().map(|h| h.level).min().unwrap_or(1);
+    // The top two levels, unless they alone are too many to name.
+    let levels = if outline.iter().filter(|h| h.level <= top + 1).count() <= HEADER_SECTIONS {
+        top + 1
+    } else {
+        top
+    };
+    let chosen: Vec<&Heading> = outline.iter().filter(|h| h.level <= levels).collect();
+    let mut out = String::from("Sections start at:");
+    for (index, heading) in chosen.iter().take(HEADER_SECTIONS).enumerate() {
+        let text: String = heading.text.chars().take(60).collect();
+        let _ = write!(
+            out,
+            "{} line {} ({text})",
+            if index == 0 { "" } else { ";" },
+            heading.line
+        );
+    }
+    if chosen.len() > HEADER_SECTIONS {
+        let _ = write!(out, "; {} more", chosen.len() - HEADER_SECTIONS);
+    }
+    out.push_str(". Pass a line as start_line to read that section.");
+    out
 }
 
 /// Describes a file too big to read, from its name, size and declared type
@@ -356,6 +405,7 @@ pub fn describe_too_large(
             reason: Some(reason),
             link: link.map(str::to_owned),
             notes: Vec::new(),
+            outline: Vec::new(),
         },
     }
 }
@@ -440,6 +490,7 @@ impl File<'_> {
             reason: None,
             link: self.link.map(str::to_owned),
             notes: Vec::new(),
+            outline: Vec::new(),
         }
     }
 
@@ -473,6 +524,27 @@ impl File<'_> {
             notes: extracted.notes,
             after: Vec::new(),
         })))
+    }
+
+    /// A document read into its Markdown, ready to be cut into windows of
+    /// numbered Markdown lines, with its outline in the record.
+    fn paged_markdown(&self, kind: Kind, mime: &str, what: &str, document: Markdown) -> Prepared {
+        let (outline, note) = markdown::outline(&document.text);
+        let mut notes = document.notes;
+        notes.extend(note);
+        let mut prepared = self.paged(
+            kind,
+            mime,
+            &format!("{what}, as Markdown"),
+            Extracted {
+                text: document.text,
+                notes,
+            },
+        );
+        if let Prep::Paged(paged) = &mut prepared.0 {
+            paged.record.outline = outline;
+        }
+        prepared
     }
 
     /// The URI an embedded resource carries: the caller's link, or a
@@ -513,7 +585,7 @@ fn show(
     cancel: &Cancel,
 ) -> Result<Prepared, ViewError> {
     let ((kind, mime, what), outcome) = match sniffed {
-        Sniffed::Text(encoding) => return Ok(show_text(file, *encoding)),
+        Sniffed::Text(encoding) => return Ok(show_text(file, *encoding, options)),
         Sniffed::Pdf => return show_pdf(file, options, cancel),
         Sniffed::Image(format) => {
             return show_image(file, *format, options, cancel).map(Prepared::whole);
@@ -523,24 +595,25 @@ fn show(
                 file, sniffed, mime, what, options,
             )));
         }
-        Sniffed::Zip => show_zip(file, options, cancel),
+        Sniffed::Zip => return show_zip(file, options, cancel),
         Sniffed::Tar(compression) => (
             identity(file, sniffed),
             archive::list_tar(file.bytes, *compression, options, cancel),
         ),
         Sniffed::Ole => {
             let outcome =
-                office::workbook(file.bytes, office::WorkbookFormat::Xls, options, cancel);
-            let found = if outcome.is_ok() {
-                (
-                    Kind::Spreadsheet,
-                    "application/vnd.ms-excel".to_owned(),
-                    "legacy Excel workbook".to_owned(),
-                )
-            } else {
-                identity(file, sniffed)
-            };
-            (found, outcome)
+                markdown::sheets::convert(file.bytes, office::WorkbookFormat::Xls, options, cancel);
+            match outcome {
+                Ok(markdown) => {
+                    return Ok(file.paged_markdown(
+                        Kind::Spreadsheet,
+                        "application/vnd.ms-excel",
+                        "legacy Excel workbook",
+                        markdown,
+                    ));
+                }
+                Err(failure) => (identity(file, sniffed), Err(failure)),
+            }
         }
         Sniffed::Compressed(_) | Sniffed::OtherImage { .. } | Sniffed::Other { .. } => (
             identity(file, sniffed),
@@ -548,14 +621,8 @@ fn show(
         ),
     };
     match outcome {
-        Ok(extracted) => {
-            let phrase = match kind {
-                Kind::Archive => format!("{what}, listed"),
-                Kind::Spreadsheet => format!("{what}, its cells as text"),
-                _ => format!("{what}, its text"),
-            };
-            Ok(file.paged(kind, &mime, &phrase, extracted))
-        }
+        // Only a listing reaches here: every document returned above.
+        Ok(listed) => Ok(file.paged(kind, &mime, &format!("{what}, listed"), listed)),
         Err(Failure::Cancelled) => Err(ViewError::Cancelled),
         Err(Failure::Unreadable(reason)) => {
             Ok(Prepared::whole(file.described(kind, &mime, &what, &reason)))
@@ -563,12 +630,52 @@ fn show(
     }
 }
 
-fn show_text(file: &File<'_>, encoding: Encoding) -> Prepared {
+fn show_text(file: &File<'_>, encoding: Encoding, options: &Options) -> Prepared {
     let decoded = text::decode(file.bytes, encoding);
     let mime = text_mime(file);
+    // A page is shown as its Markdown; one too big to parse into a tree
+    // within the text cap, or that its HTML reader refuses (nested too
+    // deep), as the text it is, saying why.
+    let mut source_note = None;
+    if markdown::is_html_page(&file.name, file.declared, &decoded) {
+        let outcome = if decoded.len() > options.office_text_bytes {
+            Err(Failure::unreadable(format!(
+                "it is larger than the {} a page is read into Markdown from",
+                human_size(options.office_text_bytes as u64)
+            )))
+        } else {
+            markdown::html::convert(&decoded, options)
+        };
+        match outcome {
+            Ok(mut page) => {
+                // The page's `<title>` is not in its Markdown; the header
+                // says it.
+                if let Some(title) = page.title.as_deref().map(str::trim)
+                    && !title.is_empty()
+                    && !page.text.contains(title)
+                {
+                    let title: String = title.chars().take(200).collect();
+                    page.notes.insert(0, format!("Its title is \"{title}\"."));
+                }
+                let mut prepared = file.paged_markdown(Kind::Text, "text/html", "HTML page", page);
+                if let Prep::Paged(paged) = &mut prepared.0 {
+                    paged.record.encoding = Some(text::encoding_label(encoding).to_owned());
+                }
+                return prepared;
+            }
+            Err(Failure::Unreadable(reason)) => {
+                source_note = Some(format!(
+                    "It is shown as its HTML source, not as Markdown, because {reason}."
+                ));
+            }
+            // The HTML reader takes no cancel flag.
+            Err(Failure::Cancelled) => {}
+        }
+    }
+    let markdown_file = mime == "text/markdown";
     let extracted = Extracted {
         text: decoded.into_owned(),
-        notes: Vec::new(),
+        notes: source_note.into_iter().collect(),
     };
     let mut prepared = file.paged(
         Kind::Text,
@@ -580,6 +687,11 @@ fn show_text(file: &File<'_>, encoding: Encoding) -> Prepared {
         paged.record.encoding = Some(text::encoding_label(encoding).to_owned());
         if file.size == 0 {
             paged.empty = format!("{}: an empty file (0 bytes).", file.name);
+        }
+        if markdown_file {
+            let (outline, note) = markdown::outline(&paged.text);
+            paged.record.outline = outline;
+            paged.notes.extend(note);
         }
     }
     prepared
@@ -596,23 +708,36 @@ fn text_mime(file: &File<'_>) -> String {
         .map_or_else(|| "text/plain".to_owned(), essence)
 }
 
-/// A zip is an Office package when its own parts say so, else an archive.
-fn show_zip(
-    file: &File<'_>,
-    options: &Options,
-    cancel: &Cancel,
-) -> ((Kind, String, String), Result<Extracted, Failure>) {
+/// A zip is an Office package when its own parts say so, read into its
+/// Markdown by the one reader of its format; else an archive, listed.
+fn show_zip(file: &File<'_>, options: &Options, cancel: &Cancel) -> Result<Prepared, ViewError> {
     use office::{WorkbookFormat, ZipKind};
     let zip_kind = office::zip_kind(file.bytes, options);
     let (kind, mime, what) = zip_identity(zip_kind);
     let outcome = match zip_kind {
-        ZipKind::Docx => office::docx(file.bytes, options, cancel),
-        ZipKind::Pptx => office::pptx(file.bytes, options, cancel),
-        ZipKind::Xlsx => office::workbook(file.bytes, WorkbookFormat::Xlsx, options, cancel),
-        ZipKind::Ods => office::workbook(file.bytes, WorkbookFormat::Ods, options, cancel),
-        ZipKind::Plain => archive::list_zip(file.bytes, options, cancel),
+        ZipKind::Docx => markdown::docx::convert(file.bytes, options, cancel),
+        ZipKind::Pptx => markdown::pptx::convert(file.bytes, options, cancel),
+        ZipKind::Xlsx => {
+            markdown::sheets::convert(file.bytes, WorkbookFormat::Xlsx, options, cancel)
+        }
+        ZipKind::Ods => markdown::sheets::convert(file.bytes, WorkbookFormat::Ods, options, cancel),
+        ZipKind::Plain => {
+            return match archive::list_zip(file.bytes, options, cancel) {
+                Ok(listed) => Ok(file.paged(kind, mime, &format!("{what}, listed"), listed)),
+                Err(Failure::Cancelled) => Err(ViewError::Cancelled),
+                Err(Failure::Unreadable(reason)) => {
+                    Ok(Prepared::whole(file.described(kind, mime, what, &reason)))
+                }
+            };
+        }
     };
-    ((kind, mime.to_owned(), what.to_owned()), outcome)
+    match outcome {
+        Ok(markdown) => Ok(file.paged_markdown(kind, mime, what, markdown)),
+        Err(Failure::Cancelled) => Err(ViewError::Cancelled),
+        Err(Failure::Unreadable(reason)) => {
+            Ok(Prepared::whole(file.described(kind, mime, what, &reason)))
+        }
+    }
 }
 
 /// Kind, media type and a short description of each kind of zip.
@@ -652,13 +777,14 @@ fn show_pdf(file: &File<'_>, options: &Options, cancel: &Cancel) -> Result<Prepa
         }
         prepared
     };
-    match pdf::text(file.bytes, options, cancel) {
-        Ok((mut extracted, pages)) => {
+    match markdown::pdf_document(file.bytes, options, cancel) {
+        Ok((mut document, pages)) => {
             let what = match pages {
-                1 => "PDF of 1 page, its text".to_owned(),
-                n => format!("PDF of {} pages, its text", count(n as u64)),
+                Some(1) => "PDF of 1 page".to_owned(),
+                Some(n) => format!("PDF of {} pages", count(n as u64)),
+                None => "PDF".to_owned(),
             };
-            extracted.notes.push(if attach {
+            document.notes.push(if attach {
                 "The PDF itself is attached as well.".to_owned()
             } else {
                 format!(
@@ -666,7 +792,12 @@ fn show_pdf(file: &File<'_>, options: &Options, cancel: &Cancel) -> Result<Prepa
                     human_size(options.media_bytes as u64)
                 )
             });
-            Ok(attached(file.paged(Kind::Pdf, MIME, &what, extracted)))
+            Ok(attached(file.paged_markdown(
+                Kind::Pdf,
+                MIME,
+                &what,
+                document,
+            )))
         }
         Err(Failure::Cancelled) => Err(ViewError::Cancelled),
         Err(Failure::Unreadable(reason)) if attach => {
@@ -1109,6 +1240,14 @@ mod tests {
     }
 
     fn docx_bytes() -> Vec<u8> {
+        docx_with_body("<w:p><w:r><w:t>hi</w:t></w:r></w:p>")
+    }
+
+    /// A Word document whose body is `body` (WordprocessingML).
+    fn docx_with_body(body: &str) -> Vec<u8> {
+        let document = format!(
+            r#"<?xml version="1.0"?><w:document xmlns:w="http://schemas.openxmlformats.org/wordprocessingml/2006/main"><w:body>{body}</w:body></w:document>"#
+        );
         let mut zip = zip::ZipWriter::new(std::io::Cursor::new(Vec::new()));
         let parts = [
             (
@@ -1119,10 +1258,7 @@ mod tests {
                 "_rels/.rels",
                 r#"<?xml version="1.0"?><Relationships xmlns="http://schemas.openxmlformats.org/package/2006/relationships"><Relationship Id="rId1" Type="http://schemas.openxmlformats.org/officeDocument/2006/relationships/officeDocument" Target="word/document.xml"/></Relationships>"#,
             ),
-            (
-                "word/document.xml",
-                r#"<?xml version="1.0"?><w:document xmlns:w="http://schemas.openxmlformats.org/wordprocessingml/2006/main"><w:body><w:p><w:r><w:t>hi</w:t></w:r></w:p></w:body></w:document>"#,
-            ),
+            ("word/document.xml", document.as_str()),
         ];
         for (name, text) in parts {
             zip.start_file(name, zip::write::SimpleFileOptions::default())
@@ -1165,5 +1301,220 @@ mod tests {
             assert_eq!(found.type_note.as_deref(), note, "{name}");
         }
         assert_eq!(sniff_type(&docx, "letter.docx").kind, Kind::Document);
+    }
+
+    /// The numbered lines of a window's text, by their numbers.
+    fn numbered(view: &View) -> Vec<(u64, String)> {
+        first_text(view)
+            .lines()
+            .filter_map(|line| {
+                let (number, text) = line.split_once('\t')?;
+                Some((number.trim().parse().ok()?, text.to_owned()))
+            })
+            .collect()
+    }
+
+    #[test]
+    fn a_document_is_shown_as_numbered_markdown_and_its_outline_points_at_its_heading_lines() {
+        let paragraph = |text: &str| format!("<w:p><w:r><w:t>{text}</w:t></w:r></w:p>");
+        let heading = |level: u8, text: &str| {
+            format!(
+                "<w:p><w:pPr><w:outlineLvl w:val=\"{}\"/></w:pPr><w:r><w:t>{text}</w:t></w:r></w:p>",
+                level - 1
+            )
+        };
+        let cell = |text: &str| format!("<w:tc>{}</w:tc>", paragraph(text));
+        let body = [
+            heading(1, "Quarterly results"),
+            paragraph("Sales rose."),
+            paragraph("# not a heading"),
+            format!(
+                "<w:tbl><w:tr>{}{}</w:tr><w:tr>{}{}</w:tr></w:tbl>",
+                cell("Fruit"),
+                cell("Count"),
+                cell("Apple"),
+                cell("3")
+            ),
+            heading(2, "Details &amp; *notes*"),
+            paragraph("The end."),
+        ]
+        .concat();
+        let bytes = docx_with_body(&body);
+        let shown = show(&bytes, "report.docx", &Options::default());
+        assert_eq!(shown.structured.shown, Shown::Text);
+        assert!(
+            first_text(&shown).starts_with("report.docx: Word document, as Markdown,"),
+            "{}",
+            first_text(&shown)
+        );
+        let lines = numbered(&shown);
+        let line = |n: u64| {
+            lines.iter().find(|(number, _)| *number == n).map_or_else(
+                || panic!("no line {n} in {lines:#?}"),
+                |(_, text)| text.as_str(),
+            )
+        };
+        assert!(
+            lines.iter().any(|(_, text)| text == "| Fruit | Count |"),
+            "the table is a pipe table: {lines:#?}"
+        );
+        assert!(lines.iter().any(|(_, text)| text == "| Apple | 3 |"));
+        assert!(lines.iter().any(|(_, text)| text == "\\# not a heading"));
+
+        let outline: Vec<(u8, &str)> = shown
+            .structured
+            .outline
+            .iter()
+            .map(|h| (h.level, h.text.as_str()))
+            .collect();
+        assert_eq!(
+            outline,
+            vec![(1, "Quarterly results"), (2, "Details & *notes*")]
+        );
+        for heading in &shown.structured.outline {
+            assert!(
+                line(heading.line).starts_with(&format!("{} ", "#".repeat(heading.level.into()))),
+                "line {} is {:?}, not the heading {:?}",
+                heading.line,
+                line(heading.line),
+                heading.text
+            );
+        }
+        assert_eq!(
+            line(shown.structured.outline[0].line),
+            "# Quarterly results"
+        );
+
+        // A window asked for at a heading's line starts with the heading,
+        // and carries the same outline.
+        let details = &shown.structured.outline[1];
+        let later = view(
+            &FileInput::new(&bytes, "report.docx"),
+            &WindowRequest {
+                start_line: Some(details.line),
+                line_count: Some(3),
+            },
+            &Options::default(),
+            &Cancel::new(),
+        )
+        .expect("a window");
+        let later_lines = numbered(&later);
+        assert_eq!(
+            later_lines.first(),
+            Some(&(details.line, "## Details & \\*notes\\*".to_owned()))
+        );
+        assert_eq!(later.structured.outline, shown.structured.outline);
+        // Only a document longer than its window names its sections in the
+        // header, for a model that sees the text alone.
+        assert!(!first_text(&shown).contains("Sections start at"));
+        let header = first_text(&later).lines().next().unwrap_or_default();
+        assert!(
+            header.contains(&format!(
+                "Sections start at: line {} (Quarterly results); line {} (Details & *notes*). Pass a line as start_line to read that section.",
+                shown.structured.outline[0].line, details.line
+            )),
+            "{header}"
+        );
+
+        let json = serde_json::to_value(&shown.structured).expect("a record serializes");
+        assert_eq!(json["outline"][0]["level"], 1);
+        assert_eq!(json["outline"][0]["line"], shown.structured.outline[0].line);
+        assert_eq!(json["outline"][1]["text"], "Details & *notes*");
+    }
+
+    #[test]
+    fn plain_text_has_no_outline_but_a_markdown_file_has_one() {
+        let text = show(b"# not markdown\nwords\n", "notes.txt", &Options::default());
+        assert!(text.structured.outline.is_empty());
+        let json = serde_json::to_value(&text.structured).expect("a record serializes");
+        assert!(json.get("outline").is_none(), "{json}");
+
+        let markdown = show(
+            b"# Title\n\n```\n# a comment in code\n```\n\n## Part two\n",
+            "notes.md",
+            &Options::default(),
+        );
+        let outline: Vec<(u8, &str, u64)> = markdown
+            .structured
+            .outline
+            .iter()
+            .map(|h| (h.level, h.text.as_str(), h.line))
+            .collect();
+        assert_eq!(outline, vec![(1, "Title", 1), (2, "Part two", 7)]);
+    }
+
+    #[test]
+    fn an_html_page_is_shown_as_markdown_unless_too_big_or_too_deep_then_as_its_source_saying_why()
+    {
+        let page =
+            b"<html><head><title>Menu</title></head><body><h1>Lunch</h1><p>Soup</p></body></html>";
+        let shown = show(page, "menu.html", &Options::default());
+        let text = first_text(&shown);
+        assert!(text.contains("HTML page, as Markdown"), "{text}");
+        assert!(text.contains("Its title is \"Menu\"."), "{text}");
+        assert!(text.contains("     1\t# Lunch"), "{text}");
+        assert_eq!(shown.structured.outline.len(), 1);
+
+        let small = Options {
+            office_text_bytes: 40,
+            ..Options::default()
+        };
+        let big = show(page, "menu.html", &small);
+        let text = first_text(&big);
+        assert!(
+            text.contains(
+                "It is shown as its HTML source, not as Markdown, because it is larger than the 40 bytes a page is read into Markdown from."
+            ),
+            "{text}"
+        );
+        assert!(text.contains("<h1>Lunch</h1>"), "{text}");
+        assert!(big.structured.outline.is_empty());
+
+        let shallow = Options {
+            xml_depth: 3,
+            ..Options::default()
+        };
+        let deep = show(
+            b"<html><body><div><div><div><div><p>x</p></div></div></div></div></body></html>",
+            "deep.html",
+            &shallow,
+        );
+        let text = first_text(&deep);
+        assert!(
+            text.contains("because its HTML is nested deeper than 3 levels"),
+            "{text}"
+        );
+        assert!(text.contains("<div><div>"), "{text}");
+    }
+
+    #[test]
+    fn a_header_names_the_top_two_levels_of_sections_or_only_the_top_when_they_are_many() {
+        let heading = |level: u8, text: &str, line: u64| Heading {
+            level,
+            text: text.to_owned(),
+            line,
+        };
+        let few = [
+            heading(2, "Intro", 1),
+            heading(3, "Aim", 5),
+            heading(4, "Detail", 9),
+            heading(2, "End", 20),
+        ];
+        assert_eq!(
+            sections(&few),
+            "Sections start at: line 1 (Intro); line 5 (Aim); line 20 (End). Pass a line as start_line to read that section."
+        );
+        let mut many = vec![heading(1, "Book", 1)];
+        many.extend((0..25).map(|n| heading(2, "Chapter", 10 + n)));
+        assert_eq!(
+            sections(&many),
+            "Sections start at: line 1 (Book). Pass a line as start_line to read that section."
+        );
+        let tops: Vec<Heading> = (0..25).map(|n| heading(1, "Part", 1 + n)).collect();
+        assert!(
+            sections(&tops).ends_with(
+                "line 20 (Part); 5 more. Pass a line as start_line to read that section."
+            )
+        );
     }
 }

@@ -14,8 +14,9 @@
 use std::collections::HashMap;
 use std::io::BufRead;
 
-use super::{Markdown, MdOut, escape_inline, start_safe, table};
+use super::{Markdown, escape_inline};
 use crate::bounds::{Cancel, Failure};
+use crate::document::{Block, Cell, Inline, Writer};
 use crate::office::package::Package;
 use crate::office::xml::{Node, Xml, attribute, local, named, prefixed_id};
 use crate::options::Options;
@@ -24,7 +25,8 @@ use crate::options::Options;
 const DEFAULT_MAIN: &str = "word/document.xml";
 
 /// The note every Word Markdown carries.
-const DOCX_NOTE: &str = "Pictures, headers, footers, footnotes and comments are not included.";
+const DOCX_NOTE: &str =
+    "Character formatting, pictures, headers, footers, footnotes and comments are not included.";
 
 /// `MAX_GRID_SPAN` is the most columns one merged cell is counted as (Word
 /// allows 63), so a crafted span cannot make a row millions of cells wide.
@@ -52,7 +54,7 @@ struct Style {
 }
 
 /// Converts the Word document in `bytes`.
-pub(super) fn convert(
+pub(crate) fn convert(
     bytes: &[u8],
     options: &Options,
     cancel: &Cancel,
@@ -78,7 +80,7 @@ pub(super) fn convert(
         .read(&numbering_part, |xml| read_numbering(xml))?
         .unwrap_or_default();
     let links = package.hyperlinks(&main)?;
-    let mut out = MdOut::new(options.office_text_bytes);
+    let mut out = Writer::new(options.office_text_bytes, Inline::Markdown);
     let context = Context {
         styles,
         numbering,
@@ -289,7 +291,7 @@ struct Table {
 /// The walk's state.
 struct Walk<'c, 'o> {
     context: &'c Context,
-    out: &'o mut MdOut,
+    out: &'o mut Writer,
     frames: Vec<Frame>,
     paragraphs: Vec<Paragraph>,
     tables: Vec<Table>,
@@ -307,7 +309,7 @@ struct Walk<'c, 'o> {
 fn read_document<R: BufRead>(
     xml: &mut Xml<R>,
     context: &Context,
-    out: &mut MdOut,
+    out: &mut Writer,
     budget: usize,
     cancel: &Cancel,
 ) -> Result<(Option<String>, bool), Failure> {
@@ -601,7 +603,7 @@ impl Walk<'_, '_> {
         self.pending = boxed;
         self.write_paragraph(&paragraph, &text);
         for line in std::mem::take(&mut self.pending) {
-            self.out.block(&start_safe(&line));
+            self.out.push(&Block::Paragraph(line));
         }
     }
 
@@ -649,8 +651,11 @@ impl Walk<'_, '_> {
             if level == 1 && self.first_heading.is_none() {
                 self.first_heading = Some(plain_text(&one_line));
             }
-            self.out
-                .block(&format!("{} {one_line}", "#".repeat(level.min(6))));
+            self.out.push(&Block::Heading {
+                // At most 9, from the style or outline level.
+                level: u8::try_from(level.min(6)).unwrap_or(6),
+                text: one_line,
+            });
             return;
         }
         let num_id = paragraph
@@ -663,18 +668,16 @@ impl Walk<'_, '_> {
                 .or_else(|| style.and_then(|s| context.inherited(s, |st| st.ilvl)))
                 .unwrap_or(0)
                 .min(8);
-            let marker = if context.ordered(&num_id, level) {
-                "1."
-            } else {
-                "-"
-            };
-            let indent = "    ".repeat(level);
-            let continued = text.replace('\n', &format!("\n{indent}    "));
-            self.out.item(&format!("{indent}{marker} {continued}"));
+            let marker = context.ordered(&num_id, level).then(|| "1.".to_owned());
+            self.out.push(&Block::ListItem {
+                // At most 8.
+                level: u8::try_from(level).unwrap_or(8),
+                marker,
+                text: text.to_owned(),
+            });
             return;
         }
-        let lines: Vec<String> = text.split('\n').map(|l| start_safe(l.trim())).collect();
-        self.out.block(&lines.join("\\\n"));
+        self.out.push(&Block::Paragraph(text.to_owned()));
     }
 
     /// Finishes the innermost table: as a GFM table in the body, or
@@ -701,7 +704,13 @@ impl Walk<'_, '_> {
             return;
         }
         if self.paragraphs.is_empty() {
-            self.out.block(&table(&finished.rows));
+            let rows = finished
+                .rows
+                .into_iter()
+                .map(|row| row.into_iter().map(Cell::new).collect())
+                .collect();
+            self.out
+                .push(&Block::Table(crate::document::Table { rows }));
         } else {
             // A table in a text box: its rows wait with the box's lines.
             for row in &finished.rows {
@@ -891,5 +900,235 @@ mod tests {
         );
         let md = markdown(&docx(&body, STYLES, NUMBERING));
         assert_eq!(md.text, "outer\n\nboxed\n\n| in ner |\n| --- |\n");
+    }
+
+    // The bounds every read of a Word document holds: the view and extract
+    // both read it here.
+
+    fn reason_for(bytes: &[u8], options: &Options) -> String {
+        match convert(bytes, options, &Cancel::new()) {
+            Err(Failure::Unreadable(reason)) => reason,
+            other => panic!("expected a refusal, got {other:?}"),
+        }
+    }
+
+    fn document_of(document: &str) -> Vec<u8> {
+        zip_of(&[
+            (
+                "[Content_Types].xml",
+                &content_types("word/document.xml", WORD),
+            ),
+            ("_rels/.rels", &root_rels("word/document.xml")),
+            ("word/document.xml", document),
+        ])
+    }
+
+    fn body_of(body: &str) -> Vec<u8> {
+        document_of(&format!(
+            "<w:document {NS}><w:body>{body}</w:body></w:document>"
+        ))
+    }
+
+    fn paragraph(text: &str) -> String {
+        format!("<w:p>{}</w:p>", run(text))
+    }
+
+    #[test]
+    fn nesting_is_accepted_up_to_the_depth_limit_and_refused_past_it() {
+        // w:document, w:body, w:p, w:r, w:t are 5 levels.
+        let nested = |levels: usize| {
+            let fill = levels - 5;
+            format!(
+                "{}{}{}",
+                "<x>".repeat(fill),
+                paragraph("deep"),
+                "</x>".repeat(fill)
+            )
+        };
+        for (limit, levels, ok) in [
+            (1000, 1000, true),
+            (1000, 1001, false),
+            (8, 8, true),
+            (8, 9, false),
+        ] {
+            let options = Options {
+                xml_depth: limit,
+                ..Options::default()
+            };
+            let result = convert(&body_of(&nested(levels)), &options, &Cancel::new());
+            if ok {
+                assert_eq!(
+                    result.expect("within the limit").text,
+                    "deep\n",
+                    "{levels} of {limit}"
+                );
+            } else {
+                assert_eq!(
+                    result.map(|md| md.text),
+                    Err(Failure::Unreadable(format!(
+                        "its XML is nested deeper than {limit} levels"
+                    ))),
+                    "{levels} of {limit}"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn billion_laughs_is_refused_at_once_without_expanding() {
+        use std::fmt::Write as _;
+        use std::time::{Duration, Instant};
+
+        let mut entities = String::from(r#"<!ENTITY lol "lol">"#);
+        for level in 1..10 {
+            let previous = if level == 1 {
+                "lol".to_owned()
+            } else {
+                format!("lol{}", level - 1)
+            };
+            let _ = write!(
+                entities,
+                "<!ENTITY lol{level} \"{}\">",
+                format!("&{previous};").repeat(10)
+            );
+        }
+        let document = format!(
+            r#"<?xml version="1.0"?><!DOCTYPE w:document [{entities}]><w:document {NS}><w:body><w:p><w:r><w:t>&lol9;</w:t></w:r></w:p></w:body></w:document>"#
+        );
+        let started = Instant::now();
+        let reason = reason_for(&document_of(&document), &Options::default());
+        assert!(started.elapsed() < Duration::from_secs(1));
+        assert!(reason.contains("DOCTYPE"), "{reason}");
+
+        let undefined = reason_for(&body_of(&paragraph("&lol9;")), &Options::default());
+        assert!(undefined.contains("&lol9;"), "{undefined}");
+    }
+
+    #[test]
+    fn the_text_is_cut_at_its_cap_with_a_note() {
+        let body = format!("{}{}", paragraph("abc"), paragraph("def"));
+        let options = |cap: usize| Options {
+            office_text_bytes: cap,
+            ..Options::default()
+        };
+        let whole = convert(&body_of(&body), &options(8), &Cancel::new()).expect("readable");
+        assert_eq!(whole.text, "abc\n\ndef\n");
+        assert_eq!(whole.notes, vec![DOCX_NOTE.to_owned()]);
+
+        let cut = convert(&body_of(&body), &options(6), &Cancel::new()).expect("readable");
+        assert!(cut.text.len() <= 7, "{:?}", cut.text);
+        assert!(cut.text.starts_with("abc"), "{:?}", cut.text);
+        assert!(
+            cut.notes.iter().any(|n| n.contains("cut at 6 bytes")),
+            "{:?}",
+            cut.notes
+        );
+    }
+
+    #[test]
+    fn decompressed_xml_past_its_cap_is_refused() {
+        let body = paragraph(&"x".repeat(20_000));
+        let options = Options {
+            office_xml_bytes: 10_000,
+            ..Options::default()
+        };
+        assert_eq!(
+            reason_for(&body_of(&body), &options),
+            "its XML comes to more than 9.8 KiB when decompressed"
+        );
+        assert!(convert(&body_of(&body), &Options::default(), &Cancel::new()).is_ok());
+    }
+
+    #[test]
+    fn broken_or_missing_parts_are_refused_with_a_reason() {
+        let cases = [
+            (
+                document_of("<w:document><w:body><w:p></w:body></w:document>"),
+                "its part word/document.xml is broken XML",
+            ),
+            (
+                document_of("<w:document><w:body><w:p>"),
+                "its part word/document.xml is broken XML",
+            ),
+            (
+                zip_of(&[("_rels/.rels", &root_rels("word/document.xml"))]),
+                "its main part word/document.xml is missing",
+            ),
+        ];
+        for (bytes, start) in cases {
+            let reason = reason_for(&bytes, &Options::default());
+            assert!(reason.starts_with(start), "{reason}");
+        }
+    }
+
+    #[test]
+    fn a_raised_cancel_flag_stops_the_read() {
+        let cancel = Cancel::new();
+        cancel.cancel();
+        assert_eq!(
+            convert(&body_of(&paragraph("a")), &Options::default(), &cancel).map(|md| md.text),
+            Err(Failure::Cancelled)
+        );
+    }
+
+    #[test]
+    fn a_zip_bomb_part_ends_in_a_reason_quickly() {
+        use std::time::{Duration, Instant};
+
+        let filler = " ".repeat(8 * 1024 * 1024);
+        let bytes = body_of(&paragraph(&filler));
+        assert!(bytes.len() < 64 * 1024, "the part compresses well");
+        let options = Options {
+            office_xml_bytes: 1024 * 1024,
+            ..Options::default()
+        };
+        let started = Instant::now();
+        assert_eq!(
+            reason_for(&bytes, &options),
+            "its XML comes to more than 1 MiB when decompressed"
+        );
+        assert!(started.elapsed() < Duration::from_secs(2));
+    }
+
+    #[test]
+    fn zip_entries_sharing_their_data_are_refused() {
+        use std::io::{Cursor, Write};
+        use zip::write::SimpleFileOptions;
+
+        let mut writer = zip::ZipWriter::new(Cursor::new(Vec::new()));
+        for (name, content) in [
+            (
+                "[Content_Types].xml",
+                content_types("word/document.xml", WORD),
+            ),
+            ("_rels/.rels", root_rels("word/document.xml")),
+            (
+                "word/document.xml",
+                format!(
+                    "<w:document {NS}><w:body>{}</w:body></w:document>",
+                    paragraph("x")
+                ),
+            ),
+        ] {
+            writer
+                .start_file(name, SimpleFileOptions::default())
+                .expect("a fresh zip takes a new entry");
+            writer
+                .write_all(content.as_bytes())
+                .expect("writing to memory cannot fail");
+        }
+        for copy in 0..3 {
+            writer
+                .shallow_copy_file("word/document.xml", &format!("word/copy{copy}.xml"))
+                .expect("the entry to copy exists");
+        }
+        let bytes = writer
+            .finish()
+            .expect("finishing an in-memory zip cannot fail")
+            .into_inner();
+        assert_eq!(
+            reason_for(&bytes, &Options::default()),
+            "its zip entries overlap one another, as in a zip bomb"
+        );
     }
 }

@@ -35,7 +35,7 @@ const HTML_NOTE: &str =
     "Scripts, styles and pictures' bytes are not included; images keep their links.";
 
 /// Converts an HTML page.
-pub(super) fn convert(html: &str, options: &Options) -> Result<Markdown, Failure> {
+pub(crate) fn convert(html: &str, options: &Options) -> Result<Markdown, Failure> {
     let html = html.to_owned();
     let max_depth = options.xml_depth;
     let cap = options.office_text_bytes;

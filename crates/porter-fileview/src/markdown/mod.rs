@@ -1,16 +1,18 @@
-//! Documents into Markdown: the structure a person or a search index needs
-//! (headings, list items, tables, links, slides, sheets, pages), where the
-//! file view gives only lines of text.
+//! Documents into Markdown: the structure a person, a model or a search
+//! index needs (headings, list items, tables, links, slides, sheets, pages).
 //!
-//! The same bounded readers as the view do the reading (the Office package
-//! and XML readers, the workbook walk, the PDF pages), so every limit of
-//! [`Options`] holds here too; the Markdown itself is cut at
+//! One reader a format (Word, `PowerPoint`, the workbook walk, the PDF
+//! layout analysis, HTML through `htmd`); all but HTML's produce the
+//! [`crate::document`] model, which is rendered here. `porter extract`
+//! writes this Markdown, and the file view shows the same Markdown in
+//! numbered windows with the [`outline`] of its headings, so every limit of
+//! [`Options`] holds for both; the Markdown itself is cut at
 //! `office_text_bytes`, with a note saying so.
 
-mod docx;
-mod html;
-mod pptx;
-mod sheets;
+pub(crate) mod docx;
+pub(crate) mod html;
+pub(crate) mod pptx;
+pub(crate) mod sheets;
 
 use std::panic::{AssertUnwindSafe, catch_unwind};
 
@@ -19,7 +21,7 @@ use crate::describe::{human_size, shown_name};
 use crate::office::{self, WorkbookFormat, ZipKind};
 use crate::options::Options;
 use crate::sniff::{self, Sniffed};
-use crate::{FileInput, ViewError, document, pdf, text};
+use crate::{FileInput, Heading, ViewError, document, pdf, text};
 
 /// `Markdown` is a document as Markdown: the text, the title it names for
 /// itself (when it has one), and notes on what was left out or cut.
@@ -142,17 +144,19 @@ fn with_article(what: &str) -> String {
 /// Whether text is an HTML page: by its name or declared type, or by how
 /// it begins.
 fn is_html(input: &FileInput<'_>, text: &str) -> bool {
-    let extension = std::path::Path::new(input.name)
+    is_html_page(input.name, input.declared_type, text)
+}
+
+/// [`is_html`] from the file's name, declared type and text.
+pub(crate) fn is_html_page(name: &str, declared_type: Option<&str>, text: &str) -> bool {
+    let extension = std::path::Path::new(name)
         .extension()
         .and_then(|e| e.to_str())
         .map(str::to_ascii_lowercase);
     if matches!(extension.as_deref(), Some("html" | "htm" | "xhtml")) {
         return true;
     }
-    if input
-        .declared_type
-        .is_some_and(|t| t.to_ascii_lowercase().contains("html"))
-    {
+    if declared_type.is_some_and(|t| t.to_ascii_lowercase().contains("html")) {
         return true;
     }
     let start: String = text
@@ -183,10 +187,165 @@ fn plain(text: &str, options: &Options) -> Markdown {
 /// reading order); a page with no text layer says so where its text would
 /// be.
 fn pdf_markdown(bytes: &[u8], options: &Options, cancel: &Cancel) -> Result<Markdown, Failure> {
+    pdf_document(bytes, options, cancel).map(|(markdown, _)| markdown)
+}
+
+/// [`pdf_markdown`], with the PDF's page count when it has a page.
+pub(crate) fn pdf_document(
+    bytes: &[u8],
+    options: &Options,
+    cancel: &Cancel,
+) -> Result<(Markdown, Option<usize>), Failure> {
     let (blocks, notes) = pdf::blocks(bytes, options, cancel)?;
+    let pages = blocks.iter().find_map(|block| match block {
+        document::Block::Page { total, .. } => Some(*total),
+        _ => None,
+    });
     let mut out = MdOut::new(options.office_text_bytes);
     document::write_markdown(&blocks, &mut out);
-    Ok(out.finish(None, notes))
+    Ok((out.finish(None, notes), pages))
+}
+
+/// `MAX_OUTLINE` is the most headings an outline lists: it travels with
+/// every window, so a document of thousands of headings must not make each
+/// window's record large.
+pub(crate) const MAX_OUTLINE: usize = 300;
+
+/// `MAX_OUTLINE_TEXT` is the most characters of a heading's text an
+/// outline keeps.
+const MAX_OUTLINE_TEXT: usize = 160;
+
+/// The outline of Markdown text: its ATX headings (`#` to `######` at the
+/// start of a line, outside fenced code) in order, with the line each
+/// stands on, at most [`MAX_OUTLINE`] of them; and a sentence saying so
+/// when there were more. The readers escape a `#` that starts a line of
+/// body text, so every heading line here is a heading of the document.
+pub(crate) fn outline(markdown: &str) -> (Vec<Heading>, Option<String>) {
+    let mut headings = Vec::new();
+    let mut found = 0usize;
+    let mut fence: Option<(char, usize)> = None;
+    for (index, line) in markdown.lines().enumerate() {
+        let trimmed = line.trim_start_matches(' ');
+        if line.len() - trimmed.len() > 3 {
+            continue;
+        }
+        if let Some(marker) = trimmed.chars().next().filter(|c| matches!(c, '`' | '~')) {
+            let run = trimmed.chars().take_while(|&c| c == marker).count();
+            if run >= 3 {
+                match fence {
+                    None => fence = Some((marker, run)),
+                    Some((open, length)) if open == marker && run >= length => fence = None,
+                    Some(_) => {}
+                }
+                continue;
+            }
+        }
+        if fence.is_some() {
+            continue;
+        }
+        let Some((level, text)) = atx_heading(trimmed) else {
+            continue;
+        };
+        found += 1;
+        if headings.len() < MAX_OUTLINE {
+            headings.push(Heading {
+                level,
+                text,
+                line: index as u64 + 1,
+            });
+        }
+    }
+    let note = (found > MAX_OUTLINE).then(|| {
+        format!(
+            "The outline lists the first {} of its {} headings.",
+            crate::describe::count(MAX_OUTLINE as u64),
+            crate::describe::count(found as u64)
+        )
+    });
+    (headings, note)
+}
+
+/// A line's heading level and plain text, when it is an ATX heading with
+/// some text.
+fn atx_heading(line: &str) -> Option<(u8, String)> {
+    let hashes = line.bytes().take_while(|&b| b == b'#').count();
+    if !(1..=6).contains(&hashes) {
+        return None;
+    }
+    let rest = &line[hashes..];
+    if !(rest.is_empty() || rest.starts_with([' ', '\t'])) {
+        return None;
+    }
+    let mut rest = rest.trim();
+    // A closing run of `#`s after a space is not part of the text.
+    let without_closing = rest.trim_end_matches('#');
+    if without_closing.is_empty() || without_closing.ends_with([' ', '\t']) {
+        rest = without_closing.trim_end();
+    }
+    let text: String = unescape(&link_texts(rest))
+        .chars()
+        .take(MAX_OUTLINE_TEXT)
+        .collect();
+    let text = text.trim();
+    if text.is_empty() {
+        return None;
+    }
+    // `hashes` is at most 6.
+    Some((u8::try_from(hashes).unwrap_or(6), text.to_owned()))
+}
+
+/// Inline Markdown with each link `[text](url)` as its text alone.
+fn link_texts(markdown: &str) -> String {
+    let mut out = String::with_capacity(markdown.len());
+    let mut rest = markdown;
+    while let Some(open) = unescaped(rest, '[') {
+        let inner = &rest[open + 1..];
+        let Some(close) = unescaped(inner, ']').filter(|&at| inner[at + 1..].starts_with('('))
+        else {
+            break;
+        };
+        let Some(end) = inner[close + 2..].find(')') else {
+            break;
+        };
+        out.push_str(&rest[..open]);
+        out.push_str(&inner[..close]);
+        rest = &inner[close + 2 + end + 1..];
+    }
+    out.push_str(rest);
+    out
+}
+
+/// Where `wanted` first stands in `text` without a backslash escaping it.
+fn unescaped(text: &str, wanted: char) -> Option<usize> {
+    let mut escaped = false;
+    for (at, c) in text.char_indices() {
+        if escaped {
+            escaped = false;
+        } else if c == '\\' {
+            escaped = true;
+        } else if c == wanted {
+            return Some(at);
+        }
+    }
+    None
+}
+
+/// Markdown text with its backslash escapes of punctuation undone.
+fn unescape(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c == '\\'
+            && let Some(&next) = chars.peek()
+            && next.is_ascii_punctuation()
+        {
+            out.push(next);
+            chars.next();
+            continue;
+        }
+        out.push(c);
+    }
+    out
 }
 
 /// `MdOut` gathers Markdown blocks, separated by blank lines (list items by
@@ -367,7 +526,7 @@ pub(crate) fn table(rows: &[Vec<String>]) -> String {
 }
 
 /// One cell's text for a GFM table: on one line, `|` escaped.
-fn table_cell(cell: &str) -> String {
+pub(crate) fn table_cell(cell: &str) -> String {
     let lines: Vec<&str> = cell.trim().lines().map(str::trim).collect();
     lines.join("<br>").replace('|', "\\|")
 }
@@ -405,6 +564,44 @@ mod tests {
         for (line, expected) in cases {
             assert_eq!(escape_line(line), expected, "{line}");
         }
+    }
+
+    #[test]
+    fn the_outline_is_the_heading_lines_outside_code_with_escapes_undone() {
+        let markdown = "# One\n\ntext\n\\# escaped\n\n~~~\n# in code\n~~~\n    # indented code\n\
+                        ## Two \\*starred\\* ##\n###### Six\n####### seven\n#nospace\n## C#\n\
+                        # See [the site](https://example.com/a) \\[not\\](a link)\n";
+        let (outline, note) = outline(markdown);
+        let found: Vec<(u8, &str, u64)> = outline
+            .iter()
+            .map(|h| (h.level, h.text.as_str(), h.line))
+            .collect();
+        assert_eq!(
+            found,
+            vec![
+                (1, "One", 1),
+                (2, "Two *starred*", 10),
+                (6, "Six", 11),
+                (2, "C#", 14),
+                (1, "See the site [not](a link)", 15)
+            ]
+        );
+        assert_eq!(note, None);
+    }
+
+    #[test]
+    fn the_outline_lists_at_most_its_cap_and_says_how_many_there_were() {
+        let markdown = (0..MAX_OUTLINE + 5)
+            .map(|n| format!("## Part {n}\n\n"))
+            .collect::<Vec<_>>()
+            .concat();
+        let (outline, note) = outline(&markdown);
+        assert_eq!(outline.len(), MAX_OUTLINE);
+        assert_eq!(outline[MAX_OUTLINE - 1].line, 2 * MAX_OUTLINE as u64 - 1);
+        assert_eq!(
+            note.as_deref(),
+            Some("The outline lists the first 300 of its 305 headings.")
+        );
     }
 
     #[test]

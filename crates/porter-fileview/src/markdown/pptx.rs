@@ -10,9 +10,10 @@
 use std::collections::HashMap;
 use std::io::BufRead;
 
-use super::{Markdown, MdOut, escape_inline, start_safe, table};
+use super::{Markdown, escape_inline};
 use crate::bounds::{Cancel, Failure};
 use crate::describe::human_size;
+use crate::document::{Block, Cell, Inline, Table, Writer};
 use crate::office::package::Package;
 use crate::office::xml::{Node, Xml, attribute, local, named, prefixed_id};
 use crate::options::Options;
@@ -33,7 +34,7 @@ const PPTX_NOTE: &str = "Pictures, charts, diagrams and formatting are not inclu
 const CELL_COST_BYTES: usize = 4;
 
 /// Converts the presentation in `bytes`.
-pub(super) fn convert(
+pub(crate) fn convert(
     bytes: &[u8],
     options: &Options,
     cancel: &Cancel,
@@ -51,7 +52,7 @@ pub(super) fn convert(
     let rels = package.relationships(&main)?;
     let budget = options.office_text_bytes;
     let mut used = 0usize;
-    let mut out = MdOut::new(options.office_text_bytes);
+    let mut out = Writer::new(options.office_text_bytes, Inline::Markdown);
     let mut title = None;
     let mut notes = vec![PPTX_NOTE.to_owned()];
     for (index, id) in slide_ids.iter().enumerate() {
@@ -82,11 +83,16 @@ pub(super) fn convert(
             None => None,
         };
         let (Some(part), Some(slide)) = (part, slide) else {
-            out.block(&format!("## Slide {number}"));
-            out.block("*(This slide's content is missing from the file.)*");
+            out.push(&Block::Heading {
+                level: 2,
+                text: format!("Slide {number}"),
+            });
+            out.push(&Block::Note(
+                "This slide's content is missing from the file.".to_owned(),
+            ));
             continue;
         };
-        let mut heading = format!("## Slide {number}");
+        let mut heading = format!("Slide {number}");
         if let Some(slide_title) = &slide.title {
             heading.push_str(": ");
             heading.push_str(slide_title);
@@ -97,7 +103,10 @@ pub(super) fn convert(
         if slide.hidden {
             heading.push_str(" (hidden)");
         }
-        out.block(&heading);
+        out.push(&Block::Heading {
+            level: 2,
+            text: heading,
+        });
         write_blocks(&mut out, &slide.blocks);
         let notes_part = package
             .relationships(&part)?
@@ -110,7 +119,10 @@ pub(super) fn convert(
                 read_slide(xml, NOTES_SKIPPED, &links, &mut used, budget, cancel)
             })? && !page.blocks.is_empty()
             {
-                out.block("### Notes");
+                out.push(&Block::Heading {
+                    level: 3,
+                    text: "Notes".to_owned(),
+                });
                 write_blocks(&mut out, &page.blocks);
             }
         }
@@ -119,25 +131,9 @@ pub(super) fn convert(
 }
 
 /// Writes a slide's or notes page's blocks.
-fn write_blocks(out: &mut MdOut, blocks: &[Block]) {
+fn write_blocks(out: &mut Writer, blocks: &[Block]) {
     for block in blocks {
-        match block {
-            Block::Paragraph(text) => {
-                let lines: Vec<String> = text.split('\n').map(|l| start_safe(l.trim())).collect();
-                out.block(&lines.join("\\\n"));
-            }
-            Block::Item {
-                level,
-                ordered,
-                text,
-            } => {
-                let indent = "    ".repeat(*level);
-                let marker = if *ordered { "1." } else { "-" };
-                let text = text.replace('\n', &format!("\n{indent}    "));
-                out.item(&format!("{indent}{marker} {text}"));
-            }
-            Block::Table(rows) => out.block(&table(rows)),
-        }
+        out.push(block);
     }
 }
 
@@ -159,19 +155,7 @@ fn read_slide_ids<R: BufRead>(xml: &mut Xml<R>) -> Result<Vec<String>, Failure> 
     }
 }
 
-/// One piece of a slide's Markdown.
-#[derive(Debug, Clone, PartialEq, Eq)]
-enum Block {
-    Paragraph(String),
-    Item {
-        level: usize,
-        ordered: bool,
-        text: String,
-    },
-    Table(Vec<Vec<String>>),
-}
-
-/// A slide or notes page as Markdown pieces.
+/// A slide or notes page as document blocks (text as inline Markdown).
 #[derive(Debug, Default)]
 struct Slide {
     hidden: bool,
@@ -412,9 +396,10 @@ fn read_slide<R: BufRead>(
                             ShapeKind::Body | ShapeKind::Plain => {
                                 let bulleted = p.bullet.unwrap_or(kind == ShapeKind::Body);
                                 slide.blocks.push(if bulleted {
-                                    Block::Item {
-                                        level: p.level,
-                                        ordered: p.ordered,
+                                    Block::ListItem {
+                                        // At most 8.
+                                        level: u8::try_from(p.level).unwrap_or(8),
+                                        marker: p.ordered.then(|| "1.".to_owned()),
                                         text,
                                     }
                                 } else {
@@ -440,7 +425,11 @@ fn read_slide<R: BufRead>(
                                 }
                             }
                         } else {
-                            slide.blocks.push(Block::Table(rows));
+                            let rows = rows
+                                .into_iter()
+                                .map(|row| row.into_iter().map(Cell::new).collect())
+                                .collect();
+                            slide.blocks.push(Block::Table(Table { rows }));
                         }
                     }
                     Frame::Other | Frame::Text | Frame::Row | Frame::Alternate { .. } => {}
@@ -574,5 +563,30 @@ mod tests {
             "## Slide 1: Opening\n\n- point one\n    - deeper\n\n[the deck](https://example.org/deck)\n\na text box\n\n| Item | Cost |\n| --- | --- |\n| Tea | 3 |\n\n### Notes\n\nsay hello\n\n## Slide 2: Hidden One (hidden)\n"
         );
         assert_eq!(md.title.as_deref(), Some("Opening"));
+    }
+
+    #[test]
+    fn a_missing_slide_part_is_said_and_a_missing_presentation_refused() {
+        let bytes = zip_of(&[
+            ("_rels/.rels", &root_rels("ppt/presentation.xml")),
+            (
+                "ppt/presentation.xml",
+                &format!(
+                    r#"<p:presentation {NS}><p:sldIdLst><p:sldId id="256" r:id="rId9"/></p:sldIdLst></p:presentation>"#
+                ),
+            ),
+        ]);
+        let md = convert(&bytes, &Options::default(), &Cancel::new()).expect("readable");
+        assert_eq!(
+            md.text,
+            "## Slide 1\n\n*(This slide's content is missing from the file.)*\n"
+        );
+        let empty = zip_of(&[("_rels/.rels", &root_rels("ppt/presentation.xml"))]);
+        assert_eq!(
+            convert(&empty, &Options::default(), &Cancel::new()).map(|md| md.text),
+            Err(Failure::unreadable(
+                "its main part ppt/presentation.xml is missing"
+            ))
+        );
     }
 }

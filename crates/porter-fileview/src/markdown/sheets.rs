@@ -10,11 +10,12 @@
 
 use calamine::{SheetType, SheetVisible};
 
-use super::{Markdown, MdOut, escape_inline, table};
+use super::Markdown;
 use crate::bounds::{Cancel, Failure};
 use crate::describe::{count, human_size};
+use crate::document::{Block, Cell, Inline, Table, Writer};
 use crate::office::WorkbookFormat;
-use crate::office::workbook::{SheetSink, heading, read_into};
+use crate::office::workbook::{SheetSink, WORKBOOK_NOTE, heading, read_into};
 use crate::options::Options;
 
 /// `SHEET_ROWS` is the most rows of one sheet written as a table: beyond
@@ -27,19 +28,15 @@ pub(crate) const SHEET_COLUMNS: u32 = 256;
 /// What each cell costs against the text budget besides its text.
 const CELL_COST_BYTES: usize = 4;
 
-/// The note every workbook's Markdown carries.
-const WORKBOOK_NOTE: &str =
-    "These are the cell values only: formatting, comments, charts and pictures are not included.";
-
 /// Converts the workbook in `bytes`.
-pub(super) fn convert(
+pub(crate) fn convert(
     bytes: &[u8],
     format: WorkbookFormat,
     options: &Options,
     cancel: &Cancel,
 ) -> Result<Markdown, Failure> {
     let mut tables = Tables {
-        out: MdOut::new(options.office_text_bytes),
+        out: Writer::new(options.office_text_bytes, Inline::Plain),
         budget: options.office_text_bytes,
         used: 0,
         sheet: None,
@@ -67,9 +64,10 @@ struct Sheet {
     wide: bool,
 }
 
-/// `Tables` is the [`SheetSink`] that writes sheets as Markdown tables.
+/// `Tables` is the [`SheetSink`] that turns sheets into document blocks:
+/// a heading and a table each, rendered as Markdown as they come.
 struct Tables {
-    out: MdOut,
+    out: Writer,
     budget: usize,
     used: usize,
     sheet: Option<Sheet>,
@@ -88,19 +86,19 @@ impl Tables {
             .filter_map(|row| row.first().map(|(c, _)| *c))
             .min()
             .unwrap_or(0);
-        let rows: Vec<Vec<String>> = sheet
+        let rows: Vec<Vec<Cell>> = sheet
             .rows
-            .iter()
+            .into_iter()
             .map(|cells| {
                 let width = cells.last().map_or(0, |(c, _)| c - first_column + 1);
-                let mut row = vec![String::new(); width as usize];
+                let mut row = vec![Cell::new(""); width as usize];
                 for (column, text) in cells {
-                    row[(column - first_column) as usize] = escape_inline(text);
+                    row[(column - first_column) as usize] = Cell::new(text);
                 }
                 row
             })
             .collect();
-        self.out.block(&table(&rows));
+        self.out.push(&Block::Table(Table { rows }));
         if sheet.rows_left > 0 {
             self.notes.push(format!(
                 "Sheet {}: only its first {} rows are included; {} more rows with values are not.",
@@ -124,7 +122,10 @@ impl SheetSink for Tables {
         self.flush();
         let title = heading(name, kind, visible);
         let title = title.strip_prefix("Sheet: ").unwrap_or(&title);
-        self.out.block(&format!("## {}", escape_inline(title)));
+        self.out.push(&Block::Heading {
+            level: 2,
+            text: title.to_owned(),
+        });
         self.sheet = Some(Sheet {
             name: name.to_owned(),
             rows: Vec::new(),
@@ -134,7 +135,7 @@ impl SheetSink for Tables {
     }
 
     fn remark(&mut self, text: &str) {
-        self.out.block(&escape_inline(text));
+        self.out.push(&Block::Paragraph(text.to_owned()));
     }
 
     fn row(&mut self, gap: u32, cells: &[(u32, String)]) {
@@ -178,7 +179,8 @@ impl SheetSink for Tables {
 
     fn end_sheet(&mut self, wrote: bool) {
         if !wrote {
-            self.out.block("*(This sheet has no values.)*");
+            self.out
+                .push(&Block::Note("This sheet has no values.".to_owned()));
         }
     }
 
@@ -199,7 +201,7 @@ mod tests {
 
     fn sink() -> Tables {
         Tables {
-            out: MdOut::new(1 << 20),
+            out: Writer::new(1 << 20, Inline::Plain),
             budget: 1 << 20,
             used: 0,
             sheet: None,

@@ -1,17 +1,17 @@
-//! Office documents: DOCX, PPTX, XLSX/XLS/ODS to plain text lines.
+//! Office packages and workbooks: what a zip holds, the package and XML
+//! readers, and the workbook walk.
 //!
 //! Word and `PowerPoint` packages are read by our own streaming reader over
 //! `zip` and `quick-xml` (no DOM), so that every limit holds: decompressed
-//! XML across all parts (`office_xml_bytes`), nesting (`xml_depth`), and
-//! the text handed back (`office_text_bytes`). Workbooks are read by
-//! calamine, after the package has been proven small enough to give it.
-//! What comes back is text only: lines separated by `\n`, with notes saying
-//! what is left out.
+//! XML across all parts (`office_xml_bytes`) and nesting (`xml_depth`); the
+//! one reader of each format ([`crate::markdown`]) holds the text to
+//! `office_text_bytes`. Workbooks are read by calamine (XLS by our own
+//! reader), after the package has been proven small enough to give it, and
+//! walked once into whatever [`workbook::SheetSink`] asks.
 
 mod cfb;
-mod docx;
 pub(crate) mod package;
-mod pptx;
+#[cfg(test)]
 mod text;
 pub(crate) mod workbook;
 mod xls;
@@ -19,15 +19,14 @@ pub(crate) mod xml;
 
 use package::Package;
 
-use crate::bounds::{Cancel, Extracted, Failure};
 use crate::options::Options;
 
 /// What a zip package holds, by its relationships or main part.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum ZipKind {
-    /// A Word document, its text read by [`docx`].
+    /// A Word document, read by [`crate::markdown::docx`].
     Docx,
-    /// A `PowerPoint` presentation, read by [`pptx`].
+    /// A `PowerPoint` presentation, read by [`crate::markdown::pptx`].
     Pptx,
     /// An Excel workbook, read by [`workbook`].
     Xlsx,
@@ -68,16 +67,6 @@ pub(crate) fn zip_kind(bytes: &[u8], options: &Options) -> ZipKind {
         .unwrap_or(ZipKind::Plain)
 }
 
-/// Extracts the text of a Word document: see [`docx::extract`].
-pub(crate) fn docx(bytes: &[u8], options: &Options, cancel: &Cancel) -> Result<Extracted, Failure> {
-    docx::extract(bytes, options, cancel)
-}
-
-/// Extracts the text of a `PowerPoint` presentation: see [`pptx::extract`].
-pub(crate) fn pptx(bytes: &[u8], options: &Options, cancel: &Cancel) -> Result<Extracted, Failure> {
-    pptx::extract(bytes, options, cancel)
-}
-
 /// Which workbook format `workbook` reads.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum WorkbookFormat {
@@ -87,16 +76,6 @@ pub(crate) enum WorkbookFormat {
     Xls,
     /// `OpenDocument` spreadsheet (a zip with `content.xml`).
     Ods,
-}
-
-/// Extracts the cell values of a workbook: see [`workbook::extract`].
-pub(crate) fn workbook(
-    bytes: &[u8],
-    format: WorkbookFormat,
-    options: &Options,
-    cancel: &Cancel,
-) -> Result<Extracted, Failure> {
-    workbook::extract(bytes, format, options, cancel)
 }
 
 /// The kind a main part's content type names, for the Office Open XML

@@ -24,10 +24,13 @@ use calamine::{
 };
 
 use super::package::Package;
+#[cfg(test)]
 use super::text::TextOut;
 use super::xml::{Node, Xml, attribute, local, prefixed_id};
 use super::{WorkbookFormat, xls};
-use crate::bounds::{Cancel, Extracted, Failure};
+#[cfg(test)]
+use crate::bounds::Extracted;
+use crate::bounds::{Cancel, Failure};
 use crate::describe::human_size;
 use crate::options::Options;
 
@@ -44,7 +47,10 @@ const ODS_MAX_ROWS: u64 = 1_048_576;
 /// See [`ODS_MAX_ROWS`].
 const ODS_MAX_COLUMNS: u64 = 16_384;
 
-/// Extracts the cell values of the workbook in `bytes`.
+/// Extracts the cell values of the workbook in `bytes` as tab-joined
+/// lines (the view and extract go through [`read_into`] into Markdown
+/// tables; the tests here read the walk this way).
+#[cfg(test)]
 pub(crate) fn extract(
     bytes: &[u8],
     format: WorkbookFormat,
@@ -57,7 +63,7 @@ pub(crate) fn extract(
 }
 
 /// Reads the workbook in `bytes` into `out`, sheet by sheet: the one walk
-/// that both the text view and the Markdown extract share.
+/// of a workbook.
 pub(crate) fn read_into(
     bytes: &[u8],
     format: WorkbookFormat,
@@ -73,9 +79,9 @@ pub(crate) fn read_into(
 }
 
 /// `SheetSink` is where a workbook reader puts what it finds: each sheet's
-/// heading, a remark about a sheet, and its rows of cells. The text view
-/// writes them as tab-joined lines ([`TextOut`]); the Markdown extract
-/// gathers them into tables.
+/// heading, a remark about a sheet, and its rows of cells. The Markdown
+/// reader gathers them into tables (the view and extract both show those);
+/// the tests here write them as tab-joined lines.
 pub(crate) trait SheetSink {
     /// A new sheet begins.
     fn sheet(&mut self, name: &str, kind: SheetType, visible: SheetVisible);
@@ -95,6 +101,7 @@ pub(crate) trait SheetSink {
     }
 }
 
+#[cfg(test)]
 impl SheetSink for TextOut {
     fn sheet(&mut self, name: &str, kind: SheetType, visible: SheetVisible) {
         if !self.is_empty() {

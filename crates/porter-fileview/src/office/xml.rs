@@ -14,7 +14,6 @@ use quick_xml::{Reader, XmlVersion};
 
 use crate::bounds::{Failure, is_cap_error};
 use crate::describe::human_size;
-use crate::text::floor_char_boundary;
 
 /// `Node` is one step through a part: an element opening (with its
 /// attributes), an element closing, some text with its references resolved,
@@ -204,40 +203,6 @@ pub(crate) fn named(key: &str, name: &str) -> bool {
 /// `r:id` is (a bare `id` is something else).
 pub(crate) fn prefixed_id(key: &str) -> bool {
     key.rfind(':').is_some_and(|at| &key[at + 1..] == "id")
-}
-
-/// Adds a paragraph's text to a table cell, which is kept on one line:
-/// breaks and tabs become spaces so the row keeps its columns, and a cell
-/// that already holds text gets a space first.
-pub(crate) fn push_cell_text(cell: &mut String, text: &str, limit: usize) {
-    if text.is_empty() {
-        return;
-    }
-    if !cell.is_empty() {
-        push_bounded(cell, " ", limit);
-    }
-    let flat: String = text
-        .chars()
-        .map(|c| {
-            if matches!(c, '\n' | '\r' | '\t') {
-                ' '
-            } else {
-                c
-            }
-        })
-        .collect();
-    push_bounded(cell, &flat, limit);
-}
-
-/// Appends `piece` to `text` while `text` stays within `limit` bytes,
-/// cutting at a character boundary.
-pub(crate) fn push_bounded(text: &mut String, piece: &str, limit: usize) {
-    let room = limit.saturating_sub(text.len());
-    if piece.len() <= room {
-        text.push_str(piece);
-    } else {
-        text.push_str(&piece[..floor_char_boundary(piece, room)]);
-    }
 }
 
 /// The five entities XML predefines.

@@ -83,34 +83,48 @@ fn assert_shown(view: &Value, kind: &str, shown: &str) {
 }
 
 #[test]
-fn a_word_document_reads_as_paragraphs_and_tab_joined_table_rows_in_order() {
+fn a_word_document_reads_as_markdown_headings_paragraphs_and_pipe_table_rows_in_order() {
     let view = view_json("real/report.docx");
     assert_shown(&view, "document", "text");
     let lines = lines(&view);
     assert_words_in_order(
         &lines.join("\n"),
         &[
-            "Quarterly Report Alpha",
+            "# Quarterly Report Alpha",
             "apples",
             "bananas",
             "Left\tRight",
             "Second line",
-            "Details Table",
-            "Fruit\tColour\tCount",
-            "Apple\tRed\t3",
-            "Banana\tYellow\t5",
+            "## Details Table",
+            "| Fruit | Colour | Count |",
+            "| Apple | Red | 3 |",
+            "| Banana | Yellow | 5 |",
             "The closing paragraph says goodbye.",
         ],
     );
     assert!(
         lines
             .windows(2)
-            .any(|pair| pair[0] == "Left\tRight" && pair[1] == "Second line"),
-        "the tab inside the run is kept and its break starts a new line: {lines:#?}"
+            .any(|pair| pair[0] == "Left\tRight\\" && pair[1] == "Second line"),
+        "the tab inside the run is kept and its break is a Markdown line break: {lines:#?}"
     );
-    for row in ["Fruit\tColour\tCount", "Apple\tRed\t3", "Banana\tYellow\t5"] {
+    for row in [
+        "| Fruit | Colour | Count |",
+        "| Apple | Red | 3 |",
+        "| Banana | Yellow | 5 |",
+    ] {
         assert!(lines.iter().any(|line| line == row), "no row line {row:?}");
     }
+    let outline = &view["structured"]["outline"];
+    assert_eq!(outline[0]["text"], "Quarterly Report Alpha", "{outline:#}");
+    assert_eq!(outline[1]["text"], "Details Table", "{outline:#}");
+    assert_eq!(outline[1]["level"], 2, "{outline:#}");
+    let line = |n: &Value| {
+        let n = usize::try_from(n.as_u64().expect("a line number")).expect("small");
+        lines[n - 1].clone()
+    };
+    assert_eq!(line(&outline[0]["line"]), "# Quarterly Report Alpha");
+    assert_eq!(line(&outline[1]["line"]), "## Details Table");
     let said = format!("{}\n{}", all_text(&view), view["structured"]["notes"]).to_lowercase();
     assert!(
         said.contains("formatting"),
@@ -133,9 +147,9 @@ fn a_presentation_reads_slides_in_the_order_shown_with_notes_after_each_and_the_
             "Remember to smile",
             "Slide 2",
             "Budget Table",
-            "Item\tCost",
-            "Coffee\t12",
-            "Paper\t7",
+            "| Item | Cost |",
+            "| Coffee | 12 |",
+            "| Paper | 7 |",
             "Mention coffee",
             "Slide 3",
             "Appendix Figures",
@@ -165,16 +179,16 @@ fn a_workbook_reads_sheets_in_order_with_the_hidden_one_marked_cached_formulas_a
         &lines.join("\n"),
         &[
             "Summary",
-            "Name\tAmount",
-            "Widget\t42",
-            "Gadget\t17.5",
-            "Total\t59.5",
-            "Secret",
-            "classified\t1",
-            "Timeline",
-            "Event\tDay",
-            "Launch\t2024-03-15",
-            "Review\t2024-12-01",
+            "| Name | Amount |",
+            "| Widget | 42 |",
+            "| Gadget | 17.5 |",
+            "| Total | 59.5 |",
+            "## Secret",
+            "| classified | 1 |",
+            "## Timeline",
+            "| Event | Day |",
+            "| Launch | 2024-03-15 |",
+            "| Review | 2024-12-01 |",
         ],
     );
     for (sheet, hidden) in [("Summary", false), ("Secret", true), ("Timeline", false)] {

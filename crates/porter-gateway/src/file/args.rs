@@ -112,7 +112,8 @@ Ops:\n\
 - stat {path}: type, size, sha256, and for inbox files where they came from.\n\
 - ls {path?}: the entries of a folder (default: the inbox root).\n\
 - read {path, start_line?, line_count?}: the content: text in numbered line windows (continue at the \
-next start_line it names), images, the text of PDF and Office files.\n\
+next start_line it names), images, PDF, Office and HTML documents as windows of their Markdown (the \
+result's outline gives each heading's line).\n\
 - keep {path, to, overwrite?}: copy an inbox file into a volume, e.g. to: volume:reports:2026/report.pdf; \
 never over an existing file unless overwrite is true.\n\
 - rm {path}: delete one inbox file.\n\

@@ -10,7 +10,7 @@ use rmcp::RoleServer;
 use rmcp::model::{CallToolResult, ContentBlock};
 use rmcp::service::RequestContext;
 
-use super::output::{ImageOut, ReadFileOut, SavedOut};
+use super::output::{HeadingOut, ImageOut, ReadFileOut, SavedOut};
 use super::tools::ReadFileArgs;
 use super::{Failure, MattermostServer, SAVE_FILE_BYTES, lock};
 use crate::{Error, FileInfo};
@@ -169,6 +169,15 @@ fn view_result(info: &FileInfo, link: &str, view: &View) -> Result<CallToolResul
         type_note: record.type_note.clone(),
         reason: record.reason.clone(),
         notes: record.notes.clone(),
+        outline: record
+            .outline
+            .iter()
+            .map(|h| HeadingOut {
+                level: h.level,
+                text: h.text.clone(),
+                line: h.line,
+            })
+            .collect(),
     };
     let value = serde_json::to_value(&out).map_err(|e| {
         Failure::Rpc(ErrorData::internal_error(

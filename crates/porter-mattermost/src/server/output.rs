@@ -340,6 +340,22 @@ pub struct ReadFileOut {
     #[serde(skip_serializing_if = "Vec::is_empty")]
     #[schemars(default)]
     pub notes: Vec<String>,
+    /// A document's headings with the line each stands on: pass a line as
+    /// start_line to read that section.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[schemars(default)]
+    pub outline: Vec<HeadingOut>,
+}
+
+/// `HeadingOut` is one heading of a document's outline.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct HeadingOut {
+    /// 1 for a top-level heading (`#`) to 6 (`######`).
+    pub level: u8,
+    /// The heading's text.
+    pub text: String,
+    /// The line of the document's text it stands on.
+    pub line: u64,
 }
 
 /// `SavedOut` is where `save_file` put a file.

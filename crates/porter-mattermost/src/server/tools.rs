@@ -349,7 +349,7 @@ impl MattermostServer {
     #[tool(
         name = "read_file",
         title = "Read an attached file",
-        description = "Shows an attached file as content: text and the text of Word, Excel, PowerPoint and PDF files in windows of numbered lines (pass next_start_line as start_line for the next window), archives listed, images upright and scaled, small audio and video as themselves, anything else described with a link for the person. Files over 64 MiB are described without being downloaded.",
+        description = "Shows an attached file as content: text in windows of numbered lines (pass next_start_line as start_line for the next window), Word, Excel, PowerPoint, PDF and HTML documents the same way as their Markdown (# headings, list items, | pipe | tables |, with an outline of the headings and their lines in the structured result), archives listed, images upright and scaled, small audio and video as themselves, anything else described with a link for the person. Files over 64 MiB are described without being downloaded.",
         annotations(title = "Read an attached file", read_only_hint = true, destructive_hint = false, idempotent_hint = true, open_world_hint = false),
         output_schema = schema_for_output::<ReadFileOut>()
     )]
