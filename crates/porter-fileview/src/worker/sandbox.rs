@@ -202,3 +202,70 @@ fn no_clone3() -> Result<BpfProgram, String> {
     .try_into()
     .map_err(|e: seccompiler::BackendError| format!("the clone3 filter: {e}"))
 }
+
+#[cfg(test)]
+mod tests {
+    use std::process::Command;
+
+    use super::*;
+
+    /// `PROBE` makes the test binary, started again by the test below, run
+    /// the probe in place of the test.
+    const PROBE: &str = "PORTER_FILEVIEW_SANDBOX_PROBE";
+    const TEST: &str = "worker::sandbox::tests::a_confined_worker_opens_no_path_makes_no_socket_and_starts_no_program";
+    const ALL_REFUSED: &str = "probe: every attempt was refused";
+
+    #[test]
+    fn a_confined_worker_opens_no_path_makes_no_socket_and_starts_no_program() {
+        if std::env::var_os(PROBE).is_some() {
+            probe();
+            return;
+        }
+        let output = Command::new(std::env::current_exe().expect("the test binary"))
+            .args(["--exact", TEST, "--nocapture", "--test-threads=1"])
+            .env(PROBE, "1")
+            .output()
+            .expect("the test binary runs again");
+        let stdout = String::from_utf8_lossy(&output.stdout);
+        assert!(
+            stdout.contains(ALL_REFUSED),
+            "{stdout}\n{}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+    }
+
+    /// Confines this process, then tries what a worker must not do.
+    fn probe() {
+        confine(Limits {
+            memory_bytes: 256 * 1024 * 1024,
+            cpu_seconds: 20,
+        })
+        .expect("the process confines itself");
+        let open = std::fs::File::open("/etc/passwd").map(drop);
+        let create = std::fs::write(std::env::temp_dir().join("porter-probe"), b"x");
+        let socket = std::net::TcpListener::bind("127.0.0.1:0").map(drop);
+        let connect = std::net::UdpSocket::bind("127.0.0.1:0").map(drop);
+        let exec = Command::new("/bin/true").status().map(drop);
+        // Threads still work: the JPEG decoder's rayon needs them.
+        let thread = std::thread::spawn(|| 6 * 7).join();
+        // And memory: 64 MiB fit, 1 GiB does not.
+        let mut fits: Vec<u8> = Vec::new();
+        let fits = fits.try_reserve_exact(64 * 1024 * 1024);
+        let mut over: Vec<u8> = Vec::new();
+        let over = over.try_reserve_exact(1024 * 1024 * 1024);
+        println!(
+            "open {open:?} create {create:?} socket {socket:?} udp {connect:?} exec {exec:?} thread {thread:?} fits {fits:?} over {over:?}"
+        );
+        if open.is_err()
+            && create.is_err()
+            && socket.is_err()
+            && connect.is_err()
+            && exec.is_err()
+            && thread.is_ok()
+            && fits.is_ok()
+            && over.is_err()
+        {
+            println!("{ALL_REFUSED}");
+        }
+    }
+}
