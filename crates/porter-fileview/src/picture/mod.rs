@@ -1296,4 +1296,33 @@ mod tests {
         let clean = view(&webp, Format::Webp).expect("a clean WebP is shown");
         assert_eq!(clean.bytes, webp, "a clean WebP is passed on as it is");
     }
+
+    #[test]
+    fn the_decode_budget_is_in_bytes_so_a_16_bit_picture_gets_fewer_pixels() {
+        // 800×800 is 640,000 pixels, under a limit of 1,000,000; as 8-bit
+        // RGBA that is 2.56 MB, as 16-bit RGBA 5.12 MB: over the 4 MB (4
+        // bytes a pixel of the limit) a decode may take.
+        let options = Options {
+            image_decode_pixels: 1_000_000,
+            ..Options::default()
+        };
+        let eight = DynamicImage::ImageRgba8(RgbaImage::from_pixel(800, 800, Rgba([9, 9, 9, 255])));
+        let sixteen = DynamicImage::ImageRgba16(image::ImageBuffer::from_pixel(
+            800,
+            800,
+            Rgba([60_000u16, 10, 10, 65_535]),
+        ));
+        let shown = view_with(&encoded(&eight, ImageFormat::Png), Format::Png, &options);
+        assert!(shown.is_ok(), "8-bit RGBA fits: {:?}", shown.err());
+        match view_with(&encoded(&sixteen, ImageFormat::Png), Format::Png, &options) {
+            Err(Failure::Unreadable(reason)) => {
+                assert!(
+                    reason.contains("5.1 MB") || reason.contains("4.9 MiB"),
+                    "{reason}"
+                );
+            }
+            Ok(_) => panic!("a 16-bit RGBA picture over the byte budget was decoded"),
+            Err(Failure::Cancelled) => panic!("not cancelled"),
+        }
+    }
 }
