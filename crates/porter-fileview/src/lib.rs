@@ -34,6 +34,7 @@ mod content;
 mod describe;
 mod document;
 mod markdown;
+mod nesting;
 mod office;
 mod options;
 mod pdf;
@@ -546,7 +547,10 @@ fn show(
 ) -> Result<Prepared, ViewError> {
     let ((kind, mime, what), outcome) = match sniffed {
         Sniffed::Text(encoding) => return Ok(show_text(file, *encoding)),
-        Sniffed::Pdf => return show_pdf(file, options, cancel),
+        Sniffed::Pdf => match nesting::check_pdf(file.bytes, nesting::PDF_DEPTH) {
+            Ok(()) => return show_pdf(file, options, cancel),
+            Err(failure) => (identity(file, sniffed), Err(failure)),
+        },
         Sniffed::Image(format) => {
             return show_image(file, *format, options, cancel).map(Prepared::whole);
         }

@@ -115,7 +115,10 @@ fn convert(
                 plain(&decoded, options)
             }
         }
-        Sniffed::Pdf => pdf_markdown(input.bytes, options, cancel)?,
+        Sniffed::Pdf => {
+            crate::nesting::check_pdf(input.bytes, crate::nesting::PDF_DEPTH)?;
+            pdf_markdown(input.bytes, options, cancel)?
+        }
         Sniffed::Zip => match office::zip_kind(input.bytes, options) {
             ZipKind::Docx => docx::convert(input.bytes, options, cancel)?,
             ZipKind::Pptx => pptx::convert(input.bytes, options, cancel)?,
