@@ -54,3 +54,51 @@ async def test_a_file_that_kills_its_reader_is_described_and_the_gateway_answers
                 after = await served.client.call_tool("File", {"op": "read", "path": "volume:docs:guide.md"})
                 assert not after.is_error, (op, name, all_text(after))
                 assert "Some words." in all_text(after), (op, name, all_text(after))
+
+
+def png16(width: int, height: int) -> bytes:
+    """A `width`×`height` 16-bit RGBA PNG of zeros: a few hundred KiB that
+    decode to width × height × 8 bytes."""
+    import struct
+    import zlib
+
+    def chunk(kind: bytes, data: bytes) -> bytes:
+        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
+
+    row = b"\0" * (1 + width * 8)
+    packer = zlib.compressobj(9)
+    data = b"".join(packer.compress(row) for _ in range(height)) + packer.flush()
+    header = struct.pack(">IIBBBBB", width, height, 16, 6, 0, 0, 0)
+    return b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header) + chunk(b"IDAT", data) + chunk(b"IEND", b"")
+
+
+async def test_amplification_files_are_described_within_the_workers_bounds(tmp_path: Path) -> None:
+    """A content stream that inflates to 200 MiB of text, one 1 MiB stream
+    listed 100,000 times, and a 7000×7000 16-bit RGBA PNG (379 KiB, 392 MB
+    decoded): each ran to gigabytes or past 20 s before; now each is
+    described with a reason, and the gateway answers the next call."""
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "guide.md").write_text("# Guide\n\nSome words.\n")
+    files = {
+        "text-amplification.pdf": hostile_pdf.text_amplification(),
+        "repeated-contents.pdf": hostile_pdf.repeated_contents(),
+        "png16-7000.png": png16(7000, 7000),
+    }
+    for name, data in files.items():
+        (docs / name).write_bytes(data)
+    config = write_config(
+        tmp_path,
+        extra={
+            "mcp_servers": {},
+            "volumes": {"docs": {"path": str(docs)}},
+            "profiles": {"default": {"grants": ["File", "Read"], "volumes": ["docs"]}},
+        },
+    )
+    async with stdio_gateway(tmp_path, config) as served:
+        for name in files:
+            result = await served.client.call_tool("File", {"op": "read", "path": f"volume:docs:{name}"})
+            text = all_text(result)
+            assert name in text and "It is not shown because" in text, text
+            after = await served.client.call_tool("File", {"op": "read", "path": "volume:docs:guide.md"})
+            assert "Some words." in all_text(after), (name, all_text(after))
