@@ -696,9 +696,12 @@ fn death(status: ExitStatus, said: &[u8]) -> Death {
                 return Death::Cpu;
             }
             if signal == libc::SIGKILL {
-                // The hard CPU limit, one second past the soft one; porter's
-                // own kills are told apart before this.
-                return Death::Cpu;
+                // Not porter's own kill (those are told apart before this),
+                // and the CPU limit's SIGXCPU ends a worker before its hard
+                // limit would: the system killed it, most often for memory.
+                return Death::Crashed(
+                    "the system killed it, most likely for lack of memory".to_owned(),
+                );
             }
             return Death::Crashed(format!("signal {signal}"));
         }
