@@ -2,12 +2,12 @@
 //! carries them, and a structured record of what was found and done.
 
 use base64::Engine as _;
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// `Block` is one MCP content block. Its JSON form is the one the MCP schema
 /// gives (`{"type":"text","text":…}`, `{"type":"image","data":…,"mimeType":…}`,
 /// …), so a server can put it in a tool result unchanged.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "lowercase")]
 pub enum Block {
     /// Text the model reads.
@@ -40,7 +40,7 @@ pub enum Block {
 }
 
 /// `ResourceBlob` is the `resource` of an embedded resource block.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ResourceBlob {
     /// A URI naming the file (the caller's link, or `file:///<name>`).
     pub uri: String,
@@ -95,7 +95,7 @@ impl Block {
 
 /// `View` is the whole answer for one file: the blocks a model sees and the
 /// record a program reads.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct View {
     /// The MCP content blocks, in order.
     pub content: Vec<Block>,
@@ -104,7 +104,7 @@ pub struct View {
 }
 
 /// `Kind` is what a file turned out to be, by its bytes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Kind {
     /// Plain text in some encoding.
@@ -130,7 +130,7 @@ pub enum Kind {
 }
 
 /// How the file reached the model.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Shown {
     /// As numbered text in a window.
@@ -146,7 +146,7 @@ pub enum Shown {
 }
 
 /// `Record` is the structured side of a [`View`].
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Record {
     /// The file's name as given (control characters replaced).
     pub name: String,
@@ -179,17 +179,17 @@ pub struct Record {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub link: Option<String>,
     /// Notes about what was left out or cut.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub notes: Vec<String>,
     /// A document's headings in order, each with the line of the whole
     /// text it stands on, so a window can start at a section. Present for
     /// documents shown as Markdown (and Markdown files) that have headings.
-    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub outline: Vec<Heading>,
 }
 
 /// `Heading` is one entry of a document's outline.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Heading {
     /// 1 for a top-level heading (Markdown `#`) to 6 (`######`).
     pub level: u8,
@@ -201,7 +201,7 @@ pub struct Heading {
 }
 
 /// `WindowRecord` places a window of numbered lines in its file.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct WindowRecord {
     /// First line shown, counted from 1.
     pub start_line: u64,
@@ -215,7 +215,7 @@ pub struct WindowRecord {
 }
 
 /// `ImageRecord` says what an image was and what it became.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ImageRecord {
     /// Pixel width of the file as stored.
     pub original_width: u32,

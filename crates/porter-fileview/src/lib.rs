@@ -35,12 +35,14 @@ mod content;
 mod describe;
 mod document;
 mod markdown;
+mod nesting;
 mod office;
 mod options;
 mod pdf;
 mod picture;
 mod sniff;
 mod text;
+pub mod worker;
 
 use std::panic::{AssertUnwindSafe, catch_unwind};
 
@@ -150,7 +152,38 @@ pub fn view(
 /// file that has no windows (an image, audio, a description). A caller that
 /// pages through a large file keeps the `Prepared` and asks it for each
 /// window, which then costs only the window itself.
+///
+/// Where a [`worker`] is installed the reading happens in a confined child
+/// process, and a file that kills its reader (memory, CPU time, a crash) is
+/// described with that reason.
 pub fn prepare(
+    input: &FileInput<'_>,
+    options: &Options,
+    cancel: &Cancel,
+) -> Result<Prepared, ViewError> {
+    match worker::prepare(input, options, cancel) {
+        worker::Ran::Here => prepare_here(input, options, cancel),
+        worker::Ran::Answered(result) => result,
+        worker::Ran::Died(reason) => Ok(Prepared::whole(described_failure(input, &reason))),
+    }
+}
+
+/// A file whose reader died, described by what its bytes are and why.
+fn described_failure(input: &FileInput<'_>, reason: &str) -> View {
+    let file = File {
+        bytes: input.bytes,
+        name: shown_name(input.name),
+        size: input.bytes.len() as u64,
+        declared: input.declared_type.filter(|d| !d.trim().is_empty()),
+        link: input.link.filter(|l| !l.trim().is_empty()),
+        name_type: name_type(input.name),
+    };
+    let (kind, mime, what) = identity(&file, &sniff::sniff(input.bytes));
+    file.described(kind, &mime, &what, reason)
+}
+
+/// [`prepare`] in this process.
+pub(crate) fn prepare_here(
     input: &FileInput<'_>,
     options: &Options,
     cancel: &Cancel,
@@ -586,7 +619,10 @@ fn show(
 ) -> Result<Prepared, ViewError> {
     let ((kind, mime, what), outcome) = match sniffed {
         Sniffed::Text(encoding) => return Ok(show_text(file, *encoding, options)),
-        Sniffed::Pdf => return show_pdf(file, options, cancel),
+        Sniffed::Pdf => match nesting::check_pdf(file.bytes, nesting::PDF_DEPTH) {
+            Ok(()) => return show_pdf(file, options, cancel),
+            Err(failure) => (identity(file, sniffed), Err(failure)),
+        },
         Sniffed::Image(format) => {
             return show_image(file, *format, options, cancel).map(Prepared::whole);
         }

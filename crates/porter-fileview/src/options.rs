@@ -38,11 +38,21 @@ pub const ARCHIVE_LISTING_BYTES: usize = 8 * 1024 * 1024;
 pub const ARCHIVE_EXPANDED_BYTES: u64 = 1024 * 1024 * 1024;
 /// `PDF_PAGES` is the most pages whose text is taken from one PDF.
 pub const PDF_PAGES: usize = 2000;
+/// `WORKER_MEMORY_BYTES` is the most memory the worker that reads one file
+/// may take beyond what it holds when it starts (512 MiB, its address
+/// space); past it the file is described as needing more.
+pub const WORKER_MEMORY_BYTES: u64 = 512 * 1024 * 1024;
+/// `WORKER_CPU_SECONDS` is the most CPU time the worker that reads one file
+/// may use (10 s).
+pub const WORKER_CPU_SECONDS: u64 = 10;
+/// `WORKER_WALL_SECONDS` is how long the reader of one file may take by the
+/// clock (30 s), waiting included, before porter stops it.
+pub const WORKER_WALL_SECONDS: u64 = 30;
 
 /// `Options` holds every limit of the file view. `Options::default()` is the
 /// spec's safe setting; a caller loosens a limit by setting its field, and
 /// takes on the memory and time that costs.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Options {
     /// Most bytes of a file that are read; see [`MAX_FILE_BYTES`].
     pub max_file_bytes: u64,
@@ -74,6 +84,16 @@ pub struct Options {
     pub archive_expanded_bytes: u64,
     /// Most PDF pages whose text is extracted; see [`PDF_PAGES`].
     pub pdf_pages: usize,
+    /// Most memory the worker reading one file may take; see
+    /// [`WORKER_MEMORY_BYTES`]. Only holds where a worker is installed (see
+    /// [`crate::worker`]).
+    pub worker_memory_bytes: u64,
+    /// Most CPU seconds the worker reading one file may use; see
+    /// [`WORKER_CPU_SECONDS`].
+    pub worker_cpu_seconds: u64,
+    /// Most seconds by the clock the worker reading one file may take; see
+    /// [`WORKER_WALL_SECONDS`].
+    pub worker_wall_seconds: u64,
 }
 
 impl Default for Options {
@@ -94,6 +114,9 @@ impl Default for Options {
             archive_listing_bytes: ARCHIVE_LISTING_BYTES,
             archive_expanded_bytes: ARCHIVE_EXPANDED_BYTES,
             pdf_pages: PDF_PAGES,
+            worker_memory_bytes: WORKER_MEMORY_BYTES,
+            worker_cpu_seconds: WORKER_CPU_SECONDS,
+            worker_wall_seconds: WORKER_WALL_SECONDS,
         }
     }
 }

@@ -53,14 +53,17 @@ fn extract(args: &ExtractArgs) -> anyhow::Result<ExitCode> {
     let markdown = match to_markdown(&input, &options, &Cancel::new()) {
         Ok(markdown) => markdown,
         Err(error @ (ViewError::NotExtractable { .. } | ViewError::Unreadable { .. })) => {
-            eprintln!("porter: {error}");
+            eprintln!(
+                "porter: {}",
+                crate::output::terminal_safe(&error.to_string())
+            );
             return Ok(ExitCode::from(2));
         }
         Err(error) => return Err(error.into()),
     };
     write_markdown(&markdown, args.output.as_deref())?;
     for note in &markdown.notes {
-        eprintln!("porter: note: {note}");
+        eprintln!("porter: note: {}", crate::output::terminal_safe(note));
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -73,14 +76,15 @@ fn file_name(path: &Path) -> String {
     )
 }
 
-/// Writes the Markdown to `output`, or to standard output.
+/// Writes the Markdown to `output` as it is, or to standard output with
+/// control characters made visible (see [`crate::output::terminal_safe`]).
 fn write_markdown(markdown: &Markdown, output: Option<&Path>) -> anyhow::Result<()> {
     if let Some(path) = output {
         return std::fs::write(path, markdown.text.as_bytes())
             .with_context(|| format!("cannot write {}", path.display()));
     }
     let mut out = std::io::stdout().lock();
-    out.write_all(markdown.text.as_bytes())
+    out.write_all(crate::output::terminal_safe(&markdown.text).as_bytes())
         .and_then(|()| out.flush())
         .context("cannot write to standard output")
 }

@@ -8,6 +8,7 @@ mod extract;
 mod gateway;
 mod login;
 mod output;
+mod worker;
 
 use std::fmt::Write as _;
 use std::io::Write as _;
@@ -153,6 +154,9 @@ fn init_logging(default: &str) {
 }
 
 fn main() -> ExitCode {
+    if let Some(code) = worker::run_if_worker() {
+        return code;
+    }
     let cli = Cli::parse();
     match cli.command {
         Command::View(args) => match run_view(&args) {
@@ -518,7 +522,7 @@ fn print_plain(out: &mut impl std::io::Write, view: &View) -> std::io::Result<()
     for block in &view.content {
         match block {
             Block::Text { text } => {
-                out.write_all(text.as_bytes())?;
+                out.write_all(output::terminal_safe(text).as_bytes())?;
                 if !text.ends_with('\n') {
                     writeln!(out)?;
                 }

@@ -41,7 +41,27 @@ pub struct Markdown {
 /// [`crate::view`]. Any other kind of file, or a file of these kinds that
 /// cannot be read, is an error saying which and why, since a Markdown file
 /// of a description would only mislead whoever searches it later.
+///
+/// Where a [`crate::worker`] is installed the reading happens in a confined
+/// child process, and a file that kills its reader is an
+/// [`ViewError::Unreadable`] that says why.
 pub fn to_markdown(
+    input: &FileInput<'_>,
+    options: &Options,
+    cancel: &Cancel,
+) -> Result<Markdown, ViewError> {
+    match crate::worker::to_markdown(input, options, cancel) {
+        crate::worker::Ran::Here => to_markdown_here(input, options, cancel),
+        crate::worker::Ran::Answered(result) => result,
+        crate::worker::Ran::Died(reason) => Err(ViewError::Unreadable {
+            name: shown_name(input.name),
+            reason,
+        }),
+    }
+}
+
+/// [`to_markdown`] in this process.
+pub(crate) fn to_markdown_here(
     input: &FileInput<'_>,
     options: &Options,
     cancel: &Cancel,
@@ -97,7 +117,10 @@ fn convert(
                 plain(&decoded, options)
             }
         }
-        Sniffed::Pdf => pdf_markdown(input.bytes, options, cancel)?,
+        Sniffed::Pdf => {
+            crate::nesting::check_pdf(input.bytes, crate::nesting::PDF_DEPTH)?;
+            pdf_markdown(input.bytes, options, cancel)?
+        }
         Sniffed::Zip => match office::zip_kind(input.bytes, options) {
             ZipKind::Docx => docx::convert(input.bytes, options, cancel)?,
             ZipKind::Pptx => pptx::convert(input.bytes, options, cancel)?,

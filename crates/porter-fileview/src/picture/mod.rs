@@ -14,6 +14,7 @@
 //! with DCT-domain scaling (1/2, 1/4, 1/8), so a camera photo is never
 //! decoded at full size only to be thrown away.
 
+mod clean;
 mod container;
 mod encode;
 mod jpeg;
@@ -183,17 +184,24 @@ pub(crate) fn picture(
         && facts.width.max(facts.height) <= options.image_edge_px;
     let (target_width, target_height) = fit_edge(facts.width, facts.height, options.image_edge_px);
 
+    // What of the file may be passed on: its picture without what rides
+    // along, or nothing, and then it is re-encoded.
+    let kept = if fits {
+        clean::passable(bytes, format)
+    } else {
+        None
+    };
     // Even a file passed on as it is gets decoded once, to prove it decodes.
-    let decoded = match source {
-        Source::Jpeg(jpeg) if fits => {
+    let decoded = match (source, kept) {
+        (Source::Jpeg(jpeg), Some(kept)) => {
             jpeg.validate()?;
-            return Ok(as_is(bytes, format, name, &facts));
+            return Ok(as_is(bytes.len(), kept, format, name, &facts));
         }
-        Source::Jpeg(jpeg) => jpeg.decode_at_least(target_width, target_height)?,
-        Source::Other(other) => {
+        (Source::Jpeg(jpeg), None) => jpeg.decode_at_least(target_width, target_height)?,
+        (Source::Other(other), kept) => {
             let decoded = other.decode(format)?;
-            if fits {
-                return Ok(as_is(bytes, format, name, &facts));
+            if let Some(kept) = kept {
+                return Ok(as_is(bytes.len(), kept, format, name, &facts));
             }
             decoded
         }
@@ -234,15 +242,28 @@ pub(crate) fn picture(
     })
 }
 
-/// The picture made of the file's own bytes, which fit every limit.
-fn as_is(bytes: &[u8], format: Format, name: &str, facts: &Facts) -> Picture {
+/// The picture made of the file's own bytes, which fit every limit, less
+/// any metadata [`clean::passable`] cut out of them.
+fn as_is(
+    file_bytes: usize,
+    kept: std::borrow::Cow<'_, [u8]>,
+    format: Format,
+    name: &str,
+    facts: &Facts,
+) -> Picture {
+    let cut = matches!(kept, std::borrow::Cow::Owned(_));
     let note = format!(
-        "{}{} It is shown as it is.",
+        "{}{} It is shown as it is{}.",
         prefix(name),
-        described(format, facts, bytes.len()),
+        described(format, facts, file_bytes),
+        if cut {
+            ", without the metadata it carried (text, colour profile, EXIF)"
+        } else {
+            ""
+        }
     );
+    let bytes = kept.into_owned();
     Picture {
-        bytes: bytes.to_vec(),
         record: ImageRecord {
             original_width: facts.width,
             original_height: facts.height,
@@ -250,11 +271,12 @@ fn as_is(bytes: &[u8], format: Format, name: &str, facts: &Facts) -> Picture {
             height: facts.height,
             turned_upright: false,
             scaled: false,
-            reencoded: false,
+            reencoded: cut,
             mime_type: format.mime_type().to_owned(),
             bytes: bytes.len() as u64,
         },
         note,
+        bytes,
     }
 }
 
@@ -710,10 +732,15 @@ mod tests {
                 orientation != 1,
                 "orientation {orientation}"
             );
+            // Upright ones are passed on less their EXIF; the others re-encoded.
+            assert!(picture.record.reencoded, "orientation {orientation}");
             assert_eq!(
-                picture.record.reencoded,
-                orientation != 1,
-                "orientation {orientation}"
+                picture
+                    .note
+                    .contains("shown as it is, without the metadata"),
+                orientation == 1,
+                "orientation {orientation}: {}",
+                picture.note
             );
             if orientation != 1 {
                 assert!(picture.note.contains("turned upright"), "{}", picture.note);
@@ -740,7 +767,10 @@ mod tests {
             let bytes = with_app1(&jpeg, &payload);
             let picture = view(&bytes, Format::Jpeg).unwrap_or_else(|e| panic!("{label}: {e:?}"));
             assert!(!picture.record.turned_upright, "{label}");
-            assert_eq!(picture.bytes, bytes, "{label}: passed as it is");
+            assert_eq!(
+                picture.bytes, jpeg,
+                "{label}: passed as it is, less its APP1"
+            );
         }
     }
 
@@ -1140,6 +1170,159 @@ mod tests {
     fn megapixels_read_without_needless_fractions() {
         for (pixels, text) in [(50_000_000, "50"), (12_500_000, "12.5"), (1_234_567, "1.2")] {
             assert_eq!(megapixels(pixels), text);
+        }
+    }
+
+    /// The PNG chunk types in `bytes`, in order.
+    fn png_chunks(bytes: &[u8]) -> Vec<String> {
+        let mut at = 8;
+        let mut kinds = Vec::new();
+        while at + 8 <= bytes.len() {
+            let length = u32::from_be_bytes(bytes[at..at + 4].try_into().expect("4 bytes"));
+            kinds.push(String::from_utf8_lossy(&bytes[at + 4..at + 8]).into_owned());
+            at += 12 + length as usize;
+        }
+        kinds
+    }
+
+    #[test]
+    fn text_icc_and_exif_chunks_never_ride_along_in_a_png_passed_on() {
+        let small = DynamicImage::ImageRgb8(cornered(40, 30, (false, false), (true, false)));
+        let png = encoded(&small, ImageFormat::Png);
+        let ihdr_end = 8 + 25;
+        // A zTXt whose deflated megabyte of zeros is a small bomb; an iTXt,
+        // a tEXt, an iCCP profile and an eXIf with more than an orientation.
+        let mut zeros = flate2::write::ZlibEncoder::new(Vec::new(), flate2::Compression::best());
+        std::io::Write::write_all(&mut zeros, &vec![0u8; 1 << 20]).expect("deflates");
+        let bomb = zeros.finish().expect("deflates");
+        let mut ztxt = b"Comment\0\0".to_vec();
+        ztxt.extend(&bomb);
+        let mut iccp = b"icc\0\0".to_vec();
+        iccp.extend(&bomb);
+        let mut with_metadata = png[..ihdr_end].to_vec();
+        with_metadata.extend(png_chunk(*b"zTXt", &ztxt));
+        with_metadata.extend(png_chunk(*b"iTXt", b"Where\0\0\0\0\0at home"));
+        with_metadata.extend(png_chunk(*b"tEXt", b"Author\0someone"));
+        with_metadata.extend(png_chunk(*b"iCCP", &iccp));
+        with_metadata.extend(png_chunk(*b"eXIf", &exif_block(1)));
+        with_metadata.extend(&png[ihdr_end..]);
+
+        let picture = view(&with_metadata, Format::Png).expect("the PNG is shown");
+        let kinds = png_chunks(&picture.bytes);
+        for carried in ["zTXt", "iTXt", "tEXt", "iCCP", "eXIf"] {
+            assert!(
+                !kinds.contains(&carried.to_owned()),
+                "{carried} in {kinds:?}"
+            );
+        }
+        assert_ne!(picture.bytes, with_metadata);
+        assert!(
+            picture.record.reencoded,
+            "the returned bytes differ from the file's"
+        );
+        assert_eq!(picture.record.bytes, picture.bytes.len() as u64);
+        let out = decoded(&picture.bytes).to_rgb8();
+        assert_eq!(out.dimensions(), (40, 30));
+        assert!(close(out.get_pixel(2, 2).0, RED));
+    }
+
+    #[test]
+    fn exif_and_comments_never_ride_along_in_a_jpeg_passed_on() {
+        let jpeg = jpeg_of(&cornered(32, 24, (false, false), (true, false)));
+        // Upright EXIF (so nothing needs turning) with more in it, and a comment.
+        let mut exif = exif_block(1);
+        exif.extend(b"GPS 51.5N 0.1W");
+        let mut bytes = with_app1(&jpeg, &exif);
+        let comment = b"\xFF\xFE\x00\x0Dsecret note";
+        bytes.splice(2..2, comment.iter().copied());
+        let picture = view(&bytes, Format::Jpeg).expect("the JPEG is shown");
+        assert_eq!(
+            picture.bytes, jpeg,
+            "the picture without its APP1 and comment"
+        );
+        assert!(picture.record.reencoded);
+        assert!(!picture.record.turned_upright);
+    }
+
+    #[test]
+    fn a_gif_whose_frame_lies_outside_its_screen_is_never_passed_on() {
+        let small = DynamicImage::ImageRgb8(cornered(40, 30, (false, false), (true, false)));
+        let gif = encoded(&small, ImageFormat::Gif);
+        let at = gif
+            .windows(9)
+            .position(|w| w == [0x2C, 0, 0, 0, 0, 40, 0, 30, 0])
+            .expect("the image descriptor");
+        let mut far = gif.clone();
+        far[at + 1..at + 5].copy_from_slice(&[0xE8, 0xFD, 0xE8, 0xFD]);
+        match view(&far, Format::Gif) {
+            Ok(picture) => {
+                assert_ne!(picture.bytes, far, "the file's own bytes");
+                assert!(picture.record.reencoded);
+                decoded(&picture.bytes);
+            }
+            Err(Failure::Unreadable(reason)) => assert!(!reason.is_empty()),
+            Err(Failure::Cancelled) => panic!("not cancelled"),
+        }
+    }
+
+    #[test]
+    fn a_webp_whose_sizes_lie_is_never_passed_on() {
+        let tiny = DynamicImage::ImageRgb8(RgbImage::from_pixel(1, 1, Rgb(RED)));
+        let mut webp = Vec::new();
+        WebPEncoder::new_lossless(&mut webp)
+            .encode(tiny.as_bytes(), 1, 1, image::ExtendedColorType::Rgb8)
+            .expect("a lossless WebP encodes");
+        let mut riff_lies = webp.clone();
+        riff_lies[4..8].copy_from_slice(&0x7FFF_FFF0u32.to_le_bytes());
+        let mut chunk_lies = webp.clone();
+        chunk_lies[16..20].copy_from_slice(&0x7FFF_FFF0u32.to_le_bytes());
+        let mut trailing = webp.clone();
+        trailing.extend(b"PK\x03\x04 a zip rides along");
+        for (label, bytes) in [
+            ("riff", riff_lies),
+            ("chunk", chunk_lies),
+            ("trailing", trailing),
+        ] {
+            match view(&bytes, Format::Webp) {
+                Ok(picture) => {
+                    assert_ne!(picture.bytes, bytes, "{label}: the file's own bytes");
+                    assert!(picture.record.reencoded, "{label}");
+                    decoded(&picture.bytes);
+                }
+                Err(Failure::Unreadable(reason)) => assert!(!reason.is_empty(), "{label}"),
+                Err(Failure::Cancelled) => panic!("not cancelled"),
+            }
+        }
+        let clean = view(&webp, Format::Webp).expect("a clean WebP is shown");
+        assert_eq!(clean.bytes, webp, "a clean WebP is passed on as it is");
+    }
+
+    #[test]
+    fn the_decode_budget_is_in_bytes_so_a_16_bit_picture_gets_fewer_pixels() {
+        // 800×800 is 640,000 pixels, under a limit of 1,000,000; as 8-bit
+        // RGBA that is 2.56 MB, as 16-bit RGBA 5.12 MB: over the 4 MB (4
+        // bytes a pixel of the limit) a decode may take.
+        let options = Options {
+            image_decode_pixels: 1_000_000,
+            ..Options::default()
+        };
+        let eight = DynamicImage::ImageRgba8(RgbaImage::from_pixel(800, 800, Rgba([9, 9, 9, 255])));
+        let sixteen = DynamicImage::ImageRgba16(image::ImageBuffer::from_pixel(
+            800,
+            800,
+            Rgba([60_000u16, 10, 10, 65_535]),
+        ));
+        let shown = view_with(&encoded(&eight, ImageFormat::Png), Format::Png, &options);
+        assert!(shown.is_ok(), "8-bit RGBA fits: {:?}", shown.err());
+        match view_with(&encoded(&sixteen, ImageFormat::Png), Format::Png, &options) {
+            Err(Failure::Unreadable(reason)) => {
+                assert!(
+                    reason.contains("5.1 MB") || reason.contains("4.9 MiB"),
+                    "{reason}"
+                );
+            }
+            Ok(_) => panic!("a 16-bit RGBA picture over the byte budget was decoded"),
+            Err(Failure::Cancelled) => panic!("not cancelled"),
         }
     }
 }

@@ -16,10 +16,16 @@ use super::pixels::Pixels;
 use super::{Format, exif_orientation};
 use crate::bounds::{Cancel, Failure};
 
-/// Bytes allowed per decoded pixel: enough for 16-bit RGBA, the widest
-/// layout these formats decode to, apart from float TIFF (which is checked
-/// against the same budget through the decoder's declared size).
+/// Bytes the decoders may allocate per pixel of the limit: enough for
+/// 16-bit RGBA, the widest layout these formats decode to, apart from
+/// float TIFF; a bound on their working buffers.
 const BYTES_PER_PIXEL: u64 = 8;
+
+/// The decoded picture's budget, in bytes per pixel of the limit: 8-bit
+/// RGBA. A 16-bit or float picture takes more bytes a pixel, so it gets
+/// fewer pixels: the budget is what the memory holds, not a pixel count
+/// (a 7000×7000 16-bit RGBA PNG of 379 KiB decodes to 392 MB).
+const BUDGET_BYTES_PER_PIXEL: u64 = 4;
 
 /// `Other` is a non-JPEG image whose header has been read.
 pub(super) struct Other<'a> {
@@ -118,10 +124,14 @@ impl<'a> Other<'a> {
         self.decoder
             .set_limits(limits(self.max_pixels))
             .map_err(too_big)?;
-        if self.decoder.total_bytes() > self.max_pixels.saturating_mul(BYTES_PER_PIXEL) {
-            return Err(Failure::unreadable(
-                "its pixels would take more memory than an image decoded to scale may",
-            ));
+        let needed = self.decoder.total_bytes();
+        let budget = self.max_pixels.saturating_mul(BUDGET_BYTES_PER_PIXEL);
+        if needed > budget {
+            return Err(Failure::unreadable(format!(
+                "its pixels would take {} decoded, more than the {} an image decoded to scale may take",
+                crate::describe::human_size(needed),
+                crate::describe::human_size(budget)
+            )));
         }
         let image = super::guarded(|| {
             DynamicImage::from_decoder(self.decoder).map_err(|error| reason(error, format))

@@ -1,7 +1,9 @@
 //! `porter view` as a person runs it: exit codes, plain output, and the
 //! JSON that carries MCP content blocks.
 
+mod terminal;
 mod unix;
+mod worker;
 
 use std::path::Path;
 

@@ -1,0 +1,95 @@
+//! Without `--json`, what `porter view` and `porter extract` print cannot
+//! drive the terminal: C0 and C1 control characters (but tab and newline)
+//! and bidi overrides from the file come out as visible escapes, while
+//! `--json` carries the text as it is.
+
+use std::path::Path;
+
+use assert_cmd::Command;
+
+fn porter() -> Command {
+    Command::cargo_bin("porter").expect("the porter binary is built for its tests")
+}
+
+fn write(dir: &Path, name: &str, bytes: &[u8]) -> std::path::PathBuf {
+    let path = dir.join(name);
+    std::fs::write(&path, bytes).expect("the temp dir is writable");
+    path
+}
+
+/// A line that clears the screen, rings the bell, sends a C1 CSI, and
+/// turns the rest of the line around with a right-to-left override.
+const HOSTILE: &str =
+    "title \u{1b}[2J\u{7} csi \u{9b}31m rlo \u{202e}txt.exe isolate \u{2066}x\u{2069}\tend\n";
+
+fn raw_controls(text: &str) -> Vec<char> {
+    text.chars()
+        .filter(|&c| {
+            (c.is_control() && c != '\n' && c != '\t')
+                || matches!(c, '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
+        })
+        .collect()
+}
+
+#[test]
+fn view_prints_controls_and_bidi_overrides_as_visible_escapes() {
+    let dir = tempfile::tempdir().expect("a temp dir");
+    let file = write(dir.path(), "notes.txt", HOSTILE.as_bytes());
+    let output = porter()
+        .arg("view")
+        .arg(&file)
+        .output()
+        .expect("porter runs");
+    assert_eq!(output.status.code(), Some(0));
+    let stdout = String::from_utf8(output.stdout).expect("text");
+    assert_eq!(raw_controls(&stdout), Vec::<char>::new(), "{stdout:?}");
+    assert!(
+        stdout.contains(
+            "title \\u{1b}[2J\\u{7} csi \\u{9b}31m rlo \\u{202e}txt.exe isolate \\u{2066}x\\u{2069}\tend"
+        ),
+        "{stdout:?}"
+    );
+
+    let json = porter()
+        .arg("view")
+        .arg("--json")
+        .arg(&file)
+        .output()
+        .expect("porter runs");
+    let view: serde_json::Value = serde_json::from_slice(&json.stdout).expect("JSON");
+    let text = view["content"][0]["text"].as_str().expect("a text block");
+    assert!(
+        text.contains("\u{1b}[2J\u{7}"),
+        "--json keeps the text as it is"
+    );
+}
+
+#[test]
+fn extract_prints_controls_as_escapes_and_writes_the_file_as_it_is() {
+    let dir = tempfile::tempdir().expect("a temp dir");
+    let file = write(dir.path(), "notes.txt", HOSTILE.as_bytes());
+    let output = porter()
+        .arg("extract")
+        .arg(&file)
+        .output()
+        .expect("porter runs");
+    assert_eq!(output.status.code(), Some(0));
+    let stdout = String::from_utf8(output.stdout).expect("text");
+    assert_eq!(raw_controls(&stdout), Vec::<char>::new(), "{stdout:?}");
+    assert!(stdout.contains("\\u{1b}[2J\\u{7}"), "{stdout:?}");
+
+    let out = dir.path().join("notes.md");
+    let written = porter()
+        .arg("extract")
+        .arg(&file)
+        .arg("-o")
+        .arg(&out)
+        .output()
+        .expect("porter runs");
+    assert_eq!(written.status.code(), Some(0));
+    let markdown = std::fs::read_to_string(&out).expect("written");
+    assert!(
+        markdown.contains("\u{1b}[2J\u{7}"),
+        "the file keeps the text as it is: {markdown:?}"
+    );
+}

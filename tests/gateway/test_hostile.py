@@ -1,0 +1,104 @@
+"""A file cannot take `porter gateway serve` down. PDFs built to overflow a
+reader's stack (a 50,000-deep page tree, arrays and dictionaries nested
+100,000 deep) and one whose font map inflates past the worker's memory lie
+on a volume; File read answers each with a description that says why it
+could not be read, and the same gateway still answers the next call. Before
+the isolated worker, the first of them ended the gateway for every client."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+from harness import all_text, stdio_gateway, write_config
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "scripts"))
+import hostile_pdf  # noqa: E402
+
+pytestmark = pytest.mark.anyio
+
+HOSTILE = {
+    # Refused by the nesting pre-scan before any parser runs.
+    "nested-arrays.pdf": ("its objects are nested deeper than 256 levels", hostile_pdf.nested_arrays),
+    "nested-dicts.pdf": ("its objects are nested deeper than 256 levels", hostile_pdf.nested_dicts),
+    # Past the pre-scan: the worker dies, and says how.
+    "deep-page-tree.pdf": ("porter could not read it: it is nested so deeply", hostile_pdf.deep_page_tree),
+    "tounicode-bomb.pdf": ("porter could not read it: it needed more than 512 MiB of memory", hostile_pdf.tounicode_bomb),
+}
+
+
+async def test_a_file_that_kills_its_reader_is_described_and_the_gateway_answers_the_next_call(tmp_path: Path) -> None:
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "guide.md").write_text("# Guide\n\nSome words.\n")
+    for name, (_, make) in HOSTILE.items():
+        (docs / name).write_bytes(make())
+    config = write_config(
+        tmp_path,
+        extra={
+            "mcp_servers": {},
+            "volumes": {"docs": {"path": str(docs), "mode": "rw"}},
+            "profiles": {"default": {"grants": ["File", "Read", "Write"], "volumes": ["docs"]}},
+        },
+    )
+    async with stdio_gateway(tmp_path, config) as served:
+        for op in ("read", "extract"):
+            for name, (why, _) in HOSTILE.items():
+                result = await served.client.call_tool("File", {"op": op, "path": f"volume:docs:{name}"})
+                text = all_text(result)
+                assert name in text, (op, text)
+                assert why in text, (op, text)
+
+                after = await served.client.call_tool("File", {"op": "read", "path": "volume:docs:guide.md"})
+                assert not after.is_error, (op, name, all_text(after))
+                assert "Some words." in all_text(after), (op, name, all_text(after))
+
+
+def png16(width: int, height: int) -> bytes:
+    """A `width`×`height` 16-bit RGBA PNG of zeros: a few hundred KiB that
+    decode to width × height × 8 bytes."""
+    import struct
+    import zlib
+
+    def chunk(kind: bytes, data: bytes) -> bytes:
+        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data))
+
+    row = b"\0" * (1 + width * 8)
+    packer = zlib.compressobj(9)
+    data = b"".join(packer.compress(row) for _ in range(height)) + packer.flush()
+    header = struct.pack(">IIBBBBB", width, height, 16, 6, 0, 0, 0)
+    return b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header) + chunk(b"IDAT", data) + chunk(b"IEND", b"")
+
+
+async def test_amplification_files_are_described_within_the_workers_bounds(tmp_path: Path) -> None:
+    """A content stream that inflates to 200 MiB of text, one 1 MiB stream
+    listed 100,000 times, and a 7000×7000 16-bit RGBA PNG (379 KiB, 392 MB
+    decoded): each ran to gigabytes or past 20 s before; now each is
+    described with a reason, and the gateway answers the next call."""
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "guide.md").write_text("# Guide\n\nSome words.\n")
+    files = {
+        "text-amplification.pdf": hostile_pdf.text_amplification(),
+        "repeated-contents.pdf": hostile_pdf.repeated_contents(),
+        "png16-7000.png": png16(7000, 7000),
+    }
+    for name, data in files.items():
+        (docs / name).write_bytes(data)
+    config = write_config(
+        tmp_path,
+        extra={
+            "mcp_servers": {},
+            "volumes": {"docs": {"path": str(docs)}},
+            "profiles": {"default": {"grants": ["File", "Read"], "volumes": ["docs"]}},
+        },
+    )
+    async with stdio_gateway(tmp_path, config) as served:
+        for name in files:
+            result = await served.client.call_tool("File", {"op": "read", "path": f"volume:docs:{name}"})
+            text = all_text(result)
+            assert name in text and "It is not shown because" in text, text
+            after = await served.client.call_tool("File", {"op": "read", "path": "volume:docs:guide.md"})
+            assert "Some words." in all_text(after), (name, all_text(after))

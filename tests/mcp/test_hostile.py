@@ -1,0 +1,67 @@
+"""A file cannot take `porter mattermost serve` down. PDFs built to overflow
+a reader's stack (a 50,000-deep page tree, arrays and dictionaries nested
+100,000 deep) and one whose font map inflates past the worker's memory are
+posted as attachments; read_file answers each with a description that says
+why it could not be read, and the same server, over stdio and HTTP, still
+answers the next call. Before the isolated worker, the first of them ended
+the whole server."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+from harness import Home, serve, server_env, structured, text_of, write_seed
+from harness import Mmsim  # noqa: E402
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "scripts"))
+import hostile_pdf  # noqa: E402
+
+pytestmark = pytest.mark.anyio
+
+HOSTILE = {
+    # Refused by the nesting pre-scan before any parser runs.
+    "nested-arrays.pdf": ("its objects are nested deeper than 256 levels", hostile_pdf.nested_arrays),
+    "nested-dicts.pdf": ("its objects are nested deeper than 256 levels", hostile_pdf.nested_dicts),
+    # Past the pre-scan: the worker dies, and says how.
+    "deep-page-tree.pdf": ("porter could not read it: it is nested so deeply", hostile_pdf.deep_page_tree),
+    "tounicode-bomb.pdf": ("porter could not read it: it needed more than 512 MiB of memory", hostile_pdf.tounicode_bomb),
+}
+
+
+@pytest.fixture(scope="module")
+def hostile_sim(porter: Path, tmp_path_factory: pytest.TempPathFactory):
+    root = tmp_path_factory.mktemp("hostile-sim")
+    files = root / "files"
+    files.mkdir()
+    posts = []
+    for name, (_, make) in HOSTILE.items():
+        (files / name).write_bytes(make())
+        posts.append(
+            {"channel": "files", "user": "bob", "message": f"Have a look at {name}.", "files": [{"name": name, "path": str(files / name)}]}
+        )
+    sim = Mmsim(write_seed(root / "seed", extra_files=posts), root)
+    yield sim
+    sim.stop()
+
+
+async def test_a_file_that_kills_its_reader_is_described_and_the_server_answers_the_next_call(
+    hostile_sim, home: Home, transport: str, tmp_path: Path
+):
+    text_id = hostile_sim.file_id("release-notes.txt")
+    async with serve(transport, server_env(hostile_sim, home), tmp_path) as served:
+        for name, (why, _) in HOSTILE.items():
+            result = await served.client.call_tool("read_file", {"file_id": hostile_sim.file_id(name)})
+            text = text_of(result)
+            assert not result.is_error, text
+            assert text.startswith(f"{name}: PDF"), text
+            assert why in text, text
+            record = structured(result)
+            assert record["shown"] == "described", record
+            assert why in record["reason"], record
+
+            after = await served.client.call_tool("read_file", {"file_id": text_id, "line_count": 3})
+            assert not after.is_error, f"after {name}: {text_of(after)}"
+            assert "Porter release notes" in text_of(after), f"after {name}: {text_of(after)}"
