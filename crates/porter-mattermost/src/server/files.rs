@@ -4,15 +4,18 @@
 use std::fmt::Write as _;
 
 use bytes::Bytes;
-use porter_fileview::{Block, Cancel, FileInput, View, ViewError, WindowRequest};
+use porter_fileview::{Cancel, FileInput, View, ViewError, WindowRequest};
 use rmcp::ErrorData;
 use rmcp::RoleServer;
-use rmcp::model::{CallToolResult, ContentBlock};
+use rmcp::model::CallToolResult;
 use rmcp::service::RequestContext;
 
 use super::output::{ImageOut, ReadFileOut, SavedOut};
 use super::tools::ReadFileArgs;
-use super::{Failure, MattermostServer, SAVE_FILE_BYTES, lock};
+use porter_mcp::content::content as blocks;
+use porter_mcp::tool::{ToolError, done};
+
+use super::{MattermostServer, SAVE_FILE_BYTES, lock};
 use crate::{Error, FileInfo};
 
 impl MattermostServer {
@@ -32,7 +35,7 @@ impl MattermostServer {
         &self,
         info: &FileInfo,
         cap: u64,
-    ) -> Result<Result<Bytes, u64>, Failure> {
+    ) -> Result<Result<Bytes, u64>, ToolError> {
         if info.size > cap {
             return Ok(Err(info.size));
         }
@@ -49,10 +52,10 @@ impl MattermostServer {
         &self,
         args: ReadFileArgs,
         context: &RequestContext<RoleServer>,
-    ) -> Result<CallToolResult, Failure> {
+    ) -> Result<CallToolResult, ToolError> {
         let file_id = args.file_id.trim();
         if file_id.is_empty() {
-            return Err(Failure::Tool(
+            return Err(ToolError::Tool(
                 "file_id is empty; pass the id of a file as listed with its post".to_owned(),
             ));
         }
@@ -104,7 +107,7 @@ impl MattermostServer {
                 joined = task => joined,
                 () = context.ct.cancelled() => {
                     cancel.cancel();
-                    return Err(Failure::Tool("the request was cancelled".to_owned()));
+                    return Err(ToolError::Tool("the request was cancelled".to_owned()));
                 }
             };
             let prepared = match outcome {
@@ -112,7 +115,7 @@ impl MattermostServer {
                 Ok(Err(error)) => return Err(view_failure(&error)),
                 Err(join) => {
                     tracing::error!(%join, file_id, "the file view stopped unexpectedly");
-                    return Err(Failure::Tool(format!(
+                    return Err(ToolError::Tool(format!(
                         "porter could not show {}; a person can open it at {link}",
                         info.name
                     )));
@@ -130,15 +133,15 @@ impl MattermostServer {
 
 /// A window the file does not have, or a cancelled view, as a sentence the
 /// model reads.
-fn view_failure(error: &ViewError) -> Failure {
+fn view_failure(error: &ViewError) -> ToolError {
     match error {
-        ViewError::Cancelled => Failure::Tool("the request was cancelled".to_owned()),
-        other => Failure::Tool(other.to_string()),
+        ViewError::Cancelled => ToolError::Tool("the request was cancelled".to_owned()),
+        other => ToolError::Tool(other.to_string()),
     }
 }
 
 /// A view as a tool result: its blocks unchanged, and the structured record.
-fn view_result(info: &FileInfo, link: &str, view: &View) -> Result<CallToolResult, Failure> {
+fn view_result(info: &FileInfo, link: &str, view: &View) -> Result<CallToolResult, ToolError> {
     let content = blocks(&view.content)?;
     let record = &view.structured;
     let window = record.window;
@@ -155,23 +158,13 @@ fn view_result(info: &FileInfo, link: &str, view: &View) -> Result<CallToolResul
         end_line: window.map(|w| w.end_line),
         total_lines: window.map(|w| w.total_lines),
         next_start_line: window.and_then(|w| w.next_start_line),
-        image: record.image.as_ref().map(|i| ImageOut {
-            original_width: i.original_width,
-            original_height: i.original_height,
-            width: i.width,
-            height: i.height,
-            turned_upright: i.turned_upright,
-            scaled: i.scaled,
-            reencoded: i.reencoded,
-            mime_type: i.mime_type.clone(),
-            bytes: i.bytes,
-        }),
+        image: record.image.as_ref().map(ImageOut::from),
         type_note: record.type_note.clone(),
         reason: record.reason.clone(),
         notes: record.notes.clone(),
     };
     let value = serde_json::to_value(&out).map_err(|e| {
-        Failure::Rpc(ErrorData::internal_error(
+        ToolError::Rpc(ErrorData::internal_error(
             format!("the result could not be written: {e}"),
             None,
         ))
@@ -179,24 +172,6 @@ fn view_result(info: &FileInfo, link: &str, view: &View) -> Result<CallToolResul
     let mut result = CallToolResult::success(content);
     result.structured_content = Some(value);
     Ok(result)
-}
-
-/// The file view's blocks as rmcp content: they serialise exactly as MCP
-/// content, so they pass through JSON unchanged.
-pub(crate) fn blocks(blocks: &[Block]) -> Result<Vec<ContentBlock>, Failure> {
-    blocks
-        .iter()
-        .map(|block| {
-            serde_json::to_value(block)
-                .and_then(serde_json::from_value::<ContentBlock>)
-                .map_err(|e| {
-                    Failure::Rpc(ErrorData::internal_error(
-                        format!("a {} block could not be carried: {e}", block.kind()),
-                        None,
-                    ))
-                })
-        })
-        .collect()
 }
 
 /// The snake_case name a unit enum serialises to.
@@ -211,10 +186,10 @@ impl MattermostServer {
     pub(crate) async fn save_file_impl(
         &self,
         args: super::tools::SaveFileArgs,
-    ) -> Result<CallToolResult, Failure> {
+    ) -> Result<CallToolResult, ToolError> {
         let file_id = args.file_id.trim();
         if file_id.is_empty() {
-            return Err(Failure::Tool(
+            return Err(ToolError::Tool(
                 "file_id is empty; pass the id of a file as listed with its post".to_owned(),
             ));
         }
@@ -222,7 +197,7 @@ impl MattermostServer {
         let info = self.shared.client.file_info(file_id).await?;
         let link = self.file_link(&info);
         let too_large = |size: u64| {
-            Failure::Tool(format!(
+            ToolError::Tool(format!(
                 "{} is {}, more than the {} save_file writes; nothing was saved. A person can download it at {link}",
                 info.name,
                 porter_fileview::human_size(size),
@@ -263,8 +238,8 @@ impl MattermostServer {
                 porter_paths::save_new(&dir, &name, &bytes, &origin, SAVE_FILE_BYTES, &shared.saved)
             })
             .await
-            .map_err(|e| Failure::Tool(format!("saving stopped unexpectedly: {e}")))?
-            .map_err(|e| Failure::Tool(format!("{e}; nothing was saved")))?
+            .map_err(|e| ToolError::Tool(format!("saving stopped unexpectedly: {e}")))?
+            .map_err(|e| ToolError::Tool(format!("{e}; nothing was saved")))?
         };
         let out = SavedOut {
             file_id: info.id.clone(),
@@ -292,6 +267,6 @@ impl MattermostServer {
             let _ = write!(text, " It is not marked as downloaded: {note}.");
         }
         text.push('\n');
-        super::done(text, &out)
+        done(text, &out)
     }
 }

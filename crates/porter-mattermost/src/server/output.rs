@@ -8,6 +8,8 @@
 use schemars::JsonSchema;
 use serde::Serialize;
 
+pub use porter_mcp::content::ImageOut;
+
 use crate::{Channel, ChannelType, FileInfo, Team, User};
 
 /// `UserOut` is a Mattermost account.
@@ -271,29 +273,6 @@ pub struct FilesOut {
     /// Pass this as `cursor` for the next page; absent on the last page.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub next_cursor: Option<String>,
-}
-
-/// `ImageOut` says what an image was and what was returned.
-#[derive(Debug, Clone, Serialize, JsonSchema)]
-pub struct ImageOut {
-    /// Width of the file as stored, in pixels.
-    pub original_width: u32,
-    /// Height of the file as stored, in pixels.
-    pub original_height: u32,
-    /// Width returned.
-    pub width: u32,
-    /// Height returned.
-    pub height: u32,
-    /// Whether its EXIF orientation turned it upright.
-    pub turned_upright: bool,
-    /// Whether it was scaled down.
-    pub scaled: bool,
-    /// Whether the returned bytes differ from the file's.
-    pub reencoded: bool,
-    /// Type of the returned image.
-    pub mime_type: String,
-    /// Size of the returned image in bytes.
-    pub bytes: u64,
 }
 
 /// `ReadFileOut` is what `read_file` found and returned.

@@ -8,11 +8,7 @@
 use std::collections::{BTreeMap, HashSet};
 use std::fmt::Write as _;
 
-use rmcp::handler::server::tool::schema_for_output;
-use rmcp::handler::server::wrapper::Parameters;
 use rmcp::model::CallToolResult;
-use rmcp::service::RequestContext;
-use rmcp::{ErrorData, RoleServer, tool, tool_router};
 use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
@@ -24,7 +20,9 @@ use super::output::{
     ReadFileOut, SavedOut, TeamOut, TeamsOut, ThreadOut, UserOut, UsersOut,
 };
 use super::render::{channel_line, file_line, iso_utc, post_text, team_line, user_line};
-use super::{Failure, MattermostServer, done, finish, lock};
+use porter_mcp::tool::{Call, Hints, NoArgs, Outcome, Tool, ToolError, done};
+
+use super::{MattermostServer, lock};
 use crate::{
     Channel, ChannelPosts, ChannelType, Error, FileInfo, Post, Search, Team, User, UserSearch,
 };
@@ -193,186 +191,224 @@ pub struct SaveFileArgs {
 
 // ----- the tools -----
 
-#[tool_router(vis = "pub(crate)")]
-impl MattermostServer {
-    #[tool(
-        name = "get_me",
-        title = "Who am I",
-        description = "The Mattermost account porter acts as: username, name, id.",
-        annotations(title = "Who am I", read_only_hint = true, destructive_hint = false, idempotent_hint = true, open_world_hint = false),
-        output_schema = schema_for_output::<MeOut>()
-    )]
-    async fn get_me(&self) -> Result<CallToolResult, ErrorData> {
-        finish(self.get_me_impl().await)
-    }
+/// `get_me`: Who am I.
+pub(crate) struct GetMe;
 
-    #[tool(
-        name = "get_users",
-        title = "Get users",
-        description = "Looks accounts up by username or id: names, position, whether deactivated.",
-        annotations(title = "Get users", read_only_hint = true, destructive_hint = false, idempotent_hint = true, open_world_hint = false),
-        output_schema = schema_for_output::<UsersOut>()
-    )]
-    async fn get_users(
-        &self,
-        Parameters(args): Parameters<GetUsersArgs>,
-    ) -> Result<CallToolResult, ErrorData> {
-        finish(self.get_users_impl(args).await)
-    }
+impl Tool<MattermostServer> for GetMe {
+    type Args = NoArgs;
+    type Out = MeOut;
+    const NAME: &'static str = "get_me";
+    const TITLE: &'static str = "Who am I";
+    const DESCRIPTION: &'static str = "The Mattermost account porter acts as: username, name, id.";
+    const HINTS: Hints = Hints::READ;
 
-    #[tool(
-        name = "search_users",
-        title = "Search users",
-        description = "Finds accounts whose username, name, nickname or e-mail match a term.",
-        annotations(title = "Search users", read_only_hint = true, destructive_hint = false, idempotent_hint = true, open_world_hint = false),
-        output_schema = schema_for_output::<UsersOut>()
-    )]
-    async fn search_users(
-        &self,
-        Parameters(args): Parameters<SearchUsersArgs>,
-    ) -> Result<CallToolResult, ErrorData> {
-        finish(self.search_users_impl(args).await)
+    async fn call(&self, server: &MattermostServer, _args: NoArgs, _call: Call) -> Outcome {
+        Ok(server.get_me_impl().await?.into())
     }
+}
 
-    #[tool(
-        name = "get_user_teams",
-        title = "My teams",
-        description = "The teams you belong to.",
-        annotations(title = "My teams", read_only_hint = true, destructive_hint = false, idempotent_hint = true, open_world_hint = false),
-        output_schema = schema_for_output::<TeamsOut>()
-    )]
-    async fn get_user_teams(
-        &self,
-        Parameters(args): Parameters<PageArgs>,
-    ) -> Result<CallToolResult, ErrorData> {
-        finish(self.get_user_teams_impl(args).await)
+/// `get_users`: Get users.
+pub(crate) struct GetUsers;
+
+impl Tool<MattermostServer> for GetUsers {
+    type Args = GetUsersArgs;
+    type Out = UsersOut;
+    const NAME: &'static str = "get_users";
+    const TITLE: &'static str = "Get users";
+    const DESCRIPTION: &'static str =
+        "Looks accounts up by username or id: names, position, whether deactivated.";
+    const HINTS: Hints = Hints::READ;
+
+    async fn call(&self, server: &MattermostServer, args: GetUsersArgs, _call: Call) -> Outcome {
+        Ok(server.get_users_impl(args).await?.into())
     }
+}
 
-    #[tool(
-        name = "get_user_channels",
-        title = "My channels",
-        description = "The channels you are a member of (public, private, direct and group messages), in one team or all.",
-        annotations(title = "My channels", read_only_hint = true, destructive_hint = false, idempotent_hint = true, open_world_hint = false),
-        output_schema = schema_for_output::<ChannelsOut>()
-    )]
-    async fn get_user_channels(
-        &self,
-        Parameters(args): Parameters<UserChannelsArgs>,
-    ) -> Result<CallToolResult, ErrorData> {
-        finish(self.get_user_channels_impl(args).await)
+/// `search_users`: Search users.
+pub(crate) struct SearchUsers;
+
+impl Tool<MattermostServer> for SearchUsers {
+    type Args = SearchUsersArgs;
+    type Out = UsersOut;
+    const NAME: &'static str = "search_users";
+    const TITLE: &'static str = "Search users";
+    const DESCRIPTION: &'static str =
+        "Finds accounts whose username, name, nickname or e-mail match a term.";
+    const HINTS: Hints = Hints::READ;
+
+    async fn call(&self, server: &MattermostServer, args: SearchUsersArgs, _call: Call) -> Outcome {
+        Ok(server.search_users_impl(args).await?.into())
     }
+}
 
-    #[tool(
-        name = "get_channel_info",
-        title = "Channel info",
-        description = "One channel: its names, kind, team, header and purpose.",
-        annotations(title = "Channel info", read_only_hint = true, destructive_hint = false, idempotent_hint = true, open_world_hint = false),
-        output_schema = schema_for_output::<ChannelInfoOut>()
-    )]
-    async fn get_channel_info(
-        &self,
-        Parameters(args): Parameters<ChannelArgs>,
-    ) -> Result<CallToolResult, ErrorData> {
-        finish(self.get_channel_info_impl(args).await)
+/// `get_user_teams`: My teams.
+pub(crate) struct GetUserTeams;
+
+impl Tool<MattermostServer> for GetUserTeams {
+    type Args = PageArgs;
+    type Out = TeamsOut;
+    const NAME: &'static str = "get_user_teams";
+    const TITLE: &'static str = "My teams";
+    const DESCRIPTION: &'static str = "The teams you belong to.";
+    const HINTS: Hints = Hints::READ;
+
+    async fn call(&self, server: &MattermostServer, args: PageArgs, _call: Call) -> Outcome {
+        Ok(server.get_user_teams_impl(args).await?.into())
     }
+}
 
-    #[tool(
-        name = "search_channels",
-        title = "Search channels",
-        description = "Finds your channels whose name or shown name contains a term (or is close to it).",
-        annotations(title = "Search channels", read_only_hint = true, destructive_hint = false, idempotent_hint = true, open_world_hint = false),
-        output_schema = schema_for_output::<ChannelsOut>()
-    )]
-    async fn search_channels(
+/// `get_user_channels`: My channels.
+pub(crate) struct GetUserChannels;
+
+impl Tool<MattermostServer> for GetUserChannels {
+    type Args = UserChannelsArgs;
+    type Out = ChannelsOut;
+    const NAME: &'static str = "get_user_channels";
+    const TITLE: &'static str = "My channels";
+    const DESCRIPTION: &'static str = "The channels you are a member of (public, private, direct and group messages), in one team or all.";
+    const HINTS: Hints = Hints::READ;
+
+    async fn call(
         &self,
-        Parameters(args): Parameters<SearchChannelsArgs>,
-    ) -> Result<CallToolResult, ErrorData> {
-        finish(self.search_channels_impl(args).await)
+        server: &MattermostServer,
+        args: UserChannelsArgs,
+        _call: Call,
+    ) -> Outcome {
+        Ok(server.get_user_channels_impl(args).await?.into())
     }
+}
 
-    #[tool(
-        name = "read_channel",
-        title = "Read a channel",
-        description = "A channel's posts, newest first, each with its author, time, permalink and files. Page back with next_cursor.",
-        annotations(title = "Read a channel", read_only_hint = true, destructive_hint = false, idempotent_hint = true, open_world_hint = false),
-        output_schema = schema_for_output::<PostsOut>()
-    )]
-    async fn read_channel(
-        &self,
-        Parameters(args): Parameters<ReadChannelArgs>,
-    ) -> Result<CallToolResult, ErrorData> {
-        finish(self.read_channel_impl(args).await)
+/// `get_channel_info`: Channel info.
+pub(crate) struct GetChannelInfo;
+
+impl Tool<MattermostServer> for GetChannelInfo {
+    type Args = ChannelArgs;
+    type Out = ChannelInfoOut;
+    const NAME: &'static str = "get_channel_info";
+    const TITLE: &'static str = "Channel info";
+    const DESCRIPTION: &'static str = "One channel: its names, kind, team, header and purpose.";
+    const HINTS: Hints = Hints::READ;
+
+    async fn call(&self, server: &MattermostServer, args: ChannelArgs, _call: Call) -> Outcome {
+        Ok(server.get_channel_info_impl(args).await?.into())
     }
+}
 
-    #[tool(
-        name = "read_post",
-        title = "Read a post and its thread",
-        description = "One post (by id or permalink) with its whole thread: the first post and the replies, oldest first, with their files.",
-        annotations(title = "Read a post and its thread", read_only_hint = true, destructive_hint = false, idempotent_hint = true, open_world_hint = false),
-        output_schema = schema_for_output::<ThreadOut>()
-    )]
-    async fn read_post(
+/// `search_channels`: Search channels.
+pub(crate) struct SearchChannels;
+
+impl Tool<MattermostServer> for SearchChannels {
+    type Args = SearchChannelsArgs;
+    type Out = ChannelsOut;
+    const NAME: &'static str = "search_channels";
+    const TITLE: &'static str = "Search channels";
+    const DESCRIPTION: &'static str =
+        "Finds your channels whose name or shown name contains a term (or is close to it).";
+    const HINTS: Hints = Hints::READ;
+
+    async fn call(
         &self,
-        Parameters(args): Parameters<ReadPostArgs>,
-    ) -> Result<CallToolResult, ErrorData> {
-        finish(self.read_post_impl(args).await)
+        server: &MattermostServer,
+        args: SearchChannelsArgs,
+        _call: Call,
+    ) -> Outcome {
+        Ok(server.search_channels_impl(args).await?.into())
     }
+}
 
-    #[tool(
-        name = "search_posts",
-        title = "Search posts",
-        description = "Searches posts with Mattermost's search syntax (words, \"phrases\", from:, in:, before:, after:, on:), newest first.",
-        annotations(title = "Search posts", read_only_hint = true, destructive_hint = false, idempotent_hint = true, open_world_hint = false),
-        output_schema = schema_for_output::<PostsOut>()
-    )]
-    async fn search_posts(
-        &self,
-        Parameters(args): Parameters<SearchArgs>,
-    ) -> Result<CallToolResult, ErrorData> {
-        finish(self.search_posts_impl(args).await)
+/// `read_channel`: Read a channel.
+pub(crate) struct ReadChannel;
+
+impl Tool<MattermostServer> for ReadChannel {
+    type Args = ReadChannelArgs;
+    type Out = PostsOut;
+    const NAME: &'static str = "read_channel";
+    const TITLE: &'static str = "Read a channel";
+    const DESCRIPTION: &'static str = "A channel's posts, newest first, each with its author, time, permalink and files. Page back with next_cursor.";
+    const HINTS: Hints = Hints::READ;
+
+    async fn call(&self, server: &MattermostServer, args: ReadChannelArgs, _call: Call) -> Outcome {
+        Ok(server.read_channel_impl(args).await?.into())
     }
+}
 
-    #[tool(
-        name = "search_files",
-        title = "Search files",
-        description = "Searches attached files by name (and content where the server indexes it); pass a result's id to read_file.",
-        annotations(title = "Search files", read_only_hint = true, destructive_hint = false, idempotent_hint = true, open_world_hint = false),
-        output_schema = schema_for_output::<FilesOut>()
-    )]
-    async fn search_files(
-        &self,
-        Parameters(args): Parameters<SearchArgs>,
-    ) -> Result<CallToolResult, ErrorData> {
-        finish(self.search_files_impl(args).await)
+/// `read_post`: Read a post and its thread.
+pub(crate) struct ReadPost;
+
+impl Tool<MattermostServer> for ReadPost {
+    type Args = ReadPostArgs;
+    type Out = ThreadOut;
+    const NAME: &'static str = "read_post";
+    const TITLE: &'static str = "Read a post and its thread";
+    const DESCRIPTION: &'static str = "One post (by id or permalink) with its whole thread: the first post and the replies, oldest first, with their files.";
+    const HINTS: Hints = Hints::READ;
+
+    async fn call(&self, server: &MattermostServer, args: ReadPostArgs, _call: Call) -> Outcome {
+        Ok(server.read_post_impl(args).await?.into())
     }
+}
 
-    #[tool(
-        name = "read_file",
-        title = "Read an attached file",
-        description = "Shows an attached file as content: text and the text of Word, Excel, PowerPoint and PDF files in windows of numbered lines (pass next_start_line as start_line for the next window), archives listed, images upright and scaled, small audio and video as themselves, anything else described with a link for the person. Files over 64 MiB are described without being downloaded.",
-        annotations(title = "Read an attached file", read_only_hint = true, destructive_hint = false, idempotent_hint = true, open_world_hint = false),
-        output_schema = schema_for_output::<ReadFileOut>()
-    )]
-    async fn read_file(
-        &self,
-        Parameters(args): Parameters<ReadFileArgs>,
-        context: RequestContext<RoleServer>,
-    ) -> Result<CallToolResult, ErrorData> {
-        finish(self.read_file_impl(args, &context).await)
+/// `search_posts`: Search posts.
+pub(crate) struct SearchPosts;
+
+impl Tool<MattermostServer> for SearchPosts {
+    type Args = SearchArgs;
+    type Out = PostsOut;
+    const NAME: &'static str = "search_posts";
+    const TITLE: &'static str = "Search posts";
+    const DESCRIPTION: &'static str = "Searches posts with Mattermost's search syntax (words, \"phrases\", from:, in:, before:, after:, on:), newest first.";
+    const HINTS: Hints = Hints::READ;
+
+    async fn call(&self, server: &MattermostServer, args: SearchArgs, _call: Call) -> Outcome {
+        Ok(server.search_posts_impl(args).await?.into())
     }
+}
 
-    #[tool(
-        name = "save_file",
-        title = "Save an attached file",
-        description = "Saves an attached file into the person's download directory under its own name (made safe), never over an existing file: a name already taken gets \" (2)\" and so on. Saving the same file again answers the earlier copy. Use it when the person asks for a copy on their machine.",
-        annotations(title = "Save an attached file", read_only_hint = false, destructive_hint = false, idempotent_hint = true, open_world_hint = false),
-        output_schema = schema_for_output::<SavedOut>()
-    )]
-    async fn save_file(
-        &self,
-        Parameters(args): Parameters<SaveFileArgs>,
-    ) -> Result<CallToolResult, ErrorData> {
-        finish(self.save_file_impl(args).await)
+/// `search_files`: Search files.
+pub(crate) struct SearchFiles;
+
+impl Tool<MattermostServer> for SearchFiles {
+    type Args = SearchArgs;
+    type Out = FilesOut;
+    const NAME: &'static str = "search_files";
+    const TITLE: &'static str = "Search files";
+    const DESCRIPTION: &'static str = "Searches attached files by name (and content where the server indexes it); pass a result's id to read_file.";
+    const HINTS: Hints = Hints::READ;
+
+    async fn call(&self, server: &MattermostServer, args: SearchArgs, _call: Call) -> Outcome {
+        Ok(server.search_files_impl(args).await?.into())
+    }
+}
+
+/// `read_file`: Read an attached file.
+pub(crate) struct ReadFile;
+
+impl Tool<MattermostServer> for ReadFile {
+    type Args = ReadFileArgs;
+    type Out = ReadFileOut;
+    const NAME: &'static str = "read_file";
+    const TITLE: &'static str = "Read an attached file";
+    const DESCRIPTION: &'static str = "Shows an attached file as content: text and the text of Word, Excel, PowerPoint and PDF files in windows of numbered lines (pass next_start_line as start_line for the next window), archives listed, images upright and scaled, small audio and video as themselves, anything else described with a link for the person. Files over 64 MiB are described without being downloaded.";
+    const HINTS: Hints = Hints::READ;
+
+    async fn call(&self, server: &MattermostServer, args: ReadFileArgs, call: Call) -> Outcome {
+        Ok(server.read_file_impl(args, &call.context).await?.into())
+    }
+}
+
+/// `save_file`: Save an attached file.
+pub(crate) struct SaveFile;
+
+impl Tool<MattermostServer> for SaveFile {
+    type Args = SaveFileArgs;
+    type Out = SavedOut;
+    const NAME: &'static str = "save_file";
+    const TITLE: &'static str = "Save an attached file";
+    const DESCRIPTION: &'static str = "Saves an attached file into the person's download directory under its own name (made safe), never over an existing file: a name already taken gets \" (2)\" and so on. Saving the same file again answers the earlier copy. Use it when the person asks for a copy on their machine.";
+    const HINTS: Hints = Hints::write(false, true);
+
+    async fn call(&self, server: &MattermostServer, args: SaveFileArgs, _call: Call) -> Outcome {
+        Ok(server.save_file_impl(args).await?.into())
     }
 }
 
@@ -397,11 +433,11 @@ impl MattermostServer {
         cursor: Option<&str>,
         default: usize,
         max: usize,
-    ) -> Result<Paging<P>, Failure> {
+    ) -> Result<Paging<P>, ToolError> {
         let args = serde_json::to_value(args).unwrap_or(Value::Null);
         let limit = match limit {
             Some(0) => {
-                return Err(Failure::Tool(
+                return Err(ToolError::Tool(
                     "limit counts from 1; pass 1 or more, or leave it out".to_owned(),
                 ));
             }
@@ -468,12 +504,12 @@ impl MattermostServer {
     }
 
     /// The teams the account belongs to.
-    pub(crate) async fn my_teams(&self) -> Result<Vec<Team>, Failure> {
+    pub(crate) async fn my_teams(&self) -> Result<Vec<Team>, ToolError> {
         Ok(self.shared.client.my_teams().await?)
     }
 
     /// A team by id or (lenient) name among the account's teams.
-    pub(crate) async fn resolve_team(&self, wanted: &str) -> Result<Team, Failure> {
+    pub(crate) async fn resolve_team(&self, wanted: &str) -> Result<Team, ToolError> {
         let teams = self.my_teams().await?;
         let candidates: Vec<Candidate> = teams
             .iter()
@@ -486,7 +522,7 @@ impl MattermostServer {
             .collect();
         match find(wanted, &candidates) {
             Match::One(c) => Ok(teams.into_iter().find(|t| t.id == c.id).unwrap_or_default()),
-            Match::Ambiguous(found) => Err(Failure::Tool(format!(
+            Match::Ambiguous(found) => Err(ToolError::Tool(format!(
                 "the team name {wanted:?} fits several of your teams: {}; pass the team's id as team_id",
                 labels(&found, "")
             ))),
@@ -497,7 +533,7 @@ impl MattermostServer {
                 {
                     return Ok(team);
                 }
-                Err(Failure::Tool(format!(
+                Err(ToolError::Tool(format!(
                     "you belong to no team named {wanted:?}{}; get_user_teams lists your teams",
                     closest_note(&near, "")
                 )))
@@ -506,7 +542,7 @@ impl MattermostServer {
     }
 
     /// The teams a call is about: one named team, or all of the account's.
-    pub(crate) async fn teams_for(&self, team: Option<&str>) -> Result<Vec<Team>, Failure> {
+    pub(crate) async fn teams_for(&self, team: Option<&str>) -> Result<Vec<Team>, ToolError> {
         match team.filter(|t| !t.trim().is_empty()) {
             Some(team) => Ok(vec![self.resolve_team(team).await?]),
             None => self.my_teams().await,
@@ -518,7 +554,7 @@ impl MattermostServer {
     pub(crate) async fn my_channels(
         &self,
         teams: &[Team],
-    ) -> Result<Vec<(Channel, Option<Team>)>, Failure> {
+    ) -> Result<Vec<(Channel, Option<Team>)>, ToolError> {
         let mut seen = HashSet::new();
         let mut out = Vec::new();
         for team in teams {
@@ -561,10 +597,10 @@ impl MattermostServer {
         &self,
         wanted: &str,
         team: Option<&str>,
-    ) -> Result<(Channel, Option<Team>), Failure> {
+    ) -> Result<(Channel, Option<Team>), ToolError> {
         let wanted = wanted.trim();
         if wanted.is_empty() {
-            return Err(Failure::Tool(
+            return Err(ToolError::Tool(
                 "channel_id is empty; pass a channel's id or name (get_user_channels lists yours)"
                     .to_owned(),
             ));
@@ -609,7 +645,7 @@ impl MattermostServer {
                     .unwrap_or_default();
                 Ok((self.named_channel(channel).await, team))
             }
-            Match::Ambiguous(found) => Err(Failure::Tool(format!(
+            Match::Ambiguous(found) => Err(ToolError::Tool(format!(
                 "the channel name {wanted:?} fits several channels: {}; pass the channel's id as channel_id, or the team as team_id",
                 labels(&found, "~")
             ))),
@@ -626,7 +662,7 @@ impl MattermostServer {
                     Some(team) => format!(" in team {team:?}"),
                     None => String::new(),
                 };
-                Err(Failure::Tool(format!(
+                Err(ToolError::Tool(format!(
                     "no channel named {wanted:?} among your channels{scope}{}; search_channels finds channels by part of their name",
                     closest_note(&near, "~")
                 )))
@@ -635,9 +671,9 @@ impl MattermostServer {
     }
 
     /// A post id from an id or permalink.
-    pub(crate) fn post_id(wanted: &str) -> Result<String, Failure> {
+    pub(crate) fn post_id(wanted: &str) -> Result<String, ToolError> {
         post_id_of(wanted).ok_or_else(|| {
-            Failure::Tool(format!(
+            ToolError::Tool(format!(
                 "{wanted:?} is neither a post id (26 letters and digits) nor a permalink (…/_redirect/pl/<id> or …/<team>/pl/<id>); pass one of those as post_id"
             ))
         })
@@ -716,7 +752,7 @@ fn team_names(teams: &[Team]) -> BTreeMap<String, String> {
 // ----- the tools' bodies -----
 
 impl MattermostServer {
-    async fn get_me_impl(&self) -> Result<CallToolResult, Failure> {
+    async fn get_me_impl(&self) -> Result<CallToolResult, ToolError> {
         let me = self.shared.client.me().await?;
         self.set_me(me.clone());
         let out = MeOut {
@@ -727,7 +763,7 @@ impl MattermostServer {
         done(text, &out)
     }
 
-    async fn get_users_impl(&self, args: GetUsersArgs) -> Result<CallToolResult, Failure> {
+    async fn get_users_impl(&self, args: GetUsersArgs) -> Result<CallToolResult, ToolError> {
         let paging = self.paging::<_, usize>(
             "get_users",
             &args,
@@ -737,7 +773,7 @@ impl MattermostServer {
             USERS_MAX,
         )?;
         if args.usernames.is_empty() && args.user_ids.is_empty() {
-            return Err(Failure::Tool(
+            return Err(ToolError::Tool(
                 "pass usernames or user_ids (search_users finds accounts by part of a name)"
                     .to_owned(),
             ));
@@ -792,7 +828,7 @@ impl MattermostServer {
         )
     }
 
-    async fn search_users_impl(&self, args: SearchUsersArgs) -> Result<CallToolResult, Failure> {
+    async fn search_users_impl(&self, args: SearchUsersArgs) -> Result<CallToolResult, ToolError> {
         let paging = self.paging::<_, usize>(
             "search_users",
             &args,
@@ -803,7 +839,7 @@ impl MattermostServer {
         )?;
         let term = args.term.trim().trim_start_matches('@');
         if term.is_empty() {
-            return Err(Failure::Tool(
+            return Err(ToolError::Tool(
                 "term is empty; pass part of a name".to_owned(),
             ));
         }
@@ -832,7 +868,7 @@ impl MattermostServer {
         )
     }
 
-    async fn get_user_teams_impl(&self, args: PageArgs) -> Result<CallToolResult, Failure> {
+    async fn get_user_teams_impl(&self, args: PageArgs) -> Result<CallToolResult, ToolError> {
         let paging = self.paging::<_, usize>(
             "get_user_teams",
             &args,
@@ -866,7 +902,7 @@ impl MattermostServer {
     async fn get_user_channels_impl(
         &self,
         args: UserChannelsArgs,
-    ) -> Result<CallToolResult, Failure> {
+    ) -> Result<CallToolResult, ToolError> {
         let paging = self.paging::<_, usize>(
             "get_user_channels",
             &args,
@@ -899,7 +935,7 @@ impl MattermostServer {
         channels: Vec<(Channel, Option<Team>)>,
         teams: &[Team],
         none: &str,
-    ) -> Result<CallToolResult, Failure> {
+    ) -> Result<CallToolResult, ToolError> {
         let (page, next) = self.slice(tool, paging, &channels);
         let names = team_names(teams);
         let mut text = if channels.is_empty() {
@@ -927,7 +963,7 @@ impl MattermostServer {
         )
     }
 
-    async fn get_channel_info_impl(&self, args: ChannelArgs) -> Result<CallToolResult, Failure> {
+    async fn get_channel_info_impl(&self, args: ChannelArgs) -> Result<CallToolResult, ToolError> {
         let (channel, team) = self
             .resolve_channel(&args.channel_id, args.team_id.as_deref())
             .await?;
@@ -943,7 +979,7 @@ impl MattermostServer {
     async fn search_channels_impl(
         &self,
         args: SearchChannelsArgs,
-    ) -> Result<CallToolResult, Failure> {
+    ) -> Result<CallToolResult, ToolError> {
         let paging = self.paging::<_, usize>(
             "search_channels",
             &args,
@@ -954,7 +990,7 @@ impl MattermostServer {
         )?;
         let key = name_key(&args.term);
         if key.is_empty() {
-            return Err(Failure::Tool(
+            return Err(ToolError::Tool(
                 "term is empty; pass part of a channel's name".to_owned(),
             ));
         }
@@ -989,7 +1025,7 @@ impl MattermostServer {
             .await
     }
 
-    async fn read_channel_impl(&self, args: ReadChannelArgs) -> Result<CallToolResult, Failure> {
+    async fn read_channel_impl(&self, args: ReadChannelArgs) -> Result<CallToolResult, ToolError> {
         let paging = self.paging::<_, String>(
             "read_channel",
             &args,
@@ -1047,7 +1083,7 @@ impl MattermostServer {
         )
     }
 
-    async fn read_post_impl(&self, args: ReadPostArgs) -> Result<CallToolResult, Failure> {
+    async fn read_post_impl(&self, args: ReadPostArgs) -> Result<CallToolResult, ToolError> {
         let paging = self.paging::<_, usize>(
             "read_post",
             &args,
@@ -1065,7 +1101,7 @@ impl MattermostServer {
             .find(|p| p.id == post_id)
             .cloned()
             .ok_or_else(|| {
-                Failure::Tool(format!(
+                ToolError::Tool(format!(
                     "Mattermost's thread of post {post_id} does not hold the post itself; try read_channel on its channel"
                 ))
             })?;
@@ -1127,7 +1163,7 @@ impl MattermostServer {
         team: &Team,
         terms: &str,
         end: usize,
-    ) -> Result<Vec<Post>, Failure> {
+    ) -> Result<Vec<Post>, ToolError> {
         let mut out = Vec::new();
         let mut page = 0u32;
         while out.len() < end {
@@ -1150,7 +1186,7 @@ impl MattermostServer {
         team: &Team,
         terms: &str,
         end: usize,
-    ) -> Result<Vec<FileInfo>, Failure> {
+    ) -> Result<Vec<FileInfo>, ToolError> {
         let mut out = Vec::new();
         let mut page = 0u32;
         while out.len() < end {
@@ -1168,7 +1204,7 @@ impl MattermostServer {
         Ok(out)
     }
 
-    fn search_paging(&self, tool: &str, args: &SearchArgs) -> Result<Paging<usize>, Failure> {
+    fn search_paging(&self, tool: &str, args: &SearchArgs) -> Result<Paging<usize>, ToolError> {
         let paging = self.paging::<_, usize>(
             tool,
             args,
@@ -1178,19 +1214,19 @@ impl MattermostServer {
             SEARCH_MAX,
         )?;
         if args.terms.trim().is_empty() {
-            return Err(Failure::Tool(
+            return Err(ToolError::Tool(
                 "terms is empty; pass words to search for".to_owned(),
             ));
         }
         if paging.position >= SEARCH_DEPTH {
-            return Err(Failure::Tool(format!(
+            return Err(ToolError::Tool(format!(
                 "porter looks through the first {SEARCH_DEPTH} results only; narrow the search (from:, in:, after:) instead of paging further"
             )));
         }
         Ok(paging)
     }
 
-    async fn search_posts_impl(&self, args: SearchArgs) -> Result<CallToolResult, Failure> {
+    async fn search_posts_impl(&self, args: SearchArgs) -> Result<CallToolResult, ToolError> {
         let paging = self.search_paging("search_posts", &args)?;
         let teams = self.teams_for(args.team_id.as_deref()).await?;
         let end = (paging.position + paging.limit + 1).min(SEARCH_DEPTH);
@@ -1226,7 +1262,7 @@ impl MattermostServer {
         )
     }
 
-    async fn search_files_impl(&self, args: SearchArgs) -> Result<CallToolResult, Failure> {
+    async fn search_files_impl(&self, args: SearchArgs) -> Result<CallToolResult, ToolError> {
         let paging = self.search_paging("search_files", &args)?;
         let teams = self.teams_for(args.team_id.as_deref()).await?;
         let end = (paging.position + paging.limit + 1).min(SEARCH_DEPTH);

@@ -11,11 +11,9 @@
 
 use std::fmt::Write as _;
 
-use rmcp::handler::server::tool::{InputResponses, RequestState, schema_for_output};
-use rmcp::handler::server::wrapper::Parameters;
 use rmcp::model::{CallToolResponse, CallToolResult, ProtocolVersion};
 use rmcp::service::RequestContext;
-use rmcp::{ErrorData, RoleServer, tool, tool_router};
+use rmcp::{ErrorData, RoleServer};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -25,7 +23,9 @@ use super::render::{channel_line, iso_utc};
 use super::write::{
     Answer, CONFIRM, ask_binding, can_elicit, form_with, input_digest, judge, now_ms,
 };
-use super::{Failure, MattermostServer, done, finish, missing_elicitation};
+use porter_mcp::tool::{Call, Hints, Outcome, Tool, ToolError, done};
+
+use super::{MattermostServer, missing_elicitation};
 use crate::{Channel, ChannelType, CustomStatus, Error, NewChannel, Status, Team, User};
 
 /// `MAX_ADD_MEMBERS` is the most people `add_channel_members` adds at once,
@@ -266,200 +266,254 @@ enum Gate {
 /// is not a yes.
 const NOTHING_DONE: &str = "nothing was changed";
 
-fn tool_result(outcome: Result<CallToolResult, Failure>) -> Result<CallToolResponse, ErrorData> {
-    finish(outcome).map(CallToolResponse::from)
+fn tool_result(outcome: Result<CallToolResult, ToolError>) -> Outcome {
+    Ok(outcome?.into())
 }
 
-#[tool_router(router = channels_router, vis = "pub(crate)")]
-impl MattermostServer {
-    #[tool(
-        name = "get_team_info",
-        title = "Get a team",
-        description = "Shows a team: its id, names and description.",
-        annotations(title = "Get a team", read_only_hint = true, destructive_hint = false, idempotent_hint = true, open_world_hint = false),
-        output_schema = schema_for_output::<TeamInfoOut>()
-    )]
-    async fn get_team_info(
-        &self,
-        Parameters(args): Parameters<TeamArgs>,
-    ) -> Result<CallToolResult, ErrorData> {
-        finish(self.get_team_info_impl(args).await)
-    }
+/// `get_team_info`: Get a team.
+pub(crate) struct GetTeamInfo;
 
-    #[tool(
-        name = "list_team_channels",
-        title = "List a team's public channels",
-        description = "Lists a team's public channels, joined or not (archived ones: list_archived_channels).",
-        annotations(title = "List a team's public channels", read_only_hint = true, destructive_hint = false, idempotent_hint = true, open_world_hint = false),
-        output_schema = schema_for_output::<ChannelListOut>()
-    )]
-    async fn list_team_channels(
-        &self,
-        Parameters(args): Parameters<TeamChannelsArgs>,
-    ) -> Result<CallToolResult, ErrorData> {
-        finish(self.channel_list("list_team_channels", args, false).await)
-    }
+impl Tool<MattermostServer> for GetTeamInfo {
+    type Args = TeamArgs;
+    type Out = TeamInfoOut;
+    const NAME: &'static str = "get_team_info";
+    const TITLE: &'static str = "Get a team";
+    const DESCRIPTION: &'static str = "Shows a team: its id, names and description.";
+    const HINTS: Hints = Hints::READ;
 
-    #[tool(
-        name = "list_archived_channels",
-        title = "List a team's archived channels",
-        description = "Lists a team's archived channels (public ones, and private ones you were in).",
-        annotations(title = "List a team's archived channels", read_only_hint = true, destructive_hint = false, idempotent_hint = true, open_world_hint = false),
-        output_schema = schema_for_output::<ChannelListOut>()
-    )]
-    async fn list_archived_channels(
-        &self,
-        Parameters(args): Parameters<TeamChannelsArgs>,
-    ) -> Result<CallToolResult, ErrorData> {
-        finish(
-            self.channel_list("list_archived_channels", args, true)
-                .await,
-        )
+    async fn call(&self, server: &MattermostServer, args: TeamArgs, _call: Call) -> Outcome {
+        Ok(server.get_team_info_impl(args).await?.into())
     }
+}
 
-    #[tool(
-        name = "get_channel_stats",
-        title = "Count a channel",
-        description = "Counts a channel's members, guests, pinned posts and files.",
-        annotations(title = "Count a channel", read_only_hint = true, destructive_hint = false, idempotent_hint = true, open_world_hint = false),
-        output_schema = schema_for_output::<ChannelStatsOut>()
-    )]
-    async fn get_channel_stats(
+/// `list_team_channels`: List a team's public channels.
+pub(crate) struct ListTeamChannels;
+
+impl Tool<MattermostServer> for ListTeamChannels {
+    type Args = TeamChannelsArgs;
+    type Out = ChannelListOut;
+    const NAME: &'static str = "list_team_channels";
+    const TITLE: &'static str = "List a team's public channels";
+    const DESCRIPTION: &'static str =
+        "Lists a team's public channels, joined or not (archived ones: list_archived_channels).";
+    const HINTS: Hints = Hints::READ;
+
+    async fn call(
         &self,
-        Parameters(args): Parameters<OneChannelArgs>,
-    ) -> Result<CallToolResult, ErrorData> {
-        finish(self.get_channel_stats_impl(args).await)
+        server: &MattermostServer,
+        args: TeamChannelsArgs,
+        _call: Call,
+    ) -> Outcome {
+        Ok(server
+            .channel_list("list_team_channels", args, false)
+            .await?
+            .into())
     }
+}
 
-    #[tool(
-        name = "get_status",
-        title = "Get people's status",
-        description = "Shows whether people are online, away, do-not-disturb (and until when) or offline, with their custom status; up to 100 usernames at once.",
-        annotations(title = "Get people's status", read_only_hint = true, destructive_hint = false, idempotent_hint = true, open_world_hint = false),
-        output_schema = schema_for_output::<StatusesOut>()
-    )]
-    async fn get_status(
+/// `list_archived_channels`: List a team's archived channels.
+pub(crate) struct ListArchivedChannels;
+
+impl Tool<MattermostServer> for ListArchivedChannels {
+    type Args = TeamChannelsArgs;
+    type Out = ChannelListOut;
+    const NAME: &'static str = "list_archived_channels";
+    const TITLE: &'static str = "List a team's archived channels";
+    const DESCRIPTION: &'static str =
+        "Lists a team's archived channels (public ones, and private ones you were in).";
+    const HINTS: Hints = Hints::READ;
+
+    async fn call(
         &self,
-        Parameters(args): Parameters<GetStatusArgs>,
-    ) -> Result<CallToolResult, ErrorData> {
-        finish(self.get_status_impl(args).await)
+        server: &MattermostServer,
+        args: TeamChannelsArgs,
+        _call: Call,
+    ) -> Outcome {
+        Ok(server
+            .channel_list("list_archived_channels", args, true)
+            .await?
+            .into())
     }
+}
 
-    #[tool(
-        name = "mark_channel_read",
-        title = "Mark a channel read",
-        description = "Marks a channel you are in as read, for you only (others see no change), so it stops counting as unread. It changes only your own state, so porter does not ask the person.",
-        annotations(title = "Mark a channel read", read_only_hint = false, destructive_hint = false, idempotent_hint = true, open_world_hint = false),
-        output_schema = schema_for_output::<ChangedOut>()
-    )]
-    async fn mark_channel_read(
-        &self,
-        Parameters(args): Parameters<OneChannelArgs>,
-    ) -> Result<CallToolResult, ErrorData> {
-        finish(self.mark_channel_read_impl(args).await)
+/// `get_channel_stats`: Count a channel.
+pub(crate) struct GetChannelStats;
+
+impl Tool<MattermostServer> for GetChannelStats {
+    type Args = OneChannelArgs;
+    type Out = ChannelStatsOut;
+    const NAME: &'static str = "get_channel_stats";
+    const TITLE: &'static str = "Count a channel";
+    const DESCRIPTION: &'static str = "Counts a channel's members, guests, pinned posts and files.";
+    const HINTS: Hints = Hints::READ;
+
+    async fn call(&self, server: &MattermostServer, args: OneChannelArgs, _call: Call) -> Outcome {
+        Ok(server.get_channel_stats_impl(args).await?.into())
     }
+}
 
-    #[tool(
-        name = "join_channel",
-        title = "Join a channel",
-        description = "Joins a public channel of one of your teams; its members see that you joined.",
-        annotations(title = "Join a channel", read_only_hint = false, destructive_hint = false, idempotent_hint = true, open_world_hint = false),
-        output_schema = schema_for_output::<ChangedOut>()
-    )]
-    async fn join_channel(
-        &self,
-        Parameters(args): Parameters<OneChannelArgs>,
-        RequestState(state): RequestState,
-        InputResponses(answers): InputResponses,
-        context: RequestContext<RoleServer>,
-    ) -> Result<CallToolResponse, ErrorData> {
+/// `get_status`: Get people's status.
+pub(crate) struct GetStatus;
+
+impl Tool<MattermostServer> for GetStatus {
+    type Args = GetStatusArgs;
+    type Out = StatusesOut;
+    const NAME: &'static str = "get_status";
+    const TITLE: &'static str = "Get people's status";
+    const DESCRIPTION: &'static str = "Shows whether people are online, away, do-not-disturb (and until when) or offline, with their custom status; up to 100 usernames at once.";
+    const HINTS: Hints = Hints::READ;
+
+    async fn call(&self, server: &MattermostServer, args: GetStatusArgs, _call: Call) -> Outcome {
+        Ok(server.get_status_impl(args).await?.into())
+    }
+}
+
+/// `mark_channel_read`: Mark a channel read.
+pub(crate) struct MarkChannelRead;
+
+impl Tool<MattermostServer> for MarkChannelRead {
+    type Args = OneChannelArgs;
+    type Out = ChangedOut;
+    const NAME: &'static str = "mark_channel_read";
+    const TITLE: &'static str = "Mark a channel read";
+    const DESCRIPTION: &'static str = "Marks a channel you are in as read, for you only (others see no change), so it stops counting as unread. It changes only your own state, so porter does not ask the person.";
+    const HINTS: Hints = Hints::write(false, true);
+
+    async fn call(&self, server: &MattermostServer, args: OneChannelArgs, _call: Call) -> Outcome {
+        Ok(server.mark_channel_read_impl(args).await?.into())
+    }
+}
+
+/// `join_channel`: Join a channel.
+pub(crate) struct JoinChannel;
+
+impl Tool<MattermostServer> for JoinChannel {
+    type Args = OneChannelArgs;
+    type Out = ChangedOut;
+    const NAME: &'static str = "join_channel";
+    const TITLE: &'static str = "Join a channel";
+    const DESCRIPTION: &'static str =
+        "Joins a public channel of one of your teams; its members see that you joined.";
+    const HINTS: Hints = Hints::write(false, true);
+
+    async fn call(&self, server: &MattermostServer, args: OneChannelArgs, call: Call) -> Outcome {
+        let Call {
+            context,
+            state,
+            answers,
+            ..
+        } = call;
+
         let input = serde_json::to_value(&args).unwrap_or(Value::Null);
         let look = Look::Join(&args);
-        match self
+        match server
             .confirmed("join_channel", &input, state, answers, &context, &look)
             .await
         {
-            Ok(Gate::Go(plan)) => tool_result(self.make_change(plan.act).await),
+            Ok(Gate::Go(plan)) => tool_result(server.make_change(plan.act).await),
             Ok(Gate::Answer(response)) => Ok(response),
-            Err(failure) => tool_result(Err(failure)),
+            Err(failure) => Err(failure),
         }
     }
+}
 
-    #[tool(
-        name = "leave_channel",
-        title = "Leave a channel",
-        description = "Leaves a channel you are in (not a team's Town Square); its members see that you left, and you can rejoin a private one only when a member adds you.",
-        annotations(title = "Leave a channel", read_only_hint = false, destructive_hint = true, idempotent_hint = true, open_world_hint = false),
-        output_schema = schema_for_output::<ChangedOut>()
-    )]
-    async fn leave_channel(
-        &self,
-        Parameters(args): Parameters<OneChannelArgs>,
-        RequestState(state): RequestState,
-        InputResponses(answers): InputResponses,
-        context: RequestContext<RoleServer>,
-    ) -> Result<CallToolResponse, ErrorData> {
+/// `leave_channel`: Leave a channel.
+pub(crate) struct LeaveChannel;
+
+impl Tool<MattermostServer> for LeaveChannel {
+    type Args = OneChannelArgs;
+    type Out = ChangedOut;
+    const NAME: &'static str = "leave_channel";
+    const TITLE: &'static str = "Leave a channel";
+    const DESCRIPTION: &'static str = "Leaves a channel you are in (not a team's Town Square); its members see that you left, and you can rejoin a private one only when a member adds you.";
+    const HINTS: Hints = Hints::write(true, true);
+
+    async fn call(&self, server: &MattermostServer, args: OneChannelArgs, call: Call) -> Outcome {
+        let Call {
+            context,
+            state,
+            answers,
+            ..
+        } = call;
+
         let input = serde_json::to_value(&args).unwrap_or(Value::Null);
         let look = Look::Leave(&args);
-        match self
+        match server
             .confirmed("leave_channel", &input, state, answers, &context, &look)
             .await
         {
-            Ok(Gate::Go(plan)) => tool_result(self.make_change(plan.act).await),
+            Ok(Gate::Go(plan)) => tool_result(server.make_change(plan.act).await),
             Ok(Gate::Answer(response)) => Ok(response),
-            Err(failure) => tool_result(Err(failure)),
+            Err(failure) => Err(failure),
         }
     }
+}
 
-    #[tool(
-        name = "create_channel",
-        title = "Create a channel",
-        description = "Creates a public (or, with private, a private) channel in one of your teams, with you as its first member.",
-        annotations(title = "Create a channel", read_only_hint = false, destructive_hint = false, idempotent_hint = false, open_world_hint = false),
-        output_schema = schema_for_output::<ChangedOut>()
-    )]
-    async fn create_channel(
+/// `create_channel`: Create a channel.
+pub(crate) struct CreateChannel;
+
+impl Tool<MattermostServer> for CreateChannel {
+    type Args = CreateChannelArgs;
+    type Out = ChangedOut;
+    const NAME: &'static str = "create_channel";
+    const TITLE: &'static str = "Create a channel";
+    const DESCRIPTION: &'static str = "Creates a public (or, with private, a private) channel in one of your teams, with you as its first member.";
+    const HINTS: Hints = Hints::write(false, false);
+
+    async fn call(
         &self,
-        Parameters(args): Parameters<CreateChannelArgs>,
-        RequestState(state): RequestState,
-        InputResponses(answers): InputResponses,
-        context: RequestContext<RoleServer>,
-    ) -> Result<CallToolResponse, ErrorData> {
+        server: &MattermostServer,
+        args: CreateChannelArgs,
+        call: Call,
+    ) -> Outcome {
+        let Call {
+            context,
+            state,
+            answers,
+            ..
+        } = call;
+
         let input = serde_json::to_value(&args).unwrap_or(Value::Null);
         let look = Look::Create(&args);
-        match self
+        match server
             .confirmed("create_channel", &input, state, answers, &context, &look)
             .await
         {
-            Ok(Gate::Go(plan)) => tool_result(self.make_change(plan.act).await),
+            Ok(Gate::Go(plan)) => tool_result(server.make_change(plan.act).await),
             Ok(Gate::Answer(response)) => Ok(response),
-            Err(failure) => tool_result(Err(failure)),
+            Err(failure) => Err(failure),
         }
     }
+}
 
-    #[tool(
-        name = "add_channel_members",
-        title = "Add people to a channel",
-        description = "Adds 1 to 20 people (by username) to a channel you are in; the question names every one, and those already in it are left as they are.",
-        annotations(title = "Add people to a channel", read_only_hint = false, destructive_hint = false, idempotent_hint = true, open_world_hint = false),
-        output_schema = schema_for_output::<ChangedOut>()
-    )]
-    async fn add_channel_members(
-        &self,
-        Parameters(args): Parameters<AddMembersArgs>,
-        RequestState(state): RequestState,
-        InputResponses(answers): InputResponses,
-        context: RequestContext<RoleServer>,
-    ) -> Result<CallToolResponse, ErrorData> {
+/// `add_channel_members`: Add people to a channel.
+pub(crate) struct AddChannelMembers;
+
+impl Tool<MattermostServer> for AddChannelMembers {
+    type Args = AddMembersArgs;
+    type Out = ChangedOut;
+    const NAME: &'static str = "add_channel_members";
+    const TITLE: &'static str = "Add people to a channel";
+    const DESCRIPTION: &'static str = "Adds 1 to 20 people (by username) to a channel you are in; the question names every one, and those already in it are left as they are.";
+    const HINTS: Hints = Hints::write(false, true);
+
+    async fn call(&self, server: &MattermostServer, args: AddMembersArgs, call: Call) -> Outcome {
+        let Call {
+            context,
+            state,
+            answers,
+            ..
+        } = call;
+
         let input = serde_json::to_value(&args).unwrap_or(Value::Null);
         if args.usernames.is_empty() || args.usernames.len() > MAX_ADD_MEMBERS {
-            return tool_result(Err(Failure::Tool(format!(
+            return Err(ToolError::Tool(format!(
                 "add_channel_members adds 1 to {MAX_ADD_MEMBERS} people at once and {} were named; split the list. Nothing was changed.",
                 args.usernames.len()
-            ))));
+            )));
         }
         let look = Look::Add(&args);
-        match self
+        match server
             .confirmed(
                 "add_channel_members",
                 &input,
@@ -470,39 +524,45 @@ impl MattermostServer {
             )
             .await
         {
-            Ok(Gate::Go(plan)) => tool_result(self.make_change(plan.act).await),
+            Ok(Gate::Go(plan)) => tool_result(server.make_change(plan.act).await),
             Ok(Gate::Answer(response)) => Ok(response),
-            Err(failure) => tool_result(Err(failure)),
+            Err(failure) => Err(failure),
         }
     }
+}
 
-    #[tool(
-        name = "set_status",
-        title = "Set your status",
-        description = "Sets your status (online, away, dnd with an optional end, offline) and/or your custom status (text, emoji, optional end), or clears the custom status; others see it next to your name.",
-        annotations(title = "Set your status", read_only_hint = false, destructive_hint = false, idempotent_hint = true, open_world_hint = false),
-        output_schema = schema_for_output::<ChangedOut>()
-    )]
-    async fn set_status(
-        &self,
-        Parameters(args): Parameters<SetStatusArgs>,
-        RequestState(state): RequestState,
-        InputResponses(answers): InputResponses,
-        context: RequestContext<RoleServer>,
-    ) -> Result<CallToolResponse, ErrorData> {
+/// `set_status`: Set your status.
+pub(crate) struct SetStatus;
+
+impl Tool<MattermostServer> for SetStatus {
+    type Args = SetStatusArgs;
+    type Out = ChangedOut;
+    const NAME: &'static str = "set_status";
+    const TITLE: &'static str = "Set your status";
+    const DESCRIPTION: &'static str = "Sets your status (online, away, dnd with an optional end, offline) and/or your custom status (text, emoji, optional end), or clears the custom status; others see it next to your name.";
+    const HINTS: Hints = Hints::write(false, true);
+
+    async fn call(&self, server: &MattermostServer, args: SetStatusArgs, call: Call) -> Outcome {
+        let Call {
+            context,
+            state,
+            answers,
+            ..
+        } = call;
+
         let input = serde_json::to_value(&args).unwrap_or(Value::Null);
         let wanted = match status_change(&args) {
             Ok(wanted) => wanted,
-            Err(failure) => return tool_result(Err(failure)),
+            Err(failure) => return Err(failure),
         };
         let look = Look::Status(&wanted);
-        match self
+        match server
             .confirmed("set_status", &input, state, answers, &context, &look)
             .await
         {
-            Ok(Gate::Go(plan)) => tool_result(self.make_change(plan.act).await),
+            Ok(Gate::Go(plan)) => tool_result(server.make_change(plan.act).await),
             Ok(Gate::Answer(response)) => Ok(response),
-            Err(failure) => tool_result(Err(failure)),
+            Err(failure) => Err(failure),
         }
     }
 }
@@ -521,10 +581,10 @@ impl MattermostServer {
         answers: Option<rmcp::model::InputResponses>,
         context: &RequestContext<RoleServer>,
         look: &Look<'_>,
-    ) -> Result<Gate, Failure> {
+    ) -> Result<Gate, ToolError> {
         let ask = self.shared.options.ask_before_writes;
         if ask && !can_elicit(context) {
-            return Err(Failure::Rpc(missing_elicitation(tool)));
+            return Err(ToolError::Rpc(missing_elicitation(tool)));
         }
         if !ask {
             return Ok(Gate::Go(Box::new(self.plan(look).await?)));
@@ -540,17 +600,17 @@ impl MattermostServer {
                 .asks
                 .open_json_with(state, &bound)
                 .map_err(|_| {
-                    Failure::Tool(format!(
+                    ToolError::Tool(format!(
                         "this answer belongs to another question (the call's arguments differ, or the server restarted); nothing was changed. Call {tool} again to ask the person afresh."
                     ))
                 })?;
             let Some(raw) = answers.as_ref().and_then(|a| a.get(CONFIRM)) else {
-                return Err(Failure::Tool(format!(
+                return Err(ToolError::Tool(format!(
                     "the call came back without the person's answer; nothing was changed. Call {tool} again to ask them."
                 )));
             };
             let result = serde_json::from_value(raw.clone()).map_err(|e| {
-                Failure::Rpc(ErrorData::invalid_params(
+                ToolError::Rpc(ErrorData::invalid_params(
                     format!("inputResponses.{CONFIRM} is not an elicitation result: {e}"),
                     None,
                 ))
@@ -562,7 +622,7 @@ impl MattermostServer {
                 sealed.time_ms,
                 self.shared.options.ask_timeout,
             ) {
-                return Err(Failure::Tool(sentence));
+                return Err(ToolError::Tool(sentence));
             }
             let plan = self.plan(look).await?;
             return still_as_asked(tool, &sealed.fingerprint, plan)
@@ -583,7 +643,7 @@ impl MattermostServer {
         }
         let answer = self.ask_now_with(tool, form, NOTHING_DONE, context).await;
         if let Answer::No(sentence) = answer {
-            return Err(Failure::Tool(sentence));
+            return Err(ToolError::Tool(sentence));
         }
         let again = self.plan(look).await?;
         still_as_asked(tool, &plan.fingerprint, again).map(|plan| Gate::Go(Box::new(plan)))
@@ -591,11 +651,11 @@ impl MattermostServer {
 }
 
 /// The plan looked up again, if it still acts on what the person saw.
-fn still_as_asked(tool: &str, asked: &str, plan: Plan) -> Result<Plan, Failure> {
+fn still_as_asked(tool: &str, asked: &str, plan: Plan) -> Result<Plan, ToolError> {
     if plan.fingerprint == asked {
         Ok(plan)
     } else {
-        Err(Failure::Tool(format!(
+        Err(ToolError::Tool(format!(
             "what {tool} would change is no longer what the person was asked about (it changed in Mattermost meanwhile); nothing was changed. Call {tool} again to ask about it as it is now."
         )))
     }
@@ -679,7 +739,7 @@ fn place_label(channel: &Channel, team: Option<&Team>) -> String {
 
 impl MattermostServer {
     /// Looks a change up, without changing anything.
-    async fn plan(&self, look: &Look<'_>) -> Result<Plan, Failure> {
+    async fn plan(&self, look: &Look<'_>) -> Result<Plan, ToolError> {
         match look {
             Look::Join(args) => self.membership_plan(args, true).await,
             Look::Leave(args) => self.membership_plan(args, false).await,
@@ -690,7 +750,7 @@ impl MattermostServer {
     }
 
     /// Makes a change the person agreed to.
-    async fn make_change(&self, act: Act) -> Result<CallToolResult, Failure> {
+    async fn make_change(&self, act: Act) -> Result<CallToolResult, ToolError> {
         match act {
             Act::Join(m) => self.join_act(m).await,
             Act::Leave(m) => self.leave_act(m).await,
@@ -700,25 +760,25 @@ impl MattermostServer {
         }
     }
 
-    async fn membership_plan(&self, args: &OneChannelArgs, join: bool) -> Result<Plan, Failure> {
+    async fn membership_plan(&self, args: &OneChannelArgs, join: bool) -> Result<Plan, ToolError> {
         let verb = if join { "join" } else { "leave" };
         let (channel, team) = self
             .resolve_channel(&args.channel_id, args.team_id.as_deref())
             .await?;
         if matches!(channel.kind, ChannelType::Direct | ChannelType::Group) {
-            return Err(Failure::Tool(format!(
+            return Err(ToolError::Tool(format!(
                 "{} is a direct or group conversation, which one cannot {verb}. Nothing was changed.",
                 channel.display_name
             )));
         }
         if channel.delete_at != 0 {
-            return Err(Failure::Tool(format!(
+            return Err(ToolError::Tool(format!(
                 "~{} is archived, so no one can {verb} it. Nothing was changed.",
                 channel.name
             )));
         }
         if !join && channel.name == "town-square" {
-            return Err(Failure::Tool(
+            return Err(ToolError::Tool(
                 "no one can leave a team's Town Square (everyone in the team is in it). Nothing was changed.".to_owned(),
             ));
         }
@@ -731,7 +791,7 @@ impl MattermostServer {
             .is_some();
         if member == join {
             let state = if join { "already in" } else { "not in" };
-            return Err(Failure::Tool(format!(
+            return Err(ToolError::Tool(format!(
                 "you are {state} ~{}; nothing was changed.",
                 channel.name
             )));
@@ -770,7 +830,7 @@ impl MattermostServer {
         })
     }
 
-    async fn join_act(&self, m: Membership) -> Result<CallToolResult, Failure> {
+    async fn join_act(&self, m: Membership) -> Result<CallToolResult, ToolError> {
         self.shared
             .client
             .add_channel_members(&m.channel.id, &[&m.me])
@@ -787,7 +847,7 @@ impl MattermostServer {
         )
     }
 
-    async fn leave_act(&self, m: Membership) -> Result<CallToolResult, Failure> {
+    async fn leave_act(&self, m: Membership) -> Result<CallToolResult, ToolError> {
         self.shared
             .client
             .remove_channel_member(&m.channel.id, &m.me)
@@ -805,7 +865,7 @@ impl MattermostServer {
     }
 
     /// The team a call names, or the account's only team.
-    async fn one_team(&self, team: Option<&str>) -> Result<Team, Failure> {
+    async fn one_team(&self, team: Option<&str>) -> Result<Team, ToolError> {
         if let Some(team) = team.filter(|t| !t.trim().is_empty()) {
             return self.resolve_team(team).await;
         }
@@ -814,17 +874,17 @@ impl MattermostServer {
             return Ok(teams.remove(0));
         }
         let names: Vec<String> = teams.iter().map(|t| t.name.clone()).collect();
-        Err(Failure::Tool(format!(
+        Err(ToolError::Tool(format!(
             "you are in {} teams ({}); pass one as team_id",
             teams.len(),
             names.join(", ")
         )))
     }
 
-    async fn create_plan(&self, args: &CreateChannelArgs) -> Result<Plan, Failure> {
+    async fn create_plan(&self, args: &CreateChannelArgs) -> Result<Plan, ToolError> {
         let name = args.name.trim().trim_start_matches('~');
         if !valid_channel_name(name) {
-            return Err(Failure::Tool(format!(
+            return Err(ToolError::Tool(format!(
                 "{name:?} cannot be a channel's URL name: use 2 to 64 lowercase letters, digits, '-' and '_', starting and ending with a letter or digit (for example {:?}). Nothing was created.",
                 suggest_name(name)
             )));
@@ -835,7 +895,7 @@ impl MattermostServer {
             .map_or(name, str::trim)
             .to_owned();
         if display.is_empty() || display.chars().count() > 64 {
-            return Err(Failure::Tool(
+            return Err(ToolError::Tool(
                 "display_name must be 1 to 64 characters. Nothing was created.".to_owned(),
             ));
         }
@@ -847,7 +907,7 @@ impl MattermostServer {
                 } else {
                     " (archived)"
                 };
-                return Err(Failure::Tool(format!(
+                return Err(ToolError::Tool(format!(
                     "team {} already has a channel named ~{name}{archived}; pick another name, or join_channel to join it. Nothing was created.",
                     team.name
                 )));
@@ -889,7 +949,7 @@ impl MattermostServer {
         })
     }
 
-    async fn create_act(&self, c: Creation) -> Result<CallToolResult, Failure> {
+    async fn create_act(&self, c: Creation) -> Result<CallToolResult, ToolError> {
         let channel = self.shared.client.create_channel(&c.channel).await?;
         let text = format!("Created ~{} ({}).", channel.name, channel.id);
         done(
@@ -903,17 +963,17 @@ impl MattermostServer {
         )
     }
 
-    async fn add_plan(&self, args: &AddMembersArgs) -> Result<Plan, Failure> {
+    async fn add_plan(&self, args: &AddMembersArgs) -> Result<Plan, ToolError> {
         let (channel, team) = self
             .resolve_channel(&args.channel_id, args.team_id.as_deref())
             .await?;
         if matches!(channel.kind, ChannelType::Direct | ChannelType::Group) {
-            return Err(Failure::Tool(
+            return Err(ToolError::Tool(
                 "people cannot be added to a direct or group conversation; use group_message to write to a new group. Nothing was changed.".to_owned(),
             ));
         }
         if channel.delete_at != 0 {
-            return Err(Failure::Tool(format!(
+            return Err(ToolError::Tool(format!(
                 "~{} is archived; no one can be added. Nothing was changed.",
                 channel.name
             )));
@@ -931,14 +991,14 @@ impl MattermostServer {
             let user = match self.shared.client.user_by_username(name).await {
                 Ok(user) => user,
                 Err(Error::NotFound { .. }) => {
-                    return Err(Failure::Tool(format!(
+                    return Err(ToolError::Tool(format!(
                         "there is no account named @{name}; search_users finds accounts by part of a name. Nothing was changed."
                     )));
                 }
                 Err(other) => return Err(other.into()),
             };
             if !user.is_active() {
-                return Err(Failure::Tool(format!(
+                return Err(ToolError::Tool(format!(
                     "@{} is deactivated and cannot be added. Nothing was changed.",
                     user.username
                 )));
@@ -956,7 +1016,7 @@ impl MattermostServer {
             }
         }
         if people.is_empty() {
-            return Err(Failure::Tool(format!(
+            return Err(ToolError::Tool(format!(
                 "everyone named is already in ~{}; nothing was changed.",
                 channel.name
             )));
@@ -1000,7 +1060,7 @@ impl MattermostServer {
         })
     }
 
-    async fn add_act(&self, a: Addition) -> Result<CallToolResult, Failure> {
+    async fn add_act(&self, a: Addition) -> Result<CallToolResult, ToolError> {
         let ids: Vec<&str> = a.people.iter().map(|u| u.id.as_str()).collect();
         self.shared
             .client
@@ -1020,7 +1080,7 @@ impl MattermostServer {
         )
     }
 
-    async fn status_plan(&self, wanted: &StatusWanted) -> Result<Plan, Failure> {
+    async fn status_plan(&self, wanted: &StatusWanted) -> Result<Plan, ToolError> {
         let me = self.me().await?;
         let now = self.shared.client.status(&me.id).await?;
         let custom = self
@@ -1075,7 +1135,7 @@ impl MattermostServer {
         })
     }
 
-    async fn status_act(&self, s: StatusChange) -> Result<CallToolResult, Failure> {
+    async fn status_act(&self, s: StatusChange) -> Result<CallToolResult, ToolError> {
         let client = &self.shared.client;
         let mut parts = Vec::new();
         if let Some(status) = &s.wanted.status {
@@ -1129,7 +1189,7 @@ fn custom_words(custom: Option<&CustomStatus>) -> String {
 
 /// Checks a `set_status` call before anything is read: a known status, an
 /// end only with dnd, times with an offset, something to change.
-fn status_change(args: &SetStatusArgs) -> Result<StatusWanted, Failure> {
+fn status_change(args: &SetStatusArgs) -> Result<StatusWanted, ToolError> {
     let mut wanted = StatusWanted::default();
     if let Some(status) = args
         .status
@@ -1139,7 +1199,7 @@ fn status_change(args: &SetStatusArgs) -> Result<StatusWanted, Failure> {
     {
         let status = status.to_ascii_lowercase();
         if !["online", "away", "dnd", "offline"].contains(&status.as_str()) {
-            return Err(Failure::Tool(format!(
+            return Err(ToolError::Tool(format!(
                 "status {status:?} is not one of online, away, dnd, offline. Nothing was changed."
             )));
         }
@@ -1147,7 +1207,7 @@ fn status_change(args: &SetStatusArgs) -> Result<StatusWanted, Failure> {
     }
     if let Some(until) = args.dnd_until.as_deref().filter(|s| !s.trim().is_empty()) {
         if wanted.status.as_deref() != Some("dnd") {
-            return Err(Failure::Tool(
+            return Err(ToolError::Tool(
                 "dnd_until goes with status \"dnd\"; pass both. Nothing was changed.".to_owned(),
             ));
         }
@@ -1162,14 +1222,14 @@ fn status_change(args: &SetStatusArgs) -> Result<StatusWanted, Failure> {
         .trim_matches(':');
     if args.clear_custom {
         if !text.is_empty() || !emoji.is_empty() {
-            return Err(Failure::Tool(
+            return Err(ToolError::Tool(
                 "clear_custom removes the custom status; leave custom_text and custom_emoji out with it. Nothing was changed.".to_owned(),
             ));
         }
         wanted.clear_custom = true;
     } else if !text.is_empty() || !emoji.is_empty() {
         if text.chars().count() > 100 {
-            return Err(Failure::Tool(
+            return Err(ToolError::Tool(
                 "custom_text is at most 100 characters. Nothing was changed.".to_owned(),
             ));
         }
@@ -1190,15 +1250,15 @@ fn status_change(args: &SetStatusArgs) -> Result<StatusWanted, Failure> {
         wanted.custom = Some(custom);
     }
     if wanted.status.is_none() && wanted.custom.is_none() && !wanted.clear_custom {
-        return Err(Failure::Tool(
+        return Err(ToolError::Tool(
             "set_status needs something to change: status, custom_text/custom_emoji, or clear_custom. Nothing was changed.".to_owned(),
         ));
     }
     Ok(wanted)
 }
 
-fn bad_time(field: &str, value: &str) -> Failure {
-    Failure::Tool(format!(
+fn bad_time(field: &str, value: &str) -> ToolError {
+    ToolError::Tool(format!(
         "{field} {value:?} is not an RFC 3339 time with an offset; write it like 2026-12-01T17:00:00Z or 2026-12-01T18:00:00+01:00. Nothing was changed."
     ))
 }
@@ -1278,7 +1338,7 @@ fn suggest_name(name: &str) -> String {
 // ----- the read tools -----
 
 impl MattermostServer {
-    async fn get_team_info_impl(&self, args: TeamArgs) -> Result<CallToolResult, Failure> {
+    async fn get_team_info_impl(&self, args: TeamArgs) -> Result<CallToolResult, ToolError> {
         let team = self.one_team(args.team_id.as_deref()).await?;
         let team = self.shared.client.team(&team.id).await?;
         let out = TeamOut::from(&team);
@@ -1298,7 +1358,7 @@ impl MattermostServer {
         tool: &str,
         args: TeamChannelsArgs,
         archived: bool,
-    ) -> Result<CallToolResult, Failure> {
+    ) -> Result<CallToolResult, ToolError> {
         let paging = self.paging::<_, usize>(
             tool,
             &args,
@@ -1368,7 +1428,7 @@ impl MattermostServer {
     async fn get_channel_stats_impl(
         &self,
         args: OneChannelArgs,
-    ) -> Result<CallToolResult, Failure> {
+    ) -> Result<CallToolResult, ToolError> {
         let (channel, _) = self
             .resolve_channel(&args.channel_id, args.team_id.as_deref())
             .await?;
@@ -1387,9 +1447,9 @@ impl MattermostServer {
         done(text, &out)
     }
 
-    async fn get_status_impl(&self, args: GetStatusArgs) -> Result<CallToolResult, Failure> {
+    async fn get_status_impl(&self, args: GetStatusArgs) -> Result<CallToolResult, ToolError> {
         if args.usernames.len() > MAX_STATUS_NAMES {
-            return Err(Failure::Tool(format!(
+            return Err(ToolError::Tool(format!(
                 "get_status looks up at most {MAX_STATUS_NAMES} people at once and {} were named; split the list",
                 args.usernames.len()
             )));
@@ -1448,7 +1508,7 @@ impl MattermostServer {
     }
 
     /// The presences of these accounts, with their custom statuses.
-    async fn statuses_of(&self, users: Vec<User>) -> Result<Vec<StatusOut>, Failure> {
+    async fn statuses_of(&self, users: Vec<User>) -> Result<Vec<StatusOut>, ToolError> {
         let ids: Vec<&str> = users.iter().map(|u| u.id.as_str()).collect();
         let statuses = self.shared.client.statuses(&ids).await?;
         let customs = self.shared.client.custom_statuses(&ids).await?;
@@ -1488,7 +1548,7 @@ impl MattermostServer {
     async fn mark_channel_read_impl(
         &self,
         args: OneChannelArgs,
-    ) -> Result<CallToolResult, Failure> {
+    ) -> Result<CallToolResult, ToolError> {
         let (channel, _) = self
             .resolve_channel(&args.channel_id, args.team_id.as_deref())
             .await?;
@@ -1500,7 +1560,7 @@ impl MattermostServer {
             .await?
             .is_none()
         {
-            return Err(Failure::Tool(format!(
+            return Err(ToolError::Tool(format!(
                 "you are not in ~{}, so it has nothing unread for you; nothing was changed.",
                 channel.name
             )));

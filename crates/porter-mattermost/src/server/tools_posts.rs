@@ -13,11 +13,9 @@
 use std::collections::{HashMap, HashSet};
 use std::fmt::Write as _;
 
-use rmcp::handler::server::tool::{InputResponses, RequestState, schema_for_output};
-use rmcp::handler::server::wrapper::Parameters;
 use rmcp::model::{CallToolResponse, CallToolResult, ElicitResult, ProtocolVersion};
 use rmcp::service::RequestContext;
-use rmcp::{ErrorData, RoleServer, tool, tool_router};
+use rmcp::{ErrorData, RoleServer};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -28,18 +26,11 @@ use super::tools::more_line;
 use super::write::{
     Answer, CONFIRM, ask_binding, can_elicit, form_with, input_digest, judge, now_ms,
 };
-use super::{Failure, MattermostServer, done, finish, missing_elicitation};
+use porter_mcp::tool::{Call, Hints, Outcome, Tool, ToolError, done};
+
+use super::{MattermostServer, missing_elicitation};
 use crate::outgoing::checks::{Reach, check_message};
 use crate::{Channel, ChannelPosts, ChannelType, Post, PostPatch};
-
-/// `POST_CHANGE_TOOLS` are this file's tools that ask before they act.
-pub const POST_CHANGE_TOOLS: &[&str] = &[
-    "update_post",
-    "delete_post",
-    "add_reaction",
-    "remove_reaction",
-    "pin_post",
-];
 
 /// Default and largest page sizes.
 const LIST_PAGE: usize = 20;
@@ -220,179 +211,212 @@ pub struct PostChangeOut {
 
 // ----- the tools -----
 
-#[tool_router(router = posts_router, vis = "pub(crate)")]
-impl MattermostServer {
-    #[tool(
-        name = "read_unread",
-        title = "Unread messages",
-        description = "The channels with messages you have not read, with the counts and the newest unread posts of each.",
-        annotations(title = "Unread messages", read_only_hint = true, destructive_hint = false, idempotent_hint = true, open_world_hint = false),
-        output_schema = schema_for_output::<UnreadOut>()
-    )]
-    async fn read_unread(
-        &self,
-        Parameters(args): Parameters<ReadUnreadArgs>,
-    ) -> Result<CallToolResult, ErrorData> {
-        finish(self.read_unread_impl(args).await)
-    }
+/// `read_unread`: Unread messages.
+pub(crate) struct ReadUnread;
 
-    #[tool(
-        name = "list_threads",
-        title = "Followed threads",
-        description = "The threads you follow, most recent reply first, with their unread replies.",
-        annotations(title = "Followed threads", read_only_hint = true, destructive_hint = false, idempotent_hint = true, open_world_hint = false),
-        output_schema = schema_for_output::<ThreadsOut>()
-    )]
-    async fn list_threads(
-        &self,
-        Parameters(args): Parameters<TeamPageArgs>,
-    ) -> Result<CallToolResult, ErrorData> {
-        finish(self.list_threads_impl(args).await)
-    }
+impl Tool<MattermostServer> for ReadUnread {
+    type Args = ReadUnreadArgs;
+    type Out = UnreadOut;
+    const NAME: &'static str = "read_unread";
+    const TITLE: &'static str = "Unread messages";
+    const DESCRIPTION: &'static str = "The channels with messages you have not read, with the counts and the newest unread posts of each.";
+    const HINTS: Hints = Hints::READ;
 
-    #[tool(
-        name = "list_pinned_posts",
-        title = "Pinned posts",
-        description = "The posts pinned in a channel, newest first.",
-        annotations(title = "Pinned posts", read_only_hint = true, destructive_hint = false, idempotent_hint = true, open_world_hint = false),
-        output_schema = schema_for_output::<PostsOut>()
-    )]
-    async fn list_pinned_posts(
-        &self,
-        Parameters(args): Parameters<PinnedArgs>,
-    ) -> Result<CallToolResult, ErrorData> {
-        finish(self.list_pinned_impl(args).await)
-    }
-
-    #[tool(
-        name = "list_saved",
-        title = "Saved posts",
-        description = "The posts you saved (flagged), newest first.",
-        annotations(title = "Saved posts", read_only_hint = true, destructive_hint = false, idempotent_hint = true, open_world_hint = false),
-        output_schema = schema_for_output::<PostsOut>()
-    )]
-    async fn list_saved(
-        &self,
-        Parameters(args): Parameters<SavedArgs>,
-    ) -> Result<CallToolResult, ErrorData> {
-        finish(self.list_saved_impl(args).await)
-    }
-
-    #[tool(
-        name = "list_mentions",
-        title = "Mentions of me",
-        description = "Posts by others that mention you by @username, newest first.",
-        annotations(title = "Mentions of me", read_only_hint = true, destructive_hint = false, idempotent_hint = true, open_world_hint = false),
-        output_schema = schema_for_output::<PostsOut>()
-    )]
-    async fn list_mentions(
-        &self,
-        Parameters(args): Parameters<TeamPageArgs>,
-    ) -> Result<CallToolResult, ErrorData> {
-        finish(self.list_mentions_impl(args).await)
-    }
-
-    #[tool(
-        name = "update_post",
-        title = "Edit a post",
-        description = "Replaces the text of one of your posts; the person sees the old and the new text. Mentions must name real accounts.",
-        annotations(title = "Edit a post", read_only_hint = false, destructive_hint = true, idempotent_hint = true, open_world_hint = false),
-        output_schema = schema_for_output::<PostChangeOut>()
-    )]
-    async fn update_post(
-        &self,
-        Parameters(args): Parameters<UpdatePostArgs>,
-        RequestState(state): RequestState,
-        InputResponses(answers): InputResponses,
-        context: RequestContext<RoleServer>,
-    ) -> Result<CallToolResponse, ErrorData> {
-        let call = Asking::new("update_post", &args, state, answers);
-        respond(self.change(&call, Change::Update(args), &context).await)
-    }
-
-    #[tool(
-        name = "delete_post",
-        title = "Delete a post",
-        description = "Deletes one of your posts; deleting a thread's first post deletes its replies too, and the person is told how many.",
-        annotations(title = "Delete a post", read_only_hint = false, destructive_hint = true, idempotent_hint = true, open_world_hint = false),
-        output_schema = schema_for_output::<PostChangeOut>()
-    )]
-    async fn delete_post(
-        &self,
-        Parameters(args): Parameters<PostArgs>,
-        RequestState(state): RequestState,
-        InputResponses(answers): InputResponses,
-        context: RequestContext<RoleServer>,
-    ) -> Result<CallToolResponse, ErrorData> {
-        let call = Asking::new("delete_post", &args, state, answers);
-        respond(self.change(&call, Change::Delete(args), &context).await)
-    }
-
-    #[tool(
-        name = "add_reaction",
-        title = "React to a post",
-        description = "Adds your emoji reaction to a post (emoji by name, :name: or the character).",
-        annotations(title = "React to a post", read_only_hint = false, destructive_hint = false, idempotent_hint = true, open_world_hint = false),
-        output_schema = schema_for_output::<PostChangeOut>()
-    )]
-    async fn add_reaction(
-        &self,
-        Parameters(args): Parameters<ReactionArgs>,
-        RequestState(state): RequestState,
-        InputResponses(answers): InputResponses,
-        context: RequestContext<RoleServer>,
-    ) -> Result<CallToolResponse, ErrorData> {
-        let call = Asking::new("add_reaction", &args, state, answers);
-        respond(
-            self.change(&call, Change::React(args, true), &context)
-                .await,
-        )
-    }
-
-    #[tool(
-        name = "remove_reaction",
-        title = "Remove a reaction",
-        description = "Removes your emoji reaction from a post (emoji by name, :name: or the character).",
-        annotations(title = "Remove a reaction", read_only_hint = false, destructive_hint = true, idempotent_hint = true, open_world_hint = false),
-        output_schema = schema_for_output::<PostChangeOut>()
-    )]
-    async fn remove_reaction(
-        &self,
-        Parameters(args): Parameters<ReactionArgs>,
-        RequestState(state): RequestState,
-        InputResponses(answers): InputResponses,
-        context: RequestContext<RoleServer>,
-    ) -> Result<CallToolResponse, ErrorData> {
-        let call = Asking::new("remove_reaction", &args, state, answers);
-        respond(
-            self.change(&call, Change::React(args, false), &context)
-                .await,
-        )
-    }
-
-    #[tool(
-        name = "pin_post",
-        title = "Pin a post",
-        description = "Pins a post to its channel for everyone in it (or, with unpin, takes the pin off).",
-        annotations(title = "Pin a post", read_only_hint = false, destructive_hint = false, idempotent_hint = true, open_world_hint = false),
-        output_schema = schema_for_output::<PostChangeOut>()
-    )]
-    async fn pin_post(
-        &self,
-        Parameters(args): Parameters<PinArgs>,
-        RequestState(state): RequestState,
-        InputResponses(answers): InputResponses,
-        context: RequestContext<RoleServer>,
-    ) -> Result<CallToolResponse, ErrorData> {
-        let call = Asking::new("pin_post", &args, state, answers);
-        respond(self.change(&call, Change::Pin(args), &context).await)
+    async fn call(&self, server: &MattermostServer, args: ReadUnreadArgs, _call: Call) -> Outcome {
+        Ok(server.read_unread_impl(args).await?.into())
     }
 }
 
-fn respond(outcome: Result<CallToolResponse, Failure>) -> Result<CallToolResponse, ErrorData> {
-    match outcome {
-        Ok(response) => Ok(response),
-        Err(failure) => finish(Err(failure)).map(CallToolResponse::from),
+/// `list_threads`: Followed threads.
+pub(crate) struct ListThreads;
+
+impl Tool<MattermostServer> for ListThreads {
+    type Args = TeamPageArgs;
+    type Out = ThreadsOut;
+    const NAME: &'static str = "list_threads";
+    const TITLE: &'static str = "Followed threads";
+    const DESCRIPTION: &'static str =
+        "The threads you follow, most recent reply first, with their unread replies.";
+    const HINTS: Hints = Hints::READ;
+
+    async fn call(&self, server: &MattermostServer, args: TeamPageArgs, _call: Call) -> Outcome {
+        Ok(server.list_threads_impl(args).await?.into())
+    }
+}
+
+/// `list_pinned_posts`: Pinned posts.
+pub(crate) struct ListPinnedPosts;
+
+impl Tool<MattermostServer> for ListPinnedPosts {
+    type Args = PinnedArgs;
+    type Out = PostsOut;
+    const NAME: &'static str = "list_pinned_posts";
+    const TITLE: &'static str = "Pinned posts";
+    const DESCRIPTION: &'static str = "The posts pinned in a channel, newest first.";
+    const HINTS: Hints = Hints::READ;
+
+    async fn call(&self, server: &MattermostServer, args: PinnedArgs, _call: Call) -> Outcome {
+        Ok(server.list_pinned_impl(args).await?.into())
+    }
+}
+
+/// `list_saved`: Saved posts.
+pub(crate) struct ListSaved;
+
+impl Tool<MattermostServer> for ListSaved {
+    type Args = SavedArgs;
+    type Out = PostsOut;
+    const NAME: &'static str = "list_saved";
+    const TITLE: &'static str = "Saved posts";
+    const DESCRIPTION: &'static str = "The posts you saved (flagged), newest first.";
+    const HINTS: Hints = Hints::READ;
+
+    async fn call(&self, server: &MattermostServer, args: SavedArgs, _call: Call) -> Outcome {
+        Ok(server.list_saved_impl(args).await?.into())
+    }
+}
+
+/// `list_mentions`: Mentions of me.
+pub(crate) struct ListMentions;
+
+impl Tool<MattermostServer> for ListMentions {
+    type Args = TeamPageArgs;
+    type Out = PostsOut;
+    const NAME: &'static str = "list_mentions";
+    const TITLE: &'static str = "Mentions of me";
+    const DESCRIPTION: &'static str =
+        "Posts by others that mention you by @username, newest first.";
+    const HINTS: Hints = Hints::READ;
+
+    async fn call(&self, server: &MattermostServer, args: TeamPageArgs, _call: Call) -> Outcome {
+        Ok(server.list_mentions_impl(args).await?.into())
+    }
+}
+
+/// `update_post`: Edit a post.
+pub(crate) struct UpdatePost;
+
+impl Tool<MattermostServer> for UpdatePost {
+    type Args = UpdatePostArgs;
+    type Out = PostChangeOut;
+    const NAME: &'static str = "update_post";
+    const TITLE: &'static str = "Edit a post";
+    const DESCRIPTION: &'static str = "Replaces the text of one of your posts; the person sees the old and the new text. Mentions must name real accounts.";
+    const HINTS: Hints = Hints::write(true, true);
+
+    async fn call(&self, server: &MattermostServer, args: UpdatePostArgs, call: Call) -> Outcome {
+        let Call {
+            context,
+            state,
+            answers,
+            ..
+        } = call;
+
+        let call = Asking::new("update_post", &args, state, answers);
+        server.change(&call, Change::Update(args), &context).await
+    }
+}
+
+/// `delete_post`: Delete a post.
+pub(crate) struct DeletePost;
+
+impl Tool<MattermostServer> for DeletePost {
+    type Args = PostArgs;
+    type Out = PostChangeOut;
+    const NAME: &'static str = "delete_post";
+    const TITLE: &'static str = "Delete a post";
+    const DESCRIPTION: &'static str = "Deletes one of your posts; deleting a thread's first post deletes its replies too, and the person is told how many.";
+    const HINTS: Hints = Hints::write(true, true);
+
+    async fn call(&self, server: &MattermostServer, args: PostArgs, call: Call) -> Outcome {
+        let Call {
+            context,
+            state,
+            answers,
+            ..
+        } = call;
+
+        let call = Asking::new("delete_post", &args, state, answers);
+        server.change(&call, Change::Delete(args), &context).await
+    }
+}
+
+/// `add_reaction`: React to a post.
+pub(crate) struct AddReaction;
+
+impl Tool<MattermostServer> for AddReaction {
+    type Args = ReactionArgs;
+    type Out = PostChangeOut;
+    const NAME: &'static str = "add_reaction";
+    const TITLE: &'static str = "React to a post";
+    const DESCRIPTION: &'static str =
+        "Adds your emoji reaction to a post (emoji by name, :name: or the character).";
+    const HINTS: Hints = Hints::write(false, true);
+
+    async fn call(&self, server: &MattermostServer, args: ReactionArgs, call: Call) -> Outcome {
+        let Call {
+            context,
+            state,
+            answers,
+            ..
+        } = call;
+
+        let call = Asking::new("add_reaction", &args, state, answers);
+        server
+            .change(&call, Change::React(args, true), &context)
+            .await
+    }
+}
+
+/// `remove_reaction`: Remove a reaction.
+pub(crate) struct RemoveReaction;
+
+impl Tool<MattermostServer> for RemoveReaction {
+    type Args = ReactionArgs;
+    type Out = PostChangeOut;
+    const NAME: &'static str = "remove_reaction";
+    const TITLE: &'static str = "Remove a reaction";
+    const DESCRIPTION: &'static str =
+        "Removes your emoji reaction from a post (emoji by name, :name: or the character).";
+    const HINTS: Hints = Hints::write(true, true);
+
+    async fn call(&self, server: &MattermostServer, args: ReactionArgs, call: Call) -> Outcome {
+        let Call {
+            context,
+            state,
+            answers,
+            ..
+        } = call;
+
+        let call = Asking::new("remove_reaction", &args, state, answers);
+        server
+            .change(&call, Change::React(args, false), &context)
+            .await
+    }
+}
+
+/// `pin_post`: Pin a post.
+pub(crate) struct PinPost;
+
+impl Tool<MattermostServer> for PinPost {
+    type Args = PinArgs;
+    type Out = PostChangeOut;
+    const NAME: &'static str = "pin_post";
+    const TITLE: &'static str = "Pin a post";
+    const DESCRIPTION: &'static str =
+        "Pins a post to its channel for everyone in it (or, with unpin, takes the pin off).";
+    const HINTS: Hints = Hints::write(false, true);
+
+    async fn call(&self, server: &MattermostServer, args: PinArgs, call: Call) -> Outcome {
+        let Call {
+            context,
+            state,
+            answers,
+            ..
+        } = call;
+
+        let call = Asking::new("pin_post", &args, state, answers);
+        server.change(&call, Change::Pin(args), &context).await
     }
 }
 
@@ -468,11 +492,11 @@ impl MattermostServer {
         call: &Asking,
         change: Change,
         context: &RequestContext<RoleServer>,
-    ) -> Result<CallToolResponse, Failure> {
+    ) -> Result<CallToolResponse, ToolError> {
         let ask = self.shared.options.ask_before_writes;
         // 1. Can the person be asked at all? Decided before anything is read.
         if ask && !can_elicit(context) {
-            return Err(Failure::Rpc(missing_elicitation(call.tool)));
+            return Err(ToolError::Rpc(missing_elicitation(call.tool)));
         }
         let modern = context
             .protocol_version()
@@ -485,13 +509,13 @@ impl MattermostServer {
             let opened = self.open_sealed(call, &digest)?;
             match self.answer_in(call, opened.time_ms)? {
                 Answer::Yes => asked = Some(opened),
-                Answer::No(sentence) => return Err(Failure::Tool(sentence)),
+                Answer::No(sentence) => return Err(ToolError::Tool(sentence)),
             }
         }
         // 3. Look at what the change acts on, with every check.
         let look = self.look(&change).await?;
         if let Some(sentence) = &look.nothing_to_do {
-            return Err(Failure::Tool(sentence.clone()));
+            return Err(ToolError::Tool(sentence.clone()));
         }
         if let Some(asked) = &asked
             && (asked.digest != digest || asked.fingerprint != look.fingerprint)
@@ -514,7 +538,7 @@ impl MattermostServer {
                 .ask_now_with(call.tool, question, NOTHING_DONE, context)
                 .await;
             if let Answer::No(sentence) = answer {
-                return Err(Failure::Tool(sentence));
+                return Err(ToolError::Tool(sentence));
             }
             // 5. Re-check just before acting: the person may have taken
             //    their time, and others may have changed the post.
@@ -527,20 +551,20 @@ impl MattermostServer {
         Ok(CallToolResponse::from(result))
     }
 
-    fn open_sealed(&self, call: &Asking, digest: &str) -> Result<Sealed, Failure> {
+    fn open_sealed(&self, call: &Asking, digest: &str) -> Result<Sealed, ToolError> {
         let bound = ask_binding(call.tool, digest);
         self.shared
             .asks
             .open_json_with::<Sealed>(call.state.as_deref().unwrap_or_default(), &bound)
             .map_err(|_| {
-                Failure::Tool(format!(
+                ToolError::Tool(format!(
                     "this answer belongs to another question (the call's arguments differ from those asked about, or the server restarted); nothing was changed. Call {} again to ask the person afresh.",
                     call.tool
                 ))
             })
     }
 
-    fn answer_in(&self, call: &Asking, time_ms: u64) -> Result<Answer, Failure> {
+    fn answer_in(&self, call: &Asking, time_ms: u64) -> Result<Answer, ToolError> {
         let Some(raw) = call.answers.as_ref().and_then(|a| a.get(CONFIRM)) else {
             return Ok(Answer::No(format!(
                 "the call came back without the person's answer; {NOTHING_DONE}. Call {} again to ask them.",
@@ -548,7 +572,7 @@ impl MattermostServer {
             )));
         };
         let result: ElicitResult = serde_json::from_value(raw.clone()).map_err(|e| {
-            Failure::Rpc(ErrorData::invalid_params(
+            ToolError::Rpc(ErrorData::invalid_params(
                 format!("inputResponses.{CONFIRM} is not an elicitation result: {e}"),
                 None,
             ))
@@ -581,7 +605,7 @@ impl MattermostServer {
     }
 
     /// Looks up what a change acts on and writes the question.
-    async fn look(&self, change: &Change) -> Result<Look, Failure> {
+    async fn look(&self, change: &Change) -> Result<Look, ToolError> {
         let wanted = match change {
             Change::Update(a) => &a.post_id,
             Change::Delete(a) => &a.post_id,
@@ -607,12 +631,12 @@ impl MattermostServer {
         match change {
             Change::Update(args) => {
                 if post.user_id != me.id {
-                    return Err(Failure::Tool(format!(
+                    return Err(ToolError::Tool(format!(
                         "post {id} was written by {author}, and you can edit only your own posts. {NOTHING_CHANGED}"
                     )));
                 }
                 if args.message.trim().is_empty() {
-                    return Err(Failure::Tool(format!(
+                    return Err(ToolError::Tool(format!(
                         "the new message is empty; to remove the post use delete_post. {NOTHING_CHANGED}"
                     )));
                 }
@@ -625,8 +649,8 @@ impl MattermostServer {
                 self.check_length(&args.message)
                     .await
                     .map_err(|f| match f {
-                        Failure::Tool(s) => Failure::Tool(of_posted(&s)),
-                        other @ Failure::Rpc(_) => other,
+                        ToolError::Tool(s) => ToolError::Tool(of_posted(&s)),
+                        other @ ToolError::Rpc(_) => other,
                     })?;
                 let checked = check_message(
                     &self.shared.client,
@@ -635,7 +659,7 @@ impl MattermostServer {
                     NOTHING_CHANGED,
                 )
                 .await
-                .map_err(Failure::Tool)?;
+                .map_err(ToolError::Tool)?;
                 look.fingerprint = fingerprint(&["update", &post.id, &post.message]);
                 look.title = format!("Edit your post in {place}");
                 let mut text = format!(
@@ -655,7 +679,7 @@ impl MattermostServer {
             }
             Change::Delete(_) => {
                 if post.user_id != me.id && !is_admin(&me.roles) {
-                    return Err(Failure::Tool(format!(
+                    return Err(ToolError::Tool(format!(
                         "post {id} was written by {author}, and you can delete only your own posts. {NOTHING_CHANGED}"
                     )));
                 }
@@ -686,7 +710,7 @@ impl MattermostServer {
             }
             Change::React(args, add) => {
                 let emoji = emoji_name(&args.emoji).ok_or_else(|| {
-                    Failure::Tool(format!(
+                    ToolError::Tool(format!(
                         "{:?} is not an emoji name (letters, digits, _, - and +, like thumbsup or :white_check_mark:) nor an emoji porter knows; pass its name. {NOTHING_CHANGED}",
                         args.emoji
                     ))
@@ -701,7 +725,7 @@ impl MattermostServer {
                     ));
                 }
                 if !*add && !mine {
-                    return Err(Failure::Tool(format!(
+                    return Err(ToolError::Tool(format!(
                         "you have no :{emoji}: reaction on post {id}, so there is none to remove. {NOTHING_CHANGED}"
                     )));
                 }
@@ -760,7 +784,7 @@ impl MattermostServer {
         Ok(look)
     }
 
-    async fn act_change(&self, change: &Change, look: Look) -> Result<CallToolResult, Failure> {
+    async fn act_change(&self, change: &Change, look: Look) -> Result<CallToolResult, ToolError> {
         let client = &self.shared.client;
         let post_id = look.post.id.clone();
         let permalink = client.permalink(&post_id);
@@ -841,8 +865,8 @@ impl MattermostServer {
     }
 }
 
-fn changed_since(tool: &str) -> Failure {
-    Failure::Tool(format!(
+fn changed_since(tool: &str) -> ToolError {
+    ToolError::Tool(format!(
         "the post changed between the question and the answer (its text, replies, or reactions are not what the person was asked about); nothing was changed. Call {tool} again to ask about it as it is now."
     ))
 }
@@ -977,7 +1001,7 @@ fn emoji_name(given: &str) -> Option<String> {
 // ----- the read tools' bodies -----
 
 impl MattermostServer {
-    async fn read_unread_impl(&self, args: ReadUnreadArgs) -> Result<CallToolResult, Failure> {
+    async fn read_unread_impl(&self, args: ReadUnreadArgs) -> Result<CallToolResult, ToolError> {
         let paging = self.paging::<_, usize>(
             "read_unread",
             &args,
@@ -1060,7 +1084,7 @@ impl MattermostServer {
         )
     }
 
-    async fn list_threads_impl(&self, args: TeamPageArgs) -> Result<CallToolResult, Failure> {
+    async fn list_threads_impl(&self, args: TeamPageArgs) -> Result<CallToolResult, ToolError> {
         let paging = self.paging::<_, usize>(
             "list_threads",
             &args,
@@ -1135,7 +1159,7 @@ impl MattermostServer {
         )
     }
 
-    async fn list_pinned_impl(&self, args: PinnedArgs) -> Result<CallToolResult, Failure> {
+    async fn list_pinned_impl(&self, args: PinnedArgs) -> Result<CallToolResult, ToolError> {
         let paging = self.paging::<_, usize>(
             "list_pinned_posts",
             &args,
@@ -1162,7 +1186,7 @@ impl MattermostServer {
             .await
     }
 
-    async fn list_saved_impl(&self, args: SavedArgs) -> Result<CallToolResult, Failure> {
+    async fn list_saved_impl(&self, args: SavedArgs) -> Result<CallToolResult, ToolError> {
         let paging = self.paging::<_, usize>(
             "list_saved",
             &args,
@@ -1194,7 +1218,7 @@ impl MattermostServer {
         .await
     }
 
-    async fn list_mentions_impl(&self, args: TeamPageArgs) -> Result<CallToolResult, Failure> {
+    async fn list_mentions_impl(&self, args: TeamPageArgs) -> Result<CallToolResult, ToolError> {
         let paging = self.paging::<_, usize>(
             "list_mentions",
             &args,
@@ -1232,7 +1256,7 @@ impl MattermostServer {
         channel: Option<ChannelOut>,
         empty: &str,
         head: &str,
-    ) -> Result<CallToolResult, Failure> {
+    ) -> Result<CallToolResult, ToolError> {
         let (page, next) = self.slice(tool, paging, posts);
         let posts_out = self.posts_out(page).await;
         let mut text = if posts.is_empty() {

@@ -7,11 +7,9 @@
 use std::fmt::Write as _;
 use std::str::FromStr as _;
 
-use rmcp::handler::server::tool::{InputResponses, RequestState, schema_for_output};
-use rmcp::handler::server::wrapper::Parameters;
+use rmcp::RoleServer;
 use rmcp::model::{CallToolResponse, CallToolResult, ElicitationAction, ProtocolVersion};
 use rmcp::service::RequestContext;
-use rmcp::{ErrorData, RoleServer, tool, tool_router};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -21,7 +19,9 @@ use super::doctor::{Level, Report, check_download_dir, server_checks};
 use super::render::iso_utc;
 use super::tools::Paging;
 use super::write::{Answer, answer_of, ask_binding, can_elicit, form_with, input_digest, now_ms};
-use super::{Failure, MattermostServer, Transport, done, finish, missing_elicitation};
+use porter_mcp::tool::{Call, Hints, Outcome, Tool, ToolError, done};
+
+use super::{MattermostServer, Transport, missing_elicitation};
 use crate::{Channel, ChannelType, Draft, Error, FLAGGED_POST, Preference, Team};
 
 /// Default and largest page sizes of `list_drafts`.
@@ -218,128 +218,151 @@ pub struct DiagnoseOut {
 
 // ----- the tools -----
 
-#[tool_router(router = state_router, vis = "pub(crate)")]
-impl MattermostServer {
-    #[tool(
-        name = "typing",
-        title = "Show that you are typing",
-        description = "Shows \"is typing…\" in a channel (or a thread) for a few seconds. It changes nothing lasting, so porter does not ask the person.",
-        annotations(title = "Show that you are typing", read_only_hint = false, destructive_hint = false, idempotent_hint = true, open_world_hint = false),
-        output_schema = schema_for_output::<DoneOut>()
-    )]
-    async fn typing(
-        &self,
-        Parameters(args): Parameters<TypingArgs>,
-    ) -> Result<CallToolResult, ErrorData> {
-        finish(self.typing_impl(args).await)
-    }
+/// `typing`: Show that you are typing.
+pub(crate) struct Typing;
 
-    #[tool(
-        name = "follow_thread",
-        title = "Follow a thread",
-        description = "Follows a thread (or stops following it with follow=false), so its replies show in your threads. It changes only your own state, so porter does not ask the person.",
-        annotations(title = "Follow a thread", read_only_hint = false, destructive_hint = false, idempotent_hint = true, open_world_hint = false),
-        output_schema = schema_for_output::<DoneOut>()
-    )]
-    async fn follow_thread(
-        &self,
-        Parameters(args): Parameters<FollowThreadArgs>,
-    ) -> Result<CallToolResult, ErrorData> {
-        finish(self.follow_thread_impl(args).await)
-    }
+impl Tool<MattermostServer> for Typing {
+    type Args = TypingArgs;
+    type Out = DoneOut;
+    const NAME: &'static str = "typing";
+    const TITLE: &'static str = "Show that you are typing";
+    const DESCRIPTION: &'static str = "Shows \"is typing…\" in a channel (or a thread) for a few seconds. It changes nothing lasting, so porter does not ask the person.";
+    const HINTS: Hints = Hints::write(false, true);
 
-    #[tool(
-        name = "save_post",
-        title = "Save a post",
-        description = "Saves a post to your saved posts (or removes it with saved=false). It changes only your own state, so porter does not ask the person.",
-        annotations(title = "Save a post", read_only_hint = false, destructive_hint = false, idempotent_hint = true, open_world_hint = false),
-        output_schema = schema_for_output::<DoneOut>()
-    )]
-    async fn save_post(
-        &self,
-        Parameters(args): Parameters<SavePostArgs>,
-    ) -> Result<CallToolResult, ErrorData> {
-        finish(self.save_post_impl(args).await)
+    async fn call(&self, server: &MattermostServer, args: TypingArgs, _call: Call) -> Outcome {
+        Ok(server.typing_impl(args).await?.into())
     }
+}
 
-    #[tool(
-        name = "set_post_reminder",
-        title = "Remind me of a post",
-        description = "Has Mattermost remind you of a post at a time (ISO 8601; without an offset the time is read in your Mattermost time zone). It changes only your own state, so porter does not ask the person.",
-        annotations(title = "Remind me of a post", read_only_hint = false, destructive_hint = false, idempotent_hint = true, open_world_hint = false),
-        output_schema = schema_for_output::<ReminderOut>()
-    )]
-    async fn set_post_reminder(
+/// `follow_thread`: Follow a thread.
+pub(crate) struct FollowThread;
+
+impl Tool<MattermostServer> for FollowThread {
+    type Args = FollowThreadArgs;
+    type Out = DoneOut;
+    const NAME: &'static str = "follow_thread";
+    const TITLE: &'static str = "Follow a thread";
+    const DESCRIPTION: &'static str = "Follows a thread (or stops following it with follow=false), so its replies show in your threads. It changes only your own state, so porter does not ask the person.";
+    const HINTS: Hints = Hints::write(false, true);
+
+    async fn call(
         &self,
-        Parameters(args): Parameters<PostReminderArgs>,
-    ) -> Result<CallToolResult, ErrorData> {
-        finish(self.set_post_reminder_impl(args).await)
+        server: &MattermostServer,
+        args: FollowThreadArgs,
+        _call: Call,
+    ) -> Outcome {
+        Ok(server.follow_thread_impl(args).await?.into())
     }
+}
 
-    #[tool(
-        name = "save_draft",
-        title = "Save a draft",
-        description = "Saves an unsent message as your draft in a channel (or thread), where you can finish and send it yourself. It never replaces a different draft: if one is there, it is shown and nothing changes. Only you see drafts, so porter does not ask the person.",
-        annotations(title = "Save a draft", read_only_hint = false, destructive_hint = false, idempotent_hint = true, open_world_hint = false),
-        output_schema = schema_for_output::<SaveDraftOut>()
-    )]
-    async fn save_draft(
-        &self,
-        Parameters(args): Parameters<SaveDraftArgs>,
-    ) -> Result<CallToolResult, ErrorData> {
-        finish(self.save_draft_impl(args).await)
+/// `save_post`: Save a post.
+pub(crate) struct SavePost;
+
+impl Tool<MattermostServer> for SavePost {
+    type Args = SavePostArgs;
+    type Out = DoneOut;
+    const NAME: &'static str = "save_post";
+    const TITLE: &'static str = "Save a post";
+    const DESCRIPTION: &'static str = "Saves a post to your saved posts (or removes it with saved=false). It changes only your own state, so porter does not ask the person.";
+    const HINTS: Hints = Hints::write(false, true);
+
+    async fn call(&self, server: &MattermostServer, args: SavePostArgs, _call: Call) -> Outcome {
+        Ok(server.save_post_impl(args).await?.into())
     }
+}
 
-    #[tool(
-        name = "list_drafts",
-        title = "My drafts",
-        description = "Your unsent drafts, newest first, in one team or all (with your direct and group messages).",
-        annotations(title = "My drafts", read_only_hint = true, destructive_hint = false, idempotent_hint = true, open_world_hint = false),
-        output_schema = schema_for_output::<DraftsOut>()
-    )]
-    async fn list_drafts(
+/// `set_post_reminder`: Remind me of a post.
+pub(crate) struct SetPostReminder;
+
+impl Tool<MattermostServer> for SetPostReminder {
+    type Args = PostReminderArgs;
+    type Out = ReminderOut;
+    const NAME: &'static str = "set_post_reminder";
+    const TITLE: &'static str = "Remind me of a post";
+    const DESCRIPTION: &'static str = "Has Mattermost remind you of a post at a time (ISO 8601; without an offset the time is read in your Mattermost time zone). It changes only your own state, so porter does not ask the person.";
+    const HINTS: Hints = Hints::write(false, true);
+
+    async fn call(
         &self,
-        Parameters(args): Parameters<ListDraftsArgs>,
-    ) -> Result<CallToolResult, ErrorData> {
-        finish(self.list_drafts_impl(args).await)
+        server: &MattermostServer,
+        args: PostReminderArgs,
+        _call: Call,
+    ) -> Outcome {
+        Ok(server.set_post_reminder_impl(args).await?.into())
     }
+}
 
-    #[tool(
-        name = "delete_draft",
-        title = "Delete a draft",
-        description = "Deletes your draft in a channel (or thread); its text is gone for good.",
-        annotations(title = "Delete a draft", read_only_hint = false, destructive_hint = true, idempotent_hint = true, open_world_hint = false),
-        output_schema = schema_for_output::<DeletedDraftOut>()
-    )]
-    async fn delete_draft(
-        &self,
-        Parameters(args): Parameters<DraftPlaceArgs>,
-        RequestState(state): RequestState,
-        InputResponses(answers): InputResponses,
-        context: RequestContext<RoleServer>,
-    ) -> Result<CallToolResponse, ErrorData> {
-        match self
+/// `save_draft`: Save a draft.
+pub(crate) struct SaveDraft;
+
+impl Tool<MattermostServer> for SaveDraft {
+    type Args = SaveDraftArgs;
+    type Out = SaveDraftOut;
+    const NAME: &'static str = "save_draft";
+    const TITLE: &'static str = "Save a draft";
+    const DESCRIPTION: &'static str = "Saves an unsent message as your draft in a channel (or thread), where you can finish and send it yourself. It never replaces a different draft: if one is there, it is shown and nothing changes. Only you see drafts, so porter does not ask the person.";
+    const HINTS: Hints = Hints::write(false, true);
+
+    async fn call(&self, server: &MattermostServer, args: SaveDraftArgs, _call: Call) -> Outcome {
+        Ok(server.save_draft_impl(args).await?.into())
+    }
+}
+
+/// `list_drafts`: My drafts.
+pub(crate) struct ListDrafts;
+
+impl Tool<MattermostServer> for ListDrafts {
+    type Args = ListDraftsArgs;
+    type Out = DraftsOut;
+    const NAME: &'static str = "list_drafts";
+    const TITLE: &'static str = "My drafts";
+    const DESCRIPTION: &'static str = "Your unsent drafts, newest first, in one team or all (with your direct and group messages).";
+    const HINTS: Hints = Hints::READ;
+
+    async fn call(&self, server: &MattermostServer, args: ListDraftsArgs, _call: Call) -> Outcome {
+        Ok(server.list_drafts_impl(args).await?.into())
+    }
+}
+
+/// `delete_draft`: Delete a draft.
+pub(crate) struct DeleteDraft;
+
+impl Tool<MattermostServer> for DeleteDraft {
+    type Args = DraftPlaceArgs;
+    type Out = DeletedDraftOut;
+    const NAME: &'static str = "delete_draft";
+    const TITLE: &'static str = "Delete a draft";
+    const DESCRIPTION: &'static str =
+        "Deletes your draft in a channel (or thread); its text is gone for good.";
+    const HINTS: Hints = Hints::write(true, true);
+
+    async fn call(&self, server: &MattermostServer, args: DraftPlaceArgs, call: Call) -> Outcome {
+        let Call {
+            context,
+            state,
+            answers,
+            ..
+        } = call;
+
+        server
             .delete_draft_impl(args, state, answers.as_ref(), &context)
             .await
-        {
-            Ok(response) => Ok(response),
-            Err(failure) => finish(Err(failure)).map(CallToolResponse::from),
-        }
     }
+}
 
-    #[tool(
-        name = "diagnose",
-        title = "Diagnose the connection",
-        description = "Checks the Mattermost address, the token, the server's version, and whether this MCP client can show porter's questions (optionally by asking a harmless test question), and says what to fix.",
-        annotations(title = "Diagnose the connection", read_only_hint = true, destructive_hint = false, idempotent_hint = true, open_world_hint = false),
-        output_schema = schema_for_output::<DiagnoseOut>()
-    )]
-    async fn diagnose(
-        &self,
-        Parameters(args): Parameters<DiagnoseArgs>,
-        context: RequestContext<RoleServer>,
-    ) -> Result<CallToolResult, ErrorData> {
-        finish(self.diagnose_impl(args, &context).await)
+/// `diagnose`: Diagnose the connection.
+pub(crate) struct Diagnose;
+
+impl Tool<MattermostServer> for Diagnose {
+    type Args = DiagnoseArgs;
+    type Out = DiagnoseOut;
+    const NAME: &'static str = "diagnose";
+    const TITLE: &'static str = "Diagnose the connection";
+    const DESCRIPTION: &'static str = "Checks the Mattermost address, the token, the server's version, and whether this MCP client can show porter's questions (optionally by asking a harmless test question), and says what to fix.";
+    const HINTS: Hints = Hints::READ;
+
+    async fn call(&self, server: &MattermostServer, args: DiagnoseArgs, call: Call) -> Outcome {
+        Ok(server.diagnose_impl(args, &call.context).await?.into())
     }
 }
 
@@ -393,7 +416,7 @@ const NOTHING_DELETED: &str = "nothing was deleted";
 fn delete_draft_form(
     title: &str,
     text: String,
-) -> Result<rmcp::model::ElicitRequestParams, Failure> {
+) -> Result<rmcp::model::ElicitRequestParams, ToolError> {
     form_with(
         title,
         text,
@@ -404,12 +427,12 @@ fn delete_draft_form(
 
 impl MattermostServer {
     /// The account's id (asked once).
-    async fn my_id(&self) -> Result<String, Failure> {
+    async fn my_id(&self) -> Result<String, ToolError> {
         Ok(self.me().await?.id)
     }
 
     /// The root post id of a post's thread, and the post's channel.
-    async fn thread_of(&self, wanted: &str) -> Result<(String, String), Failure> {
+    async fn thread_of(&self, wanted: &str) -> Result<(String, String), ToolError> {
         let id = Self::post_id(wanted)?;
         let post = self.shared.client.post(&id).await?;
         let root = if post.root_id.is_empty() {
@@ -422,7 +445,7 @@ impl MattermostServer {
 
     /// The team to use for a channel: its own, or (direct and group
     /// channels belong to none) the account's first team.
-    async fn team_for(&self, channel: &Channel) -> Result<String, Failure> {
+    async fn team_for(&self, channel: &Channel) -> Result<String, ToolError> {
         if !channel.team_id.is_empty() {
             return Ok(channel.team_id.clone());
         }
@@ -431,7 +454,7 @@ impl MattermostServer {
             .first()
             .map(|t| t.id.clone())
             .ok_or_else(|| {
-                Failure::Tool(
+                ToolError::Tool(
                     "you belong to no team, and Mattermost files this under a team".to_owned(),
                 )
             })
@@ -443,13 +466,13 @@ impl MattermostServer {
         channel_id: &str,
         team_id: Option<&str>,
         root_id: Option<&str>,
-    ) -> Result<(Channel, String), Failure> {
+    ) -> Result<(Channel, String), ToolError> {
         let (channel, _) = self.resolve_channel(channel_id, team_id).await?;
         let mut root = String::new();
         if let Some(wanted) = root_id.filter(|r| !r.trim().is_empty()) {
             let (thread, in_channel) = self.thread_of(wanted).await?;
             if in_channel != channel.id {
-                return Err(Failure::Tool(format!(
+                return Err(ToolError::Tool(format!(
                     "post {thread} is in another channel than {channel_id}; pass that post's channel as channel_id, or leave root_id out"
                 )));
             }
@@ -459,7 +482,11 @@ impl MattermostServer {
     }
 
     /// The account's draft in a channel and thread, if there is one.
-    async fn find_draft(&self, channel: &Channel, root_id: &str) -> Result<Option<Draft>, Failure> {
+    async fn find_draft(
+        &self,
+        channel: &Channel,
+        root_id: &str,
+    ) -> Result<Option<Draft>, ToolError> {
         let team = self.team_for(channel).await?;
         let drafts = self.shared.client.drafts(&team).await?;
         Ok(drafts
@@ -479,7 +506,7 @@ impl MattermostServer {
         }
     }
 
-    async fn typing_impl(&self, args: TypingArgs) -> Result<CallToolResult, Failure> {
+    async fn typing_impl(&self, args: TypingArgs) -> Result<CallToolResult, ToolError> {
         let (channel, root) = self
             .draft_place(
                 &args.channel_id,
@@ -502,7 +529,10 @@ impl MattermostServer {
         )
     }
 
-    async fn follow_thread_impl(&self, args: FollowThreadArgs) -> Result<CallToolResult, Failure> {
+    async fn follow_thread_impl(
+        &self,
+        args: FollowThreadArgs,
+    ) -> Result<CallToolResult, ToolError> {
         let follow = args.follow.unwrap_or(true);
         let (root, channel_id) = self.thread_of(&args.post_id).await?;
         let channel = self.shared.client.channel(&channel_id).await?;
@@ -533,7 +563,7 @@ impl MattermostServer {
         )
     }
 
-    async fn save_post_impl(&self, args: SavePostArgs) -> Result<CallToolResult, Failure> {
+    async fn save_post_impl(&self, args: SavePostArgs) -> Result<CallToolResult, ToolError> {
         let saved = args.saved.unwrap_or(true);
         let id = Self::post_id(&args.post_id)?;
         // Reading it first turns a wrong id into "no such post" rather than
@@ -576,13 +606,13 @@ impl MattermostServer {
     async fn set_post_reminder_impl(
         &self,
         args: PostReminderArgs,
-    ) -> Result<CallToolResult, Failure> {
+    ) -> Result<CallToolResult, ToolError> {
         let id = Self::post_id(&args.post_id)?;
         let zone_name = self.shared.client.my_timezone().await?;
         let when = reminder_time(&args.at, zone_name.as_deref())?;
         let now = jiff::Timestamp::now();
         if when.timestamp() <= now {
-            return Err(Failure::Tool(format!(
+            return Err(ToolError::Tool(format!(
                 "{} is not in the future (it is now {}); pass a later time",
                 when.strftime("%Y-%m-%dT%H:%M%:z (%Z)"),
                 now.strftime("%Y-%m-%dT%H:%MZ")
@@ -597,7 +627,7 @@ impl MattermostServer {
             // route).
             Err(missing @ Error::NotFound { .. }) => {
                 return Err(match self.shared.client.post(&id).await {
-                    Ok(_) => Failure::Tool(format!(
+                    Ok(_) => ToolError::Tool(format!(
                         "this Mattermost does not seem to support post reminders: it answered 404 for the reminder while post {id} exists (a release from before reminders, or a proxy that blocks the route). No reminder was set; ask the Mattermost admin, or keep the time another way"
                     )),
                     Err(_) => missing.into(),
@@ -625,9 +655,9 @@ impl MattermostServer {
         )
     }
 
-    async fn save_draft_impl(&self, args: SaveDraftArgs) -> Result<CallToolResult, Failure> {
+    async fn save_draft_impl(&self, args: SaveDraftArgs) -> Result<CallToolResult, ToolError> {
         if args.message.trim().is_empty() {
-            return Err(Failure::Tool(
+            return Err(ToolError::Tool(
                 "the message is empty; pass the draft's text".to_owned(),
             ));
         }
@@ -650,7 +680,7 @@ impl MattermostServer {
                     },
                 );
             }
-            return Err(Failure::Tool(format!(
+            return Err(ToolError::Tool(format!(
                 "there is already a different draft in {label}{}, last changed {}: {}\n\
                  porter never replaces a draft, so nothing changed. Tell the person; if they want it gone, delete_draft deletes it (asking them first), then save again.",
                 if root.is_empty() {
@@ -684,7 +714,7 @@ impl MattermostServer {
         )
     }
 
-    async fn list_drafts_impl(&self, args: ListDraftsArgs) -> Result<CallToolResult, Failure> {
+    async fn list_drafts_impl(&self, args: ListDraftsArgs) -> Result<CallToolResult, ToolError> {
         let paging: Paging<usize> = self.paging(
             "list_drafts",
             &args,
@@ -757,11 +787,11 @@ impl MattermostServer {
         state: Option<String>,
         answers: Option<&rmcp::model::InputResponses>,
         context: &RequestContext<RoleServer>,
-    ) -> Result<CallToolResponse, Failure> {
+    ) -> Result<CallToolResponse, ToolError> {
         const TOOL: &str = "delete_draft";
         let ask = self.shared.options.ask_before_writes;
         if ask && !can_elicit(context) {
-            return Err(Failure::Rpc(missing_elicitation(TOOL)));
+            return Err(ToolError::Rpc(missing_elicitation(TOOL)));
         }
         let modern = context
             .protocol_version()
@@ -778,13 +808,13 @@ impl MattermostServer {
                 .asks
                 .open_json_with::<AskedDraft>(state.as_deref().unwrap_or_default(), &bound)
                 .map_err(|_| {
-                    Failure::Tool(
+                    ToolError::Tool(
                         "this answer belongs to another question (the call's arguments differ from those asked about, or the server restarted); nothing was deleted. Call delete_draft again to ask the person afresh.".to_owned(),
                     )
                 })?;
             match answer_of(answers, TOOL, NOTHING_DELETED, opened.time_ms, self)? {
                 Answer::Yes => asked = Some(opened),
-                Answer::No(sentence) => return Err(Failure::Tool(sentence)),
+                Answer::No(sentence) => return Err(ToolError::Tool(sentence)),
             }
         }
         let (channel, root) = self
@@ -801,13 +831,13 @@ impl MattermostServer {
             format!("{label}, thread {root}")
         };
         let draft = self.find_draft(&channel, &root).await?.ok_or_else(|| {
-            Failure::Tool(format!(
+            ToolError::Tool(format!(
                 "you have no draft in {place}; list_drafts shows your drafts. Nothing was deleted."
             ))
         })?;
         let fingerprint = draft_fingerprint(&draft);
         let changed = || {
-            Failure::Tool(format!(
+            ToolError::Tool(format!(
                 "the draft in {place} changed after the person was asked about it; nothing was deleted. Call delete_draft again to ask about it as it is now."
             ))
         };
@@ -838,7 +868,7 @@ impl MattermostServer {
                 .await
             {
                 Answer::Yes => {}
-                Answer::No(sentence) => return Err(Failure::Tool(sentence)),
+                Answer::No(sentence) => return Err(ToolError::Tool(sentence)),
             }
             // The question took time: read the draft again just before
             // deleting it.
@@ -863,7 +893,7 @@ impl MattermostServer {
         &self,
         args: DiagnoseArgs,
         context: &RequestContext<RoleServer>,
-    ) -> Result<CallToolResult, Failure> {
+    ) -> Result<CallToolResult, ToolError> {
         let mut report = Report::default();
         let client = &self.shared.client;
         let options = &self.shared.options;
@@ -995,7 +1025,7 @@ impl MattermostServer {
 
 /// Reads an ISO 8601 time: with an offset or `Z` as given, without one in
 /// `zone` (an IANA name; UTC when the person set none).
-fn reminder_time(text: &str, zone: Option<&str>) -> Result<jiff::ZonedDateTime, Failure> {
+fn reminder_time(text: &str, zone: Option<&str>) -> Result<jiff::ZonedDateTime, ToolError> {
     let text = text.trim();
     if let Ok(instant) = jiff::Timestamp::from_str(text) {
         let tz = match zone {
@@ -1005,20 +1035,20 @@ fn reminder_time(text: &str, zone: Option<&str>) -> Result<jiff::ZonedDateTime, 
         return Ok(instant.to_zoned_datetime(tz));
     }
     let civil = jiff::civil::DateTime::from_str(text).map_err(|_| {
-        Failure::Tool(format!(
+        ToolError::Tool(format!(
             "{text:?} is not an ISO 8601 time; pass one such as 2026-12-01T09:00 (read in the person's Mattermost time zone) or 2026-12-01T09:00+01:00"
         ))
     })?;
     let tz = match zone {
         Some(name) => jiff::tz::TimeZone::get(name).map_err(|_| {
-            Failure::Tool(format!(
+            ToolError::Tool(format!(
                 "the person's Mattermost time zone {name:?} is not one porter knows; pass the time with an offset, such as {text}+01:00"
             ))
         })?,
         None => jiff::tz::TimeZone::UTC,
     };
     civil.to_zoned_datetime(tz).map_err(|e| {
-        Failure::Tool(format!(
+        ToolError::Tool(format!(
             "{text:?} does not exist in {}: {e}; pass another time",
             zone.unwrap_or("UTC")
         ))
@@ -1071,7 +1101,7 @@ mod tests {
             ("2026-12-01T09:00", Some("Mars/Olympus"), "offset"),
         ] {
             match reminder_time(text, zone) {
-                Err(Failure::Tool(message)) => assert!(message.contains(words), "{message}"),
+                Err(ToolError::Tool(message)) => assert!(message.contains(words), "{message}"),
                 other => panic!("{text}: expected a refusal, got {other:?}"),
             }
         }

@@ -15,15 +15,13 @@
 use std::fmt::Write as _;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use rmcp::handler::server::tool::{InputResponses, RequestState, schema_for_output};
-use rmcp::handler::server::wrapper::Parameters;
 use rmcp::model::{
     CallToolResponse, CallToolResult, ElicitRequest, ElicitRequestParams, ElicitResult,
     ElicitationAction, ElicitationSchema, InputRequest, InputRequests, InputRequiredResult,
     ProtocolVersion, SealOptions,
 };
 use rmcp::service::RequestContext;
-use rmcp::{ErrorData, RoleServer, tool, tool_router};
+use rmcp::{ErrorData, RoleServer};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -31,7 +29,9 @@ use serde_json::Value;
 use super::cursor::canonical_json;
 use super::output::{ChannelOut, PostedOut};
 use super::render::post_text;
-use super::{Failure, MattermostServer, Transport, done, finish, missing_elicitation};
+use porter_mcp::tool::{Call, Hints, Outcome, Tool, ToolError, done};
+
+use super::{MattermostServer, Transport, missing_elicitation};
 use crate::outgoing::{self, FileRequest, OutgoingLimits, Prepared, PreparedFile, checks};
 use crate::{Channel, Error, NewPost, UploadFile, User};
 
@@ -104,24 +104,27 @@ pub struct GroupMessageArgs {
     pub files: Vec<FileArg>,
 }
 
-#[tool_router(router = write_router, vis = "pub(crate)")]
-impl MattermostServer {
-    #[tool(
-        name = "create_post",
-        title = "Post in a channel",
-        description = "Posts a message in a channel (or replies in a thread with root_id), with files: {path} from the person's machine (local server only) or {name, content} text you write.",
-        annotations(title = "Post in a channel", read_only_hint = false, destructive_hint = false, idempotent_hint = false, open_world_hint = false),
-        output_schema = schema_for_output::<PostedOut>()
-    )]
-    async fn create_post(
-        &self,
-        Parameters(args): Parameters<CreatePostArgs>,
-        RequestState(state): RequestState,
-        InputResponses(answers): InputResponses,
-        context: RequestContext<RoleServer>,
-    ) -> Result<CallToolResponse, ErrorData> {
+/// `create_post`: Post in a channel.
+pub(crate) struct CreatePost;
+
+impl Tool<MattermostServer> for CreatePost {
+    type Args = CreatePostArgs;
+    type Out = PostedOut;
+    const NAME: &'static str = "create_post";
+    const TITLE: &'static str = "Post in a channel";
+    const DESCRIPTION: &'static str = "Posts a message in a channel (or replies in a thread with root_id), with files: {path} from the person's machine (local server only) or {name, content} text you write.";
+    const HINTS: Hints = Hints::write(false, false);
+
+    async fn call(&self, server: &MattermostServer, args: CreatePostArgs, call: Call) -> Outcome {
+        let Call {
+            context,
+            state,
+            answers,
+            ..
+        } = call;
+
         let input = serde_json::to_value(&args).unwrap_or(Value::Null);
-        let call = Call {
+        let posting = Posting {
             tool: "create_post",
             input,
             message: args.message.clone(),
@@ -129,25 +132,31 @@ impl MattermostServer {
             state,
             answers,
         };
-        self.write(call, Target::Channel(args), &context).await
+        server.write(posting, Target::Channel(args), &context).await
     }
+}
 
-    #[tool(
-        name = "dm",
-        title = "Send a direct message",
-        description = "Sends a direct message to one person (or, without username, to yourself), with files: {path} from the person's machine (local server only) or {name, content} text you write.",
-        annotations(title = "Send a direct message", read_only_hint = false, destructive_hint = false, idempotent_hint = false, open_world_hint = false),
-        output_schema = schema_for_output::<PostedOut>()
-    )]
-    async fn dm(
-        &self,
-        Parameters(args): Parameters<DmArgs>,
-        RequestState(state): RequestState,
-        InputResponses(answers): InputResponses,
-        context: RequestContext<RoleServer>,
-    ) -> Result<CallToolResponse, ErrorData> {
+/// `dm`: Send a direct message.
+pub(crate) struct Dm;
+
+impl Tool<MattermostServer> for Dm {
+    type Args = DmArgs;
+    type Out = PostedOut;
+    const NAME: &'static str = "dm";
+    const TITLE: &'static str = "Send a direct message";
+    const DESCRIPTION: &'static str = "Sends a direct message to one person (or, without username, to yourself), with files: {path} from the person's machine (local server only) or {name, content} text you write.";
+    const HINTS: Hints = Hints::write(false, false);
+
+    async fn call(&self, server: &MattermostServer, args: DmArgs, call: Call) -> Outcome {
+        let Call {
+            context,
+            state,
+            answers,
+            ..
+        } = call;
+
         let input = serde_json::to_value(&args).unwrap_or(Value::Null);
-        let call = Call {
+        let posting = Posting {
             tool: "dm",
             input,
             message: args.message.clone(),
@@ -155,26 +164,33 @@ impl MattermostServer {
             state,
             answers,
         };
-        self.write(call, Target::Direct(args.username), &context)
+        server
+            .write(posting, Target::Direct(args.username), &context)
             .await
     }
+}
 
-    #[tool(
-        name = "group_message",
-        title = "Send a group message",
-        description = "Sends a message to a group of 2 to 7 other people, with files: {path} from the person's machine (local server only) or {name, content} text you write.",
-        annotations(title = "Send a group message", read_only_hint = false, destructive_hint = false, idempotent_hint = false, open_world_hint = false),
-        output_schema = schema_for_output::<PostedOut>()
-    )]
-    async fn group_message(
-        &self,
-        Parameters(args): Parameters<GroupMessageArgs>,
-        RequestState(state): RequestState,
-        InputResponses(answers): InputResponses,
-        context: RequestContext<RoleServer>,
-    ) -> Result<CallToolResponse, ErrorData> {
+/// `group_message`: Send a group message.
+pub(crate) struct GroupMessage;
+
+impl Tool<MattermostServer> for GroupMessage {
+    type Args = GroupMessageArgs;
+    type Out = PostedOut;
+    const NAME: &'static str = "group_message";
+    const TITLE: &'static str = "Send a group message";
+    const DESCRIPTION: &'static str = "Sends a message to a group of 2 to 7 other people, with files: {path} from the person's machine (local server only) or {name, content} text you write.";
+    const HINTS: Hints = Hints::write(false, false);
+
+    async fn call(&self, server: &MattermostServer, args: GroupMessageArgs, call: Call) -> Outcome {
+        let Call {
+            context,
+            state,
+            answers,
+            ..
+        } = call;
+
         let input = serde_json::to_value(&args).unwrap_or(Value::Null);
-        let call = Call {
+        let posting = Posting {
             tool: "group_message",
             input,
             message: args.message.clone(),
@@ -182,13 +198,14 @@ impl MattermostServer {
             state,
             answers,
         };
-        self.write(call, Target::Group(args.usernames), &context)
+        server
+            .write(posting, Target::Group(args.usernames), &context)
             .await
     }
 }
 
 /// One write call as it arrived.
-struct Call {
+struct Posting {
     tool: &'static str,
     input: Value,
     message: String,
@@ -269,27 +286,15 @@ pub(crate) fn now_ms() -> u64 {
 impl MattermostServer {
     async fn write(
         &self,
-        call: Call,
+        call: Posting,
         target: Target,
         context: &RequestContext<RoleServer>,
-    ) -> Result<CallToolResponse, ErrorData> {
-        match self.write_impl(call, target, context).await {
-            Ok(response) => Ok(response),
-            Err(failure) => finish(Err(failure)).map(CallToolResponse::from),
-        }
-    }
-
-    async fn write_impl(
-        &self,
-        call: Call,
-        target: Target,
-        context: &RequestContext<RoleServer>,
-    ) -> Result<CallToolResponse, Failure> {
+    ) -> Result<CallToolResponse, ToolError> {
         let ask = self.shared.options.ask_before_writes;
         // 1. Can the person be asked at all? Decided from the handshake
         //    alone, before anything is read from Mattermost or disk.
         if ask && !can_elicit(context) {
-            return Err(Failure::Rpc(missing_elicitation(call.tool)));
+            return Err(ToolError::Rpc(missing_elicitation(call.tool)));
         }
         let modern = context
             .protocol_version()
@@ -308,12 +313,12 @@ impl MattermostServer {
                 self,
             )? {
                 Answer::Yes => asked = Some(opened),
-                Answer::No(sentence) => return Err(Failure::Tool(sentence)),
+                Answer::No(sentence) => return Err(ToolError::Tool(sentence)),
             }
         }
         // 3. Every rule about the message and the files, before any request.
         if call.message.trim().is_empty() && call.files.is_empty() {
-            return Err(Failure::Tool(
+            return Err(ToolError::Tool(
                 "the message is empty and there are no files; pass the text to post. Nothing was posted.".to_owned(),
             ));
         }
@@ -330,7 +335,7 @@ impl MattermostServer {
                 || asked.fingerprint != prepared.fingerprint
                 || asked.place != place)
         {
-            return Err(Failure::Tool(format!(
+            return Err(ToolError::Tool(format!(
                 "what {} would post is not what the person was asked about (a file or the destination changed); nothing was posted. Call {} again to ask about it as it is now.",
                 call.tool, call.tool
             )));
@@ -356,7 +361,7 @@ impl MattermostServer {
             }
             match self.ask_now(call.tool, &title, text, context).await? {
                 Answer::Yes => {}
-                Answer::No(sentence) => return Err(Failure::Tool(sentence)),
+                Answer::No(sentence) => return Err(ToolError::Tool(sentence)),
             }
         }
         // 6. Act: read every file again, compare, upload exactly those
@@ -371,7 +376,7 @@ impl MattermostServer {
         requests: &[FileRequest],
         local: bool,
         destination: &str,
-    ) -> Result<Prepared, Failure> {
+    ) -> Result<Prepared, ToolError> {
         let requests = requests.to_vec();
         let home = self.shared.options.home.clone();
         let token = self.shared.token.expose().to_owned();
@@ -387,8 +392,8 @@ impl MattermostServer {
             )
         })
         .await
-        .map_err(|e| Failure::Tool(format!("checking the files stopped unexpectedly: {e}")))?
-        .map_err(|refusal| Failure::Tool(refusal.to_string()))
+        .map_err(|e| ToolError::Tool(format!("checking the files stopped unexpectedly: {e}")))?
+        .map_err(|refusal| ToolError::Tool(refusal.to_string()))
     }
 
     async fn reread(
@@ -397,7 +402,7 @@ impl MattermostServer {
         requests: Vec<FileRequest>,
         local: bool,
         destination: String,
-    ) -> Result<Vec<(PreparedFile, Vec<u8>)>, Failure> {
+    ) -> Result<Vec<(PreparedFile, Vec<u8>)>, ToolError> {
         let home = self.shared.options.home.clone();
         let token = self.shared.token.expose().to_owned();
         tokio::task::spawn_blocking(move || {
@@ -412,12 +417,12 @@ impl MattermostServer {
             )
         })
         .await
-        .map_err(|e| Failure::Tool(format!("reading the files again stopped unexpectedly: {e}")))?
-        .map_err(|refusal| Failure::Tool(refusal.to_string()))
+        .map_err(|e| ToolError::Tool(format!("reading the files again stopped unexpectedly: {e}")))?
+        .map_err(|refusal| ToolError::Tool(refusal.to_string()))
     }
 
     /// Looks the destination up without changing anything.
-    async fn place(&self, target: &Target) -> Result<Place, Failure> {
+    async fn place(&self, target: &Target) -> Result<Place, ToolError> {
         match target {
             Target::Channel(args) => {
                 let (channel, team) = self
@@ -428,7 +433,7 @@ impl MattermostServer {
                     let id = Self::post_id(root)?;
                     let post = self.shared.client.post(&id).await?;
                     if post.channel_id != channel.id {
-                        return Err(Failure::Tool(format!(
+                        return Err(ToolError::Tool(format!(
                             "post {id} is in another channel than {}; pass that post's channel as channel_id, or leave root_id out. Nothing was posted.",
                             args.channel_id
                         )));
@@ -483,7 +488,7 @@ impl MattermostServer {
                     others.push(self.active_user(name).await?);
                 }
                 if !(MIN_GROUP_OTHERS..=MAX_GROUP_OTHERS).contains(&others.len()) {
-                    return Err(Failure::Tool(format!(
+                    return Err(ToolError::Tool(format!(
                         "a group message goes to {MIN_GROUP_OTHERS} to {MAX_GROUP_OTHERS} other people, and {} were named; use dm for one person. Nothing was posted.",
                         others.len()
                     )));
@@ -501,14 +506,14 @@ impl MattermostServer {
 
     /// An active account by username; a deactivated or unknown one is
     /// refused with what to do.
-    async fn active_user(&self, name: &str) -> Result<User, Failure> {
+    async fn active_user(&self, name: &str) -> Result<User, ToolError> {
         match self.shared.client.user_by_username(name).await {
             Ok(user) if user.is_active() => Ok(user),
-            Ok(user) => Err(Failure::Tool(format!(
+            Ok(user) => Err(ToolError::Tool(format!(
                 "@{} is deactivated and cannot be messaged. Nothing was posted.",
                 user.username
             ))),
-            Err(Error::NotFound { .. }) => Err(Failure::Tool(format!(
+            Err(Error::NotFound { .. }) => Err(ToolError::Tool(format!(
                 "there is no account named @{name}; search_users finds accounts by part of a name. Nothing was posted."
             ))),
             Err(other) => Err(other.into()),
@@ -521,24 +526,24 @@ impl MattermostServer {
         &self,
         message: &str,
         place: &Place,
-    ) -> Result<checks::MessageCheck, Failure> {
+    ) -> Result<checks::MessageCheck, ToolError> {
         let reach = match place {
             Place::Channel { channel_id, .. } => checks::Reach::Channel(channel_id.clone()),
             Place::People { others, .. } => checks::Reach::People(others.len()),
         };
         checks::check_message(&self.shared.client, message, &reach, "Nothing was posted.")
             .await
-            .map_err(Failure::Tool)
+            .map_err(ToolError::Tool)
     }
 
     /// Refuses a message longer than the server takes, with both numbers.
-    pub(super) async fn check_length(&self, message: &str) -> Result<(), Failure> {
+    pub(super) async fn check_length(&self, message: &str) -> Result<(), ToolError> {
         let length = message.chars().count() as u64;
         if let Ok(config) = self.shared.client.client_config().await
             && let Some(max) = config.max_post_size
             && length > max
         {
-            return Err(Failure::Tool(format!(
+            return Err(ToolError::Tool(format!(
                 "the message is {length} characters and this Mattermost takes at most {max}; shorten it or split it. Nothing was posted."
             )));
         }
@@ -546,14 +551,14 @@ impl MattermostServer {
     }
 
     /// The retry's sealed state, opened against this call's input.
-    fn open_asked(&self, call: &Call, digest: &str) -> Result<Asked, Failure> {
+    fn open_asked(&self, call: &Posting, digest: &str) -> Result<Asked, ToolError> {
         let bound = ask_binding(call.tool, digest);
         let state = call.state.as_deref().unwrap_or_default();
         self.shared
             .asks
             .open_json_with::<Asked>(state, &bound)
             .map_err(|_| {
-                Failure::Tool(format!(
+                ToolError::Tool(format!(
                     "this answer belongs to another question (the call's arguments differ from those asked about, or the server restarted); nothing was posted. Call {} again to ask the person afresh.",
                     call.tool
                 ))
@@ -569,7 +574,7 @@ impl MattermostServer {
         asked: &Asked,
         title: &str,
         text: String,
-    ) -> Result<CallToolResponse, Failure> {
+    ) -> Result<CallToolResponse, ToolError> {
         self.input_required_with(tool, digest, asked, post_form(title, text)?)
     }
 
@@ -582,13 +587,13 @@ impl MattermostServer {
         digest: &str,
         asked: &S,
         question: ElicitRequestParams,
-    ) -> Result<CallToolResponse, Failure> {
+    ) -> Result<CallToolResponse, ToolError> {
         let bound = ask_binding(tool, digest);
         let sealed = self
             .shared
             .asks
             .seal_json_with(asked, &SealOptions::new().associated_data(&bound))
-            .map_err(|e| Failure::Rpc(ErrorData::internal_error(e.to_string(), None)))?;
+            .map_err(|e| ToolError::Rpc(ErrorData::internal_error(e.to_string(), None)))?;
         let mut requests = InputRequests::new();
         requests.insert(
             CONFIRM.to_owned(),
@@ -607,7 +612,7 @@ impl MattermostServer {
         title: &str,
         text: String,
         context: &RequestContext<RoleServer>,
-    ) -> Result<Answer, Failure> {
+    ) -> Result<Answer, ToolError> {
         Ok(self
             .ask_now_with(tool, post_form(title, text)?, NOTHING_POSTED, context)
             .await)
@@ -653,7 +658,7 @@ impl MattermostServer {
         place: &Place,
         message: &str,
         files: Vec<(PreparedFile, Vec<u8>)>,
-    ) -> Result<CallToolResult, Failure> {
+    ) -> Result<CallToolResult, ToolError> {
         let client = &self.shared.client;
         let (channel, root_id) = match place {
             Place::Channel {
@@ -679,7 +684,7 @@ impl MattermostServer {
                 .upload_files(&channel.id, std::slice::from_ref(&upload))
                 .await
                 .map_err(|e| {
-                    Failure::Tool(format!(
+                    ToolError::Tool(format!(
                         "{e}. {} file(s) were uploaded but not posted; nothing was posted.",
                         file_ids.len()
                     ))
@@ -719,7 +724,7 @@ pub(crate) fn can_elicit(context: &RequestContext<RoleServer>) -> bool {
 /// client that approves everything cannot tick it unseen. Only
 /// `create_post`, `dm` and `group_message` use it: every other asking tool
 /// names its own action in its box (`form_with`).
-fn post_form(title: &str, text: String) -> Result<ElicitRequestParams, Failure> {
+fn post_form(title: &str, text: String) -> Result<ElicitRequestParams, ToolError> {
     form_with(
         title,
         text,
@@ -735,14 +740,14 @@ pub(crate) fn form_with(
     text: String,
     label: &str,
     about: &str,
-) -> Result<ElicitRequestParams, Failure> {
+) -> Result<ElicitRequestParams, ToolError> {
     let schema = ElicitationSchema::builder()
         .required_bool_property(CONFIRM, |b| {
             b.title(label.to_owned()).description(about.to_owned())
         })
         .title(title.to_owned())
         .build()
-        .map_err(|e| Failure::Rpc(ErrorData::internal_error(e, None)))?;
+        .map_err(|e| ToolError::Rpc(ErrorData::internal_error(e, None)))?;
     Ok(ElicitRequestParams::FormElicitationParams {
         meta: None,
         message: text,
@@ -798,14 +803,14 @@ pub(crate) fn answer_of(
     nothing_done: &str,
     time_ms: u64,
     server: &MattermostServer,
-) -> Result<Answer, Failure> {
+) -> Result<Answer, ToolError> {
     let Some(raw) = answers.and_then(|a| a.get(CONFIRM)) else {
         return Ok(Answer::No(format!(
             "the call came back without the person's answer; {nothing_done}. Call {tool} again to ask them."
         )));
     };
     let result: ElicitResult = serde_json::from_value(raw.clone()).map_err(|e| {
-        Failure::Rpc(ErrorData::invalid_params(
+        ToolError::Rpc(ErrorData::invalid_params(
             format!("inputResponses.{CONFIRM} is not an elicitation result: {e}"),
             None,
         ))
@@ -821,7 +826,7 @@ pub(crate) fn answer_of(
 
 /// The files as `outgoing` takes them; a file that is neither `{path}`
 /// nor `{name, content}` is refused before anything is read.
-fn file_requests(files: &[FileArg]) -> Result<Vec<FileRequest>, Failure> {
+fn file_requests(files: &[FileArg]) -> Result<Vec<FileRequest>, ToolError> {
     files
         .iter()
         .enumerate()
@@ -831,7 +836,7 @@ fn file_requests(files: &[FileArg]) -> Result<Vec<FileRequest>, Failure> {
                 name: name.clone(),
                 content: content.clone(),
             }),
-            _ => Err(Failure::Tool(format!(
+            _ => Err(ToolError::Tool(format!(
                 "file {} must be either {{\"path\": …}} or {{\"name\": …, \"content\": …}}; nothing was posted, and the person was not asked.",
                 i + 1
             ))),
