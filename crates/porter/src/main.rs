@@ -1,7 +1,7 @@
 //! The `porter` command. Thin by design: it parses arguments, reads the
 //! file through `porter-paths`, hands the bytes to `porter-fileview` and
 //! prints what comes back; `porter mattermost` reads the environment into
-//! settings and wires the MCP server of `porter-mattermost`. Every rule
+//! settings and wires the MCP server of `porter-mattermost-mcp`. Every rule
 //! about files and tools lives in those crates.
 
 mod extract;
@@ -20,10 +20,10 @@ use clap::{Args, Parser, Subcommand};
 use porter_fileview::{
     Block, Cancel, FileInput, Options, View, ViewError, WindowRequest, human_size,
 };
-use porter_mattermost::server::{
+use porter_mattermost::{Client, ClientOptions, Error as MmError, Token};
+use porter_mattermost_mcp::{
     HttpOptions, MattermostServer, Need, Options as ServerOptions, Settings, Transport,
 };
-use porter_mattermost::{Client, ClientOptions, Error as MmError, Token};
 use porter_paths::{Contents, read_ordinary};
 
 /// Files for MCP without passing bytes through the model.
@@ -170,7 +170,7 @@ fn main() -> ExitCode {
 /// connection (or after Ctrl-C over HTTP), 1 for a failure, 2 for a
 /// configuration error.
 fn run_mattermost(args: MattermostArgs) -> ExitCode {
-    init_logging("warn,porter_mattermost=info");
+    init_logging("warn,porter_mattermost=info,porter_mattermost_mcp=info");
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -210,7 +210,7 @@ fn run_mattermost(args: MattermostArgs) -> ExitCode {
                     );
                 }
             };
-            let report = runtime.block_on(porter_mattermost::server::doctor(&settings));
+            let report = runtime.block_on(porter_mattermost_mcp::doctor(&settings));
             output::finish(
                 output::print(&report.to_string()),
                 ExitCode::from(report.exit_code()),
@@ -313,7 +313,7 @@ async fn run_serve(args: ServeArgs, mut settings: Settings) -> ExitCode {
         }
     }
     let outcome = match bind {
-        None => porter_mattermost::server::serve_stdio(server).await,
+        None => porter_mattermost_mcp::serve_stdio(server).await,
         Some(addr) => {
             let listener = match tokio::net::TcpListener::bind(addr).await {
                 Ok(listener) => listener,
@@ -345,7 +345,7 @@ async fn run_serve(args: ServeArgs, mut settings: Settings) -> ExitCode {
             let stop = async {
                 let _ = tokio::signal::ctrl_c().await;
             };
-            porter_mattermost::server::serve_http(server, listener, http, stop).await
+            porter_mattermost_mcp::serve_http(server, listener, http, stop).await
         }
     };
     match outcome {

@@ -20,17 +20,17 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::output::{ChannelOut, PostOut, PostsOut};
-use super::render::{iso_utc, post_text};
-use super::tools::more_line;
-use super::write::{
+use crate::output::{ChannelOut, PostOut, PostsOut};
+use crate::render::{iso_utc, post_text};
+use crate::tools::more_line;
+use crate::write::{
     Answer, CONFIRM, ask_binding, can_elicit, form_with, input_digest, judge, now_ms,
 };
 use porter_mcp::tool::{Call, Hints, Outcome, Tool, ToolError, done};
 
-use super::{MattermostServer, missing_elicitation};
 use crate::outgoing::checks::{Reach, check_message};
-use crate::{Channel, ChannelPosts, ChannelType, Post, PostPatch};
+use crate::{MattermostServer, missing_elicitation};
+use porter_mattermost::{Channel, ChannelPosts, ChannelType, Post, PostPatch};
 
 /// Default and largest page sizes.
 const LIST_PAGE: usize = 20;
@@ -1251,7 +1251,7 @@ impl MattermostServer {
     async fn posts_page(
         &self,
         tool: &str,
-        paging: &super::tools::Paging<usize>,
+        paging: &crate::tools::Paging<usize>,
         posts: &[Post],
         channel: Option<ChannelOut>,
         empty: &str,

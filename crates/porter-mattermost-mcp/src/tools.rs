@@ -14,16 +14,16 @@ use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::names::{Candidate, Match, find, looks_like_id, name_key, post_id_of};
-use super::output::{
+use crate::names::{Candidate, Match, find, looks_like_id, name_key, post_id_of};
+use crate::output::{
     ChannelInfoOut, ChannelOut, ChannelsOut, FileOut, FilesOut, MeOut, PostOut, PostsOut,
     ReadFileOut, SavedOut, TeamOut, TeamsOut, ThreadOut, UserOut, UsersOut,
 };
-use super::render::{channel_line, file_line, iso_utc, post_text, team_line, user_line};
+use crate::render::{channel_line, file_line, iso_utc, post_text, team_line, user_line};
 use porter_mcp::tool::{Call, Hints, NoArgs, Outcome, Tool, ToolError, done};
 
-use super::{MattermostServer, lock};
-use crate::{
+use crate::{MattermostServer, lock};
+use porter_mattermost::{
     Channel, ChannelPosts, ChannelType, Error, FileInfo, Post, Search, Team, User, UserSearch,
 };
 
@@ -1006,7 +1006,7 @@ impl MattermostServer {
                 1
             } else {
                 let d =
-                    super::names::distance(&key, &name).min(super::names::distance(&key, &shown));
+                    crate::names::distance(&key, &name).min(crate::names::distance(&key, &shown));
                 if d <= (key.chars().count() / 3).max(1) {
                     2 + d
                 } else {

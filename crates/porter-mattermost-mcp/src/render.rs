@@ -7,7 +7,7 @@ use std::fmt::Write as _;
 
 use porter_fileview::human_size;
 
-use super::output::{ChannelOut, FileOut, PostOut, TeamOut, UserOut};
+use crate::output::{ChannelOut, FileOut, PostOut, TeamOut, UserOut};
 
 /// `quoted` sets `text` apart as written by `author`: a fence the text
 /// cannot close, labelled with who wrote it.

@@ -14,15 +14,15 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::cursor::canonical_json;
-use super::doctor::{Level, Report, check_download_dir, server_checks};
-use super::render::iso_utc;
-use super::tools::Paging;
-use super::write::{Answer, answer_of, ask_binding, can_elicit, form_with, input_digest, now_ms};
+use crate::cursor::canonical_json;
+use crate::doctor::{Level, Report, check_download_dir, server_checks};
+use crate::render::iso_utc;
+use crate::tools::Paging;
+use crate::write::{Answer, answer_of, ask_binding, can_elicit, form_with, input_digest, now_ms};
 use porter_mcp::tool::{Call, Hints, Outcome, Tool, ToolError, done};
 
-use super::{MattermostServer, Transport, missing_elicitation};
-use crate::{Channel, ChannelType, Draft, Error, FLAGGED_POST, Preference, Team};
+use crate::{MattermostServer, Transport, missing_elicitation};
+use porter_mattermost::{Channel, ChannelType, Draft, Error, FLAGGED_POST, Preference, Team};
 
 /// Default and largest page sizes of `list_drafts`.
 const DRAFTS_PAGE: usize = 20;

@@ -26,14 +26,14 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::cursor::canonical_json;
-use super::output::{ChannelOut, PostedOut};
-use super::render::post_text;
+use crate::cursor::canonical_json;
+use crate::output::{ChannelOut, PostedOut};
+use crate::render::post_text;
 use porter_mcp::tool::{Call, Hints, Outcome, Tool, ToolError, done};
 
-use super::{MattermostServer, Transport, missing_elicitation};
 use crate::outgoing::{self, FileRequest, OutgoingLimits, Prepared, PreparedFile, checks};
-use crate::{Channel, Error, NewPost, UploadFile, User};
+use crate::{MattermostServer, Transport, missing_elicitation};
+use porter_mattermost::{Channel, Error, NewPost, UploadFile, User};
 
 /// `CONFIRM` is the one field of the question's form.
 pub(crate) const CONFIRM: &str = "confirm";
@@ -878,7 +878,7 @@ fn action_title(tool: &str, place: &Place) -> String {
 
 fn channel_label(channel: &Channel) -> String {
     match channel.kind {
-        crate::ChannelType::Direct | crate::ChannelType::Group => {
+        porter_mattermost::ChannelType::Direct | porter_mattermost::ChannelType::Group => {
             format!("the conversation {}", channel.display_name)
         }
         _ => format!("~{}", channel.name),

@@ -1,5 +1,7 @@
-//! The MCP server: Mattermost's users, channels, posts and files as MCP
-//! tools, over stdio or streamable HTTP.
+//! `porter-mattermost-mcp` is `porter mattermost`, the MCP server:
+//! Mattermost's users, channels, posts and files as MCP tools, over stdio
+//! or streamable HTTP, built on the API client of `porter-mattermost` and
+//! the tool shape of `porter-mcp`.
 //!
 //! [`MattermostServer`] is the rmcp [`ServerHandler`]. It lists the read
 //! tools always, `save_file` only when it runs on the person's machine
@@ -9,9 +11,10 @@
 //! `porter-fileview`; what other people wrote is always marked as theirs.
 //!
 //! It deliberately does not read the environment (the binary builds the
-//! [`Client`] and [`Options`] from [`Settings`]), and does not decide the
+//! [`Client`] and [`Options`] from [`Settings`]), does not speak HTTP to
+//! Mattermost itself (`porter-mattermost` does), and does not decide the
 //! rules for local paths and outgoing files (`porter-paths` and
-//! [`crate::outgoing`] do).
+//! [`outgoing`] do).
 
 mod cache;
 mod config;
@@ -20,6 +23,7 @@ mod doctor;
 mod files;
 mod http;
 mod names;
+pub mod outgoing;
 mod output;
 mod render;
 mod tools;
@@ -56,7 +60,7 @@ pub use names::{Candidate, Match, find, looks_like_id, name_key, post_id_of};
 pub use output::*;
 pub use tools_posts::{PostChangeOut, ThreadItemOut, ThreadsOut, UnreadChannelOut, UnreadOut};
 
-use crate::{Client, Error, Token, User};
+use porter_mattermost::{Client, Error, Token, User};
 
 /// `tools!` registers each tool once, in the group that says when it is
 /// listed and whether it asks, and makes the name lists of each group from
@@ -571,7 +575,7 @@ mod tests {
         let client = Client::new(
             "http://127.0.0.1:9",
             Token::new("test-token"),
-            crate::ClientOptions::default(),
+            porter_mattermost::ClientOptions::default(),
         )
         .unwrap();
         let options = Options {
@@ -762,7 +766,7 @@ mod tests {
             let client = Client::new(
                 "http://127.0.0.1:9",
                 Token::new("test-token"),
-                crate::ClientOptions::default(),
+                porter_mattermost::ClientOptions::default(),
             )
             .unwrap();
             let options = Options {

@@ -10,13 +10,13 @@ use rmcp::RoleServer;
 use rmcp::model::CallToolResult;
 use rmcp::service::RequestContext;
 
-use super::output::{ImageOut, ReadFileOut, SavedOut};
-use super::tools::ReadFileArgs;
+use crate::output::{ImageOut, ReadFileOut, SavedOut};
+use crate::tools::ReadFileArgs;
 use porter_mcp::content::content as blocks;
 use porter_mcp::tool::{ToolError, done};
 
-use super::{MattermostServer, SAVE_FILE_BYTES, lock};
-use crate::{Error, FileInfo};
+use crate::{MattermostServer, SAVE_FILE_BYTES, lock};
+use porter_mattermost::{Error, FileInfo};
 
 impl MattermostServer {
     /// Where a person can open a file: its post's permalink, or the server.
@@ -185,7 +185,7 @@ fn enum_name<T: serde::Serialize>(value: &T) -> String {
 impl MattermostServer {
     pub(crate) async fn save_file_impl(
         &self,
-        args: super::tools::SaveFileArgs,
+        args: crate::tools::SaveFileArgs,
     ) -> Result<CallToolResult, ToolError> {
         let file_id = args.file_id.trim();
         if file_id.is_empty() {

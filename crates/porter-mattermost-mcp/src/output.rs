@@ -10,7 +10,7 @@ use serde::Serialize;
 
 pub use porter_mcp::content::ImageOut;
 
-use crate::{Channel, ChannelType, FileInfo, Team, User};
+use porter_mattermost::{Channel, ChannelType, FileInfo, Team, User};
 
 /// `UserOut` is a Mattermost account.
 #[derive(Debug, Clone, Serialize, JsonSchema)]

@@ -18,8 +18,8 @@ use rmcp::transport::streamable_http_server::tower::{
 use sha2::{Digest, Sha256};
 use tokio_util::sync::CancellationToken;
 
-use super::MattermostServer;
-use crate::Token;
+use crate::MattermostServer;
+use porter_mattermost::Token;
 
 pub use porter_mcp::http::LOOPBACK_HOSTS;
 use porter_mcp::http::{MCP_BODY_MAX_BYTES, allowed_hosts, allowed_origins, guard};

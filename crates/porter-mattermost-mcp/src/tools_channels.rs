@@ -18,15 +18,17 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use super::output::{ChannelOut, TeamOut};
-use super::render::{channel_line, iso_utc};
-use super::write::{
+use crate::output::{ChannelOut, TeamOut};
+use crate::render::{channel_line, iso_utc};
+use crate::write::{
     Answer, CONFIRM, ask_binding, can_elicit, form_with, input_digest, judge, now_ms,
 };
 use porter_mcp::tool::{Call, Hints, Outcome, Tool, ToolError, done};
 
-use super::{MattermostServer, missing_elicitation};
-use crate::{Channel, ChannelType, CustomStatus, Error, NewChannel, Status, Team, User};
+use crate::{MattermostServer, missing_elicitation};
+use porter_mattermost::{
+    Channel, ChannelType, CustomStatus, Error, NewChannel, Status, Team, User,
+};
 
 /// `MAX_ADD_MEMBERS` is the most people `add_channel_members` adds at once,
 /// so the question can name every one.
