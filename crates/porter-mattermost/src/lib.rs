@@ -39,22 +39,22 @@
 //! # }
 //! ```
 
+mod channels;
 mod client;
-mod client_channels;
-mod client_posts;
-mod client_state;
 mod error;
+mod files;
 pub mod keychain;
 mod model;
+mod posts;
+mod server;
+mod state;
+mod teams;
+mod users;
 
+pub use channels::{ChannelMember, ChannelStats, CustomStatus, NewChannel, Status};
 pub use client::{
     Client, ClientOptions, Token, USER_AGENT, disposition_file_name, normalize_base_url,
     retry_after,
-};
-pub use client_channels::{ChannelMember, ChannelStats, CustomStatus, NewChannel, Status};
-pub use client_posts::{PostPatch, Reaction, UserThread, UserThreadList};
-pub use client_state::{
-    Draft, FLAGGED_POST, PasswordLogin, Preference, login_with_password, timezone_of,
 };
 pub use error::{ApiError, ERROR_BODY_BYTES, Error, Key, Target, Thing};
 pub use model::{
@@ -62,3 +62,5 @@ pub use model::{
     OLDEST_SUPPORTED_VERSION, Ping, Post, PostList, PostMetadata, Search, Team, UploadFile, User,
     UserSearch, Version,
 };
+pub use posts::{PostPatch, Reaction, UserThread, UserThreadList};
+pub use state::{Draft, FLAGGED_POST, PasswordLogin, Preference, login_with_password, timezone_of};
