@@ -20,11 +20,12 @@ mod cache;
 mod config;
 mod cursor;
 mod doctor;
-mod files;
 mod http;
+mod lookup;
 mod names;
 pub mod outgoing;
 mod output;
+mod paging;
 mod render;
 mod tools;
 mod tools_channels;
@@ -107,16 +108,16 @@ macro_rules! tools {
 
 tools! {
     read: [
-        tools::GetMe, tools::GetUsers, tools::SearchUsers, tools::GetUserTeams,
-        tools::GetUserChannels, tools::GetChannelInfo, tools::SearchChannels,
-        tools::ReadChannel, tools::ReadPost, tools::SearchPosts, tools::SearchFiles,
-        tools::ReadFile, tools_channels::GetTeamInfo, tools_channels::ListTeamChannels,
-        tools_channels::ListArchivedChannels, tools_channels::GetChannelStats,
+        tools::users::GetMe, tools::users::GetUsers, tools::users::SearchUsers, tools::teams::GetUserTeams,
+        tools::channels::GetUserChannels, tools::channels::GetChannelInfo, tools::channels::SearchChannels,
+        tools::posts::ReadChannel, tools::threads::ReadPost, tools::posts::SearchPosts, tools::files::SearchFiles,
+        tools::files::ReadFile, tools::teams::GetTeamInfo, tools::teams::ListTeamChannels,
+        tools::teams::ListArchivedChannels, tools_channels::GetChannelStats,
         tools_channels::GetStatus, tools_posts::ReadUnread, tools_posts::ListThreads,
         tools_posts::ListPinnedPosts, tools_posts::ListSaved, tools_posts::ListMentions,
         tools_state::ListDrafts, tools_state::Diagnose,
     ],
-    local: [tools::SaveFile],
+    local: [tools::files::SaveFile],
     posting: [write::CreatePost, write::Dm, write::GroupMessage],
     post_changes: [
         tools_posts::UpdatePost, tools_posts::DeletePost, tools_posts::AddReaction,

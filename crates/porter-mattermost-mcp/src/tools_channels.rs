@@ -18,8 +18,8 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::output::{ChannelOut, TeamOut};
-use crate::render::{channel_line, iso_utc};
+use crate::output::ChannelOut;
+use crate::render::iso_utc;
 use crate::write::{
     Answer, CONFIRM, ask_binding, can_elicit, form_with, input_digest, judge, now_ms,
 };
@@ -32,36 +32,9 @@ use porter_mattermost::{
 
 /// `MAX_ADD_MEMBERS` is the most people `add_channel_members` adds at once,
 /// so the question can name every one.
-const MAX_ADD_MEMBERS: usize = 20;
+pub(crate) const MAX_ADD_MEMBERS: usize = 20;
 /// `MAX_STATUS_NAMES` is the most people `get_status` looks up at once.
-const MAX_STATUS_NAMES: usize = 100;
-/// `CHANNEL_PAGE` / `CHANNEL_MAX`: the channel lists' default and largest page.
-const CHANNEL_PAGE: usize = 50;
-const CHANNEL_MAX: usize = 200;
-/// `SERVER_PAGE` is how many channels are asked of Mattermost at once.
-const SERVER_PAGE: u32 = 200;
-
-/// A team, or the only one.
-#[derive(Debug, Default, Serialize, Deserialize, JsonSchema)]
-pub struct TeamArgs {
-    /// The team: its id or name; leave out when you are in one team.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub team_id: Option<String>,
-}
-
-/// A page of a team's channels.
-#[derive(Debug, Default, Serialize, Deserialize, JsonSchema)]
-pub struct TeamChannelsArgs {
-    /// The team: its id or name; leave out for all your teams.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub team_id: Option<String>,
-    /// How many channels to return (default 50, at most 200).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub limit: Option<u32>,
-    /// The next_cursor of the previous page.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub cursor: Option<String>,
-}
+pub(crate) const MAX_STATUS_NAMES: usize = 100;
 
 /// One channel.
 #[derive(Debug, Default, Serialize, Deserialize, JsonSchema)]
@@ -138,23 +111,6 @@ pub struct SetStatusArgs {
     pub clear_custom: bool,
 }
 
-/// `TeamInfoOut` is one team.
-#[derive(Debug, Clone, Serialize, JsonSchema)]
-pub struct TeamInfoOut {
-    /// The team.
-    pub team: TeamOut,
-}
-
-/// `ChannelListOut` is a page of channels.
-#[derive(Debug, Clone, Serialize, JsonSchema)]
-pub struct ChannelListOut {
-    /// The channels.
-    pub channels: Vec<ChannelOut>,
-    /// Pass this as `cursor` (with the same other arguments) for the next page; absent on the last page.
-    #[serde(skip_serializing_if = "Option::is_none")]
-    pub next_cursor: Option<String>,
-}
-
 /// `ChannelStatsOut` are a channel's counts.
 #[derive(Debug, Clone, Serialize, JsonSchema)]
 pub struct ChannelStatsOut {
@@ -225,7 +181,7 @@ pub struct ChangedOut {
 
 /// A change looked up: the question, and the fingerprint of what it acts
 /// on, which must be the same just before acting.
-struct Plan {
+pub(crate) struct Plan {
     title: String,
     question: String,
     fingerprint: String,
@@ -233,7 +189,7 @@ struct Plan {
 }
 
 /// What an asking call is about, as it arrived.
-enum Look<'a> {
+pub(crate) enum Look<'a> {
     Join(&'a OneChannelArgs),
     Leave(&'a OneChannelArgs),
     Create(&'a CreateChannelArgs),
@@ -242,7 +198,7 @@ enum Look<'a> {
 }
 
 /// The change to make once the person agreed.
-enum Act {
+pub(crate) enum Act {
     Join(Membership),
     Leave(Membership),
     Create(Creation),
@@ -252,90 +208,24 @@ enum Act {
 
 /// What the sealed request state carries to the retry.
 #[derive(Debug, Serialize, Deserialize)]
-struct Sealed {
+pub(crate) struct Sealed {
     digest: String,
     fingerprint: String,
     time_ms: u64,
 }
 
 /// The outcome of asking: act on the plan, or answer now.
-enum Gate {
+pub(crate) enum Gate {
     Go(Box<Plan>),
     Answer(CallToolResponse),
 }
 
 /// `NOTHING_DONE` is what these tools say did not happen when the answer
 /// is not a yes.
-const NOTHING_DONE: &str = "nothing was changed";
+pub(crate) const NOTHING_DONE: &str = "nothing was changed";
 
-fn tool_result(outcome: Result<CallToolResult, ToolError>) -> Outcome {
+pub(crate) fn tool_result(outcome: Result<CallToolResult, ToolError>) -> Outcome {
     Ok(outcome?.into())
-}
-
-/// `get_team_info`: Get a team.
-pub(crate) struct GetTeamInfo;
-
-impl Tool<MattermostServer> for GetTeamInfo {
-    type Args = TeamArgs;
-    type Out = TeamInfoOut;
-    const NAME: &'static str = "get_team_info";
-    const TITLE: &'static str = "Get a team";
-    const DESCRIPTION: &'static str = "Shows a team: its id, names and description.";
-    const HINTS: Hints = Hints::READ;
-
-    async fn call(&self, server: &MattermostServer, args: TeamArgs, _call: Call) -> Outcome {
-        Ok(server.get_team_info_impl(args).await?.into())
-    }
-}
-
-/// `list_team_channels`: List a team's public channels.
-pub(crate) struct ListTeamChannels;
-
-impl Tool<MattermostServer> for ListTeamChannels {
-    type Args = TeamChannelsArgs;
-    type Out = ChannelListOut;
-    const NAME: &'static str = "list_team_channels";
-    const TITLE: &'static str = "List a team's public channels";
-    const DESCRIPTION: &'static str =
-        "Lists a team's public channels, joined or not (archived ones: list_archived_channels).";
-    const HINTS: Hints = Hints::READ;
-
-    async fn call(
-        &self,
-        server: &MattermostServer,
-        args: TeamChannelsArgs,
-        _call: Call,
-    ) -> Outcome {
-        Ok(server
-            .channel_list("list_team_channels", args, false)
-            .await?
-            .into())
-    }
-}
-
-/// `list_archived_channels`: List a team's archived channels.
-pub(crate) struct ListArchivedChannels;
-
-impl Tool<MattermostServer> for ListArchivedChannels {
-    type Args = TeamChannelsArgs;
-    type Out = ChannelListOut;
-    const NAME: &'static str = "list_archived_channels";
-    const TITLE: &'static str = "List a team's archived channels";
-    const DESCRIPTION: &'static str =
-        "Lists a team's archived channels (public ones, and private ones you were in).";
-    const HINTS: Hints = Hints::READ;
-
-    async fn call(
-        &self,
-        server: &MattermostServer,
-        args: TeamChannelsArgs,
-        _call: Call,
-    ) -> Outcome {
-        Ok(server
-            .channel_list("list_archived_channels", args, true)
-            .await?
-            .into())
-    }
 }
 
 /// `get_channel_stats`: Count a channel.
@@ -575,7 +465,7 @@ impl MattermostServer {
     /// Asks the person about the change `look` finds (unless asking is
     /// left to the client), bound to the call's input and the change's
     /// fingerprint; looks again just before answering `Go`.
-    async fn confirmed(
+    pub(crate) async fn confirmed(
         &self,
         tool: &'static str,
         input: &Value,
@@ -653,7 +543,7 @@ impl MattermostServer {
 }
 
 /// The plan looked up again, if it still acts on what the person saw.
-fn still_as_asked(tool: &str, asked: &str, plan: Plan) -> Result<Plan, ToolError> {
+pub(crate) fn still_as_asked(tool: &str, asked: &str, plan: Plan) -> Result<Plan, ToolError> {
     if plan.fingerprint == asked {
         Ok(plan)
     } else {
@@ -665,7 +555,7 @@ fn still_as_asked(tool: &str, asked: &str, plan: Plan) -> Result<Plan, ToolError
 
 /// The label and description of the question's box, naming the tool's
 /// own action.
-fn box_words(look: &Look<'_>) -> (&'static str, &'static str) {
+pub(crate) fn box_words(look: &Look<'_>) -> (&'static str, &'static str) {
     match look {
         Look::Join(_) => (
             "Yes, join this channel",
@@ -693,25 +583,25 @@ fn box_words(look: &Look<'_>) -> (&'static str, &'static str) {
 // ----- the plans and acts -----
 
 /// Joining or leaving: who, where.
-struct Membership {
+pub(crate) struct Membership {
     channel: Channel,
     me: String,
 }
 
 /// A channel to create.
-struct Creation {
+pub(crate) struct Creation {
     channel: NewChannel,
 }
 
 /// People to add.
-struct Addition {
+pub(crate) struct Addition {
     channel: Channel,
     people: Vec<User>,
 }
 
 /// A status change as asked, before it is looked up.
 #[derive(Debug, Clone, Default)]
-struct StatusWanted {
+pub(crate) struct StatusWanted {
     status: Option<String>,
     dnd_end_s: i64,
     custom: Option<CustomStatus>,
@@ -719,13 +609,13 @@ struct StatusWanted {
 }
 
 /// A status change looked up.
-struct StatusChange {
+pub(crate) struct StatusChange {
     me: User,
     wanted: StatusWanted,
 }
 
 /// A channel's label in questions: `~name (Shown, team t, public)`.
-fn place_label(channel: &Channel, team: Option<&Team>) -> String {
+pub(crate) fn place_label(channel: &Channel, team: Option<&Team>) -> String {
     let kind = match channel.kind {
         ChannelType::Private => "private",
         _ => "public",
@@ -741,7 +631,7 @@ fn place_label(channel: &Channel, team: Option<&Team>) -> String {
 
 impl MattermostServer {
     /// Looks a change up, without changing anything.
-    async fn plan(&self, look: &Look<'_>) -> Result<Plan, ToolError> {
+    pub(crate) async fn plan(&self, look: &Look<'_>) -> Result<Plan, ToolError> {
         match look {
             Look::Join(args) => self.membership_plan(args, true).await,
             Look::Leave(args) => self.membership_plan(args, false).await,
@@ -750,9 +640,8 @@ impl MattermostServer {
             Look::Status(wanted) => self.status_plan(wanted).await,
         }
     }
-
     /// Makes a change the person agreed to.
-    async fn make_change(&self, act: Act) -> Result<CallToolResult, ToolError> {
+    pub(crate) async fn make_change(&self, act: Act) -> Result<CallToolResult, ToolError> {
         match act {
             Act::Join(m) => self.join_act(m).await,
             Act::Leave(m) => self.leave_act(m).await,
@@ -761,8 +650,11 @@ impl MattermostServer {
             Act::Status(s) => self.status_act(s).await,
         }
     }
-
-    async fn membership_plan(&self, args: &OneChannelArgs, join: bool) -> Result<Plan, ToolError> {
+    pub(crate) async fn membership_plan(
+        &self,
+        args: &OneChannelArgs,
+        join: bool,
+    ) -> Result<Plan, ToolError> {
         let verb = if join { "join" } else { "leave" };
         let (channel, team) = self
             .resolve_channel(&args.channel_id, args.team_id.as_deref())
@@ -831,8 +723,7 @@ impl MattermostServer {
             },
         })
     }
-
-    async fn join_act(&self, m: Membership) -> Result<CallToolResult, ToolError> {
+    pub(crate) async fn join_act(&self, m: Membership) -> Result<CallToolResult, ToolError> {
         self.shared
             .client
             .add_channel_members(&m.channel.id, &[&m.me])
@@ -848,8 +739,7 @@ impl MattermostServer {
             },
         )
     }
-
-    async fn leave_act(&self, m: Membership) -> Result<CallToolResult, ToolError> {
+    pub(crate) async fn leave_act(&self, m: Membership) -> Result<CallToolResult, ToolError> {
         self.shared
             .client
             .remove_channel_member(&m.channel.id, &m.me)
@@ -865,9 +755,8 @@ impl MattermostServer {
             },
         )
     }
-
     /// The team a call names, or the account's only team.
-    async fn one_team(&self, team: Option<&str>) -> Result<Team, ToolError> {
+    pub(crate) async fn one_team(&self, team: Option<&str>) -> Result<Team, ToolError> {
         if let Some(team) = team.filter(|t| !t.trim().is_empty()) {
             return self.resolve_team(team).await;
         }
@@ -882,8 +771,7 @@ impl MattermostServer {
             names.join(", ")
         )))
     }
-
-    async fn create_plan(&self, args: &CreateChannelArgs) -> Result<Plan, ToolError> {
+    pub(crate) async fn create_plan(&self, args: &CreateChannelArgs) -> Result<Plan, ToolError> {
         let name = args.name.trim().trim_start_matches('~');
         if !valid_channel_name(name) {
             return Err(ToolError::Tool(format!(
@@ -950,8 +838,7 @@ impl MattermostServer {
             }),
         })
     }
-
-    async fn create_act(&self, c: Creation) -> Result<CallToolResult, ToolError> {
+    pub(crate) async fn create_act(&self, c: Creation) -> Result<CallToolResult, ToolError> {
         let channel = self.shared.client.create_channel(&c.channel).await?;
         let text = format!("Created ~{} ({}).", channel.name, channel.id);
         done(
@@ -964,8 +851,7 @@ impl MattermostServer {
             },
         )
     }
-
-    async fn add_plan(&self, args: &AddMembersArgs) -> Result<Plan, ToolError> {
+    pub(crate) async fn add_plan(&self, args: &AddMembersArgs) -> Result<Plan, ToolError> {
         let (channel, team) = self
             .resolve_channel(&args.channel_id, args.team_id.as_deref())
             .await?;
@@ -1061,8 +947,7 @@ impl MattermostServer {
             act: Act::Add(Addition { channel, people }),
         })
     }
-
-    async fn add_act(&self, a: Addition) -> Result<CallToolResult, ToolError> {
+    pub(crate) async fn add_act(&self, a: Addition) -> Result<CallToolResult, ToolError> {
         let ids: Vec<&str> = a.people.iter().map(|u| u.id.as_str()).collect();
         self.shared
             .client
@@ -1081,8 +966,7 @@ impl MattermostServer {
             },
         )
     }
-
-    async fn status_plan(&self, wanted: &StatusWanted) -> Result<Plan, ToolError> {
+    pub(crate) async fn status_plan(&self, wanted: &StatusWanted) -> Result<Plan, ToolError> {
         let me = self.me().await?;
         let now = self.shared.client.status(&me.id).await?;
         let custom = self
@@ -1136,8 +1020,7 @@ impl MattermostServer {
             }),
         })
     }
-
-    async fn status_act(&self, s: StatusChange) -> Result<CallToolResult, ToolError> {
+    pub(crate) async fn status_act(&self, s: StatusChange) -> Result<CallToolResult, ToolError> {
         let client = &self.shared.client;
         let mut parts = Vec::new();
         if let Some(status) = &s.wanted.status {
@@ -1172,7 +1055,7 @@ impl MattermostServer {
     }
 }
 
-fn custom_words(custom: Option<&CustomStatus>) -> String {
+pub(crate) fn custom_words(custom: Option<&CustomStatus>) -> String {
     match custom {
         None => "(none)".to_owned(),
         Some(c) => {
@@ -1191,7 +1074,7 @@ fn custom_words(custom: Option<&CustomStatus>) -> String {
 
 /// Checks a `set_status` call before anything is read: a known status, an
 /// end only with dnd, times with an offset, something to change.
-fn status_change(args: &SetStatusArgs) -> Result<StatusWanted, ToolError> {
+pub(crate) fn status_change(args: &SetStatusArgs) -> Result<StatusWanted, ToolError> {
     let mut wanted = StatusWanted::default();
     if let Some(status) = args
         .status
@@ -1259,14 +1142,14 @@ fn status_change(args: &SetStatusArgs) -> Result<StatusWanted, ToolError> {
     Ok(wanted)
 }
 
-fn bad_time(field: &str, value: &str) -> ToolError {
+pub(crate) fn bad_time(field: &str, value: &str) -> ToolError {
     ToolError::Tool(format!(
         "{field} {value:?} is not an RFC 3339 time with an offset; write it like 2026-12-01T17:00:00Z or 2026-12-01T18:00:00+01:00. Nothing was changed."
     ))
 }
 
 /// Reads `YYYY-MM-DDTHH:MM[:SS[.fff]](Z|±HH:MM)` as ms since the epoch.
-fn rfc3339_ms(text: &str) -> Option<i64> {
+pub(crate) fn rfc3339_ms(text: &str) -> Option<i64> {
     let text = text.trim();
     let (date, rest) = text.split_once(['T', 't', ' '])?;
     let mut d = date.split('-');
@@ -1308,7 +1191,7 @@ fn rfc3339_ms(text: &str) -> Option<i64> {
 
 /// Tells whether a URL name keeps Mattermost's rules (2 to 64 of
 /// `a-z 0-9 - _`, a letter or digit at each end, no `__`).
-fn valid_channel_name(name: &str) -> bool {
+pub(crate) fn valid_channel_name(name: &str) -> bool {
     let ends = |c: Option<char>| c.is_some_and(|c| c.is_ascii_lowercase() || c.is_ascii_digit());
     (2..=64).contains(&name.len())
         && name
@@ -1320,7 +1203,7 @@ fn valid_channel_name(name: &str) -> bool {
 }
 
 /// A name that keeps the rules, made from one that does not.
-fn suggest_name(name: &str) -> String {
+pub(crate) fn suggest_name(name: &str) -> String {
     let mut out = String::new();
     for c in name.to_lowercase().chars() {
         if c.is_ascii_lowercase() || c.is_ascii_digit() {
@@ -1340,94 +1223,7 @@ fn suggest_name(name: &str) -> String {
 // ----- the read tools -----
 
 impl MattermostServer {
-    async fn get_team_info_impl(&self, args: TeamArgs) -> Result<CallToolResult, ToolError> {
-        let team = self.one_team(args.team_id.as_deref()).await?;
-        let team = self.shared.client.team(&team.id).await?;
-        let out = TeamOut::from(&team);
-        let mut text = format!("Team {} \"{}\" ({})", out.name, out.display_name, out.id);
-        if !out.description.is_empty() {
-            let _ = write!(
-                text,
-                "\nDescription (written by the team's admins): {}",
-                out.description
-            );
-        }
-        done(text, &TeamInfoOut { team: out })
-    }
-
-    async fn channel_list(
-        &self,
-        tool: &str,
-        args: TeamChannelsArgs,
-        archived: bool,
-    ) -> Result<CallToolResult, ToolError> {
-        let paging = self.paging::<_, usize>(
-            tool,
-            &args,
-            args.limit,
-            args.cursor.as_deref(),
-            CHANNEL_PAGE,
-            CHANNEL_MAX,
-        )?;
-        let teams = match args.team_id.as_deref().filter(|t| !t.trim().is_empty()) {
-            Some(team) => vec![self.resolve_team(team).await?],
-            None => self.shared.client.my_teams().await?,
-        };
-        let mut all: Vec<(Channel, String)> = Vec::new();
-        for team in &teams {
-            let mut page = 0;
-            loop {
-                let found = if archived {
-                    self.shared
-                        .client
-                        .archived_channels(&team.id, page, SERVER_PAGE)
-                        .await?
-                } else {
-                    self.shared
-                        .client
-                        .team_channels(&team.id, page, SERVER_PAGE)
-                        .await?
-                };
-                let short = found.len() < SERVER_PAGE as usize;
-                all.extend(found.into_iter().map(|c| (c, team.name.clone())));
-                if short {
-                    break;
-                }
-                page += 1;
-            }
-        }
-        let start = paging.position.min(all.len());
-        let end = (start + paging.limit).min(all.len());
-        let next = (end < all.len()).then(|| self.next_cursor(tool, &paging.args, &end));
-        let what = if archived { "archived" } else { "public" };
-        let mut text = if all.is_empty() {
-            format!("No {what} channels.\n")
-        } else {
-            String::new()
-        };
-        let mut channels = Vec::new();
-        for (channel, team) in &all[start..end] {
-            let out = ChannelOut::from(channel);
-            let _ = writeln!(text, "{}", channel_line(&out, Some(team)));
-            channels.push(out);
-        }
-        if next.is_some() {
-            text.push_str(
-                "More channels follow: pass next_cursor as cursor (with the same other arguments).\n",
-            );
-        } else {
-            text.push_str("That is the last page.\n");
-        }
-        done(
-            text,
-            &ChannelListOut {
-                channels,
-                next_cursor: next,
-            },
-        )
-    }
-
-    async fn get_channel_stats_impl(
+    pub(crate) async fn get_channel_stats_impl(
         &self,
         args: OneChannelArgs,
     ) -> Result<CallToolResult, ToolError> {
@@ -1448,8 +1244,10 @@ impl MattermostServer {
         );
         done(text, &out)
     }
-
-    async fn get_status_impl(&self, args: GetStatusArgs) -> Result<CallToolResult, ToolError> {
+    pub(crate) async fn get_status_impl(
+        &self,
+        args: GetStatusArgs,
+    ) -> Result<CallToolResult, ToolError> {
         if args.usernames.len() > MAX_STATUS_NAMES {
             return Err(ToolError::Tool(format!(
                 "get_status looks up at most {MAX_STATUS_NAMES} people at once and {} were named; split the list",
@@ -1508,9 +1306,8 @@ impl MattermostServer {
             },
         )
     }
-
     /// The presences of these accounts, with their custom statuses.
-    async fn statuses_of(&self, users: Vec<User>) -> Result<Vec<StatusOut>, ToolError> {
+    pub(crate) async fn statuses_of(&self, users: Vec<User>) -> Result<Vec<StatusOut>, ToolError> {
         let ids: Vec<&str> = users.iter().map(|u| u.id.as_str()).collect();
         let statuses = self.shared.client.statuses(&ids).await?;
         let customs = self.shared.client.custom_statuses(&ids).await?;
@@ -1546,8 +1343,7 @@ impl MattermostServer {
             })
             .collect())
     }
-
-    async fn mark_channel_read_impl(
+    pub(crate) async fn mark_channel_read_impl(
         &self,
         args: OneChannelArgs,
     ) -> Result<CallToolResult, ToolError> {

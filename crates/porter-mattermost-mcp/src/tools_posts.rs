@@ -21,8 +21,8 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::output::{ChannelOut, PostOut, PostsOut};
+use crate::paging::more_line;
 use crate::render::{iso_utc, post_text};
-use crate::tools::more_line;
 use crate::write::{
     Answer, CONFIRM, ask_binding, can_elicit, form_with, input_digest, judge, now_ms,
 };
@@ -1251,7 +1251,7 @@ impl MattermostServer {
     async fn posts_page(
         &self,
         tool: &str,
-        paging: &crate::tools::Paging<usize>,
+        paging: &crate::paging::Paging<usize>,
         posts: &[Post],
         channel: Option<ChannelOut>,
         empty: &str,

@@ -16,8 +16,8 @@ use serde_json::Value;
 
 use crate::cursor::canonical_json;
 use crate::doctor::{Level, Report, check_download_dir, server_checks};
+use crate::paging::Paging;
 use crate::render::iso_utc;
-use crate::tools::Paging;
 use crate::write::{Answer, answer_of, ask_binding, can_elicit, form_with, input_digest, now_ms};
 use porter_mcp::tool::{Call, Hints, Outcome, Tool, ToolError, done};
 

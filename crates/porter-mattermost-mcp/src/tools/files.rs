@@ -1,6 +1,7 @@
-//! `read_file` and `save_file`: an attachment through the file view, or
-//! onto the person's disk.
+//! The tools about attached files: `read_file` (an attachment through the
+//! file view), `save_file` (onto the person's disk) and `search_files`.
 
+use std::collections::HashSet;
 use std::fmt::Write as _;
 
 use bytes::Bytes;
@@ -10,13 +11,16 @@ use rmcp::RoleServer;
 use rmcp::model::CallToolResult;
 use rmcp::service::RequestContext;
 
-use crate::output::{ImageOut, ReadFileOut, SavedOut};
-use crate::tools::ReadFileArgs;
+use porter_mattermost::{Error, FileInfo, Search, Team};
 use porter_mcp::content::content as blocks;
-use porter_mcp::tool::{ToolError, done};
+use porter_mcp::tool::{Call, Hints, Outcome, Tool, ToolError, done};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
 
+use crate::output::{FileOut, FilesOut, ImageOut, ReadFileOut, SavedOut};
+use crate::paging::{SEARCH_DEPTH, SEARCH_FETCH, SearchArgs, more_line};
+use crate::render::file_line;
 use crate::{MattermostServer, SAVE_FILE_BYTES, lock};
-use porter_mattermost::{Error, FileInfo};
 
 impl MattermostServer {
     /// Where a person can open a file: its post's permalink, or the server.
@@ -133,7 +137,7 @@ impl MattermostServer {
 
 /// A window the file does not have, or a cancelled view, as a sentence the
 /// model reads.
-fn view_failure(error: &ViewError) -> ToolError {
+pub(crate) fn view_failure(error: &ViewError) -> ToolError {
     match error {
         ViewError::Cancelled => ToolError::Tool("the request was cancelled".to_owned()),
         other => ToolError::Tool(other.to_string()),
@@ -141,7 +145,11 @@ fn view_failure(error: &ViewError) -> ToolError {
 }
 
 /// A view as a tool result: its blocks unchanged, and the structured record.
-fn view_result(info: &FileInfo, link: &str, view: &View) -> Result<CallToolResult, ToolError> {
+pub(crate) fn view_result(
+    info: &FileInfo,
+    link: &str,
+    view: &View,
+) -> Result<CallToolResult, ToolError> {
     let content = blocks(&view.content)?;
     let record = &view.structured;
     let window = record.window;
@@ -175,7 +183,7 @@ fn view_result(info: &FileInfo, link: &str, view: &View) -> Result<CallToolResul
 }
 
 /// The snake_case name a unit enum serialises to.
-fn enum_name<T: serde::Serialize>(value: &T) -> String {
+pub(crate) fn enum_name<T: serde::Serialize>(value: &T) -> String {
     match serde_json::to_value(value) {
         Ok(serde_json::Value::String(s)) => s,
         _ => String::new(),
@@ -185,7 +193,7 @@ fn enum_name<T: serde::Serialize>(value: &T) -> String {
 impl MattermostServer {
     pub(crate) async fn save_file_impl(
         &self,
-        args: crate::tools::SaveFileArgs,
+        args: SaveFileArgs,
     ) -> Result<CallToolResult, ToolError> {
         let file_id = args.file_id.trim();
         if file_id.is_empty() {
@@ -268,5 +276,138 @@ impl MattermostServer {
         }
         text.push('\n');
         done(text, &out)
+    }
+}
+
+/// A file to read.
+#[derive(Debug, Default, Serialize, Deserialize, JsonSchema)]
+pub struct ReadFileArgs {
+    /// The file's id, as listed with its post.
+    pub file_id: String,
+    /// For text: the first line to show, from 1 (default 1).
+    #[serde(default)]
+    pub start_line: Option<u64>,
+    /// For text: how many lines to show (default 500, at most 2000).
+    #[serde(default)]
+    pub line_count: Option<u64>,
+}
+
+/// A file to save.
+#[derive(Debug, Default, Serialize, Deserialize, JsonSchema)]
+pub struct SaveFileArgs {
+    /// The file's id, as listed with its post.
+    pub file_id: String,
+}
+
+/// `search_files`: Search files.
+pub(crate) struct SearchFiles;
+
+impl Tool<MattermostServer> for SearchFiles {
+    type Args = SearchArgs;
+    type Out = FilesOut;
+    const NAME: &'static str = "search_files";
+    const TITLE: &'static str = "Search files";
+    const DESCRIPTION: &'static str = "Searches attached files by name (and content where the server indexes it); pass a result's id to read_file.";
+    const HINTS: Hints = Hints::READ;
+
+    async fn call(&self, server: &MattermostServer, args: SearchArgs, _call: Call) -> Outcome {
+        Ok(server.search_files_impl(args).await?.into())
+    }
+}
+
+/// `read_file`: Read an attached file.
+pub(crate) struct ReadFile;
+
+impl Tool<MattermostServer> for ReadFile {
+    type Args = ReadFileArgs;
+    type Out = ReadFileOut;
+    const NAME: &'static str = "read_file";
+    const TITLE: &'static str = "Read an attached file";
+    const DESCRIPTION: &'static str = "Shows an attached file as content: text and the text of Word, Excel, PowerPoint and PDF files in windows of numbered lines (pass next_start_line as start_line for the next window), archives listed, images upright and scaled, small audio and video as themselves, anything else described with a link for the person. Files over 64 MiB are described without being downloaded.";
+    const HINTS: Hints = Hints::READ;
+
+    async fn call(&self, server: &MattermostServer, args: ReadFileArgs, call: Call) -> Outcome {
+        Ok(server.read_file_impl(args, &call.context).await?.into())
+    }
+}
+
+/// `save_file`: Save an attached file.
+pub(crate) struct SaveFile;
+
+impl Tool<MattermostServer> for SaveFile {
+    type Args = SaveFileArgs;
+    type Out = SavedOut;
+    const NAME: &'static str = "save_file";
+    const TITLE: &'static str = "Save an attached file";
+    const DESCRIPTION: &'static str = "Saves an attached file into the person's download directory under its own name (made safe), never over an existing file: a name already taken gets \" (2)\" and so on. Saving the same file again answers the earlier copy. Use it when the person asks for a copy on their machine.";
+    const HINTS: Hints = Hints::write(false, true);
+
+    async fn call(&self, server: &MattermostServer, args: SaveFileArgs, _call: Call) -> Outcome {
+        Ok(server.save_file_impl(args).await?.into())
+    }
+}
+
+impl MattermostServer {
+    pub(crate) async fn search_team_files(
+        &self,
+        team: &Team,
+        terms: &str,
+        end: usize,
+    ) -> Result<Vec<FileInfo>, ToolError> {
+        let mut out = Vec::new();
+        let mut page = 0u32;
+        while out.len() < end {
+            let mut search = Search::new(terms);
+            search.page = page;
+            search.per_page = SEARCH_FETCH as u32;
+            let list = self.shared.client.search_files(&team.id, &search).await?;
+            let got = list.order.len();
+            out.extend(list.into_ordered());
+            if got < SEARCH_FETCH {
+                break;
+            }
+            page += 1;
+        }
+        Ok(out)
+    }
+
+    pub(crate) async fn search_files_impl(
+        &self,
+        args: SearchArgs,
+    ) -> Result<CallToolResult, ToolError> {
+        let paging = self.search_paging("search_files", &args)?;
+        let teams = self.teams_for(args.team_id.as_deref()).await?;
+        let end = (paging.position + paging.limit + 1).min(SEARCH_DEPTH);
+        let mut found = Vec::new();
+        let mut seen = HashSet::new();
+        for team in &teams {
+            for file in self.search_team_files(team, &args.terms, end).await? {
+                if seen.insert(file.id.clone()) {
+                    found.push(file);
+                }
+            }
+        }
+        found.sort_by(|a, b| b.create_at.cmp(&a.create_at).then_with(|| a.id.cmp(&b.id)));
+        let all: Vec<FileOut> = found.iter().map(FileOut::from).collect();
+        let (page, next) = self.slice("search_files", &paging, &all);
+        let mut text = if all.is_empty() {
+            format!("No file matches {:?}.\n", args.terms)
+        } else {
+            format!(
+                "Files matching {:?} (names as their uploaders gave them):\n",
+                args.terms
+            )
+        };
+        for file in &page {
+            let _ = writeln!(text, "{}", file_line(file));
+        }
+        more_line(&mut text, next.as_ref(), "results");
+        done(
+            text,
+            &FilesOut {
+                files: page,
+                next_cursor: next,
+            },
+        )
     }
 }
