@@ -30,7 +30,6 @@ mod render;
 mod tools;
 mod tools_channels;
 mod tools_posts;
-mod tools_state;
 mod write;
 
 use std::borrow::Cow;
@@ -115,7 +114,7 @@ tools! {
         tools::teams::ListArchivedChannels, tools_channels::GetChannelStats,
         tools_channels::GetStatus, tools_posts::ReadUnread, tools_posts::ListThreads,
         tools_posts::ListPinnedPosts, tools_posts::ListSaved, tools_posts::ListMentions,
-        tools_state::ListDrafts, tools_state::Diagnose,
+        tools::drafts::ListDrafts, tools::status::Diagnose,
     ],
     local: [tools::files::SaveFile],
     posting: [write::CreatePost, write::Dm, write::GroupMessage],
@@ -126,11 +125,11 @@ tools! {
     changes: [
         tools_channels::JoinChannel, tools_channels::LeaveChannel,
         tools_channels::CreateChannel, tools_channels::AddChannelMembers,
-        tools_channels::SetStatus, tools_state::DeleteDraft,
+        tools_channels::SetStatus, tools::drafts::DeleteDraft,
     ],
     own_state: [
-        tools_state::Typing, tools_state::FollowThread, tools_state::SavePost,
-        tools_state::SetPostReminder, tools_state::SaveDraft, tools_channels::MarkChannelRead,
+        tools::status::Typing, tools::threads::FollowThread, tools::posts::SavePost,
+        tools::posts::SetPostReminder, tools::drafts::SaveDraft, tools_channels::MarkChannelRead,
     ],
 }
 

@@ -345,3 +345,14 @@ pub struct PostedOut {
     /// The channel it is in.
     pub channel: ChannelOut,
 }
+
+// ----- output -----
+
+/// `DoneOut` is what a small change answers.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct DoneOut {
+    /// The post or channel acted on.
+    pub id: String,
+    /// What is now true, in a few words (`typing`, `following`, `not following`, `saved`, `not saved`).
+    pub state: String,
+}

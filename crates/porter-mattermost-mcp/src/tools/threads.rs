@@ -1,16 +1,26 @@
-//! The tools about threads: `read_post` (a post with its whole thread).
+//! The tools about threads: `read_post` (a post with its whole thread)
+//! and `follow_thread`.
 
 use std::fmt::Write as _;
 
 use porter_mattermost::Post;
-use porter_mcp::tool::{Call, Hints, Outcome, Tool, ToolError, done};
+use porter_mcp::tool::Call;
+use porter_mcp::tool::Hints;
+use porter_mcp::tool::Outcome;
+use porter_mcp::tool::Tool;
+use porter_mcp::tool::ToolError;
+use porter_mcp::tool::done;
 use rmcp::model::CallToolResult;
 use schemars::JsonSchema;
-use serde::{Deserialize, Serialize};
+use serde::Deserialize;
+use serde::Serialize;
 
 use crate::MattermostServer;
+use crate::output::DoneOut;
 use crate::output::ThreadOut;
-use crate::paging::{LIST_MAX, LIST_PAGE, more_line};
+use crate::paging::LIST_MAX;
+use crate::paging::LIST_PAGE;
+use crate::paging::more_line;
 use crate::render::post_text;
 
 /// One post and its thread.
@@ -116,6 +126,73 @@ impl MattermostServer {
                 replies,
                 reply_count: total,
                 next_cursor: next,
+            },
+        )
+    }
+}
+
+/// A thread to follow or stop following.
+#[derive(Debug, Default, Serialize, Deserialize, JsonSchema)]
+pub struct FollowThreadArgs {
+    /// Any post of the thread: id or permalink.
+    pub post_id: String,
+    /// true (default) to follow, false to stop following.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub follow: Option<bool>,
+}
+
+/// `follow_thread`: Follow a thread.
+pub(crate) struct FollowThread;
+
+impl Tool<MattermostServer> for FollowThread {
+    type Args = FollowThreadArgs;
+    type Out = DoneOut;
+    const NAME: &'static str = "follow_thread";
+    const TITLE: &'static str = "Follow a thread";
+    const DESCRIPTION: &'static str = "Follows a thread (or stops following it with follow=false), so its replies show in your threads. It changes only your own state, so porter does not ask the person.";
+    const HINTS: Hints = Hints::write(false, true);
+
+    async fn call(
+        &self,
+        server: &MattermostServer,
+        args: FollowThreadArgs,
+        _call: Call,
+    ) -> Outcome {
+        Ok(server.follow_thread_impl(args).await?.into())
+    }
+}
+
+impl MattermostServer {
+    pub(crate) async fn follow_thread_impl(
+        &self,
+        args: FollowThreadArgs,
+    ) -> Result<CallToolResult, ToolError> {
+        let follow = args.follow.unwrap_or(true);
+        let (root, channel_id) = self.thread_of(&args.post_id).await?;
+        let channel = self.shared.client.channel(&channel_id).await?;
+        let team = self.team_for(&channel).await?;
+        self.shared
+            .client
+            .follow_thread(&team, &root, follow)
+            .await?;
+        let (state, text) = if follow {
+            (
+                "following",
+                format!(
+                    "You now follow the thread of post {root}; its replies show in your threads."
+                ),
+            )
+        } else {
+            (
+                "not following",
+                format!("You no longer follow the thread of post {root}."),
+            )
+        };
+        done(
+            text,
+            &DoneOut {
+                id: root,
+                state: state.to_owned(),
             },
         )
     }
