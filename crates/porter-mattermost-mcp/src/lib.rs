@@ -16,6 +16,7 @@
 //! rules for local paths and outgoing files (`porter-paths` and
 //! [`outgoing`] do).
 
+mod ask;
 mod cache;
 mod config;
 mod cursor;
@@ -28,7 +29,6 @@ mod output;
 mod paging;
 mod render;
 mod tools;
-mod tools_channels;
 mod tools_posts;
 mod write;
 
@@ -42,7 +42,7 @@ use std::time::Duration;
 // call logging/setLevel (the conformance suite checks it), so it is kept.
 use porter_mcp::tool::{Registry, Tool};
 use rmcp::model::{
-    CacheScope, CallToolRequestParams, CallToolResponse, DiscoverResult, ErrorCode, Implementation,
+    CacheScope, CallToolRequestParams, CallToolResponse, DiscoverResult, Implementation,
     ListToolsResult, PaginatedRequestParams, ProtocolVersion, ResultType, ServerCapabilities,
     ServerConfig,
 };
@@ -111,8 +111,8 @@ tools! {
         tools::channels::GetUserChannels, tools::channels::GetChannelInfo, tools::channels::SearchChannels,
         tools::posts::ReadChannel, tools::threads::ReadPost, tools::posts::SearchPosts, tools::files::SearchFiles,
         tools::files::ReadFile, tools::teams::GetTeamInfo, tools::teams::ListTeamChannels,
-        tools::teams::ListArchivedChannels, tools_channels::GetChannelStats,
-        tools_channels::GetStatus, tools_posts::ReadUnread, tools_posts::ListThreads,
+        tools::teams::ListArchivedChannels, tools::channels::GetChannelStats,
+        tools::status::GetStatus, tools_posts::ReadUnread, tools_posts::ListThreads,
         tools_posts::ListPinnedPosts, tools_posts::ListSaved, tools_posts::ListMentions,
         tools::drafts::ListDrafts, tools::status::Diagnose,
     ],
@@ -123,13 +123,13 @@ tools! {
         tools_posts::RemoveReaction, tools_posts::PinPost,
     ],
     changes: [
-        tools_channels::JoinChannel, tools_channels::LeaveChannel,
-        tools_channels::CreateChannel, tools_channels::AddChannelMembers,
-        tools_channels::SetStatus, tools::drafts::DeleteDraft,
+        tools::channels::JoinChannel, tools::channels::LeaveChannel,
+        tools::channels::CreateChannel, tools::channels::AddChannelMembers,
+        tools::status::SetStatus, tools::drafts::DeleteDraft,
     ],
     own_state: [
         tools::status::Typing, tools::threads::FollowThread, tools::posts::SavePost,
-        tools::posts::SetPostReminder, tools::drafts::SaveDraft, tools_channels::MarkChannelRead,
+        tools::posts::SetPostReminder, tools::drafts::SaveDraft, tools::channels::MarkChannelRead,
     ],
 }
 
@@ -546,21 +546,6 @@ pub async fn serve_stdio(server: MattermostServer) -> std::io::Result<()> {
     };
     running.waiting().await.map_err(std::io::Error::other)?;
     Ok(())
-}
-
-/// `missing_elicitation` is the JSON-RPC error for a client that cannot be
-/// asked: code -32021 with the missing capability named in `data`.
-pub(crate) fn missing_elicitation(tool: &str) -> ErrorData {
-    ErrorData::new(
-        ErrorCode::MISSING_REQUIRED_CLIENT_CAPABILITY,
-        format!(
-            "{tool} asks the person before posting, but this MCP client does not support elicitation (form), so porter cannot ask; nothing was read or written. \
-             Use an MCP client that supports elicitation, or have the operator set MM_MCP_ASK_BEFORE_WRITES=false to leave approval to the client."
-        ),
-        Some(serde_json::json!({
-            "requiredCapabilities": { "elicitation": { "form": {} } }
-        })),
-    )
 }
 
 #[cfg(test)]

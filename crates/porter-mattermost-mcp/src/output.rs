@@ -356,3 +356,28 @@ pub struct DoneOut {
     /// What is now true, in a few words (`typing`, `following`, `not following`, `saved`, `not saved`).
     pub state: String,
 }
+
+/// `StatusOut` is one person's presence.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct StatusOut {
+    /// Their username.
+    pub username: String,
+    /// Their id.
+    pub user_id: String,
+    /// `online`, `away`, `dnd` or `offline`.
+    pub status: String,
+    /// Whether they set it by hand.
+    pub manual: bool,
+    /// When do-not-disturb ends (UTC), if it does.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub dnd_until: Option<String>,
+    /// Their custom status text, as they wrote it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub custom_text: Option<String>,
+    /// Their custom status emoji.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub custom_emoji: Option<String>,
+    /// When the custom status ends.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub custom_until: Option<String>,
+}

@@ -20,16 +20,17 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use crate::ask::{
+    Answer, CONFIRM, ask_binding, can_elicit, form_with, input_digest, judge, now_ms,
+};
 use crate::output::{ChannelOut, PostOut, PostsOut};
 use crate::paging::more_line;
 use crate::render::{iso_utc, post_text};
-use crate::write::{
-    Answer, CONFIRM, ask_binding, can_elicit, form_with, input_digest, judge, now_ms,
-};
 use porter_mcp::tool::{Call, Hints, Outcome, Tool, ToolError, done};
 
+use crate::MattermostServer;
+use crate::ask::missing_elicitation;
 use crate::outgoing::checks::{Reach, check_message};
-use crate::{MattermostServer, missing_elicitation};
 use porter_mattermost::{Channel, ChannelPosts, ChannelType, Post, PostPatch};
 
 /// Default and largest page sizes.

@@ -13,12 +13,10 @@
 //! state, and the client calls again with the person's answer.
 
 use std::fmt::Write as _;
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use rmcp::model::{
-    CallToolResponse, CallToolResult, ElicitRequest, ElicitRequestParams, ElicitResult,
-    ElicitationAction, ElicitationSchema, InputRequest, InputRequests, InputRequiredResult,
-    ProtocolVersion, SealOptions,
+    CallToolResponse, CallToolResult, ElicitRequest, ElicitRequestParams, InputRequest,
+    InputRequests, InputRequiredResult, ProtocolVersion, SealOptions,
 };
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer};
@@ -26,24 +24,25 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::cursor::canonical_json;
 use crate::output::{ChannelOut, PostedOut};
 use crate::render::post_text;
 use porter_mcp::tool::{Call, Hints, Outcome, Tool, ToolError, done};
 
+use crate::ask::{
+    Answer, CONFIRM, answer_of, ask_binding, can_elicit, form_with, input_digest,
+    missing_elicitation, now_ms,
+};
 use crate::outgoing::{self, FileRequest, OutgoingLimits, Prepared, PreparedFile, checks};
-use crate::{MattermostServer, Transport, missing_elicitation};
+use crate::{MattermostServer, Transport};
 use porter_mattermost::{Channel, Error, NewPost, UploadFile, User};
 
-/// `CONFIRM` is the one field of the question's form.
-pub(crate) const CONFIRM: &str = "confirm";
 /// `NOTHING_POSTED` is what the posting tools say did not happen when the
 /// answer is not a yes.
-const NOTHING_POSTED: &str = "nothing was posted";
+pub(crate) const NOTHING_POSTED: &str = "nothing was posted";
 /// `MAX_GROUP_OTHERS` / `MIN_GROUP_OTHERS`: a group message has 3 to 8
 /// members, the account included.
-const MIN_GROUP_OTHERS: usize = 2;
-const MAX_GROUP_OTHERS: usize = 7;
+pub(crate) const MIN_GROUP_OTHERS: usize = 2;
+pub(crate) const MAX_GROUP_OTHERS: usize = 7;
 
 /// A file to attach: `{path}` on the person's machine (stdio only), or
 /// `{name, content}` text written for the post.
@@ -205,7 +204,7 @@ impl Tool<MattermostServer> for GroupMessage {
 }
 
 /// One write call as it arrived.
-struct Posting {
+pub(crate) struct Posting {
     tool: &'static str,
     input: Value,
     message: String,
@@ -215,7 +214,7 @@ struct Posting {
 }
 
 /// Where a write goes, as the call named it.
-enum Target {
+pub(crate) enum Target {
     Channel(CreatePostArgs),
     Direct(Option<String>),
     Group(Vec<String>),
@@ -241,7 +240,7 @@ impl Target {
 /// Where a write goes, looked up: an existing channel, or the people of a
 /// direct or group channel that is created only once the person agreed.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-enum Place {
+pub(crate) enum Place {
     Channel {
         channel_id: String,
         root_id: String,
@@ -264,27 +263,15 @@ impl Place {
 
 /// What the sealed request state carries from the question to the retry.
 #[derive(Debug, Serialize, Deserialize)]
-struct Asked {
+pub(crate) struct Asked {
     digest: String,
     fingerprint: String,
     place: Place,
     time_ms: u64,
 }
 
-/// How the person answered.
-pub(crate) enum Answer {
-    Yes,
-    No(String),
-}
-
-pub(crate) fn now_ms() -> u64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| d.as_millis() as u64)
-}
-
 impl MattermostServer {
-    async fn write(
+    pub(crate) async fn write(
         &self,
         call: Posting,
         target: Target,
@@ -370,8 +357,7 @@ impl MattermostServer {
         let result = self.act(call.tool, &place, &call.message, bytes).await?;
         Ok(CallToolResponse::from(result))
     }
-
-    async fn prepare(
+    pub(crate) async fn prepare(
         &self,
         requests: &[FileRequest],
         local: bool,
@@ -395,8 +381,7 @@ impl MattermostServer {
         .map_err(|e| ToolError::Tool(format!("checking the files stopped unexpectedly: {e}")))?
         .map_err(|refusal| ToolError::Tool(refusal.to_string()))
     }
-
-    async fn reread(
+    pub(crate) async fn reread(
         &self,
         prepared: Prepared,
         requests: Vec<FileRequest>,
@@ -420,9 +405,8 @@ impl MattermostServer {
         .map_err(|e| ToolError::Tool(format!("reading the files again stopped unexpectedly: {e}")))?
         .map_err(|refusal| ToolError::Tool(refusal.to_string()))
     }
-
     /// Looks the destination up without changing anything.
-    async fn place(&self, target: &Target) -> Result<Place, ToolError> {
+    pub(crate) async fn place(&self, target: &Target) -> Result<Place, ToolError> {
         match target {
             Target::Channel(args) => {
                 let (channel, team) = self
@@ -503,10 +487,9 @@ impl MattermostServer {
             }
         }
     }
-
     /// An active account by username; a deactivated or unknown one is
     /// refused with what to do.
-    async fn active_user(&self, name: &str) -> Result<User, ToolError> {
+    pub(crate) async fn active_user(&self, name: &str) -> Result<User, ToolError> {
         match self.shared.client.user_by_username(name).await {
             Ok(user) if user.is_active() => Ok(user),
             Ok(user) => Err(ToolError::Tool(format!(
@@ -519,10 +502,9 @@ impl MattermostServer {
             Err(other) => Err(other.into()),
         }
     }
-
     /// The message checks (every mention an account, broadcasts counted)
     /// for where the message goes.
-    async fn check_mentions(
+    pub(crate) async fn check_mentions(
         &self,
         message: &str,
         place: &Place,
@@ -535,7 +517,6 @@ impl MattermostServer {
             .await
             .map_err(ToolError::Tool)
     }
-
     /// Refuses a message longer than the server takes, with both numbers.
     pub(super) async fn check_length(&self, message: &str) -> Result<(), ToolError> {
         let length = message.chars().count() as u64;
@@ -549,9 +530,8 @@ impl MattermostServer {
         }
         Ok(())
     }
-
     /// The retry's sealed state, opened against this call's input.
-    fn open_asked(&self, call: &Posting, digest: &str) -> Result<Asked, ToolError> {
+    pub(crate) fn open_asked(&self, call: &Posting, digest: &str) -> Result<Asked, ToolError> {
         let bound = ask_binding(call.tool, digest);
         let state = call.state.as_deref().unwrap_or_default();
         self.shared
@@ -564,10 +544,9 @@ impl MattermostServer {
                 ))
             })
     }
-
     /// The input-required result of 2026-07-28: the question, and the
     /// sealed state the client hands back with the answer.
-    fn input_required(
+    pub(crate) fn input_required(
         &self,
         tool: &str,
         digest: &str,
@@ -577,7 +556,6 @@ impl MattermostServer {
     ) -> Result<CallToolResponse, ToolError> {
         self.input_required_with(tool, digest, asked, post_form(title, text)?)
     }
-
     /// Seals `asked` (bound to `tool` and the call's input `digest`) and
     /// returns the input-required result that puts `question` to the
     /// person; every asking tool uses it under 2026-07-28.
@@ -604,9 +582,8 @@ impl MattermostServer {
             Some(sealed),
         )))
     }
-
     /// Asks about a post during the call (sessions up to 2025-11-25).
-    async fn ask_now(
+    pub(crate) async fn ask_now(
         &self,
         tool: &str,
         title: &str,
@@ -617,42 +594,9 @@ impl MattermostServer {
             .ask_now_with(tool, post_form(title, text)?, NOTHING_POSTED, context)
             .await)
     }
-
-    /// Puts `question` to the person during the call and judges the answer
-    /// (its action, its box, its lateness); `nothing_done` says what did
-    /// not happen when the answer is not a yes ("nothing was posted").
-    pub(crate) async fn ask_now_with(
-        &self,
-        tool: &str,
-        question: ElicitRequestParams,
-        nothing_done: &str,
-        context: &RequestContext<RoleServer>,
-    ) -> Answer {
-        let started = now_ms();
-        // Wait a little past the limit, so a late answer is recognised as
-        // late rather than lost.
-        let wait = self.shared.options.ask_timeout + Duration::from_secs(60);
-        let answer = context
-            .peer
-            .create_elicitation_with_timeout(question, Some(wait))
-            .await;
-        match answer {
-            Ok(result) => judge(
-                &result,
-                tool,
-                nothing_done,
-                started,
-                self.shared.options.ask_timeout,
-            ),
-            Err(error) => Answer::No(format!(
-                "no answer came from the person ({error}); {nothing_done}. Call {tool} again if they still want it."
-            )),
-        }
-    }
-
     /// Creates the channel if needed, uploads every file one at a time,
     /// and posts.
-    async fn act(
+    pub(crate) async fn act(
         &self,
         tool: &str,
         place: &Place,
@@ -711,20 +655,11 @@ impl MattermostServer {
     }
 }
 
-/// Whether the client said it can show a form (`elicitation` with `form`,
-/// or with neither mode, which means form).
-pub(crate) fn can_elicit(context: &RequestContext<RoleServer>) -> bool {
-    context
-        .client_capabilities()
-        .and_then(|caps| caps.elicitation)
-        .is_some_and(|e| e.form.is_some() || e.url.is_none())
-}
-
 /// The posting tools' question: one required boolean, no default, so a
 /// client that approves everything cannot tick it unseen. Only
 /// `create_post`, `dm` and `group_message` use it: every other asking tool
 /// names its own action in its box (`form_with`).
-fn post_form(title: &str, text: String) -> Result<ElicitRequestParams, ToolError> {
+pub(crate) fn post_form(title: &str, text: String) -> Result<ElicitRequestParams, ToolError> {
     form_with(
         title,
         text,
@@ -733,100 +668,9 @@ fn post_form(title: &str, text: String) -> Result<ElicitRequestParams, ToolError
     )
 }
 
-/// The question's form with the box's own label and description, which
-/// name the tool's own action ("Yes, delete this draft").
-pub(crate) fn form_with(
-    title: &str,
-    text: String,
-    label: &str,
-    about: &str,
-) -> Result<ElicitRequestParams, ToolError> {
-    let schema = ElicitationSchema::builder()
-        .required_bool_property(CONFIRM, |b| {
-            b.title(label.to_owned()).description(about.to_owned())
-        })
-        .title(title.to_owned())
-        .build()
-        .map_err(|e| ToolError::Rpc(ErrorData::internal_error(e, None)))?;
-    Ok(ElicitRequestParams::FormElicitationParams {
-        meta: None,
-        message: text,
-        requested_schema: schema,
-    })
-}
-
-/// The person's answer, judged: only an accepted form with the box ticked
-/// within the time limit is a yes.
-pub(super) fn judge(
-    result: &ElicitResult,
-    tool: &str,
-    nothing_done: &str,
-    time_ms: u64,
-    limit: Duration,
-) -> Answer {
-    match result.action {
-        ElicitationAction::Accept => {
-            let ticked = result
-                .content
-                .as_ref()
-                .and_then(|c| c.get(CONFIRM))
-                .and_then(Value::as_bool)
-                == Some(true);
-            let late = now_ms().saturating_sub(time_ms) > limit.as_millis() as u64;
-            if !ticked {
-                Answer::No(format!(
-                    "The person accepted without ticking the confirm box, which porter takes as no: {nothing_done}. Do not call {tool} again unless they ask you to."
-                ))
-            } else if late {
-                Answer::No(format!(
-                    "The person answered after more than {} minutes, too late to be sure they still mean it: {nothing_done}. Call {tool} again to ask them afresh if they still want it.",
-                    limit.as_secs() / 60
-                ))
-            } else {
-                Answer::Yes
-            }
-        }
-        ElicitationAction::Decline => Answer::No(format!(
-            "The person declined: {nothing_done}. Do not call {tool} again unless they ask you to."
-        )),
-        _ => Answer::No(format!(
-            "The person closed the question without answering: {nothing_done}. Do not call {tool} again unless they ask you to."
-        )),
-    }
-}
-
-/// The answer in a 2026-07-28 retry; `nothing_done` says what did not
-/// happen when it is not a yes.
-pub(crate) fn answer_of(
-    answers: Option<&rmcp::model::InputResponses>,
-    tool: &str,
-    nothing_done: &str,
-    time_ms: u64,
-    server: &MattermostServer,
-) -> Result<Answer, ToolError> {
-    let Some(raw) = answers.and_then(|a| a.get(CONFIRM)) else {
-        return Ok(Answer::No(format!(
-            "the call came back without the person's answer; {nothing_done}. Call {tool} again to ask them."
-        )));
-    };
-    let result: ElicitResult = serde_json::from_value(raw.clone()).map_err(|e| {
-        ToolError::Rpc(ErrorData::invalid_params(
-            format!("inputResponses.{CONFIRM} is not an elicitation result: {e}"),
-            None,
-        ))
-    })?;
-    Ok(judge(
-        &result,
-        tool,
-        nothing_done,
-        time_ms,
-        server.shared.options.ask_timeout,
-    ))
-}
-
 /// The files as `outgoing` takes them; a file that is neither `{path}`
 /// nor `{name, content}` is refused before anything is read.
-fn file_requests(files: &[FileArg]) -> Result<Vec<FileRequest>, ToolError> {
+pub(crate) fn file_requests(files: &[FileArg]) -> Result<Vec<FileRequest>, ToolError> {
     files
         .iter()
         .enumerate()
@@ -844,21 +688,8 @@ fn file_requests(files: &[FileArg]) -> Result<Vec<FileRequest>, ToolError> {
         .collect()
 }
 
-/// A digest of the call's input: the tool and its canonical arguments.
-pub(crate) fn input_digest(tool: &str, input: &Value) -> String {
-    let mut bytes = tool.as_bytes().to_vec();
-    bytes.push(0);
-    bytes.extend_from_slice(canonical_json(input).as_bytes());
-    porter_paths::sha256_hex(&bytes)
-}
-
-/// What a sealed question is bound to.
-pub(crate) fn ask_binding(tool: &str, digest: &str) -> Vec<u8> {
-    format!("porter/ask/v1\0{tool}\0{digest}").into_bytes()
-}
-
 /// The question's title: the action and the place.
-fn action_title(tool: &str, place: &Place) -> String {
+pub(crate) fn action_title(tool: &str, place: &Place) -> String {
     let label = place.label();
     if tool == "create_post" {
         format!("Post in {}", label.trim_start_matches("posts in "))
@@ -876,7 +707,7 @@ fn action_title(tool: &str, place: &Place) -> String {
     }
 }
 
-fn channel_label(channel: &Channel) -> String {
+pub(crate) fn channel_label(channel: &Channel) -> String {
     match channel.kind {
         porter_mattermost::ChannelType::Direct | porter_mattermost::ChannelType::Group => {
             format!("the conversation {}", channel.display_name)
@@ -888,7 +719,6 @@ fn channel_label(channel: &Channel) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-
     #[test]
     fn titles_name_the_action_and_the_place() {
         let channel = Place::Channel {
@@ -916,72 +746,6 @@ mod tests {
             "Send a group message to @bob, @carol"
         );
     }
-
-    #[test]
-    fn only_a_ticked_answer_in_time_is_a_yes() {
-        let limit = Duration::from_secs(600);
-        let now = now_ms();
-        let answer = |action: ElicitationAction, content: Option<Value>| {
-            let mut result = ElicitResult::new(action);
-            result.content = content;
-            result
-        };
-        let ticked = Some(serde_json::json!({ "confirm": true }));
-        let cases = [
-            (answer(ElicitationAction::Accept, ticked.clone()), now, None),
-            (
-                answer(
-                    ElicitationAction::Accept,
-                    Some(serde_json::json!({ "confirm": false })),
-                ),
-                now,
-                Some("without ticking"),
-            ),
-            (
-                answer(
-                    ElicitationAction::Accept,
-                    Some(serde_json::json!({ "confirm": "yes" })),
-                ),
-                now,
-                Some("without ticking"),
-            ),
-            (
-                answer(ElicitationAction::Accept, None),
-                now,
-                Some("without ticking"),
-            ),
-            (
-                answer(ElicitationAction::Decline, None),
-                now,
-                Some("declined"),
-            ),
-            (
-                answer(ElicitationAction::Cancel, None),
-                now,
-                Some("closed the question"),
-            ),
-            (
-                answer(ElicitationAction::Accept, ticked),
-                now - 601_000,
-                Some("after more than 10 minutes"),
-            ),
-        ];
-        for (result, asked_at, refused) in cases {
-            match (
-                judge(&result, "dm", NOTHING_POSTED, asked_at, limit),
-                refused,
-            ) {
-                (Answer::Yes, None) => {}
-                (Answer::No(sentence), Some(words)) => {
-                    assert!(sentence.contains(words), "{sentence}");
-                    assert!(sentence.contains("nothing was posted"), "{sentence}");
-                }
-                (Answer::Yes, Some(words)) => panic!("expected a refusal with {words:?}"),
-                (Answer::No(sentence), None) => panic!("expected yes, got {sentence}"),
-            }
-        }
-    }
-
     #[test]
     fn a_file_is_a_path_or_a_name_with_content() {
         let ok = [
@@ -1010,21 +774,5 @@ mod tests {
         ] {
             assert!(file_requests(&[bad]).is_err());
         }
-    }
-
-    #[test]
-    fn the_input_digest_ignores_key_order_but_not_values() {
-        let a = serde_json::json!({"message": "hi", "channel_id": "x"});
-        let b = serde_json::json!({"channel_id": "x", "message": "hi"});
-        let c = serde_json::json!({"channel_id": "x", "message": "hi!"});
-        assert_eq!(
-            input_digest("create_post", &a),
-            input_digest("create_post", &b)
-        );
-        assert_ne!(
-            input_digest("create_post", &a),
-            input_digest("create_post", &c)
-        );
-        assert_ne!(input_digest("create_post", &a), input_digest("dm", &a));
     }
 }

@@ -13,14 +13,15 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use crate::ask::{Answer, answer_of, ask_binding, can_elicit, form_with, input_digest, now_ms};
 use crate::cursor::canonical_json;
 use crate::paging::Paging;
 use crate::render::iso_utc;
-use crate::write::{Answer, answer_of, ask_binding, can_elicit, form_with, input_digest, now_ms};
 use porter_mcp::tool::{Call, Hints, Outcome, Tool, ToolError, done};
 
+use crate::MattermostServer;
+use crate::ask::missing_elicitation;
 use crate::render::channel_label;
-use crate::{MattermostServer, missing_elicitation};
 use porter_mattermost::{Channel, Draft, Team};
 
 /// Default and largest page sizes of `list_drafts`.
