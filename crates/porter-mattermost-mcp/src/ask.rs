@@ -17,6 +17,9 @@ use porter_mcp::tool::ToolError;
 
 use crate::MattermostServer;
 
+/// `NOTHING_POSTED` is what the posting tools say did not happen when the
+/// answer is not a yes.
+pub(crate) const NOTHING_POSTED: &str = "nothing was posted";
 /// `CONFIRM` is the one field of the question's form.
 pub(crate) const CONFIRM: &str = "confirm";
 
@@ -197,7 +200,6 @@ pub(crate) fn missing_elicitation(tool: &str) -> ErrorData {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::write::NOTHING_POSTED;
     #[test]
     fn only_a_ticked_answer_in_time_is_a_yes() {
         let limit = Duration::from_secs(600);

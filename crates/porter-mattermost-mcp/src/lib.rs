@@ -29,8 +29,6 @@ mod output;
 mod paging;
 mod render;
 mod tools;
-mod tools_posts;
-mod write;
 
 use std::borrow::Cow;
 use std::collections::HashMap;
@@ -58,7 +56,8 @@ pub use doctor::{Check, Level, Report, doctor};
 pub use http::{HttpOptions, LOOPBACK_HOSTS, http_app, serve_http};
 pub use names::{Candidate, Match, find, looks_like_id, name_key, post_id_of};
 pub use output::*;
-pub use tools_posts::{PostChangeOut, ThreadItemOut, ThreadsOut, UnreadChannelOut, UnreadOut};
+pub use tools::posts::{PostChangeOut, UnreadChannelOut, UnreadOut};
+pub use tools::threads::{ThreadItemOut, ThreadsOut};
 
 use porter_mattermost::{Client, Error, Token, User};
 
@@ -112,15 +111,15 @@ tools! {
         tools::posts::ReadChannel, tools::threads::ReadPost, tools::posts::SearchPosts, tools::files::SearchFiles,
         tools::files::ReadFile, tools::teams::GetTeamInfo, tools::teams::ListTeamChannels,
         tools::teams::ListArchivedChannels, tools::channels::GetChannelStats,
-        tools::status::GetStatus, tools_posts::ReadUnread, tools_posts::ListThreads,
-        tools_posts::ListPinnedPosts, tools_posts::ListSaved, tools_posts::ListMentions,
+        tools::status::GetStatus, tools::posts::ReadUnread, tools::threads::ListThreads,
+        tools::posts::ListPinnedPosts, tools::posts::ListSaved, tools::posts::ListMentions,
         tools::drafts::ListDrafts, tools::status::Diagnose,
     ],
     local: [tools::files::SaveFile],
-    posting: [write::CreatePost, write::Dm, write::GroupMessage],
+    posting: [tools::posts::CreatePost, tools::posts::Dm, tools::posts::GroupMessage],
     post_changes: [
-        tools_posts::UpdatePost, tools_posts::DeletePost, tools_posts::AddReaction,
-        tools_posts::RemoveReaction, tools_posts::PinPost,
+        tools::posts::UpdatePost, tools::posts::DeletePost, tools::posts::AddReaction,
+        tools::posts::RemoveReaction, tools::posts::PinPost,
     ],
     changes: [
         tools::channels::JoinChannel, tools::channels::LeaveChannel,

@@ -1,6 +1,7 @@
 //! The tools about threads: `read_post` (a post with its whole thread)
 //! and `follow_thread`.
 
+use std::collections::HashSet;
 use std::fmt::Write as _;
 
 use porter_mattermost::Post;
@@ -17,11 +18,14 @@ use serde::Serialize;
 
 use crate::MattermostServer;
 use crate::output::DoneOut;
+use crate::output::PostOut;
 use crate::output::ThreadOut;
 use crate::paging::LIST_MAX;
 use crate::paging::LIST_PAGE;
 use crate::paging::more_line;
+use crate::render::iso_utc;
 use crate::render::post_text;
+use crate::tools::posts::{FETCH_DEPTH, FETCH_PAGE, POST_LIST_MAX, POST_LIST_PAGE, TeamPageArgs};
 
 /// One post and its thread.
 #[derive(Debug, Default, Serialize, Deserialize, JsonSchema)]
@@ -193,6 +197,128 @@ impl MattermostServer {
             &DoneOut {
                 id: root,
                 state: state.to_owned(),
+            },
+        )
+    }
+}
+
+/// `ThreadItemOut` is one followed thread.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct ThreadItemOut {
+    /// The thread's first post.
+    pub root: PostOut,
+    /// Replies in all.
+    pub reply_count: i64,
+    /// Replies you have not read.
+    pub unread_replies: i64,
+    /// Unread mentions of you.
+    pub unread_mentions: i64,
+    /// When the newest reply came (ISO 8601, UTC).
+    pub last_reply: String,
+}
+
+/// `ThreadsOut` is a page of followed threads.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct ThreadsOut {
+    /// The threads, most recent reply first.
+    pub threads: Vec<ThreadItemOut>,
+    /// Pass this as `cursor` for the next page; absent on the last page.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub next_cursor: Option<String>,
+}
+
+/// `list_threads`: Followed threads.
+pub(crate) struct ListThreads;
+
+impl Tool<MattermostServer> for ListThreads {
+    type Args = TeamPageArgs;
+    type Out = ThreadsOut;
+    const NAME: &'static str = "list_threads";
+    const TITLE: &'static str = "Followed threads";
+    const DESCRIPTION: &'static str =
+        "The threads you follow, most recent reply first, with their unread replies.";
+    const HINTS: Hints = Hints::READ;
+
+    async fn call(&self, server: &MattermostServer, args: TeamPageArgs, _call: Call) -> Outcome {
+        Ok(server.list_threads_impl(args).await?.into())
+    }
+}
+
+impl MattermostServer {
+    pub(crate) async fn list_threads_impl(
+        &self,
+        args: TeamPageArgs,
+    ) -> Result<CallToolResult, ToolError> {
+        let paging = self.paging::<_, usize>(
+            "list_threads",
+            &args,
+            args.limit,
+            args.cursor.as_deref(),
+            POST_LIST_PAGE,
+            POST_LIST_MAX,
+        )?;
+        let teams = self.teams_for(args.team_id.as_deref()).await?;
+        let mut seen = HashSet::new();
+        let mut threads = Vec::new();
+        for team in &teams {
+            let mut before: Option<String> = None;
+            loop {
+                let list = self
+                    .shared
+                    .client
+                    .user_threads(&team.id, before.as_deref(), FETCH_PAGE)
+                    .await?;
+                let got = list.threads.len();
+                before = list.threads.last().map(|t| t.id.clone());
+                for thread in list.threads {
+                    if seen.insert(thread.id.clone()) {
+                        threads.push(thread);
+                    }
+                }
+                if got < FETCH_PAGE as usize || threads.len() >= FETCH_DEPTH {
+                    break;
+                }
+            }
+        }
+        threads.sort_by(|a, b| {
+            b.last_reply_at
+                .cmp(&a.last_reply_at)
+                .then_with(|| a.id.cmp(&b.id))
+        });
+        let (page, next) = self.slice("list_threads", &paging, &threads);
+        let mut text = if threads.is_empty() {
+            "You follow no threads.\n".to_owned()
+        } else {
+            format!(
+                "You follow {} threads, most recent reply first:\n\n",
+                threads.len()
+            )
+        };
+        let mut out = Vec::with_capacity(page.len());
+        for thread in page {
+            let root = self.post_out(thread.post.clone()).await;
+            let last_reply = iso_utc(thread.last_reply_at);
+            let _ = writeln!(
+                text,
+                "Thread {}: {} replies ({} unread, {} mentions of you), last reply {last_reply}",
+                thread.id, thread.reply_count, thread.unread_replies, thread.unread_mentions
+            );
+            text.push_str(&post_text(&root));
+            text.push('\n');
+            out.push(ThreadItemOut {
+                root,
+                reply_count: thread.reply_count,
+                unread_replies: thread.unread_replies,
+                unread_mentions: thread.unread_mentions,
+                last_reply,
+            });
+        }
+        more_line(&mut text, next.as_ref(), "threads");
+        done(
+            text,
+            &ThreadsOut {
+                threads: out,
+                next_cursor: next,
             },
         )
     }
