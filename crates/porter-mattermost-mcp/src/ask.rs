@@ -264,6 +264,7 @@ mod tests {
             }
         }
     }
+
     #[test]
     fn the_input_digest_ignores_key_order_but_not_values() {
         let a = serde_json::json!({"message": "hi", "channel_id": "x"});

@@ -36,14 +36,14 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
 
-// Logging is deprecated by SEP-2577, but clients up to 2025-11-25 still
-// call logging/setLevel (the conformance suite checks it), so it is kept.
 use porter_mcp::tool::{Registry, Tool};
 use rmcp::model::{
     CacheScope, CallToolRequestParams, CallToolResponse, DiscoverResult, Implementation,
     ListToolsResult, PaginatedRequestParams, ProtocolVersion, ResultType, ServerCapabilities,
     ServerConfig,
 };
+// Logging is deprecated by SEP-2577, but clients up to 2025-11-25 still
+// call logging/setLevel (the conformance suite checks it), so it is kept.
 #[allow(deprecated)]
 use rmcp::model::{LoggingLevel, SetLevelRequestParams};
 use rmcp::service::RequestContext;

@@ -164,6 +164,7 @@ impl Client {
             .await?;
         self.read_json(response, &ask.target).await
     }
+
     /// `new` makes a client for the server at `base_url` (a trailing `/` or
     /// `/api/v4` is dropped) using `token`. It does not contact the server;
     /// call [`Client::me`] to check the token.
@@ -211,12 +212,14 @@ impl Client {
             options,
         })
     }
+
     /// `base_url` is the server's address as normalised (no trailing `/`,
     /// no `/api/v4`).
     #[must_use]
     pub fn base_url(&self) -> &str {
         self.base.as_str().trim_end_matches('/')
     }
+
     /// `permalink` is the link that opens a post in Mattermost's web app.
     #[must_use]
     pub fn permalink(&self, post_id: &str) -> String {
@@ -232,6 +235,7 @@ impl Client {
             .extend(segments);
         url
     }
+
     pub(crate) async fn get<T: DeserializeOwned>(
         &self,
         segments: &[&str],
@@ -251,6 +255,7 @@ impl Client {
             .await?;
         self.read_json(response, &ask.target).await
     }
+
     pub(crate) async fn post_json<B: Serialize + ?Sized, T: DeserializeOwned>(
         &self,
         segments: &[&str],
@@ -272,6 +277,7 @@ impl Client {
             .await?;
         self.read_json(response, &ask.target).await
     }
+
     /// `send` sends the request `build` makes, with the token, again after
     /// a wait while the server answers 429 or 503 and attempts remain.
     pub(crate) async fn send(
@@ -330,6 +336,7 @@ impl Client {
             return Err(error_for(status, &body, ask, &self.host, attempt));
         }
     }
+
     fn network(&self, source: reqwest::Error) -> Error {
         Error::Network {
             host: self.host.clone(),
@@ -337,6 +344,7 @@ impl Client {
             source: source.without_url(),
         }
     }
+
     pub(crate) async fn read_json<T: DeserializeOwned>(
         &self,
         response: Response,
@@ -350,6 +358,7 @@ impl Client {
             reason: e.to_string(),
         })
     }
+
     /// `read_capped` reads a body, refusing one that declares or turns out
     /// to be longer than `cap` bytes; it stops reading at the first chunk
     /// past the cap.

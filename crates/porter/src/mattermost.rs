@@ -137,27 +137,11 @@ async fn run_serve(args: ServeArgs, mut settings: Settings) -> ExitCode {
         TransportArg::Stdio => Transport::Stdio,
         TransportArg::Http => Transport::Http,
     };
-    let addr = format!("{}:{}", args.host, args.port);
-    let bind: Option<SocketAddr> = if transport == Transport::Http {
-        let Some(addr) = tokio::net::lookup_host(&addr)
-            .await
-            .ok()
-            .and_then(|mut a| a.next())
-        else {
-            eprintln!(
-                "porter: --host {} is not an address this machine can listen on",
-                args.host
-            );
-            return ExitCode::from(2);
-        };
-        if !addr.ip().is_loopback() && settings.http_token.is_none() {
-            eprintln!(
-                "porter: --host {} is reachable from other machines, so set PORTER_MCP_HTTP_TOKEN to a long random secret that clients must send as a bearer token (or listen on 127.0.0.1)",
-                args.host
-            );
-            return ExitCode::from(2);
+    let bind = if transport == Transport::Http {
+        match http_address(&args, &settings).await {
+            Ok(addr) => Some(addr),
+            Err(code) => return code,
         }
-        Some(addr)
     } else {
         None
     };
@@ -254,6 +238,32 @@ async fn run_serve(args: ServeArgs, mut settings: Settings) -> ExitCode {
             ExitCode::from(1)
         }
     }
+}
+
+/// The address `serve --transport http` listens on: `--host` and `--port`
+/// resolved, and refused (exit 2) when it is not local and no bearer token
+/// is set.
+async fn http_address(args: &ServeArgs, settings: &Settings) -> Result<SocketAddr, ExitCode> {
+    let addr = format!("{}:{}", args.host, args.port);
+    let Some(addr) = tokio::net::lookup_host(&addr)
+        .await
+        .ok()
+        .and_then(|mut a| a.next())
+    else {
+        eprintln!(
+            "porter: --host {} is not an address this machine can listen on",
+            args.host
+        );
+        return Err(ExitCode::from(2));
+    };
+    if !addr.ip().is_loopback() && settings.http_token.is_none() {
+        eprintln!(
+            "porter: --host {} is reachable from other machines, so set PORTER_MCP_HTTP_TOKEN to a long random secret that clients must send as a bearer token (or listen on 127.0.0.1)",
+            args.host
+        );
+        return Err(ExitCode::from(2));
+    }
+    Ok(addr)
 }
 
 /// Starts the emulator with the demo seed on a free loopback port and

@@ -546,6 +546,7 @@ impl MattermostServer {
             Look::Status(wanted) => self.status_plan(wanted).await,
         }
     }
+
     /// Makes a change the person agreed to.
     pub(crate) async fn make_change(&self, act: Act) -> Result<CallToolResult, ToolError> {
         match act {
@@ -556,6 +557,7 @@ impl MattermostServer {
             Act::Status(s) => self.status_act(s).await,
         }
     }
+
     pub(crate) async fn membership_plan(
         &self,
         args: &OneChannelArgs,
@@ -629,6 +631,7 @@ impl MattermostServer {
             },
         })
     }
+
     pub(crate) async fn join_act(&self, m: Membership) -> Result<CallToolResult, ToolError> {
         self.shared
             .client
@@ -645,6 +648,7 @@ impl MattermostServer {
             },
         )
     }
+
     pub(crate) async fn leave_act(&self, m: Membership) -> Result<CallToolResult, ToolError> {
         self.shared
             .client
@@ -661,6 +665,7 @@ impl MattermostServer {
             },
         )
     }
+
     /// The team a call names, or the account's only team.
     pub(crate) async fn one_team(&self, team: Option<&str>) -> Result<Team, ToolError> {
         if let Some(team) = team.filter(|t| !t.trim().is_empty()) {
@@ -677,6 +682,7 @@ impl MattermostServer {
             names.join(", ")
         )))
     }
+
     pub(crate) async fn create_plan(&self, args: &CreateChannelArgs) -> Result<Plan, ToolError> {
         let name = args.name.trim().trim_start_matches('~');
         if !valid_channel_name(name) {
@@ -744,6 +750,7 @@ impl MattermostServer {
             }),
         })
     }
+
     pub(crate) async fn create_act(&self, c: Creation) -> Result<CallToolResult, ToolError> {
         let channel = self.shared.client.create_channel(&c.channel).await?;
         let text = format!("Created ~{} ({}).", channel.name, channel.id);
@@ -757,6 +764,7 @@ impl MattermostServer {
             },
         )
     }
+
     pub(crate) async fn add_plan(&self, args: &AddMembersArgs) -> Result<Plan, ToolError> {
         let (channel, team) = self
             .resolve_channel(&args.channel_id, args.team_id.as_deref())
@@ -853,6 +861,7 @@ impl MattermostServer {
             act: Act::Add(Addition { channel, people }),
         })
     }
+
     pub(crate) async fn add_act(&self, a: Addition) -> Result<CallToolResult, ToolError> {
         let ids: Vec<&str> = a.people.iter().map(|u| u.id.as_str()).collect();
         self.shared
@@ -970,6 +979,7 @@ impl MattermostServer {
         );
         done(text, &out)
     }
+
     pub(crate) async fn mark_channel_read_impl(
         &self,
         args: OneChannelArgs,
@@ -1259,6 +1269,7 @@ mod tests {
             assert_eq!(rfc3339_ms(bad), None, "{bad}");
         }
     }
+
     #[test]
     fn bad_channel_names_are_refused_with_a_usable_suggestion() {
         for bad in ["Release Plans", "a", "-x-", "x__y"] {

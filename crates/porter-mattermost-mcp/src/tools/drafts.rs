@@ -227,6 +227,7 @@ impl MattermostServer {
     pub(crate) async fn my_id(&self) -> Result<String, ToolError> {
         Ok(self.me().await?.id)
     }
+
     /// The root post id of a post's thread, and the post's channel.
     pub(crate) async fn thread_of(&self, wanted: &str) -> Result<(String, String), ToolError> {
         let id = Self::post_id(wanted)?;
@@ -238,6 +239,7 @@ impl MattermostServer {
         };
         Ok((root, post.channel_id))
     }
+
     /// The team to use for a channel: its own, or (direct and group
     /// channels belong to none) the account's first team.
     pub(crate) async fn team_for(&self, channel: &Channel) -> Result<String, ToolError> {
@@ -254,6 +256,7 @@ impl MattermostServer {
                 )
             })
     }
+
     /// The channel and thread a draft place names.
     pub(crate) async fn draft_place(
         &self,
@@ -274,6 +277,7 @@ impl MattermostServer {
         }
         Ok((channel, root))
     }
+
     /// The account's draft in a channel and thread, if there is one.
     pub(crate) async fn find_draft(
         &self,
@@ -286,6 +290,7 @@ impl MattermostServer {
             .into_iter()
             .find(|d| d.channel_id == channel.id && d.root_id == root_id))
     }
+
     /// A draft as the tools show it.
     pub(crate) fn draft_out(draft: &Draft, channel: &str) -> DraftOut {
         DraftOut {
@@ -297,6 +302,7 @@ impl MattermostServer {
             updated: iso_utc(draft.update_at),
         }
     }
+
     pub(crate) async fn save_draft_impl(
         &self,
         args: SaveDraftArgs,
@@ -358,6 +364,7 @@ impl MattermostServer {
             },
         )
     }
+
     pub(crate) async fn list_drafts_impl(
         &self,
         args: ListDraftsArgs,
@@ -427,6 +434,7 @@ impl MattermostServer {
             },
         )
     }
+
     pub(crate) async fn delete_draft_impl(
         &self,
         args: DraftPlaceArgs,

@@ -571,6 +571,7 @@ impl MattermostServer {
         let result = self.act_change(&change, look).await?;
         Ok(CallToolResponse::from(result))
     }
+
     pub(crate) fn open_sealed(&self, call: &Asking, digest: &str) -> Result<Sealed, ToolError> {
         let bound = ask_binding(call.tool, digest);
         self.shared
@@ -583,6 +584,7 @@ impl MattermostServer {
                 ))
             })
     }
+
     pub(crate) fn answer_in(&self, call: &Asking, time_ms: u64) -> Result<Answer, ToolError> {
         let Some(raw) = call.answers.as_ref().and_then(|a| a.get(CONFIRM)) else {
             return Ok(Answer::No(format!(
@@ -604,6 +606,7 @@ impl MattermostServer {
             self.shared.options.ask_timeout,
         ))
     }
+
     /// Where a post is, for the question: `~name` or the conversation.
     pub(crate) async fn post_place(&self, post: &Post) -> String {
         match self.shared.client.channel(&post.channel_id).await {
@@ -614,12 +617,14 @@ impl MattermostServer {
             Err(_) => format!("channel {}", post.channel_id),
         }
     }
+
     pub(crate) async fn author_of(&self, post: &Post) -> String {
         match self.post_out(post.clone()).await.username.as_str() {
             "" => format!("user {}", post.user_id),
             name => format!("@{name}"),
         }
     }
+
     /// Looks up what a change acts on and writes the question.
     pub(crate) async fn look(&self, change: &Change) -> Result<Look, ToolError> {
         let wanted = match change {
@@ -799,6 +804,7 @@ impl MattermostServer {
         }
         Ok(look)
     }
+
     pub(crate) async fn act_change(
         &self,
         change: &Change,
@@ -1105,6 +1111,7 @@ impl MattermostServer {
             },
         )
     }
+
     pub(crate) async fn list_pinned_impl(
         &self,
         args: PinnedArgs,
@@ -1134,6 +1141,7 @@ impl MattermostServer {
         self.posts_page("list_pinned_posts", &paging, &posts, channel, &empty, &head)
             .await
     }
+
     pub(crate) async fn list_saved_impl(
         &self,
         args: SavedArgs,
@@ -1168,6 +1176,7 @@ impl MattermostServer {
         )
         .await
     }
+
     pub(crate) async fn list_mentions_impl(
         &self,
         args: TeamPageArgs,
@@ -1199,6 +1208,7 @@ impl MattermostServer {
         self.posts_page("list_mentions", &paging, &posts, None, &empty, &head)
             .await
     }
+
     /// One page of a list of posts, as text and `PostsOut`.
     pub(crate) async fn posts_page(
         &self,
@@ -1935,6 +1945,7 @@ impl MattermostServer {
         let result = self.act(call.tool, &place, &call.message, bytes).await?;
         Ok(CallToolResponse::from(result))
     }
+
     pub(crate) async fn prepare(
         &self,
         requests: &[FileRequest],
@@ -1959,6 +1970,7 @@ impl MattermostServer {
         .map_err(|e| ToolError::Tool(format!("checking the files stopped unexpectedly: {e}")))?
         .map_err(|refusal| ToolError::Tool(refusal.to_string()))
     }
+
     pub(crate) async fn reread(
         &self,
         prepared: Prepared,
@@ -1983,6 +1995,7 @@ impl MattermostServer {
         .map_err(|e| ToolError::Tool(format!("reading the files again stopped unexpectedly: {e}")))?
         .map_err(|refusal| ToolError::Tool(refusal.to_string()))
     }
+
     /// Looks the destination up without changing anything.
     pub(crate) async fn place(&self, target: &Target) -> Result<Place, ToolError> {
         match target {
@@ -2065,6 +2078,7 @@ impl MattermostServer {
             }
         }
     }
+
     /// An active account by username; a deactivated or unknown one is
     /// refused with what to do.
     pub(crate) async fn active_user(&self, name: &str) -> Result<User, ToolError> {
@@ -2080,6 +2094,7 @@ impl MattermostServer {
             Err(other) => Err(other.into()),
         }
     }
+
     /// The message checks (every mention an account, broadcasts counted)
     /// for where the message goes.
     pub(crate) async fn check_mentions(
@@ -2095,6 +2110,7 @@ impl MattermostServer {
             .await
             .map_err(ToolError::Tool)
     }
+
     /// Refuses a message longer than the server takes, with both numbers.
     pub(super) async fn check_length(&self, message: &str) -> Result<(), ToolError> {
         let length = message.chars().count() as u64;
@@ -2108,6 +2124,7 @@ impl MattermostServer {
         }
         Ok(())
     }
+
     /// The retry's sealed state, opened against this call's input.
     pub(crate) fn open_asked(&self, call: &Posting, digest: &str) -> Result<Asked, ToolError> {
         let bound = ask_binding(call.tool, digest);
@@ -2122,6 +2139,7 @@ impl MattermostServer {
                 ))
             })
     }
+
     /// The input-required result of 2026-07-28: the question, and the
     /// sealed state the client hands back with the answer.
     pub(crate) fn input_required(
@@ -2134,6 +2152,7 @@ impl MattermostServer {
     ) -> Result<CallToolResponse, ToolError> {
         self.input_required_with(tool, digest, asked, post_form(title, text)?)
     }
+
     /// Seals `asked` (bound to `tool` and the call's input `digest`) and
     /// returns the input-required result that puts `question` to the
     /// person; every asking tool uses it under 2026-07-28.
@@ -2160,6 +2179,7 @@ impl MattermostServer {
             Some(sealed),
         )))
     }
+
     /// Asks about a post during the call (sessions up to 2025-11-25).
     pub(crate) async fn ask_now(
         &self,
@@ -2172,6 +2192,7 @@ impl MattermostServer {
             .ask_now_with(tool, post_form(title, text)?, NOTHING_POSTED, context)
             .await)
     }
+
     /// Creates the channel if needed, uploads every file one at a time,
     /// and posts.
     pub(crate) async fn act(
@@ -2320,6 +2341,7 @@ mod tests {
         assert_eq!(quote("a\nb"), "> a\n> b");
         assert_eq!(quote(""), "> (no text)");
     }
+
     #[test]
     fn a_time_without_an_offset_is_read_in_the_persons_zone() {
         let cases = [
@@ -2354,6 +2376,7 @@ mod tests {
             );
         }
     }
+
     #[test]
     fn a_time_that_is_not_iso_8601_or_a_zone_porter_lacks_is_refused_with_the_fix() {
         for (text, zone, words) in [
@@ -2366,6 +2389,7 @@ mod tests {
             }
         }
     }
+
     #[test]
     fn titles_name_the_action_and_the_place() {
         let channel = Place::Channel {
@@ -2393,6 +2417,7 @@ mod tests {
             "Send a group message to @bob, @carol"
         );
     }
+
     #[test]
     fn a_file_is_a_path_or_a_name_with_content() {
         let ok = [
