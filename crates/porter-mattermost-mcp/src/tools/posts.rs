@@ -648,56 +648,16 @@ impl MattermostServer {
             nothing_to_do: None,
             post,
         };
+        let naming = Naming {
+            id: &id,
+            me: &me,
+            author: &author,
+            place: &place,
+            link: &link,
+        };
         let post = &look.post;
         match change {
-            Change::Update(args) => {
-                if post.user_id != me.id {
-                    return Err(ToolError::Tool(format!(
-                        "post {id} was written by {author}, and you can edit only your own posts. {NOTHING_CHANGED}"
-                    )));
-                }
-                if args.message.trim().is_empty() {
-                    return Err(ToolError::Tool(format!(
-                        "the new message is empty; to remove the post use delete_post. {NOTHING_CHANGED}"
-                    )));
-                }
-                if args.message == post.message {
-                    look.nothing_to_do = Some(format!(
-                        "post {id} already says exactly that; there is nothing to change."
-                    ));
-                    return Ok(look);
-                }
-                self.check_length(&args.message)
-                    .await
-                    .map_err(|f| match f {
-                        ToolError::Tool(s) => ToolError::Tool(of_posted(&s)),
-                        other @ ToolError::Rpc(_) => other,
-                    })?;
-                let checked = check_message(
-                    &self.shared.client,
-                    &args.message,
-                    &Reach::Channel(post.channel_id.clone()),
-                    NOTHING_CHANGED,
-                )
-                .await
-                .map_err(ToolError::Tool)?;
-                look.fingerprint = fingerprint(&["update", &post.id, &post.message]);
-                look.title = format!("Edit your post in {place}");
-                let mut text = format!(
-                    "{}\n\n@{} edits their post in {place} ({link}).\n",
-                    look.title, me.username
-                );
-                for note in &checked.notes {
-                    let _ = writeln!(text, "{note}");
-                }
-                let _ = write!(
-                    text,
-                    "\nThe old text:\n{}\n\nThe new text:\n{}",
-                    quote(&post.message),
-                    quote(&args.message)
-                );
-                look.text = text;
-            }
+            Change::Update(args) => self.update_question(args, &mut look, &naming).await?,
             Change::Delete(_) => {
                 if post.user_id != me.id && !is_admin(&me.roles) {
                     return Err(ToolError::Tool(format!(
@@ -770,39 +730,74 @@ impl MattermostServer {
                 );
                 look.emoji = emoji;
             }
-            Change::Pin(args) => {
-                if post.is_pinned != args.unpin {
-                    let state = if args.unpin {
-                        "is not pinned"
-                    } else {
-                        "is already pinned"
-                    };
-                    look.nothing_to_do =
-                        Some(format!("post {id} {state}; there is nothing to change."));
-                }
-                let verb = if args.unpin { "unpin" } else { "pin" };
-                look.fingerprint = fingerprint(&[verb, &post.id, &post.message]);
-                look.title = if args.unpin {
-                    format!("Unpin a post in {place}")
-                } else {
-                    format!("Pin a post in {place}")
-                };
-                let doing = if args.unpin {
-                    format!("takes the pin off this post by {author} in {place}")
-                } else {
-                    format!(
-                        "pins this post by {author} to {place}, where everyone in the channel sees it among the pinned posts"
-                    )
-                };
-                look.text = format!(
-                    "{}\n\n@{} {doing} ({link}):\n\n{}",
-                    look.title,
-                    me.username,
-                    quote(&post.message)
-                );
-            }
+            Change::Pin(args) => pin_question(args, &mut look, &naming),
         }
         Ok(look)
+    }
+
+    /// The question of `update_post`: the old text and the new; refused
+    /// for another's post or an empty message.
+    async fn update_question(
+        &self,
+        args: &UpdatePostArgs,
+        look: &mut Look,
+        naming: &Naming<'_>,
+    ) -> Result<(), ToolError> {
+        let Naming {
+            id,
+            me,
+            author,
+            place,
+            link,
+        } = *naming;
+        let post = &look.post;
+        if post.user_id != me.id {
+            return Err(ToolError::Tool(format!(
+                "post {id} was written by {author}, and you can edit only your own posts. {NOTHING_CHANGED}"
+            )));
+        }
+        if args.message.trim().is_empty() {
+            return Err(ToolError::Tool(format!(
+                "the new message is empty; to remove the post use delete_post. {NOTHING_CHANGED}"
+            )));
+        }
+        if args.message == post.message {
+            look.nothing_to_do = Some(format!(
+                "post {id} already says exactly that; there is nothing to change."
+            ));
+            return Ok(());
+        }
+        self.check_length(&args.message)
+            .await
+            .map_err(|f| match f {
+                ToolError::Tool(s) => ToolError::Tool(of_posted(&s)),
+                other @ ToolError::Rpc(_) => other,
+            })?;
+        let checked = check_message(
+            &self.shared.client,
+            &args.message,
+            &Reach::Channel(post.channel_id.clone()),
+            NOTHING_CHANGED,
+        )
+        .await
+        .map_err(ToolError::Tool)?;
+        look.fingerprint = fingerprint(&["update", &post.id, &post.message]);
+        look.title = format!("Edit your post in {place}");
+        let mut text = format!(
+            "{}\n\n@{} edits their post in {place} ({link}).\n",
+            look.title, me.username
+        );
+        for note in &checked.notes {
+            let _ = writeln!(text, "{note}");
+        }
+        let _ = write!(
+            text,
+            "\nThe old text:\n{}\n\nThe new text:\n{}",
+            quote(&post.message),
+            quote(&args.message)
+        );
+        look.text = text;
+        Ok(())
     }
 
     pub(crate) async fn act_change(
@@ -2304,6 +2299,57 @@ pub(crate) fn action_title(tool: &str, place: &Place) -> String {
         .replace("Send direct", "Send a direct")
         .replace("Send group", "Send a group")
     }
+}
+
+/// The question of `pin_post`: what pinning (or unpinning) shows everyone.
+fn pin_question(args: &PinArgs, look: &mut Look, naming: &Naming<'_>) {
+    let Naming {
+        id,
+        me,
+        author,
+        place,
+        link,
+    } = *naming;
+    let post = &look.post;
+    if post.is_pinned != args.unpin {
+        let state = if args.unpin {
+            "is not pinned"
+        } else {
+            "is already pinned"
+        };
+        look.nothing_to_do = Some(format!("post {id} {state}; there is nothing to change."));
+    }
+    let verb = if args.unpin { "unpin" } else { "pin" };
+    look.fingerprint = fingerprint(&[verb, &post.id, &post.message]);
+    look.title = if args.unpin {
+        format!("Unpin a post in {place}")
+    } else {
+        format!("Pin a post in {place}")
+    };
+    let doing = if args.unpin {
+        format!("takes the pin off this post by {author} in {place}")
+    } else {
+        format!(
+            "pins this post by {author} to {place}, where everyone in the channel sees it among the pinned posts"
+        )
+    };
+    look.text = format!(
+        "{}\n\n@{} {doing} ({link}):\n\n{}",
+        look.title,
+        me.username,
+        quote(&post.message)
+    );
+}
+
+/// What every post change's question names: the post's id, who asks, the
+/// post's author, its place and its link.
+#[derive(Clone, Copy)]
+pub(crate) struct Naming<'a> {
+    id: &'a str,
+    me: &'a User,
+    author: &'a str,
+    place: &'a str,
+    link: &'a str,
 }
 
 #[cfg(test)]
