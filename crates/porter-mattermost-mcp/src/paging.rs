@@ -5,6 +5,7 @@
 
 use std::fmt::Write as _;
 
+use porter_mattermost::Search;
 use porter_mcp::tool::ToolError;
 use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
@@ -62,6 +63,34 @@ pub(crate) fn more_line(text: &mut String, next: Option<&String>, what: &str) {
     } else {
         let _ = writeln!(text, "That is the last page.");
     }
+}
+
+/// `search_pages` gathers Mattermost's search pages (`fetch` asks for one
+/// and answers how many it held and what) until `end` results are in hand
+/// or a page comes back short.
+pub(crate) async fn search_pages<T, F, Fut>(
+    terms: &str,
+    end: usize,
+    mut fetch: F,
+) -> Result<Vec<T>, ToolError>
+where
+    F: FnMut(Search) -> Fut,
+    Fut: Future<Output = Result<(usize, Vec<T>), porter_mattermost::Error>>,
+{
+    let mut out = Vec::new();
+    let mut page = 0u32;
+    while out.len() < end {
+        let mut search = Search::new(terms);
+        search.page = page;
+        search.per_page = SEARCH_FETCH as u32;
+        let (got, items) = fetch(search).await?;
+        out.extend(items);
+        if got < SEARCH_FETCH {
+            break;
+        }
+        page += 1;
+    }
+    Ok(out)
 }
 
 impl MattermostServer {

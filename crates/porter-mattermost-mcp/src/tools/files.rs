@@ -11,14 +11,14 @@ use rmcp::RoleServer;
 use rmcp::model::CallToolResult;
 use rmcp::service::RequestContext;
 
-use porter_mattermost::{Error, FileInfo, Search, Team};
+use porter_mattermost::{Error, FileInfo, Team};
 use porter_mcp::content::content as blocks;
 use porter_mcp::tool::{Call, Hints, Outcome, Tool, ToolError, done};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::output::{FileOut, FilesOut, ImageOut, ReadFileOut, SavedOut};
-use crate::paging::{SEARCH_DEPTH, SEARCH_FETCH, SearchArgs, more_line};
+use crate::paging::{SEARCH_DEPTH, SearchArgs, more_line, search_pages};
 use crate::render::file_line;
 use crate::{MattermostServer, SAVE_FILE_BYTES, lock};
 
@@ -354,21 +354,11 @@ impl MattermostServer {
         terms: &str,
         end: usize,
     ) -> Result<Vec<FileInfo>, ToolError> {
-        let mut out = Vec::new();
-        let mut page = 0u32;
-        while out.len() < end {
-            let mut search = Search::new(terms);
-            search.page = page;
-            search.per_page = SEARCH_FETCH as u32;
+        search_pages(terms, end, |search| async move {
             let list = self.shared.client.search_files(&team.id, &search).await?;
-            let got = list.order.len();
-            out.extend(list.into_ordered());
-            if got < SEARCH_FETCH {
-                break;
-            }
-            page += 1;
-        }
-        Ok(out)
+            Ok((list.order.len(), list.into_ordered()))
+        })
+        .await
     }
 
     pub(crate) async fn search_files_impl(

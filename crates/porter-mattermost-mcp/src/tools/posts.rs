@@ -32,7 +32,6 @@ use porter_mattermost::NewPost;
 use porter_mattermost::Post;
 use porter_mattermost::PostPatch;
 use porter_mattermost::Preference;
-use porter_mattermost::Search;
 use porter_mattermost::Team;
 use porter_mattermost::UploadFile;
 use porter_mattermost::User;
@@ -87,9 +86,9 @@ use crate::output::PostOut;
 use crate::output::PostedOut;
 use crate::output::PostsOut;
 use crate::paging::SEARCH_DEPTH;
-use crate::paging::SEARCH_FETCH;
 use crate::paging::SearchArgs;
 use crate::paging::more_line;
+use crate::paging::search_pages;
 use crate::render::channel_label;
 use crate::render::channel_line;
 use crate::render::post_text;
@@ -1362,21 +1361,11 @@ impl MattermostServer {
         terms: &str,
         end: usize,
     ) -> Result<Vec<Post>, ToolError> {
-        let mut out = Vec::new();
-        let mut page = 0u32;
-        while out.len() < end {
-            let mut search = Search::new(terms);
-            search.page = page;
-            search.per_page = SEARCH_FETCH as u32;
+        search_pages(terms, end, |search| async move {
             let list = self.shared.client.search_posts(&team.id, &search).await?;
-            let got = list.order.len();
-            out.extend(list.into_ordered());
-            if got < SEARCH_FETCH {
-                break;
-            }
-            page += 1;
-        }
-        Ok(out)
+            Ok((list.order.len(), list.into_ordered()))
+        })
+        .await
     }
 
     pub(crate) async fn search_posts_impl(
