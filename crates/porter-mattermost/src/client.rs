@@ -13,18 +13,13 @@ use std::time::{Duration, SystemTime};
 
 use bytes::{Bytes, BytesMut};
 use futures_util::StreamExt;
-use reqwest::header::{
-    AUTHORIZATION, CONTENT_DISPOSITION, CONTENT_LENGTH, CONTENT_TYPE, HeaderValue, RETRY_AFTER,
-};
+use reqwest::header::{AUTHORIZATION, CONTENT_LENGTH, CONTENT_TYPE, HeaderValue, RETRY_AFTER};
 use reqwest::{Method, RequestBuilder, Response, StatusCode, Url};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 
-use crate::error::{ApiError, ERROR_BODY_BYTES, Error, Target, Thing, describe_network};
-use crate::model::{
-    Channel, ChannelPosts, ClientConfig, Download, FileInfo, FileInfoList, NewPost, Ping, Post,
-    PostList, Search, Team, Upload, UploadFile, User, UserSearch,
-};
+use crate::error::{ApiError, ERROR_BODY_BYTES, Error, Target, describe_network};
+use crate::model::{FileInfo, Upload};
 
 /// `USER_AGENT` is what every request says it is, so server admins can tell
 /// porter's traffic apart.
@@ -229,311 +224,7 @@ impl Client {
     #[must_use]
     pub fn permalink(&self, post_id: &str) -> String {
         format!("{}/_redirect/pl/{post_id}", self.base_url())
-    }
-
-    // ----- users -----
-
-    /// `me` is the token's own account; the cheapest way to check a token.
-    pub async fn me(&self) -> Result<User, Error> {
-        let ask = Ask::new("read", Target::own(Thing::User));
-        self.get(&["users", "me"], &[], &ask).await
-    }
-
-    /// `user` looks a user up by id.
-    pub async fn user(&self, user_id: &str) -> Result<User, Error> {
-        let ask = Ask::new("read", Target::id(Thing::User, user_id));
-        self.get(&["users", user_id], &[], &ask).await
-    }
-
-    /// `user_by_username` looks a user up by username (without `@`).
-    pub async fn user_by_username(&self, username: &str) -> Result<User, Error> {
-        let ask = Ask::new("read", Target::name(Thing::User, username));
-        self.get(&["users", "username", username], &[], &ask).await
-    }
-
-    /// `users_by_usernames` looks several users up at once; names that do
-    /// not exist are left out of the answer, not an error.
-    pub async fn users_by_usernames(
-        &self,
-        usernames: &[impl AsRef<str>],
-    ) -> Result<Vec<User>, Error> {
-        let names: Vec<&str> = usernames.iter().map(AsRef::as_ref).collect();
-        let ask = Ask::new("read", Target::several(Thing::User, &names));
-        self.post_json(&["users", "usernames"], &names, &ask).await
-    }
-
-    /// `search_users` finds users whose names, nickname or e-mail match.
-    pub async fn search_users(&self, search: &UserSearch) -> Result<Vec<User>, Error> {
-        let ask = Ask::new("search", Target::name(Thing::User, &search.term));
-        self.post_json(&["users", "search"], search, &ask).await
-    }
-
-    // ----- teams -----
-
-    /// `my_teams` are the teams the account belongs to.
-    pub async fn my_teams(&self) -> Result<Vec<Team>, Error> {
-        let ask = Ask::new("list the teams of", Target::own(Thing::User));
-        self.get(&["users", "me", "teams"], &[], &ask).await
-    }
-
-    /// `team_by_name` looks a team up by its URL name.
-    pub async fn team_by_name(&self, name: &str) -> Result<Team, Error> {
-        let ask = Ask::new("read", Target::name(Thing::Team, name));
-        self.get(&["teams", "name", name], &[], &ask).await
-    }
-
-    // ----- channels -----
-
-    /// `my_channels` are the channels of a team the account is a member of,
-    /// including its direct and group channels.
-    pub async fn my_channels(&self, team_id: &str) -> Result<Vec<Channel>, Error> {
-        let ask = Ask::new("list the channels of", Target::id(Thing::Team, team_id));
-        self.get(&["users", "me", "teams", team_id, "channels"], &[], &ask)
-            .await
-    }
-
-    /// `channel_by_name` looks a channel up by its URL name within a team.
-    pub async fn channel_by_name(&self, team_id: &str, name: &str) -> Result<Channel, Error> {
-        let target = Target::name(Thing::Channel, name).within(format!("in team {team_id:?}"));
-        let ask = Ask::new("read", target);
-        self.get(&["teams", team_id, "channels", "name", name], &[], &ask)
-            .await
-    }
-
-    /// `channel` looks a channel up by id.
-    pub async fn channel(&self, channel_id: &str) -> Result<Channel, Error> {
-        let ask = Ask::new("read", Target::id(Thing::Channel, channel_id));
-        self.get(&["channels", channel_id], &[], &ask).await
-    }
-
-    /// `direct_channel` opens (or finds) the direct channel between two
-    /// users; `user_id` is usually the account's own id. Both ids may be the
-    /// same for notes to oneself.
-    pub async fn direct_channel(
-        &self,
-        user_id: &str,
-        other_user_id: &str,
-    ) -> Result<Channel, Error> {
-        let ids = [user_id, other_user_id];
-        let target = Target::several(Thing::User, &ids);
-        let ask = Ask::new("open a direct channel with", target);
-        self.post_json(&["channels", "direct"], &ids, &ask).await
-    }
-
-    /// `group_channel` opens (or finds) the group channel of these users
-    /// (three to eight, the account included).
-    pub async fn group_channel(&self, user_ids: &[impl AsRef<str>]) -> Result<Channel, Error> {
-        let ids: Vec<&str> = user_ids.iter().map(AsRef::as_ref).collect();
-        let ask = Ask::new(
-            "open a group channel with",
-            Target::several(Thing::User, &ids),
-        );
-        self.post_json(&["channels", "group"], &ids, &ask).await
-    }
-
-    // ----- posts -----
-
-    /// `channel_posts` is one page of a channel's posts, newest first.
-    pub async fn channel_posts(
-        &self,
-        channel_id: &str,
-        page: &ChannelPosts,
-    ) -> Result<PostList, Error> {
-        let ask = Ask::new("read the posts of", Target::id(Thing::Channel, channel_id));
-        self.get(&["channels", channel_id, "posts"], &page.query(), &ask)
-            .await
-    }
-
-    /// `post` is one post by id.
-    pub async fn post(&self, post_id: &str) -> Result<Post, Error> {
-        let ask = Ask::new("read", Target::id(Thing::Post, post_id));
-        self.get(&["posts", post_id], &[], &ask).await
-    }
-
-    /// `post_thread` is a post's whole thread: its root and every reply.
-    pub async fn post_thread(&self, post_id: &str) -> Result<PostList, Error> {
-        let ask = Ask::new("read the thread of", Target::id(Thing::Post, post_id));
-        self.get(&["posts", post_id, "thread"], &[], &ask).await
-    }
-
-    /// `create_post` posts a message, with files uploaded beforehand to the
-    /// same channel.
-    pub async fn create_post(&self, post: &NewPost) -> Result<Post, Error> {
-        let ask = Ask::new("post in", Target::id(Thing::Channel, &post.channel_id));
-        self.post_json(&["posts"], post, &ask).await
-    }
-
-    // ----- files -----
-
-    /// `file_info` is what the server says about a file.
-    pub async fn file_info(&self, file_id: &str) -> Result<FileInfo, Error> {
-        let ask = Ask::new("read", Target::id(Thing::File, file_id));
-        self.get(&["files", file_id, "info"], &[], &ask).await
-    }
-
-    /// `post_file_infos` are the infos of a post's files.
-    pub async fn post_file_infos(&self, post_id: &str) -> Result<Vec<FileInfo>, Error> {
-        let ask = Ask::new("read the files of", Target::id(Thing::Post, post_id));
-        self.get(&["posts", post_id, "files", "info"], &[], &ask)
-            .await
-    }
-
-    /// `download` fetches a file whose info is known. A file whose info
-    /// already claims more than `cap_bytes` is refused without a request;
-    /// otherwise it is [`Client::download_file`], because the claim may be
-    /// wrong.
-    pub async fn download(&self, info: &FileInfo, cap_bytes: u64) -> Result<Download, Error> {
-        if info.size > cap_bytes {
-            return Err(Error::TooLarge {
-                target: Target::id(Thing::File, &info.id),
-                cap: cap_bytes,
-                size: Some(info.size),
-                received: 0,
-            });
-        }
-        self.download_file(&info.id, cap_bytes).await
-    }
-
-    /// `download_file` fetches a file's bytes, never more than `cap_bytes`:
-    /// a `Content-Length` over the cap stops before the body is read, and a
-    /// body that runs past the cap is cut off there (at most one chunk more
-    /// is read). Either way the answer is [`Error::TooLarge`].
-    pub async fn download_file(&self, file_id: &str, cap_bytes: u64) -> Result<Download, Error> {
-        let ask = Ask::new("download", Target::id(Thing::File, file_id));
-        let url = self.api_url(&["files", file_id]);
-        let response = self.send(&ask, || self.http.get(url.clone())).await?;
-        let content_type = header_text(&response, CONTENT_TYPE);
-        let file_name = header_text(&response, CONTENT_DISPOSITION)
-            .as_deref()
-            .and_then(disposition_file_name);
-        let bytes = self.read_capped(response, cap_bytes, &ask.target).await?;
-        Ok(Download {
-            bytes,
-            content_type,
-            file_name,
-        })
-    }
-
-    /// `upload_files` uploads files to a channel, ready to be attached to a
-    /// post there, and answers their infos in the order given. The form
-    /// carries exactly `channel_id`, then one `client_ids` per file, then one
-    /// `files` part per file, as Mattermost's web app sends them. When the
-    /// server refuses the upload as too large, the client asks for its
-    /// `MaxFileSize` so the error can name the limit.
-    pub async fn upload_files(
-        &self,
-        channel_id: &str,
-        files: &[UploadFile],
-    ) -> Result<Vec<FileInfo>, Error> {
-        for file in files {
-            check_upload_name(&file.name)?;
-            if !file.content_type.is_empty() && file.content_type.parse::<HeaderValue>().is_err() {
-                return Err(Error::BadUpload {
-                    name: file.name.clone(),
-                    reason: "its content type has characters a header cannot carry",
-                });
-            }
-        }
-        let names: Vec<&str> = files.iter().map(|f| f.name.as_str()).collect();
-        let target =
-            Target::several(Thing::File, &names).within(format!("for channel {channel_id:?}"));
-        let ask = Ask::new("upload", target);
-        let client_ids: Vec<String> = files.iter().map(|_| new_id()).collect();
-        let url = self.api_url(&["files"]);
-        let form = || {
-            let mut form =
-                reqwest::multipart::Form::new().text("channel_id", channel_id.to_owned());
-            for id in &client_ids {
-                form = form.text("client_ids", id.clone());
-            }
-            for file in files {
-                let content_type = if file.content_type.is_empty() {
-                    "application/octet-stream"
-                } else {
-                    file.content_type.as_str()
-                };
-                let mut part = reqwest::multipart::Part::stream_with_length(
-                    file.bytes.clone(),
-                    file.bytes.len() as u64,
-                )
-                .file_name(file.name.clone());
-                let mut headers = reqwest::header::HeaderMap::new();
-                if let Ok(value) = HeaderValue::from_str(content_type) {
-                    headers.insert(CONTENT_TYPE, value);
-                }
-                part = part.headers(headers);
-                form = form.part("files", part);
-            }
-            self.http.post(url.clone()).multipart(form)
-        };
-        let response = match self.send(&ask, form).await {
-            Err(Error::RejectedTooLarge {
-                target,
-                limit: None,
-                api,
-            }) => {
-                let limit = self
-                    .client_config()
-                    .await
-                    .ok()
-                    .and_then(|c| c.max_file_size);
-                return Err(Error::RejectedTooLarge { target, limit, api });
-            }
-            other => other?,
-        };
-        let upload: Upload = self.read_json(response, &ask.target).await?;
-        order_uploads(upload, &client_ids, &ask.target)
-    }
-
-    // ----- search -----
-
-    /// `search_posts` searches a team's posts in Mattermost's search syntax.
-    pub async fn search_posts(&self, team_id: &str, search: &Search) -> Result<PostList, Error> {
-        let ask = Ask::new("search the posts of", Target::id(Thing::Team, team_id));
-        self.post_json(&["teams", team_id, "posts", "search"], search, &ask)
-            .await
-    }
-
-    /// `search_files` searches a team's files by name and content.
-    pub async fn search_files(
-        &self,
-        team_id: &str,
-        search: &Search,
-    ) -> Result<FileInfoList, Error> {
-        let ask = Ask::new("search the files of", Target::id(Thing::Team, team_id));
-        self.post_json(&["teams", team_id, "files", "search"], search, &ask)
-            .await
-    }
-
-    // ----- server -----
-
-    /// `client_config` is the server's client configuration: its version
-    /// and limits.
-    pub async fn client_config(&self) -> Result<ClientConfig, Error> {
-        let ask = Ask::new("read the configuration of", Target::own(Thing::Server));
-        let map = self
-            .get(&["config", "client"], &[("format", "old".to_owned())], &ask)
-            .await?;
-        Ok(ClientConfig::from_map(map))
-    }
-
-    /// `ping` asks whether the server is up, and keeps the answer's
-    /// `X-Version-Id` header, which names the server's version.
-    pub async fn ping(&self) -> Result<Ping, Error> {
-        let ask = Ask::new("reach", Target::own(Thing::Server));
-        let url = self.api_url(&["system", "ping"]);
-        let response = self.send(&ask, || self.http.get(url.clone())).await?;
-        let version_id = response
-            .headers()
-            .get("x-version-id")
-            .and_then(|v| v.to_str().ok())
-            .map(str::to_owned);
-        let mut ping: Ping = self.read_json(response, &ask.target).await?;
-        ping.version_id = version_id;
-        Ok(ping)
-    }
-
-    // ----- plumbing -----
+    } // ----- plumbing -----
 
     pub(crate) fn api_url(&self, segments: &[&str]) -> Url {
         let mut url = self.base.clone();
@@ -671,7 +362,7 @@ impl Client {
     /// `read_capped` reads a body, refusing one that declares or turns out
     /// to be longer than `cap` bytes; it stops reading at the first chunk
     /// past the cap.
-    async fn read_capped(
+    pub(crate) async fn read_capped(
         &self,
         response: Response,
         cap: u64,
@@ -807,7 +498,7 @@ const ID_ALPHABET: &[u8; 32] = b"ybndrfg8ejkmcpqxot1uwisza345h769";
 
 /// `new_id` is a Mattermost-shaped id (26 base32 characters), used for the
 /// upload's `client_ids`.
-fn new_id() -> String {
+pub(crate) fn new_id() -> String {
     let bits = (u128::from(random_u64()) << 64) | u128::from(random_u64());
     (0..26)
         .map(|i| char::from(ID_ALPHABET[((bits >> ((i * 5) % 128)) & 31) as usize]))
@@ -855,7 +546,10 @@ fn error_for(status: StatusCode, body: &[u8], ask: &Ask, host: &str, attempts: u
     }
 }
 
-fn header_text(response: &Response, name: reqwest::header::HeaderName) -> Option<String> {
+pub(crate) fn header_text(
+    response: &Response,
+    name: reqwest::header::HeaderName,
+) -> Option<String> {
     response
         .headers()
         .get(name)
@@ -863,7 +557,7 @@ fn header_text(response: &Response, name: reqwest::header::HeaderName) -> Option
         .map(str::to_owned)
 }
 
-fn check_upload_name(name: &str) -> Result<(), Error> {
+pub(crate) fn check_upload_name(name: &str) -> Result<(), Error> {
     let reason = if name.trim().is_empty() {
         "it has no name"
     } else if name.chars().any(char::is_control) {
@@ -879,7 +573,7 @@ fn check_upload_name(name: &str) -> Result<(), Error> {
 
 /// `order_uploads` puts the server's file infos in the order the files were
 /// given, matched by client id, because the answer's order is not promised.
-fn order_uploads(
+pub(crate) fn order_uploads(
     upload: Upload,
     client_ids: &[String],
     target: &Target,
@@ -1047,6 +741,7 @@ fn read_ca_file(path: &std::path::Path) -> Result<Vec<reqwest::Certificate>, Err
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::error::Thing;
 
     #[test]
     fn base_urls_are_normalised() {

@@ -1,6 +1,8 @@
 //! `porter-mattermost` talks to a Mattermost server: a typed client for the
 //! part of API v4 porter uses (users, teams, channels, posts and threads,
-//! files, search, the server's limits), and later the MCP tools built on it.
+//! files, search, the server's limits, drafts and preferences), and the OS
+//! keychain a token is kept in ([`keychain`]). The MCP tools built on it
+//! are `porter-mattermost-mcp`.
 //!
 //! The [`Client`] sends a bearer token and `User-Agent: porter/<version>`,
 //! trusts the platform's roots plus an optional extra CA file, ignores proxy
@@ -12,8 +14,9 @@
 //!
 //! It deliberately does not read the environment or configuration files
 //! (the `porter` binary does and passes a URL, a [`Token`] and
-//! [`ClientOptions`]), does not cache, and does not make names safe for disk
-//! (`porter-paths` does). It covers only the endpoints porter needs.
+//! [`ClientOptions`]), does not cache, does not make names safe for disk
+//! (`porter-paths` does), and knows nothing of MCP. It covers only the
+//! endpoints porter needs.
 //!
 //! ```no_run
 //! use porter_mattermost::{ChannelPosts, Client, ClientOptions, Token};
@@ -36,24 +39,22 @@
 //! # }
 //! ```
 
+mod channels;
 mod client;
-mod client_channels;
-mod client_posts;
-mod client_state;
 mod error;
+mod files;
 pub mod keychain;
 mod model;
-pub mod outgoing;
-pub mod server;
+mod posts;
+mod server;
+mod state;
+mod teams;
+mod users;
 
+pub use channels::{ChannelMember, ChannelStats, CustomStatus, NewChannel, Status};
 pub use client::{
     Client, ClientOptions, Token, USER_AGENT, disposition_file_name, normalize_base_url,
     retry_after,
-};
-pub use client_channels::{ChannelMember, ChannelStats, CustomStatus, NewChannel, Status};
-pub use client_posts::{PostPatch, Reaction, UserThread, UserThreadList};
-pub use client_state::{
-    Draft, FLAGGED_POST, PasswordLogin, Preference, login_with_password, timezone_of,
 };
 pub use error::{ApiError, ERROR_BODY_BYTES, Error, Key, Target, Thing};
 pub use model::{
@@ -61,3 +62,5 @@ pub use model::{
     OLDEST_SUPPORTED_VERSION, Ping, Post, PostList, PostMetadata, Search, Team, UploadFile, User,
     UserSearch, Version,
 };
+pub use posts::{PostPatch, Reaction, UserThread, UserThreadList};
+pub use state::{Draft, FLAGGED_POST, PasswordLogin, Preference, login_with_password, timezone_of};

@@ -1,13 +1,15 @@
-//! Middleware both servers put in front of their streamable HTTP endpoint.
+//! Middleware both servers put in front of their streamable HTTP endpoint,
+//! and the `Host` and `Origin` lists it accepts.
 
 use std::pin::Pin;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::task::{Context, Poll};
 
+use axum::Router;
 use axum::extract::{Request, State};
 use axum::http::{HeaderValue, StatusCode, header};
-use axum::middleware::Next;
+use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
 
 /// `MCP_BODY_MAX_BYTES` is the largest request body an MCP endpoint takes:
@@ -18,6 +20,62 @@ pub const MCP_BODY_MAX_BYTES: u64 = 4 * 1024 * 1024;
 /// `LOOPBACK_HOSTS` are the `Host` names an HTTP endpoint accepts unless
 /// the operator lists more (DNS-rebinding protection).
 pub const LOOPBACK_HOSTS: &[&str] = &["localhost", "127.0.0.1", "::1", "[::1]"];
+
+/// `allowed_hosts` are the `Host` names an endpoint accepts: loopback, and
+/// the names (or `host:port`) the operator adds.
+#[must_use]
+pub fn allowed_hosts(extra: &[String]) -> Vec<String> {
+    let mut hosts: Vec<String> = LOOPBACK_HOSTS.iter().map(|h| (*h).to_owned()).collect();
+    hosts.extend(extra.iter().cloned());
+    hosts
+}
+
+/// `allowed_origins` are the browser origins that go with `hosts`: each
+/// host over http and https, on any port unless the host names one
+/// (IPv6 literals in brackets).
+#[must_use]
+pub fn allowed_origins(hosts: &[String]) -> Vec<String> {
+    let mut origins = Vec::new();
+    for host in hosts {
+        let host = if host.contains(':')
+            && !host.starts_with('[')
+            && host.parse::<std::net::Ipv6Addr>().is_ok()
+        {
+            format!("[{host}]")
+        } else {
+            host.clone()
+        };
+        let with_port = if host
+            .rsplit_once(':')
+            .is_some_and(|(_, p)| p.parse::<u16>().is_ok())
+            && !host.ends_with(']')
+        {
+            host.clone()
+        } else {
+            format!("{host}:*")
+        };
+        origins.push(format!("http://{with_port}"));
+        origins.push(format!("https://{with_port}"));
+    }
+    origins.sort();
+    origins.dedup();
+    origins
+}
+
+/// `guard` puts the endpoint's middleware around `routes`: an answer given
+/// before the body was read says the connection closes
+/// ([`close_after_unread_body`]), a body is judged on its declared length
+/// first ([`declared_body_limit`] at [`MCP_BODY_MAX_BYTES`]), and a
+/// session's end is answered 204 ([`ended_session`]).
+pub fn guard(routes: Router) -> Router {
+    routes
+        .layer(middleware::from_fn(ended_session))
+        .layer(middleware::from_fn_with_state(
+            MCP_BODY_MAX_BYTES,
+            declared_body_limit,
+        ))
+        .layer(middleware::from_fn(close_after_unread_body))
+}
 
 /// Refuses a request whose `Content-Length` is over the route's limit
 /// (`max`, its state) with 413 before a byte of the body is read. The
@@ -209,6 +267,26 @@ mod tests {
             None
         );
         assert_eq!(connection_header("/refuse", "").await, None);
+    }
+
+    #[test]
+    fn origins_cover_each_host_on_any_port_unless_it_names_one() {
+        let hosts = allowed_hosts(&["chat.example".to_owned(), "10.0.0.5:8080".to_owned()]);
+        assert!(hosts.iter().any(|h| h == "::1"));
+        let origins = allowed_origins(&hosts);
+        for expected in [
+            "http://[::1]:*",
+            "https://localhost:*",
+            "http://127.0.0.1:*",
+            "https://chat.example:*",
+            "http://10.0.0.5:8080",
+        ] {
+            assert!(
+                origins.iter().any(|o| o == expected),
+                "{expected}: {origins:?}"
+            );
+        }
+        assert!(!origins.iter().any(|o| o == "http://10.0.0.5:8080:*"));
     }
 
     #[tokio::test]

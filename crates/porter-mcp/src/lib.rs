@@ -1,10 +1,16 @@
 //! What `porter mattermost` and `porter gateway` share about being an MCP
-//! server, so that each rule is written once: the HTTP guards in front of
-//! the streamable HTTP endpoint ([`http`]) and the tool schemas a client's
-//! validator reads without warnings ([`schema`]).
+//! server, so that each rule is written once: one shape for a tool and the
+//! registry that lists and calls tools ([`tool`]), the file view's answer
+//! as content ([`content`]), the HTTP guards in front of the streamable
+//! HTTP endpoint ([`http`]) and the tool schemas a client's validator reads
+//! without warnings ([`schema`]).
 //!
-//! It knows nothing of Mattermost, inboxes or files: a rule belongs here
+//! It knows nothing of Mattermost, inboxes or gateways: a rule belongs here
 //! only when both servers apply it the same way.
 
+pub mod content;
 pub mod http;
 pub mod schema;
+pub mod tool;
+
+pub use tool::{Call, Hints, NoArgs, Outcome, Registry, Tool, ToolError, done, finish, parse_args};

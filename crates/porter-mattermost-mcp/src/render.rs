@@ -6,8 +6,9 @@
 use std::fmt::Write as _;
 
 use porter_fileview::human_size;
+use porter_mattermost::{Channel, ChannelType};
 
-use super::output::{ChannelOut, FileOut, PostOut, TeamOut, UserOut};
+use crate::output::{ChannelOut, FileOut, PostOut, TeamOut, UserOut};
 
 /// `quoted` sets `text` apart as written by `author`: a fence the text
 /// cannot close, labelled with who wrote it.
@@ -217,6 +218,16 @@ fn civil_from_days(days: i64) -> (i64, u32, u32) {
     let d = (doy - (153 * mp + 2) / 5 + 1) as u32;
     let m = if mp < 10 { mp + 3 } else { mp - 9 } as u32;
     (if m <= 2 { y + 1 } else { y }, m, d)
+}
+
+/// A channel as named in messages.
+pub(crate) fn channel_label(channel: &Channel) -> String {
+    match channel.kind {
+        ChannelType::Direct | ChannelType::Group => {
+            format!("the conversation {}", channel.display_name)
+        }
+        _ => format!("~{}", channel.name),
+    }
 }
 
 #[cfg(test)]

@@ -4,8 +4,8 @@
 use std::fmt;
 use std::path::Path;
 
-use super::Settings;
-use crate::{Client, ClientOptions, Error, OLDEST_SUPPORTED_VERSION, Version};
+use crate::Settings;
+use porter_mattermost::{Client, ClientOptions, Error, OLDEST_SUPPORTED_VERSION, Version};
 
 /// `Level` is how a check came out.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

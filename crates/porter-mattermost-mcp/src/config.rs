@@ -7,7 +7,7 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::{Token, normalize_base_url};
+use porter_mattermost::{Token, normalize_base_url};
 
 /// `ConfigError` is a setting that cannot be used. Each message names the
 /// variable and what to set it to; the binary exits 2 with it.
@@ -120,7 +120,7 @@ impl Settings {
                     },
                     reason: match e {
                         // The variable and its value are named already: only why, and what to set.
-                        crate::Error::BadUrl { reason, .. } => format!(
+                        porter_mattermost::Error::BadUrl { reason, .. } => format!(
                             "{reason}; set it to the address you open Mattermost at, such as https://chat.example.com"
                         ),
                         other => other.to_string(),
@@ -189,7 +189,7 @@ impl Settings {
             ca_file: get("MM_MCP_CA_FILE").map(|p| PathBuf::from(p.trim())),
             http_token: get("PORTER_MCP_HTTP_TOKEN").map(|t| Token::new(t.trim())),
             file_cache_bytes: match get("PORTER_MM_FILE_CACHE_BYTES") {
-                None => super::FILE_CACHE_BYTES,
+                None => crate::FILE_CACHE_BYTES,
                 Some(value) => value.trim().parse().map_err(|_| ConfigError::Invalid {
                     name: "PORTER_MM_FILE_CACHE_BYTES",
                     value: value.clone(),

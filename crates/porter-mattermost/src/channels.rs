@@ -1,6 +1,7 @@
-//! The client's part for teams, channels and people beyond the core: a
-//! team's public and archived channels, channel stats and members, creating
-//! a channel, marking one read, and presence (status and custom status).
+//! The client's calls for channels and presence: the account's channels,
+//! one by id or name, direct and group channels, a team's public and
+//! archived channels, channel stats and members, creating a channel,
+//! marking one read, and status and custom status.
 
 use reqwest::Method;
 use serde::{Deserialize, Serialize};
@@ -328,6 +329,55 @@ impl Client {
                 (!status.text.is_empty() || !status.emoji.is_empty()).then_some((u.id, status))
             })
             .collect())
+    }
+}
+
+impl Client {
+    /// `my_channels` are the channels of a team the account is a member of,
+    /// including its direct and group channels.
+    pub async fn my_channels(&self, team_id: &str) -> Result<Vec<Channel>, Error> {
+        let ask = Ask::new("list the channels of", Target::id(Thing::Team, team_id));
+        self.get(&["users", "me", "teams", team_id, "channels"], &[], &ask)
+            .await
+    }
+
+    /// `channel_by_name` looks a channel up by its URL name within a team.
+    pub async fn channel_by_name(&self, team_id: &str, name: &str) -> Result<Channel, Error> {
+        let target = Target::name(Thing::Channel, name).within(format!("in team {team_id:?}"));
+        let ask = Ask::new("read", target);
+        self.get(&["teams", team_id, "channels", "name", name], &[], &ask)
+            .await
+    }
+
+    /// `channel` looks a channel up by id.
+    pub async fn channel(&self, channel_id: &str) -> Result<Channel, Error> {
+        let ask = Ask::new("read", Target::id(Thing::Channel, channel_id));
+        self.get(&["channels", channel_id], &[], &ask).await
+    }
+
+    /// `direct_channel` opens (or finds) the direct channel between two
+    /// users; `user_id` is usually the account's own id. Both ids may be the
+    /// same for notes to oneself.
+    pub async fn direct_channel(
+        &self,
+        user_id: &str,
+        other_user_id: &str,
+    ) -> Result<Channel, Error> {
+        let ids = [user_id, other_user_id];
+        let target = Target::several(Thing::User, &ids);
+        let ask = Ask::new("open a direct channel with", target);
+        self.post_json(&["channels", "direct"], &ids, &ask).await
+    }
+
+    /// `group_channel` opens (or finds) the group channel of these users
+    /// (three to eight, the account included).
+    pub async fn group_channel(&self, user_ids: &[impl AsRef<str>]) -> Result<Channel, Error> {
+        let ids: Vec<&str> = user_ids.iter().map(AsRef::as_ref).collect();
+        let ask = Ask::new(
+            "open a group channel with",
+            Target::several(Thing::User, &ids),
+        );
+        self.post_json(&["channels", "group"], &ids, &ask).await
     }
 }
 

@@ -5,7 +5,6 @@
 use bytes::Bytes;
 use reqwest::Method;
 use reqwest::header::CONTENT_TYPE;
-use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
@@ -100,9 +99,7 @@ impl Client {
             thread_id,
             "following",
         ];
-        let _: Status = self
-            .request_json(method, &segments, None::<&()>, &ask)
-            .await?;
+        let _: Status = self.send_json(method, &segments, None::<&()>, &ask).await?;
         Ok(())
     }
 
@@ -121,7 +118,7 @@ impl Client {
     ) -> Result<(), Error> {
         let ask = Ask::new("save the preferences of", Target::own(Thing::User));
         let _: Status = self
-            .request_json(
+            .send_json(
                 Method::PUT,
                 &["users", user_id, "preferences"],
                 Some(preferences),
@@ -189,7 +186,7 @@ impl Client {
             segments.push(root_id);
         }
         let _: Status = self
-            .request_json(Method::DELETE, &segments, None::<&()>, &ask)
+            .send_json(Method::DELETE, &segments, None::<&()>, &ask)
             .await?;
         Ok(())
     }
@@ -200,38 +197,6 @@ impl Client {
         let ask = Ask::new("read", Target::own(Thing::User));
         let me: Value = self.get(&["users", "me"], &[], &ask).await?;
         Ok(timezone_of(&me))
-    }
-
-    /// Sends a request with an optional JSON body and reads the JSON answer.
-    async fn request_json<B: Serialize + ?Sized, T: DeserializeOwned>(
-        &self,
-        method: Method,
-        segments: &[&str],
-        body: Option<&B>,
-        ask: &Ask,
-    ) -> Result<T, Error> {
-        let url = self.api_url(segments);
-        let body = match body {
-            Some(body) => Some(Bytes::from(serde_json::to_vec(body).map_err(|e| {
-                Error::Decode {
-                    target: ask.target.clone(),
-                    reason: format!("the request could not be written: {e}"),
-                }
-            })?)),
-            None => None,
-        };
-        let response = self
-            .send(ask, || {
-                let request = self.http.request(method.clone(), url.clone());
-                match &body {
-                    Some(body) => request
-                        .header(CONTENT_TYPE, "application/json")
-                        .body(body.clone()),
-                    None => request,
-                }
-            })
-            .await?;
-        self.read_json(response, &ask.target).await
     }
 }
 

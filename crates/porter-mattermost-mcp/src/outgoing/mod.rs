@@ -16,19 +16,19 @@
 //! exactly the bytes it compared with what the person was shown.
 //!
 //! It deliberately holds no MCP types and does no I/O with Mattermost: the
-//! server (`crate::server`) asks, uploads and posts. The path and content
+//! server ([`crate::MattermostServer`]) asks, uploads and posts. The path and content
 //! rules themselves live in `porter-paths`; the type of each file comes from
 //! `porter-fileview`, so a post's question and a file view agree.
 //!
 //! ```
-//! use porter_mattermost::outgoing::{prepare, question, FileRequest, OutgoingLimits};
+//! use porter_mattermost_mcp::outgoing::{prepare, question, FileRequest, OutgoingLimits};
 //!
 //! let files = [FileRequest::Written { name: "notes.md".into(), content: "# Minutes\n".into() }];
 //! let home = std::path::Path::new("/home/you");
 //! let prepared = prepare(&files, false, home, "a-token-of-26-characters-x", "channel:abc", &OutgoingLimits::default())?;
 //! let text = question("Post in ~town-square", "@you posts in ~town-square", &prepared, "Minutes attached.");
 //! assert!(text.contains("notes.md: 10 bytes, text/markdown, written for this post"));
-//! # Ok::<(), porter_mattermost::outgoing::Refusal>(())
+//! # Ok::<(), porter_mattermost_mcp::outgoing::Refusal>(())
 //! ```
 
 pub mod checks;

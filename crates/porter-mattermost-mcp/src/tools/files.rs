@@ -1,19 +1,26 @@
-//! `read_file` and `save_file`: an attachment through the file view, or
-//! onto the person's disk.
+//! The tools about attached files: `read_file` (an attachment through the
+//! file view), `save_file` (onto the person's disk) and `search_files`.
 
+use std::collections::HashSet;
 use std::fmt::Write as _;
 
 use bytes::Bytes;
-use porter_fileview::{Block, Cancel, FileInput, View, ViewError, WindowRequest};
+use porter_fileview::{Cancel, FileInput, View, ViewError, WindowRequest};
 use rmcp::ErrorData;
 use rmcp::RoleServer;
-use rmcp::model::{CallToolResult, ContentBlock};
+use rmcp::model::CallToolResult;
 use rmcp::service::RequestContext;
 
-use super::output::{HeadingOut, ImageOut, ReadFileOut, SavedOut};
-use super::tools::ReadFileArgs;
-use super::{Failure, MattermostServer, SAVE_FILE_BYTES, lock};
-use crate::{Error, FileInfo};
+use porter_mattermost::{Error, FileInfo, Team};
+use porter_mcp::content::content as blocks;
+use porter_mcp::tool::{Call, Hints, Outcome, Tool, ToolError, done};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use crate::output::{FileOut, FilesOut, HeadingOut, ImageOut, ReadFileOut, SavedOut};
+use crate::paging::{SEARCH_DEPTH, SearchArgs, more_line, search_pages};
+use crate::render::file_line;
+use crate::{MattermostServer, SAVE_FILE_BYTES, lock};
 
 impl MattermostServer {
     /// Where a person can open a file: its post's permalink, or the server.
@@ -32,7 +39,7 @@ impl MattermostServer {
         &self,
         info: &FileInfo,
         cap: u64,
-    ) -> Result<Result<Bytes, u64>, Failure> {
+    ) -> Result<Result<Bytes, u64>, ToolError> {
         if info.size > cap {
             return Ok(Err(info.size));
         }
@@ -49,10 +56,10 @@ impl MattermostServer {
         &self,
         args: ReadFileArgs,
         context: &RequestContext<RoleServer>,
-    ) -> Result<CallToolResult, Failure> {
+    ) -> Result<CallToolResult, ToolError> {
         let file_id = args.file_id.trim();
         if file_id.is_empty() {
-            return Err(Failure::Tool(
+            return Err(ToolError::Tool(
                 "file_id is empty; pass the id of a file as listed with its post".to_owned(),
             ));
         }
@@ -104,7 +111,7 @@ impl MattermostServer {
                 joined = task => joined,
                 () = context.ct.cancelled() => {
                     cancel.cancel();
-                    return Err(Failure::Tool("the request was cancelled".to_owned()));
+                    return Err(ToolError::Tool("the request was cancelled".to_owned()));
                 }
             };
             let prepared = match outcome {
@@ -112,7 +119,7 @@ impl MattermostServer {
                 Ok(Err(error)) => return Err(view_failure(&error)),
                 Err(join) => {
                     tracing::error!(%join, file_id, "the file view stopped unexpectedly");
-                    return Err(Failure::Tool(format!(
+                    return Err(ToolError::Tool(format!(
                         "porter could not show {}; a person can open it at {link}",
                         info.name
                     )));
@@ -130,15 +137,19 @@ impl MattermostServer {
 
 /// A window the file does not have, or a cancelled view, as a sentence the
 /// model reads.
-fn view_failure(error: &ViewError) -> Failure {
+pub(crate) fn view_failure(error: &ViewError) -> ToolError {
     match error {
-        ViewError::Cancelled => Failure::Tool("the request was cancelled".to_owned()),
-        other => Failure::Tool(other.to_string()),
+        ViewError::Cancelled => ToolError::Tool("the request was cancelled".to_owned()),
+        other => ToolError::Tool(other.to_string()),
     }
 }
 
 /// A view as a tool result: its blocks unchanged, and the structured record.
-fn view_result(info: &FileInfo, link: &str, view: &View) -> Result<CallToolResult, Failure> {
+pub(crate) fn view_result(
+    info: &FileInfo,
+    link: &str,
+    view: &View,
+) -> Result<CallToolResult, ToolError> {
     let content = blocks(&view.content)?;
     let record = &view.structured;
     let window = record.window;
@@ -155,17 +166,7 @@ fn view_result(info: &FileInfo, link: &str, view: &View) -> Result<CallToolResul
         end_line: window.map(|w| w.end_line),
         total_lines: window.map(|w| w.total_lines),
         next_start_line: window.and_then(|w| w.next_start_line),
-        image: record.image.as_ref().map(|i| ImageOut {
-            original_width: i.original_width,
-            original_height: i.original_height,
-            width: i.width,
-            height: i.height,
-            turned_upright: i.turned_upright,
-            scaled: i.scaled,
-            reencoded: i.reencoded,
-            mime_type: i.mime_type.clone(),
-            bytes: i.bytes,
-        }),
+        image: record.image.as_ref().map(ImageOut::from),
         type_note: record.type_note.clone(),
         reason: record.reason.clone(),
         notes: record.notes.clone(),
@@ -180,7 +181,7 @@ fn view_result(info: &FileInfo, link: &str, view: &View) -> Result<CallToolResul
             .collect(),
     };
     let value = serde_json::to_value(&out).map_err(|e| {
-        Failure::Rpc(ErrorData::internal_error(
+        ToolError::Rpc(ErrorData::internal_error(
             format!("the result could not be written: {e}"),
             None,
         ))
@@ -190,26 +191,8 @@ fn view_result(info: &FileInfo, link: &str, view: &View) -> Result<CallToolResul
     Ok(result)
 }
 
-/// The file view's blocks as rmcp content: they serialise exactly as MCP
-/// content, so they pass through JSON unchanged.
-pub(crate) fn blocks(blocks: &[Block]) -> Result<Vec<ContentBlock>, Failure> {
-    blocks
-        .iter()
-        .map(|block| {
-            serde_json::to_value(block)
-                .and_then(serde_json::from_value::<ContentBlock>)
-                .map_err(|e| {
-                    Failure::Rpc(ErrorData::internal_error(
-                        format!("a {} block could not be carried: {e}", block.kind()),
-                        None,
-                    ))
-                })
-        })
-        .collect()
-}
-
 /// The snake_case name a unit enum serialises to.
-fn enum_name<T: serde::Serialize>(value: &T) -> String {
+pub(crate) fn enum_name<T: serde::Serialize>(value: &T) -> String {
     match serde_json::to_value(value) {
         Ok(serde_json::Value::String(s)) => s,
         _ => String::new(),
@@ -219,11 +202,11 @@ fn enum_name<T: serde::Serialize>(value: &T) -> String {
 impl MattermostServer {
     pub(crate) async fn save_file_impl(
         &self,
-        args: super::tools::SaveFileArgs,
-    ) -> Result<CallToolResult, Failure> {
+        args: SaveFileArgs,
+    ) -> Result<CallToolResult, ToolError> {
         let file_id = args.file_id.trim();
         if file_id.is_empty() {
-            return Err(Failure::Tool(
+            return Err(ToolError::Tool(
                 "file_id is empty; pass the id of a file as listed with its post".to_owned(),
             ));
         }
@@ -231,7 +214,7 @@ impl MattermostServer {
         let info = self.shared.client.file_info(file_id).await?;
         let link = self.file_link(&info);
         let too_large = |size: u64| {
-            Failure::Tool(format!(
+            ToolError::Tool(format!(
                 "{} is {}, more than the {} save_file writes; nothing was saved. A person can download it at {link}",
                 info.name,
                 porter_fileview::human_size(size),
@@ -272,8 +255,8 @@ impl MattermostServer {
                 porter_paths::save_new(&dir, &name, &bytes, &origin, SAVE_FILE_BYTES, &shared.saved)
             })
             .await
-            .map_err(|e| Failure::Tool(format!("saving stopped unexpectedly: {e}")))?
-            .map_err(|e| Failure::Tool(format!("{e}; nothing was saved")))?
+            .map_err(|e| ToolError::Tool(format!("saving stopped unexpectedly: {e}")))?
+            .map_err(|e| ToolError::Tool(format!("{e}; nothing was saved")))?
         };
         let out = SavedOut {
             file_id: info.id.clone(),
@@ -301,6 +284,129 @@ impl MattermostServer {
             let _ = write!(text, " It is not marked as downloaded: {note}.");
         }
         text.push('\n');
-        super::done(text, &out)
+        done(text, &out)
+    }
+}
+
+/// A file to read.
+#[derive(Debug, Default, Serialize, Deserialize, JsonSchema)]
+pub struct ReadFileArgs {
+    /// The file's id, as listed with its post.
+    pub file_id: String,
+    /// For text: the first line to show, from 1 (default 1).
+    #[serde(default)]
+    pub start_line: Option<u64>,
+    /// For text: how many lines to show (default 500, at most 2000).
+    #[serde(default)]
+    pub line_count: Option<u64>,
+}
+
+/// A file to save.
+#[derive(Debug, Default, Serialize, Deserialize, JsonSchema)]
+pub struct SaveFileArgs {
+    /// The file's id, as listed with its post.
+    pub file_id: String,
+}
+
+/// `search_files`: Search files.
+pub(crate) struct SearchFiles;
+
+impl Tool<MattermostServer> for SearchFiles {
+    type Args = SearchArgs;
+    type Out = FilesOut;
+    const NAME: &'static str = "search_files";
+    const TITLE: &'static str = "Search files";
+    const DESCRIPTION: &'static str = "Searches attached files by name (and content where the server indexes it); pass a result's id to read_file.";
+    const HINTS: Hints = Hints::READ;
+
+    async fn call(&self, server: &MattermostServer, args: SearchArgs, _call: Call) -> Outcome {
+        Ok(server.search_files_impl(args).await?.into())
+    }
+}
+
+/// `read_file`: Read an attached file.
+pub(crate) struct ReadFile;
+
+impl Tool<MattermostServer> for ReadFile {
+    type Args = ReadFileArgs;
+    type Out = ReadFileOut;
+    const NAME: &'static str = "read_file";
+    const TITLE: &'static str = "Read an attached file";
+    const DESCRIPTION: &'static str = "Shows an attached file as content: text in windows of numbered lines (pass next_start_line as start_line for the next window), Word, Excel, PowerPoint, PDF and HTML documents the same way as their Markdown (# headings, list items, | pipe | tables |, with an outline of the headings and their lines in the structured result), archives listed, images upright and scaled, small audio and video as themselves, anything else described with a link for the person. Files over 64 MiB are described without being downloaded.";
+    const HINTS: Hints = Hints::READ;
+
+    async fn call(&self, server: &MattermostServer, args: ReadFileArgs, call: Call) -> Outcome {
+        Ok(server.read_file_impl(args, &call.context).await?.into())
+    }
+}
+
+/// `save_file`: Save an attached file.
+pub(crate) struct SaveFile;
+
+impl Tool<MattermostServer> for SaveFile {
+    type Args = SaveFileArgs;
+    type Out = SavedOut;
+    const NAME: &'static str = "save_file";
+    const TITLE: &'static str = "Save an attached file";
+    const DESCRIPTION: &'static str = "Saves an attached file into the person's download directory under its own name (made safe), never over an existing file: a name already taken gets \" (2)\" and so on. Saving the same file again answers the earlier copy. Use it when the person asks for a copy on their machine.";
+    const HINTS: Hints = Hints::write(false, true);
+
+    async fn call(&self, server: &MattermostServer, args: SaveFileArgs, _call: Call) -> Outcome {
+        Ok(server.save_file_impl(args).await?.into())
+    }
+}
+
+impl MattermostServer {
+    pub(crate) async fn search_team_files(
+        &self,
+        team: &Team,
+        terms: &str,
+        end: usize,
+    ) -> Result<Vec<FileInfo>, ToolError> {
+        search_pages(terms, end, |search| async move {
+            let list = self.shared.client.search_files(&team.id, &search).await?;
+            Ok((list.order.len(), list.into_ordered()))
+        })
+        .await
+    }
+
+    pub(crate) async fn search_files_impl(
+        &self,
+        args: SearchArgs,
+    ) -> Result<CallToolResult, ToolError> {
+        let paging = self.search_paging("search_files", &args)?;
+        let teams = self.teams_for(args.team_id.as_deref()).await?;
+        let end = (paging.position + paging.limit + 1).min(SEARCH_DEPTH);
+        let mut found = Vec::new();
+        let mut seen = HashSet::new();
+        for team in &teams {
+            for file in self.search_team_files(team, &args.terms, end).await? {
+                if seen.insert(file.id.clone()) {
+                    found.push(file);
+                }
+            }
+        }
+        found.sort_by(|a, b| b.create_at.cmp(&a.create_at).then_with(|| a.id.cmp(&b.id)));
+        let all: Vec<FileOut> = found.iter().map(FileOut::from).collect();
+        let (page, next) = self.slice("search_files", &paging, &all);
+        let mut text = if all.is_empty() {
+            format!("No file matches {:?}.\n", args.terms)
+        } else {
+            format!(
+                "Files matching {:?} (names as their uploaders gave them):\n",
+                args.terms
+            )
+        };
+        for file in &page {
+            let _ = writeln!(text, "{}", file_line(file));
+        }
+        more_line(&mut text, next.as_ref(), "results");
+        done(
+            text,
+            &FilesOut {
+                files: page,
+                next_cursor: next,
+            },
+        )
     }
 }

@@ -8,7 +8,9 @@
 use schemars::JsonSchema;
 use serde::Serialize;
 
-use crate::{Channel, ChannelType, FileInfo, Team, User};
+pub use porter_mcp::content::ImageOut;
+
+use porter_mattermost::{Channel, ChannelType, FileInfo, Team, User};
 
 /// `UserOut` is a Mattermost account.
 #[derive(Debug, Clone, Serialize, JsonSchema)]
@@ -273,29 +275,6 @@ pub struct FilesOut {
     pub next_cursor: Option<String>,
 }
 
-/// `ImageOut` says what an image was and what was returned.
-#[derive(Debug, Clone, Serialize, JsonSchema)]
-pub struct ImageOut {
-    /// Width of the file as stored, in pixels.
-    pub original_width: u32,
-    /// Height of the file as stored, in pixels.
-    pub original_height: u32,
-    /// Width returned.
-    pub width: u32,
-    /// Height returned.
-    pub height: u32,
-    /// Whether its EXIF orientation turned it upright.
-    pub turned_upright: bool,
-    /// Whether it was scaled down.
-    pub scaled: bool,
-    /// Whether the returned bytes differ from the file's.
-    pub reencoded: bool,
-    /// Type of the returned image.
-    pub mime_type: String,
-    /// Size of the returned image in bytes.
-    pub bytes: u64,
-}
-
 /// `ReadFileOut` is what `read_file` found and returned.
 #[derive(Debug, Clone, Serialize, JsonSchema)]
 pub struct ReadFileOut {
@@ -381,4 +360,40 @@ pub struct PostedOut {
     pub post: PostOut,
     /// The channel it is in.
     pub channel: ChannelOut,
+}
+
+// ----- output -----
+
+/// `DoneOut` is what a small change answers.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct DoneOut {
+    /// The post or channel acted on.
+    pub id: String,
+    /// What is now true, in a few words (`typing`, `following`, `not following`, `saved`, `not saved`).
+    pub state: String,
+}
+
+/// `StatusOut` is one person's presence.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct StatusOut {
+    /// Their username.
+    pub username: String,
+    /// Their id.
+    pub user_id: String,
+    /// `online`, `away`, `dnd` or `offline`.
+    pub status: String,
+    /// Whether they set it by hand.
+    pub manual: bool,
+    /// When do-not-disturb ends (UTC), if it does.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub dnd_until: Option<String>,
+    /// Their custom status text, as they wrote it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub custom_text: Option<String>,
+    /// Their custom status emoji.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub custom_emoji: Option<String>,
+    /// When the custom status ends.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub custom_until: Option<String>,
 }

@@ -8,7 +8,7 @@
 //! asks Mattermost about the names (one lookup for all of them, and the
 //! account list only when a name is unknown).
 
-use crate::{Client, Error, User};
+use porter_mattermost::{Client, Error, User};
 
 /// `BROADCASTS` are the mentions that notify a whole channel.
 pub const BROADCASTS: &[&str] = &["here", "channel", "all"];

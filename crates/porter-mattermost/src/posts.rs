@@ -1,15 +1,15 @@
-//! The part of the client for reading more and changing posts: unread
-//! counts, followed threads, pinned and saved posts, edits, deletions,
-//! pins, reactions, a channel's stats and the list of accounts.
+//! The client's calls for posts and threads: a channel's posts, one post
+//! and its thread, posting, searching, unread counts, followed threads,
+//! pinned and saved posts, edits, deletions, pins, reactions.
 
 use reqwest::Method;
 use serde::{Deserialize, Deserializer, Serialize};
 use serde_json::{Map, Value};
 
+use crate::channels::ChannelMember;
 use crate::client::{Ask, Client};
-use crate::client_channels::ChannelMember;
 use crate::error::{Error, Target, Thing};
-use crate::model::{Post, PostList, User};
+use crate::model::{ChannelPosts, NewPost, Post, PostList, Search, User};
 
 /// Reads a field the server may send as `null` as its default.
 fn nullable<'de, D, T>(deserializer: D) -> Result<T, D::Error>
@@ -246,6 +246,45 @@ impl Client {
             )
             .await?;
         Ok(())
+    }
+}
+
+impl Client {
+    /// `channel_posts` is one page of a channel's posts, newest first.
+    pub async fn channel_posts(
+        &self,
+        channel_id: &str,
+        page: &ChannelPosts,
+    ) -> Result<PostList, Error> {
+        let ask = Ask::new("read the posts of", Target::id(Thing::Channel, channel_id));
+        self.get(&["channels", channel_id, "posts"], &page.query(), &ask)
+            .await
+    }
+
+    /// `post` is one post by id.
+    pub async fn post(&self, post_id: &str) -> Result<Post, Error> {
+        let ask = Ask::new("read", Target::id(Thing::Post, post_id));
+        self.get(&["posts", post_id], &[], &ask).await
+    }
+
+    /// `post_thread` is a post's whole thread: its root and every reply.
+    pub async fn post_thread(&self, post_id: &str) -> Result<PostList, Error> {
+        let ask = Ask::new("read the thread of", Target::id(Thing::Post, post_id));
+        self.get(&["posts", post_id, "thread"], &[], &ask).await
+    }
+
+    /// `create_post` posts a message, with files uploaded beforehand to the
+    /// same channel.
+    pub async fn create_post(&self, post: &NewPost) -> Result<Post, Error> {
+        let ask = Ask::new("post in", Target::id(Thing::Channel, &post.channel_id));
+        self.post_json(&["posts"], post, &ask).await
+    }
+
+    /// `search_posts` searches a team's posts in Mattermost's search syntax.
+    pub async fn search_posts(&self, team_id: &str, search: &Search) -> Result<PostList, Error> {
+        let ask = Ask::new("search the posts of", Target::id(Thing::Team, team_id));
+        self.post_json(&["teams", team_id, "posts", "search"], search, &ask)
+            .await
     }
 }
 

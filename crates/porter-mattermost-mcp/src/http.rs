@@ -18,13 +18,11 @@ use rmcp::transport::streamable_http_server::tower::{
 use sha2::{Digest, Sha256};
 use tokio_util::sync::CancellationToken;
 
-use super::MattermostServer;
-use crate::Token;
+use crate::MattermostServer;
+use porter_mattermost::Token;
 
 pub use porter_mcp::http::LOOPBACK_HOSTS;
-use porter_mcp::http::{
-    MCP_BODY_MAX_BYTES, close_after_unread_body, declared_body_limit, ended_session,
-};
+use porter_mcp::http::{MCP_BODY_MAX_BYTES, allowed_hosts, allowed_origins, guard};
 
 /// `HttpOptions` are the HTTP transport's protections. The default accepts
 /// loopback names only and asks for no token.
@@ -42,32 +40,8 @@ pub struct HttpOptions {
 
 /// `http_app` is the router serving MCP at `/mcp`.
 pub fn http_app(server: MattermostServer, options: &HttpOptions) -> Router {
-    let mut hosts: Vec<String> = LOOPBACK_HOSTS.iter().map(|h| (*h).to_owned()).collect();
-    hosts.extend(options.extra_hosts.iter().cloned());
-    let mut origins = Vec::new();
-    for host in &hosts {
-        let host = if host.contains(':')
-            && !host.starts_with('[')
-            && host.parse::<std::net::Ipv6Addr>().is_ok()
-        {
-            format!("[{host}]")
-        } else {
-            host.clone()
-        };
-        let with_port = if host
-            .rsplit_once(':')
-            .is_some_and(|(_, p)| p.parse::<u16>().is_ok())
-            && !host.ends_with(']')
-        {
-            host.clone()
-        } else {
-            format!("{host}:*")
-        };
-        origins.push(format!("http://{with_port}"));
-        origins.push(format!("https://{with_port}"));
-    }
-    origins.sort();
-    origins.dedup();
+    let hosts = allowed_hosts(&options.extra_hosts);
+    let origins = allowed_origins(&hosts);
     let config = StreamableHttpServerConfig::default()
         .with_allowed_hosts(hosts)
         .with_allowed_origins(origins)
@@ -83,15 +57,11 @@ pub fn http_app(server: MattermostServer, options: &HttpOptions) -> Router {
         .bearer
         .as_ref()
         .map(|t| Arc::new(Sha256::digest(format!("Bearer {}", t.expose()).as_bytes()).to_vec()));
-    Router::new()
-        .nest_service("/mcp", service)
-        .layer(middleware::from_fn(ended_session))
-        .layer(middleware::from_fn_with_state(bearer, require_bearer))
-        .layer(middleware::from_fn_with_state(
-            MCP_BODY_MAX_BYTES,
-            declared_body_limit,
-        ))
-        .layer(middleware::from_fn(close_after_unread_body))
+    guard(
+        Router::new()
+            .nest_service("/mcp", service)
+            .layer(middleware::from_fn_with_state(bearer, require_bearer)),
+    )
 }
 
 /// `serve_http` serves [`http_app`] on `listener` until `stop` completes,

@@ -1,5 +1,7 @@
-//! The MCP server: Mattermost's users, channels, posts and files as MCP
-//! tools, over stdio or streamable HTTP.
+//! `porter-mattermost-mcp` is `porter mattermost`, the MCP server:
+//! Mattermost's users, channels, posts and files as MCP tools, over stdio
+//! or streamable HTTP, built on the API client of `porter-mattermost` and
+//! the tool shape of `porter-mcp`.
 //!
 //! [`MattermostServer`] is the rmcp [`ServerHandler`]. It lists the read
 //! tools always, `save_file` only when it runs on the person's machine
@@ -9,24 +11,24 @@
 //! `porter-fileview`; what other people wrote is always marked as theirs.
 //!
 //! It deliberately does not read the environment (the binary builds the
-//! [`Client`] and [`Options`] from [`Settings`]), and does not decide the
+//! [`Client`] and [`Options`] from [`Settings`]), does not speak HTTP to
+//! Mattermost itself (`porter-mattermost` does), and does not decide the
 //! rules for local paths and outgoing files (`porter-paths` and
-//! [`crate::outgoing`] do).
+//! [`outgoing`] do).
 
+mod ask;
 mod cache;
 mod config;
 mod cursor;
 mod doctor;
-mod files;
 mod http;
+mod lookup;
 mod names;
+pub mod outgoing;
 mod output;
+mod paging;
 mod render;
 mod tools;
-mod tools_channels;
-mod tools_posts;
-mod tools_state;
-mod write;
 
 use std::borrow::Cow;
 use std::collections::HashMap;
@@ -34,19 +36,18 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
 
-use rmcp::handler::server::router::tool::ToolRouter;
-use rmcp::handler::server::tool::ToolCallContext;
+use porter_mcp::tool::{Registry, Tool};
+use rmcp::model::{
+    CacheScope, CallToolRequestParams, CallToolResponse, DiscoverResult, Implementation,
+    ListToolsResult, PaginatedRequestParams, ProtocolVersion, ResultType, ServerCapabilities,
+    ServerConfig,
+};
 // Logging is deprecated by SEP-2577, but clients up to 2025-11-25 still
 // call logging/setLevel (the conformance suite checks it), so it is kept.
-use rmcp::model::{
-    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, DiscoverResult,
-    ErrorCode, Implementation, ProtocolVersion, ServerCapabilities, ServerConfig,
-};
 #[allow(deprecated)]
 use rmcp::model::{LoggingLevel, SetLevelRequestParams};
 use rmcp::service::RequestContext;
-use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt as _, tool_handler};
-use serde::Serialize;
+use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt as _};
 
 pub use cache::{FILE_CACHE_BYTES, FileCache};
 pub use config::{ConfigError, Need, Settings, parse_bool};
@@ -55,77 +56,138 @@ pub use doctor::{Check, Level, Report, doctor};
 pub use http::{HttpOptions, LOOPBACK_HOSTS, http_app, serve_http};
 pub use names::{Candidate, Match, find, looks_like_id, name_key, post_id_of};
 pub use output::*;
-pub use tools_posts::{PostChangeOut, ThreadItemOut, ThreadsOut, UnreadChannelOut, UnreadOut};
+pub use tools::posts::{PostChangeOut, UnreadChannelOut, UnreadOut};
+pub use tools::threads::{ThreadItemOut, ThreadsOut};
 
-use crate::{Client, Error, Token, User};
+use porter_mattermost::{Client, Error, Token, User};
 
-/// `READ_TOOLS` are the tools every server lists.
-pub const READ_TOOLS: &[&str] = &[
-    "get_me",
-    "get_users",
-    "search_users",
-    "get_user_teams",
-    "get_user_channels",
-    "get_channel_info",
-    "search_channels",
-    "read_channel",
-    "read_post",
-    "search_posts",
-    "search_files",
-    "read_file",
-    "get_team_info",
-    "list_team_channels",
-    "list_archived_channels",
-    "get_channel_stats",
-    "get_status",
-    // reading more (tools_posts.rs)
-    "read_unread",
-    "list_threads",
-    "list_pinned_posts",
-    "list_saved",
-    "list_mentions",
-    "list_drafts",
-    "diagnose",
-];
-/// `LOCAL_TOOLS` are listed only over stdio, where the server runs on the
-/// person's own machine.
-pub const LOCAL_TOOLS: &[&str] = &["save_file"];
-/// `WRITE_TOOLS` are listed only when writes are allowed.
-pub const WRITE_TOOLS: &[&str] = &[
-    "create_post",
-    "dm",
-    "group_message",
-    "join_channel",
-    "leave_channel",
-    "create_channel",
-    "add_channel_members",
-    "set_status",
-    "mark_channel_read",
-    // changing posts (tools_posts.rs)
-    "update_post",
-    "delete_post",
-    "add_reaction",
-    "remove_reaction",
-    "pin_post",
-    "typing",
-    "follow_thread",
-    "save_post",
-    "set_post_reminder",
-    "save_draft",
-    "delete_draft",
-];
-/// `UNASKED_TOOLS` are the write tools that change only the person's own
-/// state (or something gone in seconds), so they never ask, whatever the
-/// settings; every other write tool asks unless approval is left to the
-/// client.
-pub const UNASKED_TOOLS: &[&str] = &[
-    "typing",
-    "follow_thread",
-    "save_post",
-    "set_post_reminder",
-    "save_draft",
-    "mark_channel_read",
-];
+/// `tools!` registers each tool once, in the group that says when it is
+/// listed and whether it asks, and makes the name lists of each group from
+/// the tools themselves.
+macro_rules! tools {
+    (
+        read: [$($read:path),* $(,)?],
+        local: [$($local:path),* $(,)?],
+        posting: [$($posting:path),* $(,)?],
+        post_changes: [$($post_change:path),* $(,)?],
+        changes: [$($change:path),* $(,)?],
+        own_state: [$($own:path),* $(,)?] $(,)?
+    ) => {
+        /// `READ_TOOLS` are the tools every server lists.
+        pub const READ_TOOLS: &[&str] = &[$(<$read as Tool<MattermostServer>>::NAME),*];
+        /// `LOCAL_TOOLS` are listed only over stdio, where the server runs on the
+        /// person's own machine.
+        pub const LOCAL_TOOLS: &[&str] = &[$(<$local as Tool<MattermostServer>>::NAME),*];
+        /// `WRITE_TOOLS` are listed only when writes are allowed.
+        pub const WRITE_TOOLS: &[&str] = &[
+            $(<$posting as Tool<MattermostServer>>::NAME,)*
+            $(<$post_change as Tool<MattermostServer>>::NAME,)*
+            $(<$change as Tool<MattermostServer>>::NAME,)*
+            $(<$own as Tool<MattermostServer>>::NAME,)*
+        ];
+        /// `UNASKED_TOOLS` are the write tools that change only the person's own
+        /// state (or something gone in seconds), so they never ask, whatever the
+        /// settings; every other write tool asks unless approval is left to the
+        /// client.
+        pub const UNASKED_TOOLS: &[&str] = &[$(<$own as Tool<MattermostServer>>::NAME),*];
+
+        /// Every tool, each with its kind.
+        fn registry() -> Registry<MattermostServer, Kind> {
+            Registry::new()
+                $(.with($read, Kind::Read))*
+                $(.with($local, Kind::Local))*
+                $(.with($posting, Kind::Posting))*
+                $(.with($post_change, Kind::PostChange))*
+                $(.with($change, Kind::Change))*
+                $(.with($own, Kind::OwnState))*
+        }
+    };
+}
+
+tools! {
+    read: [
+        tools::users::GetMe, tools::users::GetUsers, tools::users::SearchUsers, tools::teams::GetUserTeams,
+        tools::channels::GetUserChannels, tools::channels::GetChannelInfo, tools::channels::SearchChannels,
+        tools::posts::ReadChannel, tools::threads::ReadPost, tools::posts::SearchPosts, tools::files::SearchFiles,
+        tools::files::ReadFile, tools::teams::GetTeamInfo, tools::teams::ListTeamChannels,
+        tools::teams::ListArchivedChannels, tools::channels::GetChannelStats,
+        tools::status::GetStatus, tools::posts::ReadUnread, tools::threads::ListThreads,
+        tools::posts::ListPinnedPosts, tools::posts::ListSaved, tools::posts::ListMentions,
+        tools::drafts::ListDrafts, tools::status::Diagnose,
+    ],
+    local: [tools::files::SaveFile],
+    posting: [tools::posts::CreatePost, tools::posts::Dm, tools::posts::GroupMessage],
+    post_changes: [
+        tools::posts::UpdatePost, tools::posts::DeletePost, tools::posts::AddReaction,
+        tools::posts::RemoveReaction, tools::posts::PinPost,
+    ],
+    changes: [
+        tools::channels::JoinChannel, tools::channels::LeaveChannel,
+        tools::channels::CreateChannel, tools::channels::AddChannelMembers,
+        tools::status::SetStatus, tools::drafts::DeleteDraft,
+    ],
+    own_state: [
+        tools::status::Typing, tools::threads::FollowThread, tools::posts::SavePost,
+        tools::posts::SetPostReminder, tools::drafts::SaveDraft, tools::channels::MarkChannelRead,
+    ],
+}
+
+/// `Kind` is when a tool is listed and how it asks the person.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Kind {
+    /// Only reads: always listed.
+    Read,
+    /// Touches the person's disk: listed over stdio only.
+    Local,
+    /// Posts a message: listed with writes allowed, asks about the place,
+    /// the files and the message.
+    Posting,
+    /// Changes a post: asks showing exactly what will change.
+    PostChange,
+    /// Any other change others see: asks showing what will change.
+    Change,
+    /// Changes only the person's own state: never asks.
+    OwnState,
+}
+
+impl Kind {
+    /// Whether a server with `options` lists tools of this kind.
+    #[must_use]
+    pub fn listed(self, options: &Options) -> bool {
+        match self {
+            Kind::Read => true,
+            Kind::Local => options.transport == Transport::Stdio,
+            Kind::Posting | Kind::PostChange | Kind::Change | Kind::OwnState => {
+                options.allow_writes
+            }
+        }
+    }
+
+    /// What a tool of this kind adds to its description about who
+    /// approves it; nothing for tools that do not ask.
+    fn approval_note(self, ask_before_writes: bool) -> Option<&'static str> {
+        let posts = self == Kind::Posting;
+        Some(match self {
+            Kind::Read | Kind::Local | Kind::OwnState => return None,
+            Kind::Posting if ask_before_writes => {
+                " Before anything is posted, porter asks the person to confirm (an MCP elicitation naming the place, every file and the message); a declined question posts nothing."
+            }
+            Kind::PostChange if ask_before_writes => {
+                " Before anything changes, porter asks the person to confirm (an MCP elicitation showing exactly what will change); a declined question changes nothing."
+            }
+            _ if ask_before_writes => {
+                " Before it acts, porter asks the person to confirm (an MCP elicitation showing what will change); a declined question changes nothing."
+            }
+            _ if !posts => {
+                " porter does not ask the person first: the MCP client's approval of this tool call is the only check, so call it only when the person asked for exactly this change."
+            }
+            _ => {
+                " porter does not ask the person first: the MCP client's approval of this tool call is the only check, so call it only when the person asked for exactly this post."
+            }
+        })
+    }
+}
+
 /// `REQUIRES_USER_INTERACTION` is the `_meta` key Claude Code reads to show
 /// a tool call to the person even when it would approve it on its own.
 pub const REQUIRES_USER_INTERACTION: &str = "anthropic/requiresUserInteraction";
@@ -235,7 +297,7 @@ impl Options {
 #[derive(Clone)]
 pub struct MattermostServer {
     shared: Arc<Shared>,
-    tool_router: ToolRouter<MattermostServer>,
+    tools: Arc<Registry<MattermostServer, Kind>>,
 }
 
 /// What every clone shares.
@@ -272,51 +334,23 @@ impl MattermostServer {
     #[must_use]
     #[allow(deprecated)]
     pub fn new(client: Client, token: Token, options: Options) -> MattermostServer {
-        let mut tool_router = Self::tool_router();
-        tool_router.merge(Self::write_router());
-        tool_router.merge(Self::channels_router());
-        tool_router.merge(Self::posts_router());
-        tool_router.merge(Self::state_router());
-        for route in tool_router.map.values_mut() {
-            route.attr = porter_mcp::schema::standard_tool(route.attr.clone());
-        }
-        let listed = options.tool_names();
-        let all: Vec<String> = tool_router.map.keys().map(ToString::to_string).collect();
-        for name in all {
-            if !listed.contains(&name.as_str()) {
-                tool_router.remove_route(&name);
-            }
-        }
-        if options.allow_writes {
-            for name in WRITE_TOOLS.iter().filter(|n| !UNASKED_TOOLS.contains(n)) {
-                if let Some(route) = tool_router.map.get_mut(*name) {
-                    let about = route.attr.description.clone().unwrap_or_default();
-                    let posts = matches!(*name, "create_post" | "dm" | "group_message");
-                    let note = if options.ask_before_writes && posts {
-                        " Before anything is posted, porter asks the person to confirm (an MCP elicitation naming the place, every file and the message); a declined question posts nothing."
-                    } else if options.ask_before_writes
-                        && tools_posts::POST_CHANGE_TOOLS.contains(name)
-                    {
-                        " Before anything changes, porter asks the person to confirm (an MCP elicitation showing exactly what will change); a declined question changes nothing."
-                    } else if options.ask_before_writes {
-                        " Before it acts, porter asks the person to confirm (an MCP elicitation showing what will change); a declined question changes nothing."
-                    } else if !posts {
-                        " porter does not ask the person first: the MCP client's approval of this tool call is the only check, so call it only when the person asked for exactly this change."
-                    } else {
-                        " porter does not ask the person first: the MCP client's approval of this tool call is the only check, so call it only when the person asked for exactly this post."
-                    };
-                    route.attr.description = Some(Cow::Owned(format!("{about}{note}")));
-                    if options.force_human_in_the_loop && !options.ask_before_writes {
-                        let meta = route
-                            .attr
-                            .meta
-                            .get_or_insert_with(rmcp::model::MetaObject::new);
-                        meta.0.insert(
-                            REQUIRES_USER_INTERACTION.to_owned(),
-                            serde_json::Value::Bool(true),
-                        );
-                    }
-                }
+        let mut tools = registry();
+        tools.retain(|entry| entry.kind.listed(&options));
+        for entry in tools.entries_mut() {
+            let Some(note) = entry.kind.approval_note(options.ask_before_writes) else {
+                continue;
+            };
+            let about = entry.info.description.clone().unwrap_or_default();
+            entry.info.description = Some(Cow::Owned(format!("{about}{note}")));
+            if options.force_human_in_the_loop && !options.ask_before_writes {
+                let meta = entry
+                    .info
+                    .meta
+                    .get_or_insert_with(rmcp::model::MetaObject::new);
+                meta.0.insert(
+                    REQUIRES_USER_INTERACTION.to_owned(),
+                    serde_json::Value::Bool(true),
+                );
             }
         }
         MattermostServer {
@@ -332,7 +366,7 @@ impl MattermostServer {
                 token,
                 log_level: Mutex::new(LoggingLevel::Info),
             }),
-            tool_router,
+            tools: Arc::new(tools),
         }
     }
 
@@ -358,7 +392,7 @@ impl MattermostServer {
     /// `tools` are the tools this server lists, for governance tests and docs.
     #[must_use]
     pub fn tools(&self) -> Vec<rmcp::model::Tool> {
-        self.tool_router.list_all()
+        self.tools.list()
     }
 
     /// `instructions` tell the model how to use the server and how to treat
@@ -414,7 +448,6 @@ impl MattermostServer {
     }
 }
 
-#[tool_handler(router = self.tool_router)]
 #[allow(deprecated)]
 impl ServerHandler for MattermostServer {
     fn get_info(&self) -> ServerConfig {
@@ -431,6 +464,28 @@ impl ServerHandler for MattermostServer {
         .with_instructions(self.instructions())
     }
 
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, ErrorData> {
+        let cache_hints = context
+            .protocol_version()
+            .is_some_and(|version| version >= ProtocolVersion::V_2026_07_28);
+        Ok(ListToolsResult {
+            result_type: Some(ResultType::COMPLETE),
+            tools: self.tools.list(),
+            meta: None,
+            next_cursor: None,
+            ttl_ms: cache_hints.then_some(0),
+            cache_scope: cache_hints.then_some(CacheScope::Public),
+        })
+    }
+
+    fn get_tool(&self, name: &str) -> Option<rmcp::model::Tool> {
+        self.tools.get(name).map(|entry| entry.info.clone())
+    }
+
     /// A call to a tool this server does not list is answered as a tool
     /// error naming the tools, so the model can correct itself, rather
     /// than as a JSON-RPC error it may never see.
@@ -439,23 +494,7 @@ impl ServerHandler for MattermostServer {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
-        if !self.tool_router.has_route(&request.name) {
-            let mut names: Vec<String> = self
-                .tool_router
-                .list_all()
-                .into_iter()
-                .map(|t| t.name.to_string())
-                .collect();
-            names.sort();
-            return Ok(CallToolResult::error(vec![ContentBlock::text(format!(
-                "this server has no tool named {:?}; its tools are {}",
-                request.name,
-                names.join(", ")
-            ))])
-            .into());
-        }
-        let call = ToolCallContext::new(self, request, context);
-        self.tool_router.call(call).await
+        self.tools.call(self, request, context).await
     }
 
     fn supported_protocol_versions(&self) -> Cow<'static, [ProtocolVersion]> {
@@ -508,68 +547,6 @@ pub async fn serve_stdio(server: MattermostServer) -> std::io::Result<()> {
     Ok(())
 }
 
-/// `Failure` is why a tool stopped: a sentence for the model (a tool
-/// error), or a JSON-RPC error for a malformed call or a missing capability.
-#[derive(Debug)]
-pub(crate) enum Failure {
-    /// A tool error the model reads.
-    Tool(String),
-    /// A JSON-RPC error.
-    Rpc(ErrorData),
-}
-
-impl From<Error> for Failure {
-    fn from(error: Error) -> Self {
-        Failure::Tool(error.to_string())
-    }
-}
-
-impl From<CursorError> for Failure {
-    fn from(error: CursorError) -> Self {
-        Failure::Tool(error.to_string())
-    }
-}
-
-/// `finish` turns a tool's outcome into what rmcp sends.
-pub(crate) fn finish(
-    outcome: Result<CallToolResult, Failure>,
-) -> Result<CallToolResult, ErrorData> {
-    match outcome {
-        Ok(result) => Ok(result),
-        Err(Failure::Tool(text)) => Ok(CallToolResult::error(vec![ContentBlock::text(text)])),
-        Err(Failure::Rpc(error)) => Err(error),
-    }
-}
-
-/// `done` is a successful result: the text for the model and the
-/// structured output.
-pub(crate) fn done<T: Serialize>(text: String, out: &T) -> Result<CallToolResult, Failure> {
-    let value = serde_json::to_value(out).map_err(|e| {
-        Failure::Rpc(ErrorData::internal_error(
-            format!("the result could not be written: {e}"),
-            None,
-        ))
-    })?;
-    let mut result = CallToolResult::success(vec![ContentBlock::text(text)]);
-    result.structured_content = Some(value);
-    Ok(result)
-}
-
-/// `missing_elicitation` is the JSON-RPC error for a client that cannot be
-/// asked: code -32021 with the missing capability named in `data`.
-pub(crate) fn missing_elicitation(tool: &str) -> ErrorData {
-    ErrorData::new(
-        ErrorCode::MISSING_REQUIRED_CLIENT_CAPABILITY,
-        format!(
-            "{tool} asks the person before posting, but this MCP client does not support elicitation (form), so porter cannot ask; nothing was read or written. \
-             Use an MCP client that supports elicitation, or have the operator set MM_MCP_ASK_BEFORE_WRITES=false to leave approval to the client."
-        ),
-        Some(serde_json::json!({
-            "requiredCapabilities": { "elicitation": { "form": {} } }
-        })),
-    )
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -582,7 +559,7 @@ mod tests {
         let client = Client::new(
             "http://127.0.0.1:9",
             Token::new("test-token"),
-            crate::ClientOptions::default(),
+            porter_mattermost::ClientOptions::default(),
         )
         .unwrap();
         let options = Options {
@@ -773,7 +750,7 @@ mod tests {
             let client = Client::new(
                 "http://127.0.0.1:9",
                 Token::new("test-token"),
-                crate::ClientOptions::default(),
+                porter_mattermost::ClientOptions::default(),
             )
             .unwrap();
             let options = Options {

@@ -1,0 +1,1282 @@
+//! The tools about channels: `get_user_channels`, `get_channel_info`,
+//! `search_channels`, `get_channel_stats` (read); `join_channel`,
+//! `leave_channel`, `create_channel`, `add_channel_members` (ask first);
+//! `mark_channel_read` (the person's own state, never asks).
+//!
+//! The asking tools share [`MattermostServer::confirmed`]: it looks the
+//! change up (a [`Plan`]: the question and a fingerprint of what the change
+//! acts on), asks with the same form and protocol rules as `create_post`,
+//! and looks again just before acting; a fingerprint that moved refuses.
+
+use std::fmt::Write as _;
+
+use porter_mattermost::Channel;
+use porter_mattermost::ChannelType;
+use porter_mattermost::CustomStatus;
+use porter_mattermost::Error;
+use porter_mattermost::NewChannel;
+use porter_mattermost::Team;
+use porter_mattermost::User;
+use porter_mcp::tool::Call;
+use porter_mcp::tool::Hints;
+use porter_mcp::tool::Outcome;
+use porter_mcp::tool::Tool;
+use porter_mcp::tool::ToolError;
+use porter_mcp::tool::done;
+use rmcp::ErrorData;
+use rmcp::RoleServer;
+use rmcp::model::CallToolResponse;
+use rmcp::model::CallToolResult;
+use rmcp::model::ProtocolVersion;
+use rmcp::service::RequestContext;
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde::Serialize;
+use serde_json::Value;
+
+use crate::MattermostServer;
+use crate::ask::Answer;
+use crate::ask::CONFIRM;
+use crate::ask::ask_binding;
+use crate::ask::can_elicit;
+use crate::ask::form_with;
+use crate::ask::input_digest;
+use crate::ask::judge;
+use crate::ask::missing_elicitation;
+use crate::ask::now_ms;
+use crate::lookup::team_names;
+use crate::names::name_key;
+use crate::output::ChannelInfoOut;
+use crate::output::ChannelOut;
+use crate::output::ChannelsOut;
+use crate::output::StatusOut;
+use crate::output::TeamOut;
+use crate::paging::LIST_MAX;
+use crate::paging::LIST_PAGE;
+use crate::paging::Paging;
+use crate::paging::more_line;
+use crate::render::channel_line;
+
+/// `MAX_ADD_MEMBERS` is the most people `add_channel_members` adds at once,
+/// so the question can name every one.
+pub(crate) const MAX_ADD_MEMBERS: usize = 20;
+
+/// One channel.
+#[derive(Debug, Default, Serialize, Deserialize, JsonSchema)]
+pub struct OneChannelArgs {
+    /// The channel: its id or name (`~town-square`, `town-square` or `Town Square`).
+    pub channel_id: String,
+    /// The team, by id or name, when the channel name is in several teams.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub team_id: Option<String>,
+}
+
+/// A new channel.
+#[derive(Debug, Default, Serialize, Deserialize, JsonSchema)]
+pub struct CreateChannelArgs {
+    /// The URL name: 2 to 64 of lowercase letters, digits, `-` and `_` (`release-2026`).
+    pub name: String,
+    /// The shown name (`Release 2026`); the URL name when left out.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub display_name: Option<String>,
+    /// The team, by id or name; leave out when you are in one team.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub team_id: Option<String>,
+    /// True for a private channel (only members see it); public by default.
+    #[serde(default)]
+    pub private: bool,
+    /// Its purpose line.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub purpose: Option<String>,
+    /// Its header.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub header: Option<String>,
+}
+
+/// People to add to a channel.
+#[derive(Debug, Default, Serialize, Deserialize, JsonSchema)]
+pub struct AddMembersArgs {
+    /// The channel: its id or name.
+    pub channel_id: String,
+    /// The team, by id or name, when the channel name is in several teams.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub team_id: Option<String>,
+    /// Who to add: 1 to 20 usernames (with or without `@`).
+    pub usernames: Vec<String>,
+}
+
+/// `ChannelStatsOut` are a channel's counts.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct ChannelStatsOut {
+    /// The channel.
+    pub channel: ChannelOut,
+    /// Members with active accounts.
+    pub member_count: i64,
+    /// Of those, guests.
+    pub guest_count: i64,
+    /// Pinned posts.
+    pub pinned_post_count: i64,
+    /// Files posted in it.
+    pub file_count: i64,
+}
+
+/// `ChangedOut` is what an asking or own-state tool did.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct ChangedOut {
+    /// What changed, in words.
+    pub done: String,
+    /// The channel it changed, when one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub channel: Option<ChannelOut>,
+    /// The people it added, when any.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    #[schemars(default)]
+    pub added: Vec<String>,
+    /// The status as it is now, when it changed one.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub status: Option<StatusOut>,
+}
+
+/// A change looked up: the question, and the fingerprint of what it acts
+/// on, which must be the same just before acting.
+pub(crate) struct Plan {
+    pub(crate) title: String,
+    pub(crate) question: String,
+    pub(crate) fingerprint: String,
+    pub(crate) act: Act,
+}
+
+/// What an asking call is about, as it arrived.
+pub(crate) enum Look<'a> {
+    Join(&'a OneChannelArgs),
+    Leave(&'a OneChannelArgs),
+    Create(&'a CreateChannelArgs),
+    Add(&'a AddMembersArgs),
+    Status(&'a StatusWanted),
+}
+
+/// The change to make once the person agreed.
+pub(crate) enum Act {
+    Join(Membership),
+    Leave(Membership),
+    Create(Creation),
+    Add(Addition),
+    Status(StatusChange),
+}
+
+/// What the sealed request state carries to the retry.
+#[derive(Debug, Serialize, Deserialize)]
+pub(crate) struct Sealed {
+    digest: String,
+    fingerprint: String,
+    time_ms: u64,
+}
+
+/// The outcome of asking: act on the plan, or answer now.
+pub(crate) enum Gate {
+    Go(Box<Plan>),
+    Answer(CallToolResponse),
+}
+
+/// `NOTHING_DONE` is what these tools say did not happen when the answer
+/// is not a yes.
+pub(crate) const NOTHING_DONE: &str = "nothing was changed";
+
+pub(crate) fn tool_result(outcome: Result<CallToolResult, ToolError>) -> Outcome {
+    Ok(outcome?.into())
+}
+
+/// `get_channel_stats`: Count a channel.
+pub(crate) struct GetChannelStats;
+
+impl Tool<MattermostServer> for GetChannelStats {
+    type Args = OneChannelArgs;
+    type Out = ChannelStatsOut;
+    const NAME: &'static str = "get_channel_stats";
+    const TITLE: &'static str = "Count a channel";
+    const DESCRIPTION: &'static str = "Counts a channel's members, guests, pinned posts and files.";
+    const HINTS: Hints = Hints::READ;
+
+    async fn call(&self, server: &MattermostServer, args: OneChannelArgs, _call: Call) -> Outcome {
+        Ok(server.get_channel_stats_impl(args).await?.into())
+    }
+}
+
+/// `mark_channel_read`: Mark a channel read.
+pub(crate) struct MarkChannelRead;
+
+impl Tool<MattermostServer> for MarkChannelRead {
+    type Args = OneChannelArgs;
+    type Out = ChangedOut;
+    const NAME: &'static str = "mark_channel_read";
+    const TITLE: &'static str = "Mark a channel read";
+    const DESCRIPTION: &'static str = "Marks a channel you are in as read, for you only (others see no change), so it stops counting as unread. It changes only your own state, so porter does not ask the person.";
+    const HINTS: Hints = Hints::write(false, true);
+
+    async fn call(&self, server: &MattermostServer, args: OneChannelArgs, _call: Call) -> Outcome {
+        Ok(server.mark_channel_read_impl(args).await?.into())
+    }
+}
+
+/// `join_channel`: Join a channel.
+pub(crate) struct JoinChannel;
+
+impl Tool<MattermostServer> for JoinChannel {
+    type Args = OneChannelArgs;
+    type Out = ChangedOut;
+    const NAME: &'static str = "join_channel";
+    const TITLE: &'static str = "Join a channel";
+    const DESCRIPTION: &'static str =
+        "Joins a public channel of one of your teams; its members see that you joined.";
+    const HINTS: Hints = Hints::write(false, true);
+
+    async fn call(&self, server: &MattermostServer, args: OneChannelArgs, call: Call) -> Outcome {
+        let Call {
+            context,
+            state,
+            answers,
+            ..
+        } = call;
+
+        let input = serde_json::to_value(&args).unwrap_or(Value::Null);
+        let look = Look::Join(&args);
+        match server
+            .confirmed("join_channel", &input, state, answers, &context, &look)
+            .await
+        {
+            Ok(Gate::Go(plan)) => tool_result(server.make_change(plan.act).await),
+            Ok(Gate::Answer(response)) => Ok(response),
+            Err(failure) => Err(failure),
+        }
+    }
+}
+
+/// `leave_channel`: Leave a channel.
+pub(crate) struct LeaveChannel;
+
+impl Tool<MattermostServer> for LeaveChannel {
+    type Args = OneChannelArgs;
+    type Out = ChangedOut;
+    const NAME: &'static str = "leave_channel";
+    const TITLE: &'static str = "Leave a channel";
+    const DESCRIPTION: &'static str = "Leaves a channel you are in (not a team's Town Square); its members see that you left, and you can rejoin a private one only when a member adds you.";
+    const HINTS: Hints = Hints::write(true, true);
+
+    async fn call(&self, server: &MattermostServer, args: OneChannelArgs, call: Call) -> Outcome {
+        let Call {
+            context,
+            state,
+            answers,
+            ..
+        } = call;
+
+        let input = serde_json::to_value(&args).unwrap_or(Value::Null);
+        let look = Look::Leave(&args);
+        match server
+            .confirmed("leave_channel", &input, state, answers, &context, &look)
+            .await
+        {
+            Ok(Gate::Go(plan)) => tool_result(server.make_change(plan.act).await),
+            Ok(Gate::Answer(response)) => Ok(response),
+            Err(failure) => Err(failure),
+        }
+    }
+}
+
+/// `create_channel`: Create a channel.
+pub(crate) struct CreateChannel;
+
+impl Tool<MattermostServer> for CreateChannel {
+    type Args = CreateChannelArgs;
+    type Out = ChangedOut;
+    const NAME: &'static str = "create_channel";
+    const TITLE: &'static str = "Create a channel";
+    const DESCRIPTION: &'static str = "Creates a public (or, with private, a private) channel in one of your teams, with you as its first member.";
+    const HINTS: Hints = Hints::write(false, false);
+
+    async fn call(
+        &self,
+        server: &MattermostServer,
+        args: CreateChannelArgs,
+        call: Call,
+    ) -> Outcome {
+        let Call {
+            context,
+            state,
+            answers,
+            ..
+        } = call;
+
+        let input = serde_json::to_value(&args).unwrap_or(Value::Null);
+        let look = Look::Create(&args);
+        match server
+            .confirmed("create_channel", &input, state, answers, &context, &look)
+            .await
+        {
+            Ok(Gate::Go(plan)) => tool_result(server.make_change(plan.act).await),
+            Ok(Gate::Answer(response)) => Ok(response),
+            Err(failure) => Err(failure),
+        }
+    }
+}
+
+/// `add_channel_members`: Add people to a channel.
+pub(crate) struct AddChannelMembers;
+
+impl Tool<MattermostServer> for AddChannelMembers {
+    type Args = AddMembersArgs;
+    type Out = ChangedOut;
+    const NAME: &'static str = "add_channel_members";
+    const TITLE: &'static str = "Add people to a channel";
+    const DESCRIPTION: &'static str = "Adds 1 to 20 people (by username) to a channel you are in; the question names every one, and those already in it are left as they are.";
+    const HINTS: Hints = Hints::write(false, true);
+
+    async fn call(&self, server: &MattermostServer, args: AddMembersArgs, call: Call) -> Outcome {
+        let Call {
+            context,
+            state,
+            answers,
+            ..
+        } = call;
+
+        let input = serde_json::to_value(&args).unwrap_or(Value::Null);
+        if args.usernames.is_empty() || args.usernames.len() > MAX_ADD_MEMBERS {
+            return Err(ToolError::Tool(format!(
+                "add_channel_members adds 1 to {MAX_ADD_MEMBERS} people at once and {} were named; split the list. Nothing was changed.",
+                args.usernames.len()
+            )));
+        }
+        let look = Look::Add(&args);
+        match server
+            .confirmed(
+                "add_channel_members",
+                &input,
+                state,
+                answers,
+                &context,
+                &look,
+            )
+            .await
+        {
+            Ok(Gate::Go(plan)) => tool_result(server.make_change(plan.act).await),
+            Ok(Gate::Answer(response)) => Ok(response),
+            Err(failure) => Err(failure),
+        }
+    }
+}
+
+// ----- asking -----
+
+impl MattermostServer {
+    /// Asks the person about the change `look` finds (unless asking is
+    /// left to the client), bound to the call's input and the change's
+    /// fingerprint; looks again just before answering `Go`.
+    pub(crate) async fn confirmed(
+        &self,
+        tool: &'static str,
+        input: &Value,
+        state: Option<String>,
+        answers: Option<rmcp::model::InputResponses>,
+        context: &RequestContext<RoleServer>,
+        look: &Look<'_>,
+    ) -> Result<Gate, ToolError> {
+        let ask = self.shared.options.ask_before_writes;
+        if ask && !can_elicit(context) {
+            return Err(ToolError::Rpc(missing_elicitation(tool)));
+        }
+        if !ask {
+            return Ok(Gate::Go(Box::new(self.plan(look).await?)));
+        }
+        let modern = context
+            .protocol_version()
+            .is_some_and(|v| v.as_str() >= ProtocolVersion::V_2026_07_28.as_str());
+        let digest = input_digest(tool, input);
+        let bound = ask_binding(tool, &digest);
+        if modern && let Some(state) = state.as_deref() {
+            let sealed: Sealed = self
+                .shared
+                .asks
+                .open_json_with(state, &bound)
+                .map_err(|_| {
+                    ToolError::Tool(format!(
+                        "this answer belongs to another question (the call's arguments differ, or the server restarted); nothing was changed. Call {tool} again to ask the person afresh."
+                    ))
+                })?;
+            let Some(raw) = answers.as_ref().and_then(|a| a.get(CONFIRM)) else {
+                return Err(ToolError::Tool(format!(
+                    "the call came back without the person's answer; nothing was changed. Call {tool} again to ask them."
+                )));
+            };
+            let result = serde_json::from_value(raw.clone()).map_err(|e| {
+                ToolError::Rpc(ErrorData::invalid_params(
+                    format!("inputResponses.{CONFIRM} is not an elicitation result: {e}"),
+                    None,
+                ))
+            })?;
+            if let Answer::No(sentence) = judge(
+                &result,
+                tool,
+                NOTHING_DONE,
+                sealed.time_ms,
+                self.shared.options.ask_timeout,
+            ) {
+                return Err(ToolError::Tool(sentence));
+            }
+            let plan = self.plan(look).await?;
+            return still_as_asked(tool, &sealed.fingerprint, plan)
+                .map(|plan| Gate::Go(Box::new(plan)));
+        }
+        let plan = self.plan(look).await?;
+        let (label, about) = box_words(look);
+        let form = form_with(&plan.title, plan.question.clone(), label, about)?;
+        if modern {
+            let sealed = Sealed {
+                digest: digest.clone(),
+                fingerprint: plan.fingerprint.clone(),
+                time_ms: now_ms(),
+            };
+            return self
+                .input_required_with(tool, &digest, &sealed, form)
+                .map(Gate::Answer);
+        }
+        let answer = self.ask_now_with(tool, form, NOTHING_DONE, context).await;
+        if let Answer::No(sentence) = answer {
+            return Err(ToolError::Tool(sentence));
+        }
+        let again = self.plan(look).await?;
+        still_as_asked(tool, &plan.fingerprint, again).map(|plan| Gate::Go(Box::new(plan)))
+    }
+}
+
+/// The plan looked up again, if it still acts on what the person saw.
+pub(crate) fn still_as_asked(tool: &str, asked: &str, plan: Plan) -> Result<Plan, ToolError> {
+    if plan.fingerprint == asked {
+        Ok(plan)
+    } else {
+        Err(ToolError::Tool(format!(
+            "what {tool} would change is no longer what the person was asked about (it changed in Mattermost meanwhile); nothing was changed. Call {tool} again to ask about it as it is now."
+        )))
+    }
+}
+
+/// The label and description of the question's box, naming the tool's
+/// own action.
+pub(crate) fn box_words(look: &Look<'_>) -> (&'static str, &'static str) {
+    match look {
+        Look::Join(_) => (
+            "Yes, join this channel",
+            "Tick to join the channel named above; leave unticked or decline to stay out of it.",
+        ),
+        Look::Leave(_) => (
+            "Yes, leave this channel",
+            "Tick to leave the channel named above; leave unticked or decline to stay in it.",
+        ),
+        Look::Create(_) => (
+            "Yes, create this channel",
+            "Tick to create the channel shown above; leave unticked or decline to create nothing.",
+        ),
+        Look::Add(_) => (
+            "Yes, add these people",
+            "Tick to add exactly the people listed above; leave unticked or decline to add no one.",
+        ),
+        Look::Status(_) => (
+            "Yes, set this status",
+            "Tick to set your status as shown above; leave unticked or decline to keep it as it is.",
+        ),
+    }
+}
+
+// ----- the plans and acts -----
+
+/// Joining or leaving: who, where.
+pub(crate) struct Membership {
+    channel: Channel,
+    me: String,
+}
+
+/// A channel to create.
+pub(crate) struct Creation {
+    channel: NewChannel,
+}
+
+/// People to add.
+pub(crate) struct Addition {
+    channel: Channel,
+    people: Vec<User>,
+}
+
+/// A status change as asked, before it is looked up.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct StatusWanted {
+    pub(crate) status: Option<String>,
+    pub(crate) dnd_end_s: i64,
+    pub(crate) custom: Option<CustomStatus>,
+    pub(crate) clear_custom: bool,
+}
+
+/// A status change looked up.
+pub(crate) struct StatusChange {
+    pub(crate) me: User,
+    pub(crate) wanted: StatusWanted,
+}
+
+/// A channel's label in questions: `~name (Shown, team t, public)`.
+pub(crate) fn place_label(channel: &Channel, team: Option<&Team>) -> String {
+    let kind = match channel.kind {
+        ChannelType::Private => "private",
+        _ => "public",
+    };
+    match team {
+        Some(team) => format!(
+            "~{} ({}, team {}, {kind})",
+            channel.name, channel.display_name, team.name
+        ),
+        None => format!("~{} ({}, {kind})", channel.name, channel.display_name),
+    }
+}
+
+impl MattermostServer {
+    /// Looks a change up, without changing anything.
+    pub(crate) async fn plan(&self, look: &Look<'_>) -> Result<Plan, ToolError> {
+        match look {
+            Look::Join(args) => self.membership_plan(args, true).await,
+            Look::Leave(args) => self.membership_plan(args, false).await,
+            Look::Create(args) => self.create_plan(args).await,
+            Look::Add(args) => self.add_plan(args).await,
+            Look::Status(wanted) => self.status_plan(wanted).await,
+        }
+    }
+
+    /// Makes a change the person agreed to.
+    pub(crate) async fn make_change(&self, act: Act) -> Result<CallToolResult, ToolError> {
+        match act {
+            Act::Join(m) => self.join_act(m).await,
+            Act::Leave(m) => self.leave_act(m).await,
+            Act::Create(c) => self.create_act(c).await,
+            Act::Add(a) => self.add_act(a).await,
+            Act::Status(s) => self.status_act(s).await,
+        }
+    }
+
+    pub(crate) async fn membership_plan(
+        &self,
+        args: &OneChannelArgs,
+        join: bool,
+    ) -> Result<Plan, ToolError> {
+        let verb = if join { "join" } else { "leave" };
+        let (channel, team) = self
+            .resolve_channel(&args.channel_id, args.team_id.as_deref())
+            .await?;
+        if matches!(channel.kind, ChannelType::Direct | ChannelType::Group) {
+            return Err(ToolError::Tool(format!(
+                "{} is a direct or group conversation, which one cannot {verb}. Nothing was changed.",
+                channel.display_name
+            )));
+        }
+        if channel.delete_at != 0 {
+            return Err(ToolError::Tool(format!(
+                "~{} is archived, so no one can {verb} it. Nothing was changed.",
+                channel.name
+            )));
+        }
+        if !join && channel.name == "town-square" {
+            return Err(ToolError::Tool(
+                "no one can leave a team's Town Square (everyone in the team is in it). Nothing was changed.".to_owned(),
+            ));
+        }
+        let me = self.me().await?;
+        let member = self
+            .shared
+            .client
+            .channel_member(&channel.id, &me.id)
+            .await?
+            .is_some();
+        if member == join {
+            let state = if join { "already in" } else { "not in" };
+            return Err(ToolError::Tool(format!(
+                "you are {state} ~{}; nothing was changed.",
+                channel.name
+            )));
+        }
+        let stats = self.shared.client.channel_stats(&channel.id).await?;
+        let label = place_label(&channel, team.as_ref());
+        let (title, mut question) = if join {
+            (
+                format!("Join ~{}", channel.name),
+                format!(
+                    "@{} joins {label}. Its {} members see that you joined, and you will get its posts.",
+                    me.username, stats.member_count
+                ),
+            )
+        } else {
+            (
+                format!("Leave ~{}", channel.name),
+                format!(
+                    "@{} leaves {label}. Its {} members see that you left.",
+                    me.username, stats.member_count
+                ),
+            )
+        };
+        if !join && channel.kind == ChannelType::Private {
+            question.push_str(" It is private: you can come back only if a member adds you again.");
+        }
+        Ok(Plan {
+            title,
+            question,
+            fingerprint: format!("{verb}|{}|{}|member={member}", channel.id, me.id),
+            act: if join {
+                Act::Join(Membership { channel, me: me.id })
+            } else {
+                Act::Leave(Membership { channel, me: me.id })
+            },
+        })
+    }
+
+    pub(crate) async fn join_act(&self, m: Membership) -> Result<CallToolResult, ToolError> {
+        self.shared
+            .client
+            .add_channel_members(&m.channel.id, &[&m.me])
+            .await?;
+        let text = format!("You joined ~{}.", m.channel.name);
+        done(
+            text.clone(),
+            &ChangedOut {
+                done: text,
+                channel: Some(ChannelOut::from(&m.channel)),
+                added: Vec::new(),
+                status: None,
+            },
+        )
+    }
+
+    pub(crate) async fn leave_act(&self, m: Membership) -> Result<CallToolResult, ToolError> {
+        self.shared
+            .client
+            .remove_channel_member(&m.channel.id, &m.me)
+            .await?;
+        let text = format!("You left ~{}.", m.channel.name);
+        done(
+            text.clone(),
+            &ChangedOut {
+                done: text,
+                channel: Some(ChannelOut::from(&m.channel)),
+                added: Vec::new(),
+                status: None,
+            },
+        )
+    }
+
+    /// The team a call names, or the account's only team.
+    pub(crate) async fn one_team(&self, team: Option<&str>) -> Result<Team, ToolError> {
+        if let Some(team) = team.filter(|t| !t.trim().is_empty()) {
+            return self.resolve_team(team).await;
+        }
+        let mut teams = self.shared.client.my_teams().await?;
+        if teams.len() == 1 {
+            return Ok(teams.remove(0));
+        }
+        let names: Vec<String> = teams.iter().map(|t| t.name.clone()).collect();
+        Err(ToolError::Tool(format!(
+            "you are in {} teams ({}); pass one as team_id",
+            teams.len(),
+            names.join(", ")
+        )))
+    }
+
+    pub(crate) async fn create_plan(&self, args: &CreateChannelArgs) -> Result<Plan, ToolError> {
+        let name = args.name.trim().trim_start_matches('~');
+        if !valid_channel_name(name) {
+            return Err(ToolError::Tool(format!(
+                "{name:?} cannot be a channel's URL name: use 2 to 64 lowercase letters, digits, '-' and '_', starting and ending with a letter or digit (for example {:?}). Nothing was created.",
+                suggest_name(name)
+            )));
+        }
+        let display = args
+            .display_name
+            .as_deref()
+            .map_or(name, str::trim)
+            .to_owned();
+        if display.is_empty() || display.chars().count() > 64 {
+            return Err(ToolError::Tool(
+                "display_name must be 1 to 64 characters. Nothing was created.".to_owned(),
+            ));
+        }
+        let team = self.one_team(args.team_id.as_deref()).await?;
+        match self.shared.client.channel_by_name(&team.id, name).await {
+            Ok(found) => {
+                let archived = if found.delete_at == 0 {
+                    ""
+                } else {
+                    " (archived)"
+                };
+                return Err(ToolError::Tool(format!(
+                    "team {} already has a channel named ~{name}{archived}; pick another name, or join_channel to join it. Nothing was created.",
+                    team.name
+                )));
+            }
+            Err(Error::NotFound { .. } | Error::Forbidden { .. }) => {}
+            Err(other) => return Err(other.into()),
+        }
+        let me = self.me().await?;
+        let kind = if args.private { "private" } else { "public" };
+        let mut question = format!(
+            "@{} creates the {kind} channel ~{name} \"{display}\" in team {}, as its first member.",
+            me.username, team.name
+        );
+        let purpose = args.purpose.clone().unwrap_or_default();
+        let header = args.header.clone().unwrap_or_default();
+        if !purpose.is_empty() {
+            let _ = write!(question, "\nPurpose: {purpose}");
+        }
+        if !header.is_empty() {
+            let _ = write!(question, "\nHeader: {header}");
+        }
+        if !args.private {
+            question.push_str("\nEveryone in the team can see and join it.");
+        }
+        Ok(Plan {
+            title: format!("Create ~{name} in team {}", team.name),
+            question,
+            fingerprint: format!("create|{}|{name}|free", team.id),
+            act: Act::Create(Creation {
+                channel: NewChannel {
+                    team_id: team.id,
+                    name: name.to_owned(),
+                    display_name: display,
+                    kind: if args.private { "P" } else { "O" }.to_owned(),
+                    purpose,
+                    header,
+                },
+            }),
+        })
+    }
+
+    pub(crate) async fn create_act(&self, c: Creation) -> Result<CallToolResult, ToolError> {
+        let channel = self.shared.client.create_channel(&c.channel).await?;
+        let text = format!("Created ~{} ({}).", channel.name, channel.id);
+        done(
+            text.clone(),
+            &ChangedOut {
+                done: text,
+                channel: Some(ChannelOut::from(&channel)),
+                added: Vec::new(),
+                status: None,
+            },
+        )
+    }
+
+    pub(crate) async fn add_plan(&self, args: &AddMembersArgs) -> Result<Plan, ToolError> {
+        let (channel, team) = self
+            .resolve_channel(&args.channel_id, args.team_id.as_deref())
+            .await?;
+        if matches!(channel.kind, ChannelType::Direct | ChannelType::Group) {
+            return Err(ToolError::Tool(
+                "people cannot be added to a direct or group conversation; use group_message to write to a new group. Nothing was changed.".to_owned(),
+            ));
+        }
+        if channel.delete_at != 0 {
+            return Err(ToolError::Tool(format!(
+                "~{} is archived; no one can be added. Nothing was changed.",
+                channel.name
+            )));
+        }
+        let mut people: Vec<User> = Vec::new();
+        let mut already: Vec<String> = Vec::new();
+        for name in &args.usernames {
+            let name = name.trim().trim_start_matches('@');
+            if name.is_empty()
+                || people.iter().any(|u| u.username.eq_ignore_ascii_case(name))
+                || already.iter().any(|u| u.eq_ignore_ascii_case(name))
+            {
+                continue;
+            }
+            let user = match self.shared.client.user_by_username(name).await {
+                Ok(user) => user,
+                Err(Error::NotFound { .. }) => {
+                    return Err(ToolError::Tool(format!(
+                        "there is no account named @{name}; search_users finds accounts by part of a name. Nothing was changed."
+                    )));
+                }
+                Err(other) => return Err(other.into()),
+            };
+            if !user.is_active() {
+                return Err(ToolError::Tool(format!(
+                    "@{} is deactivated and cannot be added. Nothing was changed.",
+                    user.username
+                )));
+            }
+            if self
+                .shared
+                .client
+                .channel_member(&channel.id, &user.id)
+                .await?
+                .is_some()
+            {
+                already.push(user.username);
+            } else {
+                people.push(user);
+            }
+        }
+        if people.is_empty() {
+            return Err(ToolError::Tool(format!(
+                "everyone named is already in ~{}; nothing was changed.",
+                channel.name
+            )));
+        }
+        let me = self.me().await?;
+        let mut question = format!(
+            "@{} adds {} {} to {}:",
+            me.username,
+            people.len(),
+            if people.len() == 1 {
+                "person"
+            } else {
+                "people"
+            },
+            place_label(&channel, team.as_ref())
+        );
+        for user in &people {
+            let full = user.full_name();
+            if full.is_empty() {
+                let _ = write!(question, "\n- @{}", user.username);
+            } else {
+                let _ = write!(question, "\n- @{} ({full})", user.username);
+            }
+        }
+        if !already.is_empty() {
+            let names: Vec<String> = already.iter().map(|u| format!("@{u}")).collect();
+            let _ = write!(
+                question,
+                "\nAlready members, left as they are: {}.",
+                names.join(", ")
+            );
+        }
+        question.push_str("\nThey will see the channel's posts, and its members see them added.");
+        let mut ids: Vec<&str> = people.iter().map(|u| u.id.as_str()).collect();
+        ids.sort_unstable();
+        Ok(Plan {
+            title: format!("Add people to ~{}", channel.name),
+            question,
+            fingerprint: format!("add|{}|{}", channel.id, ids.join(",")),
+            act: Act::Add(Addition { channel, people }),
+        })
+    }
+
+    pub(crate) async fn add_act(&self, a: Addition) -> Result<CallToolResult, ToolError> {
+        let ids: Vec<&str> = a.people.iter().map(|u| u.id.as_str()).collect();
+        self.shared
+            .client
+            .add_channel_members(&a.channel.id, &ids)
+            .await?;
+        let added: Vec<String> = a.people.iter().map(|u| u.username.clone()).collect();
+        let names: Vec<String> = added.iter().map(|u| format!("@{u}")).collect();
+        let text = format!("Added {} to ~{}.", names.join(", "), a.channel.name);
+        done(
+            text.clone(),
+            &ChangedOut {
+                done: text,
+                channel: Some(ChannelOut::from(&a.channel)),
+                added,
+                status: None,
+            },
+        )
+    }
+}
+
+/// Reads `YYYY-MM-DDTHH:MM[:SS[.fff]](Z|±HH:MM)` as ms since the epoch.
+pub(crate) fn rfc3339_ms(text: &str) -> Option<i64> {
+    let text = text.trim();
+    let (date, rest) = text.split_once(['T', 't', ' '])?;
+    let mut d = date.split('-');
+    let year: i64 = d.next()?.parse().ok()?;
+    let month: i64 = d.next()?.parse().ok()?;
+    let day: i64 = d.next()?.parse().ok()?;
+    if d.next().is_some() || !(1..=12).contains(&month) || !(1..=31).contains(&day) {
+        return None;
+    }
+    let (clock, offset_s) = if let Some(clock) = rest.strip_suffix(['Z', 'z']) {
+        (clock, 0)
+    } else {
+        let at = rest.rfind(['+', '-'])?;
+        let (clock, offset) = rest.split_at(at);
+        let sign = if offset.starts_with('-') { -1 } else { 1 };
+        let (h, m) = offset[1..].split_once(':')?;
+        let (h, m): (i64, i64) = (h.parse().ok()?, m.parse().ok()?);
+        (clock, sign * (h * 3600 + m * 60))
+    };
+    let mut c = clock.split(':');
+    let hour: i64 = c.next()?.parse().ok()?;
+    let minute: i64 = c.next()?.parse().ok()?;
+    let second: f64 = c.next().map_or(Some(0.0), |s| s.parse().ok())?;
+    if c.next().is_some() || hour > 23 || minute > 59 || !(0.0..61.0).contains(&second) {
+        return None;
+    }
+    // Days from the civil date (Howard Hinnant's algorithm).
+    let y = if month <= 2 { year - 1 } else { year };
+    let era = y.div_euclid(400);
+    let yoe = y - era * 400;
+    let mp = (month + 9) % 12;
+    let doy = (153 * mp + 2) / 5 + day - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    let days = era * 146_097 + doe - 719_468;
+    let seconds = days * 86_400 + hour * 3600 + minute * 60 - offset_s;
+    #[allow(clippy::cast_possible_truncation)]
+    Some(seconds * 1000 + (second * 1000.0) as i64)
+}
+
+/// Tells whether a URL name keeps Mattermost's rules (2 to 64 of
+/// `a-z 0-9 - _`, a letter or digit at each end, no `__`).
+pub(crate) fn valid_channel_name(name: &str) -> bool {
+    let ends = |c: Option<char>| c.is_some_and(|c| c.is_ascii_lowercase() || c.is_ascii_digit());
+    (2..=64).contains(&name.len())
+        && name
+            .chars()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-' || c == '_')
+        && ends(name.chars().next())
+        && ends(name.chars().last())
+        && !name.contains("__")
+}
+
+/// A name that keeps the rules, made from one that does not.
+pub(crate) fn suggest_name(name: &str) -> String {
+    let mut out = String::new();
+    for c in name.to_lowercase().chars() {
+        if c.is_ascii_lowercase() || c.is_ascii_digit() {
+            out.push(c);
+        } else if !out.ends_with('-') && !out.is_empty() {
+            out.push('-');
+        }
+    }
+    let out = out.trim_matches('-').to_owned();
+    if out.len() < 2 {
+        "my-channel".to_owned()
+    } else {
+        out.chars().take(64).collect()
+    }
+}
+
+// ----- the read tools -----
+
+impl MattermostServer {
+    pub(crate) async fn get_channel_stats_impl(
+        &self,
+        args: OneChannelArgs,
+    ) -> Result<CallToolResult, ToolError> {
+        let (channel, _) = self
+            .resolve_channel(&args.channel_id, args.team_id.as_deref())
+            .await?;
+        let stats = self.shared.client.channel_stats(&channel.id).await?;
+        let out = ChannelStatsOut {
+            channel: ChannelOut::from(&channel),
+            member_count: stats.member_count,
+            guest_count: stats.guest_count,
+            pinned_post_count: stats.pinnedpost_count,
+            file_count: stats.files_count,
+        };
+        let text = format!(
+            "~{}: {} members ({} guests), {} pinned posts, {} files.",
+            channel.name, out.member_count, out.guest_count, out.pinned_post_count, out.file_count
+        );
+        done(text, &out)
+    }
+
+    pub(crate) async fn mark_channel_read_impl(
+        &self,
+        args: OneChannelArgs,
+    ) -> Result<CallToolResult, ToolError> {
+        let (channel, _) = self
+            .resolve_channel(&args.channel_id, args.team_id.as_deref())
+            .await?;
+        let me = self.me().await?;
+        if self
+            .shared
+            .client
+            .channel_member(&channel.id, &me.id)
+            .await?
+            .is_none()
+        {
+            return Err(ToolError::Tool(format!(
+                "you are not in ~{}, so it has nothing unread for you; nothing was changed.",
+                channel.name
+            )));
+        }
+        self.shared.client.view_channel(&channel.id).await?;
+        let text = format!("Marked ~{} as read (for you only).", channel.name);
+        done(
+            text.clone(),
+            &ChangedOut {
+                done: text,
+                channel: Some(ChannelOut::from(&channel)),
+                added: Vec::new(),
+                status: None,
+            },
+        )
+    }
+}
+
+/// Channels of one team or all teams.
+#[derive(Debug, Default, Serialize, Deserialize, JsonSchema)]
+pub struct UserChannelsArgs {
+    /// The team, by id or name; all your teams when left out.
+    #[serde(default)]
+    pub team_id: Option<String>,
+    /// Most channels in this page (default 50, at most 200).
+    #[serde(default)]
+    pub limit: Option<u32>,
+    /// The next_cursor of the previous page.
+    #[serde(default)]
+    pub cursor: Option<String>,
+}
+
+/// One channel.
+#[derive(Debug, Default, Serialize, Deserialize, JsonSchema)]
+pub struct ChannelArgs {
+    /// The channel: its id or name (`~town-square`, `town-square` or `Town Square`).
+    pub channel_id: String,
+    /// The team, by id or name, when the channel name is in several teams.
+    #[serde(default)]
+    pub team_id: Option<String>,
+}
+
+/// A channel search.
+#[derive(Debug, Default, Serialize, Deserialize, JsonSchema)]
+pub struct SearchChannelsArgs {
+    /// Part of the channel's name or shown name.
+    pub term: String,
+    /// The team, by id or name; all your teams when left out.
+    #[serde(default)]
+    pub team_id: Option<String>,
+    /// Most channels in this page (default 50, at most 200).
+    #[serde(default)]
+    pub limit: Option<u32>,
+    /// The next_cursor of the previous page.
+    #[serde(default)]
+    pub cursor: Option<String>,
+}
+
+/// `get_user_channels`: My channels.
+pub(crate) struct GetUserChannels;
+
+impl Tool<MattermostServer> for GetUserChannels {
+    type Args = UserChannelsArgs;
+    type Out = ChannelsOut;
+    const NAME: &'static str = "get_user_channels";
+    const TITLE: &'static str = "My channels";
+    const DESCRIPTION: &'static str = "The channels you are a member of (public, private, direct and group messages), in one team or all.";
+    const HINTS: Hints = Hints::READ;
+
+    async fn call(
+        &self,
+        server: &MattermostServer,
+        args: UserChannelsArgs,
+        _call: Call,
+    ) -> Outcome {
+        Ok(server.get_user_channels_impl(args).await?.into())
+    }
+}
+
+/// `get_channel_info`: Channel info.
+pub(crate) struct GetChannelInfo;
+
+impl Tool<MattermostServer> for GetChannelInfo {
+    type Args = ChannelArgs;
+    type Out = ChannelInfoOut;
+    const NAME: &'static str = "get_channel_info";
+    const TITLE: &'static str = "Channel info";
+    const DESCRIPTION: &'static str = "One channel: its names, kind, team, header and purpose.";
+    const HINTS: Hints = Hints::READ;
+
+    async fn call(&self, server: &MattermostServer, args: ChannelArgs, _call: Call) -> Outcome {
+        Ok(server.get_channel_info_impl(args).await?.into())
+    }
+}
+
+/// `search_channels`: Search channels.
+pub(crate) struct SearchChannels;
+
+impl Tool<MattermostServer> for SearchChannels {
+    type Args = SearchChannelsArgs;
+    type Out = ChannelsOut;
+    const NAME: &'static str = "search_channels";
+    const TITLE: &'static str = "Search channels";
+    const DESCRIPTION: &'static str =
+        "Finds your channels whose name or shown name contains a term (or is close to it).";
+    const HINTS: Hints = Hints::READ;
+
+    async fn call(
+        &self,
+        server: &MattermostServer,
+        args: SearchChannelsArgs,
+        _call: Call,
+    ) -> Outcome {
+        Ok(server.search_channels_impl(args).await?.into())
+    }
+}
+
+pub(crate) fn kind_order(kind: ChannelType) -> u8 {
+    match kind {
+        ChannelType::Open => 0,
+        ChannelType::Private => 1,
+        ChannelType::Group => 2,
+        ChannelType::Direct => 3,
+        ChannelType::Unknown => 4,
+    }
+}
+
+impl MattermostServer {
+    pub(crate) async fn get_user_channels_impl(
+        &self,
+        args: UserChannelsArgs,
+    ) -> Result<CallToolResult, ToolError> {
+        let paging = self.paging::<_, usize>(
+            "get_user_channels",
+            &args,
+            args.limit,
+            args.cursor.as_deref(),
+            LIST_PAGE,
+            LIST_MAX,
+        )?;
+        let teams = self.teams_for(args.team_id.as_deref()).await?;
+        let mut channels = self.my_channels(&teams).await?;
+        channels.sort_by(|(a, _), (b, _)| {
+            kind_order(a.kind)
+                .cmp(&kind_order(b.kind))
+                .then_with(|| a.name.cmp(&b.name))
+        });
+        self.channels_page(
+            "get_user_channels",
+            &paging,
+            channels,
+            &teams,
+            "You are in no channel.",
+        )
+        .await
+    }
+
+    pub(crate) async fn channels_page(
+        &self,
+        tool: &str,
+        paging: &Paging<usize>,
+        channels: Vec<(Channel, Option<Team>)>,
+        teams: &[Team],
+        none: &str,
+    ) -> Result<CallToolResult, ToolError> {
+        let (page, next) = self.slice(tool, paging, &channels);
+        let names = team_names(teams);
+        let mut text = if channels.is_empty() {
+            format!("{none}\n")
+        } else {
+            String::new()
+        };
+        let mut out = Vec::with_capacity(page.len());
+        for (channel, _) in page {
+            let channel = ChannelOut::from(&self.named_channel(channel).await);
+            let _ = writeln!(
+                text,
+                "{}",
+                channel_line(&channel, names.get(&channel.team_id).map(String::as_str))
+            );
+            out.push(channel);
+        }
+        more_line(&mut text, next.as_ref(), "channels");
+        done(
+            text,
+            &ChannelsOut {
+                channels: out,
+                next_cursor: next,
+            },
+        )
+    }
+
+    pub(crate) async fn get_channel_info_impl(
+        &self,
+        args: ChannelArgs,
+    ) -> Result<CallToolResult, ToolError> {
+        let (channel, team) = self
+            .resolve_channel(&args.channel_id, args.team_id.as_deref())
+            .await?;
+        let out = ChannelInfoOut {
+            channel: ChannelOut::from(&channel),
+            team: team.as_ref().map(TeamOut::from),
+        };
+        let mut text = channel_line(&out.channel, team.as_ref().map(|t| t.name.as_str()));
+        text.push('\n');
+        done(text, &out)
+    }
+
+    pub(crate) async fn search_channels_impl(
+        &self,
+        args: SearchChannelsArgs,
+    ) -> Result<CallToolResult, ToolError> {
+        let paging = self.paging::<_, usize>(
+            "search_channels",
+            &args,
+            args.limit,
+            args.cursor.as_deref(),
+            LIST_PAGE,
+            LIST_MAX,
+        )?;
+        let key = name_key(&args.term);
+        if key.is_empty() {
+            return Err(ToolError::Tool(
+                "term is empty; pass part of a channel's name".to_owned(),
+            ));
+        }
+        let teams = self.teams_for(args.team_id.as_deref()).await?;
+        let mut scored: Vec<(usize, (Channel, Option<Team>))> = Vec::new();
+        for (channel, team) in self.my_channels(&teams).await? {
+            let channel = self.named_channel(channel).await;
+            let name = name_key(&channel.name);
+            let shown = name_key(&channel.display_name);
+            let score = if name == key || shown == key {
+                0
+            } else if name.contains(&key) || shown.contains(&key) {
+                1
+            } else {
+                let d =
+                    crate::names::distance(&key, &name).min(crate::names::distance(&key, &shown));
+                if d <= (key.chars().count() / 3).max(1) {
+                    2 + d
+                } else {
+                    continue;
+                }
+            };
+            scored.push((score, (channel, team)));
+        }
+        scored.sort_by(|(a, (ca, _)), (b, (cb, _))| a.cmp(b).then_with(|| ca.name.cmp(&cb.name)));
+        let channels: Vec<(Channel, Option<Team>)> = scored.into_iter().map(|(_, c)| c).collect();
+        let none = format!(
+            "None of your channels is named like {:?}; get_user_channels lists them all.",
+            args.term
+        );
+        self.channels_page("search_channels", &paging, channels, &teams, &none)
+            .await
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    #[test]
+    fn rfc3339_times_with_an_offset_are_read_and_others_refused() {
+        assert_eq!(rfc3339_ms("1970-01-01T00:00:00Z"), Some(0));
+        assert_eq!(
+            rfc3339_ms("2026-12-01T18:00:00+01:00"),
+            rfc3339_ms("2026-12-01T17:00:00Z")
+        );
+        assert_eq!(rfc3339_ms("2026-03-02T09:00Z"), Some(1_772_442_000_000));
+        for bad in ["2026-12-01T17:00:00", "tomorrow", "2026-13-01T00:00Z", ""] {
+            assert_eq!(rfc3339_ms(bad), None, "{bad}");
+        }
+    }
+
+    #[test]
+    fn bad_channel_names_are_refused_with_a_usable_suggestion() {
+        for bad in ["Release Plans", "a", "-x-", "x__y"] {
+            assert!(!valid_channel_name(bad), "{bad}");
+            assert!(valid_channel_name(&suggest_name(bad)), "{bad}");
+        }
+        assert_eq!(suggest_name("Release Plans"), "release-plans");
+        assert!(valid_channel_name("release-2026"));
+    }
+}

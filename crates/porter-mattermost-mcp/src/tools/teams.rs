@@ -1,0 +1,283 @@
+//! The tools about teams: `get_user_teams`, `get_team_info`,
+//! `list_team_channels`, `list_archived_channels`.
+
+use std::fmt::Write as _;
+
+use porter_mattermost::Channel;
+use porter_mcp::tool::{Call, Hints, Outcome, Tool, ToolError, done};
+use rmcp::model::CallToolResult;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use crate::MattermostServer;
+use crate::output::{ChannelOut, TeamOut, TeamsOut};
+use crate::paging::{LIST_MAX, LIST_PAGE, more_line};
+use crate::render::{channel_line, team_line};
+
+/// A page of a list.
+#[derive(Debug, Default, Serialize, Deserialize, JsonSchema)]
+pub struct PageArgs {
+    /// Most items in this page (default 50, at most 200).
+    #[serde(default)]
+    pub limit: Option<u32>,
+    /// The next_cursor of the previous page.
+    #[serde(default)]
+    pub cursor: Option<String>,
+}
+
+/// `get_user_teams`: My teams.
+pub(crate) struct GetUserTeams;
+
+impl Tool<MattermostServer> for GetUserTeams {
+    type Args = PageArgs;
+    type Out = TeamsOut;
+    const NAME: &'static str = "get_user_teams";
+    const TITLE: &'static str = "My teams";
+    const DESCRIPTION: &'static str = "The teams you belong to.";
+    const HINTS: Hints = Hints::READ;
+
+    async fn call(&self, server: &MattermostServer, args: PageArgs, _call: Call) -> Outcome {
+        Ok(server.get_user_teams_impl(args).await?.into())
+    }
+}
+
+impl MattermostServer {
+    pub(crate) async fn get_user_teams_impl(
+        &self,
+        args: PageArgs,
+    ) -> Result<CallToolResult, ToolError> {
+        let paging = self.paging::<_, usize>(
+            "get_user_teams",
+            &args,
+            args.limit,
+            args.cursor.as_deref(),
+            LIST_PAGE,
+            LIST_MAX,
+        )?;
+        let mut teams = self.my_teams().await?;
+        teams.sort_by(|a, b| a.name.cmp(&b.name));
+        let all: Vec<TeamOut> = teams.iter().map(TeamOut::from).collect();
+        let (page, next) = self.slice("get_user_teams", &paging, &all);
+        let mut text = if all.is_empty() {
+            "You belong to no team.\n".to_owned()
+        } else {
+            String::new()
+        };
+        for team in &page {
+            let _ = writeln!(text, "{}", team_line(team));
+        }
+        more_line(&mut text, next.as_ref(), "teams");
+        done(
+            text,
+            &TeamsOut {
+                teams: page,
+                next_cursor: next,
+            },
+        )
+    }
+}
+
+/// `CHANNEL_PAGE` / `CHANNEL_MAX`: the channel lists' default and largest page.
+pub(crate) const CHANNEL_PAGE: usize = 50;
+
+pub(crate) const CHANNEL_MAX: usize = 200;
+
+/// `SERVER_PAGE` is how many channels are asked of Mattermost at once.
+pub(crate) const SERVER_PAGE: u32 = 200;
+
+/// A team, or the only one.
+#[derive(Debug, Default, Serialize, Deserialize, JsonSchema)]
+pub struct TeamArgs {
+    /// The team: its id or name; leave out when you are in one team.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub team_id: Option<String>,
+}
+
+/// A page of a team's channels.
+#[derive(Debug, Default, Serialize, Deserialize, JsonSchema)]
+pub struct TeamChannelsArgs {
+    /// The team: its id or name; leave out for all your teams.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub team_id: Option<String>,
+    /// How many channels to return (default 50, at most 200).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub limit: Option<u32>,
+    /// The next_cursor of the previous page.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cursor: Option<String>,
+}
+
+/// `TeamInfoOut` is one team.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct TeamInfoOut {
+    /// The team.
+    pub team: TeamOut,
+}
+
+/// `ChannelListOut` is a page of channels.
+#[derive(Debug, Clone, Serialize, JsonSchema)]
+pub struct ChannelListOut {
+    /// The channels.
+    pub channels: Vec<ChannelOut>,
+    /// Pass this as `cursor` (with the same other arguments) for the next page; absent on the last page.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub next_cursor: Option<String>,
+}
+
+/// `get_team_info`: Get a team.
+pub(crate) struct GetTeamInfo;
+
+impl Tool<MattermostServer> for GetTeamInfo {
+    type Args = TeamArgs;
+    type Out = TeamInfoOut;
+    const NAME: &'static str = "get_team_info";
+    const TITLE: &'static str = "Get a team";
+    const DESCRIPTION: &'static str = "Shows a team: its id, names and description.";
+    const HINTS: Hints = Hints::READ;
+
+    async fn call(&self, server: &MattermostServer, args: TeamArgs, _call: Call) -> Outcome {
+        Ok(server.get_team_info_impl(args).await?.into())
+    }
+}
+
+/// `list_team_channels`: List a team's public channels.
+pub(crate) struct ListTeamChannels;
+
+impl Tool<MattermostServer> for ListTeamChannels {
+    type Args = TeamChannelsArgs;
+    type Out = ChannelListOut;
+    const NAME: &'static str = "list_team_channels";
+    const TITLE: &'static str = "List a team's public channels";
+    const DESCRIPTION: &'static str =
+        "Lists a team's public channels, joined or not (archived ones: list_archived_channels).";
+    const HINTS: Hints = Hints::READ;
+
+    async fn call(
+        &self,
+        server: &MattermostServer,
+        args: TeamChannelsArgs,
+        _call: Call,
+    ) -> Outcome {
+        Ok(server
+            .channel_list("list_team_channels", args, false)
+            .await?
+            .into())
+    }
+}
+
+/// `list_archived_channels`: List a team's archived channels.
+pub(crate) struct ListArchivedChannels;
+
+impl Tool<MattermostServer> for ListArchivedChannels {
+    type Args = TeamChannelsArgs;
+    type Out = ChannelListOut;
+    const NAME: &'static str = "list_archived_channels";
+    const TITLE: &'static str = "List a team's archived channels";
+    const DESCRIPTION: &'static str =
+        "Lists a team's archived channels (public ones, and private ones you were in).";
+    const HINTS: Hints = Hints::READ;
+
+    async fn call(
+        &self,
+        server: &MattermostServer,
+        args: TeamChannelsArgs,
+        _call: Call,
+    ) -> Outcome {
+        Ok(server
+            .channel_list("list_archived_channels", args, true)
+            .await?
+            .into())
+    }
+}
+
+impl MattermostServer {
+    pub(crate) async fn get_team_info_impl(
+        &self,
+        args: TeamArgs,
+    ) -> Result<CallToolResult, ToolError> {
+        let team = self.one_team(args.team_id.as_deref()).await?;
+        let team = self.shared.client.team(&team.id).await?;
+        let out = TeamOut::from(&team);
+        let mut text = format!("Team {} \"{}\" ({})", out.name, out.display_name, out.id);
+        if !out.description.is_empty() {
+            let _ = write!(
+                text,
+                "\nDescription (written by the team's admins): {}",
+                out.description
+            );
+        }
+        done(text, &TeamInfoOut { team: out })
+    }
+
+    pub(crate) async fn channel_list(
+        &self,
+        tool: &str,
+        args: TeamChannelsArgs,
+        archived: bool,
+    ) -> Result<CallToolResult, ToolError> {
+        let paging = self.paging::<_, usize>(
+            tool,
+            &args,
+            args.limit,
+            args.cursor.as_deref(),
+            CHANNEL_PAGE,
+            CHANNEL_MAX,
+        )?;
+        let teams = match args.team_id.as_deref().filter(|t| !t.trim().is_empty()) {
+            Some(team) => vec![self.resolve_team(team).await?],
+            None => self.shared.client.my_teams().await?,
+        };
+        let mut all: Vec<(Channel, String)> = Vec::new();
+        for team in &teams {
+            let mut page = 0;
+            loop {
+                let found = if archived {
+                    self.shared
+                        .client
+                        .archived_channels(&team.id, page, SERVER_PAGE)
+                        .await?
+                } else {
+                    self.shared
+                        .client
+                        .team_channels(&team.id, page, SERVER_PAGE)
+                        .await?
+                };
+                let short = found.len() < SERVER_PAGE as usize;
+                all.extend(found.into_iter().map(|c| (c, team.name.clone())));
+                if short {
+                    break;
+                }
+                page += 1;
+            }
+        }
+        let start = paging.position.min(all.len());
+        let end = (start + paging.limit).min(all.len());
+        let next = (end < all.len()).then(|| self.next_cursor(tool, &paging.args, &end));
+        let what = if archived { "archived" } else { "public" };
+        let mut text = if all.is_empty() {
+            format!("No {what} channels.\n")
+        } else {
+            String::new()
+        };
+        let mut channels = Vec::new();
+        for (channel, team) in &all[start..end] {
+            let out = ChannelOut::from(channel);
+            let _ = writeln!(text, "{}", channel_line(&out, Some(team)));
+            channels.push(out);
+        }
+        if next.is_some() {
+            text.push_str(
+                "More channels follow: pass next_cursor as cursor (with the same other arguments).\n",
+            );
+        } else {
+            text.push_str("That is the last page.\n");
+        }
+        done(
+            text,
+            &ChannelListOut {
+                channels,
+                next_cursor: next,
+            },
+        )
+    }
+}

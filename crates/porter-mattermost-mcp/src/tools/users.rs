@@ -1,0 +1,227 @@
+//! The tools about accounts: `get_me`, `get_users`, `search_users`.
+
+use std::fmt::Write as _;
+
+use porter_mattermost::{Error, UserSearch};
+use porter_mcp::tool::{Call, Hints, NoArgs, Outcome, Tool, ToolError, done};
+use rmcp::model::CallToolResult;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use crate::MattermostServer;
+use crate::output::{MeOut, UserOut, UsersOut};
+use crate::paging::more_line;
+use crate::render::user_line;
+
+/// Default and largest page sizes.
+pub(crate) const USERS_PAGE: usize = 20;
+
+pub(crate) const USERS_MAX: usize = 100;
+
+// ----- parameters -----
+
+/// Users by username or id.
+#[derive(Debug, Default, Serialize, Deserialize, JsonSchema)]
+pub struct GetUsersArgs {
+    /// Usernames, with or without `@`.
+    #[serde(default)]
+    pub usernames: Vec<String>,
+    /// User ids.
+    #[serde(default)]
+    pub user_ids: Vec<String>,
+    /// Most users in this page (default 20, at most 100).
+    #[serde(default)]
+    pub limit: Option<u32>,
+    /// The next_cursor of the previous page.
+    #[serde(default)]
+    pub cursor: Option<String>,
+}
+
+/// A user search.
+#[derive(Debug, Default, Serialize, Deserialize, JsonSchema)]
+pub struct SearchUsersArgs {
+    /// What to look for in usernames, names, nicknames and e-mail.
+    pub term: String,
+    /// Most users in this page (default 20, at most 100).
+    #[serde(default)]
+    pub limit: Option<u32>,
+    /// The next_cursor of the previous page.
+    #[serde(default)]
+    pub cursor: Option<String>,
+}
+
+// ----- the tools -----
+
+/// `get_me`: Who am I.
+pub(crate) struct GetMe;
+
+impl Tool<MattermostServer> for GetMe {
+    type Args = NoArgs;
+    type Out = MeOut;
+    const NAME: &'static str = "get_me";
+    const TITLE: &'static str = "Who am I";
+    const DESCRIPTION: &'static str = "The Mattermost account porter acts as: username, name, id.";
+    const HINTS: Hints = Hints::READ;
+
+    async fn call(&self, server: &MattermostServer, _args: NoArgs, _call: Call) -> Outcome {
+        Ok(server.get_me_impl().await?.into())
+    }
+}
+
+/// `get_users`: Get users.
+pub(crate) struct GetUsers;
+
+impl Tool<MattermostServer> for GetUsers {
+    type Args = GetUsersArgs;
+    type Out = UsersOut;
+    const NAME: &'static str = "get_users";
+    const TITLE: &'static str = "Get users";
+    const DESCRIPTION: &'static str =
+        "Looks accounts up by username or id: names, position, whether deactivated.";
+    const HINTS: Hints = Hints::READ;
+
+    async fn call(&self, server: &MattermostServer, args: GetUsersArgs, _call: Call) -> Outcome {
+        Ok(server.get_users_impl(args).await?.into())
+    }
+}
+
+/// `search_users`: Search users.
+pub(crate) struct SearchUsers;
+
+impl Tool<MattermostServer> for SearchUsers {
+    type Args = SearchUsersArgs;
+    type Out = UsersOut;
+    const NAME: &'static str = "search_users";
+    const TITLE: &'static str = "Search users";
+    const DESCRIPTION: &'static str =
+        "Finds accounts whose username, name, nickname or e-mail match a term.";
+    const HINTS: Hints = Hints::READ;
+
+    async fn call(&self, server: &MattermostServer, args: SearchUsersArgs, _call: Call) -> Outcome {
+        Ok(server.search_users_impl(args).await?.into())
+    }
+}
+
+impl MattermostServer {
+    pub(crate) async fn get_me_impl(&self) -> Result<CallToolResult, ToolError> {
+        let me = self.shared.client.me().await?;
+        self.set_me(me.clone());
+        let out = MeOut {
+            user: UserOut::from(&me),
+            server_url: self.shared.client.base_url().to_owned(),
+        };
+        let text = format!("You are {} on {}.\n", user_line(&out.user), out.server_url);
+        done(text, &out)
+    }
+
+    pub(crate) async fn get_users_impl(
+        &self,
+        args: GetUsersArgs,
+    ) -> Result<CallToolResult, ToolError> {
+        let paging = self.paging::<_, usize>(
+            "get_users",
+            &args,
+            args.limit,
+            args.cursor.as_deref(),
+            USERS_PAGE,
+            USERS_MAX,
+        )?;
+        if args.usernames.is_empty() && args.user_ids.is_empty() {
+            return Err(ToolError::Tool(
+                "pass usernames or user_ids (search_users finds accounts by part of a name)"
+                    .to_owned(),
+            ));
+        }
+        let names: Vec<String> = args
+            .usernames
+            .iter()
+            .map(|n| n.trim().trim_start_matches('@').to_owned())
+            .filter(|n| !n.is_empty())
+            .collect();
+        let mut users = Vec::new();
+        let mut not_found = Vec::new();
+        if !names.is_empty() {
+            let found = self.shared.client.users_by_usernames(&names).await?;
+            for name in &names {
+                match found.iter().find(|u| u.username.eq_ignore_ascii_case(name)) {
+                    Some(user) => users.push(user.clone()),
+                    None => not_found.push(format!("@{name}")),
+                }
+            }
+        }
+        for id in &args.user_ids {
+            match self.shared.client.user(id.trim()).await {
+                Ok(user) => users.push(user),
+                Err(Error::NotFound { .. } | Error::BadRequest { .. }) => {
+                    not_found.push(id.clone());
+                }
+                Err(other) => return Err(other.into()),
+            }
+        }
+        let all: Vec<UserOut> = users.iter().map(UserOut::from).collect();
+        let (page, next) = self.slice("get_users", &paging, &all);
+        let mut text = String::new();
+        for user in &page {
+            let _ = writeln!(text, "{}", user_line(user));
+        }
+        if !not_found.is_empty() {
+            let _ = writeln!(
+                text,
+                "No account for {}; search_users finds accounts by part of a name.",
+                not_found.join(", ")
+            );
+        }
+        more_line(&mut text, next.as_ref(), "users");
+        done(
+            text,
+            &UsersOut {
+                users: page,
+                not_found,
+                next_cursor: next,
+            },
+        )
+    }
+
+    pub(crate) async fn search_users_impl(
+        &self,
+        args: SearchUsersArgs,
+    ) -> Result<CallToolResult, ToolError> {
+        let paging = self.paging::<_, usize>(
+            "search_users",
+            &args,
+            args.limit,
+            args.cursor.as_deref(),
+            USERS_PAGE,
+            USERS_MAX,
+        )?;
+        let term = args.term.trim().trim_start_matches('@');
+        if term.is_empty() {
+            return Err(ToolError::Tool(
+                "term is empty; pass part of a name".to_owned(),
+            ));
+        }
+        let mut search = UserSearch::new(term);
+        search.allow_inactive = true;
+        search.limit = ((paging.position + paging.limit + 1).min(1000)) as u32;
+        let users = self.shared.client.search_users(&search).await?;
+        let all: Vec<UserOut> = users.iter().map(UserOut::from).collect();
+        let (page, next) = self.slice("search_users", &paging, &all);
+        let mut text = if page.is_empty() {
+            format!("No account matches {term:?}.\n")
+        } else {
+            String::new()
+        };
+        for user in &page {
+            let _ = writeln!(text, "{}", user_line(user));
+        }
+        more_line(&mut text, next.as_ref(), "users");
+        done(
+            text,
+            &UsersOut {
+                users: page,
+                not_found: Vec::new(),
+                next_cursor: next,
+            },
+        )
+    }
+}

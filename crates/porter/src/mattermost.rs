@@ -1,0 +1,280 @@
+//! `porter mattermost`: its arguments, and the wiring of `serve`, `doctor`,
+//! `login` and `logout` from the environment to `porter-mattermost-mcp`
+//! (the tokens `login` keeps are in [`crate::login`]).
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use anyhow::Context as _;
+use clap::{Args, Subcommand};
+use porter_mattermost::{Client, ClientOptions, Error as MmError, Token};
+use porter_mattermost_mcp::{
+    HttpOptions, MattermostServer, Need, Options as ServerOptions, Settings, Transport,
+};
+
+use crate::{busy_hint, login, output};
+
+#[derive(Debug, Args)]
+pub(crate) struct MattermostArgs {
+    #[command(subcommand)]
+    command: MattermostCommand,
+}
+
+#[derive(Debug, Subcommand)]
+enum MattermostCommand {
+    /// Serve MCP over stdio (for a client that starts porter) or streamable
+    /// HTTP at /mcp.
+    Serve(ServeArgs),
+    /// Check MM_URL, MM_TOKEN, the server and the download directory, and
+    /// say what to fix.
+    Doctor,
+    /// Keep a token for a Mattermost URL in the OS keychain, by pasting a
+    /// personal access token or signing in with username and password
+    /// (+ MFA); serve and doctor use it when MM_TOKEN is unset.
+    Login(login::LoginArgs),
+    /// Remove the token kept for a Mattermost URL from the OS keychain.
+    Logout(login::LogoutArgs),
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+enum TransportArg {
+    Stdio,
+    Http,
+}
+
+#[derive(Debug, Args)]
+struct ServeArgs {
+    /// How clients reach the server.
+    #[arg(long, value_enum, default_value = "stdio")]
+    transport: TransportArg,
+    /// The address HTTP listens on; anything but loopback needs PORTER_MCP_HTTP_TOKEN.
+    #[arg(long, default_value = "127.0.0.1")]
+    host: String,
+    /// The port HTTP listens on (0 picks a free one).
+    #[arg(long, default_value_t = 8765)]
+    port: u16,
+    /// Serve against a built-in demo Mattermost (signed in as alice), so
+    /// every feature can be tried without a server; MM_URL and MM_TOKEN are
+    /// not needed.
+    #[arg(long)]
+    demo: bool,
+    /// Another Host name HTTP clients may use besides loopback (repeatable),
+    /// for a server reached by name; DNS-rebinding protection refuses others.
+    #[arg(long = "allow-host", value_name = "NAME")]
+    allow_hosts: Vec<String>,
+}
+
+/// Runs `porter mattermost …`: exit 0 when the client closed the
+/// connection (or after Ctrl-C over HTTP), 1 for a failure, 2 for a
+/// configuration error.
+pub(crate) fn run(args: MattermostArgs) -> ExitCode {
+    crate::init_logging("warn,porter_mattermost=info,porter_mattermost_mcp=info");
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(runtime) => runtime,
+        Err(error) => {
+            eprintln!("porter: cannot start the async runtime: {error}");
+            return ExitCode::from(1);
+        }
+    };
+    let home = std::env::var_os("HOME").map(PathBuf::from);
+    // MM_TOKEN wins when set; otherwise the token `login` kept for MM_URL.
+    let needs_token = matches!(
+        args.command,
+        MattermostCommand::Doctor | MattermostCommand::Serve(ServeArgs { demo: false, .. })
+    );
+    let stored = if needs_token {
+        login::stored_token()
+    } else {
+        None
+    };
+    let vars = |name: &str| match std::env::var(name).ok() {
+        Some(value) if !value.trim().is_empty() => Some(value),
+        _ if name == "MM_TOKEN" => stored.clone(),
+        other => other,
+    };
+    match args.command {
+        MattermostCommand::Login(login) => runtime.block_on(login::login(login)),
+        MattermostCommand::Logout(logout) => login::logout(&logout),
+        MattermostCommand::Doctor => {
+            let settings = match Settings::from_vars(vars, home.as_deref(), Need::Connection) {
+                Ok(settings) => settings,
+                Err(error) => {
+                    return output::finish(
+                        output::print(&format!("FAIL  {error}\n")),
+                        ExitCode::from(2),
+                    );
+                }
+            };
+            let report = runtime.block_on(porter_mattermost_mcp::doctor(&settings));
+            output::finish(
+                output::print(&report.to_string()),
+                ExitCode::from(report.exit_code()),
+            )
+        }
+        MattermostCommand::Serve(serve) => {
+            let need = if serve.demo {
+                Need::Nothing
+            } else {
+                Need::Connection
+            };
+            match Settings::from_vars(vars, home.as_deref(), need) {
+                Ok(settings) => runtime.block_on(run_serve(serve, settings)),
+                Err(error) => {
+                    eprintln!("porter: {error}");
+                    ExitCode::from(2)
+                }
+            }
+        }
+    }
+}
+
+async fn run_serve(args: ServeArgs, mut settings: Settings) -> ExitCode {
+    let transport = match args.transport {
+        TransportArg::Stdio => Transport::Stdio,
+        TransportArg::Http => Transport::Http,
+    };
+    let bind = if transport == Transport::Http {
+        match http_address(&args, &settings).await {
+            Ok(addr) => Some(addr),
+            Err(code) => return code,
+        }
+    } else {
+        None
+    };
+    // The demo's emulator lives as long as the server.
+    let mut _demo = None;
+    if args.demo {
+        match start_demo().await {
+            Ok((running, token)) => {
+                settings.url.clone_from(&running.url);
+                settings.token = Token::new(token);
+                eprintln!(
+                    "porter: demo Mattermost at {} (signed in as alice)",
+                    running.url
+                );
+                _demo = Some(running);
+            }
+            Err(error) => {
+                eprintln!("porter: cannot start the demo Mattermost: {error:#}");
+                return ExitCode::from(1);
+            }
+        }
+    }
+    let client_options = ClientOptions {
+        ca_file: settings.ca_file.clone(),
+        ..ClientOptions::default()
+    };
+    let client = match Client::new(&settings.url, settings.token.clone(), client_options) {
+        Ok(client) => client,
+        Err(error) => {
+            eprintln!("porter: {error}");
+            return ExitCode::from(2);
+        }
+    };
+    let mut options = ServerOptions::from_settings(&settings, transport);
+    options.home = std::env::var_os("HOME")
+        .map(PathBuf::from)
+        .unwrap_or_default();
+    let server = MattermostServer::new(client.clone(), settings.token.clone(), options);
+    match client.me().await {
+        Ok(me) => {
+            tracing::info!(user = %me.username, url = client.base_url(), "signed in");
+            server.set_me(me);
+        }
+        Err(error @ (MmError::Unauthorized { .. } | MmError::BadToken { .. })) => {
+            eprintln!("porter: {error}");
+            return ExitCode::from(2);
+        }
+        Err(error) => {
+            tracing::warn!(
+                "{error}; serving anyway, tools will fail until Mattermost can be reached"
+            );
+        }
+    }
+    let outcome = match bind {
+        None => porter_mattermost_mcp::serve_stdio(server).await,
+        Some(addr) => {
+            let listener = match tokio::net::TcpListener::bind(addr).await {
+                Ok(listener) => listener,
+                Err(error) => {
+                    eprintln!(
+                        "porter: cannot listen on {addr}: {error}{}",
+                        busy_hint(&error, "pass another --port (--port 0 picks a free one)")
+                    );
+                    return ExitCode::from(1);
+                }
+            };
+            let local = listener.local_addr().unwrap_or(addr);
+            let url = format!("http://{local}/mcp");
+            eprintln!("porter: MCP at {url}");
+            if args.demo {
+                let snippet = serde_json::json!({
+                    "mcpServers": { "porter-mattermost-demo": { "type": "http", "url": url } }
+                });
+                eprintln!(
+                    "porter: paste this into your MCP client's configuration:\n{}",
+                    serde_json::to_string_pretty(&snippet).unwrap_or_default()
+                );
+            }
+            let http = HttpOptions {
+                bearer: settings.http_token.clone(),
+                extra_hosts: args.allow_hosts.clone(),
+                ..HttpOptions::default()
+            };
+            let stop = async {
+                let _ = tokio::signal::ctrl_c().await;
+            };
+            porter_mattermost_mcp::serve_http(server, listener, http, stop).await
+        }
+    };
+    match outcome {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(error) => {
+            eprintln!("porter: the server stopped: {error}");
+            ExitCode::from(1)
+        }
+    }
+}
+
+/// The address `serve --transport http` listens on: `--host` and `--port`
+/// resolved, and refused (exit 2) when it is not local and no bearer token
+/// is set.
+async fn http_address(args: &ServeArgs, settings: &Settings) -> Result<SocketAddr, ExitCode> {
+    let addr = format!("{}:{}", args.host, args.port);
+    let Some(addr) = tokio::net::lookup_host(&addr)
+        .await
+        .ok()
+        .and_then(|mut a| a.next())
+    else {
+        eprintln!(
+            "porter: --host {} is not an address this machine can listen on",
+            args.host
+        );
+        return Err(ExitCode::from(2));
+    };
+    if !addr.ip().is_loopback() && settings.http_token.is_none() {
+        eprintln!(
+            "porter: --host {} is reachable from other machines, so set PORTER_MCP_HTTP_TOKEN to a long random secret that clients must send as a bearer token (or listen on 127.0.0.1)",
+            args.host
+        );
+        return Err(ExitCode::from(2));
+    }
+    Ok(addr)
+}
+
+/// Starts the emulator with the demo seed on a free loopback port and
+/// answers it with alice's token.
+async fn start_demo() -> anyhow::Result<(porter_mmsim::Running, String)> {
+    let sim = porter_mmsim::Sim::new(&porter_mmsim::Seed::demo()).context("the demo seed")?;
+    let token = sim
+        .token_for("alice")
+        .context("the demo seed has a token for alice")?;
+    let running = porter_mmsim::start(sim, SocketAddr::from(([127, 0, 0, 1], 0)))
+        .await
+        .context("cannot listen on loopback")?;
+    Ok((running, token))
+}
