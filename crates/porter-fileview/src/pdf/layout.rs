@@ -96,6 +96,10 @@ struct Fragment {
     chars: usize,
     /// Whether its last piece ended in a space (the PDF's own word break).
     spaced: bool,
+    /// Its pieces as the PDF drew them: where each starts and ends on x,
+    /// and its text (a table's header drawn cell by cell is split again
+    /// along the columns found below it).
+    parts: Vec<(f32, f32, String)>,
 }
 
 /// What the XY-cut orders: a fragment or a table.
@@ -504,6 +508,7 @@ fn fragments(mut pieces: Vec<Piece>, body: f32) -> Vec<Fragment> {
             f.chars += n;
             f.bold_chars += bold;
             f.spaced = p.text.ends_with(char::is_whitespace);
+            f.parts.push((pb.x0, pb.x1, p.text.trim().to_owned()));
         } else {
             out.push(Fragment {
                 text: p.text.trim().to_owned(),
@@ -512,6 +517,7 @@ fn fragments(mut pieces: Vec<Piece>, body: f32) -> Vec<Fragment> {
                 bold_chars: bold,
                 chars: n,
                 spaced: p.text.ends_with(char::is_whitespace),
+                parts: vec![(pb.x0, pb.x1, p.text.trim().to_owned())],
             });
             open.push(out.len() - 1);
             if open.len() > MAX_OPEN {
@@ -569,12 +575,16 @@ fn section_number(word: &str) -> bool {
             .all(|s| s.len() <= 2)
 }
 
+/// A table read from aligned text, the region it covers, and its columns'
+/// extents on x, left to right.
+type Aligned = (Table, BoxF, Vec<(f32, f32)>);
+
 /// A table read from text aligned in columns: `groups` are the columns an
 /// x-cut found; when the rows line up across them and they are not columns
 /// of running text, the table with its region. A row whose first column is
 /// empty and that sits right under the row before continues that row's
 /// cells (multi-line cells).
-fn aligned_table(groups: &[Vec<Item>], body: f32) -> Option<(Table, BoxF)> {
+fn aligned_table(groups: &[Vec<Item>], body: f32) -> Option<Aligned> {
     let mut region: Option<BoxF> = None;
     let mut spans: Vec<(f32, f32)> = Vec::with_capacity(groups.len());
     let mut prose = 0usize;
@@ -669,6 +679,16 @@ fn aligned_table(groups: &[Vec<Item>], body: f32) -> Option<(Table, BoxF)> {
             rows.push((bbox, texts));
         }
     }
+    // Text aligned in columns but mostly empty is a chart's labels (an axis,
+    // values over bars) or scattered notes, not a table.
+    let filled = rows
+        .iter()
+        .flat_map(|(_, texts)| texts)
+        .filter(|t| !t.is_empty())
+        .count();
+    if filled * 2 < rows.len() * columns {
+        return None;
+    }
     let table = Table {
         rows: rows
             .into_iter()
@@ -684,16 +704,16 @@ fn aligned_table(groups: &[Vec<Item>], body: f32) -> Option<(Table, BoxF)> {
             })
             .collect(),
     };
-    Some((table, region))
+    Some((table, region, spans))
 }
 
 /// The longest run of lines in a column that wrap like running text: each
 /// but the last as wide as the column, the next close below it.
 fn wrapped_run(group: &[Item], column: f32) -> usize {
-    let mut boxes: Vec<(BoxF, f32)> = group
+    let mut boxes: Vec<(BoxF, f32, usize)> = group
         .iter()
         .filter_map(|i| match i {
-            Item::Text(f) => Some((f.bbox, f.size)),
+            Item::Text(f) => Some((f.bbox, f.size, f.text.split_whitespace().count())),
             Item::Table(..) => None,
         })
         .collect();
@@ -702,7 +722,9 @@ fn wrapped_run(group: &[Item], column: f32) -> usize {
     for pair in boxes.windows(2) {
         let (a, b) = (&pair[0], &pair[1]);
         let close = b.0.y0 - a.0.y1 < 0.8 * a.1.max(b.1) && b.0.y0 > a.0.y0;
-        if close && a.0.x1 - a.0.x0 >= 0.7 * column {
+        // A line of running text has several words; a column of values
+        // ("24 ml", "12 ml") is as wide as itself on every line too.
+        if close && a.0.x1 - a.0.x0 >= 0.7 * column && a.2 >= 3 {
             run += 1;
             best = best.max(run);
         } else {
@@ -758,7 +780,7 @@ fn xy_cut(mut items: Vec<Item>, body: f32, depth: usize, out: &mut Vec<Item>) {
         }
     }
     if groups.len() > 1 {
-        if let Some((table, bbox)) = aligned_table(&groups, body) {
+        if let Some((table, bbox, _)) = aligned_table(&groups, body) {
             out.push(Item::Table(table, bbox));
             return;
         }
@@ -827,8 +849,22 @@ fn xy_cut(mut items: Vec<Item>, body: f32, depth: usize, out: &mut Vec<Item>) {
                     .collect();
                 let groups = x_groups(run.clone(), body);
                 if groups.len() > 1
-                    && let Some((table, bbox)) = aligned_table(&groups, body)
+                    && let Some((mut table, mut bbox, columns)) = aligned_table(&groups, body)
                 {
+                    // The line right above, drawn piece by piece along the
+                    // same columns, is the table's header row.
+                    let header = match out.last() {
+                        Some(Item::Text(f)) if i > 0 && kinds[i - 1] == RowKind::Single => {
+                            header_row(f, &columns, bbox)
+                        }
+                        _ => None,
+                    };
+                    if let Some(cells) = header {
+                        if let Some(Item::Text(f)) = out.pop() {
+                            bbox.union(&f.bbox);
+                        }
+                        table.rows.insert(0, cells);
+                    }
                     out.push(Item::Table(table, bbox));
                 } else {
                     xy_cut(run, body, depth + 1, out);
@@ -842,6 +878,44 @@ fn xy_cut(mut items: Vec<Item>, body: f32, depth: usize, out: &mut Vec<Item>) {
         }
         i += 1;
     }
+}
+
+/// The cells of a line drawn piece by piece over a table's columns, when
+/// it sits right above the table and every piece starts in one column and
+/// ends before the next, at least two columns and half of them getting
+/// text.
+fn header_row(line: &Fragment, columns: &[(f32, f32)], table: BoxF) -> Option<Vec<Cell>> {
+    let size = line.size;
+    if line.parts.len() < 2 || table.y0 - line.bbox.y1 > 1.5 * size || line.bbox.y1 > table.y0 {
+        return None;
+    }
+    let tolerance = 0.5 * size;
+    let mut texts = vec![String::new(); columns.len()];
+    for (x0, x1, text) in &line.parts {
+        // The column it starts in, by the columns' left sides; it must not
+        // reach into the next one.
+        let column = columns.iter().rposition(|(c0, _)| *x0 >= c0 - tolerance)?;
+        if let Some((next, _)) = columns.get(column + 1)
+            && *x1 > next + tolerance
+        {
+            return None;
+        }
+        join_line(&mut texts[column], text);
+    }
+    let filled = texts.iter().filter(|t| !t.is_empty()).count();
+    if filled < 2 || filled * 2 < columns.len() {
+        return None;
+    }
+    Some(
+        texts
+            .into_iter()
+            .map(|text| Cell {
+                text,
+                col_span: 1,
+                row_span: 1,
+            })
+            .collect(),
+    )
 }
 
 /// What a part cut off by rows is.
@@ -950,10 +1024,15 @@ fn blocks(items: Vec<Item>, body: f32, page: (f32, f32)) -> Vec<Block> {
         {
             join_line(&mut g.text, &text);
             g.bbox.union(&fragment.bbox);
-            g.last = fragment.bbox;
+            if fragment.bbox.y0 < g.last.y1 - 0.5 * fragment.size.min(g.size) {
+                // Further along the same line.
+                g.last.union(&fragment.bbox);
+            } else {
+                g.last = fragment.bbox;
+                g.lines += 1;
+            }
             g.chars += fragment.chars;
             g.bold_chars += fragment.bold_chars;
-            g.lines += 1;
             continue;
         }
         if let Some(g) = current.take() {
@@ -1081,6 +1160,17 @@ fn follows(g: &Gathering, bbox: &BoxF, size: f32, bold: bool) -> bool {
     let overlap = g.bbox.x1.min(bbox.x1) - g.bbox.x0.max(bbox.x0);
     let same_size = (g.size - size).abs() <= 0.15 * g.size.min(size).max(1.0);
     let g_bold = g.bold_chars * 2 > g.chars;
+    // A word further along the last line: justified text spaces its words
+    // wider than a line's fragments reach, and the XY-cut found no column
+    // gutter between them.
+    let last = &g.last;
+    let same_line = (f32::midpoint(bbox.y0, bbox.y1) - f32::midpoint(last.y0, last.y1)).abs()
+        < 0.3 * larger
+        && bbox.x0 >= last.x1 - 0.1 * larger
+        && bbox.x0 - last.x1 < 1.5 * larger;
+    if same_line && same_size {
+        return true;
+    }
     gap > -0.5 * larger && gap < 0.9 * larger && overlap > 0.0 && same_size && g_bold == bold
 }
 
@@ -1421,5 +1511,138 @@ mod tests {
                 ]
             })
         );
+    }
+
+    /// A piece with its own extent on x (a PDF draws a table's header row
+    /// cell by cell, each piece reaching to the next).
+    fn spanning(text: &str, x0: f32, x1: f32, y0: f32, size: f32, bold: bool) -> Piece {
+        Piece {
+            text: text.to_owned(),
+            x0,
+            y0: y0 + 100.0,
+            x1,
+            y1: y0 + 100.0 + size,
+            size,
+            bold,
+        }
+    }
+
+    #[test]
+    fn short_values_in_close_rows_under_a_header_drawn_cell_by_cell_are_a_table() {
+        let mut pieces = vec![piece(
+            "A paragraph of running text over the table, set across the page width.",
+            50.0,
+            20.0,
+            12.0,
+            false,
+        )];
+        // The header's cells touch: one line fragment, split again along
+        // the columns below it.
+        for (text, x0, x1) in [
+            ("Tube ", 50.0, 150.0),
+            ("DI Water ", 150.0, 250.0),
+            ("Glucose Solution ", 250.0, 350.0),
+            ("Yeast ", 350.0, 390.0),
+        ] {
+            pieces.push(spanning(text, x0, x1, 60.0, 12.0, true));
+        }
+        let rows = [
+            ["2", "24 ml", "0 ml", "4 ml"],
+            ["3", "12 ml", "12 ml", "4 ml"],
+            ["4", "4 ml", "12 ml", "12 ml"],
+        ];
+        for (r, row) in rows.iter().enumerate() {
+            #[allow(clippy::cast_precision_loss)]
+            let y = 76.8 + r as f32 * 16.8;
+            for (c, text) in row.iter().enumerate() {
+                #[allow(clippy::cast_precision_loss)]
+                let x = 50.0 + c as f32 * 100.0;
+                pieces.push(piece(text, x, y, 12.0, false));
+            }
+        }
+        let blocks = page_blocks(pieces, Vec::new(), &[], Some((0.0, 842.0)));
+        let row = |cells: [&str; 4]| cells.iter().map(|t| Cell::new(t)).collect::<Vec<_>>();
+        let mut expected = vec![row(["Tube", "DI Water", "Glucose Solution", "Yeast"])];
+        expected.extend(rows.iter().map(|r| row(*r)));
+        assert_eq!(blocks.len(), 2, "{blocks:?}");
+        assert_eq!(blocks[1], Block::Table(Table { rows: expected }));
+    }
+
+    #[test]
+    fn words_of_a_justified_line_spaced_wide_stay_in_their_paragraph() {
+        let mut pieces = vec![piece(
+            "other infrared telescopes have operated with much",
+            56.0,
+            40.0,
+            9.0,
+            false,
+        )];
+        // Word spaces of 8 points at 9-point text: wider than a line
+        // fragment reaches.
+        let mut x = 56.0;
+        for word in ["better", "sensitivity", "and", "resolution", "due", "to"] {
+            let p = piece(word, x, 54.0, 9.0, false);
+            x = p.x1 + 8.0;
+            pieces.push(p);
+        }
+        pieces.push(piece(
+            "improvements in infrared detectors of the time.",
+            56.0,
+            68.0,
+            9.0,
+            false,
+        ));
+        let blocks = page_blocks(pieces, Vec::new(), &[], Some((0.0, 842.0)));
+        assert_eq!(
+            blocks,
+            vec![Block::Paragraph(
+                "other infrared telescopes have operated with much better sensitivity \
+                 and resolution due to improvements in infrared detectors of the time."
+                    .to_owned()
+            )]
+        );
+    }
+
+    #[test]
+    fn a_chart_axis_and_a_few_values_over_bars_are_not_a_table() {
+        let mut pieces = Vec::new();
+        for (row, tick) in ["80", "70", "60", "50", "40", "30", "20", "10", "0"]
+            .iter()
+            .enumerate()
+        {
+            #[allow(clippy::cast_precision_loss)]
+            let y = 40.0 + row as f32 * 15.0;
+            pieces.push(piece(tick, 50.0, y, 9.0, false));
+            // A value over a bar here and there.
+            if let Some(value) = [
+                Some("76"),
+                None,
+                Some("56"),
+                Some("47"),
+                None,
+                None,
+                Some("16"),
+                Some("9"),
+                None,
+            ][row]
+            {
+                #[allow(clippy::cast_precision_loss)]
+                let x = 100.0 + row as f32 * 40.0;
+                pieces.push(piece(value, x, y, 9.0, false));
+            }
+        }
+        let blocks = page_blocks(pieces, Vec::new(), &[], Some((0.0, 842.0)));
+        assert!(
+            !blocks.iter().any(|b| matches!(b, Block::Table(_))),
+            "{blocks:?}"
+        );
+        let text: Vec<String> = blocks
+            .iter()
+            .filter_map(|b| match b {
+                Block::Paragraph(t) | Block::Figure(t) => Some(t.clone()),
+                _ => None,
+            })
+            .collect();
+        assert!(text.join(" ").contains("76"), "{blocks:?}");
     }
 }

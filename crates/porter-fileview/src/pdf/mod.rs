@@ -157,7 +157,7 @@ pub(crate) fn blocks(
                 x1: s.bbox.x + s.bbox.width,
                 y1: -s.bbox.y,
                 size: s.font_size,
-                bold: s.font_weight.is_bold(),
+                bold: s.font_weight.is_bold() || bold_name(&s.font_name),
                 text: s.text,
             });
         }
@@ -209,6 +209,21 @@ pub(crate) fn blocks(
         ));
     }
     Ok((out, notes))
+}
+
+/// Whether a font's name marks it bold ("Arial-BoldMT", "Montserrat-Black",
+/// "MyriadPro-Semibold", TeX's "CMBX12"): many PDFs give no weight, only
+/// the name.
+#[cfg(feature = "pdf")]
+fn bold_name(name: &str) -> bool {
+    // A subset prefix ("ABCDEF+") is not part of the name.
+    let base = name.rsplit('+').next().unwrap_or(name).to_ascii_lowercase();
+    ["bold", "black", "heavy", "demi", "semibold"]
+        .iter()
+        .any(|w| base.contains(w))
+        || ["cmbx", "cmb1", "cmssbx", "lmbx", "lmroman10-bold"]
+            .iter()
+            .any(|p| base.starts_with(p))
 }
 
 /// The ruling lines of a page: stroked straight lines, thin rectangles, and
@@ -339,4 +354,25 @@ pub(crate) fn pages(_bytes: &[u8], _options: &Options, _cancel: &Cancel) -> Resu
     Err(Failure::unreadable(
         "this build of porter has no PDF text reader",
     ))
+}
+
+#[cfg(all(test, feature = "pdf"))]
+mod tests {
+    use super::bold_name;
+
+    #[test]
+    fn a_font_name_marks_a_bold_face() {
+        for bold in [
+            "ABCDEF+Arial-BoldMT",
+            "Montserrat-Black",
+            "MyriadPro-Semibold",
+            "MDLHNA+CMBX12",
+            "TimesNewRomanPS-BoldItalicMT",
+        ] {
+            assert!(bold_name(bold), "{bold}");
+        }
+        for regular in ["MDLIIJ+CMR10", "Montserrat-Regular", "CMTI10", "Helvetica"] {
+            assert!(!bold_name(regular), "{regular}");
+        }
+    }
 }
