@@ -992,6 +992,8 @@ struct Gathering {
     chars: usize,
     lines: usize,
     item: Option<Marker>,
+    /// Where its first line starts on x (a list item's indent).
+    start: f32,
     /// Whether it lies in the header or footer band of the page.
     marginal: bool,
 }
@@ -1018,8 +1020,20 @@ fn blocks(items: Vec<Item>, body: f32, page: (f32, f32)) -> Vec<Block> {
         let (marker, _) = split_marker(&fragment.text);
         let text = fragment.text;
         let bold = fragment.bold_chars * 2 > fragment.chars;
+        // A number starting a line that a full line of running text wraps
+        // onto ("... (Torres 201" / "6) attributes ...") is no list item.
+        let marker = match marker {
+            Some(Marker::Ordered(_))
+                if current.as_ref().is_some_and(|g| {
+                    g.item.is_none() && wraps_onto(g, &fragment.bbox, fragment.size)
+                }) =>
+            {
+                None
+            }
+            other => other,
+        };
         if let Some(g) = current.as_mut()
-            && marker.is_none()
+            && (marker.is_none() || further_along(g, &fragment.bbox, fragment.size))
             && follows(g, &fragment.bbox, fragment.size, bold)
         {
             join_line(&mut g.text, &text);
@@ -1047,6 +1061,7 @@ fn blocks(items: Vec<Item>, body: f32, page: (f32, f32)) -> Vec<Block> {
             chars: fragment.chars,
             lines: 1,
             item: marker,
+            start: fragment.bbox.x0,
             marginal: false,
         });
     }
@@ -1078,6 +1093,9 @@ fn blocks(items: Vec<Item>, body: f32, page: (f32, f32)) -> Vec<Block> {
     // The last heading's box, size and index, to join a heading set over
     // two lines that the paragraph joining kept apart.
     let mut previous: Option<(BoxF, f32, usize)> = None;
+    // The indents of the list items open around here, outermost first: an
+    // item further in than the last opens a level below it.
+    let mut indents: Vec<f32> = Vec::new();
     for (entry, is) in out.into_iter().zip(heading) {
         match entry {
             Err(t) => blocks.push(Block::Table(t)),
@@ -1104,20 +1122,52 @@ fn blocks(items: Vec<Item>, body: f32, page: (f32, f32)) -> Vec<Block> {
                 }
                 previous = Some((g.bbox, g.size, blocks.len() - 1));
             }
-            Ok(g) => match g.item {
-                Some(marker) => blocks.push(Block::ListItem {
-                    level: 0,
-                    marker: match marker {
-                        Marker::Bullet => None,
-                        Marker::Ordered(m) => Some(m),
-                    },
-                    text: split_marker(&g.text).1,
-                }),
-                None => blocks.push(Block::Paragraph(g.text)),
-            },
+            Ok(g) => {
+                if let Some(marker) = g.item {
+                    blocks.push(Block::ListItem {
+                        level: list_level(&mut indents, g.start, g.size),
+                        marker: match marker {
+                            Marker::Bullet => None,
+                            Marker::Ordered(m) => Some(m),
+                        },
+                        text: split_marker(&g.text).1,
+                    });
+                } else {
+                    // Text further in than the last item is a paragraph
+                    // inside it; any other ends the list.
+                    if indents
+                        .last()
+                        .is_none_or(|last| g.start <= last + 0.5 * g.size)
+                    {
+                        indents.clear();
+                    }
+                    blocks.push(Block::Paragraph(g.text));
+                }
+            }
         }
     }
     blocks
+}
+
+/// `MAX_LIST_LEVEL` is the deepest list level an item gets.
+const MAX_LIST_LEVEL: usize = 5;
+
+/// The level of a list item that starts at `x`, from the indents of the
+/// items open before it (updated): the level of an open item it lines up
+/// with, or one below the last when it lies further in.
+fn list_level(indents: &mut Vec<f32>, x: f32, size: f32) -> u8 {
+    let tolerance = 0.5 * size.max(1.0);
+    while indents.last().is_some_and(|last| x < last - tolerance) {
+        indents.pop();
+    }
+    match indents.last() {
+        Some(last) if x <= last + tolerance => {}
+        _ if indents.len() <= MAX_LIST_LEVEL => indents.push(x),
+        _ => {}
+    }
+    #[allow(clippy::cast_possible_truncation)]
+    let level = indents.len().saturating_sub(1).min(MAX_LIST_LEVEL) as u8;
+    level
 }
 
 /// A line's list marker, when it starts with one, and the text after it.
@@ -1160,18 +1210,34 @@ fn follows(g: &Gathering, bbox: &BoxF, size: f32, bold: bool) -> bool {
     let overlap = g.bbox.x1.min(bbox.x1) - g.bbox.x0.max(bbox.x0);
     let same_size = (g.size - size).abs() <= 0.15 * g.size.min(size).max(1.0);
     let g_bold = g.bold_chars * 2 > g.chars;
-    // A word further along the last line: justified text spaces its words
-    // wider than a line's fragments reach, and the XY-cut found no column
-    // gutter between them.
-    let last = &g.last;
-    let same_line = (f32::midpoint(bbox.y0, bbox.y1) - f32::midpoint(last.y0, last.y1)).abs()
-        < 0.3 * larger
-        && bbox.x0 >= last.x1 - 0.1 * larger
-        && bbox.x0 - last.x1 < 1.5 * larger;
-    if same_line && same_size {
+    if further_along(g, bbox, size) && same_size {
         return true;
     }
     gap > -0.5 * larger && gap < 0.9 * larger && overlap > 0.0 && same_size && g_bold == bold
+}
+
+/// Whether a fragment lies further along the last line of the paragraph
+/// being gathered: justified text spaces its words wider than a line's
+/// fragments reach, and the XY-cut found no column gutter between them.
+fn further_along(g: &Gathering, bbox: &BoxF, size: f32) -> bool {
+    let larger = g.size.max(size);
+    let last = &g.last;
+    (f32::midpoint(bbox.y0, bbox.y1) - f32::midpoint(last.y0, last.y1)).abs() < 0.3 * larger
+        && bbox.x0 >= last.x1 - 0.1 * larger
+        && bbox.x0 - last.x1 < 1.5 * larger
+}
+
+/// Whether the paragraph being gathered runs on onto a line at `bbox`: its
+/// last of two or more lines fills its width and ends mid-sentence, and
+/// the line, set the same size, starts at its left side.
+fn wraps_onto(g: &Gathering, bbox: &BoxF, size: f32) -> bool {
+    let width = (g.bbox.x1 - g.bbox.x0).max(1.0);
+    g.lines >= 2
+        && (g.size - size).abs() <= 0.15 * g.size.min(size).max(1.0)
+        && g.last.x1 - g.bbox.x0 >= 0.85 * width
+        && g.last.x1 - g.last.x0 >= 0.5 * width
+        && (bbox.x0 - g.bbox.x0).abs() < g.size
+        && !g.text.trim_end().ends_with(['.', ':', ';', '!', '?'])
 }
 
 /// Appends a line to a paragraph, joining a word hyphenated at the line's
@@ -1644,5 +1710,99 @@ mod tests {
             })
             .collect();
         assert!(text.join(" ").contains("76"), "{blocks:?}");
+    }
+
+    #[test]
+    fn items_indented_under_an_item_are_a_nested_list() {
+        let mut pieces = Vec::new();
+        for (row, (x, bullet, text)) in [
+            (50.0, "•", "Outer item one"),
+            (70.0, "◦", "Inner item a"),
+            (70.0, "◦", "Inner item b"),
+            (90.0, "-", "Deepest item"),
+            (50.0, "•", "Outer item two"),
+        ]
+        .into_iter()
+        .enumerate()
+        {
+            #[allow(clippy::cast_precision_loss)]
+            let y = 40.0 + row as f32 * 14.0;
+            pieces.push(piece(bullet, x, y, 10.0, false));
+            pieces.push(piece(text, x + 12.0, y, 10.0, false));
+        }
+        pieces.push(piece(
+            "A paragraph after the list.",
+            50.0,
+            120.0,
+            10.0,
+            false,
+        ));
+        let levels: Vec<(u8, String)> = page_blocks(pieces, Vec::new(), &[], Some((0.0, 842.0)))
+            .into_iter()
+            .filter_map(|b| match b {
+                Block::ListItem { level, text, .. } => Some((level, text)),
+                _ => None,
+            })
+            .collect();
+        let expected: Vec<(u8, String)> = [
+            (0, "Outer item one"),
+            (1, "Inner item a"),
+            (1, "Inner item b"),
+            (2, "Deepest item"),
+            (0, "Outer item two"),
+        ]
+        .into_iter()
+        .map(|(l, t)| (l, t.to_owned()))
+        .collect();
+        assert_eq!(levels, expected);
+    }
+
+    #[test]
+    fn a_number_that_running_text_wraps_onto_is_no_list_item() {
+        let pieces = vec![
+            piece(
+                "Women took part in formal politics and even tried to",
+                50.0,
+                40.0,
+                10.0,
+                false,
+            ),
+            piece(
+                "form a party backing the candidacy (Torres 201",
+                50.0,
+                52.0,
+                10.0,
+                false,
+            ),
+            piece(
+                "6) attributes this to the student movement.",
+                50.0,
+                64.0,
+                10.0,
+                false,
+            ),
+            piece("Steps:", 50.0, 90.0, 10.0, false),
+            piece("1.", 50.0, 102.0, 10.0, false),
+            piece("Record the question.", 62.0, 102.0, 10.0, false),
+            piece("2.", 50.0, 114.0, 10.0, false),
+            piece("Record a hypothesis", 62.0, 114.0, 10.0, false),
+            piece("3.", 50.0, 126.0, 10.0, false),
+            piece("Predict the results", 62.0, 126.0, 10.0, false),
+        ];
+        let blocks = page_blocks(pieces, Vec::new(), &[], Some((0.0, 842.0)));
+        assert_eq!(
+            blocks[0],
+            Block::Paragraph(
+                "Women took part in formal politics and even tried to form a party backing \
+                 the candidacy (Torres 201 6) attributes this to the student movement."
+                    .to_owned()
+            ),
+            "{blocks:?}"
+        );
+        let items = blocks
+            .iter()
+            .filter(|b| matches!(b, Block::ListItem { level: 0, .. }))
+            .count();
+        assert_eq!(items, 3, "{blocks:?}");
     }
 }
