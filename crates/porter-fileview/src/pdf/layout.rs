@@ -120,12 +120,26 @@ impl Item {
 
 /// The blocks of one page, in reading order. `page` is the page's extent
 /// from top to bottom (y growing downwards), when known.
+#[cfg(test)]
 pub(crate) fn page_blocks(
     pieces: Vec<Piece>,
     tables: Vec<PlacedTable>,
     rules: &[Rule],
     page: Option<(f32, f32)>,
 ) -> Vec<Block> {
+    page_layout(pieces, tables, rules, page).0
+}
+
+/// The blocks of one page, in reading order, and for each whether it lies
+/// wholly in the page's header or footer band (a running header, footer or
+/// page number, when it repeats across pages). `page` is the page's extent
+/// from top to bottom (y growing downwards), when known.
+pub(crate) fn page_layout(
+    pieces: Vec<Piece>,
+    tables: Vec<PlacedTable>,
+    rules: &[Rule],
+    page: Option<(f32, f32)>,
+) -> (Vec<Block>, Vec<bool>) {
     let body = body_size(&pieces);
     // Grids of ruling lines first; the library's tables where there is none.
     let mut grids = ruled_tables(rules, &pieces, &[]);
@@ -999,7 +1013,7 @@ struct Gathering {
 }
 
 /// Joins ordered items into blocks.
-fn blocks(items: Vec<Item>, body: f32, page: (f32, f32)) -> Vec<Block> {
+fn blocks(items: Vec<Item>, body: f32, page: (f32, f32)) -> (Vec<Block>, Vec<bool>) {
     // The running header and footer bands: a block wholly inside them is a
     // header, footer or page number, never a heading.
     let margin = (page.1 - page.0) * 0.08;
@@ -1090,6 +1104,7 @@ fn blocks(items: Vec<Item>, body: f32, page: (f32, f32)) -> Vec<Block> {
     }
     sizes.sort_by(|a, b| b.total_cmp(a));
     let mut blocks = Vec::with_capacity(out.len());
+    let mut margins = Vec::with_capacity(out.len());
     // The last heading's box, size and index, to join a heading set over
     // two lines that the paragraph joining kept apart.
     let mut previous: Option<(BoxF, f32, usize)> = None;
@@ -1098,7 +1113,10 @@ fn blocks(items: Vec<Item>, body: f32, page: (f32, f32)) -> Vec<Block> {
     let mut indents: Vec<f32> = Vec::new();
     for (entry, is) in out.into_iter().zip(heading) {
         match entry {
-            Err(t) => blocks.push(Block::Table(t)),
+            Err(t) => {
+                blocks.push(Block::Table(t));
+                margins.push(false);
+            }
             Ok(g) if is => {
                 let s = (g.size * 2.0).round() / 2.0;
                 let rank = sizes.iter().position(|x| (x - s).abs() < 0.25).unwrap_or(0);
@@ -1119,6 +1137,7 @@ fn blocks(items: Vec<Item>, body: f32, page: (f32, f32)) -> Vec<Block> {
                         level,
                         text: g.text,
                     });
+                    margins.push(false);
                 }
                 previous = Some((g.bbox, g.size, blocks.len() - 1));
             }
@@ -1132,6 +1151,7 @@ fn blocks(items: Vec<Item>, body: f32, page: (f32, f32)) -> Vec<Block> {
                         },
                         text: split_marker(&g.text).1,
                     });
+                    margins.push(g.marginal);
                 } else {
                     // Text further in than the last item is a paragraph
                     // inside it; any other ends the list.
@@ -1142,11 +1162,12 @@ fn blocks(items: Vec<Item>, body: f32, page: (f32, f32)) -> Vec<Block> {
                         indents.clear();
                     }
                     blocks.push(Block::Paragraph(g.text));
+                    margins.push(g.marginal);
                 }
             }
         }
     }
-    blocks
+    (blocks, margins)
 }
 
 /// `MAX_LIST_LEVEL` is the deepest list level an item gets.
