@@ -61,6 +61,11 @@ pub(crate) const MAX_RULES: usize = 2000;
 /// many pieces side by side costs no more than this per piece.
 const MAX_OPEN: usize = 256;
 
+/// The narrowest column gutter the XY-cut splits a region at, in body text
+/// sizes: a gap this wide down the whole region (a word space is about a
+/// quarter of the size and never lines up down a region).
+const GUTTER: f32 = 0.4;
+
 /// How deep the XY-cut recursion goes; deeper regions are read by position.
 const MAX_DEPTH: usize = 48;
 
@@ -459,9 +464,38 @@ fn is_bullet(text: &str) -> bool {
     )
 }
 
+/// Narrows a piece's box by the spaces it starts or ends with (a PDF often
+/// draws a word's space with it), at its average character width, so that
+/// gaps between boxes are the gaps between their words: a space as wide
+/// as an average character, at most a third of the size.
+fn trim_spaces(p: &mut Piece) {
+    let chars = p.text.chars().count();
+    let leading = p.text.chars().take_while(|c| c.is_whitespace()).count();
+    let trailing = p
+        .text
+        .chars()
+        .rev()
+        .take_while(|c| c.is_whitespace())
+        .count();
+    if chars == 0 || leading + trailing == 0 || leading + trailing >= chars {
+        return;
+    }
+    // A space is about a quarter to a third of the text size wide.
+    #[allow(clippy::cast_precision_loss)]
+    let each = ((p.x1 - p.x0) / chars as f32).min(0.3 * p.size);
+    #[allow(clippy::cast_precision_loss)]
+    {
+        p.x0 += each * leading as f32;
+        p.x1 -= each * trailing as f32;
+    }
+}
+
 /// Groups pieces into line fragments.
 fn fragments(mut pieces: Vec<Piece>, body: f32) -> Vec<Fragment> {
     pieces.retain(|p| !p.text.trim().is_empty() && p.x1 >= p.x0 && p.y1 >= p.y0);
+    for p in &mut pieces {
+        trim_spaces(p);
+    }
     pieces.sort_by(|a, b| {
         let ca = f32::midpoint(a.y0, a.y1);
         let cb = f32::midpoint(b.y0, b.y1);
@@ -785,7 +819,7 @@ fn xy_cut(mut items: Vec<Item>, body: f32, depth: usize, out: &mut Vec<Item>) {
     let mut reach = f32::NEG_INFINITY;
     for item in items {
         let b = item.bbox();
-        if groups.is_empty() || b.x0 - reach >= 0.6 * body {
+        if groups.is_empty() || b.x0 - reach >= GUTTER * body {
             groups.push(Vec::new());
         }
         reach = reach.max(b.x1);
@@ -793,7 +827,9 @@ fn xy_cut(mut items: Vec<Item>, body: f32, depth: usize, out: &mut Vec<Item>) {
             last.push(item);
         }
     }
-    if groups.len() > 1 {
+    // A gutter has lines on both sides: a gap with one piece of text beside
+    // it (a wide space after a full stop, over one line) is no column.
+    if groups.len() > 1 && groups.iter().all(|g| g.len() >= 2) {
         if let Some((table, bbox, _)) = aligned_table(&groups, body) {
             out.push(Item::Table(table, bbox));
             return;
@@ -803,7 +839,7 @@ fn xy_cut(mut items: Vec<Item>, body: f32, depth: usize, out: &mut Vec<Item>) {
         }
         return;
     }
-    let mut items = groups.pop().unwrap_or_default();
+    let mut items: Vec<Item> = groups.into_iter().flatten().collect();
     // Rows: the widest gaps in the projection on y.
     items.sort_by(|a, b| a.bbox().y0.total_cmp(&b.bbox().y0));
     let mut gaps: Vec<(usize, f32)> = Vec::new();
@@ -1825,5 +1861,56 @@ mod tests {
             .filter(|b| matches!(b, Block::ListItem { level: 0, .. }))
             .count();
         assert_eq!(items, 3, "{blocks:?}");
+    }
+
+    #[test]
+    fn a_narrow_gutter_between_lines_drawn_with_their_spaces_splits_the_columns() {
+        // Each line's box takes in the space it ends with; past it, the
+        // gutter is under half the text size.
+        let left = [
+            "In all survey phases, several firms in the ",
+            "sector reported changing their business. In ",
+            "July 2020, many tourism firms said that they ",
+            "changed their business model, in October. ",
+        ];
+        let right = [
+            "Compared to previous survey round results, in ",
+            "January 2021, tourism firms had increasingly ",
+            "shifted towards adapting to social distancing ",
+            "to operate, as nearly a quarter mentioned. ",
+        ];
+        let mut pieces = Vec::new();
+        for (row, (l, r)) in left.iter().zip(right).enumerate() {
+            #[allow(clippy::cast_precision_loss)]
+            let y = 40.0 + row as f32 * 12.0;
+            pieces.push(spanning(l, 94.5, 324.7, y, 9.5, false));
+            pieces.push(spanning(r, 329.1, 562.6, y, 9.5, false));
+        }
+        let blocks = page_blocks(pieces, Vec::new(), &[], Some((0.0, 842.0)));
+        let join = |lines: &[&str]| lines.iter().map(|l| l.trim()).collect::<Vec<_>>().join(" ");
+        assert_eq!(
+            blocks,
+            vec![
+                Block::Paragraph(join(&left)),
+                Block::Paragraph(join(&right)),
+            ]
+        );
+    }
+
+    #[test]
+    fn a_wide_space_after_a_full_stop_over_one_line_is_no_column() {
+        let pieces = vec![
+            piece("In several applications p is", 90.0, 40.0, 10.0, false),
+            // A sentence space of seven points, then the rest of the line.
+            piece("known. In that case it", 237.0, 40.0, 10.0, false),
+            piece("for accuracy.", 90.0, 52.0, 10.0, false),
+        ];
+        let blocks = page_blocks(pieces, Vec::new(), &[], Some((0.0, 842.0)));
+        assert_eq!(
+            blocks,
+            vec![Block::Paragraph(
+                "In several applications p is known. In that case it for accuracy.".to_owned()
+            )]
+        );
     }
 }
