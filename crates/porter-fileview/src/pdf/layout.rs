@@ -107,18 +107,19 @@ struct Fragment {
     parts: Vec<(f32, f32, String)>,
 }
 
-/// What the XY-cut orders: a fragment or a table.
+/// What the XY-cut orders: a fragment, a table, or a chart's text.
 #[derive(Debug, Clone)]
 enum Item {
     Text(Fragment),
     Table(Table, BoxF),
+    Figure(String, BoxF),
 }
 
 impl Item {
     fn bbox(&self) -> BoxF {
         match self {
             Item::Text(f) => f.bbox,
-            Item::Table(_, b) => *b,
+            Item::Table(_, b) | Item::Figure(_, b) => *b,
         }
     }
 }
@@ -665,7 +666,7 @@ fn aligned_table(groups: &[Vec<Item>], body: f32) -> Option<Aligned> {
             .iter()
             .map(|i| match i {
                 Item::Text(f) => f.text.split_whitespace().count(),
-                Item::Table(..) => 0,
+                Item::Table(..) | Item::Figure(..) => 0,
             })
             .sum();
         let n = group.len();
@@ -755,6 +756,94 @@ fn aligned_table(groups: &[Vec<Item>], body: f32) -> Option<Aligned> {
     Some((table, region, spans))
 }
 
+/// The text of a chart, when `groups` (columns an x-cut found, that were
+/// no table) hold one: short labels only, and numbers that step evenly in
+/// even steps down a column or along a row (an axis: "0 10 20 30"). The
+/// text is read row by row.
+fn chart_text(groups: &[Vec<Item>]) -> Option<(String, BoxF)> {
+    let mut fragments: Vec<&Fragment> = Vec::new();
+    for group in groups {
+        for item in group {
+            let Item::Text(f) = item else { return None };
+            if f.text.split_whitespace().count() > 8 {
+                return None;
+            }
+            fragments.push(f);
+        }
+    }
+    let numbers: Vec<(&Fragment, f64)> = fragments
+        .iter()
+        .filter_map(|f| axis_number(&f.text).map(|v| (*f, v)))
+        .collect();
+    let down = groups.iter().any(|group| {
+        let ticks: Vec<(f32, f64)> = group
+            .iter()
+            .filter_map(|i| match i {
+                Item::Text(f) => {
+                    axis_number(&f.text).map(|v| (f32::midpoint(f.bbox.y0, f.bbox.y1), v))
+                }
+                _ => None,
+            })
+            .collect();
+        even_steps(ticks)
+    });
+    let along = numbers.iter().any(|(f, _)| {
+        let middle = f32::midpoint(f.bbox.y0, f.bbox.y1);
+        let ticks: Vec<(f32, f64)> = numbers
+            .iter()
+            .filter(|(g, _)| (f32::midpoint(g.bbox.y0, g.bbox.y1) - middle).abs() < 0.5 * f.size)
+            .map(|(g, v)| (f32::midpoint(g.bbox.x0, g.bbox.x1), *v))
+            .collect();
+        even_steps(ticks)
+    });
+    if !down && !along {
+        return None;
+    }
+    let items: Vec<Item> = groups.iter().flatten().cloned().collect();
+    let mut bbox = items.first()?.bbox();
+    let mut text = String::new();
+    for item in by_rows(items) {
+        bbox.union(&item.bbox());
+        if let Item::Text(f) = item {
+            if !text.is_empty() {
+                text.push(' ');
+            }
+            text.push_str(&f.text);
+        }
+    }
+    Some((text, bbox))
+}
+
+/// A label that is one number, as a chart's axis writes it ("40", "1,000",
+/// "20%", "$5", "-10").
+fn axis_number(text: &str) -> Option<f64> {
+    let t = text.trim();
+    let t = t.strip_suffix('%').unwrap_or(t);
+    let t = t.strip_prefix(['$', '€', '£']).unwrap_or(t);
+    if t.is_empty() || t.len() > 12 || !t.chars().any(|c| c.is_ascii_digit()) {
+        return None;
+    }
+    t.replace(',', "").parse::<f64>().ok()
+}
+
+/// Whether at least four numbers, in order of their positions, step by one
+/// value at even distances: an axis's ticks.
+fn even_steps(mut ticks: Vec<(f32, f64)>) -> bool {
+    if ticks.len() < 4 {
+        return false;
+    }
+    ticks.sort_by(|a, b| a.0.total_cmp(&b.0));
+    let step = ticks[1].1 - ticks[0].1;
+    let distance = ticks[1].0 - ticks[0].0;
+    if step == 0.0 || distance <= 0.0 {
+        return false;
+    }
+    ticks.windows(2).all(|w| {
+        let (d, v) = (w[1].0 - w[0].0, w[1].1 - w[0].1);
+        (v - step).abs() <= step.abs() * 1e-6 && (d - distance).abs() <= 0.2 * distance
+    })
+}
+
 /// The longest run of lines in a column that wrap like running text: each
 /// but the last as wide as the column, the next close below it.
 fn wrapped_run(group: &[Item], column: f32) -> usize {
@@ -762,7 +851,7 @@ fn wrapped_run(group: &[Item], column: f32) -> usize {
         .iter()
         .filter_map(|i| match i {
             Item::Text(f) => Some((f.bbox, f.size, f.text.split_whitespace().count())),
-            Item::Table(..) => None,
+            Item::Table(..) | Item::Figure(..) => None,
         })
         .collect();
     boxes.sort_by(|a, b| a.0.y0.total_cmp(&b.0.y0));
@@ -832,6 +921,10 @@ fn xy_cut(mut items: Vec<Item>, body: f32, depth: usize, out: &mut Vec<Item>) {
     if groups.len() > 1 && groups.iter().all(|g| g.len() >= 2) {
         if let Some((table, bbox, _)) = aligned_table(&groups, body) {
             out.push(Item::Table(table, bbox));
+            return;
+        }
+        if let Some((text, bbox)) = chart_text(&groups) {
+            out.push(Item::Figure(text, bbox));
             return;
         }
         for group in groups {
@@ -916,6 +1009,8 @@ fn xy_cut(mut items: Vec<Item>, body: f32, depth: usize, out: &mut Vec<Item>) {
                         table.rows.insert(0, cells);
                     }
                     out.push(Item::Table(table, bbox));
+                } else if let Some((text, bbox)) = chart_text(&groups) {
+                    out.push(Item::Figure(text, bbox));
                 } else {
                     xy_cut(run, body, depth + 1, out);
                 }
@@ -981,7 +1076,7 @@ enum RowKind {
 
 /// What a part cut off by rows is.
 fn row_kind(part: &[Item], body: f32) -> RowKind {
-    if part.iter().any(|i| matches!(i, Item::Table(..))) {
+    if part.iter().any(|i| !matches!(i, Item::Text(..))) {
         return RowKind::Other;
     }
     let Some(first) = part.first().map(Item::bbox) else {
@@ -1054,7 +1149,8 @@ fn blocks(items: Vec<Item>, body: f32, page: (f32, f32)) -> (Vec<Block>, Vec<boo
     // header, footer or page number, never a heading.
     let margin = (page.1 - page.0) * 0.08;
     let marginal = |b: &BoxF| b.y1 <= page.0 + margin || b.y0 >= page.1 - margin;
-    let mut out: Vec<Result<Gathering, Table>> = Vec::new();
+    // Gathered text, or a block of its own (a table, a chart's text).
+    let mut out: Vec<Result<Gathering, Block>> = Vec::new();
     let mut current: Option<Gathering> = None;
     for item in items {
         let fragment = match item {
@@ -1062,7 +1158,14 @@ fn blocks(items: Vec<Item>, body: f32, page: (f32, f32)) -> (Vec<Block>, Vec<boo
                 if let Some(g) = current.take() {
                     out.push(Ok(g));
                 }
-                out.push(Err(t));
+                out.push(Err(Block::Table(t)));
+                continue;
+            }
+            Item::Figure(text, _) => {
+                if let Some(g) = current.take() {
+                    out.push(Ok(g));
+                }
+                out.push(Err(Block::Figure(text)));
                 continue;
             }
             Item::Text(f) => f,
@@ -1149,8 +1252,8 @@ fn blocks(items: Vec<Item>, body: f32, page: (f32, f32)) -> (Vec<Block>, Vec<boo
     let mut indents: Vec<f32> = Vec::new();
     for (entry, is) in out.into_iter().zip(heading) {
         match entry {
-            Err(t) => {
-                blocks.push(Block::Table(t));
+            Err(block) => {
+                blocks.push(block);
                 margins.push(false);
             }
             Ok(g) if is => {
@@ -1911,6 +2014,32 @@ mod tests {
             vec![Block::Paragraph(
                 "In several applications p is known. In that case it for accuracy.".to_owned()
             )]
+        );
+    }
+
+    #[test]
+    fn a_chart_with_an_axis_is_one_figure_of_its_labels_row_by_row() {
+        let mut pieces = vec![piece(
+            "The uploads grew from one year to the next, as the chart shows.",
+            50.0,
+            10.0,
+            9.0,
+            false,
+        )];
+        for (row, tick) in ["60", "40", "20", "0"].iter().enumerate() {
+            #[allow(clippy::cast_precision_loss)]
+            let y = 40.0 + row as f32 * 20.0;
+            pieces.push(piece(tick, 50.0, y, 9.0, false));
+        }
+        pieces.push(piece("56", 120.0, 48.0, 9.0, false));
+        pieces.push(piece("21", 200.0, 88.0, 9.0, false));
+        pieces.push(piece("Events", 100.0, 110.0, 9.0, false));
+        pieces.push(piece("Videos", 190.0, 110.0, 9.0, false));
+        let blocks = page_blocks(pieces, Vec::new(), &[], Some((0.0, 842.0)));
+        assert_eq!(
+            blocks.get(1),
+            Some(&Block::Figure("60 56 40 20 21 0 Events Videos".to_owned())),
+            "{blocks:?}"
         );
     }
 }
