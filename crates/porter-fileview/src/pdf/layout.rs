@@ -769,6 +769,9 @@ fn chart_text(groups: &[Vec<Item>]) -> Option<(String, BoxF)> {
                 return None;
             }
             fragments.push(f);
+            if fragments.len() > MAX_CHART_LABELS {
+                return None;
+            }
         }
     }
     let numbers: Vec<(&Fragment, f64)> = fragments
@@ -813,6 +816,10 @@ fn chart_text(groups: &[Vec<Item>]) -> Option<(String, BoxF)> {
     }
     Some((text, bbox))
 }
+
+/// `MAX_CHART_LABELS` is the most pieces of text a chart is looked for in
+/// (each of its numbers is compared with the others on its row).
+const MAX_CHART_LABELS: usize = 1000;
 
 /// A label that is one number, as a chart's axis writes it ("40", "1,000",
 /// "20%", "$5", "-10").
