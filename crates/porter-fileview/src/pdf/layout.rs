@@ -1231,7 +1231,15 @@ fn blocks(items: Vec<Item>, body: f32, page: (f32, f32)) -> (Vec<Block>, Vec<boo
     for g in out.iter_mut().flatten() {
         g.marginal = marginal(&g.bbox);
     }
-    let body_bold = false;
+    // Whether the page's body text is set bold: then bold sets nothing apart.
+    let (bold_chars, chars) = out
+        .iter()
+        .flatten()
+        .filter(|g| (g.size - body).abs() < 0.5)
+        .fold((0usize, 0usize), |(b, c), g| {
+            (b + g.bold_chars, c + g.chars)
+        });
+    let body_bold = bold_chars * 2 > chars;
     // Heading sizes, largest first, for the levels.
     let mut sizes: Vec<f32> = Vec::new();
     let mut heading = Vec::with_capacity(out.len());
@@ -2046,6 +2054,33 @@ mod tests {
         assert_eq!(
             blocks.get(1),
             Some(&Block::Figure("60 56 40 20 21 0 Events Videos".to_owned())),
+            "{blocks:?}"
+        );
+    }
+
+    #[test]
+    fn on_a_page_set_bold_throughout_a_short_bold_line_is_no_heading() {
+        let pieces = vec![
+            piece("Note that the exact error equals", 90.0, 40.0, 10.0, true),
+            piece("M - Q(h) = -0.0342", 200.0, 62.0, 10.0, true),
+            piece(
+                "In this example the error estimate is very reliable, and the",
+                90.0,
+                84.0,
+                10.0,
+                true,
+            ),
+            piece(
+                "estimate can be added to the approximation to improve it.",
+                90.0,
+                96.0,
+                10.0,
+                true,
+            ),
+        ];
+        let blocks = page_blocks(pieces, Vec::new(), &[], Some((0.0, 842.0)));
+        assert!(
+            !blocks.iter().any(|b| matches!(b, Block::Heading { .. })),
             "{blocks:?}"
         );
     }
