@@ -146,3 +146,43 @@ def test_a_ruled_table_is_a_pipe_table_after_the_text_above_it(report):
     ], md
     assert md.index("| Berth") > md.index("autumn"), md
     assert md.index("| Berth") < md.index("Figures are for the year"), md
+
+
+@pytest.fixture(scope="module")
+def booklet(tmp_path_factory) -> Path:
+    """Three pages under one running header, each with its page number in
+    the footer and its own body text."""
+    canvas = pytest.importorskip("reportlab.pdfgen.canvas")
+    from reportlab.lib.pagesizes import A4
+
+    path = tmp_path_factory.mktemp("pdf") / "booklet.pdf"
+    pdf = canvas.Canvas(str(path), pagesize=A4, invariant=1)
+    width, height = A4
+    for page in range(1, 4):
+        pdf.setFont("Helvetica", 9)
+        pdf.drawString(72, height - 40, "Harbour Board Annual Report 2025")
+        pdf.drawCentredString(width / 2, 30, f"Page {page + 10}")
+        pdf.setFont("Helvetica", 10)
+        pdf.drawString(72, height - 120, f"The body of page {page} tells of berth {page}.")
+        pdf.showPage()
+    pdf.save()
+    return path
+
+
+def test_running_headers_show_once_and_page_numbers_are_set_apart(booklet):
+    if not PORTER:
+        pytest.skip("PORTER_BIN is not set")
+    done = subprocess.run(
+        [PORTER, "extract", str(booklet)], capture_output=True, text=True, timeout=60
+    )
+    assert done.returncode == 0, done.stderr
+    md = done.stdout
+    for page in range(1, 4):
+        assert f"The body of page {page} tells of berth {page}." in md, md
+    assert md.count("Harbour Board Annual Report 2025") == 1, md
+    assert md.index("Harbour Board Annual Report 2025") < md.index("The body of page 1"), md
+    for number in (11, 12, 13):
+        assert f"Page {number}" not in md, md
+    # The notes on what was set apart go to standard error.
+    assert "page numbers printed at the pages" in done.stderr, done.stderr
+    assert "repeated from page to page" in done.stderr, done.stderr

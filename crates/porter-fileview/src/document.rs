@@ -43,10 +43,6 @@ pub(crate) enum Block {
     /// A table: rows of cells, the first row shown as the header.
     Table(Table),
     /// The text of a figure or chart (labels, values, captions inside it).
-    #[expect(
-        dead_code,
-        reason = "the PDF reader keeps chart text in reading order as paragraphs so far"
-    )]
     Figure(String),
     /// A note of the reader's about the document (a page with no text
     /// layer, a part that could not be read).

@@ -61,6 +61,11 @@ pub(crate) const MAX_RULES: usize = 2000;
 /// many pieces side by side costs no more than this per piece.
 const MAX_OPEN: usize = 256;
 
+/// The narrowest column gutter the XY-cut splits a region at, in body text
+/// sizes: a gap this wide down the whole region (a word space is about a
+/// quarter of the size and never lines up down a region).
+const GUTTER: f32 = 0.4;
+
 /// How deep the XY-cut recursion goes; deeper regions are read by position.
 const MAX_DEPTH: usize = 48;
 
@@ -96,32 +101,51 @@ struct Fragment {
     chars: usize,
     /// Whether its last piece ended in a space (the PDF's own word break).
     spaced: bool,
+    /// Its pieces as the PDF drew them: where each starts and ends on x,
+    /// and its text (a table's header drawn cell by cell is split again
+    /// along the columns found below it).
+    parts: Vec<(f32, f32, String)>,
 }
 
-/// What the XY-cut orders: a fragment or a table.
+/// What the XY-cut orders: a fragment, a table, or a chart's text.
 #[derive(Debug, Clone)]
 enum Item {
     Text(Fragment),
     Table(Table, BoxF),
+    Figure(String, BoxF),
 }
 
 impl Item {
     fn bbox(&self) -> BoxF {
         match self {
             Item::Text(f) => f.bbox,
-            Item::Table(_, b) => *b,
+            Item::Table(_, b) | Item::Figure(_, b) => *b,
         }
     }
 }
 
 /// The blocks of one page, in reading order. `page` is the page's extent
 /// from top to bottom (y growing downwards), when known.
+#[cfg(test)]
 pub(crate) fn page_blocks(
     pieces: Vec<Piece>,
     tables: Vec<PlacedTable>,
     rules: &[Rule],
     page: Option<(f32, f32)>,
 ) -> Vec<Block> {
+    page_layout(pieces, tables, rules, page).0
+}
+
+/// The blocks of one page, in reading order, and for each whether it lies
+/// wholly in the page's header or footer band (a running header, footer or
+/// page number, when it repeats across pages). `page` is the page's extent
+/// from top to bottom (y growing downwards), when known.
+pub(crate) fn page_layout(
+    pieces: Vec<Piece>,
+    tables: Vec<PlacedTable>,
+    rules: &[Rule],
+    page: Option<(f32, f32)>,
+) -> (Vec<Block>, Vec<bool>) {
     let body = body_size(&pieces);
     // Grids of ruling lines first; the library's tables where there is none.
     let mut grids = ruled_tables(rules, &pieces, &[]);
@@ -441,9 +465,38 @@ fn is_bullet(text: &str) -> bool {
     )
 }
 
+/// Narrows a piece's box by the spaces it starts or ends with (a PDF often
+/// draws a word's space with it), at its average character width, so that
+/// gaps between boxes are the gaps between their words: a space as wide
+/// as an average character, at most a third of the size.
+fn trim_spaces(p: &mut Piece) {
+    let chars = p.text.chars().count();
+    let leading = p.text.chars().take_while(|c| c.is_whitespace()).count();
+    let trailing = p
+        .text
+        .chars()
+        .rev()
+        .take_while(|c| c.is_whitespace())
+        .count();
+    if chars == 0 || leading + trailing == 0 || leading + trailing >= chars {
+        return;
+    }
+    // A space is about a quarter to a third of the text size wide.
+    #[allow(clippy::cast_precision_loss)]
+    let each = ((p.x1 - p.x0) / chars as f32).min(0.3 * p.size);
+    #[allow(clippy::cast_precision_loss)]
+    {
+        p.x0 += each * leading as f32;
+        p.x1 -= each * trailing as f32;
+    }
+}
+
 /// Groups pieces into line fragments.
 fn fragments(mut pieces: Vec<Piece>, body: f32) -> Vec<Fragment> {
     pieces.retain(|p| !p.text.trim().is_empty() && p.x1 >= p.x0 && p.y1 >= p.y0);
+    for p in &mut pieces {
+        trim_spaces(p);
+    }
     pieces.sort_by(|a, b| {
         let ca = f32::midpoint(a.y0, a.y1);
         let cb = f32::midpoint(b.y0, b.y1);
@@ -504,6 +557,7 @@ fn fragments(mut pieces: Vec<Piece>, body: f32) -> Vec<Fragment> {
             f.chars += n;
             f.bold_chars += bold;
             f.spaced = p.text.ends_with(char::is_whitespace);
+            f.parts.push((pb.x0, pb.x1, p.text.trim().to_owned()));
         } else {
             out.push(Fragment {
                 text: p.text.trim().to_owned(),
@@ -512,6 +566,7 @@ fn fragments(mut pieces: Vec<Piece>, body: f32) -> Vec<Fragment> {
                 bold_chars: bold,
                 chars: n,
                 spaced: p.text.ends_with(char::is_whitespace),
+                parts: vec![(pb.x0, pb.x1, p.text.trim().to_owned())],
             });
             open.push(out.len() - 1);
             if open.len() > MAX_OPEN {
@@ -569,12 +624,16 @@ fn section_number(word: &str) -> bool {
             .all(|s| s.len() <= 2)
 }
 
+/// A table read from aligned text, the region it covers, and its columns'
+/// extents on x, left to right.
+type Aligned = (Table, BoxF, Vec<(f32, f32)>);
+
 /// A table read from text aligned in columns: `groups` are the columns an
 /// x-cut found; when the rows line up across them and they are not columns
 /// of running text, the table with its region. A row whose first column is
 /// empty and that sits right under the row before continues that row's
 /// cells (multi-line cells).
-fn aligned_table(groups: &[Vec<Item>], body: f32) -> Option<(Table, BoxF)> {
+fn aligned_table(groups: &[Vec<Item>], body: f32) -> Option<Aligned> {
     let mut region: Option<BoxF> = None;
     let mut spans: Vec<(f32, f32)> = Vec::with_capacity(groups.len());
     let mut prose = 0usize;
@@ -607,7 +666,7 @@ fn aligned_table(groups: &[Vec<Item>], body: f32) -> Option<(Table, BoxF)> {
             .iter()
             .map(|i| match i {
                 Item::Text(f) => f.text.split_whitespace().count(),
-                Item::Table(..) => 0,
+                Item::Table(..) | Item::Figure(..) => 0,
             })
             .sum();
         let n = group.len();
@@ -669,6 +728,16 @@ fn aligned_table(groups: &[Vec<Item>], body: f32) -> Option<(Table, BoxF)> {
             rows.push((bbox, texts));
         }
     }
+    // Text aligned in columns but mostly empty is a chart's labels (an axis,
+    // values over bars) or scattered notes, not a table.
+    let filled = rows
+        .iter()
+        .flat_map(|(_, texts)| texts)
+        .filter(|t| !t.is_empty())
+        .count();
+    if filled * 2 < rows.len() * columns {
+        return None;
+    }
     let table = Table {
         rows: rows
             .into_iter()
@@ -684,17 +753,112 @@ fn aligned_table(groups: &[Vec<Item>], body: f32) -> Option<(Table, BoxF)> {
             })
             .collect(),
     };
-    Some((table, region))
+    Some((table, region, spans))
+}
+
+/// The text of a chart, when `groups` (columns an x-cut found, that were
+/// no table) hold one: short labels only, and numbers that step evenly in
+/// even steps down a column or along a row (an axis: "0 10 20 30"). The
+/// text is read row by row.
+fn chart_text(groups: &[Vec<Item>]) -> Option<(String, BoxF)> {
+    let mut fragments: Vec<&Fragment> = Vec::new();
+    for group in groups {
+        for item in group {
+            let Item::Text(f) = item else { return None };
+            if f.text.split_whitespace().count() > 8 {
+                return None;
+            }
+            fragments.push(f);
+            if fragments.len() > MAX_CHART_LABELS {
+                return None;
+            }
+        }
+    }
+    let numbers: Vec<(&Fragment, f64)> = fragments
+        .iter()
+        .filter_map(|f| axis_number(&f.text).map(|v| (*f, v)))
+        .collect();
+    let down = groups.iter().any(|group| {
+        let ticks: Vec<(f32, f64)> = group
+            .iter()
+            .filter_map(|i| match i {
+                Item::Text(f) => {
+                    axis_number(&f.text).map(|v| (f32::midpoint(f.bbox.y0, f.bbox.y1), v))
+                }
+                _ => None,
+            })
+            .collect();
+        even_steps(ticks)
+    });
+    let along = numbers.iter().any(|(f, _)| {
+        let middle = f32::midpoint(f.bbox.y0, f.bbox.y1);
+        let ticks: Vec<(f32, f64)> = numbers
+            .iter()
+            .filter(|(g, _)| (f32::midpoint(g.bbox.y0, g.bbox.y1) - middle).abs() < 0.5 * f.size)
+            .map(|(g, v)| (f32::midpoint(g.bbox.x0, g.bbox.x1), *v))
+            .collect();
+        even_steps(ticks)
+    });
+    if !down && !along {
+        return None;
+    }
+    let items: Vec<Item> = groups.iter().flatten().cloned().collect();
+    let mut bbox = items.first()?.bbox();
+    let mut text = String::new();
+    for item in by_rows(items) {
+        bbox.union(&item.bbox());
+        if let Item::Text(f) = item {
+            if !text.is_empty() {
+                text.push(' ');
+            }
+            text.push_str(&f.text);
+        }
+    }
+    Some((text, bbox))
+}
+
+/// `MAX_CHART_LABELS` is the most pieces of text a chart is looked for in
+/// (each of its numbers is compared with the others on its row).
+const MAX_CHART_LABELS: usize = 1000;
+
+/// A label that is one number, as a chart's axis writes it ("40", "1,000",
+/// "20%", "$5", "-10").
+fn axis_number(text: &str) -> Option<f64> {
+    let t = text.trim();
+    let t = t.strip_suffix('%').unwrap_or(t);
+    let t = t.strip_prefix(['$', '€', '£']).unwrap_or(t);
+    if t.is_empty() || t.len() > 12 || !t.chars().any(|c| c.is_ascii_digit()) {
+        return None;
+    }
+    t.replace(',', "").parse::<f64>().ok()
+}
+
+/// Whether at least four numbers, in order of their positions, step by one
+/// value at even distances: an axis's ticks.
+fn even_steps(mut ticks: Vec<(f32, f64)>) -> bool {
+    if ticks.len() < 4 {
+        return false;
+    }
+    ticks.sort_by(|a, b| a.0.total_cmp(&b.0));
+    let step = ticks[1].1 - ticks[0].1;
+    let distance = ticks[1].0 - ticks[0].0;
+    if step == 0.0 || distance <= 0.0 {
+        return false;
+    }
+    ticks.windows(2).all(|w| {
+        let (d, v) = (w[1].0 - w[0].0, w[1].1 - w[0].1);
+        (v - step).abs() <= step.abs() * 1e-6 && (d - distance).abs() <= 0.2 * distance
+    })
 }
 
 /// The longest run of lines in a column that wrap like running text: each
 /// but the last as wide as the column, the next close below it.
 fn wrapped_run(group: &[Item], column: f32) -> usize {
-    let mut boxes: Vec<(BoxF, f32)> = group
+    let mut boxes: Vec<(BoxF, f32, usize)> = group
         .iter()
         .filter_map(|i| match i {
-            Item::Text(f) => Some((f.bbox, f.size)),
-            Item::Table(..) => None,
+            Item::Text(f) => Some((f.bbox, f.size, f.text.split_whitespace().count())),
+            Item::Table(..) | Item::Figure(..) => None,
         })
         .collect();
     boxes.sort_by(|a, b| a.0.y0.total_cmp(&b.0.y0));
@@ -702,7 +866,9 @@ fn wrapped_run(group: &[Item], column: f32) -> usize {
     for pair in boxes.windows(2) {
         let (a, b) = (&pair[0], &pair[1]);
         let close = b.0.y0 - a.0.y1 < 0.8 * a.1.max(b.1) && b.0.y0 > a.0.y0;
-        if close && a.0.x1 - a.0.x0 >= 0.7 * column {
+        // A line of running text has several words; a column of values
+        // ("24 ml", "12 ml") is as wide as itself on every line too.
+        if close && a.0.x1 - a.0.x0 >= 0.7 * column && a.2 >= 3 {
             run += 1;
             best = best.max(run);
         } else {
@@ -749,7 +915,7 @@ fn xy_cut(mut items: Vec<Item>, body: f32, depth: usize, out: &mut Vec<Item>) {
     let mut reach = f32::NEG_INFINITY;
     for item in items {
         let b = item.bbox();
-        if groups.is_empty() || b.x0 - reach >= 0.6 * body {
+        if groups.is_empty() || b.x0 - reach >= GUTTER * body {
             groups.push(Vec::new());
         }
         reach = reach.max(b.x1);
@@ -757,9 +923,15 @@ fn xy_cut(mut items: Vec<Item>, body: f32, depth: usize, out: &mut Vec<Item>) {
             last.push(item);
         }
     }
-    if groups.len() > 1 {
-        if let Some((table, bbox)) = aligned_table(&groups, body) {
+    // A gutter has lines on both sides: a gap with one piece of text beside
+    // it (a wide space after a full stop, over one line) is no column.
+    if groups.len() > 1 && groups.iter().all(|g| g.len() >= 2) {
+        if let Some((table, bbox, _)) = aligned_table(&groups, body) {
             out.push(Item::Table(table, bbox));
+            return;
+        }
+        if let Some((text, bbox)) = chart_text(&groups) {
+            out.push(Item::Figure(text, bbox));
             return;
         }
         for group in groups {
@@ -767,7 +939,7 @@ fn xy_cut(mut items: Vec<Item>, body: f32, depth: usize, out: &mut Vec<Item>) {
         }
         return;
     }
-    let mut items = groups.pop().unwrap_or_default();
+    let mut items: Vec<Item> = groups.into_iter().flatten().collect();
     // Rows: the widest gaps in the projection on y.
     items.sort_by(|a, b| a.bbox().y0.total_cmp(&b.bbox().y0));
     let mut gaps: Vec<(usize, f32)> = Vec::new();
@@ -827,9 +999,25 @@ fn xy_cut(mut items: Vec<Item>, body: f32, depth: usize, out: &mut Vec<Item>) {
                     .collect();
                 let groups = x_groups(run.clone(), body);
                 if groups.len() > 1
-                    && let Some((table, bbox)) = aligned_table(&groups, body)
+                    && let Some((mut table, mut bbox, columns)) = aligned_table(&groups, body)
                 {
+                    // The line right above, drawn piece by piece along the
+                    // same columns, is the table's header row.
+                    let header = match out.last() {
+                        Some(Item::Text(f)) if i > 0 && kinds[i - 1] == RowKind::Single => {
+                            header_row(f, &columns, bbox)
+                        }
+                        _ => None,
+                    };
+                    if let Some(cells) = header {
+                        if let Some(Item::Text(f)) = out.pop() {
+                            bbox.union(&f.bbox);
+                        }
+                        table.rows.insert(0, cells);
+                    }
                     out.push(Item::Table(table, bbox));
+                } else if let Some((text, bbox)) = chart_text(&groups) {
+                    out.push(Item::Figure(text, bbox));
                 } else {
                     xy_cut(run, body, depth + 1, out);
                 }
@@ -842,6 +1030,44 @@ fn xy_cut(mut items: Vec<Item>, body: f32, depth: usize, out: &mut Vec<Item>) {
         }
         i += 1;
     }
+}
+
+/// The cells of a line drawn piece by piece over a table's columns, when
+/// it sits right above the table and every piece starts in one column and
+/// ends before the next, at least two columns and half of them getting
+/// text.
+fn header_row(line: &Fragment, columns: &[(f32, f32)], table: BoxF) -> Option<Vec<Cell>> {
+    let size = line.size;
+    if line.parts.len() < 2 || table.y0 - line.bbox.y1 > 1.5 * size || line.bbox.y1 > table.y0 {
+        return None;
+    }
+    let tolerance = 0.5 * size;
+    let mut texts = vec![String::new(); columns.len()];
+    for (x0, x1, text) in &line.parts {
+        // The column it starts in, by the columns' left sides; it must not
+        // reach into the next one.
+        let column = columns.iter().rposition(|(c0, _)| *x0 >= c0 - tolerance)?;
+        if let Some((next, _)) = columns.get(column + 1)
+            && *x1 > next + tolerance
+        {
+            return None;
+        }
+        join_line(&mut texts[column], text);
+    }
+    let filled = texts.iter().filter(|t| !t.is_empty()).count();
+    if filled < 2 || filled * 2 < columns.len() {
+        return None;
+    }
+    Some(
+        texts
+            .into_iter()
+            .map(|text| Cell {
+                text,
+                col_span: 1,
+                row_span: 1,
+            })
+            .collect(),
+    )
 }
 
 /// What a part cut off by rows is.
@@ -857,7 +1083,7 @@ enum RowKind {
 
 /// What a part cut off by rows is.
 fn row_kind(part: &[Item], body: f32) -> RowKind {
-    if part.iter().any(|i| matches!(i, Item::Table(..))) {
+    if part.iter().any(|i| !matches!(i, Item::Text(..))) {
         return RowKind::Other;
     }
     let Some(first) = part.first().map(Item::bbox) else {
@@ -918,17 +1144,20 @@ struct Gathering {
     chars: usize,
     lines: usize,
     item: Option<Marker>,
+    /// Where its first line starts on x (a list item's indent).
+    start: f32,
     /// Whether it lies in the header or footer band of the page.
     marginal: bool,
 }
 
 /// Joins ordered items into blocks.
-fn blocks(items: Vec<Item>, body: f32, page: (f32, f32)) -> Vec<Block> {
+fn blocks(items: Vec<Item>, body: f32, page: (f32, f32)) -> (Vec<Block>, Vec<bool>) {
     // The running header and footer bands: a block wholly inside them is a
     // header, footer or page number, never a heading.
     let margin = (page.1 - page.0) * 0.08;
     let marginal = |b: &BoxF| b.y1 <= page.0 + margin || b.y0 >= page.1 - margin;
-    let mut out: Vec<Result<Gathering, Table>> = Vec::new();
+    // Gathered text, or a block of its own (a table, a chart's text).
+    let mut out: Vec<Result<Gathering, Block>> = Vec::new();
     let mut current: Option<Gathering> = None;
     for item in items {
         let fragment = match item {
@@ -936,7 +1165,14 @@ fn blocks(items: Vec<Item>, body: f32, page: (f32, f32)) -> Vec<Block> {
                 if let Some(g) = current.take() {
                     out.push(Ok(g));
                 }
-                out.push(Err(t));
+                out.push(Err(Block::Table(t)));
+                continue;
+            }
+            Item::Figure(text, _) => {
+                if let Some(g) = current.take() {
+                    out.push(Ok(g));
+                }
+                out.push(Err(Block::Figure(text)));
                 continue;
             }
             Item::Text(f) => f,
@@ -944,16 +1180,33 @@ fn blocks(items: Vec<Item>, body: f32, page: (f32, f32)) -> Vec<Block> {
         let (marker, _) = split_marker(&fragment.text);
         let text = fragment.text;
         let bold = fragment.bold_chars * 2 > fragment.chars;
+        // A number starting a line that a full line of running text wraps
+        // onto ("... (Torres 201" / "6) attributes ...") is no list item.
+        let marker = match marker {
+            Some(Marker::Ordered(_))
+                if current.as_ref().is_some_and(|g| {
+                    g.item.is_none() && wraps_onto(g, &fragment.bbox, fragment.size)
+                }) =>
+            {
+                None
+            }
+            other => other,
+        };
         if let Some(g) = current.as_mut()
-            && marker.is_none()
+            && (marker.is_none() || further_along(g, &fragment.bbox, fragment.size))
             && follows(g, &fragment.bbox, fragment.size, bold)
         {
             join_line(&mut g.text, &text);
             g.bbox.union(&fragment.bbox);
-            g.last = fragment.bbox;
+            if fragment.bbox.y0 < g.last.y1 - 0.5 * fragment.size.min(g.size) {
+                // Further along the same line.
+                g.last.union(&fragment.bbox);
+            } else {
+                g.last = fragment.bbox;
+                g.lines += 1;
+            }
             g.chars += fragment.chars;
             g.bold_chars += fragment.bold_chars;
-            g.lines += 1;
             continue;
         }
         if let Some(g) = current.take() {
@@ -968,6 +1221,7 @@ fn blocks(items: Vec<Item>, body: f32, page: (f32, f32)) -> Vec<Block> {
             chars: fragment.chars,
             lines: 1,
             item: marker,
+            start: fragment.bbox.x0,
             marginal: false,
         });
     }
@@ -977,7 +1231,15 @@ fn blocks(items: Vec<Item>, body: f32, page: (f32, f32)) -> Vec<Block> {
     for g in out.iter_mut().flatten() {
         g.marginal = marginal(&g.bbox);
     }
-    let body_bold = false;
+    // Whether the page's body text is set bold: then bold sets nothing apart.
+    let (bold_chars, chars) = out
+        .iter()
+        .flatten()
+        .filter(|g| (g.size - body).abs() < 0.5)
+        .fold((0usize, 0usize), |(b, c), g| {
+            (b + g.bold_chars, c + g.chars)
+        });
+    let body_bold = bold_chars * 2 > chars;
     // Heading sizes, largest first, for the levels.
     let mut sizes: Vec<f32> = Vec::new();
     let mut heading = Vec::with_capacity(out.len());
@@ -996,12 +1258,19 @@ fn blocks(items: Vec<Item>, body: f32, page: (f32, f32)) -> Vec<Block> {
     }
     sizes.sort_by(|a, b| b.total_cmp(a));
     let mut blocks = Vec::with_capacity(out.len());
+    let mut margins = Vec::with_capacity(out.len());
     // The last heading's box, size and index, to join a heading set over
     // two lines that the paragraph joining kept apart.
     let mut previous: Option<(BoxF, f32, usize)> = None;
+    // The indents of the list items open around here, outermost first: an
+    // item further in than the last opens a level below it.
+    let mut indents: Vec<f32> = Vec::new();
     for (entry, is) in out.into_iter().zip(heading) {
         match entry {
-            Err(t) => blocks.push(Block::Table(t)),
+            Err(block) => {
+                blocks.push(block);
+                margins.push(false);
+            }
             Ok(g) if is => {
                 let s = (g.size * 2.0).round() / 2.0;
                 let rank = sizes.iter().position(|x| (x - s).abs() < 0.25).unwrap_or(0);
@@ -1022,23 +1291,58 @@ fn blocks(items: Vec<Item>, body: f32, page: (f32, f32)) -> Vec<Block> {
                         level,
                         text: g.text,
                     });
+                    margins.push(false);
                 }
                 previous = Some((g.bbox, g.size, blocks.len() - 1));
             }
-            Ok(g) => match g.item {
-                Some(marker) => blocks.push(Block::ListItem {
-                    level: 0,
-                    marker: match marker {
-                        Marker::Bullet => None,
-                        Marker::Ordered(m) => Some(m),
-                    },
-                    text: split_marker(&g.text).1,
-                }),
-                None => blocks.push(Block::Paragraph(g.text)),
-            },
+            Ok(g) => {
+                if let Some(marker) = g.item {
+                    blocks.push(Block::ListItem {
+                        level: list_level(&mut indents, g.start, g.size),
+                        marker: match marker {
+                            Marker::Bullet => None,
+                            Marker::Ordered(m) => Some(m),
+                        },
+                        text: split_marker(&g.text).1,
+                    });
+                    margins.push(g.marginal);
+                } else {
+                    // Text further in than the last item is a paragraph
+                    // inside it; any other ends the list.
+                    if indents
+                        .last()
+                        .is_none_or(|last| g.start <= last + 0.5 * g.size)
+                    {
+                        indents.clear();
+                    }
+                    blocks.push(Block::Paragraph(g.text));
+                    margins.push(g.marginal);
+                }
+            }
         }
     }
-    blocks
+    (blocks, margins)
+}
+
+/// `MAX_LIST_LEVEL` is the deepest list level an item gets.
+const MAX_LIST_LEVEL: usize = 5;
+
+/// The level of a list item that starts at `x`, from the indents of the
+/// items open before it (updated): the level of an open item it lines up
+/// with, or one below the last when it lies further in.
+fn list_level(indents: &mut Vec<f32>, x: f32, size: f32) -> u8 {
+    let tolerance = 0.5 * size.max(1.0);
+    while indents.last().is_some_and(|last| x < last - tolerance) {
+        indents.pop();
+    }
+    match indents.last() {
+        Some(last) if x <= last + tolerance => {}
+        _ if indents.len() <= MAX_LIST_LEVEL => indents.push(x),
+        _ => {}
+    }
+    #[allow(clippy::cast_possible_truncation)]
+    let level = indents.len().saturating_sub(1).min(MAX_LIST_LEVEL) as u8;
+    level
 }
 
 /// A line's list marker, when it starts with one, and the text after it.
@@ -1081,7 +1385,34 @@ fn follows(g: &Gathering, bbox: &BoxF, size: f32, bold: bool) -> bool {
     let overlap = g.bbox.x1.min(bbox.x1) - g.bbox.x0.max(bbox.x0);
     let same_size = (g.size - size).abs() <= 0.15 * g.size.min(size).max(1.0);
     let g_bold = g.bold_chars * 2 > g.chars;
+    if further_along(g, bbox, size) && same_size {
+        return true;
+    }
     gap > -0.5 * larger && gap < 0.9 * larger && overlap > 0.0 && same_size && g_bold == bold
+}
+
+/// Whether a fragment lies further along the last line of the paragraph
+/// being gathered: justified text spaces its words wider than a line's
+/// fragments reach, and the XY-cut found no column gutter between them.
+fn further_along(g: &Gathering, bbox: &BoxF, size: f32) -> bool {
+    let larger = g.size.max(size);
+    let last = &g.last;
+    (f32::midpoint(bbox.y0, bbox.y1) - f32::midpoint(last.y0, last.y1)).abs() < 0.3 * larger
+        && bbox.x0 >= last.x1 - 0.1 * larger
+        && bbox.x0 - last.x1 < 1.5 * larger
+}
+
+/// Whether the paragraph being gathered runs on onto a line at `bbox`: its
+/// last of two or more lines fills its width and ends mid-sentence, and
+/// the line, set the same size, starts at its left side.
+fn wraps_onto(g: &Gathering, bbox: &BoxF, size: f32) -> bool {
+    let width = (g.bbox.x1 - g.bbox.x0).max(1.0);
+    g.lines >= 2
+        && (g.size - size).abs() <= 0.15 * g.size.min(size).max(1.0)
+        && g.last.x1 - g.bbox.x0 >= 0.85 * width
+        && g.last.x1 - g.last.x0 >= 0.5 * width
+        && (bbox.x0 - g.bbox.x0).abs() < g.size
+        && !g.text.trim_end().ends_with(['.', ':', ';', '!', '?'])
 }
 
 /// Appends a line to a paragraph, joining a word hyphenated at the line's
@@ -1420,6 +1751,337 @@ mod tests {
                     vec![cell("vermiculite"), cell("150")],
                 ]
             })
+        );
+    }
+
+    /// A piece with its own extent on x (a PDF draws a table's header row
+    /// cell by cell, each piece reaching to the next).
+    fn spanning(text: &str, x0: f32, x1: f32, y0: f32, size: f32, bold: bool) -> Piece {
+        Piece {
+            text: text.to_owned(),
+            x0,
+            y0: y0 + 100.0,
+            x1,
+            y1: y0 + 100.0 + size,
+            size,
+            bold,
+        }
+    }
+
+    #[test]
+    fn short_values_in_close_rows_under_a_header_drawn_cell_by_cell_are_a_table() {
+        let mut pieces = vec![piece(
+            "A paragraph of running text over the table, set across the page width.",
+            50.0,
+            20.0,
+            12.0,
+            false,
+        )];
+        // The header's cells touch: one line fragment, split again along
+        // the columns below it.
+        for (text, x0, x1) in [
+            ("Tube ", 50.0, 150.0),
+            ("DI Water ", 150.0, 250.0),
+            ("Glucose Solution ", 250.0, 350.0),
+            ("Yeast ", 350.0, 390.0),
+        ] {
+            pieces.push(spanning(text, x0, x1, 60.0, 12.0, true));
+        }
+        let rows = [
+            ["2", "24 ml", "0 ml", "4 ml"],
+            ["3", "12 ml", "12 ml", "4 ml"],
+            ["4", "4 ml", "12 ml", "12 ml"],
+        ];
+        for (r, row) in rows.iter().enumerate() {
+            #[allow(clippy::cast_precision_loss)]
+            let y = 76.8 + r as f32 * 16.8;
+            for (c, text) in row.iter().enumerate() {
+                #[allow(clippy::cast_precision_loss)]
+                let x = 50.0 + c as f32 * 100.0;
+                pieces.push(piece(text, x, y, 12.0, false));
+            }
+        }
+        let blocks = page_blocks(pieces, Vec::new(), &[], Some((0.0, 842.0)));
+        let row = |cells: [&str; 4]| cells.iter().map(|t| Cell::new(*t)).collect::<Vec<_>>();
+        let mut expected = vec![row(["Tube", "DI Water", "Glucose Solution", "Yeast"])];
+        expected.extend(rows.iter().map(|r| row(*r)));
+        assert_eq!(blocks.len(), 2, "{blocks:?}");
+        assert_eq!(blocks[1], Block::Table(Table { rows: expected }));
+    }
+
+    #[test]
+    fn words_of_a_justified_line_spaced_wide_stay_in_their_paragraph() {
+        let mut pieces = vec![piece(
+            "other infrared telescopes have operated with much",
+            56.0,
+            40.0,
+            9.0,
+            false,
+        )];
+        // Word spaces of 8 points at 9-point text: wider than a line
+        // fragment reaches.
+        let mut x = 56.0;
+        for word in ["better", "sensitivity", "and", "resolution", "due", "to"] {
+            let p = piece(word, x, 54.0, 9.0, false);
+            x = p.x1 + 8.0;
+            pieces.push(p);
+        }
+        pieces.push(piece(
+            "improvements in infrared detectors of the time.",
+            56.0,
+            68.0,
+            9.0,
+            false,
+        ));
+        let blocks = page_blocks(pieces, Vec::new(), &[], Some((0.0, 842.0)));
+        assert_eq!(
+            blocks,
+            vec![Block::Paragraph(
+                "other infrared telescopes have operated with much better sensitivity \
+                 and resolution due to improvements in infrared detectors of the time."
+                    .to_owned()
+            )]
+        );
+    }
+
+    #[test]
+    fn a_chart_axis_and_a_few_values_over_bars_are_not_a_table() {
+        let mut pieces = Vec::new();
+        for (row, tick) in ["80", "70", "60", "50", "40", "30", "20", "10", "0"]
+            .iter()
+            .enumerate()
+        {
+            #[allow(clippy::cast_precision_loss)]
+            let y = 40.0 + row as f32 * 15.0;
+            pieces.push(piece(tick, 50.0, y, 9.0, false));
+            // A value over a bar here and there.
+            if let Some(value) = [
+                Some("76"),
+                None,
+                Some("56"),
+                Some("47"),
+                None,
+                None,
+                Some("16"),
+                Some("9"),
+                None,
+            ][row]
+            {
+                #[allow(clippy::cast_precision_loss)]
+                let x = 100.0 + row as f32 * 40.0;
+                pieces.push(piece(value, x, y, 9.0, false));
+            }
+        }
+        let blocks = page_blocks(pieces, Vec::new(), &[], Some((0.0, 842.0)));
+        assert!(
+            !blocks.iter().any(|b| matches!(b, Block::Table(_))),
+            "{blocks:?}"
+        );
+        let text: Vec<String> = blocks
+            .iter()
+            .filter_map(|b| match b {
+                Block::Paragraph(t) | Block::Figure(t) => Some(t.clone()),
+                _ => None,
+            })
+            .collect();
+        assert!(text.join(" ").contains("76"), "{blocks:?}");
+    }
+
+    #[test]
+    fn items_indented_under_an_item_are_a_nested_list() {
+        let mut pieces = Vec::new();
+        for (row, (x, bullet, text)) in [
+            (50.0, "•", "Outer item one"),
+            (70.0, "◦", "Inner item a"),
+            (70.0, "◦", "Inner item b"),
+            (90.0, "-", "Deepest item"),
+            (50.0, "•", "Outer item two"),
+        ]
+        .into_iter()
+        .enumerate()
+        {
+            #[allow(clippy::cast_precision_loss)]
+            let y = 40.0 + row as f32 * 14.0;
+            pieces.push(piece(bullet, x, y, 10.0, false));
+            pieces.push(piece(text, x + 12.0, y, 10.0, false));
+        }
+        pieces.push(piece(
+            "A paragraph after the list.",
+            50.0,
+            120.0,
+            10.0,
+            false,
+        ));
+        let levels: Vec<(u8, String)> = page_blocks(pieces, Vec::new(), &[], Some((0.0, 842.0)))
+            .into_iter()
+            .filter_map(|b| match b {
+                Block::ListItem { level, text, .. } => Some((level, text)),
+                _ => None,
+            })
+            .collect();
+        let expected: Vec<(u8, String)> = [
+            (0, "Outer item one"),
+            (1, "Inner item a"),
+            (1, "Inner item b"),
+            (2, "Deepest item"),
+            (0, "Outer item two"),
+        ]
+        .into_iter()
+        .map(|(l, t)| (l, t.to_owned()))
+        .collect();
+        assert_eq!(levels, expected);
+    }
+
+    #[test]
+    fn a_number_that_running_text_wraps_onto_is_no_list_item() {
+        let pieces = vec![
+            piece(
+                "Women took part in formal politics and even tried to",
+                50.0,
+                40.0,
+                10.0,
+                false,
+            ),
+            piece(
+                "form a party backing the candidacy (Torres 201",
+                50.0,
+                52.0,
+                10.0,
+                false,
+            ),
+            piece(
+                "6) attributes this to the student movement.",
+                50.0,
+                64.0,
+                10.0,
+                false,
+            ),
+            piece("Steps:", 50.0, 90.0, 10.0, false),
+            piece("1.", 50.0, 102.0, 10.0, false),
+            piece("Record the question.", 62.0, 102.0, 10.0, false),
+            piece("2.", 50.0, 114.0, 10.0, false),
+            piece("Record a hypothesis", 62.0, 114.0, 10.0, false),
+            piece("3.", 50.0, 126.0, 10.0, false),
+            piece("Predict the results", 62.0, 126.0, 10.0, false),
+        ];
+        let blocks = page_blocks(pieces, Vec::new(), &[], Some((0.0, 842.0)));
+        assert_eq!(
+            blocks[0],
+            Block::Paragraph(
+                "Women took part in formal politics and even tried to form a party backing \
+                 the candidacy (Torres 201 6) attributes this to the student movement."
+                    .to_owned()
+            ),
+            "{blocks:?}"
+        );
+        let items = blocks
+            .iter()
+            .filter(|b| matches!(b, Block::ListItem { level: 0, .. }))
+            .count();
+        assert_eq!(items, 3, "{blocks:?}");
+    }
+
+    #[test]
+    fn a_narrow_gutter_between_lines_drawn_with_their_spaces_splits_the_columns() {
+        // Each line's box takes in the space it ends with; past it, the
+        // gutter is under half the text size.
+        let left = [
+            "In all survey phases, several firms in the ",
+            "sector reported changing their business. In ",
+            "July 2020, many tourism firms said that they ",
+            "changed their business model, in October. ",
+        ];
+        let right = [
+            "Compared to previous survey round results, in ",
+            "January 2021, tourism firms had increasingly ",
+            "shifted towards adapting to social distancing ",
+            "to operate, as nearly a quarter mentioned. ",
+        ];
+        let mut pieces = Vec::new();
+        for (row, (l, r)) in left.iter().zip(right).enumerate() {
+            #[allow(clippy::cast_precision_loss)]
+            let y = 40.0 + row as f32 * 12.0;
+            pieces.push(spanning(l, 94.5, 324.7, y, 9.5, false));
+            pieces.push(spanning(r, 329.1, 562.6, y, 9.5, false));
+        }
+        let blocks = page_blocks(pieces, Vec::new(), &[], Some((0.0, 842.0)));
+        let join = |lines: &[&str]| lines.iter().map(|l| l.trim()).collect::<Vec<_>>().join(" ");
+        assert_eq!(
+            blocks,
+            vec![
+                Block::Paragraph(join(&left)),
+                Block::Paragraph(join(&right)),
+            ]
+        );
+    }
+
+    #[test]
+    fn a_wide_space_after_a_full_stop_over_one_line_is_no_column() {
+        let pieces = vec![
+            piece("In several applications p is", 90.0, 40.0, 10.0, false),
+            // A sentence space of seven points, then the rest of the line.
+            piece("known. In that case it", 237.0, 40.0, 10.0, false),
+            piece("for accuracy.", 90.0, 52.0, 10.0, false),
+        ];
+        let blocks = page_blocks(pieces, Vec::new(), &[], Some((0.0, 842.0)));
+        assert_eq!(
+            blocks,
+            vec![Block::Paragraph(
+                "In several applications p is known. In that case it for accuracy.".to_owned()
+            )]
+        );
+    }
+
+    #[test]
+    fn a_chart_with_an_axis_is_one_figure_of_its_labels_row_by_row() {
+        let mut pieces = vec![piece(
+            "The uploads grew from one year to the next, as the chart shows.",
+            50.0,
+            10.0,
+            9.0,
+            false,
+        )];
+        for (row, tick) in ["60", "40", "20", "0"].iter().enumerate() {
+            #[allow(clippy::cast_precision_loss)]
+            let y = 40.0 + row as f32 * 20.0;
+            pieces.push(piece(tick, 50.0, y, 9.0, false));
+        }
+        pieces.push(piece("56", 120.0, 48.0, 9.0, false));
+        pieces.push(piece("21", 200.0, 88.0, 9.0, false));
+        pieces.push(piece("Events", 100.0, 110.0, 9.0, false));
+        pieces.push(piece("Videos", 190.0, 110.0, 9.0, false));
+        let blocks = page_blocks(pieces, Vec::new(), &[], Some((0.0, 842.0)));
+        assert_eq!(
+            blocks.get(1),
+            Some(&Block::Figure("60 56 40 20 21 0 Events Videos".to_owned())),
+            "{blocks:?}"
+        );
+    }
+
+    #[test]
+    fn on_a_page_set_bold_throughout_a_short_bold_line_is_no_heading() {
+        let pieces = vec![
+            piece("Note that the exact error equals", 90.0, 40.0, 10.0, true),
+            piece("M - Q(h) = -0.0342", 200.0, 62.0, 10.0, true),
+            piece(
+                "In this example the error estimate is very reliable, and the",
+                90.0,
+                84.0,
+                10.0,
+                true,
+            ),
+            piece(
+                "estimate can be added to the approximation to improve it.",
+                90.0,
+                96.0,
+                10.0,
+                true,
+            ),
+        ];
+        let blocks = page_blocks(pieces, Vec::new(), &[], Some((0.0, 842.0)));
+        assert!(
+            !blocks.iter().any(|b| matches!(b, Block::Heading { .. })),
+            "{blocks:?}"
         );
     }
 }

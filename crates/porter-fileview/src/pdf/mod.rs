@@ -47,6 +47,9 @@ pub(crate) fn blocks(
     let mut notes = Vec::new();
     let mut used = 0usize;
     let mut scanned = Vec::new();
+    // Blocks in the header or footer band: their place in `out` and page.
+    let mut margins: Vec<(usize, usize)> = Vec::new();
+    let mut laid_out = 0usize;
     for index in 0..shown {
         cancel.check()?;
         let number = index + 1;
@@ -79,7 +82,7 @@ pub(crate) fn blocks(
                 x1: s.bbox.x + s.bbox.width,
                 y1: -s.bbox.y,
                 size: s.font_size,
-                bold: s.font_weight.is_bold(),
+                bold: s.font_weight.is_bold() || bold_name(&s.font_name),
                 text: s.text,
             });
         }
@@ -109,8 +112,16 @@ pub(crate) fn blocks(
             .ok()
             .map(|(_, low, _, high)| (-low.max(high), -low.min(high)));
         let rules = page_rules(&document, index);
-        out.extend(layout::page_blocks(pieces, tables, &rules, page));
+        let (blocks, marginal) = layout::page_layout(pieces, tables, &rules, page);
+        for (block, marginal) in blocks.into_iter().zip(marginal) {
+            if marginal {
+                margins.push((out.len(), number));
+            }
+            out.push(block);
+        }
+        laid_out += 1;
     }
+    set_apart_running_lines(&mut out, &margins, laid_out, &mut notes);
     if shown < total {
         notes.push(format!(
             "Only the first {} of its {} pages are read.",
@@ -131,6 +142,143 @@ pub(crate) fn blocks(
         ));
     }
     Ok((out, notes))
+}
+
+/// A header or footer line as it repeats from page to page: lower case,
+/// each run of digits (and each roman numeral) as `#`, spaces collapsed.
+#[cfg(feature = "pdf")]
+fn running_key(text: &str) -> String {
+    let mut key = String::with_capacity(text.len());
+    for word in text.split_whitespace() {
+        if !key.is_empty() {
+            key.push(' ');
+        }
+        let lower = word.to_lowercase();
+        let roman = !lower.is_empty()
+            && lower.chars().all(|c| matches!(c, 'i' | 'v' | 'x'))
+            && lower.len() <= 6
+            && lower != "i";
+        if roman {
+            key.push('#');
+            continue;
+        }
+        let mut digits = false;
+        for c in lower.chars() {
+            if c.is_ascii_digit() {
+                if !digits {
+                    key.push('#');
+                }
+                digits = true;
+            } else {
+                digits = false;
+                key.push(c);
+            }
+        }
+    }
+    key
+}
+
+/// Whether a header or footer line's key is a page number alone ("#",
+/// "page #", "# of #", "- # -").
+#[cfg(feature = "pdf")]
+fn page_number_key(key: &str) -> bool {
+    key.contains('#')
+        && key
+            .replace("page", "")
+            .replace("of", "")
+            .chars()
+            .all(|c| c == '#' || c.is_whitespace() || matches!(c, '-' | '–' | '|' | '/' | '.'))
+}
+
+/// Sets apart what repeats in the header and footer bands of a document of
+/// several pages: page numbers are left out (the page markers number the
+/// pages), and a running header or footer (on at least two pages and half
+/// of those laid out, numbers aside) is kept on the first page it is on
+/// only. `margins` are the places in `blocks` of the blocks in those bands
+/// and their pages; a note says what was set apart.
+#[cfg(feature = "pdf")]
+fn set_apart_running_lines(
+    blocks: &mut Vec<Block>,
+    margins: &[(usize, usize)],
+    pages: usize,
+    notes: &mut Vec<String>,
+) {
+    use std::collections::{BTreeMap, BTreeSet, HashSet};
+
+    if pages < 2 || margins.is_empty() {
+        return;
+    }
+    let keys: Vec<Option<String>> = margins
+        .iter()
+        .map(|&(at, _)| match &blocks[at] {
+            Block::Paragraph(text) | Block::ListItem { text, .. } => Some(running_key(text)),
+            _ => None,
+        })
+        .collect();
+    let mut on_pages: BTreeMap<&str, BTreeSet<usize>> = BTreeMap::new();
+    for (key, &(_, page)) in keys.iter().zip(margins) {
+        if let Some(key) = key {
+            on_pages.entry(key.as_str()).or_default().insert(page);
+        }
+    }
+    let running = |key: &str| {
+        on_pages
+            .get(key)
+            .is_some_and(|p| p.len() >= 2 && p.len() * 2 >= pages)
+    };
+    let mut drop: HashSet<usize> = HashSet::new();
+    let mut kept: BTreeSet<&str> = BTreeSet::new();
+    let mut numbers = false;
+    let mut lines = 0usize;
+    for (key, &(at, _)) in keys.iter().zip(margins) {
+        let Some(key) = key.as_deref() else { continue };
+        if !running(key) {
+            continue;
+        }
+        if page_number_key(key) {
+            numbers = true;
+            drop.insert(at);
+        } else if !kept.insert(key) {
+            drop.insert(at);
+            lines += 1;
+        }
+    }
+    if drop.is_empty() {
+        return;
+    }
+    let mut index = 0usize;
+    blocks.retain(|_| {
+        let keep = !drop.contains(&index);
+        index += 1;
+        keep
+    });
+    if numbers {
+        notes.push(
+            "The page numbers printed at the pages' edges are left out: the page markers number the pages."
+                .to_owned(),
+        );
+    }
+    if lines > 0 {
+        notes.push(format!(
+            "A header or footer repeated from page to page is shown on the first page it is on only ({} repeats left out).",
+            count(lines as u64)
+        ));
+    }
+}
+
+/// Whether a font's name marks it bold ("Arial-BoldMT", "Montserrat-Black",
+/// "MyriadPro-Semibold", TeX's "CMBX12"): many PDFs give no weight, only
+/// the name.
+#[cfg(feature = "pdf")]
+fn bold_name(name: &str) -> bool {
+    // A subset prefix ("ABCDEF+") is not part of the name.
+    let base = name.rsplit('+').next().unwrap_or(name).to_ascii_lowercase();
+    ["bold", "black", "heavy", "demi", "semibold"]
+        .iter()
+        .any(|w| base.contains(w))
+        || ["cmbx", "cmb1", "cmssbx", "lmbx", "lmroman10-bold"]
+            .iter()
+            .any(|p| base.starts_with(p))
 }
 
 /// The ruling lines of a page: stroked straight lines, thin rectangles, and
@@ -219,4 +367,25 @@ pub(crate) fn blocks(
     Err(Failure::unreadable(
         "this build of porter has no PDF text reader",
     ))
+}
+
+#[cfg(all(test, feature = "pdf"))]
+mod tests {
+    use super::bold_name;
+
+    #[test]
+    fn a_font_name_marks_a_bold_face() {
+        for bold in [
+            "ABCDEF+Arial-BoldMT",
+            "Montserrat-Black",
+            "MyriadPro-Semibold",
+            "MDLHNA+CMBX12",
+            "TimesNewRomanPS-BoldItalicMT",
+        ] {
+            assert!(bold_name(bold), "{bold}");
+        }
+        for regular in ["MDLIIJ+CMR10", "Montserrat-Regular", "CMTI10", "Helvetica"] {
+            assert!(!bold_name(regular), "{regular}");
+        }
+    }
 }
