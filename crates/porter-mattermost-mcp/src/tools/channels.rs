@@ -231,23 +231,9 @@ impl Tool<MattermostServer> for JoinChannel {
     const HINTS: Hints = Hints::write(false, true);
 
     async fn call(&self, server: &MattermostServer, args: OneChannelArgs, call: Call) -> Outcome {
-        let Call {
-            context,
-            state,
-            answers,
-            ..
-        } = call;
-
-        let input = serde_json::to_value(&args).unwrap_or(Value::Null);
-        let look = Look::Join(&args);
-        match server
-            .confirmed("join_channel", &input, state, answers, &context, &look)
+        server
+            .ask_then_change(Self::NAME, &args, call, &Look::Join(&args))
             .await
-        {
-            Ok(Gate::Go(plan)) => tool_result(server.make_change(plan.act).await),
-            Ok(Gate::Answer(response)) => Ok(response),
-            Err(failure) => Err(failure),
-        }
     }
 }
 
@@ -263,23 +249,9 @@ impl Tool<MattermostServer> for LeaveChannel {
     const HINTS: Hints = Hints::write(true, true);
 
     async fn call(&self, server: &MattermostServer, args: OneChannelArgs, call: Call) -> Outcome {
-        let Call {
-            context,
-            state,
-            answers,
-            ..
-        } = call;
-
-        let input = serde_json::to_value(&args).unwrap_or(Value::Null);
-        let look = Look::Leave(&args);
-        match server
-            .confirmed("leave_channel", &input, state, answers, &context, &look)
+        server
+            .ask_then_change(Self::NAME, &args, call, &Look::Leave(&args))
             .await
-        {
-            Ok(Gate::Go(plan)) => tool_result(server.make_change(plan.act).await),
-            Ok(Gate::Answer(response)) => Ok(response),
-            Err(failure) => Err(failure),
-        }
     }
 }
 
@@ -300,23 +272,9 @@ impl Tool<MattermostServer> for CreateChannel {
         args: CreateChannelArgs,
         call: Call,
     ) -> Outcome {
-        let Call {
-            context,
-            state,
-            answers,
-            ..
-        } = call;
-
-        let input = serde_json::to_value(&args).unwrap_or(Value::Null);
-        let look = Look::Create(&args);
-        match server
-            .confirmed("create_channel", &input, state, answers, &context, &look)
+        server
+            .ask_then_change(Self::NAME, &args, call, &Look::Create(&args))
             .await
-        {
-            Ok(Gate::Go(plan)) => tool_result(server.make_change(plan.act).await),
-            Ok(Gate::Answer(response)) => Ok(response),
-            Err(failure) => Err(failure),
-        }
     }
 }
 
@@ -332,42 +290,47 @@ impl Tool<MattermostServer> for AddChannelMembers {
     const HINTS: Hints = Hints::write(false, true);
 
     async fn call(&self, server: &MattermostServer, args: AddMembersArgs, call: Call) -> Outcome {
-        let Call {
-            context,
-            state,
-            answers,
-            ..
-        } = call;
-
-        let input = serde_json::to_value(&args).unwrap_or(Value::Null);
         if args.usernames.is_empty() || args.usernames.len() > MAX_ADD_MEMBERS {
             return Err(ToolError::Tool(format!(
                 "add_channel_members adds 1 to {MAX_ADD_MEMBERS} people at once and {} were named; split the list. Nothing was changed.",
                 args.usernames.len()
             )));
         }
-        let look = Look::Add(&args);
-        match server
-            .confirmed(
-                "add_channel_members",
-                &input,
-                state,
-                answers,
-                &context,
-                &look,
-            )
+        server
+            .ask_then_change(Self::NAME, &args, call, &Look::Add(&args))
             .await
-        {
-            Ok(Gate::Go(plan)) => tool_result(server.make_change(plan.act).await),
-            Ok(Gate::Answer(response)) => Ok(response),
-            Err(failure) => Err(failure),
-        }
     }
 }
 
 // ----- asking -----
 
 impl MattermostServer {
+    /// The whole of a call that changes one thing after asking: asks about
+    /// the change `look` finds, bound to the call's arguments (see
+    /// [`Self::confirmed`]), and makes it once it may go.
+    pub(crate) async fn ask_then_change<A: Serialize>(
+        &self,
+        tool: &'static str,
+        args: &A,
+        call: Call,
+        look: &Look<'_>,
+    ) -> Outcome {
+        let Call {
+            context,
+            state,
+            answers,
+            ..
+        } = call;
+        let input = serde_json::to_value(args).unwrap_or(Value::Null);
+        match self
+            .confirmed(tool, &input, state, answers, &context, look)
+            .await?
+        {
+            Gate::Go(plan) => tool_result(self.make_change(plan.act).await),
+            Gate::Answer(response) => Ok(response),
+        }
+    }
+
     /// Asks the person about the change `look` finds (unless asking is
     /// left to the client), bound to the call's input and the change's
     /// fingerprint; looks again just before answering `Go`.

@@ -325,14 +325,7 @@ impl Tool<MattermostServer> for UpdatePost {
     const HINTS: Hints = Hints::write(true, true);
 
     async fn call(&self, server: &MattermostServer, args: UpdatePostArgs, call: Call) -> Outcome {
-        let Call {
-            context,
-            state,
-            answers,
-            ..
-        } = call;
-
-        let call = Asking::new("update_post", &args, state, answers);
+        let (call, context) = Asking::from_call(Self::NAME, &args, call);
         server.change(&call, Change::Update(args), &context).await
     }
 }
@@ -349,14 +342,7 @@ impl Tool<MattermostServer> for DeletePost {
     const HINTS: Hints = Hints::write(true, true);
 
     async fn call(&self, server: &MattermostServer, args: PostArgs, call: Call) -> Outcome {
-        let Call {
-            context,
-            state,
-            answers,
-            ..
-        } = call;
-
-        let call = Asking::new("delete_post", &args, state, answers);
+        let (call, context) = Asking::from_call(Self::NAME, &args, call);
         server.change(&call, Change::Delete(args), &context).await
     }
 }
@@ -374,14 +360,7 @@ impl Tool<MattermostServer> for AddReaction {
     const HINTS: Hints = Hints::write(false, true);
 
     async fn call(&self, server: &MattermostServer, args: ReactionArgs, call: Call) -> Outcome {
-        let Call {
-            context,
-            state,
-            answers,
-            ..
-        } = call;
-
-        let call = Asking::new("add_reaction", &args, state, answers);
+        let (call, context) = Asking::from_call(Self::NAME, &args, call);
         server
             .change(&call, Change::React(args, true), &context)
             .await
@@ -401,14 +380,7 @@ impl Tool<MattermostServer> for RemoveReaction {
     const HINTS: Hints = Hints::write(true, true);
 
     async fn call(&self, server: &MattermostServer, args: ReactionArgs, call: Call) -> Outcome {
-        let Call {
-            context,
-            state,
-            answers,
-            ..
-        } = call;
-
-        let call = Asking::new("remove_reaction", &args, state, answers);
+        let (call, context) = Asking::from_call(Self::NAME, &args, call);
         server
             .change(&call, Change::React(args, false), &context)
             .await
@@ -428,14 +400,7 @@ impl Tool<MattermostServer> for PinPost {
     const HINTS: Hints = Hints::write(false, true);
 
     async fn call(&self, server: &MattermostServer, args: PinArgs, call: Call) -> Outcome {
-        let Call {
-            context,
-            state,
-            answers,
-            ..
-        } = call;
-
-        let call = Asking::new("pin_post", &args, state, answers);
+        let (call, context) = Asking::from_call(Self::NAME, &args, call);
         server.change(&call, Change::Pin(args), &context).await
     }
 }
@@ -451,18 +416,26 @@ pub(crate) struct Asking {
 }
 
 impl Asking {
-    fn new<A: Serialize>(
+    /// The change `tool` was called for with `args`, and the request it
+    /// came in.
+    fn from_call<A: Serialize>(
         tool: &'static str,
         args: &A,
-        state: Option<String>,
-        answers: Option<rmcp::model::InputResponses>,
-    ) -> Asking {
-        Asking {
+        call: Call,
+    ) -> (Asking, RequestContext<RoleServer>) {
+        let Call {
+            context,
+            state,
+            answers,
+            ..
+        } = call;
+        let asking = Asking {
             tool,
             input: serde_json::to_value(args).unwrap_or(Value::Null),
             state,
             answers,
-        }
+        };
+        (asking, context)
     }
 }
 

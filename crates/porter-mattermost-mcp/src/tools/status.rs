@@ -21,7 +21,6 @@ use rmcp::service::RequestContext;
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde::Serialize;
-use serde_json::Value;
 
 use crate::MattermostServer;
 use crate::Transport;
@@ -37,13 +36,11 @@ use crate::render::channel_label;
 use crate::render::iso_utc;
 use crate::tools::channels::Act;
 use crate::tools::channels::ChangedOut;
-use crate::tools::channels::Gate;
 use crate::tools::channels::Look;
 use crate::tools::channels::Plan;
 use crate::tools::channels::StatusChange;
 use crate::tools::channels::StatusWanted;
 use crate::tools::channels::rfc3339_ms;
-use crate::tools::channels::tool_result;
 
 // ----- parameters -----
 
@@ -356,27 +353,10 @@ impl Tool<MattermostServer> for SetStatus {
     const HINTS: Hints = Hints::write(false, true);
 
     async fn call(&self, server: &MattermostServer, args: SetStatusArgs, call: Call) -> Outcome {
-        let Call {
-            context,
-            state,
-            answers,
-            ..
-        } = call;
-
-        let input = serde_json::to_value(&args).unwrap_or(Value::Null);
-        let wanted = match status_change(&args) {
-            Ok(wanted) => wanted,
-            Err(failure) => return Err(failure),
-        };
-        let look = Look::Status(&wanted);
-        match server
-            .confirmed("set_status", &input, state, answers, &context, &look)
+        let wanted = status_change(&args)?;
+        server
+            .ask_then_change(Self::NAME, &args, call, &Look::Status(&wanted))
             .await
-        {
-            Ok(Gate::Go(plan)) => tool_result(server.make_change(plan.act).await),
-            Ok(Gate::Answer(response)) => Ok(response),
-            Err(failure) => Err(failure),
-        }
     }
 }
 
