@@ -4,6 +4,9 @@ things during a call, for the gateway's relay tests:
 - `ask(question)`: a form elicitation (`confirm` boolean, `note` string);
   answers with what came back.
 - `ask_url(url)`: a URL-mode elicitation; answers with the action.
+- `ask_briefly(question, seconds)`: a form elicitation it gives up on after
+  `seconds` (the SDK then sends `notifications/cancelled` for it); answers
+  "gave up" or with what came back.
 - `sample(prompt)`: a `sampling/createMessage` with the prompt; answers with
   the sampled text and model.
 - `log(url)`: sends log messages (one naming `url`, one from a named logger)
@@ -21,6 +24,8 @@ from __future__ import annotations
 
 import sys
 import warnings
+
+import anyio
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -47,6 +52,14 @@ async def ask(question: str, ctx: Context) -> str:
     if result.action == "accept":
         return f"action=accept confirm={result.data.confirm} note={result.data.note}"
     return f"action={result.action}"
+
+
+@server.tool()
+async def ask_briefly(question: str, seconds: float, ctx: Context) -> str:
+    with anyio.move_on_after(seconds):
+        result = await ctx.elicit(question, Answer)
+        return f"action={result.action}"
+    return "gave up"
 
 
 @server.tool()

@@ -194,3 +194,56 @@ async def test_changed_lists_and_resource_updates_of_an_upstream_reach_the_clien
     } <= kinds, kinds
     updated = [m for m in seen if isinstance(m, types.ResourceUpdatedNotification)]
     assert [m.params.uri for m in updated] == ["mcp://asking/note://one"]
+
+
+async def test_a_question_the_upstream_cancels_is_cancelled_at_the_client_too(tmp_path: Path):
+    # The person never answers; the upstream gives up after a second and
+    # cancels its question. The gateway must cancel the question it put to
+    # the client, not leave the client's dialog open for an answer no one
+    # waits for.
+    asked = asyncio.Event()
+    withdrawn = asyncio.Event()
+    started = asyncio.get_running_loop().time()
+
+    async def slow_person(context: Any, params: types.ElicitRequestParams) -> types.ElicitResult:
+        asked.set()
+        try:
+            await asyncio.sleep(60)
+        except asyncio.CancelledError:
+            withdrawn.set()
+            raise
+        return types.ElicitResult(action="decline")
+
+    async with stdio_gateway(tmp_path, asking_config(tmp_path), mode="legacy", elicitation_callback=slow_person) as served:
+        result = await served.client.call_tool("mcp__asking__ask_briefly", {"question": "Still there?", "seconds": 1})
+        assert all_text(result) == "gave up", all_text(result)
+        assert asked.is_set()
+        await asyncio.wait_for(withdrawn.wait(), timeout=10)
+    assert asyncio.get_running_loop().time() - started < 30
+
+
+async def test_log_messages_on_the_shared_connections_go_to_the_gateways_log_named_and_without_secrets(tmp_path: Path):
+    # A 2026-07-28 client has no session: its calls use the gateway's shared
+    # upstream connections, whose log messages belong to no one client. They
+    # go to the gateway's own log, named by server, URL queries hidden.
+    secret = "sh4red-s3cret-value"
+    process, url = start_http(tmp_path, asking_config(tmp_path))
+    try:
+        async with http_client(url, None, mode="2026-07-28", log_level="info") as client:
+            result = await client.call_tool(
+                "mcp__asking__log", {"url": f"https://api.example.org/v1/items?token={secret}&page=2"}
+            )
+            assert not result.is_error, all_text(result)
+        log = ""
+        for _ in range(100):
+            log = (tmp_path / "gateway-http.stderr").read_text()
+            if "fetcher" in log:
+                break
+            await asyncio.sleep(0.05)
+    finally:
+        process.terminate()
+        process.wait(timeout=10)
+    lines = [line for line in log.splitlines() if "upstream log" in line]
+    assert any("asking" in line and "fetching https://api.example.org/v1/items?… now" in line for line in lines), log
+    assert any("asking/fetcher" in line and "503" in line for line in lines), log
+    assert secret not in log

@@ -222,10 +222,7 @@ impl Session {
             ))])
             .into();
         };
-        let policy = Policy {
-            capture_base64: config.binary_results == BinaryResults::Capture,
-            images_view: config.images == Images::View,
-        };
+        let policy = policy_of(config);
         let call = serde_json::json!({
             "tool": format!("mcp__{server}__{tool}"),
             "arguments": arguments.clone().unwrap_or_default(),
@@ -303,6 +300,14 @@ impl Session {
         });
         read.unwrap_or_else(|error| unreadable_result(server, tool, &error))
             .into()
+    }
+}
+
+/// What is captured of a server's results, as its config says.
+fn policy_of(config: &crate::config::McpServer) -> Policy {
+    Policy {
+        capture_base64: config.binary_results == BinaryResults::Capture,
+        images_view: config.images == Images::View,
     }
 }
 
@@ -448,7 +453,8 @@ impl ServerHandler for Session {
         let mut tools = vec![Files::tool(), crate::documents::DocumentsTool::tool()];
         tools.extend(crate::web::Web::tools());
         tools.push(crate::git::GitTool::tool());
-        tools.extend(self.upstreams(&context).tools().await);
+        let own: Vec<String> = tools.iter().map(|tool| tool.name.to_string()).collect();
+        tools.extend(self.upstreams(&context).tools(&own).await);
         Ok(ListToolsResult::with_all_items(tools))
     }
 
@@ -484,9 +490,10 @@ impl ServerHandler for Session {
         request: ReadResourceRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, ErrorData> {
-        let (server, uri) = resource_of(&request.uri)?;
-        let (run, _) = self.run(&context, false)?;
         let upstreams = self.upstreams(&context);
+        let (server, uri) = resource_of(&upstreams, &request.uri).await?;
+        let (server, uri) = (server.as_str(), uri.as_str());
+        let (run, _) = self.run(&context, false)?;
         let answers = Answers {
             input_responses: request.input_responses.clone(),
             request_state: request.request_state.clone(),
@@ -508,10 +515,12 @@ impl ServerHandler for Session {
             call: serde_json::json!({"method": "resources/read", "uri": request.uri}).to_string(),
             fallback_name: uri.rsplit('/').next().unwrap_or(uri).to_owned(),
         };
-        let server_name = server.to_owned();
+        // The contents' URIs as the client named the resource: the
+        // gateway's, or a bare_names server's own.
+        let namespace = split_resource_uri(&request.uri).map(|_| server.to_owned());
         let captured = tokio::task::spawn_blocking(move || {
             let mut value = value;
-            capture_contents(&mut value, &server_name, &keeper);
+            capture_contents(&mut value, namespace.as_deref(), &keeper);
             value
         })
         .await
@@ -570,18 +579,10 @@ impl ServerHandler for Session {
         request: GetPromptRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<GetPromptResponse, ErrorData> {
-        let Some((server, prompt)) = split_tool_name(&request.name) else {
-            return Err(ErrorData::invalid_params(
-                format!(
-                    "this gateway has no prompt named {:?}; its prompts are the upstream servers' \
-                     prompts, named mcp__<server>__<prompt> (list the prompts to see them)",
-                    request.name
-                ),
-                None,
-            ));
-        };
-        let (run, _) = self.run(&context, false)?;
         let upstreams = self.upstreams(&context);
+        let (server, prompt) = prompt_of(&upstreams, &request.name).await?;
+        let (server, prompt) = (server.as_str(), prompt.as_str());
+        let (run, _) = self.run(&context, false)?;
         let answers = Answers {
             input_responses: request.input_responses.clone(),
             request_state: request.request_state.clone(),
@@ -603,9 +604,10 @@ impl ServerHandler for Session {
             call: serde_json::json!({"method": "prompts/get", "name": request.name}).to_string(),
             fallback_name: prompt.to_owned(),
         };
+        let policy = upstreams.config(server).map(policy_of).unwrap_or_default();
         let captured = tokio::task::spawn_blocking(move || {
             let mut value = value;
-            capture_messages(&mut value, &keeper);
+            capture_messages(&mut value, policy, &keeper);
             value
         })
         .await
@@ -639,26 +641,16 @@ impl ServerHandler for Session {
         context: RequestContext<RoleServer>,
     ) -> Result<CompleteResult, ErrorData> {
         let mut request = request;
+        let upstreams = self.upstreams(&context);
         let server = match &mut request.r#ref {
             Reference::Prompt(prompt) => {
-                let Some((server, name)) = split_tool_name(&prompt.name) else {
-                    return Err(ErrorData::invalid_params(
-                        format!(
-                            "this gateway has no prompt named {:?}; prompts are named \
-                             mcp__<server>__<prompt>",
-                            prompt.name
-                        ),
-                        None,
-                    ));
-                };
-                let server = server.to_owned();
-                prompt.name = name.to_owned();
+                let (server, name) = prompt_of(&upstreams, &prompt.name).await?;
+                prompt.name = name;
                 server
             }
             Reference::Resource(template) => {
-                let (server, uri) = resource_of(&template.uri)?;
-                let server = server.to_owned();
-                template.uri = uri.to_owned();
+                let (server, uri) = resource_of(&upstreams, &template.uri).await?;
+                template.uri = uri;
                 server
             }
             _ => {
@@ -668,7 +660,6 @@ impl ServerHandler for Session {
                 ));
             }
         };
-        let upstreams = self.upstreams(&context);
         let result = upstreams.complete(&server, request, &context).await;
         match result {
             Ok(result) => Ok(result),
@@ -747,6 +738,15 @@ impl ServerHandler for Session {
                 .call_upstream(run, server, tool, request.arguments, answers, &context)
                 .await);
         }
+        if let Some(server) = self.upstreams(&context).bare_tool(name).await {
+            let answers = Answers {
+                input_responses: request.input_responses,
+                request_state: request.request_state,
+            };
+            return Ok(self
+                .call_upstream(run, &server, name, request.arguments, answers, &context)
+                .await);
+        }
         Ok(CallToolResult::error(vec![ContentBlock::text(format!(
             "this gateway has no tool named {name:?}; its tools are File, Documents, HTTP, WebFetch, Git and \
              mcp__<server>__<tool> for each upstream server's tools (list the tools to see them)"
@@ -763,10 +763,11 @@ impl Session {
         on: bool,
         context: &RequestContext<RoleServer>,
     ) -> Result<(), ErrorData> {
-        let (server, inner) = resource_of(uri)?;
+        let upstreams = self.upstreams(context);
+        let (server, inner) = resource_of(&upstreams, uri).await?;
         let (run, _) = self.run(context, false)?;
-        self.upstreams(context)
-            .subscribe(server, inner, on, context)
+        upstreams
+            .subscribe(&server, &inner, on, context)
             .await
             .map_err(|error| self.upstream_failed(run, &error))
     }
@@ -806,19 +807,43 @@ fn failed_request(redactor: &porter_net::Redactor, error: &UpstreamError) -> Err
     }
 }
 
-/// Splits a gateway resource URI into the server and the upstream's URI,
-/// or says what a resource URI of this gateway looks like.
-fn resource_of(uri: &str) -> Result<(&str, &str), ErrorData> {
-    split_resource_uri(uri).ok_or_else(|| {
-        ErrorData::resource_not_found(
-            format!(
-                "this gateway has no resource {uri:?}; its resources are the upstream servers' \
-                 resources, named mcp://<server>/<the server's own URI> (list the resources to \
-                 see them)"
-            ),
-            None,
-        )
-    })
+/// Splits a gateway resource URI into the server and the upstream's URI
+/// (a `bare_names` server's own URI is its own), or says what a resource
+/// URI of this gateway looks like.
+async fn resource_of(upstreams: &Upstreams, uri: &str) -> Result<(String, String), ErrorData> {
+    if let Some((server, inner)) = split_resource_uri(uri) {
+        return Ok((server.to_owned(), inner.to_owned()));
+    }
+    if let Some(server) = upstreams.bare_resource(uri).await {
+        return Ok((server, uri.to_owned()));
+    }
+    Err(ErrorData::resource_not_found(
+        format!(
+            "this gateway has no resource {uri:?}; its resources are the upstream servers' \
+             resources, named mcp://<server>/<the server's own URI> (list the resources to see \
+             them)"
+        ),
+        None,
+    ))
+}
+
+/// Splits a gateway prompt name into the server and the upstream's name (a
+/// `bare_names` server's prompt goes by its own name), or says how the
+/// gateway's prompts are named.
+async fn prompt_of(upstreams: &Upstreams, name: &str) -> Result<(String, String), ErrorData> {
+    if let Some((server, prompt)) = split_tool_name(name) {
+        return Ok((server.to_owned(), prompt.to_owned()));
+    }
+    if let Some(server) = upstreams.bare_prompt(name).await {
+        return Ok((server, name.to_owned()));
+    }
+    Err(ErrorData::invalid_params(
+        format!(
+            "this gateway has no prompt named {name:?}; its prompts are the upstream servers' \
+             prompts, named mcp__<server>__<prompt> (list the prompts to see them)"
+        ),
+        None,
+    ))
 }
 
 /// `RESOURCE_TEXT_INLINE_BYTES` is the longest text resource that reaches
@@ -848,10 +873,11 @@ fn is_modern(context: &RequestContext<RoleServer>) -> bool {
 }
 
 /// Rewrites the JSON of an upstream's `resources/read` result in place:
-/// each content's URI becomes the gateway's, and a blob, or a text longer
+/// each content's URI becomes the gateway's (`server`'s namespace; `None`
+/// keeps a `bare_names` server's own URIs), and a blob, or a text longer
 /// than [`RESOURCE_TEXT_INLINE_BYTES`], is kept by `keeper` and replaced by
 /// a text content holding its stub.
-fn capture_contents(value: &mut serde_json::Value, server: &str, keeper: &InboxKeep) {
+fn capture_contents(value: &mut serde_json::Value, server: Option<&str>, keeper: &InboxKeep) {
     let Some(contents) = value
         .get_mut("contents")
         .and_then(serde_json::Value::as_array_mut)
@@ -865,7 +891,7 @@ fn capture_contents(value: &mut serde_json::Value, server: &str, keeper: &InboxK
         let uri = members
             .get("uri")
             .and_then(serde_json::Value::as_str)
-            .map(|uri| resource_uri(server, uri));
+            .map(|uri| server.map_or_else(|| uri.to_owned(), |server| resource_uri(server, uri)));
         let is_file = members.contains_key("blob")
             || members
                 .get("text")
@@ -894,34 +920,39 @@ fn capture_contents(value: &mut serde_json::Value, server: &str, keeper: &InboxK
 
 /// Rewrites the JSON of an upstream's `prompts/get` result in place: every
 /// file in its messages (an image, audio or embedded resource) is kept by
-/// `keeper` and replaced by a text block holding its stub.
-fn capture_messages(value: &mut serde_json::Value, keeper: &InboxKeep) {
+/// `keeper` and replaced by a text block holding its stub, under the
+/// server's `policy` as for its tool results (`images: view` adds a
+/// message with the image's scaled copy).
+fn capture_messages(value: &mut serde_json::Value, policy: Policy, keeper: &InboxKeep) {
     let Some(messages) = value
         .get_mut("messages")
         .and_then(serde_json::Value::as_array_mut)
     else {
         return;
     };
-    let blocks: Vec<serde_json::Value> = messages
-        .iter_mut()
-        .map(|message| {
-            message
-                .get_mut("content")
-                .map(std::mem::take)
-                .unwrap_or_default()
-        })
-        .collect();
-    let mut wrapped = serde_json::json!({"content": blocks});
-    porter_capture::capture_result(&mut wrapped, Policy::default(), None, keeper);
-    let captured = match wrapped.get_mut("content").map(std::mem::take) {
-        Some(serde_json::Value::Array(captured)) => captured,
-        _ => Vec::new(),
-    };
-    for (message, block) in messages.iter_mut().zip(captured) {
-        if let Some(members) = message.as_object_mut() {
-            members.insert("content".to_owned(), block);
+    let mut captured = Vec::with_capacity(messages.len());
+    for mut message in messages.drain(..) {
+        let Some(content) = message.get_mut("content").map(std::mem::take) else {
+            captured.push(message);
+            continue;
+        };
+        let mut wrapped = serde_json::json!({"content": [content]});
+        porter_capture::capture_result(&mut wrapped, policy, None, keeper);
+        let blocks = match wrapped.get_mut("content").map(std::mem::take) {
+            Some(serde_json::Value::Array(blocks)) => blocks,
+            _ => Vec::new(),
+        };
+        // A block may become more than one (a stub and an image's view):
+        // each goes in a message of its own, from the same role.
+        for block in blocks {
+            let mut one = message.clone();
+            if let Some(members) = one.as_object_mut() {
+                members.insert("content".to_owned(), block);
+            }
+            captured.push(one);
         }
     }
+    *messages = captured;
 }
 
 impl Gateway {
