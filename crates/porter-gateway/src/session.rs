@@ -29,8 +29,8 @@ use crate::access::{Caller, KeyInfo};
 use crate::config::{BinaryResults, Grant, Images};
 use crate::file::Files;
 use crate::upstream::{
-    Answers, ClientLink, UpstreamError, Upstreams, resource_uri, split_resource_uri,
-    split_tool_name,
+    Answers, ClientLink, RelayCapture, Relayed, UpstreamError, Upstreams, resource_uri,
+    split_resource_uri, split_tool_name,
 };
 
 /// `SHARED_RUN_IDLE` is how long a key's shared run (the run of requests
@@ -109,6 +109,7 @@ impl Session {
                     peer: context.peer.clone(),
                     capabilities: askable(context),
                     redactor: self.gateway.redactor(run.id),
+                    capture: relay_capture(&self.gateway, run.id),
                 };
                 Arc::new(Upstreams::for_client(
                     &self.gateway.config.mcp_servers,
@@ -252,6 +253,7 @@ impl Session {
                 .into();
             }
         };
+        let value = self.keep_input_request_files(run, server, value).await;
         if let Some(input_required) = input_required(&value) {
             // The upstream asks the person first (2026-07-28): its questions
             // and sealed state go to the client as they are, and come back
@@ -300,6 +302,98 @@ impl Session {
         });
         read.unwrap_or_else(|error| unreadable_result(server, tool, &error))
             .into()
+    }
+}
+
+/// How the files in what an upstream sends a session's client outside a
+/// result are kept in `run`'s inbox: a sampling request's messages as a
+/// prompt's (under the server's policy); a question or a log message as
+/// structured content with long base64 captured too (neither is meant to
+/// carry a file, so one found in them is kept like any other).
+fn relay_capture(gateway: &Gateway, run: porter_inbox::RunId) -> RelayCapture {
+    let inbox = gateway.inbox.clone();
+    let servers = gateway.config.mcp_servers.clone();
+    Arc::new(move |server, what, value| {
+        let keeper = InboxKeep {
+            inbox: inbox.clone(),
+            run,
+            origin: Origin::Mcp {
+                server: server.to_owned(),
+                tool: what.method().to_owned(),
+            },
+            call: serde_json::json!({ "method": what.method() }).to_string(),
+            fallback_name: match what {
+                Relayed::Sampling => "sampling",
+                Relayed::Question => "question",
+                Relayed::Log => "log",
+            }
+            .to_owned(),
+        };
+        match what {
+            Relayed::Sampling => {
+                let policy = servers.get(server).map(policy_of).unwrap_or_default();
+                capture_messages(value, policy, &keeper);
+            }
+            Relayed::Log | Relayed::Question => {
+                let policy = Policy {
+                    capture_base64: true,
+                    images_view: false,
+                };
+                porter_capture::capture_result(value, policy, None, &keeper);
+            }
+        }
+    })
+}
+
+impl Session {
+    /// An upstream's answer, with the files in the requests of an "input
+    /// required" answer (2026-07-28: its sampling requests and questions,
+    /// which the client answers) kept in the run's inbox and replaced by
+    /// their stubs, as when they are relayed during a call. Any other answer
+    /// is returned as it is.
+    async fn keep_input_request_files(
+        &self,
+        run: &RunInfo,
+        server: &str,
+        value: serde_json::Value,
+    ) -> serde_json::Value {
+        if value.get("resultType").and_then(serde_json::Value::as_str) != Some("input_required") {
+            return value;
+        }
+        let capture = relay_capture(&self.gateway, run.id);
+        let server = server.to_owned();
+        let kept = tokio::task::spawn_blocking(move || {
+            let mut value = value;
+            if let Some(requests) = value
+                .get_mut("inputRequests")
+                .and_then(serde_json::Value::as_object_mut)
+            {
+                for request in requests.values_mut() {
+                    let what = match request.get("method").and_then(serde_json::Value::as_str) {
+                        Some("sampling/createMessage") => Relayed::Sampling,
+                        Some("elicitation/create") => Relayed::Question,
+                        _ => continue,
+                    };
+                    if let Some(params) = request.get_mut("params") {
+                        capture(&server, what, params);
+                    }
+                }
+            }
+            value
+        })
+        .await;
+        kept.unwrap_or_else(|error| {
+            tracing::error!(%error, "the files of an input-required answer were not kept");
+            // Nothing of it is passed on: an error result in its place.
+            serde_json::json!({
+                "isError": true,
+                "content": [{
+                    "type": "text",
+                    "text": "the gateway failed while keeping the files of the upstream's \
+                             questions; they are withheld so that no bytes reach you. Try again."
+                }]
+            })
+        })
     }
 }
 
@@ -502,6 +596,7 @@ impl ServerHandler for Session {
             .read_resource(server, uri, answers, &context)
             .await
             .map_err(|error| self.upstream_failed(run, &error))?;
+        let value = self.keep_input_request_files(run, server, value).await;
         if let Some(input_required) = input_required_result(&value) {
             return Ok(ReadResourceResponse::from(input_required));
         }
@@ -591,6 +686,7 @@ impl ServerHandler for Session {
             .get_prompt(server, prompt, request.arguments.clone(), answers, &context)
             .await
             .map_err(|error| self.upstream_failed(run, &error))?;
+        let value = self.keep_input_request_files(run, server, value).await;
         if let Some(input_required) = input_required_result(&value) {
             return Ok(GetPromptResponse::from(input_required));
         }
@@ -936,6 +1032,18 @@ fn capture_messages(value: &mut serde_json::Value, policy: Policy, keeper: &Inbo
             captured.push(message);
             continue;
         };
+        if let serde_json::Value::Array(blocks) = content {
+            // A sampling message may hold a list of blocks: captured in place.
+            let mut wrapped = serde_json::json!({ "content": blocks });
+            porter_capture::capture_result(&mut wrapped, policy, None, keeper);
+            if let (Some(members), Some(blocks)) =
+                (message.as_object_mut(), wrapped.get_mut("content"))
+            {
+                members.insert("content".to_owned(), std::mem::take(blocks));
+            }
+            captured.push(message);
+            continue;
+        }
         let mut wrapped = serde_json::json!({"content": [content]});
         porter_capture::capture_result(&mut wrapped, policy, None, keeper);
         let blocks = match wrapped.get_mut("content").map(std::mem::take) {

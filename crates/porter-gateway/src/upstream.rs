@@ -102,6 +102,38 @@ pub struct ClientLink {
     pub capabilities: ClientCapabilities,
     /// The run's redactor: masks its secrets in the log messages passed on.
     pub redactor: porter_net::Redactor,
+    /// Keeps the files in what an upstream sends this client outside a
+    /// result (a sampling request's messages, a log message) in the run's
+    /// inbox, each replaced by its stub: `(server, what, its JSON)`.
+    pub capture: RelayCapture,
+}
+
+/// Keeps the files in `(server, what, its JSON)` and puts their stubs in
+/// their place.
+pub type RelayCapture = Arc<dyn Fn(&str, Relayed, &mut serde_json::Value) + Send + Sync>;
+
+/// `Relayed` is what an upstream sends its client outside a result that
+/// may carry files.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Relayed {
+    /// A `sampling/createMessage` request's parameters.
+    Sampling,
+    /// An `elicitation/create` request's parameters.
+    Question,
+    /// A `notifications/message` (log message)'s parameters.
+    Log,
+}
+
+impl Relayed {
+    /// The MCP method it is.
+    #[must_use]
+    pub fn method(self) -> &'static str {
+        match self {
+            Relayed::Sampling => "sampling/createMessage",
+            Relayed::Question => "elicitation/create",
+            Relayed::Log => "notifications/message",
+        }
+    }
 }
 
 /// `Relay` is the gateway's client side towards one upstream: it passes the
@@ -146,6 +178,24 @@ fn not_an_answer(what: &str) -> ErrorData {
 }
 
 impl Relay {
+    /// `item` with the files in it kept in the run's inbox and replaced by
+    /// their stubs (off the async threads: decoding and keeping files is
+    /// blocking work).
+    async fn captured<T>(&self, link: &ClientLink, what: Relayed, item: T) -> Result<T, String>
+    where
+        T: serde::Serialize + serde::de::DeserializeOwned + Send + 'static,
+    {
+        let capture = link.capture.clone();
+        let server = self.server.clone();
+        tokio::task::spawn_blocking(move || {
+            let mut value = serde_json::to_value(&item).map_err(|e| e.to_string())?;
+            capture(&server, what, &mut value);
+            serde_json::from_value(value).map_err(|e| bounded_reason(&e.to_string()))
+        })
+        .await
+        .map_err(|e| e.to_string())?
+    }
+
     /// Puts an upstream's request (a question, a sampling request) to the
     /// client session and waits for its answer. When the upstream cancels
     /// its request first (`notifications/cancelled`), the client is told
@@ -237,6 +287,17 @@ impl ClientHandler for Relay {
             ));
         };
         tracing::info!(server = %self.server, "an upstream's sampling request relayed to the client");
+        let params = self
+            .captured(link, Relayed::Sampling, params)
+            .await
+            .map_err(|reason| {
+                tracing::error!(server = %self.server, %reason, "the files of a sampling request were not kept");
+                ErrorData::internal_error(
+                    "the gateway could not keep the files of this sampling request in its inbox, \
+                     so it did not pass the request on",
+                    None,
+                )
+            })?;
         let request = ServerRequest::CreateMessageRequest(CreateMessageRequest::new(params));
         match self
             .ask_client(link, request, &context, "sampling request")
@@ -262,6 +323,17 @@ impl ClientHandler for Relay {
             return Ok(ElicitResult::new(ElicitationAction::Decline));
         };
         tracing::info!(server = %self.server, "an upstream's question relayed to the client");
+        let request = self
+            .captured(link, Relayed::Question, request)
+            .await
+            .map_err(|reason| {
+                tracing::error!(server = %self.server, %reason, "the files of a question were not kept");
+                ErrorData::internal_error(
+                    "the gateway could not keep the files of this question in its inbox, so it \
+                     did not pass the question on",
+                    None,
+                )
+            })?;
         let request = ServerRequest::ElicitRequest(ElicitRequest::new(request));
         match self.ask_client(link, request, &context, "question").await? {
             ClientResult::ElicitResult(result) => Ok(result),
@@ -279,6 +351,13 @@ impl ClientHandler for Relay {
             // the gateway's own log, named by server, URL queries hidden.
             log_shared(&self.server, params);
             return;
+        };
+        let params = match self.captured(link, Relayed::Log, params).await {
+            Ok(params) => params,
+            Err(reason) => {
+                tracing::warn!(server = %self.server, %reason, "a log message whose files were not kept is not passed on");
+                return;
+            }
         };
         let params = relayed_log(&self.server, params, &link.redactor);
         let sent = link.peer.notify_logging_message(params).await;
