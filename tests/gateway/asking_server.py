@@ -22,7 +22,8 @@ things during a call, for the gateway's relay tests:
 - `touch()`: tells its client that its tool, prompt and resource lists
   changed and that `note://one` was updated.
 
-It also offers a prompt (`greet`, with a completion for its argument) and
+It also offers prompts (`greet`, with a completion for its argument, and
+`picture_prompt`, an image `png(64, 64, 11)` and a text) and
 resources: `note://one` (a short text), `note://long` (LONG_NOTE_BYTES of
 text) and `picture://one.png` (the PNG `png(64, 64, 5)` of the harness).
 """
@@ -40,6 +41,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import mcp_types as types
 from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.mcpserver.prompts.base import UserMessage
 from pydantic import BaseModel
 
 from harness import png
@@ -188,6 +190,16 @@ async def touch(ctx: Context) -> str:
 @server.prompt()
 def greet(name: str) -> str:
     return f"Say hello to {name}."
+
+
+@server.prompt()
+def picture_prompt() -> list:
+    """A prompt whose first message is the image `png(64, 64, 11)`."""
+    picture = base64.b64encode(png(64, 64, 11)).decode()
+    return [
+        UserMessage(content=types.ImageContent(type="image", data=picture, mime_type="image/png")),
+        UserMessage(content=types.TextContent(type="text", text="Describe the picture above.")),
+    ]
 
 
 @server.resource("note://one")
