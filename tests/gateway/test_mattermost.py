@@ -53,6 +53,23 @@ def post_creations(log):
     return [r for r in log if r["method"] == "POST" and r["path"] == "/api/v4/posts"]
 
 
+def assert_asked_once_and_posted_only_on_a_yes(sim, person, message, before, answer, result, log) -> None:
+    """The person was asked once, through the gateway; a yes posted `message`
+    exactly once, a no posted nothing and said so."""
+    assert len(person.questions) == 1, "the person is asked exactly once, through the gateway"
+    assert message in mm.question_text(person.questions[0])
+    new = [p for p in sim.posts("town-square") if p["id"] not in before]
+    if answer == "accept":
+        assert not result.is_error, all_text(result)
+        assert len(post_creations(log)) == 1, mm.show(log)
+        assert [p["message"] for p in new] == [message]
+    else:
+        assert result.is_error, all_text(result)
+        assert "nothing was posted" in all_text(result).lower(), all_text(result)
+        assert post_creations(log) == [], mm.show(log)
+        assert new == []
+
+
 @pytest.mark.parametrize("mode", ["legacy", "2026-07-28"])
 @pytest.mark.parametrize("transport", ["stdio", "http"])
 @pytest.mark.parametrize("answer", ["accept", "decline"])
@@ -84,18 +101,7 @@ async def test_create_post_asks_through_the_gateway_and_posts_only_on_a_yes(
             process.terminate()
             process.wait(timeout=10)
 
-    assert len(person.questions) == 1, "the person is asked exactly once, through the gateway"
-    assert message in mm.question_text(person.questions[0])
-    new = [p for p in sim.posts("town-square") if p["id"] not in before]
-    if answer == "accept":
-        assert not result.is_error, all_text(result)
-        assert len(post_creations(log)) == 1, mm.show(log)
-        assert [p["message"] for p in new] == [message]
-    else:
-        assert result.is_error, all_text(result)
-        assert "nothing was posted" in all_text(result).lower(), all_text(result)
-        assert post_creations(log) == [], mm.show(log)
-        assert new == []
+    assert_asked_once_and_posted_only_on_a_yes(sim, person, message, before, answer, result, log)
 
 
 @pytest.mark.parametrize("answer", ["accept", "decline"])
@@ -118,14 +124,4 @@ async def test_create_post_asks_through_the_gateway_for_a_client_on_2025_06_18(
         )
         log = sim.requests()
 
-    assert len(person.questions) == 1, "the person is asked exactly once, through the gateway"
-    assert message in mm.question_text(person.questions[0])
-    new = [p for p in sim.posts("town-square") if p["id"] not in before]
-    if answer == "accept":
-        assert not result.is_error, all_text(result)
-        assert len(post_creations(log)) == 1, mm.show(log)
-        assert [p["message"] for p in new] == [message]
-    else:
-        assert result.is_error, all_text(result)
-        assert post_creations(log) == [], mm.show(log)
-        assert new == []
+    assert_asked_once_and_posted_only_on_a_yes(sim, person, message, before, answer, result, log)

@@ -1223,7 +1223,8 @@ impl Upstreams {
 /// each request): the metadata that declares to the upstream what this
 /// client can be asked — its sampling and elicitation capabilities — so
 /// that an upstream that needs to ask answers "input required", which the
-/// gateway passes on. `None` for a client that negotiated a session: its
+/// gateway passes on; and the log level the client opted in to for the
+/// request, if any. `None` for a client that negotiated a session: its
 /// connection declared that once.
 fn forwarded_capabilities(
     context: &RequestContext<RoleServer>,
