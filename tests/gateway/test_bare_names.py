@@ -3,7 +3,7 @@ their own names and its resources under their own URIs, for clients and
 scripts written against that server; the namespaced names still work, and
 a name two such servers share stays namespaced for both. Upstreams:
 `asking_server.py` (bare) and the reference server-everything (not), over
-stdio with the Python SDK on the initialize handshake.
+stdio with the Python SDK on the initialize handshake and on 2026-07-28.
 """
 
 from __future__ import annotations
@@ -27,9 +27,10 @@ def config(root: Path, servers: dict) -> Path:
     return write_config(root, extra={"mcp_servers": servers})
 
 
-async def test_a_bare_names_server_is_listed_and_used_under_its_own_names(tmp_path: Path):
+@pytest.mark.parametrize("mode", ["legacy", "2026-07-28"])
+async def test_a_bare_names_server_is_listed_and_used_under_its_own_names(tmp_path: Path, mode: str):
     servers = {"asking": asking(), "everything": {"command": everything_bin(), "args": ["stdio"]}}
-    async with stdio_gateway(tmp_path, config(tmp_path, servers), mode="legacy") as served:
+    async with stdio_gateway(tmp_path, config(tmp_path, servers), mode=mode) as served:
         client = served.client
         tools = {t.name for t in (await client.list_tools()).tools}
         prompts = {p.name for p in (await client.list_prompts()).prompts}
