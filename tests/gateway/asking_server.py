@@ -4,29 +4,44 @@ things during a call, for the gateway's relay tests:
 - `ask(question)`: a form elicitation (`confirm` boolean, `note` string);
   answers with what came back.
 - `ask_url(url)`: a URL-mode elicitation; answers with the action.
+- `ask_briefly(question, seconds)`: a form elicitation it gives up on after
+  `seconds` (the SDK then sends `notifications/cancelled` for it); answers
+  "gave up" or with what came back.
 - `sample(prompt)`: a `sampling/createMessage` with the prompt; answers with
   the sampled text and model.
 - `log(url)`: sends log messages (one naming `url`, one from a named logger)
   and answers "logged".
+- `sample_picture()`: a sampling request whose first message is the image
+  `png(64, 64, 7)` and whose second a text; answers with the sampled text.
+- `log_file()`: logs the image `png(64, 64, 8)` as an image block, and the
+  PNG `png(64, 64, 9)` as base64 inside a text; answers "logged files".
+- `ask_in_rounds(question)`, `sample_picture_in_rounds()`: the same as
+  `ask` and `sample_picture` in the 2026-07-28 way, as an "input required"
+  answer whose answers come with the next call.
 - `caps()`: the capabilities its client declared, as JSON.
 - `touch()`: tells its client that its tool, prompt and resource lists
   changed and that `note://one` was updated.
 
-It also offers a prompt (`greet`, with a completion for its argument) and
+It also offers prompts (`greet`, with a completion for its argument, and
+`picture_prompt`, an image `png(64, 64, 11)` and a text) and
 resources: `note://one` (a short text), `note://long` (LONG_NOTE_BYTES of
 text) and `picture://one.png` (the PNG `png(64, 64, 5)` of the harness).
 """
 
 from __future__ import annotations
 
+import base64
 import sys
 import warnings
+
+import anyio
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import mcp_types as types
 from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.mcpserver.prompts.base import UserMessage
 from pydantic import BaseModel
 
 from harness import png
@@ -50,6 +65,14 @@ async def ask(question: str, ctx: Context) -> str:
 
 
 @server.tool()
+async def ask_briefly(question: str, seconds: float, ctx: Context) -> str:
+    with anyio.move_on_after(seconds):
+        result = await ctx.elicit(question, Answer)
+        return f"action={result.action}"
+    return "gave up"
+
+
+@server.tool()
 async def ask_url(url: str, ctx: Context) -> str:
     result = await ctx.elicit_url("Sign in to continue", url, "sign-in-1")
     return f"action={result.action}"
@@ -65,6 +88,68 @@ async def sample(prompt: str, ctx: Context) -> str:
     )
     text = result.content.text if isinstance(result.content, types.TextContent) else repr(result.content)
     return f"sampled={text} model={result.model}"
+
+
+@server.tool()
+async def sample_picture(ctx: Context) -> str:
+    picture = base64.b64encode(png(64, 64, 7)).decode()
+    result = await ctx.request_context.session.create_message(
+        messages=[
+            types.SamplingMessage(role="user", content=types.ImageContent(type="image", data=picture, mime_type="image/png")),
+            types.SamplingMessage(role="user", content=types.TextContent(type="text", text="What is in this picture?")),
+        ],
+        max_tokens=64,
+        related_request_id=ctx.request_id,
+    )
+    return f"sampled={result.content.text}"
+
+
+@server.tool()
+async def log_file(ctx: Context) -> str:
+    image = base64.b64encode(png(64, 64, 8)).decode()
+    await ctx.info({"type": "image", "data": image, "mimeType": "image/png"})
+    attached = base64.b64encode(png(64, 64, 9)).decode()
+    await ctx.warning(f"the upload failed; its body was {attached}", logger_name="uploader")
+    return "logged files"
+
+
+def answered(ctx: Context, key: str):
+    """The client's answer to input request `key` of an earlier round, if any."""
+    return (ctx.input_responses or {}).get(key)
+
+
+@server.tool()
+async def ask_in_rounds(question: str, ctx: Context) -> types.InputRequiredResult | str:
+    """`ask` for a client on 2026-07-28: the question goes back in an
+    "input required" answer and its answer comes with the next call."""
+    answer = answered(ctx, "question")
+    if answer is not None:
+        action = answer.get("action") if isinstance(answer, dict) else getattr(answer, "action", answer)
+        return f"action={action}"
+    schema = {"type": "object", "properties": {"confirm": {"type": "boolean"}}, "required": ["confirm"]}
+    request = types.ElicitRequest(params=types.ElicitRequestFormParams(message=question, requested_schema=schema))
+    return types.InputRequiredResult(input_requests={"question": request}, request_state="asked")
+
+
+@server.tool()
+async def sample_picture_in_rounds(ctx: Context) -> types.InputRequiredResult | str:
+    """`sample_picture` for a client on 2026-07-28, in an "input required" answer."""
+    answer = answered(ctx, "sample")
+    if answer is not None:
+        content = answer.get("content") if isinstance(answer, dict) else getattr(answer, "content", None)
+        text = content.get("text") if isinstance(content, dict) else getattr(content, "text", content)
+        return f"sampled={text}"
+    picture = base64.b64encode(png(64, 64, 7)).decode()
+    request = types.CreateMessageRequest(
+        params=types.CreateMessageRequestParams(
+            messages=[
+                types.SamplingMessage(role="user", content=types.ImageContent(type="image", data=picture, mime_type="image/png")),
+                types.SamplingMessage(role="user", content=types.TextContent(type="text", text="What is in this picture?")),
+            ],
+            max_tokens=64,
+        )
+    )
+    return types.InputRequiredResult(input_requests={"sample": request}, request_state="sampling")
 
 
 LEVEL: dict[str, str] = {}
@@ -105,6 +190,16 @@ async def touch(ctx: Context) -> str:
 @server.prompt()
 def greet(name: str) -> str:
     return f"Say hello to {name}."
+
+
+@server.prompt()
+def picture_prompt() -> list:
+    """A prompt whose first message is the image `png(64, 64, 11)`."""
+    picture = base64.b64encode(png(64, 64, 11)).decode()
+    return [
+        UserMessage(content=types.ImageContent(type="image", data=picture, mime_type="image/png")),
+        UserMessage(content=types.TextContent(type="text", text="Describe the picture above.")),
+    ]
 
 
 @server.resource("note://one")

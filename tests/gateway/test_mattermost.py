@@ -6,7 +6,8 @@ the initialize handshake (2025-11-25: the question is an
 `elicitation/create` the gateway relays during the call) and pinned to
 2026-07-28 (the upstream answers "input required", the gateway passes the
 question and its sealed state on, and the client's second call carries the
-answer back).
+answer back), and pinned to 2025-06-18 over stdio (its elicitation
+capability has no modes).
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ import importlib.util
 import sys
 from pathlib import Path
 
+import mcp.client.session
 import pytest
 
 from harness import all_text, http_client, porter_bin, start_http, stdio_gateway, write_config
@@ -51,6 +53,23 @@ def post_creations(log):
     return [r for r in log if r["method"] == "POST" and r["path"] == "/api/v4/posts"]
 
 
+def assert_asked_once_and_posted_only_on_a_yes(sim, person, message, before, answer, result, log) -> None:
+    """The person was asked once, through the gateway; a yes posted `message`
+    exactly once, a no posted nothing and said so."""
+    assert len(person.questions) == 1, "the person is asked exactly once, through the gateway"
+    assert message in mm.question_text(person.questions[0])
+    new = [p for p in sim.posts("town-square") if p["id"] not in before]
+    if answer == "accept":
+        assert not result.is_error, all_text(result)
+        assert len(post_creations(log)) == 1, mm.show(log)
+        assert [p["message"] for p in new] == [message]
+    else:
+        assert result.is_error, all_text(result)
+        assert "nothing was posted" in all_text(result).lower(), all_text(result)
+        assert post_creations(log) == [], mm.show(log)
+        assert new == []
+
+
 @pytest.mark.parametrize("mode", ["legacy", "2026-07-28"])
 @pytest.mark.parametrize("transport", ["stdio", "http"])
 @pytest.mark.parametrize("answer", ["accept", "decline"])
@@ -82,15 +101,27 @@ async def test_create_post_asks_through_the_gateway_and_posts_only_on_a_yes(
             process.terminate()
             process.wait(timeout=10)
 
-    assert len(person.questions) == 1, "the person is asked exactly once, through the gateway"
-    assert message in mm.question_text(person.questions[0])
-    new = [p for p in sim.posts("town-square") if p["id"] not in before]
-    if answer == "accept":
-        assert not result.is_error, all_text(result)
-        assert len(post_creations(log)) == 1, mm.show(log)
-        assert [p["message"] for p in new] == [message]
-    else:
-        assert result.is_error, all_text(result)
-        assert "nothing was posted" in all_text(result).lower(), all_text(result)
-        assert post_creations(log) == [], mm.show(log)
-        assert new == []
+    assert_asked_once_and_posted_only_on_a_yes(sim, person, message, before, answer, result, log)
+
+
+@pytest.mark.parametrize("answer", ["accept", "decline"])
+async def test_create_post_asks_through_the_gateway_for_a_client_on_2025_06_18(
+    sim, tmp_path: Path, answer: str, monkeypatch: pytest.MonkeyPatch
+):
+    # The SDK's handshake offers its newest handshake revision; this client
+    # offers 2025-06-18 instead, as a client of that revision would.
+    monkeypatch.setattr(mcp.client.session, "LATEST_HANDSHAKE_VERSION", "2025-06-18")
+    person = mm.Person(answer=answer)
+    channel = sim.channel_id("town-square")
+    before = {p["id"] for p in sim.posts("town-square")}
+    message = f"Through the gateway on 2025-06-18 ({answer})."
+    config = gateway_config(tmp_path, sim)
+    async with stdio_gateway(tmp_path / "gateway", config, mode="legacy", elicitation_callback=person) as served:
+        assert served.client.protocol_version == "2025-06-18"
+        sim.clear()
+        result = await served.client.call_tool(
+            "mcp__mattermost__create_post", {"channel_id": channel, "message": message}
+        )
+        log = sim.requests()
+
+    assert_asked_once_and_posted_only_on_a_yes(sim, person, message, before, answer, result, log)

@@ -11,6 +11,7 @@ the last revision in which a server asks during a call.
 from __future__ import annotations
 
 import asyncio
+import base64
 import json
 import sys
 from pathlib import Path
@@ -19,7 +20,7 @@ from typing import Any
 import mcp_types as types
 import pytest
 
-from harness import HERE, all_text, http_client, start_http, stdio_gateway, write_config
+from harness import HERE, STUB, all_text, http_client, png, start_http, stdio_gateway, write_config
 
 pytestmark = pytest.mark.anyio
 
@@ -194,3 +195,129 @@ async def test_changed_lists_and_resource_updates_of_an_upstream_reach_the_clien
     } <= kinds, kinds
     updated = [m for m in seen if isinstance(m, types.ResourceUpdatedNotification)]
     assert [m.params.uri for m in updated] == ["mcp://asking/note://one"]
+
+
+async def test_a_question_the_upstream_cancels_is_cancelled_at_the_client_too(tmp_path: Path):
+    # The person never answers; the upstream gives up after a second and
+    # cancels its question. The gateway must cancel the question it put to
+    # the client, not leave the client's dialog open for an answer no one
+    # waits for.
+    asked = asyncio.Event()
+    withdrawn = asyncio.Event()
+    started = asyncio.get_running_loop().time()
+
+    async def slow_person(context: Any, params: types.ElicitRequestParams) -> types.ElicitResult:
+        asked.set()
+        try:
+            await asyncio.sleep(60)
+        except asyncio.CancelledError:
+            withdrawn.set()
+            raise
+        return types.ElicitResult(action="decline")
+
+    async with stdio_gateway(tmp_path, asking_config(tmp_path), mode="legacy", elicitation_callback=slow_person) as served:
+        result = await served.client.call_tool("mcp__asking__ask_briefly", {"question": "Still there?", "seconds": 1})
+        assert all_text(result) == "gave up", all_text(result)
+        assert asked.is_set()
+        await asyncio.wait_for(withdrawn.wait(), timeout=10)
+    assert asyncio.get_running_loop().time() - started < 30
+
+
+async def test_log_messages_on_the_shared_connections_go_to_the_gateways_log_named_and_without_secrets(tmp_path: Path):
+    # A 2026-07-28 client has no session: its calls use the gateway's shared
+    # upstream connections, whose log messages belong to no one client. They
+    # go to the gateway's own log, named by server, URL queries hidden.
+    secret = "sh4red-s3cret-value"
+    process, url = start_http(tmp_path, asking_config(tmp_path))
+    try:
+        async with http_client(url, None, mode="2026-07-28", log_level="info") as client:
+            result = await client.call_tool(
+                "mcp__asking__log", {"url": f"https://api.example.org/v1/items?token={secret}&page=2"}
+            )
+            assert not result.is_error, all_text(result)
+        log = ""
+        for _ in range(100):
+            log = (tmp_path / "gateway-http.stderr").read_text()
+            if "fetcher" in log:
+                break
+            await asyncio.sleep(0.05)
+    finally:
+        process.terminate()
+        process.wait(timeout=10)
+    lines = [line for line in log.splitlines() if "upstream log" in line]
+    assert any("asking" in line and "fetching https://api.example.org/v1/items?… now" in line for line in lines), log
+    assert any("asking/fetcher" in line and "503" in line for line in lines), log
+    assert secret not in log
+
+
+def base64_pieces(data: bytes, size: int = 64) -> list[str]:
+    """Pieces of `data`'s base64 that any copy of it in a message would contain."""
+    encoded = base64.b64encode(data).decode()
+    return [encoded[at : at + size] for at in range(0, len(encoded) - size, size)]
+
+
+@pytest.mark.parametrize("mode", ["legacy", "2026-07-28"])
+async def test_a_picture_in_an_upstreams_sampling_request_reaches_the_client_as_its_stub(tmp_path: Path, mode: str):
+    picture = png(64, 64, 7)
+    model = Model("a red square")
+    async with stdio_gateway(tmp_path, asking_config(tmp_path), mode=mode, sampling_callback=model) as served:
+        tool = "mcp__asking__sample_picture" if mode == "legacy" else "mcp__asking__sample_picture_in_rounds"
+        result = await served.client.call_tool(tool, {})
+        assert all_text(result) == "sampled=a red square", all_text(result)
+        assert len(model.requests) == 1
+        request = model.requests[0]
+        first, second = request.messages
+        assert isinstance(first.content, types.TextContent), first.content
+        stub = STUB.fullmatch(first.content.text)
+        assert stub, first.content.text
+        assert stub["origin"] == "mcp:asking/sampling/createMessage", stub.group(0)
+        assert served.inbox_file(stub["path"]).read_bytes() == picture
+    assert second.content.text == "What is in this picture?"
+    sent = request.model_dump_json()
+    assert not any(piece in sent for piece in base64_pieces(picture)), "the picture's bytes reached the client"
+
+
+async def test_files_in_upstream_log_messages_reach_the_client_as_stubs(tmp_path: Path):
+    logs: list[types.LoggingMessageNotificationParams] = []
+
+    async def on_log(params: types.LoggingMessageNotificationParams) -> None:
+        logs.append(params)
+
+    image, attached = png(64, 64, 8), png(64, 64, 9)
+    async with stdio_gateway(tmp_path, asking_config(tmp_path), mode="legacy", logging_callback=on_log) as served:
+        await served.client.set_logging_level("debug")
+        result = await served.client.call_tool("mcp__asking__log_file", {})
+        assert all_text(result) == "logged files", all_text(result)
+        for _ in range(50):
+            if len(logs) >= 2:
+                break
+            await asyncio.sleep(0.05)
+        assert len(logs) == 2, logs
+        shown = json.dumps([log.data for log in logs], ensure_ascii=False)
+        stubs = STUB.findall(shown)
+        kept = sorted(served.inbox_file(path).read_bytes() for path, *_ in stubs)
+    assert len(stubs) == 2, shown
+    assert kept == sorted([image, attached])
+    assert logs[1].logger == "asking/uploader" and logs[1].data.startswith("the upload failed; its body was [file: ")
+    for data in (image, attached):
+        assert not any(piece in shown for piece in base64_pieces(data)), "a file's bytes reached the client in a log"
+
+
+# On 2026-07-28 the question comes back in an "input required" answer,
+# which the client's SDK answers and sends again.
+@pytest.mark.parametrize("mode", ["legacy", "2026-07-28"])
+async def test_a_file_in_an_upstreams_question_reaches_the_client_as_its_stub(tmp_path: Path, mode: str):
+    picture = png(64, 64, 10)
+    person = Person("decline")
+    question = f"Is this your picture? {base64.b64encode(picture).decode()}"
+    async with stdio_gateway(tmp_path, asking_config(tmp_path), mode=mode, elicitation_callback=person) as served:
+        tool = "mcp__asking__ask" if mode == "legacy" else "mcp__asking__ask_in_rounds"
+        result = await served.client.call_tool(tool, {"question": question})
+        assert all_text(result) == "action=decline", all_text(result)
+        assert len(person.questions) == 1
+        asked = person.questions[0].message
+        stub = STUB.search(asked)
+        assert stub and asked.startswith("Is this your picture? [file: "), asked
+        assert stub["origin"] == "mcp:asking/elicitation/create", stub.group(0)
+        assert served.inbox_file(stub["path"]).read_bytes() == picture
+    assert not any(piece in person.questions[0].model_dump_json() for piece in base64_pieces(picture))

@@ -200,3 +200,35 @@ async def test_a_2026_07_28_client_over_http_reads_resources_and_prompts_through
     assert len(found) == 1, found
     assert found[0].read_bytes() == png(64, 64, 5)
     assert [m.content.text for m in greet.messages] == ["Say hello to Grace."]
+
+
+@pytest.mark.parametrize("images", ["capture", "view"])
+async def test_an_image_in_a_prompt_is_kept_and_stubbed_under_the_servers_images_setting(tmp_path: Path, images: str):
+    path = write_config(
+        tmp_path,
+        extra={
+            "mcp_servers": {
+                "asking": {"command": sys.executable, "args": [str(HERE / "asking_server.py")], "images": images}
+            }
+        },
+    )
+    picture = png(64, 64, 11)
+    async with stdio_gateway(tmp_path, path, mode="legacy") as served:
+        prompt = await served.client.get_prompt("mcp__asking__picture_prompt")
+        first = prompt.messages[0]
+        assert isinstance(first.content, types.TextContent), first
+        stub = STUB.fullmatch(first.content.text)
+        assert stub and stub["origin"] == "mcp:asking/prompts/get", first.content.text
+        assert served.inbox_file(stub["path"]).read_bytes() == picture
+    rest = prompt.messages[1:]
+    if images == "capture":
+        assert [m.content.text for m in rest] == ["Describe the picture above."]
+        assert base64.b64encode(picture).decode()[:200] not in prompt.model_dump_json()
+    else:
+        # The view (the file view's line about the image, and the image
+        # scaled) comes as messages of their own, from the same role, between
+        # the stub and the text that follows.
+        view, last = rest[:-1], rest[-1]
+        assert [type(m.content).__name__ for m in view] == ["TextContent", "ImageContent"], view
+        assert all(m.role == "user" for m in rest)
+        assert last.content.text == "Describe the picture above."

@@ -247,6 +247,13 @@ pub struct McpServer {
     /// `capture` (default) replaces images by their stub; `view` also returns
     /// a scaled copy beside the stub, for clients that show images.
     pub images: Images,
+    /// `true` lists the server's tools and prompts under their own names
+    /// (`get_weather`, not `mcp__<server>__get_weather`) and its resources
+    /// under their own URIs, for clients and scripts written against the
+    /// server itself. A name that clashes (with a gateway tool, another such
+    /// server's, or one starting `mcp__` or `mcp://`) stays namespaced; the
+    /// namespaced names are always accepted too.
+    pub bare_names: bool,
 }
 
 /// `BinaryResults` says whether base64 inside text results is captured.
@@ -1125,6 +1132,7 @@ mcp_servers:
     url: https://mcp.example.org/mcp
     headers: { X-Team: a }
     images: view
+    bare_names: true
 volumes:
   shared:
     path: /srv/shared
@@ -1247,6 +1255,8 @@ limits:
             BinaryResults::Capture
         );
         assert_eq!(config.mcp_servers["remote"].images, Images::View);
+        assert!(config.mcp_servers["remote"].bare_names);
+        assert!(!config.mcp_servers["files"].bare_names);
         assert_eq!(config.volumes["out"].mode, VolumeMode::Rw);
         assert_eq!(config.volumes["shared"].mode, VolumeMode::Ro);
         let limits = config.limits();

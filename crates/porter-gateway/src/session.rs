@@ -29,8 +29,8 @@ use crate::access::{Caller, KeyInfo};
 use crate::config::{BinaryResults, Grant, Images};
 use crate::file::Files;
 use crate::upstream::{
-    Answers, ClientLink, UpstreamError, Upstreams, resource_uri, split_resource_uri,
-    split_tool_name,
+    Answers, ClientLink, RelayCapture, Relayed, UpstreamError, Upstreams, resource_uri,
+    split_resource_uri, split_tool_name,
 };
 
 /// `SHARED_RUN_IDLE` is how long a key's shared run (the run of requests
@@ -109,6 +109,7 @@ impl Session {
                     peer: context.peer.clone(),
                     capabilities: askable(context),
                     redactor: self.gateway.redactor(run.id),
+                    capture: relay_capture(&self.gateway, run.id),
                 };
                 Arc::new(Upstreams::for_client(
                     &self.gateway.config.mcp_servers,
@@ -222,10 +223,7 @@ impl Session {
             ))])
             .into();
         };
-        let policy = Policy {
-            capture_base64: config.binary_results == BinaryResults::Capture,
-            images_view: config.images == Images::View,
-        };
+        let policy = policy_of(config);
         let call = serde_json::json!({
             "tool": format!("mcp__{server}__{tool}"),
             "arguments": arguments.clone().unwrap_or_default(),
@@ -255,6 +253,7 @@ impl Session {
                 .into();
             }
         };
+        let value = self.keep_input_request_files(run, server, value).await;
         if let Some(input_required) = input_required(&value) {
             // The upstream asks the person first (2026-07-28): its questions
             // and sealed state go to the client as they are, and come back
@@ -303,6 +302,106 @@ impl Session {
         });
         read.unwrap_or_else(|error| unreadable_result(server, tool, &error))
             .into()
+    }
+}
+
+/// How the files in what an upstream sends a session's client outside a
+/// result are kept in `run`'s inbox: a sampling request's messages as a
+/// prompt's (under the server's policy); a question or a log message as
+/// structured content with long base64 captured too (neither is meant to
+/// carry a file, so one found in them is kept like any other).
+fn relay_capture(gateway: &Gateway, run: porter_inbox::RunId) -> RelayCapture {
+    let inbox = gateway.inbox.clone();
+    let servers = gateway.config.mcp_servers.clone();
+    Arc::new(move |server, what, value| {
+        let keeper = InboxKeep {
+            inbox: inbox.clone(),
+            run,
+            origin: Origin::Mcp {
+                server: server.to_owned(),
+                tool: what.method().to_owned(),
+            },
+            call: serde_json::json!({ "method": what.method() }).to_string(),
+            fallback_name: match what {
+                Relayed::Sampling => "sampling",
+                Relayed::Question => "question",
+                Relayed::Log => "log",
+            }
+            .to_owned(),
+        };
+        match what {
+            Relayed::Sampling => {
+                let policy = servers.get(server).map(policy_of).unwrap_or_default();
+                capture_messages(value, policy, &keeper);
+            }
+            Relayed::Log | Relayed::Question => {
+                let policy = Policy {
+                    capture_base64: true,
+                    images_view: false,
+                };
+                porter_capture::capture_result(value, policy, None, &keeper);
+            }
+        }
+    })
+}
+
+impl Session {
+    /// An upstream's answer, with the files in the requests of an "input
+    /// required" answer (2026-07-28: its sampling requests and questions,
+    /// which the client answers) kept in the run's inbox and replaced by
+    /// their stubs, as when they are relayed during a call. Any other answer
+    /// is returned as it is.
+    async fn keep_input_request_files(
+        &self,
+        run: &RunInfo,
+        server: &str,
+        value: serde_json::Value,
+    ) -> serde_json::Value {
+        if value.get("resultType").and_then(serde_json::Value::as_str) != Some("input_required") {
+            return value;
+        }
+        let capture = relay_capture(&self.gateway, run.id);
+        let server = server.to_owned();
+        let kept = tokio::task::spawn_blocking(move || {
+            let mut value = value;
+            if let Some(requests) = value
+                .get_mut("inputRequests")
+                .and_then(serde_json::Value::as_object_mut)
+            {
+                for request in requests.values_mut() {
+                    let what = match request.get("method").and_then(serde_json::Value::as_str) {
+                        Some("sampling/createMessage") => Relayed::Sampling,
+                        Some("elicitation/create") => Relayed::Question,
+                        _ => continue,
+                    };
+                    if let Some(params) = request.get_mut("params") {
+                        capture(&server, what, params);
+                    }
+                }
+            }
+            value
+        })
+        .await;
+        kept.unwrap_or_else(|error| {
+            tracing::error!(%error, "the files of an input-required answer were not kept");
+            // Nothing of it is passed on: an error result in its place.
+            serde_json::json!({
+                "isError": true,
+                "content": [{
+                    "type": "text",
+                    "text": "the gateway failed while keeping the files of the upstream's \
+                             questions; they are withheld so that no bytes reach you. Try again."
+                }]
+            })
+        })
+    }
+}
+
+/// What is captured of a server's results, as its config says.
+fn policy_of(config: &crate::config::McpServer) -> Policy {
+    Policy {
+        capture_base64: config.binary_results == BinaryResults::Capture,
+        images_view: config.images == Images::View,
     }
 }
 
@@ -448,7 +547,8 @@ impl ServerHandler for Session {
         let mut tools = vec![Files::tool(), crate::documents::DocumentsTool::tool()];
         tools.extend(crate::web::Web::tools());
         tools.push(crate::git::GitTool::tool());
-        tools.extend(self.upstreams(&context).tools().await);
+        let own: Vec<String> = tools.iter().map(|tool| tool.name.to_string()).collect();
+        tools.extend(self.upstreams(&context).tools(&own).await);
         Ok(ListToolsResult::with_all_items(tools))
     }
 
@@ -484,9 +584,10 @@ impl ServerHandler for Session {
         request: ReadResourceRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<ReadResourceResponse, ErrorData> {
-        let (server, uri) = resource_of(&request.uri)?;
-        let (run, _) = self.run(&context, false)?;
         let upstreams = self.upstreams(&context);
+        let (server, uri) = resource_of(&upstreams, &request.uri).await?;
+        let (server, uri) = (server.as_str(), uri.as_str());
+        let (run, _) = self.run(&context, false)?;
         let answers = Answers {
             input_responses: request.input_responses.clone(),
             request_state: request.request_state.clone(),
@@ -495,6 +596,7 @@ impl ServerHandler for Session {
             .read_resource(server, uri, answers, &context)
             .await
             .map_err(|error| self.upstream_failed(run, &error))?;
+        let value = self.keep_input_request_files(run, server, value).await;
         if let Some(input_required) = input_required_result(&value) {
             return Ok(ReadResourceResponse::from(input_required));
         }
@@ -508,10 +610,12 @@ impl ServerHandler for Session {
             call: serde_json::json!({"method": "resources/read", "uri": request.uri}).to_string(),
             fallback_name: uri.rsplit('/').next().unwrap_or(uri).to_owned(),
         };
-        let server_name = server.to_owned();
+        // The contents' URIs as the client named the resource: the
+        // gateway's, or a bare_names server's own.
+        let namespace = split_resource_uri(&request.uri).map(|_| server.to_owned());
         let captured = tokio::task::spawn_blocking(move || {
             let mut value = value;
-            capture_contents(&mut value, &server_name, &keeper);
+            capture_contents(&mut value, namespace.as_deref(), &keeper);
             value
         })
         .await
@@ -570,18 +674,10 @@ impl ServerHandler for Session {
         request: GetPromptRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<GetPromptResponse, ErrorData> {
-        let Some((server, prompt)) = split_tool_name(&request.name) else {
-            return Err(ErrorData::invalid_params(
-                format!(
-                    "this gateway has no prompt named {:?}; its prompts are the upstream servers' \
-                     prompts, named mcp__<server>__<prompt> (list the prompts to see them)",
-                    request.name
-                ),
-                None,
-            ));
-        };
-        let (run, _) = self.run(&context, false)?;
         let upstreams = self.upstreams(&context);
+        let (server, prompt) = prompt_of(&upstreams, &request.name).await?;
+        let (server, prompt) = (server.as_str(), prompt.as_str());
+        let (run, _) = self.run(&context, false)?;
         let answers = Answers {
             input_responses: request.input_responses.clone(),
             request_state: request.request_state.clone(),
@@ -590,6 +686,7 @@ impl ServerHandler for Session {
             .get_prompt(server, prompt, request.arguments.clone(), answers, &context)
             .await
             .map_err(|error| self.upstream_failed(run, &error))?;
+        let value = self.keep_input_request_files(run, server, value).await;
         if let Some(input_required) = input_required_result(&value) {
             return Ok(GetPromptResponse::from(input_required));
         }
@@ -603,9 +700,10 @@ impl ServerHandler for Session {
             call: serde_json::json!({"method": "prompts/get", "name": request.name}).to_string(),
             fallback_name: prompt.to_owned(),
         };
+        let policy = upstreams.config(server).map(policy_of).unwrap_or_default();
         let captured = tokio::task::spawn_blocking(move || {
             let mut value = value;
-            capture_messages(&mut value, &keeper);
+            capture_messages(&mut value, policy, &keeper);
             value
         })
         .await
@@ -639,26 +737,16 @@ impl ServerHandler for Session {
         context: RequestContext<RoleServer>,
     ) -> Result<CompleteResult, ErrorData> {
         let mut request = request;
+        let upstreams = self.upstreams(&context);
         let server = match &mut request.r#ref {
             Reference::Prompt(prompt) => {
-                let Some((server, name)) = split_tool_name(&prompt.name) else {
-                    return Err(ErrorData::invalid_params(
-                        format!(
-                            "this gateway has no prompt named {:?}; prompts are named \
-                             mcp__<server>__<prompt>",
-                            prompt.name
-                        ),
-                        None,
-                    ));
-                };
-                let server = server.to_owned();
-                prompt.name = name.to_owned();
+                let (server, name) = prompt_of(&upstreams, &prompt.name).await?;
+                prompt.name = name;
                 server
             }
             Reference::Resource(template) => {
-                let (server, uri) = resource_of(&template.uri)?;
-                let server = server.to_owned();
-                template.uri = uri.to_owned();
+                let (server, uri) = resource_of(&upstreams, &template.uri).await?;
+                template.uri = uri;
                 server
             }
             _ => {
@@ -668,7 +756,6 @@ impl ServerHandler for Session {
                 ));
             }
         };
-        let upstreams = self.upstreams(&context);
         let result = upstreams.complete(&server, request, &context).await;
         match result {
             Ok(result) => Ok(result),
@@ -747,6 +834,15 @@ impl ServerHandler for Session {
                 .call_upstream(run, server, tool, request.arguments, answers, &context)
                 .await);
         }
+        if let Some(server) = self.upstreams(&context).bare_tool(name).await {
+            let answers = Answers {
+                input_responses: request.input_responses,
+                request_state: request.request_state,
+            };
+            return Ok(self
+                .call_upstream(run, &server, name, request.arguments, answers, &context)
+                .await);
+        }
         Ok(CallToolResult::error(vec![ContentBlock::text(format!(
             "this gateway has no tool named {name:?}; its tools are File, Documents, HTTP, WebFetch, Git and \
              mcp__<server>__<tool> for each upstream server's tools (list the tools to see them)"
@@ -763,10 +859,11 @@ impl Session {
         on: bool,
         context: &RequestContext<RoleServer>,
     ) -> Result<(), ErrorData> {
-        let (server, inner) = resource_of(uri)?;
+        let upstreams = self.upstreams(context);
+        let (server, inner) = resource_of(&upstreams, uri).await?;
         let (run, _) = self.run(context, false)?;
-        self.upstreams(context)
-            .subscribe(server, inner, on, context)
+        upstreams
+            .subscribe(&server, &inner, on, context)
             .await
             .map_err(|error| self.upstream_failed(run, &error))
     }
@@ -806,19 +903,43 @@ fn failed_request(redactor: &porter_net::Redactor, error: &UpstreamError) -> Err
     }
 }
 
-/// Splits a gateway resource URI into the server and the upstream's URI,
-/// or says what a resource URI of this gateway looks like.
-fn resource_of(uri: &str) -> Result<(&str, &str), ErrorData> {
-    split_resource_uri(uri).ok_or_else(|| {
-        ErrorData::resource_not_found(
-            format!(
-                "this gateway has no resource {uri:?}; its resources are the upstream servers' \
-                 resources, named mcp://<server>/<the server's own URI> (list the resources to \
-                 see them)"
-            ),
-            None,
-        )
-    })
+/// Splits a gateway resource URI into the server and the upstream's URI
+/// (a `bare_names` server's own URI is its own), or says what a resource
+/// URI of this gateway looks like.
+async fn resource_of(upstreams: &Upstreams, uri: &str) -> Result<(String, String), ErrorData> {
+    if let Some((server, inner)) = split_resource_uri(uri) {
+        return Ok((server.to_owned(), inner.to_owned()));
+    }
+    if let Some(server) = upstreams.bare_resource(uri).await {
+        return Ok((server, uri.to_owned()));
+    }
+    Err(ErrorData::resource_not_found(
+        format!(
+            "this gateway has no resource {uri:?}; its resources are the upstream servers' \
+             resources, named mcp://<server>/<the server's own URI> (list the resources to see \
+             them)"
+        ),
+        None,
+    ))
+}
+
+/// Splits a gateway prompt name into the server and the upstream's name (a
+/// `bare_names` server's prompt goes by its own name), or says how the
+/// gateway's prompts are named.
+async fn prompt_of(upstreams: &Upstreams, name: &str) -> Result<(String, String), ErrorData> {
+    if let Some((server, prompt)) = split_tool_name(name) {
+        return Ok((server.to_owned(), prompt.to_owned()));
+    }
+    if let Some(server) = upstreams.bare_prompt(name).await {
+        return Ok((server, name.to_owned()));
+    }
+    Err(ErrorData::invalid_params(
+        format!(
+            "this gateway has no prompt named {name:?}; its prompts are the upstream servers' \
+             prompts, named mcp__<server>__<prompt> (list the prompts to see them)"
+        ),
+        None,
+    ))
 }
 
 /// `RESOURCE_TEXT_INLINE_BYTES` is the longest text resource that reaches
@@ -848,10 +969,11 @@ fn is_modern(context: &RequestContext<RoleServer>) -> bool {
 }
 
 /// Rewrites the JSON of an upstream's `resources/read` result in place:
-/// each content's URI becomes the gateway's, and a blob, or a text longer
+/// each content's URI becomes the gateway's (`server`'s namespace; `None`
+/// keeps a `bare_names` server's own URIs), and a blob, or a text longer
 /// than [`RESOURCE_TEXT_INLINE_BYTES`], is kept by `keeper` and replaced by
 /// a text content holding its stub.
-fn capture_contents(value: &mut serde_json::Value, server: &str, keeper: &InboxKeep) {
+fn capture_contents(value: &mut serde_json::Value, server: Option<&str>, keeper: &InboxKeep) {
     let Some(contents) = value
         .get_mut("contents")
         .and_then(serde_json::Value::as_array_mut)
@@ -865,7 +987,7 @@ fn capture_contents(value: &mut serde_json::Value, server: &str, keeper: &InboxK
         let uri = members
             .get("uri")
             .and_then(serde_json::Value::as_str)
-            .map(|uri| resource_uri(server, uri));
+            .map(|uri| server.map_or_else(|| uri.to_owned(), |server| resource_uri(server, uri)));
         let is_file = members.contains_key("blob")
             || members
                 .get("text")
@@ -894,34 +1016,51 @@ fn capture_contents(value: &mut serde_json::Value, server: &str, keeper: &InboxK
 
 /// Rewrites the JSON of an upstream's `prompts/get` result in place: every
 /// file in its messages (an image, audio or embedded resource) is kept by
-/// `keeper` and replaced by a text block holding its stub.
-fn capture_messages(value: &mut serde_json::Value, keeper: &InboxKeep) {
+/// `keeper` and replaced by a text block holding its stub, under the
+/// server's `policy` as for its tool results (`images: view` adds a
+/// message with the image's scaled copy).
+fn capture_messages(value: &mut serde_json::Value, policy: Policy, keeper: &InboxKeep) {
     let Some(messages) = value
         .get_mut("messages")
         .and_then(serde_json::Value::as_array_mut)
     else {
         return;
     };
-    let blocks: Vec<serde_json::Value> = messages
-        .iter_mut()
-        .map(|message| {
-            message
-                .get_mut("content")
-                .map(std::mem::take)
-                .unwrap_or_default()
-        })
-        .collect();
-    let mut wrapped = serde_json::json!({"content": blocks});
-    porter_capture::capture_result(&mut wrapped, Policy::default(), None, keeper);
-    let captured = match wrapped.get_mut("content").map(std::mem::take) {
-        Some(serde_json::Value::Array(captured)) => captured,
-        _ => Vec::new(),
-    };
-    for (message, block) in messages.iter_mut().zip(captured) {
-        if let Some(members) = message.as_object_mut() {
-            members.insert("content".to_owned(), block);
+    let mut captured = Vec::with_capacity(messages.len());
+    for mut message in messages.drain(..) {
+        let Some(content) = message.get_mut("content").map(std::mem::take) else {
+            captured.push(message);
+            continue;
+        };
+        if let serde_json::Value::Array(blocks) = content {
+            // A sampling message may hold a list of blocks: captured in place.
+            let mut wrapped = serde_json::json!({ "content": blocks });
+            porter_capture::capture_result(&mut wrapped, policy, None, keeper);
+            if let (Some(members), Some(blocks)) =
+                (message.as_object_mut(), wrapped.get_mut("content"))
+            {
+                members.insert("content".to_owned(), std::mem::take(blocks));
+            }
+            captured.push(message);
+            continue;
+        }
+        let mut wrapped = serde_json::json!({"content": [content]});
+        porter_capture::capture_result(&mut wrapped, policy, None, keeper);
+        let blocks = match wrapped.get_mut("content").map(std::mem::take) {
+            Some(serde_json::Value::Array(blocks)) => blocks,
+            _ => Vec::new(),
+        };
+        // A block may become more than one (a stub and an image's view):
+        // each goes in a message of its own, from the same role.
+        for block in blocks {
+            let mut one = message.clone();
+            if let Some(members) = one.as_object_mut() {
+                members.insert("content".to_owned(), block);
+            }
+            captured.push(one);
         }
     }
+    *messages = captured;
 }
 
 impl Gateway {

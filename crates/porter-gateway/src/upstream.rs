@@ -16,13 +16,15 @@ use std::sync::{Arc, Mutex};
 
 use rmcp::model::{
     CallToolRequest, CallToolRequestParams, CancelledNotificationParam, ClientCapabilities,
-    ClientConfig, ClientRequest, CompleteRequest, CompleteRequestParams, CompleteResult,
-    CreateMessageRequestParams, CreateMessageResult, ElicitRequestParams, ElicitResult,
-    ElicitationAction, GetPromptRequest, GetPromptRequestParams, Implementation, JsonObject,
-    LoggingLevel, LoggingMessageNotificationParam, ProgressNotificationParam, ProgressToken,
-    Prompt, ReadResourceRequest, ReadResourceRequestParams, Resource, ResourceTemplate,
-    ResourceUpdatedNotificationParam, ServerResult, SetLevelRequest, SetLevelRequestParams,
-    SubscribeRequest, SubscribeRequestParams, Tool, UnsubscribeRequest, UnsubscribeRequestParams,
+    ClientConfig, ClientRequest, ClientResult, CompleteRequest, CompleteRequestParams,
+    CompleteResult, CreateMessageRequest, CreateMessageRequestParams, CreateMessageResult,
+    ElicitRequest, ElicitRequestParams, ElicitResult, ElicitationAction, GetPromptRequest,
+    GetPromptRequestParams, Implementation, JsonObject, LoggingLevel,
+    LoggingMessageNotificationParam, ProgressNotificationParam, ProgressToken, Prompt,
+    ReadResourceRequest, ReadResourceRequestParams, Resource, ResourceTemplate,
+    ResourceUpdatedNotificationParam, ServerRequest, ServerResult, SetLevelRequest,
+    SetLevelRequestParams, SubscribeRequest, SubscribeRequestParams, Tool, UnsubscribeRequest,
+    UnsubscribeRequestParams,
 };
 use rmcp::service::{
     ClientLifecycleMode, ClientServiceExt, NotificationContext, PeerRequestOptions, RequestContext,
@@ -100,6 +102,38 @@ pub struct ClientLink {
     pub capabilities: ClientCapabilities,
     /// The run's redactor: masks its secrets in the log messages passed on.
     pub redactor: porter_net::Redactor,
+    /// Keeps the files in what an upstream sends this client outside a
+    /// result (a sampling request's messages, a log message) in the run's
+    /// inbox, each replaced by its stub: `(server, what, its JSON)`.
+    pub capture: RelayCapture,
+}
+
+/// Keeps the files in `(server, what, its JSON)` and puts their stubs in
+/// their place.
+pub type RelayCapture = Arc<dyn Fn(&str, Relayed, &mut serde_json::Value) + Send + Sync>;
+
+/// `Relayed` is what an upstream sends its client outside a result that
+/// may carry files.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Relayed {
+    /// A `sampling/createMessage` request's parameters.
+    Sampling,
+    /// An `elicitation/create` request's parameters.
+    Question,
+    /// A `notifications/message` (log message)'s parameters.
+    Log,
+}
+
+impl Relayed {
+    /// The MCP method it is.
+    #[must_use]
+    pub fn method(self) -> &'static str {
+        match self {
+            Relayed::Sampling => "sampling/createMessage",
+            Relayed::Question => "elicitation/create",
+            Relayed::Log => "notifications/message",
+        }
+    }
 }
 
 /// `Relay` is the gateway's client side towards one upstream: it passes the
@@ -110,6 +144,8 @@ pub struct ClientLink {
 #[derive(Clone)]
 struct Relay {
     server: String,
+    /// Whether the server's resources go by their own URIs (`bare_names`).
+    bare: bool,
     routes: ProgressRoutes,
     link: Option<ClientLink>,
     /// The connection's tool list, forgotten when the upstream says it
@@ -129,6 +165,87 @@ fn relayed_error(error: rmcp::service::ServiceError, what: &str) -> ErrorData {
             format!("the gateway could not pass the {what} on to its client: {other}"),
             None,
         ),
+    }
+}
+
+/// What the upstream gets when its client answered a relayed request with
+/// a result of another kind.
+fn not_an_answer(what: &str) -> ErrorData {
+    ErrorData::internal_error(
+        format!("the gateway's client answered the {what} with a result of another kind"),
+        None,
+    )
+}
+
+impl Relay {
+    /// `item` with the files in it kept in the run's inbox and replaced by
+    /// their stubs (off the async threads: decoding and keeping files is
+    /// blocking work).
+    async fn captured<T>(&self, link: &ClientLink, what: Relayed, item: T) -> Result<T, String>
+    where
+        T: serde::Serialize + serde::de::DeserializeOwned + Send + 'static,
+    {
+        let capture = link.capture.clone();
+        let server = self.server.clone();
+        tokio::task::spawn_blocking(move || {
+            let mut value = serde_json::to_value(&item).map_err(|e| e.to_string())?;
+            capture(&server, what, &mut value);
+            serde_json::from_value(value).map_err(|e| bounded_reason(&e.to_string()))
+        })
+        .await
+        .map_err(|e| e.to_string())?
+    }
+
+    /// Puts an upstream's request (a question, a sampling request) to the
+    /// client session and waits for its answer. When the upstream cancels
+    /// its request first (`notifications/cancelled`), the client is told
+    /// the relayed request is cancelled too, and the wait ends.
+    async fn ask_client(
+        &self,
+        link: &ClientLink,
+        request: ServerRequest,
+        context: &RequestContext<RoleClient>,
+        what: &str,
+    ) -> Result<ClientResult, ErrorData> {
+        let handle = link
+            .peer
+            .send_request_with_option(request, PeerRequestOptions::no_options())
+            .await
+            .map_err(|e| relayed_error(e, what))?;
+        let id = handle.id.clone();
+        tokio::select! {
+            answer = handle.await_response() => answer.map_err(|e| relayed_error(e, what)),
+            () = context.ct.cancelled() => {
+                tracing::info!(server = %self.server, "the upstream cancelled its {what}; the client is told");
+                let cancel = CancelledNotificationParam::new(
+                    Some(id),
+                    Some(format!("the upstream server {:?} cancelled its {what}", self.server)),
+                );
+                if let Err(error) = link.peer.notify_cancelled(cancel).await {
+                    tracing::debug!(%error, "the client went away before a cancellation");
+                }
+                Err(ErrorData::internal_error(format!("the {what} was cancelled"), None))
+            }
+        }
+    }
+}
+
+/// An upstream's log message on a shared connection, which serves no one
+/// session: written to the gateway's own log at its level, named by server,
+/// every URL's query hidden (and its values masked elsewhere in it).
+fn log_shared(server: &str, params: LoggingMessageNotificationParam) {
+    let params = relayed_log(server, params, &porter_net::Redactor::new());
+    let logger = params.logger.unwrap_or_default();
+    let data = match params.data {
+        serde_json::Value::String(text) => text,
+        other => other.to_string(),
+    };
+    let data = bounded_reason(&data);
+    match params.level {
+        LoggingLevel::Debug => tracing::debug!(logger, "upstream log: {data}"),
+        LoggingLevel::Info | LoggingLevel::Notice => tracing::info!(logger, "upstream log: {data}"),
+        LoggingLevel::Warning => tracing::warn!(logger, "upstream log: {data}"),
+        _ => tracing::error!(logger, "upstream log: {data}"),
     }
 }
 
@@ -155,7 +272,7 @@ impl ClientHandler for Relay {
     async fn create_message(
         &self,
         params: CreateMessageRequestParams,
-        _context: RequestContext<RoleClient>,
+        context: RequestContext<RoleClient>,
     ) -> Result<CreateMessageResult, ErrorData> {
         let Some(link) = self
             .link
@@ -170,16 +287,31 @@ impl ClientHandler for Relay {
             ));
         };
         tracing::info!(server = %self.server, "an upstream's sampling request relayed to the client");
-        link.peer
-            .create_message(params)
+        let params = self
+            .captured(link, Relayed::Sampling, params)
             .await
-            .map_err(|e| relayed_error(e, "sampling request"))
+            .map_err(|reason| {
+                tracing::error!(server = %self.server, %reason, "the files of a sampling request were not kept");
+                ErrorData::internal_error(
+                    "the gateway could not keep the files of this sampling request in its inbox, \
+                     so it did not pass the request on",
+                    None,
+                )
+            })?;
+        let request = ServerRequest::CreateMessageRequest(CreateMessageRequest::new(params));
+        match self
+            .ask_client(link, request, &context, "sampling request")
+            .await?
+        {
+            ClientResult::CreateMessageResult(result) => Ok(*result),
+            _ => Err(not_an_answer("sampling request")),
+        }
     }
 
     async fn create_elicitation(
         &self,
         request: ElicitRequestParams,
-        _context: RequestContext<RoleClient>,
+        context: RequestContext<RoleClient>,
     ) -> Result<ElicitResult, ErrorData> {
         let Some(link) = self
             .link
@@ -191,10 +323,22 @@ impl ClientHandler for Relay {
             return Ok(ElicitResult::new(ElicitationAction::Decline));
         };
         tracing::info!(server = %self.server, "an upstream's question relayed to the client");
-        link.peer
-            .create_elicitation(request)
+        let request = self
+            .captured(link, Relayed::Question, request)
             .await
-            .map_err(|e| relayed_error(e, "question"))
+            .map_err(|reason| {
+                tracing::error!(server = %self.server, %reason, "the files of a question were not kept");
+                ErrorData::internal_error(
+                    "the gateway could not keep the files of this question in its inbox, so it \
+                     did not pass the question on",
+                    None,
+                )
+            })?;
+        let request = ServerRequest::ElicitRequest(ElicitRequest::new(request));
+        match self.ask_client(link, request, &context, "question").await? {
+            ClientResult::ElicitResult(result) => Ok(result),
+            _ => Err(not_an_answer("question")),
+        }
     }
 
     async fn on_logging_message(
@@ -203,7 +347,17 @@ impl ClientHandler for Relay {
         _context: NotificationContext<RoleClient>,
     ) {
         let Some(link) = &self.link else {
+            // A shared connection serves no one session: the message goes to
+            // the gateway's own log, named by server, URL queries hidden.
+            log_shared(&self.server, params);
             return;
+        };
+        let params = match self.captured(link, Relayed::Log, params).await {
+            Ok(params) => params,
+            Err(reason) => {
+                tracing::warn!(server = %self.server, %reason, "a log message whose files were not kept is not passed on");
+                return;
+            }
         };
         let params = relayed_log(&self.server, params, &link.redactor);
         let sent = link.peer.notify_logging_message(params).await;
@@ -218,10 +372,13 @@ impl ClientHandler for Relay {
         _context: NotificationContext<RoleClient>,
     ) {
         let Some(link) = &self.link else {
+            tracing::debug!(server = %self.server, "a resource update on a shared connection (no session to tell)");
             return;
         };
         let mut params = params;
-        params.uri = resource_uri(&self.server, &params.uri);
+        if !self.bare {
+            params.uri = resource_uri(&self.server, &params.uri);
+        }
         if let Err(error) = link.peer.notify_resource_updated(params).await {
             tracing::debug!(%error, "the client went away before a resource update");
         }
@@ -229,6 +386,9 @@ impl ClientHandler for Relay {
 
     async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {
         *self.tools.lock().await = None;
+        if self.link.is_none() {
+            tracing::info!(server = %self.server, "the upstream's tools changed; they are listed again on the next request");
+        }
         if let Some(link) = &self.link
             && let Err(error) = link.peer.notify_tool_list_changed().await
         {
@@ -413,6 +573,81 @@ struct Upstream {
 pub struct Upstreams {
     servers: BTreeMap<String, Upstream>,
     wiring: Wiring,
+    /// The names of `bare_names` servers' items listed without the
+    /// namespace, as last listed.
+    bare: Mutex<BareNames>,
+}
+
+/// `BareNames` are the items of the servers configured with `bare_names`
+/// that a set listed under their own names, each with its server.
+#[derive(Default)]
+struct BareNames {
+    tools: HashMap<String, String>,
+    prompts: HashMap<String, String>,
+    resources: HashMap<String, String>,
+    /// `(template, server)`.
+    templates: Vec<(String, String)>,
+    /// The gateway's own tool names, never given to an upstream's tool.
+    reserved: Vec<String>,
+}
+
+/// Of `(server, name)` pairs of `bare_names` servers, the names that may be
+/// listed bare, with their server: offered by one such server only, not
+/// `reserved`, and not starting like a namespaced name (`namespace`).
+fn unclashed<'a>(
+    named: impl Iterator<Item = (&'a str, &'a str)>,
+    reserved: &[String],
+    namespace: &str,
+) -> HashMap<String, String> {
+    let mut seen: HashMap<&str, Option<&str>> = HashMap::new();
+    for (server, name) in named {
+        seen.entry(name)
+            .and_modify(|owner| *owner = None)
+            .or_insert(Some(server));
+    }
+    seen.into_iter()
+        .filter_map(|(name, owner)| Some((name, owner?)))
+        .filter(|(name, _)| {
+            !name.starts_with(namespace) && !reserved.iter().any(|taken| taken == name)
+        })
+        .map(|(name, server)| (name.to_owned(), server.to_owned()))
+        .collect()
+}
+
+/// Whether `uri` is one that the URI template `template` (RFC 6570, the
+/// simple form: literal text and `{expressions}`) can expand to: the
+/// literal parts in order, each expression standing for at least one
+/// character.
+fn template_matches(template: &str, uri: &str) -> bool {
+    let mut parts = template.split('{');
+    let Some(mut rest) = uri.strip_prefix(parts.next().unwrap_or_default()) else {
+        return false;
+    };
+    let mut parts = parts.peekable();
+    while let Some(part) = parts.next() {
+        let Some((_, literal)) = part.split_once('}') else {
+            return false;
+        };
+        let Some(first) = rest.chars().next() else {
+            return false;
+        };
+        let after = &rest[first.len_utf8()..];
+        if literal.is_empty() {
+            if parts.peek().is_none() {
+                return true;
+            }
+            rest = after;
+            continue;
+        }
+        if parts.peek().is_none() {
+            return after.ends_with(literal);
+        }
+        let Some(at) = after.find(literal) else {
+            return false;
+        };
+        rest = &after[at + literal.len()..];
+    }
+    rest.is_empty()
 }
 
 /// How a set's connections are made and where what comes on them goes.
@@ -471,7 +706,27 @@ impl Upstreams {
                 link,
                 modern,
             },
+            bare: Mutex::default(),
         }
+    }
+
+    fn bare_names(&self) -> std::sync::MutexGuard<'_, BareNames> {
+        self.bare
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// Whether a server of this set goes by bare names.
+    fn any_bare(&self) -> bool {
+        self.servers.values().any(|u| u.config.bare_names)
+    }
+
+    /// Whether `server` goes by bare names.
+    #[must_use]
+    pub fn is_bare(&self, server: &str) -> bool {
+        self.servers
+            .get(server)
+            .is_some_and(|u| u.config.bare_names)
     }
 
     /// The configuration of server `name`.
@@ -490,21 +745,126 @@ impl Upstreams {
         upstream.connection(&self.wiring).await
     }
 
-    /// Every upstream tool, named `mcp__<server>__<tool>`. A server that
-    /// cannot be reached is logged and left out, so one broken upstream does
-    /// not hide the others.
-    pub async fn tools(&self) -> Vec<Tool> {
-        let lists = futures_util::future::join_all(self.servers.values().map(|upstream| async {
-            match upstream.tools(&self.wiring).await {
+    /// Every upstream tool, named `mcp__<server>__<tool>`, or by its own
+    /// name for a `bare_names` server where that name clashes with none of
+    /// `reserved` (the gateway's own tools) and no other such server's. A
+    /// server that cannot be reached is logged and left out, so one broken
+    /// upstream does not hide the others.
+    pub async fn tools(&self, reserved: &[String]) -> Vec<Tool> {
+        let lists = futures_util::future::join_all(self.servers.values().map(|upstream| async move {
+            let tools = match upstream.tools(&self.wiring).await {
                 Ok(tools) => tools,
                 Err(error) => {
                     tracing::warn!(server = %upstream.name, %error, "upstream tools not listed");
                     Vec::new()
                 }
-            }
+            };
+            (upstream, tools)
         }))
         .await;
-        lists.into_iter().flatten().collect()
+        if !self.any_bare() {
+            return lists.into_iter().flat_map(|(_, tools)| tools).collect();
+        }
+        let own = |upstream: &Upstream, tool: &Tool| {
+            tool.name
+                .strip_prefix(&format!("{TOOL_PREFIX}{}__", upstream.name))
+                .map(str::to_owned)
+        };
+        let named: Vec<(String, String)> = lists
+            .iter()
+            .filter(|(upstream, _)| upstream.config.bare_names)
+            .flat_map(|(upstream, tools)| {
+                tools
+                    .iter()
+                    .filter_map(|tool| Some((upstream.name.clone(), own(upstream, tool)?)))
+            })
+            .collect();
+        let bare = unclashed(
+            named
+                .iter()
+                .map(|(server, name)| (server.as_str(), name.as_str())),
+            reserved,
+            TOOL_PREFIX,
+        );
+        let mut listed = Vec::new();
+        for (upstream, tools) in lists {
+            for mut tool in tools {
+                if upstream.config.bare_names
+                    && let Some(name) = own(upstream, &tool)
+                    && bare.get(&name) == Some(&upstream.name)
+                {
+                    tool.name = name.into();
+                }
+                listed.push(tool);
+            }
+        }
+        let mut remembered = self.bare_names();
+        remembered.tools = bare;
+        remembered.reserved = reserved.to_vec();
+        listed
+    }
+
+    /// The server whose tool goes by the bare name `name` (a `bare_names`
+    /// server's), listing the tools first if this set has not yet.
+    pub async fn bare_tool(&self, name: &str) -> Option<String> {
+        if !self.any_bare() {
+            return None;
+        }
+        if let Some(server) = self.bare_names().tools.get(name) {
+            return Some(server.clone());
+        }
+        let reserved = self.bare_names().reserved.clone();
+        self.tools(&reserved).await;
+        self.bare_names().tools.get(name).cloned()
+    }
+
+    /// The server whose prompt goes by the bare name `name`, listing the
+    /// prompts first if this set has not yet.
+    pub async fn bare_prompt(&self, name: &str) -> Option<String> {
+        if !self.any_bare() {
+            return None;
+        }
+        if let Some(server) = self.bare_names().prompts.get(name) {
+            return Some(server.clone());
+        }
+        self.prompts().await;
+        self.bare_names().prompts.get(name).cloned()
+    }
+
+    /// The server a bare resource URI (or resource template) belongs to:
+    /// the `bare_names` server that listed it, or whose template matches
+    /// it, or the only `bare_names` server there is.
+    pub async fn bare_resource(&self, uri: &str) -> Option<String> {
+        let bare: Vec<&str> = self
+            .servers
+            .values()
+            .filter(|u| u.config.bare_names)
+            .map(|u| u.name.as_str())
+            .collect();
+        if bare.is_empty() || uri.starts_with(RESOURCE_SCHEME) {
+            return None;
+        }
+        let known = |names: &BareNames| {
+            names.resources.get(uri).cloned().or_else(|| {
+                names
+                    .templates
+                    .iter()
+                    .find(|(template, _)| template == uri || template_matches(template, uri))
+                    .map(|(_, server)| server.clone())
+            })
+        };
+        if let Some(server) = known(&self.bare_names()) {
+            return Some(server);
+        }
+        self.resources().await;
+        self.resource_templates().await;
+        if let Some(server) = known(&self.bare_names()) {
+            return Some(server);
+        }
+        match bare.as_slice() {
+            [only] => Some((*only).to_owned()),
+            _ => None,
+        }
     }
 
     /// Lists one kind of item of every upstream that offers it, each
@@ -541,50 +901,96 @@ impl Upstreams {
         lists.into_iter().flatten().collect()
     }
 
-    /// Every upstream resource, its URI as `mcp://<server>/<uri>`.
+    /// Renames each listed item: its own name where it may go bare (a
+    /// `bare_names` server's, clashing with no other), else the namespaced
+    /// one; returns the items and the bare names with their servers.
+    fn rename<T>(
+        &self,
+        items: Vec<(String, T)>,
+        name_of: impl Fn(&T) -> &str,
+        set_name: impl Fn(&mut T, String),
+        namespaced: impl Fn(&str, &str) -> String,
+        namespace: &str,
+    ) -> (Vec<T>, HashMap<String, String>) {
+        let bare = unclashed(
+            items
+                .iter()
+                .filter(|(server, _)| self.is_bare(server))
+                .map(|(server, item)| (server.as_str(), name_of(item))),
+            &[],
+            namespace,
+        );
+        let renamed = items
+            .into_iter()
+            .map(|(server, mut item)| {
+                let own = name_of(&item).to_owned();
+                if bare.get(&own) != Some(&server) {
+                    set_name(&mut item, namespaced(&server, &own));
+                }
+                item
+            })
+            .collect();
+        (renamed, bare)
+    }
+
+    /// Every upstream resource, its URI as `mcp://<server>/<uri>` (or its
+    /// own, for a `bare_names` server where it clashes with none).
     pub async fn resources(&self) -> Vec<Resource> {
-        self.list_all(Offer::Resources, |peer, server| async move {
-            let resources = peer.list_all_resources().await?;
-            Ok(resources
-                .into_iter()
-                .map(|mut resource| {
-                    resource.uri = resource_uri(&server, &resource.uri);
-                    resource
-                })
-                .collect())
-        })
-        .await
+        let listed = self
+            .list_all(Offer::Resources, |peer, server| async move {
+                let resources = peer.list_all_resources().await?;
+                Ok(resources.into_iter().map(|r| (server.clone(), r)).collect())
+            })
+            .await;
+        let (resources, bare) = self.rename(
+            listed,
+            |r: &Resource| r.uri.as_str(),
+            |r, uri| r.uri = uri,
+            resource_uri,
+            RESOURCE_SCHEME,
+        );
+        self.bare_names().resources = bare;
+        resources
     }
 
     /// Every upstream resource template, its URI template as
-    /// `mcp://<server>/<template>`.
+    /// `mcp://<server>/<template>` (or its own, as for resources).
     pub async fn resource_templates(&self) -> Vec<ResourceTemplate> {
-        self.list_all(Offer::Resources, |peer, server| async move {
-            let templates = peer.list_all_resource_templates().await?;
-            Ok(templates
-                .into_iter()
-                .map(|mut template| {
-                    template.uri_template = resource_uri(&server, &template.uri_template);
-                    template
-                })
-                .collect())
-        })
-        .await
+        let listed = self
+            .list_all(Offer::Resources, |peer, server| async move {
+                let templates = peer.list_all_resource_templates().await?;
+                Ok(templates.into_iter().map(|t| (server.clone(), t)).collect())
+            })
+            .await;
+        let (templates, bare) = self.rename(
+            listed,
+            |t: &ResourceTemplate| t.uri_template.as_str(),
+            |t, uri| t.uri_template = uri,
+            resource_uri,
+            RESOURCE_SCHEME,
+        );
+        self.bare_names().templates = bare.into_iter().collect();
+        templates
     }
 
-    /// Every upstream prompt, named `mcp__<server>__<prompt>`.
+    /// Every upstream prompt, named `mcp__<server>__<prompt>` (or by its
+    /// own name, as for tools).
     pub async fn prompts(&self) -> Vec<Prompt> {
-        self.list_all(Offer::Prompts, |peer, server| async move {
-            let prompts = peer.list_all_prompts().await?;
-            Ok(prompts
-                .into_iter()
-                .map(|mut prompt| {
-                    prompt.name = format!("{TOOL_PREFIX}{server}__{}", prompt.name);
-                    prompt
-                })
-                .collect())
-        })
-        .await
+        let listed = self
+            .list_all(Offer::Prompts, |peer, server| async move {
+                let prompts = peer.list_all_prompts().await?;
+                Ok(prompts.into_iter().map(|p| (server.clone(), p)).collect())
+            })
+            .await;
+        let (prompts, bare) = self.rename(
+            listed,
+            |p: &Prompt| p.name.as_str(),
+            |p, name| p.name = name,
+            |server, name| format!("{TOOL_PREFIX}{server}__{name}"),
+            TOOL_PREFIX,
+        );
+        self.bare_names().prompts = bare;
+        prompts
     }
 
     /// Passes the client's log level on to every upstream that offers
@@ -817,7 +1223,8 @@ impl Upstreams {
 /// each request): the metadata that declares to the upstream what this
 /// client can be asked — its sampling and elicitation capabilities — so
 /// that an upstream that needs to ask answers "input required", which the
-/// gateway passes on. `None` for a client that negotiated a session: its
+/// gateway passes on; and the log level the client opted in to for the
+/// request, if any. `None` for a client that negotiated a session: its
 /// connection declared that once.
 fn forwarded_capabilities(
     context: &RequestContext<RoleServer>,
@@ -834,6 +1241,11 @@ fn forwarded_capabilities(
     askable.elicitation = declared.elicitation;
     let mut meta = rmcp::model::RequestMetaObject::default();
     meta.set_client_capabilities(askable);
+    // A client that opted in to log messages for this request has the
+    // upstream send them (on 2026-07-28 a server sends none otherwise).
+    if let Some(level) = context.meta.log_level() {
+        meta.set_log_level(level);
+    }
     Some(meta)
 }
 
@@ -931,6 +1343,7 @@ impl Upstream {
     ) -> Result<Connection, UpstreamError> {
         let relay = Relay {
             server: self.name.clone(),
+            bare: self.config.bare_names,
             routes: wiring.routes.clone(),
             link: wiring.link.clone(),
             tools: self.tools.clone(),
@@ -1094,6 +1507,37 @@ mod tests {
         ] {
             assert_eq!(split_resource_uri(refused), None, "{refused}");
         }
+    }
+
+    #[test]
+    fn a_uri_matches_a_template_whose_literal_parts_it_has_in_order() {
+        let template = "test://template/{id}/data";
+        assert!(template_matches(template, "test://template/123/data"));
+        assert!(template_matches(template, "test://template/a-b/data"));
+        assert!(!template_matches(template, "test://template//data"));
+        assert!(!template_matches(template, "test://template/123/other"));
+        assert!(!template_matches(template, "test://other/123/data"));
+        assert!(template_matches("file:///{path}", "file:///srv/a/b.txt"));
+        assert!(!template_matches("file:///{path}", "file:///"));
+        assert!(template_matches("x://{a}{b}", "x://ab"));
+        assert!(template_matches("plain://one", "plain://one"));
+        assert!(!template_matches("plain://one", "plain://one/two"));
+    }
+
+    #[test]
+    fn a_bare_name_two_servers_offer_or_the_gateway_has_stays_namespaced() {
+        let named = [
+            ("a", "search"),
+            ("a", "File"),
+            ("a", "only_a"),
+            ("b", "search"),
+            ("b", "only_b"),
+            ("b", "mcp__x__y"),
+        ];
+        let bare = unclashed(named.into_iter(), &["File".to_owned()], TOOL_PREFIX);
+        let mut found: Vec<_> = bare.iter().map(|(n, s)| (n.as_str(), s.as_str())).collect();
+        found.sort_unstable();
+        assert_eq!(found, [("only_a", "a"), ("only_b", "b")]);
     }
 
     #[test]
