@@ -45,6 +45,7 @@ mod error;
 mod files;
 pub mod keychain;
 mod model;
+pub mod oauth;
 mod posts;
 mod server;
 mod state;

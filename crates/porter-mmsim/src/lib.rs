@@ -45,8 +45,9 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use serde::Serialize;
 
 pub use seed::{
-    DEFAULT_MAX_FILE_BYTES, DEFAULT_MAX_POST_CHARS, DemoFile, Seed, SeedChannel, SeedConfig,
-    SeedError, SeedFile, SeedPost, SeedTeam, SeedTime, SeedUser,
+    DEFAULT_MAX_FILE_BYTES, DEFAULT_MAX_POST_CHARS, DEFAULT_OAUTH_ACCESS_SECONDS, DemoFile, Seed,
+    SeedChannel, SeedConfig, SeedError, SeedFile, SeedOAuthApp, SeedPost, SeedTeam, SeedTime,
+    SeedUser,
 };
 
 /// `Sim` is one emulated Mattermost server. It is cheap to clone (clones
@@ -73,6 +74,8 @@ pub struct RecordedRequest {
     pub path: String,
     /// The raw query string without `?`, if any.
     pub query: Option<String>,
+    /// The `User-Agent` the client sent, if any.
+    pub user_agent: Option<String>,
 }
 
 /// Locks a mutex, going on with the data if a panicking thread poisoned
