@@ -58,6 +58,7 @@ pub use doctor::{Check, Level, Report, doctor};
 pub use http::{HttpOptions, LOOPBACK_HOSTS, http_app, serve_http};
 pub use names::{Candidate, Match, find, looks_like_id, name_key, post_id_of};
 pub use output::*;
+pub use render::iso_utc;
 pub use resources::{COMPLETIONS, FILE_ID, RESOURCE_BYTES};
 pub use tools::posts::{PostChangeOut, UnreadChannelOut, UnreadOut};
 pub use tools::threads::{ThreadItemOut, ThreadsOut};

@@ -136,7 +136,7 @@ pub fn expiry_text(sign_in: &SignIn) -> String {
     match sign_in.expires_at_ms {
         None => "never (the server gave no expiry)".to_owned(),
         Some(at) => {
-            let when = jiff_like(at);
+            let when = porter_mattermost_mcp::iso_utc(i64::try_from(at).unwrap_or(i64::MAX));
             let now = oauth::now_ms();
             if at <= now {
                 format!("{when} (it has expired)")
@@ -145,30 +145,6 @@ pub fn expiry_text(sign_in: &SignIn) -> String {
             }
         }
     }
-}
-
-/// An ms timestamp as an RFC 3339 UTC time.
-fn jiff_like(ms: u64) -> String {
-    let secs = i64::try_from(ms / 1000).unwrap_or(i64::MAX);
-    let days = secs.div_euclid(86_400);
-    let rest = secs.rem_euclid(86_400);
-    // Civil date from days since 1970-01-01 (Howard Hinnant's algorithm).
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let y = yoe + era * 400;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = doy - (153 * mp + 2) / 5 + 1;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 };
-    let y = if m <= 2 { y + 1 } else { y };
-    format!(
-        "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}Z",
-        rest / 3600,
-        rest % 3600 / 60,
-        rest % 60
-    )
 }
 
 fn human_duration(ms: u64) -> String {
@@ -419,12 +395,10 @@ mod tests {
     use super::*;
 
     #[test]
-    fn times_are_written_in_utc() {
-        assert_eq!(jiff_like(0), "1970-01-01T00:00:00Z");
-        assert_eq!(jiff_like(1_764_547_200_000), "2025-12-01T00:00:00Z");
-        assert_eq!(
-            jiff_like(951_782_400_000 + 3_661_000),
-            "2000-02-29T01:01:01Z"
-        );
+    fn durations_are_said_in_the_unit_that_reads_best() {
+        assert_eq!(human_duration(4_000), "4 seconds");
+        assert_eq!(human_duration(600_000), "10 minutes");
+        assert_eq!(human_duration(3 * 3_600_000), "3 hours");
+        assert_eq!(human_duration(30 * 86_400_000), "30 days");
     }
 }
