@@ -347,3 +347,32 @@ def test_the_emulator_refuses_a_reused_code_a_wrong_redirect_and_a_missing_verif
         assert page.value.code == 400
     finally:
         sim.stop()
+
+
+async def test_a_file_holding_the_renewed_token_is_refused_before_anyone_is_asked(tmp_path: Path, port: int):
+    from harness import Person
+
+    sim = started(tmp_path, port, lifetime=60)
+    try:
+        machine = Machine(tmp_path, sim, port)
+        done = machine.login(machine.env(client_id="confidentialapp0000000000a", secret=SECRET))
+        assert done.returncode == 0, f"{done.stdout}\n{done.stderr}"
+        env = {**machine.serve_env(), "MM_MCP_ALLOW_WRITES": "true"}
+        person = Person()
+        async with serve("stdio", env, tmp_path / "serve", person=person) as served:
+            expire_all(sim)
+            renewed = await served.client.call_tool("search_posts", {"terms": "release"})
+            assert not renewed.is_error, text_of(renewed)
+            token = machine.sign_in()["access_token"]
+            sim.clear()
+            result = await served.client.call_tool(
+                "create_post",
+                {"channel_id": "town-square", "message": "Here it is.", "files": [{"name": "config.txt", "content": f"token = {token}\n"}]},
+            )
+            log = sim.requests()
+        assert result.is_error, f"a file holding the renewed token was not refused: {text_of(result)}"
+        assert not person.questions
+        assert not [r for r in log if r["method"] == "POST"], show(log)
+        assert token not in text_of(result)
+    finally:
+        sim.stop()

@@ -446,6 +446,15 @@ impl MattermostServer {
         text
     }
 
+    /// The token porter sends now, which no outgoing file may hold: the
+    /// client's renewed one under an OAuth sign-in, else the fixed one.
+    pub(crate) async fn own_token(&self) -> String {
+        match self.shared.client.sourced_token().await {
+            Some(token) => token.expose().to_owned(),
+            None => self.shared.token.expose().to_owned(),
+        }
+    }
+
     /// The account the token belongs to, asked once.
     async fn me(&self) -> Result<User, Error> {
         if let Some(me) = lock(&self.shared.me).clone() {

@@ -229,6 +229,15 @@ impl Client {
         self
     }
 
+    /// `sourced_token` is the token requests send now when it comes from a
+    /// token source (an OAuth sign-in, renewed as it expires), so a caller
+    /// can keep it out of what it sends; `None` for a fixed token (the one
+    /// the client was made with) or when the source has none to give.
+    pub async fn sourced_token(&self) -> Option<Token> {
+        let source = self.source.as_ref()?;
+        source.token().await.ok()
+    }
+
     /// The `Authorization` header for `token`.
     fn bearer(token: &Token) -> Result<HeaderValue, Error> {
         let mut auth = HeaderValue::from_str(&format!("Bearer {}", token.expose().trim()))
