@@ -218,6 +218,12 @@ async def test_a_public_apps_expired_sign_in_sends_nothing_and_says_how_to_renew
             stdin=subprocess.DEVNULL,
         )
         assert start.returncode == 2 and "login --oauth" in start.stderr, start.stderr
+
+        logout = subprocess.run(
+            [str(porter_bin()), "mattermost", "logout"], env=machine.serve_env(), capture_output=True, text=True, timeout=60
+        )
+        assert logout.returncode == 0 and "Removed" in logout.stdout, logout.stdout + logout.stderr
+        assert machine.kept() == {}, "logout forgets the OAuth sign-in"
     finally:
         sim.stop()
 
