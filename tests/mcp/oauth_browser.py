@@ -37,6 +37,9 @@ async def main(address: str) -> dict:
             page = await browser.new_page()
             await page.goto(address)
             seen["pages"].append(urlsplit(page.url).path)
+            if await page.query_selector("#error"):
+                seen["error"] = await page.inner_text("#error")
+                return seen
             await page.fill("#login_id", os.environ.get("OAUTH_BROWSER_USER", "alice"))
             await page.fill("#password", os.environ.get("OAUTH_BROWSER_PASSWORD", "alice-password"))
             await page.click("#login")

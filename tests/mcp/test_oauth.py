@@ -382,3 +382,18 @@ async def test_a_file_holding_the_renewed_token_is_refused_before_anyone_is_aske
         assert token not in text_of(result)
     finally:
         sim.stop()
+
+
+async def test_a_redirect_the_app_does_not_list_stops_at_mattermost_and_porter_names_the_callback(tmp_path: Path, port: int):
+    other = free_port()
+    sim = started(tmp_path, port, lifetime=60)
+    try:
+        machine = Machine(tmp_path, sim, other)  # porter listens where the app has no callback
+        env = {**machine.env(client_id="confidentialapp0000000000a", secret=SECRET), "MM_OAUTH_WAIT_SECONDS": "8"}
+        done = machine.login(env)
+        assert done.returncode == 1, f"{done.stdout}\n{done.stderr}"
+        assert "redirect" in machine.browser().get("error", ""), machine.browser()
+        assert f"http://127.0.0.1:{other}/callback" in done.stderr and "nothing was stored" in done.stderr, done.stderr
+        assert machine.kept() == {}
+    finally:
+        sim.stop()

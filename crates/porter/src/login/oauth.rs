@@ -28,8 +28,9 @@ use tokio::net::TcpListener;
 /// callback URL is then `http://127.0.0.1:8976/callback`.
 pub const REDIRECT_PORT: u16 = 8976;
 
-/// How long porter waits for the browser to come back.
-const WAIT: Duration = Duration::from_secs(300);
+/// `WAIT_SECONDS` is how long porter waits for the browser to come back
+/// unless `MM_OAUTH_WAIT_SECONDS` says otherwise.
+pub const WAIT_SECONDS: u64 = 300;
 
 /// The most of a request from the browser that is read.
 const REQUEST_BYTES: usize = 16 * 1024;
@@ -66,9 +67,31 @@ fn redirect_port() -> Result<u16, Failure> {
     }
 }
 
+/// How long to wait for the browser: `MM_OAUTH_WAIT_SECONDS` or
+/// [`WAIT_SECONDS`].
+fn wait() -> Result<Duration, Failure> {
+    match var("MM_OAUTH_WAIT_SECONDS") {
+        None => Ok(Duration::from_secs(WAIT_SECONDS)),
+        Some(text) => text
+            .parse::<u64>()
+            .ok()
+            .filter(|s| *s > 0)
+            .map(Duration::from_secs)
+            .ok_or_else(|| {
+                (
+                    2,
+                    format!(
+                        "MM_OAUTH_WAIT_SECONDS is {text:?}, not a number of seconds; unset it for {WAIT_SECONDS}"
+                    ),
+                )
+            }),
+    }
+}
+
 /// Runs the sign-in and keeps it; the message to print on success.
 pub async fn login(url: &str, store: &dyn TokenStore) -> Result<String, Failure> {
     let port = redirect_port()?;
+    let wait = wait()?;
     let redirect_uri = format!("http://127.0.0.1:{port}/callback");
     let listener = TcpListener::bind(("127.0.0.1", port)).await.map_err(|error| {
         let why = if error.kind() == std::io::ErrorKind::AddrInUse {
@@ -96,14 +119,15 @@ pub async fn login(url: &str, store: &dyn TokenStore) -> Result<String, Failure>
             "porter: the browser could not be opened ({error}); open the address above by hand."
         );
     }
-    let sign_in = tokio::time::timeout(WAIT, answer(&listener, url, &app, &state, &pkce, &options))
+    let sign_in = tokio::time::timeout(wait, answer(&listener, url, &app, &state, &pkce, &options))
         .await
         .map_err(|_| {
             (
                 1,
                 format!(
-                    "no answer came back from the browser within {} minutes; nothing was stored. Run porter mattermost login --oauth again.",
-                    WAIT.as_secs() / 60
+                    "no answer came back from the browser within {}; nothing was stored. If Mattermost showed an error about the redirect URI, the app's callback URL must be exactly {} (or set MM_OAUTH_REDIRECT_PORT to the port it names); then run porter mattermost login --oauth again.",
+                    human_duration(u64::try_from(wait.as_millis()).unwrap_or(u64::MAX)),
+                    app.redirect_uri
                 ),
             )
         })??;
