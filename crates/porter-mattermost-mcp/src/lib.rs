@@ -489,14 +489,14 @@ impl ServerHandler for MattermostServer {
         _request: Option<PaginatedRequestParams>,
         context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
-        let cache_hints = cache_hints(&context);
+        let (ttl_ms, cache_scope) = list_hints(&context);
         Ok(ListToolsResult {
             result_type: Some(ResultType::COMPLETE),
             tools: self.tools.list(),
             meta: None,
             next_cursor: None,
-            ttl_ms: cache_hints.then_some(0),
-            cache_scope: cache_hints.then_some(CacheScope::Public),
+            ttl_ms,
+            cache_scope,
         })
     }
 
@@ -528,10 +528,7 @@ impl ServerHandler for MattermostServer {
         context: RequestContext<RoleServer>,
     ) -> Result<ListResourcesResult, ErrorData> {
         let mut result = ListResourcesResult::with_all_items(Vec::new());
-        if cache_hints(&context) {
-            result.ttl_ms = Some(0);
-            result.cache_scope = Some(CacheScope::Public);
-        }
+        (result.ttl_ms, result.cache_scope) = list_hints(&context);
         Ok(result)
     }
 
@@ -541,10 +538,7 @@ impl ServerHandler for MattermostServer {
         context: RequestContext<RoleServer>,
     ) -> Result<ListResourceTemplatesResult, ErrorData> {
         let mut result = ListResourceTemplatesResult::with_all_items(self.resource_templates());
-        if cache_hints(&context) {
-            result.ttl_ms = Some(0);
-            result.cache_scope = Some(CacheScope::Public);
-        }
+        (result.ttl_ms, result.cache_scope) = list_hints(&context);
         Ok(result)
     }
 
@@ -597,11 +591,18 @@ impl ServerHandler for MattermostServer {
     }
 }
 
-/// Whether a list's answer carries cache hints: from 2026-07-28 on.
+/// Whether an answer carries cache hints: from 2026-07-28 on.
 fn cache_hints(context: &RequestContext<RoleServer>) -> bool {
     context
         .protocol_version()
         .is_some_and(|version| version >= ProtocolVersion::V_2026_07_28)
+}
+
+/// A listing's cache hints (fresh for no time, the same for everyone), on
+/// revisions that have them.
+fn list_hints(context: &RequestContext<RoleServer>) -> (Option<u64>, Option<CacheScope>) {
+    let hints = cache_hints(context);
+    (hints.then_some(0), hints.then_some(CacheScope::Public))
 }
 
 /// `SUPPORTED_VERSIONS` are the MCP revisions served: elicitation during

@@ -354,7 +354,7 @@ fn whole(
     wide.window_bytes = limit.saturating_add(64);
     let mut text = String::new();
     let mut start = 1;
-    let first = loop {
+    let last = loop {
         let request = WindowRequest {
             start_line: Some(start),
             line_count: Some(u64::MAX),
@@ -385,7 +385,7 @@ fn whole(
             _ => break view,
         }
     };
-    let record = &first.structured;
+    let record = &last.structured;
     let mime = match record.kind {
         porter_fileview::Kind::Text => record.mime_type.clone(),
         porter_fileview::Kind::Archive => "text/plain".to_owned(),
@@ -394,8 +394,8 @@ fn whole(
     let mut contents = vec![ResourceContents::text(text, uri).with_mime_type(mime)];
     // What follows the text (a PDF's own bytes) follows it here too.
     let after = View {
-        content: first.content.into_iter().skip(1).collect(),
-        structured: first.structured,
+        content: last.content.into_iter().skip(1).collect(),
+        structured: last.structured,
     };
     contents.extend(blob_pieces(&after, info, uri, limit)?);
     Ok(contents)
