@@ -196,7 +196,8 @@ async def test_a_confidential_app_signs_in_in_the_browser_serves_and_is_renewed(
 
 
 async def test_a_public_apps_expired_sign_in_sends_nothing_and_says_how_to_renew(tmp_path: Path, port: int):
-    sim = started(tmp_path, port, lifetime=3)
+    # Long enough to start serving on a busy machine, short enough to wait out.
+    sim = started(tmp_path, port, lifetime=6)
     try:
         machine = Machine(tmp_path, sim, port)
         done = machine.login(machine.env(client_id="publicapp00000000000000000a"))
@@ -205,7 +206,7 @@ async def test_a_public_apps_expired_sign_in_sends_nothing_and_says_how_to_renew
         kept = machine.sign_in()
         assert "refresh_token" not in kept and "client_secret" not in kept, kept
         async with serve("stdio", machine.serve_env(), tmp_path / "serve") as served:
-            time.sleep(3.5)
+            time.sleep(6.5)
             sim.clear()
             found = await served.client.call_tool("search_posts", {"terms": "release"})
             log = sim.requests()
