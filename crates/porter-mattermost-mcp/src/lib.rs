@@ -28,6 +28,7 @@ pub mod outgoing;
 mod output;
 mod paging;
 mod render;
+mod resources;
 mod tools;
 
 use std::borrow::Cow;
@@ -38,9 +39,10 @@ use std::time::Duration;
 
 use porter_mcp::tool::{Registry, Tool};
 use rmcp::model::{
-    CacheScope, CallToolRequestParams, CallToolResponse, DiscoverResult, Implementation,
-    ListToolsResult, PaginatedRequestParams, ProtocolVersion, ResultType, ServerCapabilities,
-    ServerConfig,
+    CacheScope, CallToolRequestParams, CallToolResponse, CompleteRequestParams, CompleteResult,
+    DiscoverResult, Implementation, ListResourceTemplatesResult, ListResourcesResult,
+    ListToolsResult, PaginatedRequestParams, ProtocolVersion, ReadResourceRequestParams,
+    ReadResourceResponse, ResultType, ServerCapabilities, ServerConfig,
 };
 // Logging is deprecated by SEP-2577, but clients up to 2025-11-25 still
 // call logging/setLevel (the conformance suite checks it), so it is kept.
@@ -56,6 +58,8 @@ pub use doctor::{Check, Level, Report, doctor};
 pub use http::{HttpOptions, LOOPBACK_HOSTS, http_app, serve_http};
 pub use names::{Candidate, Match, find, looks_like_id, name_key, post_id_of};
 pub use output::*;
+pub use render::iso_utc;
+pub use resources::{COMPLETIONS, FILE_ID, RESOURCE_BYTES};
 pub use tools::posts::{PostChangeOut, UnreadChannelOut, UnreadOut};
 pub use tools::threads::{ThreadItemOut, ThreadsOut};
 
@@ -243,6 +247,10 @@ pub struct Options {
     /// so Claude Code shows each call to the person; only with
     /// `ask_before_writes` off (porter then asks nothing itself).
     pub force_human_in_the_loop: bool,
+    /// The most bytes one piece of a resource read holds (a document's
+    /// text, an image, media); a file that does not fit is refused, naming
+    /// `read_file` and `save_file`. See [`RESOURCE_BYTES`].
+    pub resource_bytes: usize,
 }
 
 impl Default for Options {
@@ -258,6 +266,7 @@ impl Default for Options {
             view: porter_fileview::Options::default(),
             ask_timeout: ASK_TIMEOUT,
             force_human_in_the_loop: false,
+            resource_bytes: RESOURCE_BYTES,
         }
     }
 }
@@ -437,6 +446,15 @@ impl MattermostServer {
         text
     }
 
+    /// The token porter sends now, which no outgoing file may hold: the
+    /// client's renewed one under an OAuth sign-in, else the fixed one.
+    pub(crate) async fn own_token(&self) -> String {
+        match self.shared.client.sourced_token().await {
+            Some(token) => token.expose().to_owned(),
+            None => self.shared.token.expose().to_owned(),
+        }
+    }
+
     /// The account the token belongs to, asked once.
     async fn me(&self) -> Result<User, Error> {
         if let Some(me) = lock(&self.shared.me).clone() {
@@ -453,8 +471,10 @@ impl ServerHandler for MattermostServer {
     fn get_info(&self) -> ServerConfig {
         ServerConfig::new(
             ServerCapabilities::builder()
-                .enable_tools()
                 .enable_logging()
+                .enable_completions()
+                .enable_resources()
+                .enable_tools()
                 .build(),
         )
         .with_server_info(
@@ -469,16 +489,14 @@ impl ServerHandler for MattermostServer {
         _request: Option<PaginatedRequestParams>,
         context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
-        let cache_hints = context
-            .protocol_version()
-            .is_some_and(|version| version >= ProtocolVersion::V_2026_07_28);
+        let (ttl_ms, cache_scope) = list_hints(&context);
         Ok(ListToolsResult {
             result_type: Some(ResultType::COMPLETE),
             tools: self.tools.list(),
             meta: None,
             next_cursor: None,
-            ttl_ms: cache_hints.then_some(0),
-            cache_scope: cache_hints.then_some(CacheScope::Public),
+            ttl_ms,
+            cache_scope,
         })
     }
 
@@ -494,7 +512,55 @@ impl ServerHandler for MattermostServer {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
-        self.tools.call(self, request, context).await
+        let mut response = self.tools.call(self, request, context).await?;
+        if let CallToolResponse::Complete(result) = &mut response {
+            self.link_files(result);
+        }
+        Ok(response)
+    }
+
+    /// No file is listed: there are too many, and they are reached through
+    /// the posts that carry them, the links in tool answers, search_files
+    /// and completion of the template's `file_id`.
+    async fn list_resources(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ListResourcesResult, ErrorData> {
+        let mut result = ListResourcesResult::with_all_items(Vec::new());
+        (result.ttl_ms, result.cache_scope) = list_hints(&context);
+        Ok(result)
+    }
+
+    async fn list_resource_templates(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ListResourceTemplatesResult, ErrorData> {
+        let mut result = ListResourceTemplatesResult::with_all_items(self.resource_templates());
+        (result.ttl_ms, result.cache_scope) = list_hints(&context);
+        Ok(result)
+    }
+
+    async fn read_resource(
+        &self,
+        request: ReadResourceRequestParams,
+        context: RequestContext<RoleServer>,
+    ) -> Result<ReadResourceResponse, ErrorData> {
+        let mut result = self.read_resource_impl(&request.uri, &context).await?;
+        if cache_hints(&context) {
+            result.ttl_ms = Some(0);
+            result.cache_scope = Some(CacheScope::Private);
+        }
+        Ok(result.into())
+    }
+
+    async fn complete(
+        &self,
+        request: CompleteRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<CompleteResult, ErrorData> {
+        self.complete_impl(&request).await
     }
 
     fn supported_protocol_versions(&self) -> Cow<'static, [ProtocolVersion]> {
@@ -523,6 +589,20 @@ impl ServerHandler for MattermostServer {
         *lock(&self.shared.log_level) = request.level;
         Ok(())
     }
+}
+
+/// Whether an answer carries cache hints: from 2026-07-28 on.
+fn cache_hints(context: &RequestContext<RoleServer>) -> bool {
+    context
+        .protocol_version()
+        .is_some_and(|version| version >= ProtocolVersion::V_2026_07_28)
+}
+
+/// A listing's cache hints (fresh for no time, the same for everyone), on
+/// revisions that have them.
+fn list_hints(context: &RequestContext<RoleServer>) -> (Option<u64>, Option<CacheScope>) {
+    let hints = cache_hints(context);
+    (hints.then_some(0), hints.then_some(CacheScope::Public))
 }
 
 /// `SUPPORTED_VERSIONS` are the MCP revisions served: elicitation during

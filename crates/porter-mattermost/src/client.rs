@@ -108,6 +108,9 @@ pub struct Client {
     host: String,
     auth: HeaderValue,
     options: ClientOptions,
+    /// Where the token comes from when it expires and is renewed (an
+    /// OAuth sign-in); `auth` is used otherwise.
+    source: Option<std::sync::Arc<dyn crate::oauth::TokenSource>>,
 }
 
 impl fmt::Debug for Client {
@@ -210,7 +213,39 @@ impl Client {
             host,
             auth,
             options,
+            source: None,
         })
+    }
+
+    /// `with_token_source` takes every request's token from `source`
+    /// instead: renewed before it expires and once after a 401, and never
+    /// sent once expired.
+    #[must_use]
+    pub fn with_token_source(
+        mut self,
+        source: std::sync::Arc<dyn crate::oauth::TokenSource>,
+    ) -> Client {
+        self.source = Some(source);
+        self
+    }
+
+    /// `sourced_token` is the token requests send now when it comes from a
+    /// token source (an OAuth sign-in, renewed as it expires), so a caller
+    /// can keep it out of what it sends; `None` for a fixed token (the one
+    /// the client was made with) or when the source has none to give.
+    pub async fn sourced_token(&self) -> Option<Token> {
+        let source = self.source.as_ref()?;
+        source.token().await.ok()
+    }
+
+    /// The `Authorization` header for `token`.
+    fn bearer(token: &Token) -> Result<HeaderValue, Error> {
+        let mut auth = HeaderValue::from_str(&format!("Bearer {}", token.expose().trim()))
+            .map_err(|_| Error::BadToken {
+                reason: "has characters an HTTP header cannot carry",
+            })?;
+        auth.set_sensitive(true);
+        Ok(auth)
     }
 
     /// `base_url` is the server's address as normalised (no trailing `/`,
@@ -286,9 +321,18 @@ impl Client {
         build: impl Fn() -> RequestBuilder,
     ) -> Result<Response, Error> {
         let mut attempt = 1;
+        let mut sent = match &self.source {
+            Some(source) => Some(source.token().await?),
+            None => None,
+        };
+        let mut renewed = false;
         loop {
+            let auth = match &sent {
+                Some(token) => Self::bearer(token)?,
+                None => self.auth.clone(),
+            };
             let response = build()
-                .header(AUTHORIZATION, self.auth.clone())
+                .header(AUTHORIZATION, auth)
                 .send()
                 .await
                 .map_err(|e| self.network(e))?;
@@ -301,6 +345,16 @@ impl Client {
             );
             if status.is_success() {
                 return Ok(response);
+            }
+            if status == StatusCode::UNAUTHORIZED
+                && !renewed
+                && let (Some(source), Some(token)) = (&self.source, &sent)
+                && let Some(fresh) = source.refused(token).await?
+            {
+                drop(response);
+                renewed = true;
+                sent = Some(fresh);
+                continue;
             }
             let busy = status == StatusCode::TOO_MANY_REQUESTS
                 || status == StatusCode::SERVICE_UNAVAILABLE;

@@ -79,6 +79,33 @@ pub enum Error {
         #[source]
         source: reqwest::Error,
     },
+    /// Signing in with OAuth failed.
+    #[error("signing in to Mattermost at {host} failed: {reason}")]
+    SignIn {
+        /// The server's host.
+        host: String,
+        /// What went wrong.
+        reason: String,
+    },
+    /// An OAuth sign-in expired and cannot be renewed (a public app has no
+    /// refresh token); no request was sent with the expired token.
+    #[error(
+        "the OAuth sign-in to Mattermost at {host} has expired; run `porter mattermost login --oauth` again to renew it"
+    )]
+    SignInExpired {
+        /// The server's host.
+        host: String,
+    },
+    /// Renewing an OAuth sign-in failed.
+    #[error(
+        "the OAuth sign-in to Mattermost at {host} could not be renewed ({reason}); run `porter mattermost login --oauth` again"
+    )]
+    SignInRenewal {
+        /// The server's host.
+        host: String,
+        /// Why renewing failed.
+        reason: String,
+    },
     /// 401: the token was refused.
     #[error(
         "Mattermost at {host} refused the token: it is wrong, expired or revoked; make a new personal access token (Profile → Security → Personal Access Tokens) and set MM_TOKEN ({api})"

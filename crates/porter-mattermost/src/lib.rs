@@ -10,7 +10,10 @@
 //! honouring `Retry-After`), and turns Mattermost's error bodies into an
 //! [`Error`] that names what was asked for and what to do. Downloads stop at
 //! the caller's byte cap whatever the server claims; uploads send exactly the
-//! form fields Mattermost accepts. The token is never printed.
+//! form fields Mattermost accepts. The token is never printed. An OAuth
+//! sign-in ([`oauth`]) gives the client a token source instead of a fixed
+//! token: renewed before it expires and once after a 401, never sent once
+//! expired.
 //!
 //! It deliberately does not read the environment or configuration files
 //! (the `porter` binary does and passes a URL, a [`Token`] and
@@ -45,6 +48,7 @@ mod error;
 mod files;
 pub mod keychain;
 mod model;
+pub mod oauth;
 mod posts;
 mod server;
 mod state;

@@ -9,7 +9,15 @@
 //! tokens in any case, membership checks on channels, the upload field
 //! rules, `per_page` capped at 200, `Content-Disposition` on downloads.
 //!
-//! It records every request (method, path, query), so a test can assert
+//! It is also Mattermost's OAuth 2.0 provider, as the server's web routes
+//! are: `/oauth/authorize` behind a login page and a consent page,
+//! `/oauth/access_token` with the code and refresh grants (PKCE S256,
+//! redirect URIs matched exactly, single-use codes, refresh tokens for
+//! confidential apps only), access tokens that expire after the seed's
+//! `oauth_access_token_seconds`, and dynamic client registration when the
+//! seed enables it; `POST /__sim/oauth/expire` ends every OAuth token at once.
+//!
+//! It records every request (method, path, query, `User-Agent`), so a test can assert
 //! what a tool did and did not call, and it starts from a [`Seed`]: a
 //! YAML/JSON fixture or the built-in [`Seed::demo`], whose posts carry real
 //! files of every kind porter's file view handles.
@@ -45,8 +53,9 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use serde::Serialize;
 
 pub use seed::{
-    DEFAULT_MAX_FILE_BYTES, DEFAULT_MAX_POST_CHARS, DemoFile, Seed, SeedChannel, SeedConfig,
-    SeedError, SeedFile, SeedPost, SeedTeam, SeedTime, SeedUser,
+    DEFAULT_MAX_FILE_BYTES, DEFAULT_MAX_POST_CHARS, DEFAULT_OAUTH_ACCESS_SECONDS, DemoFile, Seed,
+    SeedChannel, SeedConfig, SeedError, SeedFile, SeedOAuthApp, SeedPost, SeedTeam, SeedTime,
+    SeedUser,
 };
 
 /// `Sim` is one emulated Mattermost server. It is cheap to clone (clones
@@ -73,6 +82,8 @@ pub struct RecordedRequest {
     pub path: String,
     /// The raw query string without `?`, if any.
     pub query: Option<String>,
+    /// The `User-Agent` the client sent, if any.
+    pub user_agent: Option<String>,
 }
 
 /// Locks a mutex, going on with the data if a panicking thread poisoned

@@ -38,6 +38,26 @@ pub struct Seed {
     /// Posts in order; a reply names its root by the root's `key`.
     #[serde(default)]
     pub posts: Vec<SeedPost>,
+    /// OAuth 2.0 apps an administrator registered.
+    #[serde(default)]
+    pub oauth_apps: Vec<SeedOAuthApp>,
+}
+
+/// `SeedOAuthApp` is an OAuth 2.0 app: a confidential one has a secret,
+/// a public one none (and must use PKCE; it gets no refresh tokens).
+#[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
+#[serde(deny_unknown_fields)]
+pub struct SeedOAuthApp {
+    /// The app's id, which clients send as `client_id`.
+    pub client_id: String,
+    /// The secret of a confidential app; absent for a public one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client_secret: Option<String>,
+    /// The name the consent page shows.
+    #[serde(default)]
+    pub name: String,
+    /// The redirect URIs, matched exactly.
+    pub callback_urls: Vec<String>,
 }
 
 /// `SeedConfig` holds the server settings that clients read from
@@ -63,10 +83,19 @@ pub struct SeedConfig {
     /// the route answers the server's 404 for a path it does not serve, as
     /// a server built without the feature does.
     pub post_reminders: bool,
+    /// How long an OAuth access token lasts, in seconds.
+    pub oauth_access_token_seconds: u64,
+    /// Whether OAuth dynamic client registration is enabled
+    /// (`POST /api/v4/oauth/apps/register`, listed in the metadata).
+    pub oauth_registration: bool,
 }
 
 /// `DEFAULT_MAX_FILE_BYTES` is Mattermost's default `MaxFileSize`: 100 MiB.
 pub const DEFAULT_MAX_FILE_BYTES: u64 = 100 * 1024 * 1024;
+
+/// `DEFAULT_OAUTH_ACCESS_SECONDS` is how long an OAuth access token lasts
+/// unless the seed says otherwise (30 days).
+pub const DEFAULT_OAUTH_ACCESS_SECONDS: u64 = 30 * 24 * 60 * 60;
 
 /// `DEFAULT_MAX_POST_CHARS` is Mattermost's default `MaxPostSize`.
 pub const DEFAULT_MAX_POST_CHARS: u64 = 16_383;
@@ -80,6 +109,8 @@ impl Default for SeedConfig {
             site_name: "Mattermost".to_owned(),
             site_url: String::new(),
             post_reminders: true,
+            oauth_access_token_seconds: DEFAULT_OAUTH_ACCESS_SECONDS,
+            oauth_registration: false,
         }
     }
 }

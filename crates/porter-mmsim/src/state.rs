@@ -58,6 +58,8 @@ pub(crate) struct State {
     pub reactions: Vec<Reaction>,
     /// Each person's own state: preferences, drafts, reminders, logins.
     pub own: crate::api::own_state::OwnState,
+    /// OAuth apps, codes and the expiry of OAuth access tokens.
+    pub oauth: crate::api::oauth::OAuthState,
 }
 
 impl State {
@@ -82,6 +84,7 @@ impl State {
             statuses: std::collections::BTreeMap::new(),
             reactions: Vec::new(),
             own: crate::api::own_state::OwnState::default(),
+            oauth: crate::api::oauth::OAuthState::from_seed(seed),
         };
         state.seed_users(seed)?;
         state.seed_teams_and_channels(seed)?;
@@ -653,6 +656,9 @@ impl State {
     /// The active user a token belongs to; deactivated users' tokens are
     /// refused, as the server revokes their sessions.
     pub(crate) fn user_for_token(&self, token: &str) -> Option<&User> {
+        if self.oauth.expired(token) {
+            return None;
+        }
         self.tokens
             .get(token)
             .and_then(|id| self.user(id))

@@ -7,8 +7,11 @@
 //! before it is stored, and never printed. `PORTER_KEYCHAIN_FILE` swaps the
 //! keychain for a JSON file, for tests on machines with no Secret Service.
 
+pub mod oauth;
+
 use std::io::{BufRead as _, IsTerminal as _};
 use std::process::ExitCode;
+use std::sync::Arc;
 
 use clap::Args;
 use porter_mattermost::keychain::{FileStore, OsKeychain, TokenStore};
@@ -34,8 +37,13 @@ pub struct LoginArgs {
     url: Option<String>,
     /// Sign in with this username (or e-mail) and a password instead of
     /// pasting a personal access token.
-    #[arg(long)]
+    #[arg(long, conflicts_with = "oauth")]
     username: Option<String>,
+    /// Sign in through the browser, Mattermost being the OAuth 2.0
+    /// provider: the app from MM_OAUTH_CLIENT_ID (+ MM_OAUTH_CLIENT_SECRET),
+    /// the redirect on 127.0.0.1:MM_OAUTH_REDIRECT_PORT (default 8976).
+    #[arg(long)]
+    oauth: bool,
 }
 
 #[derive(Debug, Args)]
@@ -47,10 +55,10 @@ pub struct LogoutArgs {
 
 /// The token store to use: the file `PORTER_KEYCHAIN_FILE` names, else
 /// the OS keychain.
-pub fn store() -> Box<dyn TokenStore> {
+pub fn store() -> Arc<dyn TokenStore> {
     match std::env::var_os(KEYCHAIN_FILE_VAR).filter(|v| !v.is_empty()) {
-        Some(path) => Box::new(FileStore::new(path)),
-        None => Box::new(OsKeychain),
+        Some(path) => Arc::new(FileStore::new(path)),
+        None => Arc::new(OsKeychain),
     }
 }
 
@@ -68,16 +76,47 @@ fn url_of(given: Option<&str>) -> Result<String, String> {
         .map_err(|e| e.to_string())
 }
 
-/// The token stored for the `MM_URL` in the environment, when `MM_TOKEN`
-/// is unset: what `serve` and `doctor` use then. A keychain that cannot
-/// be used is only logged; the missing `MM_TOKEN` is then the error.
-pub fn stored_token() -> Option<String> {
+/// `Stored` is what `login` kept for a URL.
+pub enum Stored {
+    /// A personal access token or session token.
+    Token(String),
+    /// An OAuth sign-in, renewed as it expires.
+    OAuth {
+        /// The normalised URL.
+        url: String,
+        /// The sign-in.
+        sign_in: porter_mattermost::oauth::SignIn,
+        /// Where it is kept.
+        store: Arc<dyn TokenStore>,
+    },
+}
+
+/// What is kept for the `MM_URL` in the environment, when `MM_TOKEN` is
+/// unset: what `serve` and `doctor` use then (an OAuth sign-in before a
+/// token, though `login` keeps only the newest of the two). A keychain
+/// that cannot be used is only logged; the missing `MM_TOKEN` is then the
+/// error.
+pub fn stored_token() -> Option<Stored> {
     if std::env::var("MM_TOKEN").is_ok_and(|t| !t.trim().is_empty()) {
         return None;
     }
     let url = url_of(None).ok()?;
-    match store().get(&url) {
-        Ok(found) => found.map(|t| t.expose().to_owned()),
+    let store = store();
+    match store.get(&oauth::key(&url)) {
+        Ok(Some(kept)) => {
+            if let Some(sign_in) = porter_mattermost::oauth::SignIn::from_stored(&kept) {
+                return Some(Stored::OAuth {
+                    url,
+                    sign_in,
+                    store,
+                });
+            }
+        }
+        Ok(None) => {}
+        Err(error) => tracing::debug!("no stored sign-in for {url}: {error}"),
+    }
+    match store.get(&url) {
+        Ok(found) => found.map(|t| Stored::Token(t.expose().to_owned())),
         Err(error) => {
             tracing::debug!("no stored token for {url}: {error}");
             None
@@ -105,6 +144,16 @@ pub async fn login(args: LoginArgs) -> ExitCode {
             return ExitCode::from(2);
         }
     };
+    if args.oauth {
+        let store = store();
+        return match oauth::login(&url, store.as_ref()).await {
+            Ok(message) => crate::output::finish(crate::output::print(&message), ExitCode::SUCCESS),
+            Err((code, message)) => {
+                eprintln!("porter: {message}");
+                ExitCode::from(code)
+            }
+        };
+    }
     let outcome = match &args.username {
         Some(username) => by_password(&url, username).await,
         None => by_token(&url).await,
@@ -118,13 +167,17 @@ pub async fn login(args: LoginArgs) -> ExitCode {
     };
     let store = store();
     match store.set(&url, &token) {
-        Ok(()) => crate::output::finish(
-            crate::output::print(&format!(
-                "Signed in to {url} as @{username}; the token is kept in {}. Unset MM_TOKEN so porter uses it (MM_TOKEN wins when set).\n",
-                store.describe()
-            )),
-            ExitCode::SUCCESS,
-        ),
+        Ok(()) => {
+            // The newest sign-in is the one used: an OAuth one kept before goes.
+            let _ = store.delete(&oauth::key(&url));
+            crate::output::finish(
+                crate::output::print(&format!(
+                    "Signed in to {url} as @{username}; the token is kept in {}. Unset MM_TOKEN so porter uses it (MM_TOKEN wins when set).\n",
+                    store.describe()
+                )),
+                ExitCode::SUCCESS,
+            )
+        }
         Err(error) => {
             eprintln!("porter: {error}");
             ExitCode::from(1)
@@ -223,7 +276,8 @@ pub fn logout(args: &LogoutArgs) -> ExitCode {
         }
     };
     let store = store();
-    match store.delete(&url) {
+    let signed_in = store.delete(&oauth::key(&url)).unwrap_or(false);
+    match store.delete(&url).map(|token| token || signed_in) {
         Ok(true) => crate::output::finish(
             crate::output::print(&format!(
                 "Removed the token for {url} from {}.\n",

@@ -91,9 +91,30 @@ pub(crate) fn run(args: MattermostArgs) -> ExitCode {
     } else {
         None
     };
+    // An OAuth sign-in is renewed now when it is due, and then as it
+    // expires while serving.
+    let mut sign_in = None;
+    let token = match stored {
+        Some(login::Stored::Token(token)) => Some(token),
+        Some(login::Stored::OAuth {
+            url,
+            sign_in: kept,
+            store,
+        }) => match runtime.block_on(login::oauth::source(&url, kept, store)) {
+            Ok((source, token)) => {
+                sign_in = Some(source);
+                Some(token.expose().to_owned())
+            }
+            Err(error) => {
+                eprintln!("porter: {error}");
+                return ExitCode::from(2);
+            }
+        },
+        None => None,
+    };
     let vars = |name: &str| match std::env::var(name).ok() {
         Some(value) if !value.trim().is_empty() => Some(value),
-        _ if name == "MM_TOKEN" => stored.clone(),
+        _ if name == "MM_TOKEN" => token.clone(),
         other => other,
     };
     match args.command {
@@ -109,7 +130,23 @@ pub(crate) fn run(args: MattermostArgs) -> ExitCode {
                     );
                 }
             };
-            let report = runtime.block_on(porter_mattermost_mcp::doctor(&settings));
+            let mut report = runtime.block_on(porter_mattermost_mcp::doctor(&settings));
+            if let Some(source) = &sign_in {
+                let kept = runtime.block_on(source.sign_in());
+                report.checks.push(porter_mattermost_mcp::Check {
+                    level: porter_mattermost_mcp::Level::Note,
+                    what: format!(
+                        "signed in with OAuth (porter mattermost login --oauth); the sign-in expires {}{}",
+                        login::oauth::expiry_text(&kept),
+                        if kept.refresh_token.is_some() {
+                            " and is renewed before then"
+                        } else {
+                            "; the app is public, so run porter mattermost login --oauth again then"
+                        }
+                    ),
+                    fix: None,
+                });
+            }
             output::finish(
                 output::print(&report.to_string()),
                 ExitCode::from(report.exit_code()),
@@ -122,7 +159,7 @@ pub(crate) fn run(args: MattermostArgs) -> ExitCode {
                 Need::Connection
             };
             match Settings::from_vars(vars, home.as_deref(), need) {
-                Ok(settings) => runtime.block_on(run_serve(serve, settings)),
+                Ok(settings) => runtime.block_on(run_serve(serve, settings, sign_in)),
                 Err(error) => {
                     eprintln!("porter: {error}");
                     ExitCode::from(2)
@@ -132,7 +169,11 @@ pub(crate) fn run(args: MattermostArgs) -> ExitCode {
     }
 }
 
-async fn run_serve(args: ServeArgs, mut settings: Settings) -> ExitCode {
+async fn run_serve(
+    args: ServeArgs,
+    mut settings: Settings,
+    sign_in: Option<std::sync::Arc<porter_mattermost::oauth::SignInSource>>,
+) -> ExitCode {
     let transport = match args.transport {
         TransportArg::Stdio => Transport::Stdio,
         TransportArg::Http => Transport::Http,
@@ -169,7 +210,10 @@ async fn run_serve(args: ServeArgs, mut settings: Settings) -> ExitCode {
         ..ClientOptions::default()
     };
     let client = match Client::new(&settings.url, settings.token.clone(), client_options) {
-        Ok(client) => client,
+        Ok(client) => match sign_in {
+            Some(source) => client.with_token_source(source),
+            None => client,
+        },
         Err(error) => {
             eprintln!("porter: {error}");
             return ExitCode::from(2);

@@ -66,73 +66,101 @@ impl MattermostServer {
         let info = self.shared.client.file_info(file_id).await?;
         let link = self.file_link(&info);
         let options = &self.shared.options.view;
-        let declared = (!info.mime_type.is_empty()).then_some(info.mime_type.as_str());
         let window = WindowRequest {
             start_line: args.start_line,
             line_count: args.line_count,
         };
-        // A file read before is cut from its prepared text: no download, no
-        // decoding, no counting of lines again.
-        let cached = lock(&self.shared.cache).get(&info.id);
-        let prepared = if let Some(prepared) = cached {
-            prepared
-        } else {
-            let bytes = match self.file_bytes(&info, options.max_file_bytes).await? {
-                Err(size) => {
-                    let view = porter_fileview::describe_too_large(
-                        &info.name,
-                        size,
-                        declared,
-                        Some(&link),
-                        options,
-                    );
-                    return view_result(&info, &link, &view);
-                }
-                Ok(bytes) => bytes,
-            };
-            let cancel = Cancel::new();
-            let task = {
-                let cancel = cancel.clone();
-                let options = options.clone();
-                let name = info.name.clone();
-                let declared = declared.map(str::to_owned);
-                let link = link.clone();
-                tokio::task::spawn_blocking(move || {
-                    let input = FileInput {
-                        bytes: &bytes,
-                        name: &name,
-                        declared_type: declared.as_deref(),
-                        link: Some(&link),
-                    };
-                    porter_fileview::prepare(&input, &options, &cancel)
-                })
-            };
-            let outcome = tokio::select! {
-                joined = task => joined,
-                () = context.ct.cancelled() => {
-                    cancel.cancel();
-                    return Err(ToolError::Tool("the request was cancelled".to_owned()));
-                }
-            };
-            let prepared = match outcome {
-                Ok(Ok(prepared)) => std::sync::Arc::new(prepared),
-                Ok(Err(error)) => return Err(view_failure(&error)),
-                Err(join) => {
-                    tracing::error!(%join, file_id, "the file view stopped unexpectedly");
-                    return Err(ToolError::Tool(format!(
-                        "porter could not show {}; a person can open it at {link}",
-                        info.name
-                    )));
-                }
-            };
-            lock(&self.shared.cache).put(&info.id, std::sync::Arc::clone(&prepared));
-            prepared
+        let prepared = match self.prepared_file(&info, &link, context).await? {
+            Prepared::Ready(prepared) => prepared,
+            Prepared::TooLarge(size) => {
+                let view = describe_too_large(&info, size, &link, options);
+                return view_result(&info, &link, &view);
+            }
         };
         let view = prepared
             .view(&window, options)
             .map_err(|error| view_failure(&error))?;
         view_result(&info, &link, &view)
     }
+
+    /// A file read through the file view once, ready for any window: from
+    /// the cache when it was read before (no download, no decoding, no
+    /// counting of lines again), else downloaded (at most the view's cap)
+    /// and prepared off the async threads. The same for `read_file` and
+    /// `resources/read`.
+    pub(crate) async fn prepared_file(
+        &self,
+        info: &FileInfo,
+        link: &str,
+        context: &RequestContext<RoleServer>,
+    ) -> Result<Prepared, ToolError> {
+        let options = &self.shared.options.view;
+        let declared = (!info.mime_type.is_empty()).then_some(info.mime_type.as_str());
+        if let Some(prepared) = lock(&self.shared.cache).get(&info.id) {
+            return Ok(Prepared::Ready(prepared));
+        }
+        let bytes = match self.file_bytes(info, options.max_file_bytes).await? {
+            Err(size) => return Ok(Prepared::TooLarge(size)),
+            Ok(bytes) => bytes,
+        };
+        let cancel = Cancel::new();
+        let task = {
+            let cancel = cancel.clone();
+            let options = options.clone();
+            let name = info.name.clone();
+            let declared = declared.map(str::to_owned);
+            let link = link.to_owned();
+            tokio::task::spawn_blocking(move || {
+                let input = FileInput {
+                    bytes: &bytes,
+                    name: &name,
+                    declared_type: declared.as_deref(),
+                    link: Some(&link),
+                };
+                porter_fileview::prepare(&input, &options, &cancel)
+            })
+        };
+        let outcome = tokio::select! {
+            joined = task => joined,
+            () = context.ct.cancelled() => {
+                cancel.cancel();
+                return Err(ToolError::Tool("the request was cancelled".to_owned()));
+            }
+        };
+        let prepared = match outcome {
+            Ok(Ok(prepared)) => std::sync::Arc::new(prepared),
+            Ok(Err(error)) => return Err(view_failure(&error)),
+            Err(join) => {
+                tracing::error!(%join, file_id = %info.id, "the file view stopped unexpectedly");
+                return Err(ToolError::Tool(format!(
+                    "porter could not show {}; a person can open it at {link}",
+                    info.name
+                )));
+            }
+        };
+        lock(&self.shared.cache).put(&info.id, std::sync::Arc::clone(&prepared));
+        Ok(Prepared::Ready(prepared))
+    }
+}
+
+/// `Prepared` is a file ready for the view, or the size that kept it from
+/// being downloaded.
+pub(crate) enum Prepared {
+    /// Read and prepared.
+    Ready(std::sync::Arc<porter_fileview::Prepared>),
+    /// Larger than the view reads: its size, as learnt.
+    TooLarge(u64),
+}
+
+/// The description of a file too large to download, with its link.
+pub(crate) fn describe_too_large(
+    info: &FileInfo,
+    size: u64,
+    link: &str,
+    options: &porter_fileview::Options,
+) -> View {
+    let declared = (!info.mime_type.is_empty()).then_some(info.mime_type.as_str());
+    porter_fileview::describe_too_large(&info.name, size, declared, Some(link), options)
 }
 
 /// A window the file does not have, or a cancelled view, as a sentence the

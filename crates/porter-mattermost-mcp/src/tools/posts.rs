@@ -1911,7 +1911,7 @@ impl MattermostServer {
     ) -> Result<Prepared, ToolError> {
         let requests = requests.to_vec();
         let home = self.shared.options.home.clone();
-        let token = self.shared.token.expose().to_owned();
+        let token = self.own_token().await;
         let destination = destination.to_owned();
         tokio::task::spawn_blocking(move || {
             outgoing::prepare(
@@ -1936,7 +1936,7 @@ impl MattermostServer {
         destination: String,
     ) -> Result<Vec<(PreparedFile, Vec<u8>)>, ToolError> {
         let home = self.shared.options.home.clone();
-        let token = self.shared.token.expose().to_owned();
+        let token = self.own_token().await;
         tokio::task::spawn_blocking(move || {
             outgoing::reread(
                 &prepared,

@@ -95,7 +95,8 @@ async fn me_is_the_tokens_owner() {
         [RecordedRequest {
             method: "GET".into(),
             path: "/api/v4/users/me".into(),
-            query: None
+            query: None,
+            user_agent: Some(porter_mattermost::USER_AGENT.to_owned()),
         }]
     );
 }

@@ -4,6 +4,7 @@
 mod channels;
 mod channels_more;
 mod files;
+pub(crate) mod oauth;
 pub(crate) mod own_state;
 mod post_changes;
 mod posts;
@@ -102,6 +103,7 @@ pub(crate) fn router(sim: &Sim) -> Router {
         .merge(channels_more::routes())
         .merge(post_changes::routes())
         .merge(own_state::routes())
+        .merge(oauth::api_routes())
         .fallback(no_route)
         .method_not_allowed_fallback(no_route);
 
@@ -109,6 +111,7 @@ pub(crate) fn router(sim: &Sim) -> Router {
         .nest("/api/v4", api)
         .route("/_redirect/pl/{post_id}", get(posts::permalink))
         .route("/{team}/pl/{post_id}", get(posts::permalink_page))
+        .merge(oauth::web_routes())
         .fallback(web_not_found)
         .layer(middleware::from_fn_with_state(sim.clone(), record))
         // Added after the recording layer, so looking does not change what
@@ -116,6 +119,7 @@ pub(crate) fn router(sim: &Sim) -> Router {
         .route("/__sim/requests", get(inspect_requests))
         .route("/__sim/requests/clear", post(inspect_clear))
         .route("/__sim/state", get(inspect_state))
+        .route("/__sim/oauth/expire", post(oauth::expire_all))
         .with_state(sim.clone())
 }
 
@@ -162,6 +166,11 @@ async fn record(State(sim): State<Sim>, request: Request, next: Next) -> Respons
         method: request.method().as_str().to_owned(),
         path: request.uri().path().to_owned(),
         query: request.uri().query().map(str::to_owned),
+        user_agent: request
+            .headers()
+            .get(header::USER_AGENT)
+            .and_then(|v| v.to_str().ok())
+            .map(str::to_owned),
     });
     let version = {
         let state = sim.lock();

@@ -97,6 +97,7 @@ pub(crate) fn seed() -> Seed {
         direct_channels: vec![names(&["alice", "bob"])],
         group_channels: vec![names(&["alice", "bob", "carol"])],
         posts: posts(),
+        oauth_apps: Vec::new(),
     }
 }
 

@@ -1,0 +1,66 @@
+// The TypeScript MCP SDK as a client of `porter mattermost serve` over
+// stdio. It runs the steps given as JSON in its one argument and prints one
+// JSON line with what each answered; the Python test says what that must
+// be. A step is {op: "templates"}, {op: "complete", uri, value},
+// {op: "read", uri}, {op: "call", name, arguments} or {op: "follow", name,
+// arguments} (call the tool, then read every resource_link it returned).
+// Errors are answers too: {error: message, code}.
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+
+const plan = JSON.parse(process.argv[2]);
+const transport = new StdioClientTransport({
+  command: plan.command,
+  args: plan.args,
+  env: plan.env,
+  stderr: "inherit",
+});
+const client = new Client({ name: "porter-ts-test", version: "1.0.0" });
+await client.connect(transport);
+
+async function answer(run) {
+  try {
+    return await run();
+  } catch (error) {
+    return { error: String(error.message ?? error), code: error.code ?? null };
+  }
+}
+
+const out = { capabilities: client.getServerCapabilities(), steps: [] };
+for (const step of plan.steps) {
+  switch (step.op) {
+    case "templates":
+      out.steps.push(await answer(() => client.listResourceTemplates()));
+      break;
+    case "complete":
+      out.steps.push(
+        await answer(() =>
+          client.complete({
+            ref: { type: "ref/resource", uri: step.uri },
+            argument: { name: step.argument ?? "file_id", value: step.value },
+          }),
+        ),
+      );
+      break;
+    case "read":
+      out.steps.push(await answer(() => client.readResource({ uri: step.uri })));
+      break;
+    case "call":
+      out.steps.push(await answer(() => client.callTool({ name: step.name, arguments: step.arguments })));
+      break;
+    case "follow": {
+      const result = await answer(() => client.callTool({ name: step.name, arguments: step.arguments }));
+      const links = (result.content ?? []).filter((block) => block.type === "resource_link");
+      const reads = [];
+      for (const link of links) {
+        reads.push(await answer(() => client.readResource({ uri: link.uri })));
+      }
+      out.steps.push({ result, reads });
+      break;
+    }
+    default:
+      throw new Error(`unknown step ${step.op}`);
+  }
+}
+await client.close();
+process.stdout.write(JSON.stringify(out) + "\n");
