@@ -23,147 +23,21 @@ use porter_git::{
     Access, Bounds, Credential, CredentialSource, GitError, Identity, Network, Secret, Signer,
     Window, network, submodule,
 };
-use rmcp::model::{CallToolResult, ContentBlock, Tool};
-use schemars::JsonSchema;
-use serde::{Deserialize, Serialize};
-
 use porter_inbox::Owner;
+use porter_mcp::tool::{Call, Hints, NoOut, Outcome, Tool, ToolError, parse_args_naming};
+use rmcp::model::{CallToolResult, ContentBlock, JsonObject};
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::Value;
 
 use crate::access::Caller;
-use crate::config::{Volume, VolumeMode};
+use crate::config::{GitConfig, Grant, RemoteDirection, Volume, VolumeMode};
+use crate::context::Turn;
 use crate::file::grants::{self, Need};
 use crate::file::reference::Place;
 
 /// `GIT_TOOL` is the name the `Git` tool is listed under.
 pub const GIT_TOOL: &str = "Git";
-
-/// `RemoteDirection` is one entry of a profile's `git_remote`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "snake_case")]
-pub enum RemoteDirection {
-    /// clone, fetch, pull, ls_remote.
-    Fetch,
-    /// push.
-    Push,
-}
-
-/// `GitConfig` is the operator's `git:` section.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
-#[serde(default, deny_unknown_fields)]
-pub struct GitConfig {
-    /// Hosts the Git tool may fetch from (like `http.allow_hosts`); empty:
-    /// none.
-    pub fetch_hosts: Vec<String>,
-    /// Hosts the Git tool may push to; unset: push is off for everyone.
-    pub push_hosts: Option<Vec<String>>,
-    /// The author and committer of every commit.
-    pub identity: Option<GitIdentity>,
-    /// Credentials, each sent only to the URLs it covers.
-    pub credentials: Vec<GitCredential>,
-    /// Most files one checkout writes (default 200,000).
-    pub max_checkout_files: Option<usize>,
-    /// Signing of commits and tags (`sign: true`) with the operator's
-    /// ed25519 key; unset: nothing can be signed.
-    pub signing: Option<GitSigning>,
-    /// The key `signing.key_file` names, loaded (and checked) by
-    /// [`crate::config::Config::git_resolved`] at start-up; never
-    /// serialized.
-    #[serde(skip)]
-    #[schemars(skip)]
-    pub signer: Option<porter_git::Signer>,
-}
-
-/// `GitSigning` is where the operator's signing key lives.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct GitSigning {
-    /// An OpenSSH ed25519 private key without a passphrase (`ssh-keygen -t
-    /// ed25519 -N ''`). Commits and tags get an SSH signature in namespace
-    /// `git` that `git verify-commit` checks against an allowed-signers
-    /// file; the key never leaves the gateway. A relative path is taken
-    /// from the config file's folder.
-    pub key_file: PathBuf,
-}
-
-/// `GitIdentity` is the operator's name and email for commits.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct GitIdentity {
-    /// The name.
-    pub name: String,
-    /// The email.
-    pub email: String,
-}
-
-/// `GitCredential` is one credential as configured: exactly one of a
-/// static `token` (which may be `${ENV_NAME}`, resolved by the binary
-/// before the gateway starts) or a `github_app` whose installation tokens
-/// are minted for pushes only.
-#[derive(Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct GitCredential {
-    /// Shown in the audit log instead of the token.
-    pub name: String,
-    /// URL prefixes the credential may be sent to.
-    pub allowed_urls: Vec<String>,
-    /// The Basic-auth user name (default `x-access-token`).
-    #[serde(default)]
-    pub username: Option<String>,
-    /// A static token, sent for fetches and pushes to the covered URLs.
-    #[serde(default)]
-    pub token: Option<String>,
-    /// A GitHub App whose write-scoped installation token is minted (and
-    /// cached until five minutes before it expires) when a push to a
-    /// covered URL needs it; fetches never use it.
-    #[serde(default)]
-    pub github_app: Option<GitHubAppConfig>,
-    /// The app with its key loaded by
-    /// [`crate::config::Config::git_resolved`]; never serialized.
-    #[serde(skip)]
-    #[schemars(skip)]
-    pub app: Option<porter_git::GithubApp>,
-}
-
-/// `GitHubAppConfig` names a GitHub App installation and its key.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct GitHubAppConfig {
-    /// The app's numeric id (the JWT's `iss`).
-    pub app_id: u64,
-    /// The installation on the account that owns the repositories.
-    pub installation_id: u64,
-    /// The app's RSA private key, the .pem file GitHub generated (a
-    /// relative path is taken from the config file's folder).
-    pub private_key_file: PathBuf,
-    /// The REST API root (default `https://api.github.com`; GitHub
-    /// Enterprise Server: `https://<host>/api/v3`). Its host must pass the
-    /// `http` policy like the git hosts.
-    #[serde(default)]
-    pub base_url: Option<String>,
-}
-
-impl GitHubAppConfig {
-    /// `api_host` is the host tokens are minted at.
-    fn api_host(&self) -> Option<String> {
-        let base = self
-            .base_url
-            .as_deref()
-            .unwrap_or(porter_git::github_app::DEFAULT_BASE_URL);
-        url::Url::parse(base)
-            .ok()
-            .and_then(|u| u.host_str().map(str::to_owned))
-    }
-}
-
-impl std::fmt::Debug for GitCredential {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("GitCredential")
-            .field("name", &self.name)
-            .field("allowed_urls", &self.allowed_urls)
-            .field("github_app", &self.github_app)
-            .finish_non_exhaustive()
-    }
-}
 
 /// `GitTool` serves the `Git` tool.
 pub struct GitTool {
@@ -208,13 +82,6 @@ impl GitTool {
         }
     }
 
-    /// The tool's definition.
-    #[must_use]
-    pub fn tool() -> Tool {
-        let schema = porter_mcp::schema::schema_for::<GitArgs>();
-        Tool::new(GIT_TOOL, DESCRIPTION, schema).with_title("Git")
-    }
-
     /// Runs one call for `caller` (the run's model, with its profile's
     /// grants and volumes) in the run `run_id` owned by `owner` (whose
     /// tenant a tenant volume must match), with `remote` (its profile's
@@ -227,14 +94,21 @@ impl GitTool {
         run_id: &str,
         arguments: serde_json::Value,
     ) -> CallToolResult {
-        let args: GitArgs = match serde_json::from_value(arguments) {
-            Ok(args) => args,
-            Err(error) => {
-                return CallToolResult::error(vec![ContentBlock::text(format!(
-                    "the Git arguments are not valid: {error}; call it like {{\"op\": \"log\", \"repo\": \"volume:work:project\"}}"
-                ))]);
-            }
-        };
+        match parse(arguments) {
+            Ok(args) => self.run(caller, owner, remote, run_id, args).await,
+            Err(error) => CallToolResult::error(vec![ContentBlock::text(error.to_string())]),
+        }
+    }
+
+    /// Runs one call like [`GitTool::call`], its arguments read.
+    async fn run(
+        &self,
+        caller: &Caller,
+        owner: &Owner,
+        remote: &[RemoteDirection],
+        run_id: &str,
+        args: GitArgs,
+    ) -> CallToolResult {
         let network = Network {
             net: self.net.clone(),
             handle: tokio::runtime::Handle::current(),
@@ -512,6 +386,64 @@ const DESCRIPTION: &str = "Git on a repository in one of your volumes, without a
     only, to the operator's hosts, with the operator's credentials. Long \
     outputs come in windows: ask again with offset. commit and tag_create take sign: true to \
     sign with the operator's SSH key.";
+
+/// `Git` is the `Git` tool. It is open only to a run's own model, and only
+/// with the `Git` grant.
+pub struct Git;
+
+impl Tool<Turn> for Git {
+    type Args = GitArgs;
+    type Out = NoOut;
+    const NAME: &'static str = GIT_TOOL;
+    const TITLE: &'static str = "Git";
+    const DESCRIPTION: &'static str = DESCRIPTION;
+    // It commits, resets and pushes, and fetches from and pushes to remotes.
+    const HINTS: Hints = Hints {
+        read_only: false,
+        destructive: true,
+        idempotent: false,
+        open_world: true,
+    };
+
+    fn parse(arguments: Option<JsonObject>) -> Result<GitArgs, ToolError> {
+        parse(Value::Object(arguments.unwrap_or_default()))
+    }
+
+    fn check(&self, turn: &Turn, _call: &Call) -> Result<(), ToolError> {
+        let Caller::Model { grants, .. } = &turn.caller else {
+            return Err(ToolError::tool(
+                "the Git tool is open only to a run's own model",
+            ));
+        };
+        if grants.contains(&Grant::Git) {
+            return Ok(());
+        }
+        Err(ToolError::tool(
+            "this run may not use Git: its profile has no Git grant; an operator can \
+             add Git to the profile's grants in the gateway's config",
+        ))
+    }
+
+    async fn call(&self, turn: &Turn, args: GitArgs, _call: Call) -> Outcome {
+        let run = &turn.run;
+        let remote = turn.gateway.config.git_remote_of(&run.owner.key_name);
+        let git = &turn.gateway.git;
+        let id = run.id.to_string();
+        Ok(git
+            .run(&turn.caller, &run.owner, &remote, &id, args)
+            .await
+            .into())
+    }
+}
+
+/// The Git arguments, or what was wrong with them and how to call the tool.
+fn parse(arguments: Value) -> Result<GitArgs, ToolError> {
+    parse_args_naming(
+        arguments,
+        GIT_TOOL,
+        r#"call it like {"op": "log", "repo": "volume:work:project"}"#,
+    )
+}
 
 /// `GitArgs` are the tool's arguments; which apply depends on `op`.
 // Each flag is a separate, optional argument of one op, as the model sends it.
@@ -806,6 +738,7 @@ fn run(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::config::GitCredential;
 
     #[test]
     fn read_ops_are_allowed_on_read_only_volumes_and_change_ops_are_not() {
@@ -819,7 +752,8 @@ mod tests {
 
     #[test]
     fn the_tool_schema_is_an_object_with_an_op() {
-        let tool = GitTool::tool();
+        let tool = porter_mcp::tool::describe::<Turn, Git>();
+        assert_eq!(tool.output_schema, None);
         assert_eq!(
             tool.input_schema.get("type").and_then(|t| t.as_str()),
             Some("object")
@@ -931,7 +865,7 @@ mod tests {
             grants: vec![
                 crate::config::Grant::Read,
                 crate::config::Grant::Write,
-                crate::config::Grant::Git,
+                Grant::Git,
             ],
             volumes: vec!["work".to_owned()],
         };

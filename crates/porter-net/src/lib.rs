@@ -56,6 +56,7 @@ mod client;
 mod error;
 mod guard;
 mod headers;
+mod names;
 mod policy;
 mod urls;
 
@@ -63,6 +64,9 @@ pub use client::{Net, RequestOptions};
 pub use error::{NetError, Refused};
 pub use guard::is_private;
 pub use headers::is_credential_header;
+pub use names::{
+    disposition_file_name, offered_file_name, percent_decoded, percent_decoded_bytes, url_file_name,
+};
 pub use policy::{ANY_PUBLIC_HOST, DEFAULT_MAX_REDIRECTS, DEFAULT_TIMEOUT, Policy, RedirectRule};
 pub use urls::{MASK, MIN_SECRET_CHARS, Redactor, check_url, display_url};
 

@@ -5,16 +5,20 @@ use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
 use porter_inbox::{Origin, Outcome, RunInfo};
+use porter_mcp::tool::{
+    Call, Hints, NoOut, Outcome as McpOutcome, Tool, ToolError, parse_args_naming,
+};
 use porter_net::reqwest::header::{HeaderMap, HeaderName, HeaderValue};
 use porter_net::reqwest::{Method, Response};
 use porter_net::{MASK, RequestOptions, check_url, display_url, is_credential_header};
-use rmcp::model::{CallToolResult, Tool};
+use rmcp::model::{CallToolResult, JsonObject};
 use schemars::JsonSchema;
 use serde::Deserialize;
+use serde_json::Value;
 
 use super::body::{Keeping, Received, Take, receive};
-use super::{HTTP_TOOL, TEXT_MAX_BYTES, Web, parse_args, text_result};
-use crate::context::CallContext;
+use super::{HTTP_TOOL, TEXT_MAX_BYTES, Web, need_http_grant, text_result};
+use crate::context::{CallContext, Turn};
 
 /// `METHODS` are the methods the tool sends.
 const METHODS: [&str; 7] = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"];
@@ -51,24 +55,48 @@ Only hosts the operator allows are reached; redirects are followed (at most 5, n
 Credentials in response headers (Set-Cookie and the like) are shown masked. \
 To read a web page as Markdown use WebFetch instead.";
 
-/// The tool's definition.
-pub(crate) fn tool() -> Tool {
-    let schema = porter_mcp::schema::schema_for::<HttpArgs>();
-    Tool::new(HTTP_TOOL, DESCRIPTION, schema).with_title("HTTP request")
+/// `Http` is the `HTTP` tool; it needs the `HTTP` grant.
+pub(crate) struct Http;
+
+impl Tool<Turn> for Http {
+    type Args = HttpArgs;
+    type Out = NoOut;
+    const NAME: &'static str = HTTP_TOOL;
+    const TITLE: &'static str = "HTTP request";
+    const DESCRIPTION: &'static str = DESCRIPTION;
+    // It keeps what it fetches in the inbox, and reaches the open web.
+    const HINTS: Hints = Hints {
+        read_only: false,
+        destructive: true,
+        idempotent: false,
+        open_world: true,
+    };
+
+    fn parse(arguments: Option<JsonObject>) -> Result<HttpArgs, ToolError> {
+        parse_args_naming(
+            Value::Object(arguments.unwrap_or_default()),
+            HTTP_TOOL,
+            r#"call it like {"method": "GET", "url": "https://example.org/data.json"}"#,
+        )
+    }
+
+    fn check(&self, turn: &Turn, _call: &Call) -> Result<(), ToolError> {
+        need_http_grant(HTTP_TOOL, &turn.caller)
+    }
+
+    async fn call(&self, turn: &Turn, args: HttpArgs, _call: Call) -> McpOutcome {
+        let result = call(&turn.gateway.web, &turn.run, args, &turn.cx).await;
+        Ok(result.map_err(ToolError::Tool)?.into())
+    }
 }
 
 /// Runs one `HTTP` call.
-pub(crate) async fn call(
+async fn call(
     web: &Web,
     run: &RunInfo,
-    arguments: serde_json::Value,
+    args: HttpArgs,
     cx: &CallContext,
 ) -> Result<CallToolResult, String> {
-    let args: HttpArgs = parse_args(
-        HTTP_TOOL,
-        arguments,
-        r#"{"method": "GET", "url": "https://example.org/data.json"}"#,
-    )?;
     let method = args.method.trim().to_ascii_uppercase();
     if !METHODS.contains(&method.as_str()) {
         return Err(format!(

@@ -6,20 +6,24 @@ use std::collections::HashMap;
 use std::fmt::Write as _;
 
 use porter_inbox::{FileRecord, Incoming, Origin, Outcome, RunInfo, inbox_ref};
+use porter_mcp::tool::{
+    Call, Hints, NoOut, Outcome as McpOutcome, Tool, ToolError, parse_args_naming,
+};
 use porter_net::reqwest::Method;
 use porter_net::reqwest::header::CONTENT_TYPE;
 use porter_net::{RequestOptions, check_url, display_url};
-use rmcp::model::{CallToolResult, Tool};
+use rmcp::model::{CallToolResult, JsonObject};
 use schemars::JsonSchema;
 use serde::Deserialize;
+use serde_json::Value;
 use url::Url;
 
 use super::assets::{file_links, key, markdown};
-use super::body::{Keeping, Received, Take, essence, header_text, last_segment, receive};
+use super::body::{Keeping, Received, Take, essence, header_text, receive};
 use super::{
-    HTML_MAX_BYTES, MAX_ASSETS, TEXT_MAX_BYTES, WEBFETCH_TOOL, Web, parse_args, text_result,
+    HTML_MAX_BYTES, MAX_ASSETS, TEXT_MAX_BYTES, WEBFETCH_TOOL, Web, need_http_grant, text_result,
 };
-use crate::context::CallContext;
+use crate::context::{CallContext, Turn};
 
 /// `WebFetchArgs` is the `WebFetch` tool's arguments.
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -47,24 +51,48 @@ files that could not be fetched keep their web address and are listed at the end
 Only hosts the operator allows are reached; redirects are followed (at most 5, never from https to http). \
 For other methods, request headers or a body use the HTTP tool.";
 
-/// The tool's definition.
-pub(crate) fn tool() -> Tool {
-    let schema = porter_mcp::schema::schema_for::<WebFetchArgs>();
-    Tool::new(WEBFETCH_TOOL, DESCRIPTION, schema).with_title("Fetch a web page")
+/// `WebFetch` is the `WebFetch` tool; it needs the `HTTP` grant.
+pub(crate) struct WebFetch;
+
+impl Tool<Turn> for WebFetch {
+    type Args = WebFetchArgs;
+    type Out = NoOut;
+    const NAME: &'static str = WEBFETCH_TOOL;
+    const TITLE: &'static str = "Fetch a web page";
+    const DESCRIPTION: &'static str = DESCRIPTION;
+    // It keeps what it fetches in the inbox, and reaches the open web.
+    const HINTS: Hints = Hints {
+        read_only: false,
+        destructive: false,
+        idempotent: false,
+        open_world: true,
+    };
+
+    fn parse(arguments: Option<JsonObject>) -> Result<WebFetchArgs, ToolError> {
+        parse_args_naming(
+            Value::Object(arguments.unwrap_or_default()),
+            WEBFETCH_TOOL,
+            r#"call it like {"url": "https://example.org/", "assets": false}"#,
+        )
+    }
+
+    fn check(&self, turn: &Turn, _call: &Call) -> Result<(), ToolError> {
+        need_http_grant(WEBFETCH_TOOL, &turn.caller)
+    }
+
+    async fn call(&self, turn: &Turn, args: WebFetchArgs, _call: Call) -> McpOutcome {
+        let result = call(&turn.gateway.web, &turn.run, args, &turn.cx).await;
+        Ok(result.map_err(ToolError::Tool)?.into())
+    }
 }
 
 /// Runs one `WebFetch` call.
-pub(crate) async fn call(
+async fn call(
     web: &Web,
     run: &RunInfo,
-    arguments: serde_json::Value,
+    args: WebFetchArgs,
     cx: &CallContext,
 ) -> Result<CallToolResult, String> {
-    let args: WebFetchArgs = parse_args(
-        WEBFETCH_TOOL,
-        arguments,
-        r#"{"url": "https://example.org/", "assets": false}"#,
-    )?;
     let url = check_url(args.url.trim()).map_err(|error| error.to_string())?;
     cx.redactor.register(&url);
     let call = cx.redactor.redact(
@@ -253,7 +281,7 @@ async fn keep_long_markdown(
     fetched: &Fetched<'_>,
     content: String,
 ) -> Result<String, String> {
-    let stem = last_segment(fetched.page).map_or_else(
+    let stem = porter_net::url_file_name(fetched.page).map_or_else(
         || fetched.page.host_str().unwrap_or("page").to_owned(),
         |name| porter_inbox::names::split_extension(&name).0.to_owned(),
     );
