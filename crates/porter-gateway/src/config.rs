@@ -659,6 +659,15 @@ impl Config {
     }
 
     fn validate(&self) -> Result<(), ConfigError> {
+        self.validate_http_and_hooks()?;
+        self.validate_servers()?;
+        self.validate_volumes()?;
+        self.validate_access()?;
+        self.validate_limits()
+    }
+
+    /// The `http` and `hooks` sections.
+    fn validate_http_and_hooks(&self) -> Result<(), ConfigError> {
         let invalid = |key: String, message: String| ConfigError::Invalid { key, message };
         if let Some(timeout) = &self.http.timeout
             && let Err(why) = parse_duration(timeout)
@@ -696,6 +705,12 @@ impl Config {
                 "is not an http:// or https:// URL".to_owned(),
             ));
         }
+        Ok(())
+    }
+
+    /// The `mcp_servers`.
+    fn validate_servers(&self) -> Result<(), ConfigError> {
+        let invalid = |key: String, message: String| ConfigError::Invalid { key, message };
         for (name, server) in &self.mcp_servers {
             let key = format!("mcp_servers.{name}");
             if let Some(why) = name_fault(name) {
@@ -733,6 +748,12 @@ impl Config {
                 _ => {}
             }
         }
+        Ok(())
+    }
+
+    /// The `volumes`.
+    fn validate_volumes(&self) -> Result<(), ConfigError> {
+        let invalid = |key: String, message: String| ConfigError::Invalid { key, message };
         for (name, volume) in &self.volumes {
             let key = format!("volumes.{name}");
             if name == INBOX_VOLUME {
@@ -770,6 +791,12 @@ impl Config {
                 ));
             }
         }
+        Ok(())
+    }
+
+    /// The `profiles` and the `api_keys` that name them.
+    fn validate_access(&self) -> Result<(), ConfigError> {
+        let invalid = |key: String, message: String| ConfigError::Invalid { key, message };
         for (name, profile) in &self.profiles {
             for (index, volume) in profile.volumes.iter().enumerate() {
                 let key = format!("profiles.{name}.volumes[{index}]");
@@ -826,6 +853,12 @@ impl Config {
                 ));
             }
         }
+        Ok(())
+    }
+
+    /// The `limits`.
+    fn validate_limits(&self) -> Result<(), ConfigError> {
+        let invalid = |key: String, message: String| ConfigError::Invalid { key, message };
         if let Some(ttl) = &self.limits.inbox_ttl {
             parse_duration(ttl)
                 .map_err(|message| invalid("limits.inbox_ttl".to_owned(), message))?;

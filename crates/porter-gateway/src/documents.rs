@@ -358,12 +358,10 @@ fn get(
         crate::file::rfc3339(document.created_at)
     );
     let mut content = vec![ContentBlock::text(about)];
-    for block in &shown.content {
-        let block = serde_json::to_value(block)
-            .and_then(serde_json::from_value::<ContentBlock>)
-            .map_err(|e| format!("the document could not be shown: {e}"))?;
-        content.push(block);
-    }
+    content.extend(
+        porter_mcp::content::content(&shown.content)
+            .map_err(|e| format!("the document could not be shown: {e}"))?,
+    );
     let mut result = CallToolResult::success(content);
     result.structured_content = Some(json!({
         "id": document.id,

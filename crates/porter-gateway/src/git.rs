@@ -598,18 +598,43 @@ fn run(
         offset: args.offset,
         lines: args.lines.unwrap_or(porter_git::page::DEFAULT_PAGE_LINES),
     };
-    let identity = || {
-        operator.identity.as_ref().ok_or_else(|| {
-            "the operator has set no git.identity, so nothing can be committed".to_owned()
-        })
+    let result = match op {
+        GitOp::Status
+        | GitOp::Log
+        | GitOp::Show
+        | GitOp::Diff
+        | GitOp::Blame
+        | GitOp::Grep
+        | GitOp::LsFiles
+        | GitOp::BranchList
+        | GitOp::TagList
+        | GitOp::RevParse => read_op(args, dir, window)?,
+        GitOp::Clone
+        | GitOp::Fetch
+        | GitOp::Pull
+        | GitOp::Push
+        | GitOp::SubmoduleUpdate
+        | GitOp::LsRemote => network_op(args, dir, network, bounds)?,
+        GitOp::Init
+        | GitOp::Add
+        | GitOp::Rm
+        | GitOp::Commit
+        | GitOp::Checkout
+        | GitOp::BranchCreate
+        | GitOp::BranchDelete
+        | GitOp::TagCreate
+        | GitOp::Merge
+        | GitOp::Reset => change_op(args, dir, operator, run_id, bounds)?,
     };
-    let signer = || {
-        operator.signer.as_ref().ok_or_else(|| {
-            "the operator has set no git.signing.key_file, so nothing can be signed; leave sign out to commit or tag unsigned".to_owned()
-        })
-    };
+    result.map_err(|e| e.to_string())
+}
+
+/// A read op: `Ok` with what git answered (or why it failed), `Err` for
+/// arguments the op lacks.
+fn read_op(args: &GitArgs, dir: &Path, window: Window) -> Result<Result<String, GitError>, String> {
+    let op = args.op;
     let text = |r: Result<porter_git::Page, GitError>| r.map(|p| p.to_string());
-    let result: Result<String, GitError> = match op {
+    Ok(match op {
         GitOp::Status => text(read::status(dir, window)),
         GitOp::Log => text(read::log(
             dir,
@@ -652,6 +677,55 @@ fn run(
         GitOp::BranchList => text(read::branch_list(dir, window)),
         GitOp::TagList => text(read::tag_list(dir, window)),
         GitOp::RevParse => read::rev_parse(dir, need(args.rev.as_ref(), "rev", op)?),
+        _ => return Err(format!("{op:?} is not a read op")),
+    })
+}
+
+/// A network op, like [`read_op`].
+fn network_op(
+    args: &GitArgs,
+    dir: &Path,
+    network: &Network,
+    bounds: Bounds,
+) -> Result<Result<String, GitError>, String> {
+    let op = args.op;
+    Ok(match op {
+        GitOp::Clone => network::clone(network, need(args.url.as_ref(), "url", op)?, dir, bounds),
+        GitOp::Fetch => network::fetch(network, dir, args.remote.as_deref()),
+        GitOp::Pull => network::pull(network, dir, bounds),
+        GitOp::Push => network::push(network, dir, args.remote.as_deref(), &args.refspecs),
+        GitOp::SubmoduleUpdate => submodule::update(network, dir, &args.paths, bounds),
+        GitOp::LsRemote => match (&args.url, &args.remote) {
+            (Some(url), _) => network::ls_remote(network, None, url),
+            (None, remote) => {
+                network::ls_remote(network, Some(dir), remote.as_deref().unwrap_or("origin"))
+            }
+        },
+        _ => return Err(format!("{op:?} is not a network op")),
+    })
+}
+
+/// An op that changes the repository, like [`read_op`]; commits and tags
+/// are the operator's, signed with the operator's key when asked.
+fn change_op(
+    args: &GitArgs,
+    dir: &Path,
+    operator: &Operator,
+    run_id: &str,
+    bounds: Bounds,
+) -> Result<Result<String, GitError>, String> {
+    let op = args.op;
+    let identity = || {
+        operator.identity.as_ref().ok_or_else(|| {
+            "the operator has set no git.identity, so nothing can be committed".to_owned()
+        })
+    };
+    let signer = || {
+        operator.signer.as_ref().ok_or_else(|| {
+            "the operator has set no git.signing.key_file, so nothing can be signed; leave sign out to commit or tag unsigned".to_owned()
+        })
+    };
+    Ok(match op {
         GitOp::Init => change::init(dir, args.name.as_deref()),
         GitOp::Add => change::add(dir, &args.paths),
         GitOp::Rm => change::rm(dir, &args.paths, args.cached),
@@ -720,19 +794,8 @@ fn run(
             };
             change::reset(dir, need(args.rev.as_ref(), "rev", op)?, mode, bounds)
         }
-        GitOp::Clone => network::clone(network, need(args.url.as_ref(), "url", op)?, dir, bounds),
-        GitOp::Fetch => network::fetch(network, dir, args.remote.as_deref()),
-        GitOp::Pull => network::pull(network, dir, bounds),
-        GitOp::Push => network::push(network, dir, args.remote.as_deref(), &args.refspecs),
-        GitOp::SubmoduleUpdate => submodule::update(network, dir, &args.paths, bounds),
-        GitOp::LsRemote => match (&args.url, &args.remote) {
-            (Some(url), _) => network::ls_remote(network, None, url),
-            (None, remote) => {
-                network::ls_remote(network, Some(dir), remote.as_deref().unwrap_or("origin"))
-            }
-        },
-    };
-    result.map_err(|e| e.to_string())
+        _ => return Err(format!("{op:?} does not change the repository")),
+    })
 }
 
 #[cfg(test)]

@@ -727,17 +727,10 @@ fn store_fault(run: &RunInfo, error: &InboxError) -> String {
     }
 }
 
-/// The file view's blocks as rmcp content: they serialise exactly as MCP
-/// content, so they pass through JSON unchanged.
+/// The file view's blocks as rmcp content ([`porter_mcp::content::content`]),
+/// a failure to carry one as the sentence the caller reads.
 fn blocks(blocks: &[Block]) -> Result<Vec<ContentBlock>, String> {
-    blocks
-        .iter()
-        .map(|block| {
-            serde_json::to_value(block)
-                .and_then(serde_json::from_value::<ContentBlock>)
-                .map_err(|e| format!("a {} block could not be carried: {e}", block.kind()))
-        })
-        .collect()
+    porter_mcp::content::content(blocks).map_err(|error| error.to_string())
 }
 
 /// At most `chars` characters of `text`, with `…` when cut.
