@@ -137,7 +137,7 @@ pub struct DocumentsTool {
 }
 
 /// A failure the caller reads: one sentence naming the next step.
-type Answer = Result<CallToolResult, String>;
+type Answer = Result<CallToolResult, ToolError>;
 
 impl DocumentsTool {
     /// The tool over `inbox`'s Document store.
@@ -154,11 +154,11 @@ impl DocumentsTool {
     pub async fn call(&self, reader: &Reader, arguments: Value) -> CallToolResult {
         // Without a store there is nothing to call, whatever the arguments.
         if let Err(text) = store(&self.inbox) {
-            return CallToolResult::error(vec![ContentBlock::text(text)]);
+            return CallToolResult::error(vec![ContentBlock::text(text.to_string())]);
         }
         match parse(arguments) {
             Ok(args) => self.run(reader, args).await,
-            Err(text) => CallToolResult::error(vec![ContentBlock::text(text)]),
+            Err(text) => CallToolResult::error(vec![ContentBlock::text(text.to_string())]),
         }
     }
 
@@ -172,9 +172,13 @@ impl DocumentsTool {
             tokio::task::spawn_blocking(move || run(store(&inbox)?, &view, &reader, &args)).await;
         let answer = joined.unwrap_or_else(|error| {
             tracing::error!(%error, "a Documents operation stopped unexpectedly");
-            Err("the Documents operation stopped unexpectedly; try it again".to_owned())
+            Err(ToolError::tool(
+                "the Documents operation stopped unexpectedly; try it again",
+            ))
         });
-        answer.unwrap_or_else(|text| CallToolResult::error(vec![ContentBlock::text(text)]))
+        answer.unwrap_or_else(|text| {
+            CallToolResult::error(vec![ContentBlock::text(text.to_string())])
+        })
     }
 }
 
@@ -192,13 +196,11 @@ impl Tool<Turn> for Documents {
     const HINTS: Hints = Hints::write(true, false);
 
     fn parse(arguments: Option<JsonObject>) -> Result<DocumentsArgs, ToolError> {
-        parse(Value::Object(arguments.unwrap_or_default())).map_err(ToolError::Tool)
+        parse(Value::Object(arguments.unwrap_or_default()))
     }
 
     fn check(&self, turn: &Turn, _call: &Call) -> Result<(), ToolError> {
-        store(&turn.gateway.inbox)
-            .map(|_| ())
-            .map_err(ToolError::Tool)
+        store(&turn.gateway.inbox).map(|_| ())
     }
 
     async fn call(&self, turn: &Turn, args: DocumentsArgs, _call: Call) -> Outcome {
@@ -208,31 +210,30 @@ impl Tool<Turn> for Documents {
 }
 
 /// The inbox's document store, or why there is none to call.
-fn store(inbox: &Inbox) -> Result<&dyn Store, String> {
+fn store(inbox: &Inbox) -> Result<&dyn Store, ToolError> {
     inbox.documents().ok_or_else(|| {
-        "this gateway keeps no document store; there are no documents to search".to_owned()
+        ToolError::tool("this gateway keeps no document store; there are no documents to search")
     })
 }
 
 /// The Documents arguments, or what was wrong with them and what to pass.
-fn parse(arguments: Value) -> Result<DocumentsArgs, String> {
+fn parse(arguments: Value) -> Result<DocumentsArgs, ToolError> {
     if !arguments.is_object() {
-        return Err(r#"Documents takes an object with an op, e.g. {"op": "list"}"#.to_owned());
+        return Err(ToolError::tool(
+            r#"Documents takes an object with an op, e.g. {"op": "list"}"#,
+        ));
     }
     parse_args_naming(
         arguments,
         DOCUMENTS_TOOL,
         "pass op (search, get, list or delete) and the fields that op takes",
     )
-    .map_err(|error| error.to_string())
 }
 
 fn run(store: &dyn Store, view: &Options, reader: &Reader, args: &DocumentsArgs) -> Answer {
     match args.op {
         Op::Search => {
-            let query = args.query.as_deref().ok_or(
-                "search needs a query: the words to look for, e.g. {\"op\": \"search\", \"query\": \"budget 2026\"}",
-            )?;
+            let query = args.query.as_deref().ok_or_else(|| ToolError::tool("search needs a query: the words to look for, e.g. {\"op\": \"search\", \"query\": \"budget 2026\"}",))?;
             search(store, reader, query, args)
         }
         Op::Get => get(store, view, reader, id(args.id.as_deref(), "get")?, args),
@@ -241,26 +242,34 @@ fn run(store: &dyn Store, view: &Options, reader: &Reader, args: &DocumentsArgs)
     }
 }
 
-fn id<'a>(id: Option<&'a str>, op: &str) -> Result<&'a str, String> {
+fn id<'a>(id: Option<&'a str>, op: &str) -> Result<&'a str, ToolError> {
     id.map(str::trim)
         .filter(|id| !id.is_empty())
-        .ok_or_else(|| format!("{op} needs the document's id, as search or list answer it"))
+        .ok_or_else(|| {
+            ToolError::tool(format!(
+                "{op} needs the document's id, as search or list answer it"
+            ))
+        })
 }
 
 /// The answer for a document the reader cannot see: the same whether it
 /// does not exist, belongs to another tenant, or (for delete) to another
 /// owner.
-fn missing(id: &str) -> String {
-    format!("there is no document {id:?}; list or search the documents to find its id")
+fn missing(id: &str) -> ToolError {
+    ToolError::tool(format!(
+        "there is no document {id:?}; list or search the documents to find its id"
+    ))
 }
 
-fn store_fault(error: &porter_inbox::InboxError) -> String {
+fn store_fault(error: &porter_inbox::InboxError) -> ToolError {
     tracing::error!(%error, "the document store failed");
-    "the document store failed; try again, and tell the operator if it keeps failing".to_owned()
+    ToolError::tool(
+        "the document store failed; try again, and tell the operator if it keeps failing",
+    )
 }
 
 /// The page a cursor names (an offset, written as decimal digits).
-fn offset(cursor: Option<&str>) -> Result<usize, String> {
+fn offset(cursor: Option<&str>) -> Result<usize, ToolError> {
     let Some(cursor) = cursor.map(str::trim).filter(|c| !c.is_empty()) else {
         return Ok(0);
     };
@@ -269,23 +278,26 @@ fn offset(cursor: Option<&str>) -> Result<usize, String> {
         .ok()
         .filter(|n| *n <= CURSOR_MAX)
         .ok_or_else(|| {
-            "that cursor is not one this tool gave; pass the next_cursor of the previous answer, or none to start over"
-                .to_owned()
+            ToolError::tool(
+                "that cursor is not one this tool gave; pass the next_cursor of the previous answer, or none to start over",
+            )
         })
 }
 
-fn limit(asked: Option<usize>, default: usize, max: usize) -> Result<usize, String> {
+fn limit(asked: Option<usize>, default: usize, max: usize) -> Result<usize, ToolError> {
     match asked {
         None => Ok(default),
-        Some(0) => Err("limit counts from 1, so 0 asks for nothing; pass 1 or more".to_owned()),
+        Some(0) => Err(ToolError::tool(
+            "limit counts from 1, so 0 asks for nothing; pass 1 or more",
+        )),
         Some(n) => Ok(n.min(max)),
     }
 }
 
 fn search(store: &dyn Store, reader: &Reader, text: &str, args: &DocumentsArgs) -> Answer {
     let query = SearchQuery::parse(text).map_err(|error| match error {
-        QueryError::Empty => format!("{error}"),
-        other => format!("the query cannot be searched for: {other}"),
+        QueryError::Empty => ToolError::tool(format!("{error}")),
+        other => ToolError::tool(format!("the query cannot be searched for: {other}")),
     })?;
     let limit = limit(args.limit, SEARCH_LIMIT, SEARCH_MAX)?;
     let offset = offset(args.cursor.as_deref())?;
@@ -346,8 +358,7 @@ fn get(
         start_line: args.start_line,
         line_count: args.line_count,
     };
-    let shown =
-        porter_fileview::view(&input, &window, view, &Cancel::new()).map_err(|e| e.to_string())?;
+    let shown = porter_fileview::view(&input, &window, view, &Cancel::new())?;
     let about = format!(
         "{:?} · document {} · from {} (sha256:{}) · {} · imported {}",
         document.title,
@@ -360,7 +371,7 @@ fn get(
     let mut content = vec![ContentBlock::text(about)];
     content.extend(
         porter_mcp::content::content(&shown.content)
-            .map_err(|e| format!("the document could not be shown: {e}"))?,
+            .map_err(|e| ToolError::tool(format!("the document could not be shown: {e}")))?,
     );
     let mut result = CallToolResult::success(content);
     result.structured_content = Some(json!({
@@ -483,8 +494,14 @@ mod tests {
         (dir, store)
     }
 
-    fn call(store: &SqliteDocuments, reader: &Reader, arguments: Value) -> Answer {
-        run(store, &Options::default(), reader, &parse(arguments)?)
+    fn call(
+        store: &SqliteDocuments,
+        reader: &Reader,
+        arguments: Value,
+    ) -> Result<CallToolResult, String> {
+        parse(arguments)
+            .and_then(|args| run(store, &Options::default(), reader, &args))
+            .map_err(|error| error.to_string())
     }
 
     #[test]

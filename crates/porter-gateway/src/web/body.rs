@@ -8,6 +8,7 @@ use std::time::Duration;
 use futures_util::StreamExt as _;
 use porter_fileview::Kind;
 use porter_inbox::{Inbox, Incoming, Origin, Outcome, RunId};
+use porter_mcp::ToolError;
 use porter_net::NetError;
 use porter_net::reqwest::Response;
 use porter_net::reqwest::header::{CONTENT_TYPE, HeaderMap};
@@ -74,7 +75,7 @@ pub(crate) async fn receive(
     keeping: Keeping,
     take: Take,
     cx: &CallContext,
-) -> Result<Received, String> {
+) -> Result<Received, ToolError> {
     let url = response.url().clone();
     let declared = header_text(response.headers(), CONTENT_TYPE.as_str());
     let name = porter_net::offered_file_name(response.headers(), &url);
@@ -110,12 +111,11 @@ pub(crate) async fn receive(
             break;
         }
         let next = tokio::select! {
-            () = cx.cancel.cancelled() => return Err("the call was cancelled".to_owned()),
+            () = cx.cancel.cancelled() => return Err(ToolError::tool("the call was cancelled")),
             next = stream.next() => next,
         };
         let Some(chunk) = next else { break };
-        let chunk =
-            chunk.map_err(|error| NetError::reading(&url, error, take.timeout).to_string())?;
+        let chunk = chunk.map_err(|error| NetError::reading(&url, error, take.timeout))?;
         if let Some(keeper) = keeper.as_mut() {
             keeper.write(&chunk);
             written += chunk.len() as u64;
@@ -187,18 +187,22 @@ impl Keeper {
 
     /// Names, records and announces the file (on a blocking thread: it
     /// touches the disk and the database), or says why it was not kept.
-    async fn finish(self, keeping: &Keeping) -> Result<Outcome, String> {
+    async fn finish(self, keeping: &Keeping) -> Result<Outcome, ToolError> {
         let run = keeping.run;
         let joined = tokio::task::spawn_blocking(move || self.inner.finish()).await;
         match joined {
             Ok(Ok(outcome)) => Ok(outcome),
             Ok(Err(error)) => {
                 tracing::error!(%run, %error, "a response body could not be kept");
-                Err("the inbox could not store the response body; try again".to_owned())
+                Err(ToolError::tool(
+                    "the inbox could not store the response body; try again",
+                ))
             }
             Err(error) => {
                 tracing::error!(%run, %error, "keeping a response body stopped unexpectedly");
-                Err("keeping the response body stopped unexpectedly; try again".to_owned())
+                Err(ToolError::tool(
+                    "keeping the response body stopped unexpectedly; try again",
+                ))
             }
         }
     }
@@ -214,7 +218,7 @@ async fn start_keeper(
     declared: Option<&str>,
     length: Option<u64>,
     held: Vec<u8>,
-) -> Result<Keeper, String> {
+) -> Result<Keeper, ToolError> {
     let incoming = Incoming {
         name: name.cloned(),
         fallback_name: keeping.fallback_name.clone(),
@@ -239,9 +243,13 @@ async fn start_keeper(
         Ok(Ok(keeper)) => Ok(keeper),
         Ok(Err(error)) => {
             tracing::error!(%run, %error, "the inbox could not take a response body");
-            Err("the inbox could not take the response body; try again".to_owned())
+            Err(ToolError::tool(
+                "the inbox could not take the response body; try again",
+            ))
         }
-        Err(_) => Err("keeping the response body stopped unexpectedly; try again".to_owned()),
+        Err(_) => Err(ToolError::tool(
+            "keeping the response body stopped unexpectedly; try again",
+        )),
     }
 }
 

@@ -86,7 +86,7 @@ impl Tool<Turn> for Http {
 
     async fn call(&self, turn: &Turn, args: HttpArgs, _call: Call) -> McpOutcome {
         let result = call(&turn.gateway.web, &turn.run, args, &turn.cx).await;
-        Ok(result.map_err(ToolError::Tool)?.into())
+        Ok(result?.into())
     }
 }
 
@@ -96,17 +96,17 @@ async fn call(
     run: &RunInfo,
     args: HttpArgs,
     cx: &CallContext,
-) -> Result<CallToolResult, String> {
+) -> Result<CallToolResult, ToolError> {
     let method = args.method.trim().to_ascii_uppercase();
     if !METHODS.contains(&method.as_str()) {
-        return Err(format!(
+        return Err(ToolError::tool(format!(
             "method {method:?} is not sent; use one of {}",
             METHODS.join(", ")
-        ));
+        )));
     }
     let method = Method::from_bytes(method.as_bytes())
-        .map_err(|_| format!("method {method:?} is not a valid HTTP method"))?;
-    let url = check_url(args.url.trim()).map_err(|error| error.to_string())?;
+        .map_err(|_| ToolError::tool(format!("method {method:?} is not a valid HTTP method")))?;
+    let url = check_url(args.url.trim())?;
     cx.redactor.register(&url);
     let headers = request_headers(args.headers.as_ref(), cx)?;
     let header_names: Vec<&str> = headers.keys().map(HeaderName::as_str).collect();
@@ -124,10 +124,9 @@ async fn call(
         ..RequestOptions::default()
     };
     let response = tokio::select! {
-        () = cx.cancel.cancelled() => return Err("the call was cancelled".to_owned()),
+        () = cx.cancel.cancelled() => return Err(ToolError::tool("the call was cancelled")),
         response = web.net.request(method.clone(), &url, options) => response,
-    }
-    .map_err(|error| error.to_string())?;
+    }?;
     let head = status_and_headers(&response);
     let host = response.url().host_str().unwrap_or_default().to_owned();
     let keeping = Keeping {
@@ -173,15 +172,15 @@ fn kept_body(outcome: &Outcome, long_text: bool) -> String {
 fn request_headers(
     given: Option<&BTreeMap<String, String>>,
     cx: &CallContext,
-) -> Result<HeaderMap, String> {
+) -> Result<HeaderMap, ToolError> {
     let mut headers = HeaderMap::new();
     for (name, value) in given.into_iter().flatten() {
         let header = HeaderName::from_bytes(name.trim().as_bytes())
-            .map_err(|_| format!("{name:?} is not a valid header name"))?;
+            .map_err(|_| ToolError::tool(format!("{name:?} is not a valid header name")))?;
         if SET_BY_GATEWAY.contains(&header.as_str()) {
-            return Err(format!(
+            return Err(ToolError::tool(format!(
                 "the {name} header is set by the gateway; leave it out"
-            ));
+            )));
         }
         if is_credential_header(header.as_str()) {
             cx.redactor.register_secret(value.trim());
@@ -190,7 +189,7 @@ fn request_headers(
             }
         }
         let value = HeaderValue::from_str(value)
-            .map_err(|_| format!("the value of header {name} holds a character a header cannot carry (a line break or a control character)"))?;
+            .map_err(|_| ToolError::tool(format!("the value of header {name} holds a character a header cannot carry (a line break or a control character)")))?;
         headers.append(header, value);
     }
     Ok(headers)

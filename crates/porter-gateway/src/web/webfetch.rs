@@ -82,7 +82,7 @@ impl Tool<Turn> for WebFetch {
 
     async fn call(&self, turn: &Turn, args: WebFetchArgs, _call: Call) -> McpOutcome {
         let result = call(&turn.gateway.web, &turn.run, args, &turn.cx).await;
-        Ok(result.map_err(ToolError::Tool)?.into())
+        Ok(result?.into())
     }
 }
 
@@ -92,8 +92,8 @@ async fn call(
     run: &RunInfo,
     args: WebFetchArgs,
     cx: &CallContext,
-) -> Result<CallToolResult, String> {
-    let url = check_url(args.url.trim()).map_err(|error| error.to_string())?;
+) -> Result<CallToolResult, ToolError> {
+    let url = check_url(args.url.trim())?;
     cx.redactor.register(&url);
     let call = cx.redactor.redact(
         &serde_json::json!({
@@ -104,10 +104,9 @@ async fn call(
     );
     tracing::info!(run = %run.id, url = %cx.redactor.redact(&display_url(&url)), assets = args.assets, "WebFetch");
     let response = tokio::select! {
-        () = cx.cancel.cancelled() => return Err("the call was cancelled".to_owned()),
+        () = cx.cancel.cancelled() => return Err(ToolError::tool("the call was cancelled")),
         response = web.net.request(Method::GET, &url, RequestOptions::default()) => response,
-    }
-    .map_err(|error| error.to_string())?;
+    }?;
     let status = response.status();
     let page = response.url().clone();
     let host = page.host_str().unwrap_or_default().to_owned();
@@ -154,10 +153,10 @@ async fn call(
         Received::Text(text) => text,
     };
     if !status.is_success() {
-        return Err(format!(
+        return Err(ToolError::tool(format!(
             "GET {} answered {status}:\n\n{content}",
             display_url(&page)
-        ));
+        )));
     }
     Ok(text_result(cx, &content))
 }
@@ -180,7 +179,7 @@ async fn page_markdown(
     html: String,
     assets: bool,
     cx: &CallContext,
-) -> Result<String, String> {
+) -> Result<String, ToolError> {
     let mut kept_refs = HashMap::new();
     let mut kept_stubs = Vec::new();
     let mut skipped = Vec::new();
@@ -204,7 +203,7 @@ async fn page_markdown(
                     kept_refs.insert(key(&link), inbox_ref(&record.path));
                     kept_stubs.push(Outcome::Kept(record).stub());
                 }
-                Err(reason) => skipped.push((display_url(&link), reason)),
+                Err(reason) => skipped.push((display_url(&link), reason.to_string())),
             }
         }
     }
@@ -235,16 +234,16 @@ async fn fetch_file(
     fetched: &Fetched<'_>,
     url: &Url,
     cx: &CallContext,
-) -> Result<FileRecord, String> {
+) -> Result<FileRecord, ToolError> {
     cx.redactor.register(url);
     let response = tokio::select! {
-        () = cx.cancel.cancelled() => return Err("the call was cancelled".to_owned()),
+        () = cx.cancel.cancelled() => return Err(ToolError::tool("the call was cancelled")),
         response = web.net.request(Method::GET, url, RequestOptions::default()) => response,
     }
-    .map_err(|error| cx.redactor.redact(&error.to_string()))?;
+    .map_err(|error| ToolError::tool(cx.redactor.redact(&error.to_string())))?;
     let status = response.status();
     if !status.is_success() {
-        return Err(format!("the server answered {status}"));
+        return Err(ToolError::tool(format!("the server answered {status}")));
     }
     let host = response.url().host_str().unwrap_or_default().to_owned();
     let keeping = Keeping {
@@ -268,9 +267,9 @@ async fn fetch_file(
         Ok(Received::Kept {
             outcome: Outcome::NotKept { why, .. },
             ..
-        }) => Err(format!("not kept: {why}")),
-        Ok(Received::Text(_)) => Err("the body was not kept".to_owned()),
-        Err(error) => Err(cx.redactor.redact(&error)),
+        }) => Err(ToolError::tool(format!("not kept: {why}"))),
+        Ok(Received::Text(_)) => Err(ToolError::tool("the body was not kept")),
+        Err(error) => Err(ToolError::tool(cx.redactor.redact(&error.to_string()))),
     }
 }
 
@@ -280,7 +279,7 @@ async fn keep_long_markdown(
     web: &Web,
     fetched: &Fetched<'_>,
     content: String,
-) -> Result<String, String> {
+) -> Result<String, ToolError> {
     let stem = porter_net::url_file_name(fetched.page).map_or_else(
         || fetched.page.host_str().unwrap_or("page").to_owned(),
         |name| porter_inbox::names::split_extension(&name).0.to_owned(),
@@ -335,10 +334,10 @@ fn looks_like_html(text: &str) -> bool {
 /// Runs CPU-bound work (parsing, converting a page) off the async workers.
 async fn blocking<T: Send + 'static>(
     work: impl FnOnce() -> T + Send + 'static,
-) -> Result<T, String> {
+) -> Result<T, ToolError> {
     tokio::task::spawn_blocking(work).await.map_err(|error| {
         tracing::error!(%error, "converting a page stopped unexpectedly");
-        "converting the page stopped unexpectedly; try again".to_owned()
+        ToolError::tool("converting the page stopped unexpectedly; try again")
     })
 }
 
