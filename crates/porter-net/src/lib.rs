@@ -19,7 +19,9 @@
 //! URL; [`display_url`] is the only form of a URL to show anywhere (query as
 //! `?…`); a run's [`Redactor`] masks the query values it has seen in every
 //! text afterwards; [`is_credential_header`] spots credentials among
-//! headers the model supplies.
+//! headers the model supplies; [`offered_file_name`] is the name a response
+//! offers for its body (Content-Disposition, else the URL's last segment,
+//! each percent-decoded by [`percent_decoded`]).
 //!
 //! It deliberately does not read bodies, keep files or decide what is text:
 //! callers stream the response (`bytes_stream`) into the inbox and capture
