@@ -398,12 +398,7 @@ impl Tool<Turn> for Git {
     const TITLE: &'static str = "Git";
     const DESCRIPTION: &'static str = DESCRIPTION;
     // It commits, resets and pushes, and fetches from and pushes to remotes.
-    const HINTS: Hints = Hints {
-        read_only: false,
-        destructive: true,
-        idempotent: false,
-        open_world: true,
-    };
+    const HINTS: Hints = Hints::open_world(true, false);
 
     fn parse(arguments: Option<JsonObject>) -> Result<GitArgs, ToolError> {
         parse(Value::Object(arguments.unwrap_or_default()))
@@ -547,22 +542,52 @@ pub enum GitOp {
     SubmoduleUpdate,
 }
 
+/// `Kind` is what an op does: read the repository, change it, or reach a
+/// remote.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    Read,
+    Change,
+    Network,
+}
+
 impl GitOp {
-    fn writes(self) -> bool {
-        !matches!(
-            self,
+    /// What the op does; each op is named here once.
+    fn kind(self) -> Kind {
+        match self {
             GitOp::Status
-                | GitOp::Log
-                | GitOp::Show
-                | GitOp::Diff
-                | GitOp::Blame
-                | GitOp::Grep
-                | GitOp::LsFiles
-                | GitOp::BranchList
-                | GitOp::TagList
-                | GitOp::RevParse
-                | GitOp::LsRemote
-        )
+            | GitOp::Log
+            | GitOp::Show
+            | GitOp::Diff
+            | GitOp::Blame
+            | GitOp::Grep
+            | GitOp::LsFiles
+            | GitOp::BranchList
+            | GitOp::TagList
+            | GitOp::RevParse => Kind::Read,
+            GitOp::Clone
+            | GitOp::Fetch
+            | GitOp::Pull
+            | GitOp::Push
+            | GitOp::SubmoduleUpdate
+            | GitOp::LsRemote => Kind::Network,
+            GitOp::Init
+            | GitOp::Add
+            | GitOp::Rm
+            | GitOp::Commit
+            | GitOp::Checkout
+            | GitOp::BranchCreate
+            | GitOp::BranchDelete
+            | GitOp::TagCreate
+            | GitOp::Merge
+            | GitOp::Reset => Kind::Change,
+        }
+    }
+
+    /// Whether the op writes to the repository (every op but the reads and
+    /// `ls_remote`), and so needs a read-write volume.
+    fn writes(self) -> bool {
+        self.kind() != Kind::Read && self != GitOp::LsRemote
     }
 }
 
@@ -598,33 +623,10 @@ fn run(
         offset: args.offset,
         lines: args.lines.unwrap_or(porter_git::page::DEFAULT_PAGE_LINES),
     };
-    let result = match op {
-        GitOp::Status
-        | GitOp::Log
-        | GitOp::Show
-        | GitOp::Diff
-        | GitOp::Blame
-        | GitOp::Grep
-        | GitOp::LsFiles
-        | GitOp::BranchList
-        | GitOp::TagList
-        | GitOp::RevParse => read_op(args, dir, window)?,
-        GitOp::Clone
-        | GitOp::Fetch
-        | GitOp::Pull
-        | GitOp::Push
-        | GitOp::SubmoduleUpdate
-        | GitOp::LsRemote => network_op(args, dir, network, bounds)?,
-        GitOp::Init
-        | GitOp::Add
-        | GitOp::Rm
-        | GitOp::Commit
-        | GitOp::Checkout
-        | GitOp::BranchCreate
-        | GitOp::BranchDelete
-        | GitOp::TagCreate
-        | GitOp::Merge
-        | GitOp::Reset => change_op(args, dir, operator, run_id, bounds)?,
+    let result = match op.kind() {
+        Kind::Read => read_op(args, dir, window)?,
+        Kind::Network => network_op(args, dir, network, bounds)?,
+        Kind::Change => change_op(args, dir, operator, run_id, bounds)?,
     };
     result.map_err(|e| e.to_string())
 }

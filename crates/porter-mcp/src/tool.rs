@@ -67,6 +67,16 @@ impl Hints {
             open_world: false,
         }
     }
+
+    /// A tool that reaches the open world (the web, remotes) and may change
+    /// what it keeps or sends there.
+    #[must_use]
+    pub const fn open_world(destructive: bool, idempotent: bool) -> Hints {
+        Hints {
+            open_world: true,
+            ..Hints::write(destructive, idempotent)
+        }
+    }
 }
 
 /// `ToolError` is why a tool stopped.

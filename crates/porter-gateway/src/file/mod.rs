@@ -137,12 +137,7 @@ impl Tool<Turn> for File {
     const NAME: &'static str = "File";
     const TITLE: &'static str = "Files kept out of the context";
     const DESCRIPTION: &'static str = DESCRIPTION;
-    const HINTS: Hints = Hints {
-        read_only: false,
-        destructive: true,
-        idempotent: false,
-        open_world: true,
-    };
+    const HINTS: Hints = Hints::open_world(true, false);
 
     fn parse(arguments: Option<JsonObject>) -> Result<FileArgs, ToolError> {
         parse(Value::Object(arguments.unwrap_or_default())).map_err(ToolError::Tool)

@@ -65,12 +65,7 @@ impl Tool<Turn> for Http {
     const TITLE: &'static str = "HTTP request";
     const DESCRIPTION: &'static str = DESCRIPTION;
     // It keeps what it fetches in the inbox, and reaches the open web.
-    const HINTS: Hints = Hints {
-        read_only: false,
-        destructive: true,
-        idempotent: false,
-        open_world: true,
-    };
+    const HINTS: Hints = Hints::open_world(true, false);
 
     fn parse(arguments: Option<JsonObject>) -> Result<HttpArgs, ToolError> {
         parse_args_naming(

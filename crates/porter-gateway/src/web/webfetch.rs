@@ -61,12 +61,7 @@ impl Tool<Turn> for WebFetch {
     const TITLE: &'static str = "Fetch a web page";
     const DESCRIPTION: &'static str = DESCRIPTION;
     // It keeps what it fetches in the inbox, and reaches the open web.
-    const HINTS: Hints = Hints {
-        read_only: false,
-        destructive: false,
-        idempotent: false,
-        open_world: true,
-    };
+    const HINTS: Hints = Hints::open_world(false, false);
 
     fn parse(arguments: Option<JsonObject>) -> Result<WebFetchArgs, ToolError> {
         parse_args_naming(
