@@ -8,7 +8,7 @@
 
 use sha2::{Digest, Sha256};
 
-use crate::config::{Grant, Role};
+use crate::config::{Config, ConfigError, Expand, Grant, Role, expand, listing};
 
 /// `Caller` is who is asking for a File operation.
 #[derive(Debug, Clone, PartialEq)]
@@ -84,6 +84,72 @@ impl KeyInfo {
             key_name: self.name.clone(),
             tenant: self.tenant.clone(),
         }
+    }
+}
+
+impl Config {
+    /// The API keys with their secrets resolved through `vars` and their
+    /// profiles' grants and volumes; a key without a profile gets `File` and
+    /// no volumes.
+    pub fn keys(&self, vars: &dyn Fn(&str) -> Option<String>) -> Result<Keys, ConfigError> {
+        let mut keys = Vec::with_capacity(self.api_keys.len());
+        for (index, api_key) in self.api_keys.iter().enumerate() {
+            let secret = expand(&api_key.key, vars).map_err(|e| match e {
+                Expand::Unset(var) => ConfigError::MissingVar {
+                    key: api_key.name.clone(),
+                    var,
+                },
+                Expand::Unclosed => ConfigError::Invalid {
+                    key: format!("api_keys[{index}].key"),
+                    message: "`${` is not closed; write ${ENV_NAME}".to_owned(),
+                },
+            })?;
+            if secret.trim().is_empty() {
+                return Err(ConfigError::Invalid {
+                    key: format!("api_keys[{index}].key"),
+                    message: format!(
+                        "the key of {:?} is empty; give it a long random secret",
+                        api_key.name
+                    ),
+                });
+            }
+            let (grants, volumes) = match &api_key.profile {
+                Some(name) => {
+                    let profile = self
+                        .profiles
+                        .get(name)
+                        .ok_or_else(|| ConfigError::Invalid {
+                            key: format!("api_keys[{index}].profile"),
+                            message: format!(
+                                "no profile {name:?}; the profiles are: {}",
+                                listing(self.profiles.keys())
+                            ),
+                        })?;
+                    (profile.grants.clone(), profile.volumes.clone())
+                }
+                None => (vec![Grant::File], Vec::new()),
+            };
+            keys.push(KeyInfo {
+                name: api_key.name.clone(),
+                secret,
+                tenant: api_key.tenant.clone(),
+                role: api_key.role,
+                grants,
+                volumes,
+            });
+        }
+        for (index, key) in keys.iter().enumerate() {
+            if let Some(other) = keys[..index].iter().find(|k| k.secret == key.secret) {
+                return Err(ConfigError::Invalid {
+                    key: format!("api_keys[{index}].key"),
+                    message: format!(
+                        "{:?} has the same key as {:?}; give every API key its own secret",
+                        key.name, other.name
+                    ),
+                });
+            }
+        }
+        Ok(Keys::new(keys))
     }
 }
 

@@ -13,7 +13,6 @@ use rmcp::{ErrorData, RoleServer, ServerHandler};
 
 use crate::Gateway;
 use crate::access::{KeyInfo, can_change, can_read};
-use crate::file::Files;
 
 /// `ADMIN_FILE_TOOL` is the admin endpoint's only tool.
 pub const ADMIN_FILE_TOOL: &str = "file";
@@ -99,13 +98,13 @@ impl AdminServer {
     /// The `file` tool: the File tool's input with a `run_id` besides.
     #[must_use]
     pub fn tool() -> Tool {
-        let mut tool = Files::tool();
-        tool.name = ADMIN_FILE_TOOL.into();
-        tool.description = Some(
+        let mut tool = Tool::new(
+            ADMIN_FILE_TOOL,
             "Runs a File operation (stat, ls, read, keep, rm, clear, extract, import) on the inbox of the run \
-             named by run_id, as the API key of this session."
-                .into(),
-        );
+             named by run_id, as the API key of this session.",
+            porter_mcp::schema::schema_for::<crate::file::FileArgs>(),
+        )
+        .with_title(<crate::file::File as porter_mcp::Tool<crate::context::Turn>>::TITLE);
         let mut schema = (*tool.input_schema).clone();
         if let Some(serde_json::Value::Object(properties)) = schema.get_mut("properties") {
             properties.insert(

@@ -15,8 +15,6 @@ use std::time::Duration;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use crate::access::{KeyInfo, Keys};
-
 /// `FILE_MAX_BYTES_VAR` overrides `limits.file_max_bytes`, as the spec names it.
 pub const FILE_MAX_BYTES_VAR: &str = "PORTER_FILE_MAX_BYTES";
 /// `INBOX_MAX_BYTES_VAR` overrides `limits.inbox_max_bytes`.
@@ -53,7 +51,7 @@ pub struct Config {
     pub http: HttpConfig,
     /// The `Git` tool: the hosts it may fetch from and push to, the identity
     /// of its commits, and the credentials it may send.
-    pub git: crate::git::GitConfig,
+    pub git: GitConfig,
     /// The operator's hooks that judge network operations before they run.
     pub hooks: HooksConfig,
     /// Where runs, file records and events are kept: the embedded SQLite
@@ -341,7 +339,7 @@ pub struct Profile {
     pub volumes: Vec<String>,
     /// What the `Git` tool may do with remotes: `[fetch]` or
     /// `[fetch, push]`; empty (the default): no network ops.
-    pub git_remote: Vec<crate::git::RemoteDirection>,
+    pub git_remote: Vec<RemoteDirection>,
 }
 
 /// `Role` is what an API key may do with other keys' runs.
@@ -580,7 +578,7 @@ impl Config {
     pub fn git_resolved(
         &self,
         vars: &dyn Fn(&str) -> Option<String>,
-    ) -> Result<crate::git::GitConfig, ConfigError> {
+    ) -> Result<GitConfig, ConfigError> {
         let mut git = self.git.clone();
         for (index, credential) in git.credentials.iter_mut().enumerate() {
             match (&credential.token, &credential.github_app) {
@@ -632,7 +630,7 @@ impl Config {
     /// What the `Git` tool of a run owned by key `key_name` may do with
     /// remotes (the `default` profile's for the local user).
     #[must_use]
-    pub fn git_remote_of(&self, key_name: &str) -> Vec<crate::git::RemoteDirection> {
+    pub fn git_remote_of(&self, key_name: &str) -> Vec<RemoteDirection> {
         let profile = self
             .api_keys
             .iter()
@@ -643,70 +641,6 @@ impl Config {
             .and_then(|name| self.profiles.get(name))
             .map(|p| p.git_remote.clone())
             .unwrap_or_default()
-    }
-
-    /// The API keys with their secrets resolved through `vars` and their
-    /// profiles' grants and volumes; a key without a profile gets `File` and
-    /// no volumes.
-    pub fn keys(&self, vars: &dyn Fn(&str) -> Option<String>) -> Result<Keys, ConfigError> {
-        let mut keys = Vec::with_capacity(self.api_keys.len());
-        for (index, api_key) in self.api_keys.iter().enumerate() {
-            let secret = expand(&api_key.key, vars).map_err(|e| match e {
-                Expand::Unset(var) => ConfigError::MissingVar {
-                    key: api_key.name.clone(),
-                    var,
-                },
-                Expand::Unclosed => ConfigError::Invalid {
-                    key: format!("api_keys[{index}].key"),
-                    message: "`${` is not closed; write ${ENV_NAME}".to_owned(),
-                },
-            })?;
-            if secret.trim().is_empty() {
-                return Err(ConfigError::Invalid {
-                    key: format!("api_keys[{index}].key"),
-                    message: format!(
-                        "the key of {:?} is empty; give it a long random secret",
-                        api_key.name
-                    ),
-                });
-            }
-            let (grants, volumes) = match &api_key.profile {
-                Some(name) => {
-                    let profile = self
-                        .profiles
-                        .get(name)
-                        .ok_or_else(|| ConfigError::Invalid {
-                            key: format!("api_keys[{index}].profile"),
-                            message: format!(
-                                "no profile {name:?}; the profiles are: {}",
-                                listing(self.profiles.keys())
-                            ),
-                        })?;
-                    (profile.grants.clone(), profile.volumes.clone())
-                }
-                None => (vec![Grant::File], Vec::new()),
-            };
-            keys.push(KeyInfo {
-                name: api_key.name.clone(),
-                secret,
-                tenant: api_key.tenant.clone(),
-                role: api_key.role,
-                grants,
-                volumes,
-            });
-        }
-        for (index, key) in keys.iter().enumerate() {
-            if let Some(other) = keys[..index].iter().find(|k| k.secret == key.secret) {
-                return Err(ConfigError::Invalid {
-                    key: format!("api_keys[{index}].key"),
-                    message: format!(
-                        "{:?} has the same key as {:?}; give every API key its own secret",
-                        key.name, other.name
-                    ),
-                });
-            }
-        }
-        Ok(Keys::new(keys))
     }
 
     fn apply_overrides(
@@ -732,6 +666,15 @@ impl Config {
     }
 
     fn validate(&self) -> Result<(), ConfigError> {
+        self.validate_http_and_hooks()?;
+        self.validate_servers()?;
+        self.validate_volumes()?;
+        self.validate_access()?;
+        self.validate_limits()
+    }
+
+    /// The `http` and `hooks` sections.
+    fn validate_http_and_hooks(&self) -> Result<(), ConfigError> {
         let invalid = |key: String, message: String| ConfigError::Invalid { key, message };
         if let Some(timeout) = &self.http.timeout
             && let Err(why) = parse_duration(timeout)
@@ -769,6 +712,12 @@ impl Config {
                 "is not an http:// or https:// URL".to_owned(),
             ));
         }
+        Ok(())
+    }
+
+    /// The `mcp_servers`.
+    fn validate_servers(&self) -> Result<(), ConfigError> {
+        let invalid = |key: String, message: String| ConfigError::Invalid { key, message };
         for (name, server) in &self.mcp_servers {
             let key = format!("mcp_servers.{name}");
             if let Some(why) = name_fault(name) {
@@ -806,6 +755,12 @@ impl Config {
                 _ => {}
             }
         }
+        Ok(())
+    }
+
+    /// The `volumes`.
+    fn validate_volumes(&self) -> Result<(), ConfigError> {
+        let invalid = |key: String, message: String| ConfigError::Invalid { key, message };
         for (name, volume) in &self.volumes {
             let key = format!("volumes.{name}");
             if name == INBOX_VOLUME {
@@ -843,6 +798,12 @@ impl Config {
                 ));
             }
         }
+        Ok(())
+    }
+
+    /// The `profiles` and the `api_keys` that name them.
+    fn validate_access(&self) -> Result<(), ConfigError> {
+        let invalid = |key: String, message: String| ConfigError::Invalid { key, message };
         for (name, profile) in &self.profiles {
             for (index, volume) in profile.volumes.iter().enumerate() {
                 let key = format!("profiles.{name}.volumes[{index}]");
@@ -899,6 +860,12 @@ impl Config {
                 ));
             }
         }
+        Ok(())
+    }
+
+    /// The `limits`.
+    fn validate_limits(&self) -> Result<(), ConfigError> {
+        let invalid = |key: String, message: String| ConfigError::Invalid { key, message };
         if let Some(ttl) = &self.limits.inbox_ttl {
             parse_duration(ttl)
                 .map_err(|message| invalid("limits.inbox_ttl".to_owned(), message))?;
@@ -968,7 +935,7 @@ fn name_fault(name: &str) -> Option<String> {
 }
 
 /// Names for a message: `a, b, c`, or `(none configured)`.
-fn listing<'a>(names: impl Iterator<Item = &'a String>) -> String {
+pub(crate) fn listing<'a>(names: impl Iterator<Item = &'a String>) -> String {
     let names: Vec<&str> = names.map(String::as_str).collect();
     if names.is_empty() {
         "(none configured)".to_owned()
@@ -977,13 +944,13 @@ fn listing<'a>(names: impl Iterator<Item = &'a String>) -> String {
     }
 }
 
-enum Expand {
+pub(crate) enum Expand {
     Unset(String),
     Unclosed,
 }
 
 /// Replaces every `${NAME}` in `text` with `vars(NAME)`.
-fn expand(text: &str, vars: &dyn Fn(&str) -> Option<String>) -> Result<String, Expand> {
+pub(crate) fn expand(text: &str, vars: &dyn Fn(&str) -> Option<String>) -> Result<String, Expand> {
     let mut out = String::with_capacity(text.len());
     let mut rest = text;
     while let Some(start) = rest.find("${") {
@@ -1050,6 +1017,134 @@ fn edit_distance(a: &str, b: &str) -> usize {
         }
     }
     row[b.len()]
+}
+
+/// `RemoteDirection` is one entry of a profile's `git_remote`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum RemoteDirection {
+    /// clone, fetch, pull, ls_remote.
+    Fetch,
+    /// push.
+    Push,
+}
+
+/// `GitConfig` is the operator's `git:` section.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(default, deny_unknown_fields)]
+pub struct GitConfig {
+    /// Hosts the Git tool may fetch from (like `http.allow_hosts`); empty:
+    /// none.
+    pub fetch_hosts: Vec<String>,
+    /// Hosts the Git tool may push to; unset: push is off for everyone.
+    pub push_hosts: Option<Vec<String>>,
+    /// The author and committer of every commit.
+    pub identity: Option<GitIdentity>,
+    /// Credentials, each sent only to the URLs it covers.
+    pub credentials: Vec<GitCredential>,
+    /// Most files one checkout writes (default 200,000).
+    pub max_checkout_files: Option<usize>,
+    /// Signing of commits and tags (`sign: true`) with the operator's
+    /// ed25519 key; unset: nothing can be signed.
+    pub signing: Option<GitSigning>,
+    /// The key `signing.key_file` names, loaded (and checked) by
+    /// [`Config::git_resolved`] at start-up; never
+    /// serialized.
+    #[serde(skip)]
+    #[schemars(skip)]
+    pub signer: Option<porter_git::Signer>,
+}
+
+/// `GitSigning` is where the operator's signing key lives.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct GitSigning {
+    /// An OpenSSH ed25519 private key without a passphrase (`ssh-keygen -t
+    /// ed25519 -N ''`). Commits and tags get an SSH signature in namespace
+    /// `git` that `git verify-commit` checks against an allowed-signers
+    /// file; the key never leaves the gateway. A relative path is taken
+    /// from the config file's folder.
+    pub key_file: PathBuf,
+}
+
+/// `GitIdentity` is the operator's name and email for commits.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct GitIdentity {
+    /// The name.
+    pub name: String,
+    /// The email.
+    pub email: String,
+}
+
+/// `GitCredential` is one credential as configured: exactly one of a
+/// static `token` (which may be `${ENV_NAME}`, resolved by the binary
+/// before the gateway starts) or a `github_app` whose installation tokens
+/// are minted for pushes only.
+#[derive(Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct GitCredential {
+    /// Shown in the audit log instead of the token.
+    pub name: String,
+    /// URL prefixes the credential may be sent to.
+    pub allowed_urls: Vec<String>,
+    /// The Basic-auth user name (default `x-access-token`).
+    #[serde(default)]
+    pub username: Option<String>,
+    /// A static token, sent for fetches and pushes to the covered URLs.
+    #[serde(default)]
+    pub token: Option<String>,
+    /// A GitHub App whose write-scoped installation token is minted (and
+    /// cached until five minutes before it expires) when a push to a
+    /// covered URL needs it; fetches never use it.
+    #[serde(default)]
+    pub github_app: Option<GitHubAppConfig>,
+    /// The app with its key loaded by
+    /// [`Config::git_resolved`]; never serialized.
+    #[serde(skip)]
+    #[schemars(skip)]
+    pub app: Option<porter_git::GithubApp>,
+}
+
+/// `GitHubAppConfig` names a GitHub App installation and its key.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct GitHubAppConfig {
+    /// The app's numeric id (the JWT's `iss`).
+    pub app_id: u64,
+    /// The installation on the account that owns the repositories.
+    pub installation_id: u64,
+    /// The app's RSA private key, the .pem file GitHub generated (a
+    /// relative path is taken from the config file's folder).
+    pub private_key_file: PathBuf,
+    /// The REST API root (default `https://api.github.com`; GitHub
+    /// Enterprise Server: `https://<host>/api/v3`). Its host must pass the
+    /// `http` policy like the git hosts.
+    #[serde(default)]
+    pub base_url: Option<String>,
+}
+
+impl GitHubAppConfig {
+    /// `api_host` is the host tokens are minted at.
+    pub(crate) fn api_host(&self) -> Option<String> {
+        let base = self
+            .base_url
+            .as_deref()
+            .unwrap_or(porter_git::github_app::DEFAULT_BASE_URL);
+        url::Url::parse(base)
+            .ok()
+            .and_then(|u| u.host_str().map(str::to_owned))
+    }
+}
+
+impl std::fmt::Debug for GitCredential {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("GitCredential")
+            .field("name", &self.name)
+            .field("allowed_urls", &self.allowed_urls)
+            .field("github_app", &self.github_app)
+            .finish_non_exhaustive()
+    }
 }
 
 #[cfg(test)]

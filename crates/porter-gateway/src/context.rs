@@ -1,9 +1,30 @@
-//! What one tool call knows besides its arguments: the run's redactor, where
-//! its progress goes, and whether it was cancelled.
+//! What one tool call knows besides its arguments: the gateway and the run
+//! it is part of, who asks, the run's redactor, where its progress goes, and
+//! whether it was cancelled.
 
+use std::sync::Arc;
+
+use porter_inbox::RunInfo;
 use rmcp::model::{ProgressNotificationParam, ProgressToken};
 use rmcp::{Peer, RoleServer};
 use tokio_util::sync::CancellationToken;
+
+use crate::Gateway;
+use crate::access::Caller;
+
+/// `Turn` is what one call of a gateway tool (a [`porter_mcp::Tool`] of
+/// `Turn`) works with: the gateway, the run it is part of, who asks, and
+/// what the call carries besides its arguments.
+pub struct Turn {
+    /// The gateway, with the state each tool keeps.
+    pub gateway: Arc<Gateway>,
+    /// The run the call belongs to.
+    pub run: RunInfo,
+    /// Who asks: the run's model, with its profile's grants and volumes.
+    pub caller: Caller,
+    /// The run's redactor, where progress goes, the call's cancellation.
+    pub cx: CallContext,
+}
 
 /// `CallContext` travels with every tool call into the tools that reach the
 /// network or move many bytes.

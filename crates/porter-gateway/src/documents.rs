@@ -12,13 +12,15 @@ use std::sync::Arc;
 
 use porter_fileview::{Cancel, FileInput, Options, WindowRequest};
 use porter_inbox::documents::{QueryError, SearchQuery};
-use porter_inbox::{Documents, Inbox, Owner, RunInfo};
-use rmcp::model::{CallToolResult, ContentBlock, Tool};
+use porter_inbox::{Documents as Store, Inbox, Owner, RunInfo};
+use porter_mcp::tool::{Call, Hints, NoOut, Outcome, Tool, ToolError, parse_args_naming};
+use rmcp::model::{CallToolResult, ContentBlock, JsonObject};
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
 use crate::access::Caller;
+use crate::context::Turn;
 
 /// `DOCUMENTS_TOOL` is the name the tool is listed under.
 pub const DOCUMENTS_TOOL: &str = "Documents";
@@ -86,7 +88,7 @@ enum Op {
 /// what to do, like the `File` tool's.
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
-struct DocumentsArgs {
+pub(crate) struct DocumentsArgs {
     /// What to do: `search`, `get`, `list` or `delete`.
     op: Op,
     /// search only: words (all must occur), "quoted phrases", word* for any
@@ -135,7 +137,7 @@ pub struct DocumentsTool {
 }
 
 /// A failure the caller reads: one sentence naming the next step.
-type Answer = Result<CallToolResult, String>;
+type Answer = Result<CallToolResult, ToolError>;
 
 impl DocumentsTool {
     /// The tool over `inbox`'s Document store.
@@ -147,80 +149,127 @@ impl DocumentsTool {
         }
     }
 
-    /// The tool's definition (name `Documents`, op-discriminated schema).
-    #[must_use]
-    pub fn tool() -> Tool {
-        let schema = porter_mcp::schema::schema_for::<DocumentsArgs>();
-        Tool::new(DOCUMENTS_TOOL, DESCRIPTION, schema).with_title("Imported documents")
-    }
-
     /// Runs one operation for `reader`. Every failure the caller should
     /// read is a `CallToolResult` with `is_error`.
     pub async fn call(&self, reader: &Reader, arguments: Value) -> CallToolResult {
+        // Without a store there is nothing to call, whatever the arguments.
+        if let Err(text) = store(&self.inbox) {
+            return CallToolResult::error(vec![ContentBlock::text(text.to_string())]);
+        }
+        match parse(arguments) {
+            Ok(args) => self.run(reader, args).await,
+            Err(text) => CallToolResult::error(vec![ContentBlock::text(text.to_string())]),
+        }
+    }
+
+    /// Runs one operation like [`DocumentsTool::call`], its arguments read.
+    async fn run(&self, reader: &Reader, args: DocumentsArgs) -> CallToolResult {
         let inbox = Arc::clone(&self.inbox);
         let view = self.view.clone();
         let reader = reader.clone();
         // SQLite and the window are blocking work.
-        let joined = tokio::task::spawn_blocking(move || {
-            let Some(store) = inbox.documents() else {
-                return Err(
-                    "this gateway keeps no document store; there are no documents to search"
-                        .to_owned(),
-                );
-            };
-            run(store, &view, &reader, arguments)
-        })
-        .await;
+        let joined =
+            tokio::task::spawn_blocking(move || run(store(&inbox)?, &view, &reader, &args)).await;
         let answer = joined.unwrap_or_else(|error| {
             tracing::error!(%error, "a Documents operation stopped unexpectedly");
-            Err("the Documents operation stopped unexpectedly; try it again".to_owned())
+            Err(ToolError::tool(
+                "the Documents operation stopped unexpectedly; try it again",
+            ))
         });
-        answer.unwrap_or_else(|text| CallToolResult::error(vec![ContentBlock::text(text)]))
+        answer.unwrap_or_else(|text| {
+            CallToolResult::error(vec![ContentBlock::text(text.to_string())])
+        })
     }
 }
 
-fn run(store: &dyn Documents, view: &Options, reader: &Reader, arguments: Value) -> Answer {
-    if !arguments.is_object() {
-        return Err(r#"Documents takes an object with an op, e.g. {"op": "list"}"#.to_owned());
+/// `Documents` is the `Documents` tool; it needs a gateway that keeps a
+/// document store.
+pub(crate) struct Documents;
+
+impl Tool<Turn> for Documents {
+    type Args = DocumentsArgs;
+    type Out = NoOut;
+    const NAME: &'static str = DOCUMENTS_TOOL;
+    const TITLE: &'static str = "Imported documents";
+    const DESCRIPTION: &'static str = DESCRIPTION;
+    // `delete` removes a document for good.
+    const HINTS: Hints = Hints::write(true, false);
+
+    fn parse(arguments: Option<JsonObject>) -> Result<DocumentsArgs, ToolError> {
+        parse(Value::Object(arguments.unwrap_or_default()))
     }
-    let args: DocumentsArgs = serde_json::from_value(arguments).map_err(|error| {
-        format!(
-            "the Documents arguments are not valid: {error}; pass op (search, get, list or delete) and the fields that op takes"
-        )
-    })?;
+
+    fn check(&self, turn: &Turn, _call: &Call) -> Result<(), ToolError> {
+        store(&turn.gateway.inbox).map(|_| ())
+    }
+
+    async fn call(&self, turn: &Turn, args: DocumentsArgs, _call: Call) -> Outcome {
+        let reader = Reader::of(&turn.caller, &turn.run);
+        Ok(turn.gateway.documents.run(&reader, args).await.into())
+    }
+}
+
+/// The inbox's document store, or why there is none to call.
+fn store(inbox: &Inbox) -> Result<&dyn Store, ToolError> {
+    inbox.documents().ok_or_else(|| {
+        ToolError::tool("this gateway keeps no document store; there are no documents to search")
+    })
+}
+
+/// The Documents arguments, or what was wrong with them and what to pass.
+fn parse(arguments: Value) -> Result<DocumentsArgs, ToolError> {
+    if !arguments.is_object() {
+        return Err(ToolError::tool(
+            r#"Documents takes an object with an op, e.g. {"op": "list"}"#,
+        ));
+    }
+    parse_args_naming(
+        arguments,
+        DOCUMENTS_TOOL,
+        "pass op (search, get, list or delete) and the fields that op takes",
+    )
+}
+
+fn run(store: &dyn Store, view: &Options, reader: &Reader, args: &DocumentsArgs) -> Answer {
     match args.op {
         Op::Search => {
-            let query = args.query.as_deref().ok_or(
-                "search needs a query: the words to look for, e.g. {\"op\": \"search\", \"query\": \"budget 2026\"}",
-            )?;
-            search(store, reader, query, &args)
+            let query = args.query.as_deref().ok_or_else(|| ToolError::tool("search needs a query: the words to look for, e.g. {\"op\": \"search\", \"query\": \"budget 2026\"}",))?;
+            search(store, reader, query, args)
         }
-        Op::Get => get(store, view, reader, id(args.id.as_deref(), "get")?, &args),
-        Op::List => list(store, reader, &args),
+        Op::Get => get(store, view, reader, id(args.id.as_deref(), "get")?, args),
+        Op::List => list(store, reader, args),
         Op::Delete => delete(store, reader, id(args.id.as_deref(), "delete")?),
     }
 }
 
-fn id<'a>(id: Option<&'a str>, op: &str) -> Result<&'a str, String> {
+fn id<'a>(id: Option<&'a str>, op: &str) -> Result<&'a str, ToolError> {
     id.map(str::trim)
         .filter(|id| !id.is_empty())
-        .ok_or_else(|| format!("{op} needs the document's id, as search or list answer it"))
+        .ok_or_else(|| {
+            ToolError::tool(format!(
+                "{op} needs the document's id, as search or list answer it"
+            ))
+        })
 }
 
 /// The answer for a document the reader cannot see: the same whether it
 /// does not exist, belongs to another tenant, or (for delete) to another
 /// owner.
-fn missing(id: &str) -> String {
-    format!("there is no document {id:?}; list or search the documents to find its id")
+fn missing(id: &str) -> ToolError {
+    ToolError::tool(format!(
+        "there is no document {id:?}; list or search the documents to find its id"
+    ))
 }
 
-fn store_fault(error: &porter_inbox::InboxError) -> String {
+fn store_fault(error: &porter_inbox::InboxError) -> ToolError {
     tracing::error!(%error, "the document store failed");
-    "the document store failed; try again, and tell the operator if it keeps failing".to_owned()
+    ToolError::tool(
+        "the document store failed; try again, and tell the operator if it keeps failing",
+    )
 }
 
 /// The page a cursor names (an offset, written as decimal digits).
-fn offset(cursor: Option<&str>) -> Result<usize, String> {
+fn offset(cursor: Option<&str>) -> Result<usize, ToolError> {
     let Some(cursor) = cursor.map(str::trim).filter(|c| !c.is_empty()) else {
         return Ok(0);
     };
@@ -229,23 +278,26 @@ fn offset(cursor: Option<&str>) -> Result<usize, String> {
         .ok()
         .filter(|n| *n <= CURSOR_MAX)
         .ok_or_else(|| {
-            "that cursor is not one this tool gave; pass the next_cursor of the previous answer, or none to start over"
-                .to_owned()
+            ToolError::tool(
+                "that cursor is not one this tool gave; pass the next_cursor of the previous answer, or none to start over",
+            )
         })
 }
 
-fn limit(asked: Option<usize>, default: usize, max: usize) -> Result<usize, String> {
+fn limit(asked: Option<usize>, default: usize, max: usize) -> Result<usize, ToolError> {
     match asked {
         None => Ok(default),
-        Some(0) => Err("limit counts from 1, so 0 asks for nothing; pass 1 or more".to_owned()),
+        Some(0) => Err(ToolError::tool(
+            "limit counts from 1, so 0 asks for nothing; pass 1 or more",
+        )),
         Some(n) => Ok(n.min(max)),
     }
 }
 
-fn search(store: &dyn Documents, reader: &Reader, text: &str, args: &DocumentsArgs) -> Answer {
+fn search(store: &dyn Store, reader: &Reader, text: &str, args: &DocumentsArgs) -> Answer {
     let query = SearchQuery::parse(text).map_err(|error| match error {
-        QueryError::Empty => format!("{error}"),
-        other => format!("the query cannot be searched for: {other}"),
+        QueryError::Empty => ToolError::tool(format!("{error}")),
+        other => ToolError::tool(format!("the query cannot be searched for: {other}")),
     })?;
     let limit = limit(args.limit, SEARCH_LIMIT, SEARCH_MAX)?;
     let offset = offset(args.cursor.as_deref())?;
@@ -285,7 +337,7 @@ fn search(store: &dyn Documents, reader: &Reader, text: &str, args: &DocumentsAr
 }
 
 fn get(
-    store: &dyn Documents,
+    store: &dyn Store,
     view: &Options,
     reader: &Reader,
     id: &str,
@@ -306,8 +358,7 @@ fn get(
         start_line: args.start_line,
         line_count: args.line_count,
     };
-    let shown =
-        porter_fileview::view(&input, &window, view, &Cancel::new()).map_err(|e| e.to_string())?;
+    let shown = porter_fileview::view(&input, &window, view, &Cancel::new())?;
     let about = format!(
         "{:?} · document {} · from {} (sha256:{}) · {} · imported {}",
         document.title,
@@ -318,12 +369,10 @@ fn get(
         crate::file::rfc3339(document.created_at)
     );
     let mut content = vec![ContentBlock::text(about)];
-    for block in &shown.content {
-        let block = serde_json::to_value(block)
-            .and_then(serde_json::from_value::<ContentBlock>)
-            .map_err(|e| format!("the document could not be shown: {e}"))?;
-        content.push(block);
-    }
+    content.extend(
+        porter_mcp::content::content(&shown.content)
+            .map_err(|e| ToolError::tool(format!("the document could not be shown: {e}")))?,
+    );
     let mut result = CallToolResult::success(content);
     result.structured_content = Some(json!({
         "id": document.id,
@@ -339,7 +388,7 @@ fn get(
     Ok(result)
 }
 
-fn list(store: &dyn Documents, reader: &Reader, args: &DocumentsArgs) -> Answer {
+fn list(store: &dyn Store, reader: &Reader, args: &DocumentsArgs) -> Answer {
     let limit = limit(args.limit, LIST_LIMIT, LIST_MAX)?;
     let offset = offset(args.cursor.as_deref())?;
     let mut documents = store
@@ -373,7 +422,7 @@ fn list(store: &dyn Documents, reader: &Reader, args: &DocumentsArgs) -> Answer 
     ))
 }
 
-fn delete(store: &dyn Documents, reader: &Reader, id: &str) -> Answer {
+fn delete(store: &dyn Store, reader: &Reader, id: &str) -> Answer {
     let document = store
         .get(&reader.tenant, id)
         .map_err(|e| store_fault(&e))?
@@ -445,8 +494,14 @@ mod tests {
         (dir, store)
     }
 
-    fn call(store: &SqliteDocuments, reader: &Reader, arguments: Value) -> Answer {
-        run(store, &Options::default(), reader, arguments)
+    fn call(
+        store: &SqliteDocuments,
+        reader: &Reader,
+        arguments: Value,
+    ) -> Result<CallToolResult, String> {
+        parse(arguments)
+            .and_then(|args| run(store, &Options::default(), reader, &args))
+            .map_err(|error| error.to_string())
     }
 
     #[test]
@@ -545,7 +600,7 @@ mod tests {
 
     #[test]
     fn the_tool_lists_its_four_ops() {
-        let tool = DocumentsTool::tool();
+        let tool = porter_mcp::tool::describe::<Turn, Documents>();
         assert_eq!(tool.name, DOCUMENTS_TOOL);
         let schema = tool.schema_as_json_value();
         let text = schema.to_string();

@@ -23,147 +23,21 @@ use porter_git::{
     Access, Bounds, Credential, CredentialSource, GitError, Identity, Network, Secret, Signer,
     Window, network, submodule,
 };
-use rmcp::model::{CallToolResult, ContentBlock, Tool};
-use schemars::JsonSchema;
-use serde::{Deserialize, Serialize};
-
 use porter_inbox::Owner;
+use porter_mcp::tool::{Call, Hints, NoOut, Outcome, Tool, ToolError, parse_args_naming};
+use rmcp::model::{CallToolResult, ContentBlock, JsonObject};
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::Value;
 
 use crate::access::Caller;
-use crate::config::{Volume, VolumeMode};
+use crate::config::{GitConfig, Grant, RemoteDirection, Volume, VolumeMode};
+use crate::context::Turn;
 use crate::file::grants::{self, Need};
 use crate::file::reference::Place;
 
 /// `GIT_TOOL` is the name the `Git` tool is listed under.
 pub const GIT_TOOL: &str = "Git";
-
-/// `RemoteDirection` is one entry of a profile's `git_remote`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "snake_case")]
-pub enum RemoteDirection {
-    /// clone, fetch, pull, ls_remote.
-    Fetch,
-    /// push.
-    Push,
-}
-
-/// `GitConfig` is the operator's `git:` section.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
-#[serde(default, deny_unknown_fields)]
-pub struct GitConfig {
-    /// Hosts the Git tool may fetch from (like `http.allow_hosts`); empty:
-    /// none.
-    pub fetch_hosts: Vec<String>,
-    /// Hosts the Git tool may push to; unset: push is off for everyone.
-    pub push_hosts: Option<Vec<String>>,
-    /// The author and committer of every commit.
-    pub identity: Option<GitIdentity>,
-    /// Credentials, each sent only to the URLs it covers.
-    pub credentials: Vec<GitCredential>,
-    /// Most files one checkout writes (default 200,000).
-    pub max_checkout_files: Option<usize>,
-    /// Signing of commits and tags (`sign: true`) with the operator's
-    /// ed25519 key; unset: nothing can be signed.
-    pub signing: Option<GitSigning>,
-    /// The key `signing.key_file` names, loaded (and checked) by
-    /// [`crate::config::Config::git_resolved`] at start-up; never
-    /// serialized.
-    #[serde(skip)]
-    #[schemars(skip)]
-    pub signer: Option<porter_git::Signer>,
-}
-
-/// `GitSigning` is where the operator's signing key lives.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct GitSigning {
-    /// An OpenSSH ed25519 private key without a passphrase (`ssh-keygen -t
-    /// ed25519 -N ''`). Commits and tags get an SSH signature in namespace
-    /// `git` that `git verify-commit` checks against an allowed-signers
-    /// file; the key never leaves the gateway. A relative path is taken
-    /// from the config file's folder.
-    pub key_file: PathBuf,
-}
-
-/// `GitIdentity` is the operator's name and email for commits.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct GitIdentity {
-    /// The name.
-    pub name: String,
-    /// The email.
-    pub email: String,
-}
-
-/// `GitCredential` is one credential as configured: exactly one of a
-/// static `token` (which may be `${ENV_NAME}`, resolved by the binary
-/// before the gateway starts) or a `github_app` whose installation tokens
-/// are minted for pushes only.
-#[derive(Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct GitCredential {
-    /// Shown in the audit log instead of the token.
-    pub name: String,
-    /// URL prefixes the credential may be sent to.
-    pub allowed_urls: Vec<String>,
-    /// The Basic-auth user name (default `x-access-token`).
-    #[serde(default)]
-    pub username: Option<String>,
-    /// A static token, sent for fetches and pushes to the covered URLs.
-    #[serde(default)]
-    pub token: Option<String>,
-    /// A GitHub App whose write-scoped installation token is minted (and
-    /// cached until five minutes before it expires) when a push to a
-    /// covered URL needs it; fetches never use it.
-    #[serde(default)]
-    pub github_app: Option<GitHubAppConfig>,
-    /// The app with its key loaded by
-    /// [`crate::config::Config::git_resolved`]; never serialized.
-    #[serde(skip)]
-    #[schemars(skip)]
-    pub app: Option<porter_git::GithubApp>,
-}
-
-/// `GitHubAppConfig` names a GitHub App installation and its key.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
-#[serde(deny_unknown_fields)]
-pub struct GitHubAppConfig {
-    /// The app's numeric id (the JWT's `iss`).
-    pub app_id: u64,
-    /// The installation on the account that owns the repositories.
-    pub installation_id: u64,
-    /// The app's RSA private key, the .pem file GitHub generated (a
-    /// relative path is taken from the config file's folder).
-    pub private_key_file: PathBuf,
-    /// The REST API root (default `https://api.github.com`; GitHub
-    /// Enterprise Server: `https://<host>/api/v3`). Its host must pass the
-    /// `http` policy like the git hosts.
-    #[serde(default)]
-    pub base_url: Option<String>,
-}
-
-impl GitHubAppConfig {
-    /// `api_host` is the host tokens are minted at.
-    fn api_host(&self) -> Option<String> {
-        let base = self
-            .base_url
-            .as_deref()
-            .unwrap_or(porter_git::github_app::DEFAULT_BASE_URL);
-        url::Url::parse(base)
-            .ok()
-            .and_then(|u| u.host_str().map(str::to_owned))
-    }
-}
-
-impl std::fmt::Debug for GitCredential {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("GitCredential")
-            .field("name", &self.name)
-            .field("allowed_urls", &self.allowed_urls)
-            .field("github_app", &self.github_app)
-            .finish_non_exhaustive()
-    }
-}
 
 /// `GitTool` serves the `Git` tool.
 pub struct GitTool {
@@ -208,13 +82,6 @@ impl GitTool {
         }
     }
 
-    /// The tool's definition.
-    #[must_use]
-    pub fn tool() -> Tool {
-        let schema = porter_mcp::schema::schema_for::<GitArgs>();
-        Tool::new(GIT_TOOL, DESCRIPTION, schema).with_title("Git")
-    }
-
     /// Runs one call for `caller` (the run's model, with its profile's
     /// grants and volumes) in the run `run_id` owned by `owner` (whose
     /// tenant a tenant volume must match), with `remote` (its profile's
@@ -227,14 +94,21 @@ impl GitTool {
         run_id: &str,
         arguments: serde_json::Value,
     ) -> CallToolResult {
-        let args: GitArgs = match serde_json::from_value(arguments) {
-            Ok(args) => args,
-            Err(error) => {
-                return CallToolResult::error(vec![ContentBlock::text(format!(
-                    "the Git arguments are not valid: {error}; call it like {{\"op\": \"log\", \"repo\": \"volume:work:project\"}}"
-                ))]);
-            }
-        };
+        match parse(arguments) {
+            Ok(args) => self.run(caller, owner, remote, run_id, args).await,
+            Err(error) => CallToolResult::error(vec![ContentBlock::text(error.to_string())]),
+        }
+    }
+
+    /// Runs one call like [`GitTool::call`], its arguments read.
+    async fn run(
+        &self,
+        caller: &Caller,
+        owner: &Owner,
+        remote: &[RemoteDirection],
+        run_id: &str,
+        args: GitArgs,
+    ) -> CallToolResult {
         let network = Network {
             net: self.net.clone(),
             handle: tokio::runtime::Handle::current(),
@@ -513,6 +387,59 @@ const DESCRIPTION: &str = "Git on a repository in one of your volumes, without a
     outputs come in windows: ask again with offset. commit and tag_create take sign: true to \
     sign with the operator's SSH key.";
 
+/// `Git` is the `Git` tool. It is open only to a run's own model, and only
+/// with the `Git` grant.
+pub struct Git;
+
+impl Tool<Turn> for Git {
+    type Args = GitArgs;
+    type Out = NoOut;
+    const NAME: &'static str = GIT_TOOL;
+    const TITLE: &'static str = "Git";
+    const DESCRIPTION: &'static str = DESCRIPTION;
+    // It commits, resets and pushes, and fetches from and pushes to remotes.
+    const HINTS: Hints = Hints::open_world(true, false);
+
+    fn parse(arguments: Option<JsonObject>) -> Result<GitArgs, ToolError> {
+        parse(Value::Object(arguments.unwrap_or_default()))
+    }
+
+    fn check(&self, turn: &Turn, _call: &Call) -> Result<(), ToolError> {
+        let Caller::Model { grants, .. } = &turn.caller else {
+            return Err(ToolError::tool(
+                "the Git tool is open only to a run's own model",
+            ));
+        };
+        if grants.contains(&Grant::Git) {
+            return Ok(());
+        }
+        Err(ToolError::tool(
+            "this run may not use Git: its profile has no Git grant; an operator can \
+             add Git to the profile's grants in the gateway's config",
+        ))
+    }
+
+    async fn call(&self, turn: &Turn, args: GitArgs, _call: Call) -> Outcome {
+        let run = &turn.run;
+        let remote = turn.gateway.config.git_remote_of(&run.owner.key_name);
+        let git = &turn.gateway.git;
+        let id = run.id.to_string();
+        Ok(git
+            .run(&turn.caller, &run.owner, &remote, &id, args)
+            .await
+            .into())
+    }
+}
+
+/// The Git arguments, or what was wrong with them and how to call the tool.
+fn parse(arguments: Value) -> Result<GitArgs, ToolError> {
+    parse_args_naming(
+        arguments,
+        GIT_TOOL,
+        r#"call it like {"op": "log", "repo": "volume:work:project"}"#,
+    )
+}
+
 /// `GitArgs` are the tool's arguments; which apply depends on `op`.
 // Each flag is a separate, optional argument of one op, as the model sends it.
 #[allow(clippy::struct_excessive_bools)]
@@ -615,22 +542,52 @@ pub enum GitOp {
     SubmoduleUpdate,
 }
 
+/// `Kind` is what an op does: read the repository, change it, or reach a
+/// remote.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    Read,
+    Change,
+    Network,
+}
+
 impl GitOp {
-    fn writes(self) -> bool {
-        !matches!(
-            self,
+    /// What the op does; each op is named here once.
+    fn kind(self) -> Kind {
+        match self {
             GitOp::Status
-                | GitOp::Log
-                | GitOp::Show
-                | GitOp::Diff
-                | GitOp::Blame
-                | GitOp::Grep
-                | GitOp::LsFiles
-                | GitOp::BranchList
-                | GitOp::TagList
-                | GitOp::RevParse
-                | GitOp::LsRemote
-        )
+            | GitOp::Log
+            | GitOp::Show
+            | GitOp::Diff
+            | GitOp::Blame
+            | GitOp::Grep
+            | GitOp::LsFiles
+            | GitOp::BranchList
+            | GitOp::TagList
+            | GitOp::RevParse => Kind::Read,
+            GitOp::Clone
+            | GitOp::Fetch
+            | GitOp::Pull
+            | GitOp::Push
+            | GitOp::SubmoduleUpdate
+            | GitOp::LsRemote => Kind::Network,
+            GitOp::Init
+            | GitOp::Add
+            | GitOp::Rm
+            | GitOp::Commit
+            | GitOp::Checkout
+            | GitOp::BranchCreate
+            | GitOp::BranchDelete
+            | GitOp::TagCreate
+            | GitOp::Merge
+            | GitOp::Reset => Kind::Change,
+        }
+    }
+
+    /// Whether the op writes to the repository (every op but the reads and
+    /// `ls_remote`), and so needs a read-write volume.
+    fn writes(self) -> bool {
+        self.kind() != Kind::Read && self != GitOp::LsRemote
     }
 }
 
@@ -666,18 +623,20 @@ fn run(
         offset: args.offset,
         lines: args.lines.unwrap_or(porter_git::page::DEFAULT_PAGE_LINES),
     };
-    let identity = || {
-        operator.identity.as_ref().ok_or_else(|| {
-            "the operator has set no git.identity, so nothing can be committed".to_owned()
-        })
+    let result = match op.kind() {
+        Kind::Read => read_op(args, dir, window)?,
+        Kind::Network => network_op(args, dir, network, bounds)?,
+        Kind::Change => change_op(args, dir, operator, run_id, bounds)?,
     };
-    let signer = || {
-        operator.signer.as_ref().ok_or_else(|| {
-            "the operator has set no git.signing.key_file, so nothing can be signed; leave sign out to commit or tag unsigned".to_owned()
-        })
-    };
+    result.map_err(|e| e.to_string())
+}
+
+/// A read op: `Ok` with what git answered (or why it failed), `Err` for
+/// arguments the op lacks.
+fn read_op(args: &GitArgs, dir: &Path, window: Window) -> Result<Result<String, GitError>, String> {
+    let op = args.op;
     let text = |r: Result<porter_git::Page, GitError>| r.map(|p| p.to_string());
-    let result: Result<String, GitError> = match op {
+    Ok(match op {
         GitOp::Status => text(read::status(dir, window)),
         GitOp::Log => text(read::log(
             dir,
@@ -720,6 +679,55 @@ fn run(
         GitOp::BranchList => text(read::branch_list(dir, window)),
         GitOp::TagList => text(read::tag_list(dir, window)),
         GitOp::RevParse => read::rev_parse(dir, need(args.rev.as_ref(), "rev", op)?),
+        _ => return Err(format!("{op:?} is not a read op")),
+    })
+}
+
+/// A network op, like [`read_op`].
+fn network_op(
+    args: &GitArgs,
+    dir: &Path,
+    network: &Network,
+    bounds: Bounds,
+) -> Result<Result<String, GitError>, String> {
+    let op = args.op;
+    Ok(match op {
+        GitOp::Clone => network::clone(network, need(args.url.as_ref(), "url", op)?, dir, bounds),
+        GitOp::Fetch => network::fetch(network, dir, args.remote.as_deref()),
+        GitOp::Pull => network::pull(network, dir, bounds),
+        GitOp::Push => network::push(network, dir, args.remote.as_deref(), &args.refspecs),
+        GitOp::SubmoduleUpdate => submodule::update(network, dir, &args.paths, bounds),
+        GitOp::LsRemote => match (&args.url, &args.remote) {
+            (Some(url), _) => network::ls_remote(network, None, url),
+            (None, remote) => {
+                network::ls_remote(network, Some(dir), remote.as_deref().unwrap_or("origin"))
+            }
+        },
+        _ => return Err(format!("{op:?} is not a network op")),
+    })
+}
+
+/// An op that changes the repository, like [`read_op`]; commits and tags
+/// are the operator's, signed with the operator's key when asked.
+fn change_op(
+    args: &GitArgs,
+    dir: &Path,
+    operator: &Operator,
+    run_id: &str,
+    bounds: Bounds,
+) -> Result<Result<String, GitError>, String> {
+    let op = args.op;
+    let identity = || {
+        operator.identity.as_ref().ok_or_else(|| {
+            "the operator has set no git.identity, so nothing can be committed".to_owned()
+        })
+    };
+    let signer = || {
+        operator.signer.as_ref().ok_or_else(|| {
+            "the operator has set no git.signing.key_file, so nothing can be signed; leave sign out to commit or tag unsigned".to_owned()
+        })
+    };
+    Ok(match op {
         GitOp::Init => change::init(dir, args.name.as_deref()),
         GitOp::Add => change::add(dir, &args.paths),
         GitOp::Rm => change::rm(dir, &args.paths, args.cached),
@@ -788,24 +796,14 @@ fn run(
             };
             change::reset(dir, need(args.rev.as_ref(), "rev", op)?, mode, bounds)
         }
-        GitOp::Clone => network::clone(network, need(args.url.as_ref(), "url", op)?, dir, bounds),
-        GitOp::Fetch => network::fetch(network, dir, args.remote.as_deref()),
-        GitOp::Pull => network::pull(network, dir, bounds),
-        GitOp::Push => network::push(network, dir, args.remote.as_deref(), &args.refspecs),
-        GitOp::SubmoduleUpdate => submodule::update(network, dir, &args.paths, bounds),
-        GitOp::LsRemote => match (&args.url, &args.remote) {
-            (Some(url), _) => network::ls_remote(network, None, url),
-            (None, remote) => {
-                network::ls_remote(network, Some(dir), remote.as_deref().unwrap_or("origin"))
-            }
-        },
-    };
-    result.map_err(|e| e.to_string())
+        _ => return Err(format!("{op:?} does not change the repository")),
+    })
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::config::GitCredential;
 
     #[test]
     fn read_ops_are_allowed_on_read_only_volumes_and_change_ops_are_not() {
@@ -819,7 +817,8 @@ mod tests {
 
     #[test]
     fn the_tool_schema_is_an_object_with_an_op() {
-        let tool = GitTool::tool();
+        let tool = porter_mcp::tool::describe::<Turn, Git>();
+        assert_eq!(tool.output_schema, None);
         assert_eq!(
             tool.input_schema.get("type").and_then(|t| t.as_str()),
             Some("object")
@@ -931,7 +930,7 @@ mod tests {
             grants: vec![
                 crate::config::Grant::Read,
                 crate::config::Grant::Write,
-                crate::config::Grant::Git,
+                Grant::Git,
             ],
             volumes: vec!["work".to_owned()],
         };

@@ -41,9 +41,11 @@ use std::path::Path;
 use std::sync::Arc;
 
 use porter_inbox::Inbox;
+use porter_mcp::Registry;
 
 use crate::access::Keys;
 use crate::config::Config;
+use crate::context::Turn;
 use crate::documents::DocumentsTool;
 use crate::file::Files;
 use crate::upstream::Upstreams;
@@ -79,6 +81,8 @@ pub struct Gateway {
     pub web: Web,
     /// The `Git` tool.
     pub git: git::GitTool,
+    /// The gateway's own tools, by name, as sessions list and call them.
+    pub tools: Registry<Turn>,
 }
 
 /// The shared run of each owner (key name, tenant) and client name, and
@@ -120,8 +124,21 @@ impl Gateway {
             redactors: std::sync::Mutex::default(),
             web,
             git,
+            tools: tools(),
         }))
     }
+}
+
+/// The gateway's own tools: each a [`porter_mcp::Tool`] of a [`Turn`],
+/// filed with its noun together with its arguments, the grant it checks and
+/// its call.
+fn tools() -> Registry<Turn> {
+    Registry::new()
+        .with(file::File, ())
+        .with(documents::Documents, ())
+        .with(web::Http, ())
+        .with(web::WebFetch, ())
+        .with(git::Git, ())
 }
 
 #[cfg(test)]

@@ -27,7 +27,6 @@ use rmcp::{ErrorData, RoleServer, ServerHandler};
 use crate::Gateway;
 use crate::access::{Caller, KeyInfo};
 use crate::config::{BinaryResults, Grant, Images};
-use crate::file::Files;
 use crate::upstream::{
     Answers, ClientLink, RelayCapture, Relayed, UpstreamError, Upstreams, resource_uri,
     split_resource_uri, split_tool_name,
@@ -36,9 +35,6 @@ use crate::upstream::{
 /// `SHARED_RUN_IDLE` is how long a key's shared run (the run of requests
 /// that come without a session) stays open without calls.
 pub const SHARED_RUN_IDLE: std::time::Duration = std::time::Duration::from_secs(30 * 60);
-
-/// `FILE_TOOL` is the name of the gateway's own file tool.
-pub const FILE_TOOL: &str = "File";
 
 /// `Session` is the MCP server one client talks to; its run starts when the
 /// client initializes (or, over stdio, when the process starts) and ends
@@ -405,6 +401,28 @@ fn policy_of(config: &crate::config::McpServer) -> Policy {
     }
 }
 
+/// Calls the gateway's own tool `entry` for `turn`. A failure is answered
+/// as an error result whose sentence passes through the run's redactor (no
+/// tool can show a secret the run has met, a URL's query values, in its
+/// error), and logged.
+async fn own_tool(
+    entry: &porter_mcp::tool::Entry<crate::context::Turn, ()>,
+    turn: &crate::context::Turn,
+    arguments: Option<JsonObject>,
+    call: porter_mcp::Call,
+) -> Result<CallToolResponse, ErrorData> {
+    match entry.run(turn, arguments, call).await {
+        Ok(response) => Ok(response),
+        Err(porter_mcp::ToolError::Tool(text)) => {
+            let text = turn.cx.redactor.redact(&text);
+            let tool = &entry.info.name;
+            tracing::info!(%tool, run = %turn.run.id, error = %text, "a tool call failed");
+            Ok(CallToolResult::error(vec![ContentBlock::text(text)]).into())
+        }
+        Err(porter_mcp::ToolError::Rpc(error)) => Err(error),
+    }
+}
+
 /// An upstream's "input required" answer (2026-07-28), to be passed on as
 /// it is.
 fn input_required(value: &serde_json::Value) -> Option<CallToolResponse> {
@@ -544,9 +562,7 @@ impl ServerHandler for Session {
         _request: Option<PaginatedRequestParams>,
         context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
-        let mut tools = vec![Files::tool(), crate::documents::DocumentsTool::tool()];
-        tools.extend(crate::web::Web::tools());
-        tools.push(crate::git::GitTool::tool());
+        let mut tools = self.gateway.tools.list();
         let own: Vec<String> = tools.iter().map(|tool| tool.name.to_string()).collect();
         tools.extend(self.upstreams(&context).tools(&own).await);
         Ok(ListToolsResult::with_all_items(tools))
@@ -777,53 +793,19 @@ impl ServerHandler for Session {
     ) -> Result<CallToolResponse, ErrorData> {
         let (run, caller) = self.run(&context, false)?;
         let name = request.name.as_ref();
-        if name == FILE_TOOL {
-            let arguments = serde_json::Value::Object(request.arguments.unwrap_or_default());
-            let cx = self.call_context(&context, run);
-            return Ok(self
-                .gateway
-                .files
-                .call_with(caller, run, arguments, &cx)
-                .await
-                .into());
-        }
-        if name == crate::documents::DOCUMENTS_TOOL {
-            let arguments = serde_json::Value::Object(request.arguments.unwrap_or_default());
-            let reader = crate::documents::Reader::of(caller, run);
-            return Ok(self.gateway.documents.call(&reader, arguments).await.into());
-        }
-        if crate::web::Web::handles(name) {
-            let arguments = serde_json::Value::Object(request.arguments.unwrap_or_default());
-            let cx = self.call_context(&context, run);
-            return Ok(self
-                .gateway
-                .web
-                .call(name, caller, run, arguments, &cx)
-                .await
-                .into());
-        }
-        if name == crate::git::GIT_TOOL {
-            let Caller::Model { grants, .. } = caller else {
-                return Ok(CallToolResult::error(vec![ContentBlock::text(
-                    "the Git tool is open only to a run's own model",
-                )])
-                .into());
+        if let Some(entry) = self.gateway.tools.get(name) {
+            let turn = crate::context::Turn {
+                gateway: Arc::clone(&self.gateway),
+                run: run.clone(),
+                caller: caller.clone(),
+                cx: self.call_context(&context, run),
             };
-            if !grants.contains(&Grant::Git) {
-                return Ok(CallToolResult::error(vec![ContentBlock::text(
-                    "this run may not use Git: its profile has no Git grant; an operator can \
-                     add Git to the profile's grants in the gateway's config",
-                )])
-                .into());
-            }
-            let remote = self.gateway.config.git_remote_of(&run.owner.key_name);
-            let arguments = serde_json::Value::Object(request.arguments.unwrap_or_default());
-            return Ok(self
-                .gateway
-                .git
-                .call(caller, &run.owner, &remote, &run.id.to_string(), arguments)
-                .await
-                .into());
+            let call = porter_mcp::Call {
+                context,
+                state: request.request_state,
+                answers: request.input_responses,
+            };
+            return own_tool(entry, &turn, request.arguments, call).await;
         }
         if let Some((server, tool)) = split_tool_name(name) {
             let answers = Answers {

@@ -48,9 +48,6 @@ const HFS_IGNORED: &[char] = &[
     '\u{202e}', '\u{206a}', '\u{206b}', '\u{206c}', '\u{206d}', '\u{206e}', '\u{206f}', '\u{feff}',
 ];
 
-/// Windows device names, which open the device whatever the extension.
-const DEVICE_NAMES: &[&str] = &["con", "prn", "aux", "nul", "conin$", "conout$"];
-
 /// `check_component` says why one path component (a tree entry's name) is
 /// not one porter writes, or `Ok` if it is.
 pub fn check_component(name: &[u8]) -> Result<(), &'static str> {
@@ -82,15 +79,7 @@ pub fn check_component(name: &[u8]) -> Result<(), &'static str> {
         return Err("is only dots and spaces");
     }
     let stem = trimmed.split('.').next().unwrap_or(trimmed).trim_end();
-    let numbered = |prefix: &str| {
-        stem.strip_prefix(prefix).is_some_and(|rest| {
-            matches!(
-                rest,
-                "1" | "2" | "3" | "4" | "5" | "6" | "7" | "8" | "9" | "¹" | "²" | "³"
-            )
-        })
-    };
-    if DEVICE_NAMES.contains(&stem) || numbered("com") || numbered("lpt") {
+    if porter_paths::is_device_name(stem) {
         return Err("names a Windows device");
     }
     Ok(())

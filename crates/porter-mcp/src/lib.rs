@@ -13,4 +13,7 @@ pub mod http;
 pub mod schema;
 pub mod tool;
 
-pub use tool::{Call, Hints, NoArgs, Outcome, Registry, Tool, ToolError, done, finish, parse_args};
+pub use tool::{
+    Call, Hints, NoArgs, NoOut, Outcome, Registry, Tool, ToolError, done, finish, parse_args,
+    parse_args_naming,
+};

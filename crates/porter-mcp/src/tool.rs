@@ -67,6 +67,16 @@ impl Hints {
             open_world: false,
         }
     }
+
+    /// A tool that reaches the open world (the web, remotes) and may change
+    /// what it keeps or sends there.
+    #[must_use]
+    pub const fn open_world(destructive: bool, idempotent: bool) -> Hints {
+        Hints {
+            open_world: true,
+            ..Hints::write(destructive, idempotent)
+        }
+    }
 }
 
 /// `ToolError` is why a tool stopped.
@@ -148,6 +158,19 @@ pub fn parse_args<T: DeserializeOwned>(arguments: Option<JsonObject>) -> Result<
         .map_err(|e| ToolError::Tool(format!("failed to deserialize parameters: {e}")))
 }
 
+/// `parse_args_naming` reads `arguments` as `T` and says what did not fit
+/// in the words of a tool that names itself and the next step: "the `tool`
+/// arguments are not valid: …; `next`". It takes any JSON value, for the
+/// callers (an HTTP API, a test) that hold one rather than a call's object.
+pub fn parse_args_naming<T: DeserializeOwned>(
+    arguments: Value,
+    tool: &str,
+    next: &str,
+) -> Result<T, ToolError> {
+    serde_json::from_value(arguments)
+        .map_err(|e| ToolError::Tool(format!("the {tool} arguments are not valid: {e}; {next}")))
+}
+
 /// `Call` is what a tool call brings besides its arguments.
 #[derive(Debug)]
 pub struct Call {
@@ -166,6 +189,11 @@ pub struct Call {
 #[derive(Debug, Clone, Copy, Default, Deserialize, JsonSchema)]
 pub struct NoArgs {}
 
+/// `NoOut` is the output of a tool that gives no structured output: it is
+/// listed without an output schema, so a client expects its text only.
+#[derive(Debug, Clone, Copy, Default, Serialize, JsonSchema)]
+pub struct NoOut {}
+
 /// `Tool` is one MCP tool of a server `S`.
 pub trait Tool<S>: Send + Sync + 'static {
     /// Its arguments; their doc comments become the input schema.
@@ -180,6 +208,13 @@ pub trait Tool<S>: Send + Sync + 'static {
     const DESCRIPTION: &'static str;
     /// Its annotations.
     const HINTS: Hints;
+
+    /// Reads the call's arguments. By default what does not fit is said in
+    /// rmcp's words ([`parse_args`]); a tool may name its own next step
+    /// instead ([`parse_args_naming`]).
+    fn parse(arguments: Option<JsonObject>) -> Result<Self::Args, ToolError> {
+        parse_args(arguments)
+    }
 
     /// Whether this call may go ahead at all (a grant the caller must hold),
     /// checked before the arguments are read. Most tools allow every call
@@ -213,16 +248,18 @@ pub fn describe<S, T: Tool<S>>() -> ToolInfo {
             .unwrap_or_else(|e| panic!("the arguments of {} have no object schema: {e}", T::NAME))
     };
     let hints = T::HINTS;
-    let info = ToolInfo::new_with_raw(T::NAME, Some(T::DESCRIPTION.into()), input)
-        .with_title(T::TITLE)
-        .with_raw_output_schema(schema_for_output::<T::Out>())
-        .with_annotations(ToolAnnotations::from_raw(
-            Some(T::TITLE.to_owned()),
-            Some(hints.read_only),
-            Some(hints.destructive),
-            Some(hints.idempotent),
-            Some(hints.open_world),
-        ));
+    let mut info =
+        ToolInfo::new_with_raw(T::NAME, Some(T::DESCRIPTION.into()), input).with_title(T::TITLE);
+    if TypeId::of::<T::Out>() != TypeId::of::<NoOut>() {
+        info = info.with_raw_output_schema(schema_for_output::<T::Out>());
+    }
+    let info = info.with_annotations(ToolAnnotations::from_raw(
+        Some(T::TITLE.to_owned()),
+        Some(hints.read_only),
+        Some(hints.destructive),
+        Some(hints.idempotent),
+        Some(hints.open_world),
+    ));
     crate::schema::standard_tool(info)
 }
 
@@ -238,6 +275,15 @@ pub struct Entry<S, K> {
     /// The kind the server registered it with.
     pub kind: K,
     handler: Handler<S>,
+}
+
+impl<S, K> Entry<S, K> {
+    /// Calls the tool on `server`: its check, its arguments read, its work.
+    /// The outcome is left to the caller to send ([`finish`]), so that a
+    /// server may look at it first.
+    pub async fn run(&self, server: &S, arguments: Option<JsonObject>, call: Call) -> Outcome {
+        (self.handler)(server, arguments, call).await
+    }
 }
 
 impl<S, K: Clone> Clone for Entry<S, K> {
@@ -363,7 +409,7 @@ impl<S: Sync + 'static, K> Registry<S, K> {
             state: request.request_state,
             answers: request.input_responses,
         };
-        finish((entry.handler)(server, request.arguments, call).await)
+        finish(entry.run(server, request.arguments, call).await)
     }
 }
 
@@ -375,7 +421,7 @@ fn dispatch<S: Sync, T: Tool<S>>(
 ) -> BoxFuture<'_> {
     Box::pin(async move {
         tool.check(server, &call)?;
-        let args = parse_args::<T::Args>(arguments)?;
+        let args = T::parse(arguments)?;
         tool.call(server, args, call).await
     })
 }
@@ -496,6 +542,51 @@ mod tests {
             "{missing}"
         );
         assert!(parse_args::<NoArgs>(None).is_ok());
+    }
+
+    struct Plain;
+
+    impl Tool<()> for Plain {
+        type Args = EchoArgs;
+        type Out = NoOut;
+        const NAME: &'static str = "Plain";
+        const TITLE: &'static str = "Plain";
+        const DESCRIPTION: &'static str = "Says the words back, as text only.";
+        const HINTS: Hints = Hints::READ;
+
+        fn parse(arguments: Option<JsonObject>) -> Result<EchoArgs, ToolError> {
+            parse_args_naming(
+                Value::Object(arguments.unwrap_or_default()),
+                Self::NAME,
+                r#"call it like {"words": "hello"}"#,
+            )
+        }
+
+        async fn call(&self, _server: &(), args: EchoArgs, _call: Call) -> Outcome {
+            Ok(CallToolResult::success(vec![ContentBlock::text(args.words)]).into())
+        }
+    }
+
+    #[test]
+    fn a_tool_without_structured_output_is_listed_without_an_output_schema() {
+        let plain = describe::<(), Plain>();
+        assert_eq!(plain.output_schema, None);
+        assert_eq!(plain.input_schema["required"], serde_json::json!(["words"]));
+        assert!(describe::<(), Echo>().output_schema.is_some());
+    }
+
+    #[test]
+    fn a_tool_may_say_in_its_own_words_what_its_arguments_lacked() {
+        let error = Plain::parse(None).expect_err("words are required");
+        assert_eq!(
+            error.to_string(),
+            r#"the Plain arguments are not valid: missing field `words`; call it like {"words": "hello"}"#
+        );
+        let words = Plain::parse(Some(
+            serde_json::from_value(serde_json::json!({"words": "hi"})).expect("an object"),
+        ))
+        .expect("words");
+        assert_eq!(words.words, "hi");
     }
 
     #[test]

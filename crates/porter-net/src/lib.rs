@@ -19,7 +19,9 @@
 //! URL; [`display_url`] is the only form of a URL to show anywhere (query as
 //! `?…`); a run's [`Redactor`] masks the query values it has seen in every
 //! text afterwards; [`is_credential_header`] spots credentials among
-//! headers the model supplies.
+//! headers the model supplies; [`offered_file_name`] is the name a response
+//! offers for its body (Content-Disposition, else the URL's last segment,
+//! each percent-decoded by [`percent_decoded`]).
 //!
 //! It deliberately does not read bodies, keep files or decide what is text:
 //! callers stream the response (`bytes_stream`) into the inbox and capture
@@ -56,6 +58,7 @@ mod client;
 mod error;
 mod guard;
 mod headers;
+mod names;
 mod policy;
 mod urls;
 
@@ -63,6 +66,9 @@ pub use client::{Net, RequestOptions};
 pub use error::{NetError, Refused};
 pub use guard::is_private;
 pub use headers::is_credential_header;
+pub use names::{
+    disposition_file_name, offered_file_name, percent_decoded, percent_decoded_bytes, url_file_name,
+};
 pub use policy::{ANY_PUBLIC_HOST, DEFAULT_MAX_REDIRECTS, DEFAULT_TIMEOUT, Policy, RedirectRule};
 pub use urls::{MASK, MIN_SECRET_CHARS, Redactor, check_url, display_url};
 

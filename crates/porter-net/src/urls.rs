@@ -101,7 +101,7 @@ impl Redactor {
         }
         if let Some(password) = url.password() {
             found.push(password.to_owned());
-            found.push(percent_decode(password));
+            found.push(crate::names::percent_decoded(password));
         }
         for secret in found {
             self.register_secret(&secret);
@@ -135,27 +135,6 @@ impl Redactor {
         }
         redacted
     }
-}
-
-fn percent_decode(text: &str) -> String {
-    let bytes = text.as_bytes();
-    let mut decoded = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        let escaped = (bytes[i] == b'%')
-            .then(|| bytes.get(i + 1..i + 3))
-            .flatten()
-            .and_then(|hex| std::str::from_utf8(hex).ok())
-            .and_then(|hex| u8::from_str_radix(hex, 16).ok());
-        if let Some(byte) = escaped {
-            decoded.push(byte);
-            i += 3;
-        } else {
-            decoded.push(bytes[i]);
-            i += 1;
-        }
-    }
-    String::from_utf8_lossy(&decoded).into_owned()
 }
 
 #[cfg(test)]

@@ -256,12 +256,39 @@ fn special_kind(_kind: std::fs::FileType) -> &'static str {
     "not a regular file"
 }
 
-/// Names Windows reserves for devices, refused as a file's stem everywhere
-/// so that a name saved here is safe to copy to any machine.
-const DEVICE_NAMES: [&str; 22] = [
-    "CON", "PRN", "AUX", "NUL", "COM1", "COM2", "COM3", "COM4", "COM5", "COM6", "COM7", "COM8",
-    "COM9", "LPT1", "LPT2", "LPT3", "LPT4", "LPT5", "LPT6", "LPT7", "LPT8", "LPT9",
-];
+/// `DEVICE_NAMES` are the names Windows reserves for devices (besides
+/// `COM` and `LPT` with a digit, [`is_device_name`]): a file of that stem,
+/// whatever its extension, opens the device there.
+const DEVICE_NAMES: [&str; 6] = ["con", "prn", "aux", "nul", "conin$", "conout$"];
+
+/// `is_device_name` says whether `stem` (a name without its extension) is
+/// one Windows opens as a device: `CON`, `PRN`, `AUX`, `NUL`, `CONIN$`,
+/// `CONOUT$`, or `COM`/`LPT` with a digit 1–9 or a superscript ¹²³, in any
+/// case and with trailing spaces. Such a name is refused as a file's stem
+/// everywhere, so that a name saved here is safe to copy to any machine.
+#[must_use]
+pub fn is_device_name(stem: &str) -> bool {
+    let stem = stem.trim_end_matches(' ').to_ascii_lowercase();
+    let numbered = |prefix: &str| {
+        stem.strip_prefix(prefix).is_some_and(|rest| {
+            matches!(
+                rest,
+                "1" | "2"
+                    | "3"
+                    | "4"
+                    | "5"
+                    | "6"
+                    | "7"
+                    | "8"
+                    | "9"
+                    | "\u{b9}"
+                    | "\u{b2}"
+                    | "\u{b3}"
+            )
+        })
+    };
+    DEVICE_NAMES.contains(&stem.as_str()) || numbered("com") || numbered("lpt")
+}
 
 /// Turns any name (from a chat attachment, a URL, a header) into a single
 /// path component that is safe to create: the last component only (no
@@ -287,10 +314,7 @@ pub fn safe_name(name: &str) -> String {
         return "file".to_owned();
     }
     let (stem, ext) = split_extension(&cleaned);
-    let stem = if DEVICE_NAMES
-        .iter()
-        .any(|d| d.eq_ignore_ascii_case(stem.trim_end()))
-    {
+    let stem = if is_device_name(stem.trim_end()) {
         format!("{stem}_")
     } else {
         stem.to_owned()
@@ -372,11 +396,41 @@ pub(crate) mod tests {
             ("what?.txt", "what_.txt"),
             ("CON.txt", "CON_.txt"),
             ("nul", "nul_"),
+            ("conin$.log", "conin$_.log"),
+            ("COM\u{b9}.txt", "COM\u{b9}_.txt"),
+            ("lpt9 .txt", "lpt9 _.txt"),
+            ("com10.txt", "com10.txt"),
             ("Résumé – 2026.pdf", "Résumé – 2026.pdf"),
             ("日本語.txt", "日本語.txt"),
         ];
         for (name, expected) in cases {
             assert_eq!(safe_name(name), expected, "{name:?}");
+        }
+    }
+
+    #[test]
+    fn device_names_are_known_in_any_case_and_nothing_else_is() {
+        for stem in [
+            "CON",
+            "con",
+            "Prn",
+            "aux",
+            "NUL ",
+            "CONIN$",
+            "conout$",
+            "COM1",
+            "com9",
+            "LPT1",
+            "lpt9",
+            "com\u{b9}",
+            "LPT\u{b3}",
+        ] {
+            assert!(is_device_name(stem), "{stem:?}");
+        }
+        for stem in [
+            "", "console", "com", "com0", "com10", "lpt", "nul.txt", " con", "c\u{f6}n",
+        ] {
+            assert!(!is_device_name(stem), "{stem:?}");
         }
     }
 

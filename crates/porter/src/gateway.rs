@@ -6,10 +6,12 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 use anyhow::Context as _;
-use clap::{Args, Subcommand, ValueEnum};
+use clap::{Args, Subcommand};
 use porter_gateway::Gateway;
 use porter_gateway::config::Config;
 use porter_gateway::serve::HttpOptions;
+
+use crate::serve::{Reach, TransportArg};
 
 /// `DEFAULT_LISTEN` is where the HTTP transport listens unless told.
 const DEFAULT_LISTEN: &str = "127.0.0.1:8766";
@@ -30,27 +32,17 @@ enum GatewayCommand {
     Schema,
 }
 
-#[derive(Debug, Clone, Copy, ValueEnum)]
-enum TransportArg {
-    Stdio,
-    Http,
-}
-
 #[derive(Debug, Args)]
 struct ServeArgs {
     /// The config file (YAML); without one the embedded defaults apply.
     #[arg(long)]
     config: Option<PathBuf>,
-    #[arg(long, value_enum, default_value = "stdio")]
-    transport: TransportArg,
+    #[command(flatten)]
+    reach: Reach,
     /// Address of the HTTP transport (with --transport http); port 0 picks
     /// a free one, printed on stderr.
     #[arg(long, default_value = DEFAULT_LISTEN)]
     listen: std::net::SocketAddr,
-    /// A Host header name to accept besides loopback (repeatable), for a
-    /// gateway reached by a name.
-    #[arg(long = "allow-host")]
-    allow_hosts: Vec<String>,
 }
 
 /// Runs `porter gateway …`: exit 0 when served to the end, 1 for a failure,
@@ -99,7 +91,7 @@ pub fn run(args: GatewayArgs) -> ExitCode {
                 }
             };
             if keys.is_empty()
-                && matches!(serve.transport, TransportArg::Http)
+                && matches!(serve.reach.transport, TransportArg::Http)
                 && !serve.listen.ip().is_loopback()
             {
                 eprintln!(
@@ -139,7 +131,7 @@ async fn serve_gateway(
     let _ = rustls::crypto::ring::default_provider().install_default();
     let gateway = Gateway::new(config, data_dir, keys)
         .with_context(|| format!("cannot open the gateway's data in {}", data_dir.display()))?;
-    match args.transport {
+    match args.reach.transport {
         TransportArg::Stdio => porter_gateway::serve::stdio(gateway).await,
         TransportArg::Http => {
             let listener = match tokio::net::TcpListener::bind(args.listen).await {
@@ -157,7 +149,7 @@ async fn serve_gateway(
                 "porter: gateway listening on http://{addr} (MCP at /mcp, the web page at /)"
             );
             let options = HttpOptions {
-                allow_hosts: args.allow_hosts,
+                allow_hosts: args.reach.allow_hosts,
                 ..HttpOptions::default()
             };
             let extra = api_routes(&gateway);

@@ -10,6 +10,7 @@ mod gateway;
 mod login;
 mod mattermost;
 mod output;
+mod serve;
 mod worker;
 
 use std::fmt::Write as _;

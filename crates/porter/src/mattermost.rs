@@ -13,6 +13,7 @@ use porter_mattermost_mcp::{
     HttpOptions, MattermostServer, Need, Options as ServerOptions, Settings, Transport,
 };
 
+use crate::serve::{Reach, TransportArg};
 use crate::{busy_hint, login, output};
 
 #[derive(Debug, Args)]
@@ -37,17 +38,10 @@ enum MattermostCommand {
     Logout(login::LogoutArgs),
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
-enum TransportArg {
-    Stdio,
-    Http,
-}
-
 #[derive(Debug, Args)]
 struct ServeArgs {
-    /// How clients reach the server.
-    #[arg(long, value_enum, default_value = "stdio")]
-    transport: TransportArg,
+    #[command(flatten)]
+    reach: Reach,
     /// The address HTTP listens on; anything but loopback needs PORTER_MCP_HTTP_TOKEN.
     #[arg(long, default_value = "127.0.0.1")]
     host: String,
@@ -59,10 +53,6 @@ struct ServeArgs {
     /// not needed.
     #[arg(long)]
     demo: bool,
-    /// Another Host name HTTP clients may use besides loopback (repeatable),
-    /// for a server reached by name; DNS-rebinding protection refuses others.
-    #[arg(long = "allow-host", value_name = "NAME")]
-    allow_hosts: Vec<String>,
 }
 
 /// Runs `porter mattermost …`: exit 0 when the client closed the
@@ -174,7 +164,7 @@ async fn run_serve(
     mut settings: Settings,
     sign_in: Option<std::sync::Arc<porter_mattermost::oauth::SignInSource>>,
 ) -> ExitCode {
-    let transport = match args.transport {
+    let transport = match args.reach.transport {
         TransportArg::Stdio => Transport::Stdio,
         TransportArg::Http => Transport::Http,
     };
@@ -266,7 +256,7 @@ async fn run_serve(
             }
             let http = HttpOptions {
                 bearer: settings.http_token.clone(),
-                extra_hosts: args.allow_hosts.clone(),
+                extra_hosts: args.reach.allow_hosts.clone(),
                 ..HttpOptions::default()
             };
             let stop = async {

@@ -22,15 +22,17 @@ use std::sync::Arc;
 
 use porter_fileview::{Block, Cancel, FileInput, Options, WindowRequest};
 use porter_inbox::{FileRecord, Inbox, InboxError, RunInfo};
-use rmcp::model::{CallToolResult, ContentBlock, Tool};
+use porter_mcp::tool::{Call, Hints, NoOut, Outcome, Tool, ToolError};
+use rmcp::model::{CallToolResult, ContentBlock, JsonObject};
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 
 use crate::access::{Caller, may_act};
 use crate::config::Volume;
-use crate::context::CallContext;
+use crate::context::{CallContext, Turn};
 use crate::hooks::Hooks;
-use args::{DESCRIPTION, FileArgs, Op};
+pub(crate) use args::FileArgs;
+use args::{DESCRIPTION, Op};
 use disk::{Contents, CopyFault, EntryKind};
 use grants::Need;
 use reference::{Place, Reference};
@@ -81,13 +83,6 @@ impl Files {
         self
     }
 
-    /// The `File` tool's definition (name `File`, op-discriminated input schema).
-    #[must_use]
-    pub fn tool() -> Tool {
-        let schema = porter_mcp::schema::schema_for::<FileArgs>();
-        Tool::new("File", DESCRIPTION, schema).with_title("Files kept out of the context")
-    }
-
     /// Runs one operation (`arguments` is the tool call's arguments object)
     /// on `run` for `caller`. Every failure the model or operator should read
     /// is a `CallToolResult` with `is_error`.
@@ -97,39 +92,33 @@ impl Files {
         run: &RunInfo,
         arguments: serde_json::Value,
     ) -> CallToolResult {
-        self.call_with(caller, run, arguments, &CallContext::default())
-            .await
+        match parse(arguments) {
+            Ok(args) => self.run(caller, run, args, &CallContext::default()).await,
+            Err(text) => CallToolResult::error(vec![ContentBlock::text(text)]),
+        }
     }
 
-    /// Runs one operation like [`Files::call`], with what the tool call
-    /// carries besides its arguments: the run's redactor (every text of a
-    /// download or upload is masked with it), where progress goes, and the
-    /// cancellation of the call.
-    pub async fn call_with(
+    /// Runs one operation like [`Files::call`], its arguments read, with
+    /// what the tool call carries besides them: the run's redactor (every
+    /// text of a download or upload is masked with it), where progress
+    /// goes, and the cancellation of the call.
+    async fn run(
         &self,
         caller: &Caller,
         run: &RunInfo,
-        arguments: serde_json::Value,
+        args: FileArgs,
         cx: &CallContext,
     ) -> CallToolResult {
-        if transfer::is_network_op(&arguments) {
-            return transfer::call(
-                &self.shared,
-                self.network.as_ref(),
-                caller,
-                run,
-                arguments,
-                cx,
-            )
-            .await;
+        if matches!(args.op, Op::Download | Op::Upload) {
+            return transfer::call(&self.shared, self.network.as_ref(), caller, run, args, cx)
+                .await;
         }
         let shared = Arc::clone(&self.shared);
         let caller = caller.clone();
         let run = run.clone();
         // The file system and the records are blocking; a 64 MiB copy or
         // hash must not hold an async worker.
-        let joined =
-            tokio::task::spawn_blocking(move || shared.call(&caller, &run, arguments)).await;
+        let joined = tokio::task::spawn_blocking(move || shared.call(&caller, &run, &args)).await;
         let answer = joined.unwrap_or_else(|error| {
             tracing::error!(%error, "a File operation stopped unexpectedly");
             Err("the File operation stopped unexpectedly; try it again".to_owned())
@@ -138,16 +127,53 @@ impl Files {
     }
 }
 
-impl Shared {
-    fn call(&self, caller: &Caller, run: &RunInfo, arguments: Value) -> Answer {
-        if !arguments.is_object() {
-            return Err(r#"File takes an object with an op, e.g. {"op": "ls"}"#.to_owned());
-        }
-        let args: FileArgs = serde_json::from_value(arguments).map_err(|error| {
+/// `File` is the `File` tool: one op on the run's inbox or a volume, each
+/// path checked against the caller's grants as it is resolved.
+pub(crate) struct File;
+
+impl Tool<Turn> for File {
+    type Args = FileArgs;
+    type Out = NoOut;
+    const NAME: &'static str = "File";
+    const TITLE: &'static str = "Files kept out of the context";
+    const DESCRIPTION: &'static str = DESCRIPTION;
+    const HINTS: Hints = Hints::open_world(true, false);
+
+    fn parse(arguments: Option<JsonObject>) -> Result<FileArgs, ToolError> {
+        parse(Value::Object(arguments.unwrap_or_default())).map_err(ToolError::Tool)
+    }
+
+    async fn call(&self, turn: &Turn, args: FileArgs, _call: Call) -> Outcome {
+        let files = &turn.gateway.files;
+        Ok(files
+            .run(&turn.caller, &turn.run, args, &turn.cx)
+            .await
+            .into())
+    }
+}
+
+/// The File arguments, or what was wrong with them and what to pass instead
+/// (in the words of the op asked for, where it is download or upload).
+fn parse(arguments: Value) -> Result<FileArgs, String> {
+    if !arguments.is_object() {
+        return Err(r#"File takes an object with an op, e.g. {"op": "ls"}"#.to_owned());
+    }
+    let network = transfer::is_network_op(&arguments);
+    serde_json::from_value(arguments).map_err(|error| {
+        if network {
+            format!(
+                "the File arguments are not valid: {error}; download takes url, to?, headers?; upload takes from, url, method (put, post or graph), headers?"
+            )
+        } else {
             format!(
                 "the File arguments are not valid: {error}; pass op (stat, ls, read, keep, rm, clear, extract, import, download or upload) and the fields that op takes"
             )
-        })?;
+        }
+    })
+}
+
+impl Shared {
+    fn call(&self, caller: &Caller, run: &RunInfo, args: &FileArgs) -> Answer {
         let changes = matches!(args.op, Op::Keep | Op::Rm | Op::Clear | Op::Extract);
         if let Caller::Key {
             name, tenant, role, ..
@@ -696,17 +722,10 @@ fn store_fault(run: &RunInfo, error: &InboxError) -> String {
     }
 }
 
-/// The file view's blocks as rmcp content: they serialise exactly as MCP
-/// content, so they pass through JSON unchanged.
+/// The file view's blocks as rmcp content ([`porter_mcp::content::content`]),
+/// a failure to carry one as the sentence the caller reads.
 fn blocks(blocks: &[Block]) -> Result<Vec<ContentBlock>, String> {
-    blocks
-        .iter()
-        .map(|block| {
-            serde_json::to_value(block)
-                .and_then(serde_json::from_value::<ContentBlock>)
-                .map_err(|e| format!("a {} block could not be carried: {e}", block.kind()))
-        })
-        .collect()
+    porter_mcp::content::content(blocks).map_err(|error| error.to_string())
 }
 
 /// At most `chars` characters of `text`, with `…` when cut.
@@ -759,7 +778,7 @@ mod tests {
 
     #[test]
     fn the_tool_has_an_object_schema_with_the_ten_ops() {
-        let tool = Files::tool();
+        let tool = porter_mcp::tool::describe::<Turn, File>();
         assert_eq!(tool.name, "File");
         let schema = tool.schema_as_json_value();
         assert_eq!(schema["type"], "object");

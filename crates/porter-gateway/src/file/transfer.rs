@@ -20,8 +20,7 @@ use bytes::Bytes;
 use futures_util::StreamExt as _;
 use porter_inbox::{Incoming, Origin, Outcome, RunInfo, media, names};
 use porter_net::reqwest::header::{
-    CONTENT_DISPOSITION, CONTENT_LENGTH, CONTENT_RANGE, CONTENT_TYPE, HeaderMap, HeaderName,
-    HeaderValue, LOCATION,
+    CONTENT_LENGTH, CONTENT_RANGE, CONTENT_TYPE, HeaderMap, HeaderName, HeaderValue, LOCATION,
 };
 use porter_net::reqwest::{Method, Response, StatusCode};
 use porter_net::{Net, NetError, RedirectRule, RequestOptions, check_url, display_url};
@@ -78,8 +77,8 @@ pub(crate) struct Network {
     pub hooks: Hooks,
 }
 
-/// Whether `arguments` ask for a network op (so they are run here, on the
-/// async runtime, rather than on the blocking pool).
+/// Whether `arguments` ask for a network op (so that what is wrong with them
+/// is said in the words of download and upload).
 pub(crate) fn is_network_op(arguments: &Value) -> bool {
     matches!(
         arguments.get("op").and_then(Value::as_str),
@@ -94,10 +93,10 @@ pub(crate) async fn call(
     network: Option<&Network>,
     caller: &Caller,
     run: &RunInfo,
-    arguments: Value,
+    args: FileArgs,
     cx: &CallContext,
 ) -> CallToolResult {
-    let answer = run_op(shared, network, caller, run, arguments, cx).await;
+    let answer = run_op(shared, network, caller, run, args, cx).await;
     let result =
         answer.unwrap_or_else(|text| CallToolResult::error(vec![ContentBlock::text(text)]));
     redacted(result, cx)
@@ -108,14 +107,9 @@ async fn run_op(
     network: Option<&Network>,
     caller: &Caller,
     run: &RunInfo,
-    arguments: Value,
+    args: FileArgs,
     cx: &CallContext,
 ) -> Answer {
-    let args: FileArgs = serde_json::from_value(arguments).map_err(|error| {
-        format!(
-            "the File arguments are not valid: {error}; download takes url, to?, headers?; upload takes from, url, method (put, post or graph), headers?"
-        )
-    })?;
     let op = if args.op == Op::Download {
         "download"
     } else {
@@ -268,7 +262,7 @@ impl Transfer<'_> {
                 answer_excerpt(response).await
             ));
         }
-        let offered = disposition_name(response.headers()).or_else(|| url_name(response.url()));
+        let offered = porter_net::offered_file_name(response.headers(), response.url());
         let declared = response
             .headers()
             .get(CONTENT_TYPE)
@@ -1149,56 +1143,6 @@ async fn answer_excerpt(response: Response) -> String {
     }
 }
 
-/// The file name a `Content-Disposition` header gives, `filename*` (RFC
-/// 5987, UTF-8) before `filename`.
-fn disposition_name(headers: &HeaderMap) -> Option<String> {
-    let value = headers.get(CONTENT_DISPOSITION)?;
-    let value = String::from_utf8_lossy(value.as_bytes());
-    let mut plain = None;
-    let mut extended = None;
-    for part in value.split(';').skip(1) {
-        let Some((key, raw)) = part.split_once('=') else {
-            continue;
-        };
-        let raw = raw.trim();
-        match key.trim().to_ascii_lowercase().as_str() {
-            "filename*" => {
-                let encoded = raw.splitn(3, '\'').nth(2).unwrap_or(raw);
-                extended = Some(percent_decode(encoded.trim_matches('"')));
-            }
-            "filename" => plain = Some(raw.trim_matches('"').to_owned()),
-            _ => {}
-        }
-    }
-    extended.or(plain).filter(|name| !name.trim().is_empty())
-}
-
-/// The last non-empty segment of a URL's path, percent-decoded.
-fn url_name(url: &Url) -> Option<String> {
-    url.path_segments()?
-        .rfind(|segment| !segment.is_empty())
-        .map(percent_decode)
-}
-
-fn percent_decode(text: &str) -> String {
-    let bytes = text.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        if bytes[i] == b'%'
-            && let Some(hex) = text.get(i + 1..i + 3)
-            && let Ok(byte) = u8::from_str_radix(hex, 16)
-        {
-            out.push(byte);
-            i += 3;
-            continue;
-        }
-        out.push(bytes[i]);
-        i += 1;
-    }
-    String::from_utf8_lossy(&out).into_owned()
-}
-
 /// `result` with the run's secrets masked in every text and every string
 /// of its structured content.
 fn redacted(mut result: CallToolResult, cx: &CallContext) -> CallToolResult {
@@ -1225,47 +1169,6 @@ fn redact_value(value: &mut Value, cx: &CallContext) {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn headers(pairs: &[(&str, &str)]) -> HeaderMap {
-        let mut map = HeaderMap::new();
-        for (name, value) in pairs {
-            map.insert(
-                HeaderName::from_bytes(name.as_bytes()).expect("a name"),
-                HeaderValue::from_str(value).expect("a value"),
-            );
-        }
-        map
-    }
-
-    #[test]
-    fn a_content_disposition_names_the_file_utf8_form_first() {
-        let cases: &[(&str, Option<&str>)] = &[
-            (r#"attachment; filename="report.pdf""#, Some("report.pdf")),
-            ("attachment; filename=plain.txt", Some("plain.txt")),
-            (
-                r#"attachment; filename="fallback.pdf"; filename*=UTF-8''Gr%C3%BC%C3%9Fe%20Q3.pdf"#,
-                Some("Grüße Q3.pdf"),
-            ),
-            ("inline", None),
-            (r#"attachment; filename="""#, None),
-        ];
-        for (value, name) in cases {
-            let found = disposition_name(&headers(&[("content-disposition", value)]));
-            assert_eq!(found.as_deref(), *name, "{value}");
-        }
-        assert_eq!(disposition_name(&HeaderMap::new()), None);
-    }
-
-    #[test]
-    fn a_url_names_the_file_by_its_last_path_segment() {
-        let name = |text: &str| url_name(&Url::parse(text).expect("a URL"));
-        assert_eq!(
-            name("https://h/a/b/report%201.pdf?sig=x").as_deref(),
-            Some("report 1.pdf")
-        );
-        assert_eq!(name("https://h/dir/").as_deref(), Some("dir"));
-        assert_eq!(name("https://h/"), None);
-    }
 
     #[test]
     fn credential_headers_are_refused_by_name_without_their_value() {

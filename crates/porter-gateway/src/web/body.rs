@@ -8,10 +8,10 @@ use std::time::Duration;
 use futures_util::StreamExt as _;
 use porter_fileview::Kind;
 use porter_inbox::{Inbox, Incoming, Origin, Outcome, RunId};
+use porter_mcp::ToolError;
 use porter_net::NetError;
 use porter_net::reqwest::Response;
-use porter_net::reqwest::header::{CONTENT_DISPOSITION, CONTENT_TYPE, HeaderMap};
-use url::Url;
+use porter_net::reqwest::header::{CONTENT_TYPE, HeaderMap};
 
 use crate::context::CallContext;
 
@@ -75,10 +75,10 @@ pub(crate) async fn receive(
     keeping: Keeping,
     take: Take,
     cx: &CallContext,
-) -> Result<Received, String> {
+) -> Result<Received, ToolError> {
     let url = response.url().clone();
     let declared = header_text(response.headers(), CONTENT_TYPE.as_str());
-    let name = file_name(response.headers(), &url);
+    let name = porter_net::offered_file_name(response.headers(), &url);
     let name_hint = name
         .clone()
         .unwrap_or_else(|| keeping.fallback_name.clone());
@@ -111,12 +111,11 @@ pub(crate) async fn receive(
             break;
         }
         let next = tokio::select! {
-            () = cx.cancel.cancelled() => return Err("the call was cancelled".to_owned()),
+            () = cx.cancel.cancelled() => return Err(ToolError::tool("the call was cancelled")),
             next = stream.next() => next,
         };
         let Some(chunk) = next else { break };
-        let chunk =
-            chunk.map_err(|error| NetError::reading(&url, error, take.timeout).to_string())?;
+        let chunk = chunk.map_err(|error| NetError::reading(&url, error, take.timeout))?;
         if let Some(keeper) = keeper.as_mut() {
             keeper.write(&chunk);
             written += chunk.len() as u64;
@@ -188,18 +187,22 @@ impl Keeper {
 
     /// Names, records and announces the file (on a blocking thread: it
     /// touches the disk and the database), or says why it was not kept.
-    async fn finish(self, keeping: &Keeping) -> Result<Outcome, String> {
+    async fn finish(self, keeping: &Keeping) -> Result<Outcome, ToolError> {
         let run = keeping.run;
         let joined = tokio::task::spawn_blocking(move || self.inner.finish()).await;
         match joined {
             Ok(Ok(outcome)) => Ok(outcome),
             Ok(Err(error)) => {
                 tracing::error!(%run, %error, "a response body could not be kept");
-                Err("the inbox could not store the response body; try again".to_owned())
+                Err(ToolError::tool(
+                    "the inbox could not store the response body; try again",
+                ))
             }
             Err(error) => {
                 tracing::error!(%run, %error, "keeping a response body stopped unexpectedly");
-                Err("keeping the response body stopped unexpectedly; try again".to_owned())
+                Err(ToolError::tool(
+                    "keeping the response body stopped unexpectedly; try again",
+                ))
             }
         }
     }
@@ -215,7 +218,7 @@ async fn start_keeper(
     declared: Option<&str>,
     length: Option<u64>,
     held: Vec<u8>,
-) -> Result<Keeper, String> {
+) -> Result<Keeper, ToolError> {
     let incoming = Incoming {
         name: name.cloned(),
         fallback_name: keeping.fallback_name.clone(),
@@ -240,9 +243,13 @@ async fn start_keeper(
         Ok(Ok(keeper)) => Ok(keeper),
         Ok(Err(error)) => {
             tracing::error!(%run, %error, "the inbox could not take a response body");
-            Err("the inbox could not take the response body; try again".to_owned())
+            Err(ToolError::tool(
+                "the inbox could not take the response body; try again",
+            ))
         }
-        Err(_) => Err("keeping the response body stopped unexpectedly; try again".to_owned()),
+        Err(_) => Err(ToolError::tool(
+            "keeping the response body stopped unexpectedly; try again",
+        )),
     }
 }
 
@@ -337,114 +344,6 @@ pub(crate) fn decode(bytes: &[u8], declared: Option<&str>) -> String {
     encoding.decode(bytes).0.into_owned()
 }
 
-/// The name a body is kept under: Content-Disposition's filename, else the
-/// URL path's last segment (percent-decoded), else none.
-pub(crate) fn file_name(headers: &HeaderMap, url: &Url) -> Option<String> {
-    header_text(headers, CONTENT_DISPOSITION.as_str())
-        .and_then(|value| disposition_name(&value))
-        .or_else(|| last_segment(url))
-}
-
-/// The last non-empty segment of a URL's path, percent-decoded.
-pub(crate) fn last_segment(url: &Url) -> Option<String> {
-    let segment = url.path_segments()?.rev().find(|s| !s.is_empty())?;
-    Some(percent_decode(segment))
-}
-
-/// The filename a Content-Disposition value gives: `filename*` (RFC 8187,
-/// `UTF-8''…` percent-encoded) over `filename` (quoted or a token).
-fn disposition_name(value: &str) -> Option<String> {
-    let mut plain = None;
-    let mut extended = None;
-    for param in split_params(value) {
-        let Some((key, raw)) = param.split_once('=') else {
-            continue;
-        };
-        let key = key.trim().to_ascii_lowercase();
-        let raw = raw.trim();
-        if key == "filename*" {
-            let mut parts = raw.splitn(3, '\'');
-            if let (Some(charset), Some(_language), Some(encoded)) =
-                (parts.next(), parts.next(), parts.next())
-            {
-                let bytes = percent_decode_bytes(encoded.trim_matches('"'));
-                let decoded = if charset.eq_ignore_ascii_case("utf-8") {
-                    String::from_utf8_lossy(&bytes).into_owned()
-                } else {
-                    encoding_rs::WINDOWS_1252.decode(&bytes).0.into_owned()
-                };
-                extended = Some(decoded);
-            }
-        } else if key == "filename" {
-            plain = Some(unquote(raw));
-        }
-    }
-    extended.or(plain).filter(|name| !name.trim().is_empty())
-}
-
-/// Splits header parameters on `;` outside quotes.
-fn split_params(value: &str) -> Vec<&str> {
-    let mut parts = Vec::new();
-    let mut quoted = false;
-    let mut escaped = false;
-    let mut start = 0;
-    for (at, c) in value.char_indices() {
-        match c {
-            _ if escaped => escaped = false,
-            '\\' if quoted => escaped = true,
-            '"' => quoted = !quoted,
-            ';' if !quoted => {
-                parts.push(&value[start..at]);
-                start = at + 1;
-            }
-            _ => {}
-        }
-    }
-    parts.push(&value[start..]);
-    parts
-}
-
-/// A quoted-string without its quotes and escapes, or a token as it is.
-fn unquote(raw: &str) -> String {
-    let Some(inner) = raw.strip_prefix('"').and_then(|r| r.strip_suffix('"')) else {
-        return raw.to_owned();
-    };
-    let mut out = String::with_capacity(inner.len());
-    let mut escaped = false;
-    for c in inner.chars() {
-        if escaped || c != '\\' {
-            out.push(c);
-            escaped = false;
-        } else {
-            escaped = true;
-        }
-    }
-    out
-}
-
-fn percent_decode(text: &str) -> String {
-    String::from_utf8_lossy(&percent_decode_bytes(text)).into_owned()
-}
-
-fn percent_decode_bytes(text: &str) -> Vec<u8> {
-    let bytes = text.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut at = 0;
-    while at < bytes.len() {
-        if bytes[at] == b'%'
-            && let Some(hex) = text.get(at + 1..at + 3)
-            && let Ok(byte) = u8::from_str_radix(hex, 16)
-        {
-            out.push(byte);
-            at += 3;
-            continue;
-        }
-        out.push(bytes[at]);
-        at += 1;
-    }
-    out
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -481,38 +380,6 @@ mod tests {
         let mut cut = "é".repeat(10).into_bytes();
         cut.pop();
         assert!(sniffed_is_text(&cut, "x"));
-    }
-
-    #[test]
-    fn content_disposition_names_the_file_preferring_the_extended_form() {
-        let cases = [
-            ("attachment; filename=\"report.pdf\"", Some("report.pdf")),
-            ("attachment; filename=plain.txt", Some("plain.txt")),
-            (
-                "attachment; filename=\"a;b \\\"c\\\".pdf\"",
-                Some("a;b \"c\".pdf"),
-            ),
-            (
-                "attachment; filename=\"fallback.pdf\"; filename*=UTF-8''R%C3%A9sum%C3%A9.pdf",
-                Some("Résumé.pdf"),
-            ),
-            ("inline", None),
-            ("attachment; filename=\"\"", None),
-        ];
-        for (value, expected) in cases {
-            assert_eq!(disposition_name(value).as_deref(), expected, "{value}");
-        }
-    }
-
-    #[test]
-    fn without_content_disposition_the_last_path_segment_names_the_file() {
-        let headers = HeaderMap::new();
-        let url = Url::parse("http://h/docs/Q3%20report.pdf?sig=abcdef").expect("a URL");
-        assert_eq!(file_name(&headers, &url).as_deref(), Some("Q3 report.pdf"));
-        let url = Url::parse("http://h/dir/").expect("a URL");
-        assert_eq!(file_name(&headers, &url).as_deref(), Some("dir"));
-        let url = Url::parse("http://h/").expect("a URL");
-        assert_eq!(file_name(&headers, &url), None);
     }
 
     #[test]

@@ -5,16 +5,20 @@ use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
 use porter_inbox::{Origin, Outcome, RunInfo};
+use porter_mcp::tool::{
+    Call, Hints, NoOut, Outcome as McpOutcome, Tool, ToolError, parse_args_naming,
+};
 use porter_net::reqwest::header::{HeaderMap, HeaderName, HeaderValue};
 use porter_net::reqwest::{Method, Response};
 use porter_net::{MASK, RequestOptions, check_url, display_url, is_credential_header};
-use rmcp::model::{CallToolResult, Tool};
+use rmcp::model::{CallToolResult, JsonObject};
 use schemars::JsonSchema;
 use serde::Deserialize;
+use serde_json::Value;
 
 use super::body::{Keeping, Received, Take, receive};
-use super::{HTTP_TOOL, TEXT_MAX_BYTES, Web, parse_args, text_result};
-use crate::context::CallContext;
+use super::{HTTP_TOOL, TEXT_MAX_BYTES, Web, need_http_grant, text_result};
+use crate::context::{CallContext, Turn};
 
 /// `METHODS` are the methods the tool sends.
 const METHODS: [&str; 7] = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"];
@@ -51,34 +55,53 @@ Only hosts the operator allows are reached; redirects are followed (at most 5, n
 Credentials in response headers (Set-Cookie and the like) are shown masked. \
 To read a web page as Markdown use WebFetch instead.";
 
-/// The tool's definition.
-pub(crate) fn tool() -> Tool {
-    let schema = porter_mcp::schema::schema_for::<HttpArgs>();
-    Tool::new(HTTP_TOOL, DESCRIPTION, schema).with_title("HTTP request")
+/// `Http` is the `HTTP` tool; it needs the `HTTP` grant.
+pub(crate) struct Http;
+
+impl Tool<Turn> for Http {
+    type Args = HttpArgs;
+    type Out = NoOut;
+    const NAME: &'static str = HTTP_TOOL;
+    const TITLE: &'static str = "HTTP request";
+    const DESCRIPTION: &'static str = DESCRIPTION;
+    // It keeps what it fetches in the inbox, and reaches the open web.
+    const HINTS: Hints = Hints::open_world(true, false);
+
+    fn parse(arguments: Option<JsonObject>) -> Result<HttpArgs, ToolError> {
+        parse_args_naming(
+            Value::Object(arguments.unwrap_or_default()),
+            HTTP_TOOL,
+            r#"call it like {"method": "GET", "url": "https://example.org/data.json"}"#,
+        )
+    }
+
+    fn check(&self, turn: &Turn, _call: &Call) -> Result<(), ToolError> {
+        need_http_grant(HTTP_TOOL, &turn.caller)
+    }
+
+    async fn call(&self, turn: &Turn, args: HttpArgs, _call: Call) -> McpOutcome {
+        let result = call(&turn.gateway.web, &turn.run, args, &turn.cx).await;
+        Ok(result?.into())
+    }
 }
 
 /// Runs one `HTTP` call.
-pub(crate) async fn call(
+async fn call(
     web: &Web,
     run: &RunInfo,
-    arguments: serde_json::Value,
+    args: HttpArgs,
     cx: &CallContext,
-) -> Result<CallToolResult, String> {
-    let args: HttpArgs = parse_args(
-        HTTP_TOOL,
-        arguments,
-        r#"{"method": "GET", "url": "https://example.org/data.json"}"#,
-    )?;
+) -> Result<CallToolResult, ToolError> {
     let method = args.method.trim().to_ascii_uppercase();
     if !METHODS.contains(&method.as_str()) {
-        return Err(format!(
+        return Err(ToolError::tool(format!(
             "method {method:?} is not sent; use one of {}",
             METHODS.join(", ")
-        ));
+        )));
     }
     let method = Method::from_bytes(method.as_bytes())
-        .map_err(|_| format!("method {method:?} is not a valid HTTP method"))?;
-    let url = check_url(args.url.trim()).map_err(|error| error.to_string())?;
+        .map_err(|_| ToolError::tool(format!("method {method:?} is not a valid HTTP method")))?;
+    let url = check_url(args.url.trim())?;
     cx.redactor.register(&url);
     let headers = request_headers(args.headers.as_ref(), cx)?;
     let header_names: Vec<&str> = headers.keys().map(HeaderName::as_str).collect();
@@ -96,10 +119,9 @@ pub(crate) async fn call(
         ..RequestOptions::default()
     };
     let response = tokio::select! {
-        () = cx.cancel.cancelled() => return Err("the call was cancelled".to_owned()),
+        () = cx.cancel.cancelled() => return Err(ToolError::tool("the call was cancelled")),
         response = web.net.request(method.clone(), &url, options) => response,
-    }
-    .map_err(|error| error.to_string())?;
+    }?;
     let head = status_and_headers(&response);
     let host = response.url().host_str().unwrap_or_default().to_owned();
     let keeping = Keeping {
@@ -145,15 +167,15 @@ fn kept_body(outcome: &Outcome, long_text: bool) -> String {
 fn request_headers(
     given: Option<&BTreeMap<String, String>>,
     cx: &CallContext,
-) -> Result<HeaderMap, String> {
+) -> Result<HeaderMap, ToolError> {
     let mut headers = HeaderMap::new();
     for (name, value) in given.into_iter().flatten() {
         let header = HeaderName::from_bytes(name.trim().as_bytes())
-            .map_err(|_| format!("{name:?} is not a valid header name"))?;
+            .map_err(|_| ToolError::tool(format!("{name:?} is not a valid header name")))?;
         if SET_BY_GATEWAY.contains(&header.as_str()) {
-            return Err(format!(
+            return Err(ToolError::tool(format!(
                 "the {name} header is set by the gateway; leave it out"
-            ));
+            )));
         }
         if is_credential_header(header.as_str()) {
             cx.redactor.register_secret(value.trim());
@@ -162,7 +184,7 @@ fn request_headers(
             }
         }
         let value = HeaderValue::from_str(value)
-            .map_err(|_| format!("the value of header {name} holds a character a header cannot carry (a line break or a control character)"))?;
+            .map_err(|_| ToolError::tool(format!("the value of header {name} holds a character a header cannot carry (a line break or a control character)")))?;
         headers.append(header, value);
     }
     Ok(headers)

@@ -22,10 +22,14 @@ mod body;
 mod http;
 mod webfetch;
 
+pub(crate) use http::Http;
+pub(crate) use webfetch::WebFetch;
+
 use std::sync::Arc;
 
-use porter_inbox::{Inbox, RunInfo};
-use rmcp::model::{CallToolResult, ContentBlock, Tool};
+use porter_inbox::Inbox;
+use porter_mcp::ToolError;
+use rmcp::model::{CallToolResult, ContentBlock};
 
 use crate::access::Caller;
 use crate::config::Grant;
@@ -65,75 +69,21 @@ impl Web {
     pub fn new(net: porter_net::Net, inbox: Arc<Inbox>) -> Web {
         Web { net, inbox }
     }
-
-    /// The definitions of `HTTP` and `WebFetch`, to list beside the other
-    /// tools.
-    #[must_use]
-    pub fn tools() -> Vec<Tool> {
-        vec![http::tool(), webfetch::tool()]
-    }
-
-    /// Whether `name` is one of these tools, so that a session can route a
-    /// call here.
-    #[must_use]
-    pub fn handles(name: &str) -> bool {
-        name == HTTP_TOOL || name == WEBFETCH_TOOL
-    }
-
-    /// Runs the tool `name` for `caller` in `run`. Both tools need the
-    /// `HTTP` grant. Every failure the model should read (a refusal, a
-    /// timeout, bad arguments) is a tool error with one redacted sentence.
-    pub async fn call(
-        &self,
-        name: &str,
-        caller: &Caller,
-        run: &RunInfo,
-        arguments: serde_json::Value,
-        cx: &CallContext,
-    ) -> CallToolResult {
-        let answer = if has_http_grant(caller) {
-            match name {
-                HTTP_TOOL => http::call(self, run, arguments, cx).await,
-                WEBFETCH_TOOL => webfetch::call(self, run, arguments, cx).await,
-                other => Err(format!(
-                    "{other:?} is not a web tool; the web tools are {HTTP_TOOL} and {WEBFETCH_TOOL}"
-                )),
-            }
-        } else {
-            Err(format!(
-                "{name} needs the HTTP grant, which this run's profile does not have; \
-                 an operator can add HTTP to the profile's grants"
-            ))
-        };
-        match answer {
-            Ok(result) => result,
-            Err(text) => {
-                let text = cx.redactor.redact(&text);
-                tracing::info!(tool = name, run = %run.id, error = %text, "a web call failed");
-                CallToolResult::error(vec![ContentBlock::text(text)])
-            }
-        }
-    }
 }
 
-/// Whether the caller's grants include `HTTP`.
-fn has_http_grant(caller: &Caller) -> bool {
+/// Whether `caller` may use the web tool `tool`: both need the `HTTP`
+/// grant.
+fn need_http_grant(tool: &str, caller: &Caller) -> Result<(), ToolError> {
     let grants = match caller {
         Caller::Model { grants, .. } | Caller::Key { grants, .. } => grants,
     };
-    grants.contains(&Grant::Http)
-}
-
-/// Parses a tool's arguments, saying which field was wrong and how to call
-/// the tool instead.
-fn parse_args<T: serde::de::DeserializeOwned>(
-    tool: &str,
-    arguments: serde_json::Value,
-    example: &str,
-) -> Result<T, String> {
-    serde_json::from_value(arguments).map_err(|error| {
-        format!("the {tool} arguments are not valid: {error}; call it like {example}")
-    })
+    if grants.contains(&Grant::Http) {
+        return Ok(());
+    }
+    Err(ToolError::tool(format!(
+        "{tool} needs the HTTP grant, which this run's profile does not have; \
+         an operator can add HTTP to the profile's grants"
+    )))
 }
 
 /// A successful answer of one text block, redacted.
@@ -143,7 +93,10 @@ fn text_result(cx: &CallContext, text: &str) -> CallToolResult {
 
 #[cfg(test)]
 mod tests {
+    use porter_mcp::tool::describe;
+
     use super::*;
+    use crate::context::Turn;
 
     #[test]
     fn only_a_caller_with_the_http_grant_may_use_the_web_tools() {
@@ -155,13 +108,19 @@ mod tests {
             grants: vec![Grant::File],
             volumes: Vec::new(),
         };
-        assert!(has_http_grant(&with));
-        assert!(!has_http_grant(&without));
+        assert!(need_http_grant(HTTP_TOOL, &with).is_ok());
+        let refused = need_http_grant(WEBFETCH_TOOL, &without).expect_err("no HTTP grant");
+        assert!(
+            refused
+                .to_string()
+                .starts_with("WebFetch needs the HTTP grant"),
+            "{refused}"
+        );
     }
 
     #[test]
-    fn both_tools_are_listed_with_object_schemas_and_routed_here() {
-        let tools = Web::tools();
+    fn both_tools_are_listed_with_object_schemas() {
+        let tools = [describe::<Turn, Http>(), describe::<Turn, WebFetch>()];
         let names: Vec<&str> = tools.iter().map(|tool| tool.name.as_ref()).collect();
         assert_eq!(names, [HTTP_TOOL, WEBFETCH_TOOL]);
         for tool in &tools {
@@ -170,8 +129,7 @@ mod tests {
                 Some("object")
             );
             assert!(tool.input_schema["properties"].get("url").is_some());
-            assert!(Web::handles(tool.name.as_ref()));
+            assert_eq!(tool.output_schema, None);
         }
-        assert!(!Web::handles("File"));
     }
 }

@@ -6,20 +6,24 @@ use std::collections::HashMap;
 use std::fmt::Write as _;
 
 use porter_inbox::{FileRecord, Incoming, Origin, Outcome, RunInfo, inbox_ref};
+use porter_mcp::tool::{
+    Call, Hints, NoOut, Outcome as McpOutcome, Tool, ToolError, parse_args_naming,
+};
 use porter_net::reqwest::Method;
 use porter_net::reqwest::header::CONTENT_TYPE;
 use porter_net::{RequestOptions, check_url, display_url};
-use rmcp::model::{CallToolResult, Tool};
+use rmcp::model::{CallToolResult, JsonObject};
 use schemars::JsonSchema;
 use serde::Deserialize;
+use serde_json::Value;
 use url::Url;
 
 use super::assets::{file_links, key, markdown};
-use super::body::{Keeping, Received, Take, essence, header_text, last_segment, receive};
+use super::body::{Keeping, Received, Take, essence, header_text, receive};
 use super::{
-    HTML_MAX_BYTES, MAX_ASSETS, TEXT_MAX_BYTES, WEBFETCH_TOOL, Web, parse_args, text_result,
+    HTML_MAX_BYTES, MAX_ASSETS, TEXT_MAX_BYTES, WEBFETCH_TOOL, Web, need_http_grant, text_result,
 };
-use crate::context::CallContext;
+use crate::context::{CallContext, Turn};
 
 /// `WebFetchArgs` is the `WebFetch` tool's arguments.
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -47,25 +51,44 @@ files that could not be fetched keep their web address and are listed at the end
 Only hosts the operator allows are reached; redirects are followed (at most 5, never from https to http). \
 For other methods, request headers or a body use the HTTP tool.";
 
-/// The tool's definition.
-pub(crate) fn tool() -> Tool {
-    let schema = porter_mcp::schema::schema_for::<WebFetchArgs>();
-    Tool::new(WEBFETCH_TOOL, DESCRIPTION, schema).with_title("Fetch a web page")
+/// `WebFetch` is the `WebFetch` tool; it needs the `HTTP` grant.
+pub(crate) struct WebFetch;
+
+impl Tool<Turn> for WebFetch {
+    type Args = WebFetchArgs;
+    type Out = NoOut;
+    const NAME: &'static str = WEBFETCH_TOOL;
+    const TITLE: &'static str = "Fetch a web page";
+    const DESCRIPTION: &'static str = DESCRIPTION;
+    // It keeps what it fetches in the inbox, and reaches the open web.
+    const HINTS: Hints = Hints::open_world(false, false);
+
+    fn parse(arguments: Option<JsonObject>) -> Result<WebFetchArgs, ToolError> {
+        parse_args_naming(
+            Value::Object(arguments.unwrap_or_default()),
+            WEBFETCH_TOOL,
+            r#"call it like {"url": "https://example.org/", "assets": false}"#,
+        )
+    }
+
+    fn check(&self, turn: &Turn, _call: &Call) -> Result<(), ToolError> {
+        need_http_grant(WEBFETCH_TOOL, &turn.caller)
+    }
+
+    async fn call(&self, turn: &Turn, args: WebFetchArgs, _call: Call) -> McpOutcome {
+        let result = call(&turn.gateway.web, &turn.run, args, &turn.cx).await;
+        Ok(result?.into())
+    }
 }
 
 /// Runs one `WebFetch` call.
-pub(crate) async fn call(
+async fn call(
     web: &Web,
     run: &RunInfo,
-    arguments: serde_json::Value,
+    args: WebFetchArgs,
     cx: &CallContext,
-) -> Result<CallToolResult, String> {
-    let args: WebFetchArgs = parse_args(
-        WEBFETCH_TOOL,
-        arguments,
-        r#"{"url": "https://example.org/", "assets": false}"#,
-    )?;
-    let url = check_url(args.url.trim()).map_err(|error| error.to_string())?;
+) -> Result<CallToolResult, ToolError> {
+    let url = check_url(args.url.trim())?;
     cx.redactor.register(&url);
     let call = cx.redactor.redact(
         &serde_json::json!({
@@ -76,10 +99,9 @@ pub(crate) async fn call(
     );
     tracing::info!(run = %run.id, url = %cx.redactor.redact(&display_url(&url)), assets = args.assets, "WebFetch");
     let response = tokio::select! {
-        () = cx.cancel.cancelled() => return Err("the call was cancelled".to_owned()),
+        () = cx.cancel.cancelled() => return Err(ToolError::tool("the call was cancelled")),
         response = web.net.request(Method::GET, &url, RequestOptions::default()) => response,
-    }
-    .map_err(|error| error.to_string())?;
+    }?;
     let status = response.status();
     let page = response.url().clone();
     let host = page.host_str().unwrap_or_default().to_owned();
@@ -126,10 +148,10 @@ pub(crate) async fn call(
         Received::Text(text) => text,
     };
     if !status.is_success() {
-        return Err(format!(
+        return Err(ToolError::tool(format!(
             "GET {} answered {status}:\n\n{content}",
             display_url(&page)
-        ));
+        )));
     }
     Ok(text_result(cx, &content))
 }
@@ -152,7 +174,7 @@ async fn page_markdown(
     html: String,
     assets: bool,
     cx: &CallContext,
-) -> Result<String, String> {
+) -> Result<String, ToolError> {
     let mut kept_refs = HashMap::new();
     let mut kept_stubs = Vec::new();
     let mut skipped = Vec::new();
@@ -176,7 +198,7 @@ async fn page_markdown(
                     kept_refs.insert(key(&link), inbox_ref(&record.path));
                     kept_stubs.push(Outcome::Kept(record).stub());
                 }
-                Err(reason) => skipped.push((display_url(&link), reason)),
+                Err(reason) => skipped.push((display_url(&link), reason.to_string())),
             }
         }
     }
@@ -207,16 +229,16 @@ async fn fetch_file(
     fetched: &Fetched<'_>,
     url: &Url,
     cx: &CallContext,
-) -> Result<FileRecord, String> {
+) -> Result<FileRecord, ToolError> {
     cx.redactor.register(url);
     let response = tokio::select! {
-        () = cx.cancel.cancelled() => return Err("the call was cancelled".to_owned()),
+        () = cx.cancel.cancelled() => return Err(ToolError::tool("the call was cancelled")),
         response = web.net.request(Method::GET, url, RequestOptions::default()) => response,
     }
-    .map_err(|error| cx.redactor.redact(&error.to_string()))?;
+    .map_err(|error| ToolError::tool(cx.redactor.redact(&error.to_string())))?;
     let status = response.status();
     if !status.is_success() {
-        return Err(format!("the server answered {status}"));
+        return Err(ToolError::tool(format!("the server answered {status}")));
     }
     let host = response.url().host_str().unwrap_or_default().to_owned();
     let keeping = Keeping {
@@ -240,9 +262,9 @@ async fn fetch_file(
         Ok(Received::Kept {
             outcome: Outcome::NotKept { why, .. },
             ..
-        }) => Err(format!("not kept: {why}")),
-        Ok(Received::Text(_)) => Err("the body was not kept".to_owned()),
-        Err(error) => Err(cx.redactor.redact(&error)),
+        }) => Err(ToolError::tool(format!("not kept: {why}"))),
+        Ok(Received::Text(_)) => Err(ToolError::tool("the body was not kept")),
+        Err(error) => Err(ToolError::tool(cx.redactor.redact(&error.to_string()))),
     }
 }
 
@@ -252,8 +274,8 @@ async fn keep_long_markdown(
     web: &Web,
     fetched: &Fetched<'_>,
     content: String,
-) -> Result<String, String> {
-    let stem = last_segment(fetched.page).map_or_else(
+) -> Result<String, ToolError> {
+    let stem = porter_net::url_file_name(fetched.page).map_or_else(
         || fetched.page.host_str().unwrap_or("page").to_owned(),
         |name| porter_inbox::names::split_extension(&name).0.to_owned(),
     );
@@ -307,10 +329,10 @@ fn looks_like_html(text: &str) -> bool {
 /// Runs CPU-bound work (parsing, converting a page) off the async workers.
 async fn blocking<T: Send + 'static>(
     work: impl FnOnce() -> T + Send + 'static,
-) -> Result<T, String> {
+) -> Result<T, ToolError> {
     tokio::task::spawn_blocking(work).await.map_err(|error| {
         tracing::error!(%error, "converting a page stopped unexpectedly");
-        "converting the page stopped unexpectedly; try again".to_owned()
+        ToolError::tool("converting the page stopped unexpectedly; try again")
     })
 }
 

@@ -8,9 +8,10 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use porter_gateway::access::Caller;
+use porter_gateway::config::GitConfig;
 use porter_gateway::config::{Grant, HooksConfig, Volume, VolumeMode};
 use porter_gateway::file::Files;
-use porter_gateway::git::{GitConfig, GitTool};
+use porter_gateway::git::GitTool;
 use porter_inbox::{Inbox, Incoming, Limits, Origin, Owner, RunInfo};
 use rmcp::model::CallToolResult;
 use serde_json::{Value, json};
