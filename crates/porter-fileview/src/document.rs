@@ -181,6 +181,9 @@ pub(crate) struct Inlines {
     space: bool,
     /// The open marks, innermost last, with whether each opener is written.
     marks: Vec<(Mark, bool)>,
+    /// How many of `marks` are not written yet, so that text under many
+    /// written marks does not look at each of them again for every word.
+    unwritten: usize,
 }
 
 impl Inlines {
@@ -247,14 +250,15 @@ impl Inlines {
     /// Opens a mark; [`Self::close`] ends it.
     pub(crate) fn open(&mut self, mark: Mark) {
         self.marks.push((mark, false));
+        self.unwritten += 1;
     }
 
     /// Closes the innermost open mark.
     pub(crate) fn close(&mut self) {
-        if let Some((mark, written)) = self.marks.pop()
-            && written
-        {
-            self.text.push_str(&mark.closer());
+        match self.marks.pop() {
+            Some((mark, true)) => self.text.push_str(&mark.closer()),
+            Some((_, false)) => self.unwritten -= 1,
+            None => {}
         }
     }
 
@@ -275,12 +279,16 @@ impl Inlines {
     /// Closes the written marks in the text, to be opened again when text
     /// follows (a mark does not run across a line or a block).
     fn close_written(&mut self) {
+        if self.unwritten == self.marks.len() {
+            return;
+        }
         for (mark, written) in self.marks.iter_mut().rev() {
             if *written {
                 self.text.push_str(&mark.closer());
                 *written = false;
             }
         }
+        self.unwritten = self.marks.len();
     }
 
     /// Before text: the pending space, then the openers not yet written.
@@ -289,6 +297,10 @@ impl Inlines {
             self.text.push(' ');
         }
         self.space = false;
+        if self.unwritten == 0 {
+            return;
+        }
+        self.unwritten = 0;
         for (mark, written) in &mut self.marks {
             if !*written {
                 // "!" right before a link's "[" would make it an image.
