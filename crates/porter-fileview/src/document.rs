@@ -1,15 +1,17 @@
 //! One document model: what a reader finds in a document (headings with
-//! their levels, paragraphs, list items, tables with spans, figure text,
-//! notes, page markers), kept apart from how it is written out. Every
-//! document reader but HTML's produces [`Block`]s once (the PDF layout
-//! analysis, the Word and `PowerPoint` readers, the workbook walk); the
-//! Markdown renderer here writes them, and the file view shows that
-//! Markdown in numbered windows, so a window and `extract` show the same
-//! structure.
+//! their levels, paragraphs, list items, tables with spans, code blocks,
+//! block quotes, thematic breaks, figure text, notes, page markers), kept
+//! apart from how it is written out. Every document reader produces
+//! [`Block`]s once (the PDF layout analysis, the Word and `PowerPoint`
+//! readers, the workbook walk, the HTML reader); the Markdown renderer here
+//! writes them, and the file view shows that Markdown in numbered windows,
+//! so a window and `extract` show the same structure.
 //!
 //! The text inside blocks is [`Inline::Plain`] (the renderer escapes it)
-//! or, for readers that keep links and line breaks inside a paragraph,
-//! [`Inline::Markdown`] that the reader escaped itself.
+//! or, for readers that keep inline marks (emphasis, strong, inline code,
+//! links, images, line breaks) inside a block, [`Inline::Markdown`] built
+//! by [`Inlines`], which escapes the document's own characters and writes
+//! each mark once, the same way for every reader.
 
 use crate::markdown::{Markdown, MdOut, escape_inline, escape_line, start_safe, table, table_cell};
 
@@ -49,6 +51,16 @@ pub(crate) enum Block {
     Note(String),
     /// The start of a page: its number from 1 and how many there are.
     Page { number: usize, total: usize },
+    /// Preformatted code, its lines exactly as written, and the language
+    /// the document names for it (`class="language-rust"`), if any.
+    Code {
+        language: Option<String>,
+        text: String,
+    },
+    /// A block quote: the blocks quoted, in order.
+    Quote(Vec<Block>),
+    /// A thematic break between sections (`<hr>`).
+    Rule,
 }
 
 /// A table's rows. A cell that spans several columns or rows sits once, at
@@ -125,6 +137,207 @@ impl Table {
             })
             .collect()
     }
+}
+
+/// An inline mark that spans part of a block's text.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum Mark {
+    /// Strong importance, written `**…**`.
+    Strong,
+    /// Emphasis, written `*…*`.
+    Emphasis,
+    /// A link to the target, written `[…](target)`.
+    Link(String),
+}
+
+impl Mark {
+    fn opener(&self) -> &'static str {
+        match self {
+            Mark::Strong => "**",
+            Mark::Emphasis => "*",
+            Mark::Link(_) => "[",
+        }
+    }
+
+    fn closer(&self) -> String {
+        match self {
+            Mark::Strong => "**".to_owned(),
+            Mark::Emphasis => "*".to_owned(),
+            Mark::Link(target) => format!("]({})", link_target(target)),
+        }
+    }
+}
+
+/// `Inlines` builds the text of one block as inline Markdown
+/// ([`Inline::Markdown`]): words with the document's own Markdown
+/// characters escaped, runs of white space collapsed to one space (none at
+/// the start or end), hard line breaks, and marks. A mark's opener is
+/// written only when text follows it, so a mark around nothing or around
+/// white space alone leaves no stray `**`, and white space at a mark's
+/// edges lands outside it, where Markdown wants it.
+#[derive(Debug, Default)]
+pub(crate) struct Inlines {
+    text: String,
+    space: bool,
+    /// The open marks, innermost last, with whether each opener is written.
+    marks: Vec<(Mark, bool)>,
+    /// How many of `marks` are not written yet, so that text under many
+    /// written marks does not look at each of them again for every word.
+    unwritten: usize,
+}
+
+impl Inlines {
+    /// Words of the document's text: white space collapses, Markdown
+    /// characters are escaped.
+    pub(crate) fn words(&mut self, text: &str) {
+        for (index, word) in text.split(is_collapsible).enumerate() {
+            if index > 0 {
+                self.space = true;
+            }
+            if !word.is_empty() {
+                self.content();
+                self.text.push_str(&escape_inline(word));
+            }
+        }
+    }
+
+    /// A piece that is inline Markdown already (an image, a code span),
+    /// written as one word.
+    pub(crate) fn markdown(&mut self, piece: &str) {
+        if !piece.is_empty() {
+            self.content();
+            self.text.push_str(piece);
+        }
+    }
+
+    /// Inline code: `code` as a code span, its white space collapsed.
+    pub(crate) fn code(&mut self, code: &str) {
+        let code = code
+            .split(is_collapsible)
+            .filter(|w| !w.is_empty())
+            .collect::<Vec<_>>()
+            .join(" ");
+        if code.is_empty() {
+            return;
+        }
+        let longest = code.split(|c| c != '`').map(str::len).max().unwrap_or(0);
+        let fence = "`".repeat(longest + 1);
+        let pad = if code.starts_with('`') || code.ends_with('`') {
+            " "
+        } else {
+            ""
+        };
+        self.markdown(&format!("{fence}{pad}{code}{pad}{fence}"));
+    }
+
+    /// A space between words, written only if a word follows.
+    pub(crate) fn space(&mut self) {
+        if !self.text.is_empty() {
+            self.space = true;
+        }
+    }
+
+    /// A hard line break (`\n` in the block's text), unless the text is
+    /// empty or ends in one already.
+    pub(crate) fn line_break(&mut self) {
+        self.space = false;
+        if !self.text.is_empty() && !self.text.ends_with('\n') {
+            self.close_written();
+            self.text.push('\n');
+        }
+    }
+
+    /// Opens a mark; [`Self::close`] ends it.
+    pub(crate) fn open(&mut self, mark: Mark) {
+        self.marks.push((mark, false));
+        self.unwritten += 1;
+    }
+
+    /// Closes the innermost open mark.
+    pub(crate) fn close(&mut self) {
+        match self.marks.pop() {
+            Some((mark, true)) => self.text.push_str(&mark.closer()),
+            Some((_, false)) => self.unwritten -= 1,
+            None => {}
+        }
+    }
+
+    /// Whether no text has been written since the last [`Self::take`].
+    pub(crate) fn is_empty(&self) -> bool {
+        self.text.is_empty()
+    }
+
+    /// The text so far, with every open mark closed in it (and opened
+    /// again before the next text), leaving the builder empty.
+    pub(crate) fn take(&mut self) -> String {
+        self.close_written();
+        self.space = false;
+        let text = std::mem::take(&mut self.text);
+        text.trim_end_matches('\n').to_owned()
+    }
+
+    /// Closes the written marks in the text, to be opened again when text
+    /// follows (a mark does not run across a line or a block).
+    fn close_written(&mut self) {
+        if self.unwritten == self.marks.len() {
+            return;
+        }
+        for (mark, written) in self.marks.iter_mut().rev() {
+            if *written {
+                self.text.push_str(&mark.closer());
+                *written = false;
+            }
+        }
+        self.unwritten = self.marks.len();
+    }
+
+    /// Before text: the pending space, then the openers not yet written.
+    fn content(&mut self) {
+        if self.space && !self.text.is_empty() && !self.text.ends_with('\n') {
+            self.text.push(' ');
+        }
+        self.space = false;
+        if self.unwritten == 0 {
+            return;
+        }
+        self.unwritten = 0;
+        for (mark, written) in &mut self.marks {
+            if !*written {
+                // "!" right before a link's "[" would make it an image.
+                if matches!(mark, Mark::Link(_)) && self.text.ends_with('!') {
+                    self.text.pop();
+                    self.text.push_str("\\!");
+                }
+                self.text.push_str(mark.opener());
+                *written = true;
+            }
+        }
+    }
+}
+
+/// HTML's collapsible white space: space, tab, line feed, form feed,
+/// carriage return (not the no-break space).
+fn is_collapsible(c: char) -> bool {
+    matches!(c, ' ' | '\t' | '\n' | '\u{c}' | '\r')
+}
+
+/// A link's target as Markdown writes it inside `(…)`: white space,
+/// parentheses and angle brackets percent-encoded, control characters
+/// dropped.
+pub(crate) fn link_target(target: &str) -> String {
+    let mut out = String::with_capacity(target.len());
+    for c in target.trim().chars() {
+        match c {
+            ' ' => out.push_str("%20"),
+            '(' => out.push_str("%28"),
+            ')' => out.push_str("%29"),
+            '<' => out.push_str("%3C"),
+            '>' => out.push_str("%3E"),
+            c if c.is_control() => {}
+            c => out.push(c),
+        }
+    }
+    out
 }
 
 /// Writes `blocks` of plain text as Markdown into `out`; see [`render`].
@@ -210,7 +423,10 @@ fn render(block: &Block, inline: Inline, out: &mut MdOut) {
         } => {
             let indent = "    ".repeat(usize::from(*level).min(8));
             let marker = marker.as_deref().unwrap_or("-");
-            let continued = text(item.trim()).replace('\n', &format!("\n{indent}    "));
+            // An item's own text that starts like a marker ("1. ", "- ")
+            // would open a list inside the item.
+            let continued =
+                start_safe(&text(item.trim())).replace('\n', &format!("\n{indent}    "));
             out.item(&format!("{indent}{marker} {continued}"));
         }
         Block::Table(t) => {
@@ -237,7 +453,53 @@ fn render(block: &Block, inline: Inline, out: &mut MdOut) {
         Block::Page { number, total } => {
             out.block(&format!("<!-- page {number} of {total} -->"));
         }
+        Block::Code {
+            language,
+            text: code,
+        } => out.block(&code_block(language.as_deref(), code)),
+        Block::Quote(blocks) => {
+            let mut quoted = MdOut::new(out.room());
+            for block in blocks {
+                if quoted.is_full() {
+                    break;
+                }
+                render(block, inline, &mut quoted);
+            }
+            let quoted = quoted.finish(None, Vec::new()).text;
+            let lines: Vec<String> = quoted
+                .lines()
+                .map(|line| {
+                    if line.is_empty() {
+                        ">".to_owned()
+                    } else {
+                        format!("> {line}")
+                    }
+                })
+                .collect();
+            out.block(&lines.join("\n"));
+        }
+        Block::Rule => out.block("---"),
     }
+}
+
+/// A fenced code block: a fence of backticks longer than any run of them
+/// in the code (at least three), the language as its info string when it
+/// is a plain word, the code's lines as they are.
+fn code_block(language: Option<&str>, code: &str) -> String {
+    let longest = code.split(|c| c != '`').map(str::len).max().unwrap_or(0);
+    let fence = "`".repeat(longest.max(2) + 1);
+    let language = language
+        .map(str::trim)
+        .filter(|l| {
+            !l.is_empty()
+                && l.len() <= 40
+                && l.chars()
+                    .all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '+' | '_' | '.' | '#'))
+        })
+        .unwrap_or("");
+    let code = code.trim_end_matches(['\n', '\r']);
+    let code = code.strip_prefix('\n').unwrap_or(code);
+    format!("{fence}{language}\n{code}\n{fence}")
 }
 
 /// [`table`] of rows of cells without spans, each cell's text escaped as

@@ -733,6 +733,30 @@ fn show_text(file: &File<'_>, encoding: Encoding, options: &Options) -> Prepared
     prepared
 }
 
+/// An HTML page as Markdown, read by the file view's HTML reader into the
+/// document model and written by its Markdown renderer (headings, lists,
+/// pipe tables, code blocks, quotes, emphasis, links and images), with
+/// every limit of `options` (nesting depth, the Markdown's size). Each
+/// link's and image's target as the page writes it is passed to `links`,
+/// which returns the target to show instead (resolved against the page's
+/// URL, or pointed at a kept copy) or `None` to keep it; inline `data:`
+/// URLs are cut to `data:…` before that.
+///
+/// # Errors
+///
+/// A sentence saying why the page was not read (nested deeper than
+/// `options.xml_depth`).
+pub fn html_to_markdown(
+    html: &str,
+    links: &(dyn Fn(&str) -> Option<String> + Sync),
+    options: &Options,
+) -> Result<Markdown, String> {
+    markdown::html::convert_with(html, options, links).map_err(|failure| match failure {
+        Failure::Unreadable(reason) => reason,
+        Failure::Cancelled => "it was cancelled".to_owned(),
+    })
+}
+
 /// The media type of text: the name's or the declaration's when it is a
 /// text type (text/csv, application/json…), else text/plain.
 fn text_mime(file: &File<'_>) -> String {

@@ -36,8 +36,31 @@ pub const ARCHIVE_LISTING_BYTES: usize = 8 * 1024 * 1024;
 /// `ARCHIVE_EXPANDED_BYTES` is the most a compressed tar is decompressed
 /// while it is listed (1 GiB).
 pub const ARCHIVE_EXPANDED_BYTES: u64 = 1024 * 1024 * 1024;
-/// `PDF_PAGES` is the most pages whose text is taken from one PDF.
+/// `PDF_PAGES` is the most pages whose text is taken from one PDF; the
+/// Markdown says which were read ("pages 1–2,000 of 100,000").
 pub const PDF_PAGES: usize = 2000;
+/// `PDF_PAGE_TREE_PAGES` is the most pages a PDF may list (20,000) for more
+/// than its first 63 to be read: reading further makes the PDF library
+/// load every page's dictionary, about 4.5 KiB each, so 100,000 listed
+/// pages would take 450 MiB before any text.
+pub const PDF_PAGE_TREE_PAGES: usize = 20_000;
+/// `PDF_CONTENT_BYTES` is the most one PDF page's content streams (and the
+/// form pictures it names) may decode to (32 MiB); a page past it is not
+/// read, and its place says why. Real pages stay under a few MiB.
+pub const PDF_CONTENT_BYTES: u64 = 32 * 1024 * 1024;
+/// `PDF_OPERATORS` is the most operators one PDF page's content may hold
+/// (4,000,000); a page past it is not read.
+pub const PDF_OPERATORS: u64 = 4_000_000;
+/// `PDF_GLYPHS` is the most bytes of text one PDF page's content may show
+/// (2,000,000, about 300 dense pages' worth); a page past it is not read.
+pub const PDF_GLYPHS: u64 = 2_000_000;
+/// `PDF_CMAP_BYTES` is the most one font's `ToUnicode` map may decode to
+/// (8 MiB); a page using a font past it is not read.
+pub const PDF_CMAP_BYTES: u64 = 8 * 1024 * 1024;
+/// `PDF_CMAP_ENTRIES` is the most entries the `ToUnicode` maps of one
+/// page's fonts may make together (1,000,000; a range counts every code it
+/// covers); a page past it is not read.
+pub const PDF_CMAP_ENTRIES: u64 = 1_000_000;
 /// `WORKER_MEMORY_BYTES` is the most memory the worker that reads one file
 /// may take beyond what it holds when it starts (512 MiB, its address
 /// space); past it the file is described as needing more.
@@ -84,6 +107,19 @@ pub struct Options {
     pub archive_expanded_bytes: u64,
     /// Most PDF pages whose text is extracted; see [`PDF_PAGES`].
     pub pdf_pages: usize,
+    /// Most pages a PDF may list to be read past its 63rd; see
+    /// [`PDF_PAGE_TREE_PAGES`].
+    pub pdf_page_tree_pages: usize,
+    /// Most bytes one PDF page's content decodes to; see [`PDF_CONTENT_BYTES`].
+    pub pdf_content_bytes: u64,
+    /// Most operators in one PDF page's content; see [`PDF_OPERATORS`].
+    pub pdf_operators: u64,
+    /// Most bytes of text one PDF page shows; see [`PDF_GLYPHS`].
+    pub pdf_glyphs: u64,
+    /// Most bytes one font's `ToUnicode` map decodes to; see [`PDF_CMAP_BYTES`].
+    pub pdf_cmap_bytes: u64,
+    /// Most `ToUnicode` entries of one PDF page's fonts; see [`PDF_CMAP_ENTRIES`].
+    pub pdf_cmap_entries: u64,
     /// Most memory the worker reading one file may take; see
     /// [`WORKER_MEMORY_BYTES`]. Only holds where a worker is installed (see
     /// [`crate::worker`]).
@@ -114,6 +150,12 @@ impl Default for Options {
             archive_listing_bytes: ARCHIVE_LISTING_BYTES,
             archive_expanded_bytes: ARCHIVE_EXPANDED_BYTES,
             pdf_pages: PDF_PAGES,
+            pdf_page_tree_pages: PDF_PAGE_TREE_PAGES,
+            pdf_content_bytes: PDF_CONTENT_BYTES,
+            pdf_operators: PDF_OPERATORS,
+            pdf_glyphs: PDF_GLYPHS,
+            pdf_cmap_bytes: PDF_CMAP_BYTES,
+            pdf_cmap_entries: PDF_CMAP_ENTRIES,
             worker_memory_bytes: WORKER_MEMORY_BYTES,
             worker_cpu_seconds: WORKER_CPU_SECONDS,
             worker_wall_seconds: WORKER_WALL_SECONDS,

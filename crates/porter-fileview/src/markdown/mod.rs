@@ -2,8 +2,8 @@
 //! index needs (headings, list items, tables, links, slides, sheets, pages).
 //!
 //! One reader a format (Word, `PowerPoint`, the workbook walk, the PDF
-//! layout analysis, HTML through `htmd`); all but HTML's produce the
-//! [`crate::document`] model, which is rendered here. `porter extract`
+//! layout analysis, HTML); each produces the [`crate::document`] model,
+//! which is rendered here. `porter extract`
 //! writes this Markdown, and the file view shows the same Markdown in
 //! numbered windows with the [`outline`] of its headings, so every limit of
 //! [`Options`] holds for both; the Markdown itself is cut at
@@ -409,6 +409,11 @@ impl MdOut {
     /// Whether the cap was reached: nothing more will be taken.
     pub(crate) fn is_full(&self) -> bool {
         self.cut
+    }
+
+    /// How many more bytes it takes before its cap.
+    pub(crate) fn room(&self) -> usize {
+        self.cap.saturating_sub(self.text.len())
     }
 
     fn add(&mut self, block: &str, item: bool) {

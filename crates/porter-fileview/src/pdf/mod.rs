@@ -2,6 +2,8 @@
 //! reading order), through the layout analysis in [`layout`].
 
 #[cfg(feature = "pdf")]
+mod budget;
+#[cfg(feature = "pdf")]
 mod layout;
 
 use crate::bounds::{Cancel, Failure};
@@ -10,6 +12,8 @@ use crate::describe::{count, human_size};
 #[cfg(feature = "pdf")]
 use crate::document::{Block, Cell, Table};
 use crate::options::Options;
+#[cfg(feature = "pdf")]
+use pdf_oxide::extractors::SpanMergingConfig;
 
 /// The document in `bytes` and its page count, or why it cannot be read
 /// (its structure, a password, its page tree).
@@ -25,6 +29,11 @@ fn open(bytes: &[u8]) -> Result<(pdf_oxide::document::PdfDocument, usize), Failu
         .map_err(|e| Failure::unreadable(format!("its page tree could not be read ({e})")))?;
     Ok((document, total))
 }
+
+/// `PDF_LAZY_PAGES` is how many pages pdf_oxide looks up one by one
+/// before it loads the whole page tree (its threshold is 64 lookups).
+#[cfg(feature = "pdf")]
+const PDF_LAZY_PAGES: usize = 63;
 
 /// `PDF_PAGE_PIECES` is the most pieces of text one page is analysed with;
 /// a page with more is read by position alone past that many.
@@ -42,7 +51,14 @@ pub(crate) fn blocks(
     cancel: &Cancel,
 ) -> Result<(Vec<Block>, Vec<String>), Failure> {
     let (document, total) = open(bytes)?;
-    let shown = total.min(options.pdf_pages);
+    let mut shown = total.min(options.pdf_pages);
+    // pdf_oxide loads every page's dictionary (about 4.5 KiB each) once a
+    // document has had 64 pages looked up; a page tree past
+    // `pdf_page_tree_pages` is read only below that.
+    let tree_cut = total > options.pdf_page_tree_pages && shown > PDF_LAZY_PAGES;
+    if tree_cut {
+        shown = PDF_LAZY_PAGES;
+    }
     let mut out = Vec::new();
     let mut notes = Vec::new();
     let mut used = 0usize;
@@ -50,10 +66,39 @@ pub(crate) fn blocks(
     // Blocks in the header or footer band: their place in `out` and page.
     let mut margins: Vec<(usize, usize)> = Vec::new();
     let mut laid_out = 0usize;
+    // Every page to be read is checked against the work limits first. The
+    // library's finishing of a page's text (running headers, rotation,
+    // drop capitals), which its table finder uses too, reads every page of
+    // the document the first time it runs, past the page cap and past these
+    // checks (100,000 pages: 600 MiB and a minute). It is used only when
+    // the whole document is read and every page is within the limits;
+    // otherwise each page's text is taken as its content draws it, and
+    // tables are found from the text's alignment alone.
+    let mut budget = budget::Budget::new(&document, budget::Limits::of(options));
+    let mut verdicts = Vec::with_capacity(shown);
     for index in 0..shown {
         cancel.check()?;
+        verdicts.push(budget.over(index));
+    }
+    let whole = shown == total && verdicts.iter().all(Option::is_none);
+    let mut refused = Vec::new();
+    for (index, verdict) in verdicts.into_iter().enumerate() {
+        cancel.check()?;
         let number = index + 1;
-        let spans = match document.extract_spans(index) {
+        if let Some(reason) = verdict {
+            refused.push(number);
+            out.push(Block::Page { number, total });
+            out.push(Block::Note(format!(
+                "Page {number} was not read: {reason}, past what porter reads of one page."
+            )));
+            continue;
+        }
+        let spans = if whole {
+            document.extract_spans(index)
+        } else {
+            document.extract_spans_with_config(index, SpanMergingConfig::default())
+        };
+        let spans = match spans {
             Ok(spans) => spans,
             Err(e) => {
                 out.push(Block::Page { number, total });
@@ -104,7 +149,13 @@ pub(crate) fn blocks(
         }
         used += length;
         cancel.check()?;
-        let tables = page_tables(&document, index);
+        // pdf_oxide's table finder orders the page's text through the same
+        // document-wide finishing, so it runs only when that may.
+        let tables = if whole {
+            page_tables(&document, index)
+        } else {
+            Vec::new()
+        };
         out.push(Block::Page { number, total });
         // The page's extent, top to bottom, in the layout's downward y.
         let page = document
@@ -122,11 +173,27 @@ pub(crate) fn blocks(
         laid_out += 1;
     }
     set_apart_running_lines(&mut out, &margins, laid_out, &mut notes);
-    if shown < total {
+    if tree_cut {
         notes.push(format!(
-            "Only the first {} of its {} pages are read.",
+            "Read pages 1–{} of {}: a PDF listing more than {} pages is read only that far, as reading further would load its whole page tree.",
             count(shown as u64),
-            count(total as u64)
+            count(total as u64),
+            count(options.pdf_page_tree_pages as u64)
+        ));
+    } else if shown < total {
+        notes.push(format!(
+            "Read pages 1–{} of {}: the rest are past the {} pages porter reads of one PDF.",
+            count(shown as u64),
+            count(total as u64),
+            count(options.pdf_pages as u64)
+        ));
+    }
+    if !refused.is_empty() {
+        let list: Vec<String> = refused.iter().take(20).map(ToString::to_string).collect();
+        let more = if refused.len() > 20 { ", …" } else { "" };
+        notes.push(format!(
+            "Pages not read because their content is past porter's limits for one page: {}{more}.",
+            list.join(", ")
         ));
     }
     if shown > 0 && scanned.len() == shown {

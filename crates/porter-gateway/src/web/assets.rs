@@ -2,16 +2,19 @@
 //! (images, PDFs, Office documents), and the page as Markdown with its
 //! links made absolute or pointed at the inbox copies.
 //!
-//! The DOM (`markup5ever_rcdom`, which `htmd` parses into) is not `Send`,
-//! so each function parses the page itself and returns plain values; the
-//! fetching in between happens without it.
+//! The DOM (`markup5ever_rcdom`, which `html5ever` parses into) is not
+//! `Send`, so each function parses the page itself and returns plain
+//! values; the fetching in between happens without it. The Markdown is the
+//! file view's (`porter_fileview::html_to_markdown`): the same reader and
+//! renderer as an HTML file shown or extracted.
 
 use std::cell::RefCell;
 use std::collections::{HashMap, HashSet};
 use std::rc::Rc;
 
-use htmd::HtmlToMarkdown;
-use markup5ever_rcdom::{Node, NodeData};
+use html5ever::tendril::TendrilSink;
+use html5ever::{ParseOpts, parse_document};
+use markup5ever_rcdom::{Node, NodeData, RcDom};
 use url::Url;
 
 /// `FILE_EXTENSIONS` mark a link (`<a href>`) as a file to keep: images,
@@ -21,20 +24,11 @@ const FILE_EXTENSIONS: &[&str] = &[
     "doc", "docx", "xls", "xlsx", "ppt", "pptx", "odt", "ods", "odp", "rtf",
 ];
 
-/// `SKIPPED_TAGS` never reach the Markdown: code and styling, not content.
-const SKIPPED_TAGS: [&str; 5] = ["script", "style", "noscript", "template", "svg"];
-
-/// `INLINE_DATA` replaces a `data:` URL in the Markdown, whose bytes would
-/// otherwise land in the context.
-const INLINE_DATA: &str = "data:…";
-
 /// The page's images (`<img src>`) and links to files, resolved against
 /// the page's URL (or its `<base href>`), in page order, each once
 /// (fragments dropped). Only http and https URLs are returned.
 pub(crate) fn file_links(html: &str, page: &Url) -> Vec<Url> {
-    let Ok(document) = parse(html) else {
-        return Vec::new();
-    };
+    let document = parse(html);
     let base = base_url(&document, page);
     let mut seen = HashSet::new();
     let mut found = Vec::new();
@@ -64,41 +58,26 @@ pub(crate) fn file_links(html: &str, page: &Url) -> Vec<Url> {
 
 /// The page as Markdown: every image and link made absolute, those in
 /// `kept` (by [`key`]) pointed at their inbox reference instead, inline
-/// `data:` images cut to a marker.
+/// `data:` images cut to a marker. A page the file view's reader refuses
+/// (nested too deep) is a sentence saying why.
 pub(crate) fn markdown(html: &str, page: &Url, kept: &HashMap<String, String>) -> String {
-    let Ok(document) = parse(html) else {
-        return String::new();
-    };
-    let base = base_url(&document, page);
-    walk(&document, &mut |tag, attrs| {
-        let attribute = match tag {
-            "img" => "src",
-            "a" => "href",
-            _ => return,
-        };
-        for attr in attrs.borrow_mut().iter_mut() {
-            if &*attr.name.local != attribute {
-                continue;
-            }
-            let value = attr.value.trim().to_owned();
-            let shown = if value
-                .get(..5)
-                .is_some_and(|s| s.eq_ignore_ascii_case("data:"))
-            {
-                INLINE_DATA.to_owned()
-            } else if value.starts_with('#') {
-                continue;
-            } else if let Some(url) = resolve(&base, &value) {
-                kept.get(&key(&url))
-                    .cloned()
-                    .unwrap_or_else(|| url.to_string())
-            } else {
-                continue;
-            };
-            attr.value = shown.into();
+    let base = base_url(&parse(html), page);
+    let rewrite = |value: &str| {
+        let value = value.trim();
+        if value.starts_with('#') {
+            return None;
         }
-    });
-    converter().tree_to_markdown(&document)
+        let url = resolve(&base, value)?;
+        Some(
+            kept.get(&key(&url))
+                .cloned()
+                .unwrap_or_else(|| url.to_string()),
+        )
+    };
+    match porter_fileview::html_to_markdown(html, &rewrite, &porter_fileview::Options::default()) {
+        Ok(markdown) => markdown.text,
+        Err(reason) => format!("(The page was not turned into Markdown: {reason}.)"),
+    }
 }
 
 /// The key a URL is matched by: its text without the fragment.
@@ -126,14 +105,10 @@ fn resolve(base: &Url, value: &str) -> Option<Url> {
     matches!(url.scheme(), "http" | "https").then_some(url)
 }
 
-fn converter() -> HtmlToMarkdown {
-    HtmlToMarkdown::builder()
-        .skip_tags(SKIPPED_TAGS.to_vec())
-        .build()
-}
-
-fn parse(html: &str) -> std::io::Result<Rc<Node>> {
-    converter().html_to_tree(html)
+fn parse(html: &str) -> Rc<Node> {
+    parse_document(RcDom::default(), ParseOpts::default())
+        .one(html)
+        .document
 }
 
 /// The page's `<base href>` resolved against its URL, else its URL.

@@ -8,7 +8,7 @@
 //! streamed chunk by chunk into the inbox and answered with its stub.
 //! `HTTP` answers the status line, the headers (credentials masked), a
 //! blank line and the body or the stub. `WebFetch` turns HTML into Markdown
-//! (`htmd`), and with `assets: true` also keeps the page's images and its
+//! (the file view's HTML reader), and with `assets: true` also keeps the page's images and its
 //! links to images, PDFs and Office files under `web/<host>/` in the inbox,
 //! pointing the Markdown's links at them ([`assets`]).
 //!
