@@ -79,7 +79,7 @@ pub fn view_as(data: &[u8], name: &str) {
         .view(&WindowRequest::default(), &options)
         .unwrap_or_else(|e| panic!("the first window of a file failed: {e}"));
     check_images(&first.content);
-    let total = first.structured.total_lines;
+    let total = first.structured.window.as_ref().map_or(0, |w| w.total_lines);
     if total > 1 {
         let last = WindowRequest {
             start_line: Some(total),
