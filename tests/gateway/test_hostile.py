@@ -109,3 +109,44 @@ async def test_amplification_files_are_described_within_the_workers_bounds(tmp_p
                 assert name in text and "It is not shown because" in text, text
             after = await served.client.call_tool("File", {"op": "read", "path": "volume:docs:guide.md"})
             assert "Some words." in all_text(after), (name, all_text(after))
+
+
+async def test_every_hostile_family_is_answered_and_the_gateway_answers_the_next_call(tmp_path: Path) -> None:
+    """Every family of tests/hostile/make_hostile.py (issue 18's PDFs,
+    pictures and terminal text) through File read and File extract on one
+    gateway: each call is answered with a result naming the file, an image
+    handed back decodes, and the next call still works."""
+    import base64
+    import io
+
+    from PIL import Image
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "hostile"))
+    import make_hostile
+
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "guide.md").write_text("# Guide\n\nSome words.\n")
+    made = make_hostile.families()
+    for name, data in made.items():
+        (docs / name).write_bytes(data)
+    config = write_config(
+        tmp_path,
+        extra={
+            "mcp_servers": {},
+            "volumes": {"docs": {"path": str(docs)}},
+            "profiles": {"default": {"grants": ["File", "Read"], "volumes": ["docs"]}},
+        },
+    )
+    async with stdio_gateway(tmp_path, config) as served:
+        for name in sorted(made):
+            for op in ("read", "extract"):
+                result = await served.client.call_tool("File", {"op": op, "path": f"volume:docs:{name}"})
+                text = all_text(result)
+                # An extract is kept under the file's stem with `.md`.
+                assert Path(name).stem in text, (op, name, text)
+                for block in result.content:
+                    if block.type == "image":
+                        Image.open(io.BytesIO(base64.b64decode(block.data))).load()
+                after = await served.client.call_tool("File", {"op": "read", "path": "volume:docs:guide.md"})
+                assert "Some words." in all_text(after), (op, name, all_text(after))

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from harness import Home, serve, server_env, structured, text_of, write_seed
+from harness import Home, decode_image, image_blocks, serve, server_env, structured, text_of, write_seed
 from harness import Mmsim  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "scripts"))
@@ -95,4 +95,42 @@ async def test_a_pdf_past_the_readers_work_limits_is_read_with_a_note_naming_the
 
             after = await served.client.call_tool("read_file", {"file_id": text_id, "line_count": 3})
             assert not after.is_error, f"after {name}: {text_of(after)}"
+            assert "Porter release notes" in text_of(after), f"after {name}: {text_of(after)}"
+
+
+@pytest.fixture(scope="module")
+def every_family_sim(porter: Path, tmp_path_factory: pytest.TempPathFactory):
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "hostile"))
+    import make_hostile
+
+    root = tmp_path_factory.mktemp("every-family-sim")
+    files = root / "files"
+    files.mkdir()
+    posts = []
+    for name, data in sorted(make_hostile.families().items()):
+        (files / name).write_bytes(data)
+        posts.append({"channel": "files", "user": "bob", "message": f"Here is {name}.", "files": [{"name": name, "path": str(files / name)}]})
+    sim = Mmsim(write_seed(root / "seed", extra_files=posts), root)
+    sim.names = [post["files"][0]["name"] for post in posts]
+    yield sim
+    sim.stop()
+
+
+async def test_every_hostile_family_is_answered_and_the_server_answers_the_next_call(
+    every_family_sim, home: Home, tmp_path: Path
+):
+    """Every family of tests/hostile/make_hostile.py (issue 18's PDFs,
+    pictures and terminal text) through read_file on one server: each call
+    is answered with a result naming the file, an image handed back
+    decodes, and the next call still works."""
+    sim = every_family_sim
+    text_id = sim.file_id("release-notes.txt")
+    async with serve("stdio", server_env(sim, home), tmp_path) as served:
+        for name in sim.names:
+            result = await served.client.call_tool("read_file", {"file_id": sim.file_id(name)})
+            text = text_of(result)
+            assert name in text, text
+            for block in image_blocks(result):
+                decode_image(block)
+            after = await served.client.call_tool("read_file", {"file_id": text_id, "line_count": 3})
             assert "Porter release notes" in text_of(after), f"after {name}: {text_of(after)}"

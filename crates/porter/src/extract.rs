@@ -23,9 +23,10 @@ pub(crate) struct ExtractArgs {
     output: Option<PathBuf>,
 }
 
-/// Runs `porter extract`: exit 0 with the Markdown written, 2 when the file
-/// is of a kind extract does not read or cannot be read as its kind, 1 for
-/// any other failure (the file or the output cannot be opened).
+/// Runs `porter extract`: exit 0 with the Markdown written, 1 with the
+/// reason on stderr when it is not (a file of a kind extract does not read,
+/// one that cannot be read as its kind, or a file or output that cannot be
+/// opened). Exit 2 is left to the command line's own usage errors.
 pub(crate) fn run(args: &ExtractArgs) -> ExitCode {
     match extract(args) {
         Ok(code) => code,
@@ -46,7 +47,7 @@ fn extract(args: &ExtractArgs) -> anyhow::Result<ExitCode> {
                 porter_fileview::human_size(size),
                 porter_fileview::human_size(options.max_file_bytes)
             );
-            return Ok(ExitCode::from(2));
+            return Ok(ExitCode::FAILURE);
         }
     };
     let input = FileInput::new(&bytes, &name);
@@ -57,7 +58,7 @@ fn extract(args: &ExtractArgs) -> anyhow::Result<ExitCode> {
                 "porter: {}",
                 crate::output::terminal_safe(&error.to_string())
             );
-            return Ok(ExitCode::from(2));
+            return Ok(ExitCode::FAILURE);
         }
         Err(error) => return Err(error.into()),
     };
@@ -117,7 +118,7 @@ mod tests {
             file: picture,
             output: Some(dir.path().join("x.md")),
         });
-        assert_eq!(code, ExitCode::from(2));
+        assert_eq!(code, ExitCode::FAILURE);
         assert!(!dir.path().join("x.md").exists());
     }
 }

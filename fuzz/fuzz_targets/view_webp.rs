@@ -1,0 +1,4 @@
+//! The file view on bytes named `fuzz.webp` (see porter_fuzz::view_as).
+#![no_main]
+
+libfuzzer_sys::fuzz_target!(|data: &[u8]| porter_fuzz::view_as(data, "fuzz.webp"));
