@@ -44,6 +44,7 @@ use crate::ask::input_digest;
 use crate::ask::judge;
 use crate::ask::missing_elicitation;
 use crate::ask::now_ms;
+use crate::lookup::ChannelRef;
 use crate::lookup::team_names;
 use crate::names::name_key;
 use crate::output::ChannelInfoOut;
@@ -64,11 +65,9 @@ pub(crate) const MAX_ADD_MEMBERS: usize = 20;
 /// One channel.
 #[derive(Debug, Default, Serialize, Deserialize, JsonSchema)]
 pub struct OneChannelArgs {
-    /// The channel: its id or name (`~town-square`, `town-square` or `Town Square`).
-    pub channel_id: String,
-    /// The team, by id or name, when the channel name is in several teams.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub team_id: Option<String>,
+    // The channel, by id or name (and team).
+    #[serde(flatten)]
+    pub channel: ChannelRef,
 }
 
 /// A new channel.
@@ -527,9 +526,7 @@ impl MattermostServer {
         join: bool,
     ) -> Result<Plan, ToolError> {
         let verb = if join { "join" } else { "leave" };
-        let (channel, team) = self
-            .resolve_channel(&args.channel_id, args.team_id.as_deref())
-            .await?;
+        let (channel, team) = self.channel_at(&args.channel).await?;
         if matches!(channel.kind, ChannelType::Direct | ChannelType::Group) {
             return Err(ToolError::Tool(format!(
                 "{} is a direct or group conversation, which one cannot {verb}. Nothing was changed.",
@@ -925,9 +922,7 @@ impl MattermostServer {
         &self,
         args: OneChannelArgs,
     ) -> Result<CallToolResult, ToolError> {
-        let (channel, _) = self
-            .resolve_channel(&args.channel_id, args.team_id.as_deref())
-            .await?;
+        let (channel, _) = self.channel_at(&args.channel).await?;
         let stats = self.shared.client.channel_stats(&channel.id).await?;
         let out = ChannelStatsOut {
             channel: ChannelOut::from(&channel),
@@ -947,9 +942,7 @@ impl MattermostServer {
         &self,
         args: OneChannelArgs,
     ) -> Result<CallToolResult, ToolError> {
-        let (channel, _) = self
-            .resolve_channel(&args.channel_id, args.team_id.as_deref())
-            .await?;
+        let (channel, _) = self.channel_at(&args.channel).await?;
         let me = self.me().await?;
         if self
             .shared

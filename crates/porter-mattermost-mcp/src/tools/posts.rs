@@ -72,6 +72,7 @@ use crate::ask::input_digest;
 use crate::ask::judge;
 use crate::ask::missing_elicitation;
 use crate::ask::now_ms;
+use crate::lookup::ChannelRef;
 use crate::outgoing;
 use crate::outgoing::FileRequest;
 use crate::outgoing::OutgoingLimits;
@@ -85,6 +86,7 @@ use crate::output::DoneOut;
 use crate::output::PostOut;
 use crate::output::PostedOut;
 use crate::output::PostsOut;
+use crate::paging::Page;
 use crate::paging::SEARCH_DEPTH;
 use crate::paging::SearchArgs;
 use crate::paging::more_line;
@@ -142,28 +144,20 @@ pub struct TeamPageArgs {
 /// A page of your saved posts.
 #[derive(Debug, Default, Serialize, Deserialize, JsonSchema)]
 pub struct SavedArgs {
-    /// Most posts in this page (default 20, at most 100).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub limit: Option<u32>,
-    /// The next_cursor of the previous page.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub cursor: Option<String>,
+    // Which page of posts.
+    #[serde(flatten)]
+    pub page: Page,
 }
 
 /// A page of a channel's pinned posts.
 #[derive(Debug, Default, Serialize, Deserialize, JsonSchema)]
 pub struct PinnedArgs {
-    /// The channel: its id or name (`~town-square`, `town-square` or `Town Square`).
-    pub channel_id: String,
-    /// The team, by id or name, when the channel name is in several teams.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub team_id: Option<String>,
-    /// Most posts in this page (default 20, at most 100).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub limit: Option<u32>,
-    /// The next_cursor of the previous page.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub cursor: Option<String>,
+    // The channel, by id or name (and team).
+    #[serde(flatten)]
+    pub channel: ChannelRef,
+    // Which page of posts.
+    #[serde(flatten)]
+    pub page: Page,
 }
 
 /// An edit of one of your posts.
@@ -1086,14 +1080,12 @@ impl MattermostServer {
         let paging = self.paging::<_, usize>(
             "list_pinned_posts",
             &args,
-            args.limit,
-            args.cursor.as_deref(),
+            args.page.limit,
+            args.page.cursor.as_deref(),
             POST_LIST_PAGE,
             POST_LIST_MAX,
         )?;
-        let (channel, _) = self
-            .resolve_channel(&args.channel_id, args.team_id.as_deref())
-            .await?;
+        let (channel, _) = self.channel_at(&args.channel).await?;
         let mut posts = self
             .shared
             .client
@@ -1116,8 +1108,8 @@ impl MattermostServer {
         let paging = self.paging::<_, usize>(
             "list_saved",
             &args,
-            args.limit,
-            args.cursor.as_deref(),
+            args.page.limit,
+            args.page.cursor.as_deref(),
             POST_LIST_PAGE,
             POST_LIST_MAX,
         )?;
@@ -1608,11 +1600,9 @@ pub struct FileArg {
 /// A post in a channel.
 #[derive(Debug, Default, Serialize, Deserialize, JsonSchema)]
 pub struct CreatePostArgs {
-    /// The channel: its id or name (`~town-square`, `town-square` or `Town Square`).
-    pub channel_id: String,
-    /// The team, by id or name, when the channel name is in several teams.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub team_id: Option<String>,
+    // The channel, by id or name (and team).
+    #[serde(flatten)]
+    pub channel: ChannelRef,
     /// The post to reply to (id or permalink), to post in its thread.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub root_id: Option<String>,
@@ -1772,8 +1762,8 @@ impl Target {
         match self {
             Target::Channel(args) => format!(
                 "channel:{}|team:{}|root:{}",
-                args.channel_id.trim(),
-                args.team_id.as_deref().unwrap_or_default().trim(),
+                args.channel.channel_id.trim(),
+                args.channel.team_id.as_deref().unwrap_or_default().trim(),
                 args.root_id.as_deref().unwrap_or_default().trim()
             ),
             Target::Direct(name) => format!("dm:{}", name.as_deref().unwrap_or_default().trim()),
@@ -1957,9 +1947,7 @@ impl MattermostServer {
     pub(crate) async fn place(&self, target: &Target) -> Result<Place, ToolError> {
         match target {
             Target::Channel(args) => {
-                let (channel, team) = self
-                    .resolve_channel(&args.channel_id, args.team_id.as_deref())
-                    .await?;
+                let (channel, team) = self.channel_at(&args.channel).await?;
                 let mut root_id = String::new();
                 if let Some(root) = args.root_id.as_deref().filter(|r| !r.trim().is_empty()) {
                     let id = Self::post_id(root)?;
@@ -1967,7 +1955,7 @@ impl MattermostServer {
                     if post.channel_id != channel.id {
                         return Err(ToolError::Tool(format!(
                             "post {id} is in another channel than {}; pass that post's channel as channel_id, or leave root_id out. Nothing was posted.",
-                            args.channel_id
+                            args.channel.channel_id
                         )));
                     }
                     root_id = if post.root_id.is_empty() {
