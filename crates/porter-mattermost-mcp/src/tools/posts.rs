@@ -47,7 +47,6 @@ use rmcp::model::CallToolResponse;
 use rmcp::model::CallToolResult;
 use rmcp::model::ElicitRequest;
 use rmcp::model::ElicitRequestParams;
-use rmcp::model::ElicitResult;
 use rmcp::model::InputRequest;
 use rmcp::model::InputRequests;
 use rmcp::model::InputRequiredResult;
@@ -63,13 +62,13 @@ use crate::MattermostServer;
 use crate::Transport;
 use crate::ask::Answer;
 use crate::ask::CONFIRM;
+use crate::ask::NOTHING_DONE;
 use crate::ask::NOTHING_POSTED;
 use crate::ask::answer_of;
 use crate::ask::ask_binding;
 use crate::ask::can_elicit;
 use crate::ask::form_with;
 use crate::ask::input_digest;
-use crate::ask::judge;
 use crate::ask::missing_elicitation;
 use crate::ask::now_ms;
 use crate::lookup::ChannelRef;
@@ -469,10 +468,6 @@ pub(crate) fn fingerprint(parts: &[&str]) -> String {
     porter_paths::sha256_hex(parts.join("\0").as_bytes())
 }
 
-/// `NOTHING_DONE` is what a change says did not happen when the answer is
-/// not a yes.
-pub(crate) const NOTHING_DONE: &str = "nothing was changed";
-
 impl MattermostServer {
     pub(crate) async fn change(
         &self,
@@ -552,25 +547,13 @@ impl MattermostServer {
     }
 
     pub(crate) fn answer_in(&self, call: &Asking, time_ms: u64) -> Result<Answer, ToolError> {
-        let Some(raw) = call.answers.as_ref().and_then(|a| a.get(CONFIRM)) else {
-            return Ok(Answer::No(format!(
-                "the call came back without the person's answer; {NOTHING_DONE}. Call {} again to ask them.",
-                call.tool
-            )));
-        };
-        let result: ElicitResult = serde_json::from_value(raw.clone()).map_err(|e| {
-            ToolError::Rpc(ErrorData::invalid_params(
-                format!("inputResponses.{CONFIRM} is not an elicitation result: {e}"),
-                None,
-            ))
-        })?;
-        Ok(judge(
-            &result,
+        answer_of(
+            call.answers.as_ref(),
             call.tool,
             NOTHING_DONE,
             time_ms,
-            self.shared.options.ask_timeout,
-        ))
+            self,
+        )
     }
 
     /// Where a post is, for the question: `~name` or the conversation.
