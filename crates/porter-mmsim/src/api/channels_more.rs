@@ -49,14 +49,6 @@ pub(crate) fn routes() -> Router<Sim> {
         )
 }
 
-/// The page of `items` that `page` and `per_page` select.
-fn page_of<T: Clone>(items: &[T], query: &Query) -> Vec<T> {
-    let per_page = query.per_page();
-    let start = query.page().saturating_mul(per_page).min(items.len());
-    let end = start.saturating_add(per_page).min(items.len());
-    items[start..end].to_vec()
-}
-
 /// Checks the user is in a team (`list_team_channels`).
 fn require_team(state: &ServerState, session: &Session, team_id: &str) -> Result<(), ApiError> {
     if state.is_team_member(team_id, &session.user_id) {
@@ -85,7 +77,7 @@ fn team_listing(
         .cloned()
         .collect();
     list.sort_by(|a, b| (&a.display_name, &a.name).cmp(&(&b.display_name, &b.name)));
-    ok(&page_of(&list, query))
+    ok(&query.page_of(&list))
 }
 
 /// `GET /teams/{team_id}/channels`: the team's public, unarchived channels.
@@ -129,7 +121,7 @@ async fn members(
         .filter(|m| m.channel_id == channel_id)
         .cloned()
         .collect();
-    ok(&page_of(&list, &query))
+    ok(&query.page_of(&list))
 }
 
 /// The body of `POST /channels/{channel_id}/members`: one `user_id` or

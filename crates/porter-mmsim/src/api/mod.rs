@@ -285,6 +285,14 @@ impl Query {
     pub(crate) fn per_page(&self) -> usize {
         page_size(self.get("per_page"))
     }
+
+    /// The page of `items` that `page` and `per_page` select.
+    pub(crate) fn page_of<T: Clone>(&self, items: &[T]) -> Vec<T> {
+        let per_page = self.per_page();
+        let start = self.page().saturating_mul(per_page).min(items.len());
+        let end = start.saturating_add(per_page).min(items.len());
+        items[start..end].to_vec()
+    }
 }
 
 /// Reads a page size the server's way (see [`Query::per_page`]).

@@ -82,13 +82,7 @@ pub(crate) async fn users(State(sim): State<Sim>, _session: Session, query: Quer
         })
         .collect();
     list.sort_by(|a, b| a.username.cmp(&b.username));
-    let per_page = query.per_page();
-    let page: Vec<&crate::model::User> = list
-        .into_iter()
-        .skip(query.page().saturating_mul(per_page))
-        .take(per_page)
-        .collect();
-    ok(&page)
+    ok(&query.page_of(&list))
 }
 
 /// `GET /channels/{channel_id}/stats`: how many active members a channel
@@ -399,12 +393,7 @@ pub(crate) async fn flagged(
         })
         .collect();
     saved.sort_by_key(|p| std::cmp::Reverse(p.create_at));
-    let per_page = query.per_page();
-    let order: Vec<&StoredPost> = saved
-        .into_iter()
-        .skip(query.page().saturating_mul(per_page))
-        .take(per_page)
-        .collect();
+    let order = query.page_of(&saved);
     ok(&post_list(&state, &order, &[], "", "", None))
 }
 
