@@ -11,7 +11,7 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::{
-    ApiResult, Body, PathParams, Query, Session, channel_not_found, json_response, ok,
+    ApiResult, Body, PathParams, Query, Session, channel_not_found, json_response, ok, own_user,
     readable_channel, require_id, require_self, user_param,
 };
 use crate::Sim;
@@ -450,8 +450,7 @@ async fn view(
     PathParams(raw_user): PathParams<String>,
     body: Body,
 ) -> ApiResult {
-    let user_id = user_param(&session, &raw_user)?;
-    require_self(&session, &user_id)?;
+    let user_id = own_user(&session, &raw_user)?;
     let asked: View = body.json("channel_id")?;
     if !is_valid_id(&asked.channel_id) {
         return Err(ApiError::invalid_body_param("channel_view.channel_id"));
@@ -587,8 +586,7 @@ async fn set_custom_status(
     PathParams(raw_user): PathParams<String>,
     body: Body,
 ) -> ApiResult {
-    let user_id = user_param(&session, &raw_user)?;
-    require_self(&session, &user_id)?;
+    let user_id = own_user(&session, &raw_user)?;
     let asked: CustomStatus = body.json("custom_status")?;
     if asked.text.trim().is_empty() && asked.emoji.trim().is_empty() {
         return Err(ApiError::new(
@@ -632,8 +630,7 @@ async fn clear_custom_status(
     session: Session,
     PathParams(raw_user): PathParams<String>,
 ) -> ApiResult {
-    let user_id = user_param(&session, &raw_user)?;
-    require_self(&session, &user_id)?;
+    let user_id = own_user(&session, &raw_user)?;
     let mut state = sim.lock();
     let user = state
         .users

@@ -398,6 +398,14 @@ pub(crate) fn require_self(session: &Session, user_id: &str) -> Result<(), ApiEr
     }
 }
 
+/// The `{user_id}` of a path about one's own things (`me` or one's id):
+/// another user's is refused as [`require_self`] does.
+pub(crate) fn own_user(session: &Session, raw: &str) -> Result<String, ApiError> {
+    let user_id = user_param(session, raw)?;
+    require_self(session, &user_id)?;
+    Ok(user_id)
+}
+
 /// The server's 404 for a channel id that names no channel.
 pub(crate) fn channel_not_found(id: &str) -> ApiError {
     ApiError::not_found(

@@ -11,7 +11,7 @@ use serde_json::{Map, Value, json};
 
 use super::posts::{post_list, readable_post};
 use super::{
-    ApiResult, Body, PathParams, Query, Session, ok, readable_channel, require_id, require_self,
+    ApiResult, Body, PathParams, Query, Session, ok, own_user, readable_channel, require_id,
     user_param,
 };
 use crate::Sim;
@@ -363,8 +363,7 @@ pub(crate) async fn flagged(
     PathParams(raw_user): PathParams<String>,
     query: Query,
 ) -> ApiResult {
-    let user_id = user_param(&session, &raw_user)?;
-    require_self(&session, &user_id)?;
+    let user_id = own_user(&session, &raw_user)?;
     let state = sim.lock();
     let mut saved: Vec<&StoredPost> = state
         .posts
@@ -407,8 +406,7 @@ pub(crate) async fn threads(
     PathParams((raw_user, team_id)): PathParams<(String, String)>,
     query: Query,
 ) -> ApiResult {
-    let user_id = user_param(&session, &raw_user)?;
-    require_self(&session, &user_id)?;
+    let user_id = own_user(&session, &raw_user)?;
     require_id(&team_id, "team_id")?;
     let state = sim.lock();
     if !state.is_team_member(&team_id, &user_id) {
