@@ -20,6 +20,9 @@ use crate::MattermostServer;
 /// `NOTHING_POSTED` is what the posting tools say did not happen when the
 /// answer is not a yes.
 pub(crate) const NOTHING_POSTED: &str = "nothing was posted";
+/// `NOTHING_DONE` is what the changing tools (channels, posts, status) say
+/// did not happen when the answer is not a yes.
+pub(crate) const NOTHING_DONE: &str = "nothing was changed";
 /// `CONFIRM` is the one field of the question's form.
 pub(crate) const CONFIRM: &str = "confirm";
 

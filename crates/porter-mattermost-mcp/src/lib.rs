@@ -631,24 +631,28 @@ pub async fn serve_stdio(server: MattermostServer) -> std::io::Result<()> {
 mod tests {
     use super::*;
 
-    fn server(
-        transport: Transport,
-        allow_writes: bool,
-        ask_before_writes: bool,
-    ) -> MattermostServer {
+    /// A server with `options`, for a Mattermost that is never called.
+    fn server_with(options: Options) -> MattermostServer {
         let client = Client::new(
             "http://127.0.0.1:9",
             Token::new("test-token"),
             porter_mattermost::ClientOptions::default(),
         )
         .unwrap();
-        let options = Options {
+        MattermostServer::new(client, Token::new("test-token"), options)
+    }
+
+    fn server(
+        transport: Transport,
+        allow_writes: bool,
+        ask_before_writes: bool,
+    ) -> MattermostServer {
+        server_with(Options {
             transport,
             allow_writes,
             ask_before_writes,
             ..Options::default()
-        };
-        MattermostServer::new(client, Token::new("test-token"), options)
+        })
     }
 
     fn names(server: &MattermostServer) -> Vec<String> {
@@ -827,19 +831,13 @@ mod tests {
     #[test]
     fn forcing_the_human_in_the_loop_marks_only_asking_tools_and_only_with_asking_off() {
         let marked = |ask: bool, force: bool| -> Vec<String> {
-            let client = Client::new(
-                "http://127.0.0.1:9",
-                Token::new("test-token"),
-                porter_mattermost::ClientOptions::default(),
-            )
-            .unwrap();
             let options = Options {
                 allow_writes: true,
                 ask_before_writes: ask,
                 force_human_in_the_loop: force,
                 ..Options::default()
             };
-            let mut names: Vec<String> = MattermostServer::new(client, Token::new("t"), options)
+            let mut names: Vec<String> = server_with(options)
                 .tools()
                 .into_iter()
                 .filter(|t| {

@@ -7,11 +7,24 @@ use std::collections::{BTreeMap, HashSet};
 
 use porter_mattermost::{Channel, ChannelType, Error, Post, Team, User};
 use porter_mcp::tool::ToolError;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
 
 use crate::names::{Candidate, Match, find, looks_like_id, post_id_of};
 use crate::output::{FileOut, PostOut};
 use crate::render::iso_utc;
 use crate::{MattermostServer, lock};
+
+/// A channel as the tools name it: by id or name, with the team when
+/// the name is in several; flattened into a tool's arguments.
+#[derive(Debug, Default, Serialize, Deserialize, JsonSchema)]
+pub struct ChannelRef {
+    /// The channel: its id or name (`~town-square`, `town-square` or `Town Square`).
+    pub channel_id: String,
+    /// The team, by id or name, when the channel name is in several teams.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub team_id: Option<String>,
+}
 
 pub(crate) fn labels(found: &[Candidate], sigil: &str) -> String {
     found
@@ -134,6 +147,15 @@ impl MattermostServer {
             channel.display_name = channel.name.clone();
         }
         channel
+    }
+
+    /// The channel a call's [`ChannelRef`] names.
+    pub(crate) async fn channel_at(
+        &self,
+        at: &ChannelRef,
+    ) -> Result<(Channel, Option<Team>), ToolError> {
+        self.resolve_channel(&at.channel_id, at.team_id.as_deref())
+            .await
     }
 
     /// A channel by id or (lenient) name, within `team` or all teams.

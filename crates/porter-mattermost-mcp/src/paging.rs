@@ -44,6 +44,17 @@ pub struct SearchArgs {
     pub cursor: Option<String>,
 }
 
+/// A page of a list of posts, flattened into a tool's arguments.
+#[derive(Debug, Default, Serialize, Deserialize, JsonSchema)]
+pub struct Page {
+    /// Most posts in this page (default 20, at most 100).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub limit: Option<u32>,
+    /// The next_cursor of the previous page.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cursor: Option<String>,
+}
+
 // ----- paging -----
 
 /// `Paging` is one call's page: its arguments (to bind the next cursor to),

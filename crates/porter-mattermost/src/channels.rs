@@ -6,7 +6,7 @@
 use reqwest::Method;
 use serde::{Deserialize, Serialize};
 
-use crate::client::{Ask, Client};
+use crate::client::{Ask, Client, page_query};
 use crate::error::{Error, Target, Thing};
 use crate::model::{Channel, Team};
 
@@ -120,10 +120,7 @@ impl Client {
             "list the public channels of",
             Target::id(Thing::Team, team_id),
         );
-        let query = [
-            ("page", page.to_string()),
-            ("per_page", per_page.to_string()),
-        ];
+        let query = page_query(page, per_page);
         self.get(&["teams", team_id, "channels"], &query, &ask)
             .await
     }
@@ -140,10 +137,7 @@ impl Client {
             "list the archived channels of",
             Target::id(Thing::Team, team_id),
         );
-        let query = [
-            ("page", page.to_string()),
-            ("per_page", per_page.to_string()),
-        ];
+        let query = page_query(page, per_page);
         self.get(&["teams", team_id, "channels", "deleted"], &query, &ask)
             .await
     }
@@ -168,10 +162,7 @@ impl Client {
             "list the members of",
             Target::id(Thing::Channel, channel_id),
         );
-        let query = [
-            ("page", page.to_string()),
-            ("per_page", per_page.to_string()),
-        ];
+        let query = page_query(page, per_page);
         self.get(&["channels", channel_id, "members"], &query, &ask)
             .await
     }

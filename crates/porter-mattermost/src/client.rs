@@ -134,6 +134,14 @@ impl Ask {
     }
 }
 
+/// The query of one page of a Mattermost list: `page` counts from 0.
+pub(crate) fn page_query(page: u32, per_page: u32) -> [(&'static str, String); 2] {
+    [
+        ("page", page.to_string()),
+        ("per_page", per_page.to_string()),
+    ]
+}
+
 impl Client {
     /// Sends a request with `method` and an optional JSON body, and reads
     /// the JSON answer.

@@ -7,7 +7,7 @@ use serde::{Deserialize, Deserializer, Serialize};
 use serde_json::{Map, Value};
 
 use crate::channels::ChannelMember;
-use crate::client::{Ask, Client};
+use crate::client::{Ask, Client, page_query};
 use crate::error::{Error, Target, Thing};
 use crate::model::{ChannelPosts, NewPost, Post, PostList, Search, User};
 
@@ -113,10 +113,7 @@ impl Client {
     /// `users_page` is one page of every account, sorted by username.
     pub async fn users_page(&self, page: u32, per_page: u32) -> Result<Vec<User>, Error> {
         let ask = Ask::new("list", Target::several(Thing::User, &["all"]));
-        let query = [
-            ("page", page.to_string()),
-            ("per_page", per_page.to_string()),
-        ];
+        let query = page_query(page, per_page);
         self.get(&["users"], &query, &ask).await
     }
 
@@ -134,10 +131,7 @@ impl Client {
     /// first.
     pub async fn flagged_posts(&self, page: u32, per_page: u32) -> Result<PostList, Error> {
         let ask = Ask::new("read the saved posts of", Target::own(Thing::User));
-        let query = [
-            ("page", page.to_string()),
-            ("per_page", per_page.to_string()),
-        ];
+        let query = page_query(page, per_page);
         self.get(&["users", "me", "posts", "flagged"], &query, &ask)
             .await
     }

@@ -23,7 +23,6 @@ use porter_mcp::tool::Outcome;
 use porter_mcp::tool::Tool;
 use porter_mcp::tool::ToolError;
 use porter_mcp::tool::done;
-use rmcp::ErrorData;
 use rmcp::RoleServer;
 use rmcp::model::CallToolResponse;
 use rmcp::model::CallToolResult;
@@ -36,14 +35,15 @@ use serde_json::Value;
 
 use crate::MattermostServer;
 use crate::ask::Answer;
-use crate::ask::CONFIRM;
+use crate::ask::NOTHING_DONE;
+use crate::ask::answer_of;
 use crate::ask::ask_binding;
 use crate::ask::can_elicit;
 use crate::ask::form_with;
 use crate::ask::input_digest;
-use crate::ask::judge;
 use crate::ask::missing_elicitation;
 use crate::ask::now_ms;
+use crate::lookup::ChannelRef;
 use crate::lookup::team_names;
 use crate::names::name_key;
 use crate::output::ChannelInfoOut;
@@ -64,11 +64,9 @@ pub(crate) const MAX_ADD_MEMBERS: usize = 20;
 /// One channel.
 #[derive(Debug, Default, Serialize, Deserialize, JsonSchema)]
 pub struct OneChannelArgs {
-    /// The channel: its id or name (`~town-square`, `town-square` or `Town Square`).
-    pub channel_id: String,
-    /// The team, by id or name, when the channel name is in several teams.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub team_id: Option<String>,
+    // The channel, by id or name (and team).
+    #[serde(flatten)]
+    pub channel: ChannelRef,
 }
 
 /// A new channel.
@@ -177,10 +175,6 @@ pub(crate) enum Gate {
     Go(Box<Plan>),
     Answer(CallToolResponse),
 }
-
-/// `NOTHING_DONE` is what these tools say did not happen when the answer
-/// is not a yes.
-pub(crate) const NOTHING_DONE: &str = "nothing was changed";
 
 pub(crate) fn tool_result(outcome: Result<CallToolResult, ToolError>) -> Outcome {
     Ok(outcome?.into())
@@ -365,24 +359,9 @@ impl MattermostServer {
                         "this answer belongs to another question (the call's arguments differ, or the server restarted); nothing was changed. Call {tool} again to ask the person afresh."
                     ))
                 })?;
-            let Some(raw) = answers.as_ref().and_then(|a| a.get(CONFIRM)) else {
-                return Err(ToolError::Tool(format!(
-                    "the call came back without the person's answer; nothing was changed. Call {tool} again to ask them."
-                )));
-            };
-            let result = serde_json::from_value(raw.clone()).map_err(|e| {
-                ToolError::Rpc(ErrorData::invalid_params(
-                    format!("inputResponses.{CONFIRM} is not an elicitation result: {e}"),
-                    None,
-                ))
-            })?;
-            if let Answer::No(sentence) = judge(
-                &result,
-                tool,
-                NOTHING_DONE,
-                sealed.time_ms,
-                self.shared.options.ask_timeout,
-            ) {
+            if let Answer::No(sentence) =
+                answer_of(answers.as_ref(), tool, NOTHING_DONE, sealed.time_ms, self)?
+            {
                 return Err(ToolError::Tool(sentence));
             }
             let plan = self.plan(look).await?;
@@ -527,9 +506,7 @@ impl MattermostServer {
         join: bool,
     ) -> Result<Plan, ToolError> {
         let verb = if join { "join" } else { "leave" };
-        let (channel, team) = self
-            .resolve_channel(&args.channel_id, args.team_id.as_deref())
-            .await?;
+        let (channel, team) = self.channel_at(&args.channel).await?;
         if matches!(channel.kind, ChannelType::Direct | ChannelType::Group) {
             return Err(ToolError::Tool(format!(
                 "{} is a direct or group conversation, which one cannot {verb}. Nothing was changed.",
@@ -925,9 +902,7 @@ impl MattermostServer {
         &self,
         args: OneChannelArgs,
     ) -> Result<CallToolResult, ToolError> {
-        let (channel, _) = self
-            .resolve_channel(&args.channel_id, args.team_id.as_deref())
-            .await?;
+        let (channel, _) = self.channel_at(&args.channel).await?;
         let stats = self.shared.client.channel_stats(&channel.id).await?;
         let out = ChannelStatsOut {
             channel: ChannelOut::from(&channel),
@@ -947,9 +922,7 @@ impl MattermostServer {
         &self,
         args: OneChannelArgs,
     ) -> Result<CallToolResult, ToolError> {
-        let (channel, _) = self
-            .resolve_channel(&args.channel_id, args.team_id.as_deref())
-            .await?;
+        let (channel, _) = self.channel_at(&args.channel).await?;
         let me = self.me().await?;
         if self
             .shared

@@ -15,6 +15,7 @@ use serde_json::Value;
 
 use crate::ask::{Answer, answer_of, ask_binding, can_elicit, form_with, input_digest, now_ms};
 use crate::cursor::canonical_json;
+use crate::lookup::ChannelRef;
 use crate::paging::Paging;
 use crate::render::iso_utc;
 use porter_mcp::tool::{Call, Hints, Outcome, Tool, ToolError, done};
@@ -31,11 +32,9 @@ pub(crate) const DRAFTS_MAX: usize = 100;
 /// A draft to save.
 #[derive(Debug, Default, Serialize, Deserialize, JsonSchema)]
 pub struct SaveDraftArgs {
-    /// The channel: its id or name (`~town-square`, `town-square` or `Town Square`).
-    pub channel_id: String,
-    /// The team, by id or name, when the channel name is in several teams.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub team_id: Option<String>,
+    // The channel, by id or name (and team).
+    #[serde(flatten)]
+    pub channel: ChannelRef,
     /// The thread (a post id or permalink) for a reply draft.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub root_id: Option<String>,
@@ -48,11 +47,9 @@ pub struct SaveDraftArgs {
 #[allow(clippy::struct_field_names)]
 #[derive(Debug, Default, Serialize, Deserialize, JsonSchema)]
 pub struct DraftPlaceArgs {
-    /// The channel: its id or name (`~town-square`, `town-square` or `Town Square`).
-    pub channel_id: String,
-    /// The team, by id or name, when the channel name is in several teams.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub team_id: Option<String>,
+    // The channel, by id or name (and team).
+    #[serde(flatten)]
+    pub channel: ChannelRef,
     /// The thread (a post id or permalink) for a reply draft.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub root_id: Option<String>,
@@ -260,17 +257,17 @@ impl MattermostServer {
     /// The channel and thread a draft place names.
     pub(crate) async fn draft_place(
         &self,
-        channel_id: &str,
-        team_id: Option<&str>,
+        at: &ChannelRef,
         root_id: Option<&str>,
     ) -> Result<(Channel, String), ToolError> {
-        let (channel, _) = self.resolve_channel(channel_id, team_id).await?;
+        let (channel, _) = self.channel_at(at).await?;
         let mut root = String::new();
         if let Some(wanted) = root_id.filter(|r| !r.trim().is_empty()) {
             let (thread, in_channel) = self.thread_of(wanted).await?;
             if in_channel != channel.id {
                 return Err(ToolError::Tool(format!(
-                    "post {thread} is in another channel than {channel_id}; pass that post's channel as channel_id, or leave root_id out"
+                    "post {thread} is in another channel than {}; pass that post's channel as channel_id, or leave root_id out",
+                    at.channel_id
                 )));
             }
             root = thread;
@@ -313,11 +310,7 @@ impl MattermostServer {
             ));
         }
         let (channel, root) = self
-            .draft_place(
-                &args.channel_id,
-                args.team_id.as_deref(),
-                args.root_id.as_deref(),
-            )
+            .draft_place(&args.channel, args.root_id.as_deref())
             .await?;
         let label = channel_label(&channel);
         if let Some(existing) = self.find_draft(&channel, &root).await? {
@@ -472,11 +465,7 @@ impl MattermostServer {
             }
         }
         let (channel, root) = self
-            .draft_place(
-                &args.channel_id,
-                args.team_id.as_deref(),
-                args.root_id.as_deref(),
-            )
+            .draft_place(&args.channel, args.root_id.as_deref())
             .await?;
         let label = channel_label(&channel);
         let place = if root.is_empty() {

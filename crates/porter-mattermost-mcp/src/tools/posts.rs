@@ -47,7 +47,6 @@ use rmcp::model::CallToolResponse;
 use rmcp::model::CallToolResult;
 use rmcp::model::ElicitRequest;
 use rmcp::model::ElicitRequestParams;
-use rmcp::model::ElicitResult;
 use rmcp::model::InputRequest;
 use rmcp::model::InputRequests;
 use rmcp::model::InputRequiredResult;
@@ -63,15 +62,16 @@ use crate::MattermostServer;
 use crate::Transport;
 use crate::ask::Answer;
 use crate::ask::CONFIRM;
+use crate::ask::NOTHING_DONE;
 use crate::ask::NOTHING_POSTED;
 use crate::ask::answer_of;
 use crate::ask::ask_binding;
 use crate::ask::can_elicit;
 use crate::ask::form_with;
 use crate::ask::input_digest;
-use crate::ask::judge;
 use crate::ask::missing_elicitation;
 use crate::ask::now_ms;
+use crate::lookup::ChannelRef;
 use crate::outgoing;
 use crate::outgoing::FileRequest;
 use crate::outgoing::OutgoingLimits;
@@ -85,6 +85,7 @@ use crate::output::DoneOut;
 use crate::output::PostOut;
 use crate::output::PostedOut;
 use crate::output::PostsOut;
+use crate::paging::Page;
 use crate::paging::SEARCH_DEPTH;
 use crate::paging::SearchArgs;
 use crate::paging::more_line;
@@ -142,28 +143,20 @@ pub struct TeamPageArgs {
 /// A page of your saved posts.
 #[derive(Debug, Default, Serialize, Deserialize, JsonSchema)]
 pub struct SavedArgs {
-    /// Most posts in this page (default 20, at most 100).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub limit: Option<u32>,
-    /// The next_cursor of the previous page.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub cursor: Option<String>,
+    // Which page of posts.
+    #[serde(flatten)]
+    pub page: Page,
 }
 
 /// A page of a channel's pinned posts.
 #[derive(Debug, Default, Serialize, Deserialize, JsonSchema)]
 pub struct PinnedArgs {
-    /// The channel: its id or name (`~town-square`, `town-square` or `Town Square`).
-    pub channel_id: String,
-    /// The team, by id or name, when the channel name is in several teams.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub team_id: Option<String>,
-    /// Most posts in this page (default 20, at most 100).
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub limit: Option<u32>,
-    /// The next_cursor of the previous page.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub cursor: Option<String>,
+    // The channel, by id or name (and team).
+    #[serde(flatten)]
+    pub channel: ChannelRef,
+    // Which page of posts.
+    #[serde(flatten)]
+    pub page: Page,
 }
 
 /// An edit of one of your posts.
@@ -475,10 +468,6 @@ pub(crate) fn fingerprint(parts: &[&str]) -> String {
     porter_paths::sha256_hex(parts.join("\0").as_bytes())
 }
 
-/// `NOTHING_DONE` is what a change says did not happen when the answer is
-/// not a yes.
-pub(crate) const NOTHING_DONE: &str = "nothing was changed";
-
 impl MattermostServer {
     pub(crate) async fn change(
         &self,
@@ -558,25 +547,13 @@ impl MattermostServer {
     }
 
     pub(crate) fn answer_in(&self, call: &Asking, time_ms: u64) -> Result<Answer, ToolError> {
-        let Some(raw) = call.answers.as_ref().and_then(|a| a.get(CONFIRM)) else {
-            return Ok(Answer::No(format!(
-                "the call came back without the person's answer; {NOTHING_DONE}. Call {} again to ask them.",
-                call.tool
-            )));
-        };
-        let result: ElicitResult = serde_json::from_value(raw.clone()).map_err(|e| {
-            ToolError::Rpc(ErrorData::invalid_params(
-                format!("inputResponses.{CONFIRM} is not an elicitation result: {e}"),
-                None,
-            ))
-        })?;
-        Ok(judge(
-            &result,
+        answer_of(
+            call.answers.as_ref(),
             call.tool,
             NOTHING_DONE,
             time_ms,
-            self.shared.options.ask_timeout,
-        ))
+            self,
+        )
     }
 
     /// Where a post is, for the question: `~name` or the conversation.
@@ -1086,14 +1063,12 @@ impl MattermostServer {
         let paging = self.paging::<_, usize>(
             "list_pinned_posts",
             &args,
-            args.limit,
-            args.cursor.as_deref(),
+            args.page.limit,
+            args.page.cursor.as_deref(),
             POST_LIST_PAGE,
             POST_LIST_MAX,
         )?;
-        let (channel, _) = self
-            .resolve_channel(&args.channel_id, args.team_id.as_deref())
-            .await?;
+        let (channel, _) = self.channel_at(&args.channel).await?;
         let mut posts = self
             .shared
             .client
@@ -1116,8 +1091,8 @@ impl MattermostServer {
         let paging = self.paging::<_, usize>(
             "list_saved",
             &args,
-            args.limit,
-            args.cursor.as_deref(),
+            args.page.limit,
+            args.page.cursor.as_deref(),
             POST_LIST_PAGE,
             POST_LIST_MAX,
         )?;
@@ -1608,11 +1583,9 @@ pub struct FileArg {
 /// A post in a channel.
 #[derive(Debug, Default, Serialize, Deserialize, JsonSchema)]
 pub struct CreatePostArgs {
-    /// The channel: its id or name (`~town-square`, `town-square` or `Town Square`).
-    pub channel_id: String,
-    /// The team, by id or name, when the channel name is in several teams.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub team_id: Option<String>,
+    // The channel, by id or name (and team).
+    #[serde(flatten)]
+    pub channel: ChannelRef,
     /// The post to reply to (id or permalink), to post in its thread.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub root_id: Option<String>,
@@ -1772,8 +1745,8 @@ impl Target {
         match self {
             Target::Channel(args) => format!(
                 "channel:{}|team:{}|root:{}",
-                args.channel_id.trim(),
-                args.team_id.as_deref().unwrap_or_default().trim(),
+                args.channel.channel_id.trim(),
+                args.channel.team_id.as_deref().unwrap_or_default().trim(),
                 args.root_id.as_deref().unwrap_or_default().trim()
             ),
             Target::Direct(name) => format!("dm:{}", name.as_deref().unwrap_or_default().trim()),
@@ -1957,9 +1930,7 @@ impl MattermostServer {
     pub(crate) async fn place(&self, target: &Target) -> Result<Place, ToolError> {
         match target {
             Target::Channel(args) => {
-                let (channel, team) = self
-                    .resolve_channel(&args.channel_id, args.team_id.as_deref())
-                    .await?;
+                let (channel, team) = self.channel_at(&args.channel).await?;
                 let mut root_id = String::new();
                 if let Some(root) = args.root_id.as_deref().filter(|r| !r.trim().is_empty()) {
                     let id = Self::post_id(root)?;
@@ -1967,7 +1938,7 @@ impl MattermostServer {
                     if post.channel_id != channel.id {
                         return Err(ToolError::Tool(format!(
                             "post {id} is in another channel than {}; pass that post's channel as channel_id, or leave root_id out. Nothing was posted.",
-                            args.channel_id
+                            args.channel.channel_id
                         )));
                     }
                     root_id = if post.root_id.is_empty() {

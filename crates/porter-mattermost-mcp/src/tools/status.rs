@@ -30,6 +30,7 @@ use crate::doctor::Level;
 use crate::doctor::Report;
 use crate::doctor::check_download_dir;
 use crate::doctor::server_checks;
+use crate::lookup::ChannelRef;
 use crate::output::DoneOut;
 use crate::output::StatusOut;
 use crate::render::channel_label;
@@ -49,11 +50,9 @@ use crate::tools::channels::rfc3339_ms;
 #[allow(clippy::struct_field_names)]
 #[derive(Debug, Default, Serialize, Deserialize, JsonSchema)]
 pub struct TypingArgs {
-    /// The channel: its id or name (`~town-square`, `town-square` or `Town Square`).
-    pub channel_id: String,
-    /// The team, by id or name, when the channel name is in several teams.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub team_id: Option<String>,
+    // The channel, by id or name (and team).
+    #[serde(flatten)]
+    pub channel: ChannelRef,
     /// The thread (a post id or permalink) when typing a reply.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub root_id: Option<String>,
@@ -125,11 +124,7 @@ impl Tool<MattermostServer> for Diagnose {
 impl MattermostServer {
     pub(crate) async fn typing_impl(&self, args: TypingArgs) -> Result<CallToolResult, ToolError> {
         let (channel, root) = self
-            .draft_place(
-                &args.channel_id,
-                args.team_id.as_deref(),
-                args.root_id.as_deref(),
-            )
+            .draft_place(&args.channel, args.root_id.as_deref())
             .await?;
         self.shared.client.typing(&channel.id, &root).await?;
         let place = if root.is_empty() {

@@ -11,7 +11,7 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::{
-    ApiResult, Body, PathParams, Query, Session, channel_not_found, json_response, ok,
+    ApiResult, Body, PathParams, Query, Session, channel_not_found, json_response, ok, own_user,
     readable_channel, require_id, require_self, user_param,
 };
 use crate::Sim;
@@ -49,14 +49,6 @@ pub(crate) fn routes() -> Router<Sim> {
         )
 }
 
-/// The page of `items` that `page` and `per_page` select.
-fn page_of<T: Clone>(items: &[T], query: &Query) -> Vec<T> {
-    let per_page = query.per_page();
-    let start = query.page().saturating_mul(per_page).min(items.len());
-    let end = start.saturating_add(per_page).min(items.len());
-    items[start..end].to_vec()
-}
-
 /// Checks the user is in a team (`list_team_channels`).
 fn require_team(state: &ServerState, session: &Session, team_id: &str) -> Result<(), ApiError> {
     if state.is_team_member(team_id, &session.user_id) {
@@ -85,7 +77,7 @@ fn team_listing(
         .cloned()
         .collect();
     list.sort_by(|a, b| (&a.display_name, &a.name).cmp(&(&b.display_name, &b.name)));
-    ok(&page_of(&list, query))
+    ok(&query.page_of(&list))
 }
 
 /// `GET /teams/{team_id}/channels`: the team's public, unarchived channels.
@@ -129,7 +121,7 @@ async fn members(
         .filter(|m| m.channel_id == channel_id)
         .cloned()
         .collect();
-    ok(&page_of(&list, &query))
+    ok(&query.page_of(&list))
 }
 
 /// The body of `POST /channels/{channel_id}/members`: one `user_id` or
@@ -458,8 +450,7 @@ async fn view(
     PathParams(raw_user): PathParams<String>,
     body: Body,
 ) -> ApiResult {
-    let user_id = user_param(&session, &raw_user)?;
-    require_self(&session, &user_id)?;
+    let user_id = own_user(&session, &raw_user)?;
     let asked: View = body.json("channel_id")?;
     if !is_valid_id(&asked.channel_id) {
         return Err(ApiError::invalid_body_param("channel_view.channel_id"));
@@ -595,8 +586,7 @@ async fn set_custom_status(
     PathParams(raw_user): PathParams<String>,
     body: Body,
 ) -> ApiResult {
-    let user_id = user_param(&session, &raw_user)?;
-    require_self(&session, &user_id)?;
+    let user_id = own_user(&session, &raw_user)?;
     let asked: CustomStatus = body.json("custom_status")?;
     if asked.text.trim().is_empty() && asked.emoji.trim().is_empty() {
         return Err(ApiError::new(
@@ -640,8 +630,7 @@ async fn clear_custom_status(
     session: Session,
     PathParams(raw_user): PathParams<String>,
 ) -> ApiResult {
-    let user_id = user_param(&session, &raw_user)?;
-    require_self(&session, &user_id)?;
+    let user_id = own_user(&session, &raw_user)?;
     let mut state = sim.lock();
     let user = state
         .users

@@ -285,6 +285,14 @@ impl Query {
     pub(crate) fn per_page(&self) -> usize {
         page_size(self.get("per_page"))
     }
+
+    /// The page of `items` that `page` and `per_page` select.
+    pub(crate) fn page_of<T: Clone>(&self, items: &[T]) -> Vec<T> {
+        let per_page = self.per_page();
+        let start = self.page().saturating_mul(per_page).min(items.len());
+        let end = start.saturating_add(per_page).min(items.len());
+        items[start..end].to_vec()
+    }
 }
 
 /// Reads a page size the server's way (see [`Query::per_page`]).
@@ -388,6 +396,14 @@ pub(crate) fn require_self(session: &Session, user_id: &str) -> Result<(), ApiEr
     } else {
         Err(ApiError::forbidden(&session.user_id, "edit_other_users"))
     }
+}
+
+/// The `{user_id}` of a path about one's own things (`me` or one's id):
+/// another user's is refused as [`require_self`] does.
+pub(crate) fn own_user(session: &Session, raw: &str) -> Result<String, ApiError> {
+    let user_id = user_param(session, raw)?;
+    require_self(session, &user_id)?;
+    Ok(user_id)
 }
 
 /// The server's 404 for a channel id that names no channel.

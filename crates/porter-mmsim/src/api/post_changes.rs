@@ -11,7 +11,7 @@ use serde_json::{Map, Value, json};
 
 use super::posts::{post_list, readable_post};
 use super::{
-    ApiResult, Body, PathParams, Query, Session, ok, readable_channel, require_id, require_self,
+    ApiResult, Body, PathParams, Query, Session, ok, own_user, readable_channel, require_id,
     user_param,
 };
 use crate::Sim;
@@ -82,13 +82,7 @@ pub(crate) async fn users(State(sim): State<Sim>, _session: Session, query: Quer
         })
         .collect();
     list.sort_by(|a, b| a.username.cmp(&b.username));
-    let per_page = query.per_page();
-    let page: Vec<&crate::model::User> = list
-        .into_iter()
-        .skip(query.page().saturating_mul(per_page))
-        .take(per_page)
-        .collect();
-    ok(&page)
+    ok(&query.page_of(&list))
 }
 
 /// `GET /channels/{channel_id}/stats`: how many active members a channel
@@ -369,8 +363,7 @@ pub(crate) async fn flagged(
     PathParams(raw_user): PathParams<String>,
     query: Query,
 ) -> ApiResult {
-    let user_id = user_param(&session, &raw_user)?;
-    require_self(&session, &user_id)?;
+    let user_id = own_user(&session, &raw_user)?;
     let state = sim.lock();
     let mut saved: Vec<&StoredPost> = state
         .posts
@@ -399,12 +392,7 @@ pub(crate) async fn flagged(
         })
         .collect();
     saved.sort_by_key(|p| std::cmp::Reverse(p.create_at));
-    let per_page = query.per_page();
-    let order: Vec<&StoredPost> = saved
-        .into_iter()
-        .skip(query.page().saturating_mul(per_page))
-        .take(per_page)
-        .collect();
+    let order = query.page_of(&saved);
     ok(&post_list(&state, &order, &[], "", "", None))
 }
 
@@ -418,8 +406,7 @@ pub(crate) async fn threads(
     PathParams((raw_user, team_id)): PathParams<(String, String)>,
     query: Query,
 ) -> ApiResult {
-    let user_id = user_param(&session, &raw_user)?;
-    require_self(&session, &user_id)?;
+    let user_id = own_user(&session, &raw_user)?;
     require_id(&team_id, "team_id")?;
     let state = sim.lock();
     if !state.is_team_member(&team_id, &user_id) {

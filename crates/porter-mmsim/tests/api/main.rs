@@ -140,6 +140,20 @@ async fn upload(app: &Router, uri: &str, token: &str, parts: &[FormPart<'_>]) ->
     call(app, "POST", uri, Some(token), Some((&content_type, body))).await
 }
 
+/// Uploads one file to `channel` (named in the form) with `/api/v4/files`.
+async fn upload_one(app: &Router, token: &str, channel: &str, name: &str, bytes: &[u8]) -> Answer {
+    upload(
+        app,
+        "/api/v4/files",
+        token,
+        &[
+            ("channel_id", None, channel.as_bytes()),
+            ("files", Some(name), bytes),
+        ],
+    )
+    .await
+}
+
 fn demo() -> (Sim, Router) {
     let sim = Sim::new(&Seed::demo()).expect("the demo seed is valid");
     let app = sim.app();
@@ -431,17 +445,9 @@ async fn uploads_accept_only_channel_id_client_ids_and_files() {
     .assert_error(400, "api.file.upload_file.multiple_channel_ids.app_error");
 
     let design = channel_id(&app, "design").await;
-    upload(
-        &app,
-        "/api/v4/files",
-        CAROL,
-        &[
-            ("channel_id", None, design.as_bytes()),
-            ("files", Some("x.txt"), b"x"),
-        ],
-    )
-    .await
-    .assert_error(403, "api.context.permissions.app_error");
+    upload_one(&app, CAROL, &design, "x.txt", b"x")
+        .await
+        .assert_error(403, "api.context.permissions.app_error");
 }
 
 #[tokio::test]
@@ -485,33 +491,16 @@ async fn a_file_over_the_limit_is_413_and_one_at_the_limit_is_stored() {
     let app = sim.app();
     let files = channel_id(&app, "files").await;
     let big = vec![7u8; 101];
-    let body = upload(
-        &app,
-        "/api/v4/files",
-        ALICE,
-        &[
-            ("channel_id", None, files.as_bytes()),
-            ("files", Some("big.bin"), &big),
-        ],
-    )
-    .await
-    .assert_error(413, "api.file.upload_file.too_large_detailed.app_error");
+    let body = upload_one(&app, ALICE, &files, "big.bin", &big)
+        .await
+        .assert_error(413, "api.file.upload_file.too_large_detailed.app_error");
     assert!(
         body["message"]
             .as_str()
             .is_some_and(|m| m.contains("big.bin") && m.contains("100"))
     );
     let fits = vec![7u8; 100];
-    let answer = upload(
-        &app,
-        "/api/v4/files",
-        ALICE,
-        &[
-            ("channel_id", None, files.as_bytes()),
-            ("files", Some("fits.bin"), &fits),
-        ],
-    )
-    .await;
+    let answer = upload_one(&app, ALICE, &files, "fits.bin", &fits).await;
     assert_eq!(answer.status, StatusCode::CREATED);
 }
 
@@ -526,42 +515,9 @@ async fn posts_attach_only_the_callers_unattached_files_of_that_channel() {
             .expect("an id")
             .to_owned()
     };
-    let mine = id_of(
-        upload(
-            &app,
-            "/api/v4/files",
-            ALICE,
-            &[
-                ("channel_id", None, files.as_bytes()),
-                ("files", Some("a.txt"), b"a"),
-            ],
-        )
-        .await,
-    );
-    let bobs = id_of(
-        upload(
-            &app,
-            "/api/v4/files",
-            BOB,
-            &[
-                ("channel_id", None, files.as_bytes()),
-                ("files", Some("b.txt"), b"b"),
-            ],
-        )
-        .await,
-    );
-    let elsewhere = id_of(
-        upload(
-            &app,
-            "/api/v4/files",
-            ALICE,
-            &[
-                ("channel_id", None, off_topic.as_bytes()),
-                ("files", Some("c.txt"), b"c"),
-            ],
-        )
-        .await,
-    );
+    let mine = id_of(upload_one(&app, ALICE, &files, "a.txt", b"a").await);
+    let bobs = id_of(upload_one(&app, BOB, &files, "b.txt", b"b").await);
+    let elsewhere = id_of(upload_one(&app, ALICE, &off_topic, "c.txt", b"c").await);
     let created = post_json(
         &app,
         "/api/v4/posts",
@@ -951,18 +907,12 @@ async fn downloads_carry_the_type_and_mattermosts_content_disposition() {
     );
 
     // HTML never goes out as HTML, and odd names are escaped.
-    let answer = upload(
+    let answer = upload_one(
         &app,
-        "/api/v4/files",
         ALICE,
-        &[
-            ("channel_id", None, files.as_bytes()),
-            (
-                "files",
-                Some("my page (1).html"),
-                b"<script>alert(1)</script>",
-            ),
-        ],
+        &files,
+        "my page (1).html",
+        b"<script>alert(1)</script>",
     )
     .await;
     let id = answer.json()["file_infos"][0]["id"]
