@@ -72,25 +72,15 @@ def png16(width: int, height: int) -> bytes:
     return b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header) + chunk(b"IDAT", data) + chunk(b"IEND", b"")
 
 
-async def test_amplification_files_are_described_within_the_workers_bounds(tmp_path: Path) -> None:
-    """A content stream that inflates to 200 MiB of text, one 1 MiB stream
-    listed 100,000 times, a font map that inflates to 200 MiB, and a
-    7000×7000 16-bit RGBA PNG (379 KiB, 392 MB decoded): each ran to
-    gigabytes or past 20 s before. The PDFs are read within the reader's
-    own work limits, the page past them named with why; the picture is
-    described with a reason; and the gateway answers the next call."""
+def read_only_docs(tmp_path: Path, files: dict[str, bytes]) -> Path:
+    """A gateway config with one read-only volume `docs` holding `files`
+    and a small `guide.md` to read between them."""
     docs = tmp_path / "docs"
     docs.mkdir()
     (docs / "guide.md").write_text("# Guide\n\nSome words.\n")
-    files = {
-        "text-amplification.pdf": hostile_pdf.text_amplification(),
-        "repeated-contents.pdf": hostile_pdf.repeated_contents(),
-        "tounicode-bomb.pdf": hostile_pdf.tounicode_bomb(),
-        "png16-7000.png": png16(7000, 7000),
-    }
     for name, data in files.items():
         (docs / name).write_bytes(data)
-    config = write_config(
+    return write_config(
         tmp_path,
         extra={
             "mcp_servers": {},
@@ -98,6 +88,22 @@ async def test_amplification_files_are_described_within_the_workers_bounds(tmp_p
             "profiles": {"default": {"grants": ["File", "Read"], "volumes": ["docs"]}},
         },
     )
+
+
+async def test_amplification_files_are_described_within_the_workers_bounds(tmp_path: Path) -> None:
+    """A content stream that inflates to 200 MiB of text, one 1 MiB stream
+    listed 100,000 times, a font map that inflates to 200 MiB, and a
+    7000×7000 16-bit RGBA PNG (379 KiB, 392 MB decoded): each ran to
+    gigabytes or past 20 s before. The PDFs are read within the reader's
+    own work limits, the page past them named with why; the picture is
+    described with a reason; and the gateway answers the next call."""
+    files = {
+        "text-amplification.pdf": hostile_pdf.text_amplification(),
+        "repeated-contents.pdf": hostile_pdf.repeated_contents(),
+        "tounicode-bomb.pdf": hostile_pdf.tounicode_bomb(),
+        "png16-7000.png": png16(7000, 7000),
+    }
+    config = read_only_docs(tmp_path, files)
     async with stdio_gateway(tmp_path, config) as served:
         for name in files:
             result = await served.client.call_tool("File", {"op": "read", "path": f"volume:docs:{name}"})
@@ -124,20 +130,8 @@ async def test_every_hostile_family_is_answered_and_the_gateway_answers_the_next
     sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "hostile"))
     import make_hostile
 
-    docs = tmp_path / "docs"
-    docs.mkdir()
-    (docs / "guide.md").write_text("# Guide\n\nSome words.\n")
     made = make_hostile.families()
-    for name, data in made.items():
-        (docs / name).write_bytes(data)
-    config = write_config(
-        tmp_path,
-        extra={
-            "mcp_servers": {},
-            "volumes": {"docs": {"path": str(docs)}},
-            "profiles": {"default": {"grants": ["File", "Read"], "volumes": ["docs"]}},
-        },
-    )
+    config = read_only_docs(tmp_path, made)
     async with stdio_gateway(tmp_path, config) as served:
         for name in sorted(made):
             for op in ("read", "extract"):
