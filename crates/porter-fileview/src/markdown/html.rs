@@ -260,6 +260,14 @@ impl<'a> Reader<'a> {
         }
     }
 
+    /// A structure where none may stand (a list, quote or table inside a
+    /// cell or heading): its text, set apart by line breaks.
+    fn as_lines(&mut self, node: &Node) {
+        self.block_break();
+        self.children(node);
+        self.block_break();
+    }
+
     fn children(&mut self, node: &Node) {
         for child in node.children.borrow().iter() {
             if self.out.is_full() {
@@ -342,9 +350,7 @@ impl<'a> Reader<'a> {
             "img" => self.image(attrs),
             "ul" | "ol" | "menu" | "dir" => {
                 if !self.structures_allowed() {
-                    self.block_break();
-                    self.children(node);
-                    self.block_break();
+                    self.as_lines(node);
                     return;
                 }
                 self.flush();
@@ -361,9 +367,7 @@ impl<'a> Reader<'a> {
             }
             "li" => {
                 if !self.structures_allowed() {
-                    self.block_break();
-                    self.children(node);
-                    self.block_break();
+                    self.as_lines(node);
                     return;
                 }
                 self.flush();
@@ -390,9 +394,7 @@ impl<'a> Reader<'a> {
                 if !self.structures_allowed() {
                     // A table inside a cell or heading: its text, a line a
                     // row.
-                    self.block_break();
-                    self.children(node);
-                    self.block_break();
+                    self.as_lines(node);
                     return;
                 }
                 self.flush();
@@ -464,9 +466,7 @@ impl<'a> Reader<'a> {
             }
             "blockquote" => {
                 if !self.structures_allowed() {
-                    self.block_break();
-                    self.children(node);
-                    self.block_break();
+                    self.as_lines(node);
                     return;
                 }
                 self.flush();
