@@ -847,57 +847,9 @@ fn walk_tar(walk: &mut TarWalk<'_>, listing: &mut Listing, content: &mut u64) ->
         }
 
         let stored = extended.pax_size.unwrap_or(header_size);
-        let name = match extended
-            .pax_path
-            .as_deref()
-            .or(extended.sparse_name.as_deref())
-        {
-            Some(path) => shown_bytes(path, "name"),
-            None => match extended.gnu_name.as_deref() {
-                Some(path) => shown_bytes(path, "name"),
-                None => shown_bytes(&header.path_bytes(), "name"),
-            },
-        };
-        let target = || {
-            let raw = extended
-                .pax_link
-                .clone()
-                .or_else(|| extended.gnu_link.clone())
-                .or_else(|| header.link_name_bytes().map(std::borrow::Cow::into_owned))
-                .unwrap_or_default();
-            shown_bytes(&raw, "target")
-        };
-        let (what, file_size) = match entry_type {
-            EntryType::Regular if block[156] == 0 && name.ends_with('/') => {
-                ("directory".to_owned(), 0)
-            }
-            EntryType::Regular | EntryType::Continuous => {
-                let size = extended.sparse_size.unwrap_or(stored);
-                (human_size(size), size)
-            }
-            EntryType::GNUSparse => {
-                let size = extended
-                    .sparse_size
-                    .or_else(|| header.as_gnu().and_then(|gnu| gnu.real_size().ok()))
-                    .unwrap_or(stored);
-                (format!("{}, sparse", human_size(size)), size)
-            }
-            EntryType::Directory => ("directory".to_owned(), 0),
-            EntryType::Symlink => (format!("symbolic link → {}", target()), 0),
-            EntryType::Link => (format!("hard link → {}", target()), 0),
-            EntryType::Char => ("character device".to_owned(), 0),
-            EntryType::Block => ("block device".to_owned(), 0),
-            EntryType::Fifo => ("named pipe (FIFO)".to_owned(), 0),
-            other => {
-                let byte = other.as_byte();
-                let what = if byte.is_ascii_graphic() {
-                    format!("entry of unknown type '{}'", char::from(byte))
-                } else {
-                    format!("entry of unknown type {byte}")
-                };
-                (what, 0)
-            }
-        };
+        let name = entry_name(&extended, header);
+        let (what, file_size) =
+            describe_entry(entry_type, &block, &name, &extended, header, stored);
         if let Err(full) = listing.add(&name, &what) {
             return TarEnd::Full(full);
         }
@@ -905,20 +857,11 @@ fn walk_tar(walk: &mut TarWalk<'_>, listing: &mut Listing, content: &mut u64) ->
 
         // An old-style GNU sparse entry may continue its map in extra blocks
         // between the header and the data.
-        let mut more_map =
-            entry_type.is_gnu_sparse() && header.as_gnu().is_some_and(tar::GnuHeader::is_extended);
-        while more_map {
-            if walk.cancel.is_cancelled() {
-                return TarEnd::Cancelled;
-            }
-            match walk.read_block(&mut block) {
-                Ok(true) => {}
-                Ok(false) => return truncated(),
-                Err(end) => return end,
-            }
-            let mut map = GnuExtSparseHeader::new();
-            map.as_mut_bytes().copy_from_slice(&block);
-            more_map = map.is_extended();
+        if entry_type.is_gnu_sparse()
+            && header.as_gnu().is_some_and(tar::GnuHeader::is_extended)
+            && let Err(end) = skip_sparse_map(walk)
+        {
+            return end;
         }
 
         let Some(padded) = stored.checked_add(padding(stored)) else {
@@ -928,6 +871,93 @@ fn walk_tar(walk: &mut TarWalk<'_>, listing: &mut Listing, content: &mut u64) ->
             return end;
         }
         extended = Extended::default();
+    }
+}
+
+/// The name an entry is shown under: a pax path or an old GNU sparse name
+/// first, then a GNU long name, then the header's own.
+fn entry_name(extended: &Extended, header: &Header) -> String {
+    match extended
+        .pax_path
+        .as_deref()
+        .or(extended.sparse_name.as_deref())
+    {
+        Some(path) => shown_bytes(path, "name"),
+        None => match extended.gnu_name.as_deref() {
+            Some(path) => shown_bytes(path, "name"),
+            None => shown_bytes(&header.path_bytes(), "name"),
+        },
+    }
+}
+
+/// What an entry is, as the listing says it, and the bytes of content it
+/// stands for.
+fn describe_entry(
+    entry_type: EntryType,
+    block: &[u8; TAR_BLOCK_BYTES],
+    name: &str,
+    extended: &Extended,
+    header: &Header,
+    stored: u64,
+) -> (String, u64) {
+    let target = || {
+        let raw = extended
+            .pax_link
+            .clone()
+            .or_else(|| extended.gnu_link.clone())
+            .or_else(|| header.link_name_bytes().map(std::borrow::Cow::into_owned))
+            .unwrap_or_default();
+        shown_bytes(&raw, "target")
+    };
+    match entry_type {
+        EntryType::Regular if block[156] == 0 && name.ends_with('/') => ("directory".to_owned(), 0),
+        EntryType::Regular | EntryType::Continuous => {
+            let size = extended.sparse_size.unwrap_or(stored);
+            (human_size(size), size)
+        }
+        EntryType::GNUSparse => {
+            let size = extended
+                .sparse_size
+                .or_else(|| header.as_gnu().and_then(|gnu| gnu.real_size().ok()))
+                .unwrap_or(stored);
+            (format!("{}, sparse", human_size(size)), size)
+        }
+        EntryType::Directory => ("directory".to_owned(), 0),
+        EntryType::Symlink => (format!("symbolic link → {}", target()), 0),
+        EntryType::Link => (format!("hard link → {}", target()), 0),
+        EntryType::Char => ("character device".to_owned(), 0),
+        EntryType::Block => ("block device".to_owned(), 0),
+        EntryType::Fifo => ("named pipe (FIFO)".to_owned(), 0),
+        other => {
+            let byte = other.as_byte();
+            let what = if byte.is_ascii_graphic() {
+                format!("entry of unknown type '{}'", char::from(byte))
+            } else {
+                format!("entry of unknown type {byte}")
+            };
+            (what, 0)
+        }
+    }
+}
+
+/// Skips the extra blocks in which an old-style GNU sparse entry continues
+/// its map, between the header and the data.
+fn skip_sparse_map(walk: &mut TarWalk<'_>) -> Result<(), TarEnd> {
+    let mut block = [0u8; TAR_BLOCK_BYTES];
+    loop {
+        if walk.cancel.is_cancelled() {
+            return Err(TarEnd::Cancelled);
+        }
+        match walk.read_block(&mut block) {
+            Ok(true) => {}
+            Ok(false) => return Err(truncated()),
+            Err(end) => return Err(end),
+        }
+        let mut map = GnuExtSparseHeader::new();
+        map.as_mut_bytes().copy_from_slice(&block);
+        if !map.is_extended() {
+            return Ok(());
+        }
     }
 }
 

@@ -20,6 +20,7 @@ use crate::document::{Block, Cell, Inline, Writer};
 use crate::office::package::Package;
 use crate::office::xml::{Node, Xml, attribute, local, named, prefixed_id};
 use crate::options::Options;
+use quick_xml::events::BytesStart;
 
 /// The main part of a package whose relationships do not name one.
 const DEFAULT_MAIN: &str = "word/document.xml";
@@ -265,6 +266,7 @@ struct Paragraph {
 }
 
 /// One open element, as far as the Markdown cares.
+#[derive(Clone, Copy)]
 enum Frame {
     Other,
     Paragraph,
@@ -338,136 +340,12 @@ fn read_document<R: BufRead>(
         }
         match xml.next()? {
             Node::Start(start) => {
-                let name = local(&start).to_owned();
-                if let Some(Frame::Alternate { taken }) = walk.frames.last_mut()
-                    && (name == "Choice" || name == "Fallback")
-                {
-                    if *taken {
-                        xml.skip()?;
-                        continue;
-                    }
-                    *taken = true;
-                    walk.frames.push(Frame::Other);
-                    continue;
+                // The element is owned apart from the reader, which may skip
+                // past it.
+                let start = start.into_owned();
+                if let Some(frame) = walk.start(xml, &start, &part)? {
+                    walk.frames.push(frame);
                 }
-                let in_properties = walk.paragraphs.last().is_some_and(|p| p.in_properties);
-                let value = || attribute(&start, &part, |k| named(k, "val"));
-                let frame = match name.as_str() {
-                    "del" | "moveFrom" | "delText" | "instrText" | "delInstrText" | "pPrChange"
-                    | "rPrChange" | "sectPr" => {
-                        xml.skip()?;
-                        continue;
-                    }
-                    "p" => {
-                        walk.paragraphs.push(Paragraph::default());
-                        Frame::Paragraph
-                    }
-                    "pPr" => {
-                        if let Some(paragraph) = walk.paragraphs.last_mut() {
-                            paragraph.in_properties = true;
-                        }
-                        Frame::Other
-                    }
-                    "pStyle" if in_properties => {
-                        let style = value()?;
-                        if let Some(p) = walk.paragraphs.last_mut() {
-                            p.style = style;
-                        }
-                        Frame::Other
-                    }
-                    "outlineLvl" if in_properties => {
-                        let level = value()?.and_then(|v| v.trim().parse().ok());
-                        if let Some(p) = walk.paragraphs.last_mut() {
-                            p.outline = level;
-                        }
-                        Frame::Other
-                    }
-                    "numId" if in_properties => {
-                        let id = value()?;
-                        if let Some(p) = walk.paragraphs.last_mut() {
-                            p.num_id = id;
-                        }
-                        Frame::Other
-                    }
-                    "ilvl" if in_properties => {
-                        let level = value()?.and_then(|v| v.trim().parse().ok());
-                        if let Some(p) = walk.paragraphs.last_mut() {
-                            p.ilvl = level;
-                        }
-                        Frame::Other
-                    }
-                    "rPr" if in_properties => {
-                        xml.skip()?;
-                        continue;
-                    }
-                    "hyperlink" => {
-                        let id = attribute(&start, &part, prefixed_id)?;
-                        let anchor = attribute(&start, &part, |k| named(k, "anchor"))?;
-                        let target = id
-                            .and_then(|id| context.links.get(&id).cloned())
-                            .or_else(|| anchor.map(|a| format!("#{a}")));
-                        walk.open_link(target);
-                        Frame::Hyperlink
-                    }
-                    "fldSimple" => {
-                        let instruction = attribute(&start, &part, |k| named(k, "instr"))?;
-                        walk.open_link(instruction.as_deref().and_then(field_link));
-                        Frame::Hyperlink
-                    }
-                    "r" => {
-                        walk.runs += 1;
-                        Frame::Run
-                    }
-                    "t" if walk.runs > 0 => Frame::Text,
-                    "tab" | "ptab" if walk.runs > 0 => {
-                        walk.append("\t");
-                        Frame::Other
-                    }
-                    "br" | "cr" if walk.runs > 0 => {
-                        walk.append("\n");
-                        Frame::Other
-                    }
-                    "noBreakHyphen" if walk.runs > 0 => {
-                        walk.append("-");
-                        Frame::Other
-                    }
-                    "tbl" => {
-                        walk.tables.push(Table::default());
-                        Frame::Table
-                    }
-                    "tr" => {
-                        if let Some(table) = walk.tables.last_mut() {
-                            table.rows.push(Vec::new());
-                        }
-                        Frame::Row
-                    }
-                    "tc" => {
-                        walk.used += CELL_COST_BYTES;
-                        if let Some(row) = walk.tables.last_mut().and_then(|t| t.rows.last_mut()) {
-                            row.push(String::new());
-                        }
-                        Frame::Cell { span: 1 }
-                    }
-                    "gridSpan" => {
-                        let span = value()?
-                            .and_then(|v| v.trim().parse::<usize>().ok())
-                            .unwrap_or(1)
-                            .clamp(1, MAX_GRID_SPAN);
-                        walk.used += CELL_COST_BYTES * (span - 1);
-                        if let Some(Frame::Cell { span: cell_span }) = walk
-                            .frames
-                            .iter_mut()
-                            .rev()
-                            .find(|f| matches!(f, Frame::Cell { .. }))
-                        {
-                            *cell_span = span;
-                        }
-                        Frame::Other
-                    }
-                    "AlternateContent" => Frame::Alternate { taken: false },
-                    _ => Frame::Other,
-                };
-                walk.frames.push(frame);
             }
             Node::Text(text) => {
                 if matches!(walk.frames.last(), Some(Frame::Text)) {
@@ -476,39 +354,8 @@ fn read_document<R: BufRead>(
                 }
             }
             Node::End => {
-                let Some(frame) = walk.frames.pop() else {
-                    continue;
-                };
-                match frame {
-                    Frame::Run => walk.runs = walk.runs.saturating_sub(1),
-                    Frame::Hyperlink => walk.close_link(),
-                    Frame::Paragraph => {
-                        cancel.check()?;
-                        walk.end_paragraph();
-                    }
-                    Frame::Table => {
-                        cancel.check()?;
-                        walk.end_table();
-                    }
-                    Frame::Other => {
-                        // The end of a `w:pPr` is the end of the paragraph's
-                        // properties.
-                        let closes_properties = walk.frames.len() == walk.paragraph_frame() + 1;
-                        if let Some(p) = walk.paragraphs.last_mut()
-                            && p.in_properties
-                            && closes_properties
-                        {
-                            p.in_properties = false;
-                        }
-                    }
-                    Frame::Cell { span } => {
-                        // The merged cell's text stays in its first column;
-                        // the columns it covers follow it empty.
-                        if let Some(row) = walk.tables.last_mut().and_then(|t| t.rows.last_mut()) {
-                            row.extend(std::iter::repeat_n(String::new(), span - 1));
-                        }
-                    }
-                    Frame::Text | Frame::Row | Frame::Alternate { .. } => {}
+                if let Some(frame) = walk.frames.pop() {
+                    walk.end(frame, cancel)?;
                 }
             }
             Node::Other => {}
@@ -519,6 +366,173 @@ fn read_document<R: BufRead>(
 }
 
 impl Walk<'_, '_> {
+    /// Opens an element: the frame it pushes, or `None` when it was
+    /// skipped or taken as one branch of an alternate content.
+    fn start<R: BufRead>(
+        &mut self,
+        xml: &mut Xml<R>,
+        start: &BytesStart<'_>,
+        part: &str,
+    ) -> Result<Option<Frame>, Failure> {
+        let name = local(start).to_owned();
+        if let Some(Frame::Alternate { taken }) = self.frames.last_mut()
+            && (name == "Choice" || name == "Fallback")
+        {
+            if *taken {
+                xml.skip()?;
+                return Ok(None);
+            }
+            *taken = true;
+            return Ok(Some(Frame::Other));
+        }
+        let in_properties = self.paragraphs.last().is_some_and(|p| p.in_properties);
+        let value = || attribute(start, part, |k| named(k, "val"));
+        let frame = match name.as_str() {
+            "del" | "moveFrom" | "delText" | "instrText" | "delInstrText" | "pPrChange"
+            | "rPrChange" | "sectPr" => {
+                xml.skip()?;
+                return Ok(None);
+            }
+            "p" => {
+                self.paragraphs.push(Paragraph::default());
+                Frame::Paragraph
+            }
+            "pPr" => {
+                if let Some(paragraph) = self.paragraphs.last_mut() {
+                    paragraph.in_properties = true;
+                }
+                Frame::Other
+            }
+            "pStyle" | "outlineLvl" | "numId" | "ilvl" if in_properties => {
+                let value = value()?;
+                self.paragraph_property(&name, value);
+                Frame::Other
+            }
+            "rPr" if in_properties => {
+                xml.skip()?;
+                return Ok(None);
+            }
+            "hyperlink" => {
+                let id = attribute(start, part, prefixed_id)?;
+                let anchor = attribute(start, part, |k| named(k, "anchor"))?;
+                let target = id
+                    .and_then(|id| self.context.links.get(&id).cloned())
+                    .or_else(|| anchor.map(|a| format!("#{a}")));
+                self.open_link(target);
+                Frame::Hyperlink
+            }
+            "fldSimple" => {
+                let instruction = attribute(start, part, |k| named(k, "instr"))?;
+                self.open_link(instruction.as_deref().and_then(field_link));
+                Frame::Hyperlink
+            }
+            "r" => {
+                self.runs += 1;
+                Frame::Run
+            }
+            "t" if self.runs > 0 => Frame::Text,
+            "tab" | "ptab" if self.runs > 0 => {
+                self.append("\t");
+                Frame::Other
+            }
+            "br" | "cr" if self.runs > 0 => {
+                self.append("\n");
+                Frame::Other
+            }
+            "noBreakHyphen" if self.runs > 0 => {
+                self.append("-");
+                Frame::Other
+            }
+            "tbl" => {
+                self.tables.push(Table::default());
+                Frame::Table
+            }
+            "tr" => {
+                if let Some(table) = self.tables.last_mut() {
+                    table.rows.push(Vec::new());
+                }
+                Frame::Row
+            }
+            "tc" => {
+                self.used += CELL_COST_BYTES;
+                if let Some(row) = self.tables.last_mut().and_then(|t| t.rows.last_mut()) {
+                    row.push(String::new());
+                }
+                Frame::Cell { span: 1 }
+            }
+            "gridSpan" => {
+                let span = value()?
+                    .and_then(|v| v.trim().parse::<usize>().ok())
+                    .unwrap_or(1)
+                    .clamp(1, MAX_GRID_SPAN);
+                self.used += CELL_COST_BYTES * (span - 1);
+                if let Some(Frame::Cell { span: cell_span }) = self
+                    .frames
+                    .iter_mut()
+                    .rev()
+                    .find(|f| matches!(f, Frame::Cell { .. }))
+                {
+                    *cell_span = span;
+                }
+                Frame::Other
+            }
+            "AlternateContent" => Frame::Alternate { taken: false },
+            _ => Frame::Other,
+        };
+        Ok(Some(frame))
+    }
+
+    /// Sets one property of the innermost paragraph from its `w:val`.
+    fn paragraph_property(&mut self, name: &str, value: Option<String>) {
+        let Some(paragraph) = self.paragraphs.last_mut() else {
+            return;
+        };
+        let number = || value.as_deref().and_then(|v| v.trim().parse().ok());
+        match name {
+            "outlineLvl" => paragraph.outline = number(),
+            "ilvl" => paragraph.ilvl = number(),
+            "pStyle" => paragraph.style = value,
+            "numId" => paragraph.num_id = value,
+            _ => {}
+        }
+    }
+
+    /// Closes the innermost element, whose frame is `frame`.
+    fn end(&mut self, frame: Frame, cancel: &Cancel) -> Result<(), Failure> {
+        match frame {
+            Frame::Run => self.runs = self.runs.saturating_sub(1),
+            Frame::Hyperlink => self.close_link(),
+            Frame::Paragraph => {
+                cancel.check()?;
+                self.end_paragraph();
+            }
+            Frame::Table => {
+                cancel.check()?;
+                self.end_table();
+            }
+            Frame::Other => {
+                // The end of a `w:pPr` is the end of the paragraph's
+                // properties.
+                let closes_properties = self.frames.len() == self.paragraph_frame() + 1;
+                if let Some(p) = self.paragraphs.last_mut()
+                    && p.in_properties
+                    && closes_properties
+                {
+                    p.in_properties = false;
+                }
+            }
+            Frame::Cell { span } => {
+                // The merged cell's text stays in its first column;
+                // the columns it covers follow it empty.
+                if let Some(row) = self.tables.last_mut().and_then(|t| t.rows.last_mut()) {
+                    row.extend(std::iter::repeat_n(String::new(), span - 1));
+                }
+            }
+            Frame::Text | Frame::Row | Frame::Alternate { .. } => {}
+        }
+        Ok(())
+    }
+
     /// The frame index of the innermost open paragraph.
     fn paragraph_frame(&self) -> usize {
         self.frames

@@ -17,6 +17,7 @@ use crate::document::{Block, Cell, Inline, Table, Writer};
 use crate::office::package::Package;
 use crate::office::xml::{Node, Xml, attribute, local, named, prefixed_id};
 use crate::options::Options;
+use quick_xml::events::BytesStart;
 
 /// The main part of a package whose relationships do not name one.
 const DEFAULT_MAIN: &str = "ppt/presentation.xml";
@@ -189,6 +190,7 @@ struct Paragraph {
 }
 
 /// One open element, as far as the Markdown cares.
+#[derive(Clone, Copy)]
 enum Frame {
     Other,
     Shape,
@@ -217,125 +219,33 @@ fn read_slide<R: BufRead>(
     budget: usize,
     cancel: &Cancel,
 ) -> Result<Slide, Failure> {
-    let part = xml.part().to_owned();
-    let mut slide = Slide::default();
-    let mut frames: Vec<Frame> = Vec::new();
-    let mut shapes: Vec<ShapeKind> = Vec::new();
-    let mut paragraph: Option<Paragraph> = None;
-    let mut run_link: Option<String> = None;
-    let mut tables: Vec<Vec<Vec<String>>> = Vec::new();
-    let mut in_cell = 0usize;
-    let mut title = String::new();
+    let mut walk = SlideWalk {
+        part: xml.part().to_owned(),
+        skipped,
+        links,
+        slide: Slide::default(),
+        frames: Vec::new(),
+        shapes: Vec::new(),
+        paragraph: None,
+        run_link: None,
+        tables: Vec::new(),
+        in_cell: 0,
+        title: String::new(),
+    };
     loop {
         match xml.next()? {
             Node::Start(start) => {
-                let name = local(&start).to_owned();
-                if frames.is_empty() && name == "sld" {
-                    let show = attribute(&start, &part, |k| named(k, "show"))?;
-                    slide.hidden = show.is_some_and(|s| s == "0" || s == "false");
+                // The element is owned apart from the reader, which may skip
+                // past it.
+                let start = start.into_owned();
+                if let Some(frame) = walk.start(xml, &start, used)? {
+                    walk.frames.push(frame);
                 }
-                if let Some(Frame::Alternate { taken }) = frames.last_mut()
-                    && (name == "Choice" || name == "Fallback")
-                {
-                    if *taken {
-                        xml.skip()?;
-                        continue;
-                    }
-                    *taken = true;
-                    frames.push(Frame::Other);
-                    continue;
-                }
-                let frame = match name.as_str() {
-                    "sp" => {
-                        shapes.push(ShapeKind::Plain);
-                        Frame::Shape
-                    }
-                    "ph" => {
-                        let kind = attribute(&start, &part, |k| named(k, "type"))?;
-                        if let Some(shape) = shapes.last_mut() {
-                            *shape = match kind.as_deref() {
-                                Some(k) if skipped.contains(&k) => ShapeKind::Skipped,
-                                Some("title" | "ctrTitle") => ShapeKind::Title,
-                                None | Some("body" | "obj") if skipped != NOTES_SKIPPED => {
-                                    ShapeKind::Body
-                                }
-                                _ => ShapeKind::Plain,
-                            };
-                        }
-                        Frame::Other
-                    }
-                    "txBody" if shapes.last() == Some(&ShapeKind::Skipped) => {
-                        xml.skip()?;
-                        continue;
-                    }
-                    "p" => {
-                        paragraph = Some(Paragraph::default());
-                        Frame::Paragraph
-                    }
-                    "pPr" => {
-                        let level = attribute(&start, &part, |k| named(k, "lvl"))?
-                            .and_then(|v| v.trim().parse::<usize>().ok())
-                            .unwrap_or(0)
-                            .min(8);
-                        if let Some(p) = paragraph.as_mut() {
-                            p.level = level;
-                        }
-                        Frame::Other
-                    }
-                    "buNone" | "buChar" | "buAutoNum" | "buBlip" => {
-                        if let Some(p) = paragraph.as_mut() {
-                            p.bullet = Some(name != "buNone");
-                            p.ordered = name == "buAutoNum";
-                        }
-                        Frame::Other
-                    }
-                    "r" | "fld" => {
-                        run_link = None;
-                        Frame::Run {
-                            at: paragraph.as_ref().map_or(0, |p| p.text.len()),
-                        }
-                    }
-                    "hlinkClick" => {
-                        let id = attribute(&start, &part, prefixed_id)?;
-                        if frames.iter().any(|f| matches!(f, Frame::Run { .. })) {
-                            run_link = id.and_then(|id| links.get(&id).cloned());
-                        }
-                        Frame::Other
-                    }
-                    "t" if frames.iter().any(|f| matches!(f, Frame::Run { .. })) => Frame::Text,
-                    "br" => {
-                        if let Some(p) = paragraph.as_mut() {
-                            p.text.push('\n');
-                        }
-                        Frame::Other
-                    }
-                    "tbl" => {
-                        tables.push(Vec::new());
-                        Frame::Table
-                    }
-                    "tr" => {
-                        if let Some(table) = tables.last_mut() {
-                            table.push(Vec::new());
-                        }
-                        Frame::Row
-                    }
-                    "tc" => {
-                        *used += CELL_COST_BYTES;
-                        if let Some(row) = tables.last_mut().and_then(|t| t.last_mut()) {
-                            row.push(String::new());
-                        }
-                        in_cell += 1;
-                        Frame::Cell
-                    }
-                    "AlternateContent" => Frame::Alternate { taken: false },
-                    _ => Frame::Other,
-                };
-                frames.push(frame);
             }
             Node::Text(text) => {
-                if matches!(frames.last(), Some(Frame::Text))
+                if matches!(walk.frames.last(), Some(Frame::Text))
                     && *used <= budget
-                    && let Some(p) = paragraph.as_mut()
+                    && let Some(p) = walk.paragraph.as_mut()
                 {
                     let text = escape_inline(&text);
                     *used += text.len();
@@ -343,106 +253,249 @@ fn read_slide<R: BufRead>(
                 }
             }
             Node::End => {
-                let Some(frame) = frames.pop() else { continue };
-                match frame {
-                    Frame::Shape => {
-                        shapes.pop();
-                    }
-                    Frame::Run { at } => {
-                        if let (Some(target), Some(p)) = (run_link.take(), paragraph.as_mut()) {
-                            let at = at.min(p.text.len());
-                            let inner = p.text[at..].to_owned();
-                            if !inner.trim().is_empty() {
-                                p.text.truncate(at);
-                                p.text.push('[');
-                                p.text.push_str(&inner);
-                                p.text.push_str("](");
-                                p.text.push_str(target.trim());
-                                p.text.push(')');
-                            }
-                        }
-                    }
-                    Frame::Paragraph => {
-                        cancel.check()?;
-                        let Some(p) = paragraph.take() else { continue };
-                        let text = p.text.trim().to_owned();
-                        if text.is_empty() {
-                            continue;
-                        }
-                        if in_cell > 0 {
-                            if let Some(cell) = tables
-                                .last_mut()
-                                .and_then(|t| t.last_mut())
-                                .and_then(|r| r.last_mut())
-                            {
-                                if !cell.is_empty() {
-                                    cell.push('\n');
-                                }
-                                cell.push_str(&text);
-                            }
-                            continue;
-                        }
-                        let kind = shapes.last().copied().unwrap_or(ShapeKind::Plain);
-                        match kind {
-                            ShapeKind::Title => {
-                                if !title.is_empty() {
-                                    title.push(' ');
-                                }
-                                title.push_str(
-                                    &text.split_whitespace().collect::<Vec<_>>().join(" "),
-                                );
-                            }
-                            ShapeKind::Skipped => {}
-                            ShapeKind::Body | ShapeKind::Plain => {
-                                let bulleted = p.bullet.unwrap_or(kind == ShapeKind::Body);
-                                slide.blocks.push(if bulleted {
-                                    Block::ListItem {
-                                        // At most 8.
-                                        level: u8::try_from(p.level).unwrap_or(8),
-                                        marker: p.ordered.then(|| "1.".to_owned()),
-                                        text,
-                                    }
-                                } else {
-                                    Block::Paragraph(text)
-                                });
-                            }
-                        }
-                    }
-                    Frame::Cell => in_cell = in_cell.saturating_sub(1),
-                    Frame::Table => {
-                        cancel.check()?;
-                        let Some(rows) = tables.pop() else { continue };
-                        if let Some(cell) = tables
-                            .last_mut()
-                            .and_then(|t| t.last_mut())
-                            .and_then(|r| r.last_mut())
-                        {
-                            for row in rows {
-                                let line = row.join(" ");
-                                if !line.trim().is_empty() {
-                                    cell.push_str(&line);
-                                    cell.push('\n');
-                                }
-                            }
-                        } else {
-                            let rows = rows
-                                .into_iter()
-                                .map(|row| row.into_iter().map(Cell::new).collect())
-                                .collect();
-                            slide.blocks.push(Block::Table(Table { rows }));
-                        }
-                    }
-                    Frame::Other | Frame::Text | Frame::Row | Frame::Alternate { .. } => {}
+                if let Some(frame) = walk.frames.pop() {
+                    walk.end(frame, cancel)?;
                 }
             }
             Node::Other => {}
             Node::Eof => {
-                if !title.is_empty() {
-                    slide.title = Some(title);
+                let mut slide = walk.slide;
+                if !walk.title.is_empty() {
+                    slide.title = Some(walk.title);
                 }
                 return Ok(slide);
             }
         }
+    }
+}
+
+/// The state of one slide's walk.
+struct SlideWalk<'a> {
+    part: String,
+    skipped: &'a [&'a str],
+    links: &'a HashMap<String, String>,
+    slide: Slide,
+    frames: Vec<Frame>,
+    shapes: Vec<ShapeKind>,
+    paragraph: Option<Paragraph>,
+    /// The link of the run being read.
+    run_link: Option<String>,
+    tables: Vec<Vec<Vec<String>>>,
+    /// How many table cells are open around the walk.
+    in_cell: usize,
+    title: String,
+}
+
+impl SlideWalk<'_> {
+    /// Opens an element: the frame it pushes, or `None` when it was
+    /// skipped or taken as one branch of an alternate content.
+    fn start<R: BufRead>(
+        &mut self,
+        xml: &mut Xml<R>,
+        start: &BytesStart<'_>,
+        used: &mut usize,
+    ) -> Result<Option<Frame>, Failure> {
+        let name = local(start).to_owned();
+        if self.frames.is_empty() && name == "sld" {
+            let show = attribute(start, &self.part, |k| named(k, "show"))?;
+            self.slide.hidden = show.is_some_and(|s| s == "0" || s == "false");
+        }
+        if let Some(Frame::Alternate { taken }) = self.frames.last_mut()
+            && (name == "Choice" || name == "Fallback")
+        {
+            if *taken {
+                xml.skip()?;
+                return Ok(None);
+            }
+            *taken = true;
+            return Ok(Some(Frame::Other));
+        }
+        let frame = match name.as_str() {
+            "sp" => {
+                self.shapes.push(ShapeKind::Plain);
+                Frame::Shape
+            }
+            "ph" => {
+                let kind = attribute(start, &self.part, |k| named(k, "type"))?;
+                if let Some(shape) = self.shapes.last_mut() {
+                    *shape = match kind.as_deref() {
+                        Some(k) if self.skipped.contains(&k) => ShapeKind::Skipped,
+                        Some("title" | "ctrTitle") => ShapeKind::Title,
+                        None | Some("body" | "obj") if self.skipped != NOTES_SKIPPED => {
+                            ShapeKind::Body
+                        }
+                        _ => ShapeKind::Plain,
+                    };
+                }
+                Frame::Other
+            }
+            "txBody" if self.shapes.last() == Some(&ShapeKind::Skipped) => {
+                xml.skip()?;
+                return Ok(None);
+            }
+            "p" => {
+                self.paragraph = Some(Paragraph::default());
+                Frame::Paragraph
+            }
+            "pPr" => {
+                let level = attribute(start, &self.part, |k| named(k, "lvl"))?
+                    .and_then(|v| v.trim().parse::<usize>().ok())
+                    .unwrap_or(0)
+                    .min(8);
+                if let Some(p) = self.paragraph.as_mut() {
+                    p.level = level;
+                }
+                Frame::Other
+            }
+            "buNone" | "buChar" | "buAutoNum" | "buBlip" => {
+                if let Some(p) = self.paragraph.as_mut() {
+                    p.bullet = Some(name != "buNone");
+                    p.ordered = name == "buAutoNum";
+                }
+                Frame::Other
+            }
+            "r" | "fld" => {
+                self.run_link = None;
+                Frame::Run {
+                    at: self.paragraph.as_ref().map_or(0, |p| p.text.len()),
+                }
+            }
+            "hlinkClick" => {
+                let id = attribute(start, &self.part, prefixed_id)?;
+                if self.frames.iter().any(|f| matches!(f, Frame::Run { .. })) {
+                    self.run_link = id.and_then(|id| self.links.get(&id).cloned());
+                }
+                Frame::Other
+            }
+            "t" if self.frames.iter().any(|f| matches!(f, Frame::Run { .. })) => Frame::Text,
+            "br" => {
+                if let Some(p) = self.paragraph.as_mut() {
+                    p.text.push('\n');
+                }
+                Frame::Other
+            }
+            "tbl" => {
+                self.tables.push(Vec::new());
+                Frame::Table
+            }
+            "tr" => {
+                if let Some(table) = self.tables.last_mut() {
+                    table.push(Vec::new());
+                }
+                Frame::Row
+            }
+            "tc" => {
+                *used += CELL_COST_BYTES;
+                if let Some(row) = self.tables.last_mut().and_then(|t| t.last_mut()) {
+                    row.push(String::new());
+                }
+                self.in_cell += 1;
+                Frame::Cell
+            }
+            "AlternateContent" => Frame::Alternate { taken: false },
+            _ => Frame::Other,
+        };
+        Ok(Some(frame))
+    }
+
+    /// Closes the innermost element, whose frame is `frame`.
+    fn end(&mut self, frame: Frame, cancel: &Cancel) -> Result<(), Failure> {
+        match frame {
+            Frame::Shape => {
+                self.shapes.pop();
+            }
+            Frame::Run { at } => {
+                if let (Some(target), Some(p)) = (self.run_link.take(), self.paragraph.as_mut()) {
+                    let at = at.min(p.text.len());
+                    let inner = p.text[at..].to_owned();
+                    if !inner.trim().is_empty() {
+                        p.text.truncate(at);
+                        p.text.push('[');
+                        p.text.push_str(&inner);
+                        p.text.push_str("](");
+                        p.text.push_str(target.trim());
+                        p.text.push(')');
+                    }
+                }
+            }
+            Frame::Paragraph => {
+                cancel.check()?;
+                let Some(p) = self.paragraph.take() else {
+                    return Ok(());
+                };
+                let text = p.text.trim().to_owned();
+                if text.is_empty() {
+                    return Ok(());
+                }
+                if self.in_cell > 0 {
+                    if let Some(cell) = self
+                        .tables
+                        .last_mut()
+                        .and_then(|t| t.last_mut())
+                        .and_then(|r| r.last_mut())
+                    {
+                        if !cell.is_empty() {
+                            cell.push('\n');
+                        }
+                        cell.push_str(&text);
+                    }
+                    return Ok(());
+                }
+                let kind = self.shapes.last().copied().unwrap_or(ShapeKind::Plain);
+                match kind {
+                    ShapeKind::Title => {
+                        if !self.title.is_empty() {
+                            self.title.push(' ');
+                        }
+                        self.title
+                            .push_str(&text.split_whitespace().collect::<Vec<_>>().join(" "));
+                    }
+                    ShapeKind::Skipped => {}
+                    ShapeKind::Body | ShapeKind::Plain => {
+                        let bulleted = p.bullet.unwrap_or(kind == ShapeKind::Body);
+                        self.slide.blocks.push(if bulleted {
+                            Block::ListItem {
+                                // At most 8.
+                                level: u8::try_from(p.level).unwrap_or(8),
+                                marker: p.ordered.then(|| "1.".to_owned()),
+                                text,
+                            }
+                        } else {
+                            Block::Paragraph(text)
+                        });
+                    }
+                }
+            }
+            Frame::Cell => self.in_cell = self.in_cell.saturating_sub(1),
+            Frame::Table => {
+                cancel.check()?;
+                let Some(rows) = self.tables.pop() else {
+                    return Ok(());
+                };
+                if let Some(cell) = self
+                    .tables
+                    .last_mut()
+                    .and_then(|t| t.last_mut())
+                    .and_then(|r| r.last_mut())
+                {
+                    for row in rows {
+                        let line = row.join(" ");
+                        if !line.trim().is_empty() {
+                            cell.push_str(&line);
+                            cell.push('\n');
+                        }
+                    }
+                } else {
+                    let rows = rows
+                        .into_iter()
+                        .map(|row| row.into_iter().map(Cell::new).collect())
+                        .collect();
+                    self.slide.blocks.push(Block::Table(Table { rows }));
+                }
+            }
+            Frame::Other | Frame::Text | Frame::Row | Frame::Alternate { .. } => {}
+        }
+        Ok(())
     }
 }
 

@@ -458,6 +458,78 @@ impl<'s> Pieces<'s> {
     }
 }
 
+/// The row and column a cell record's data begins with.
+fn cell_position(data: &[u8]) -> Option<(u32, u32)> {
+    Some((u32::from(u16_at(data, 0)?), u32::from(u16_at(data, 2)?)))
+}
+
+/// How the number of a cell whose format index sits at `at` is shown.
+fn number_kind(book: &Book, data: &[u8], at: usize) -> NumberKind {
+    u16_at(data, at)
+        .and_then(|xf| book.formats.get(usize::from(xf)).copied())
+        .unwrap_or(NumberKind::Plain)
+}
+
+/// Adds the numbers of a MULRK record (a row of cells in one record).
+fn add_mulrk(
+    data: &[u8],
+    book: &Book,
+    grid: &mut Grid<'_>,
+    cancel: &Cancel,
+) -> Result<(), Failure> {
+    let Some((row, first)) = cell_position(data) else {
+        return Ok(());
+    };
+    let count = data.len().saturating_sub(6) / 6;
+    for index in 0..count {
+        let at = 4 + index * 6;
+        let (Some(_), Some(rk)) = (u16_at(data, at), u32_at(data, at + 2)) else {
+            break;
+        };
+        let column = first.saturating_add(index as u32);
+        grid.add(
+            row,
+            column,
+            number_cell(rk_value(rk), number_kind(book, data, at), book.date_1904),
+            cancel,
+        )?;
+    }
+    Ok(())
+}
+
+/// The cached value of a FORMULA record. A string result comes in the
+/// STRING record that follows: its place is left in `pending`.
+fn formula_cell(
+    data: &[u8],
+    book: &Book,
+    pending: &mut Option<(u32, u32)>,
+) -> Option<(u32, u32, String)> {
+    let (row, column) = cell_position(data)?;
+    let value = data.get(6..14)?;
+    if value[6] == 0xFF && value[7] == 0xFF {
+        match value[0] {
+            0 => {
+                *pending = Some((row, column));
+                None
+            }
+            1 => Some((
+                row,
+                column,
+                if value[2] == 0 { "FALSE" } else { "TRUE" }.to_owned(),
+            )),
+            2 => Some((row, column, error_text(value[2]).to_owned())),
+            _ => None,
+        }
+    } else {
+        let number = f64::from_le_bytes(value.try_into().ok()?);
+        Some((
+            row,
+            column,
+            number_cell(number, number_kind(book, data, 4), book.date_1904),
+        ))
+    }
+}
+
 /// Streams the cells of the sheet substream at `offset` into `grid`. The
 /// bytes walked add to `walked`, which may not pass `budget`.
 fn read_sheet(
@@ -507,12 +579,8 @@ fn read_sheet(
             break;
         }
         let data = record.data;
-        let position = || Some((u32::from(u16_at(data, 0)?), u32::from(u16_at(data, 2)?)));
-        let format_of = |at: usize| {
-            u16_at(data, at)
-                .and_then(|xf| book.formats.get(usize::from(xf)).copied())
-                .unwrap_or(NumberKind::Plain)
-        };
+        let position = || cell_position(data);
+        let format_of = |at: usize| number_kind(book, data, at);
         let cell: Option<(u32, u32, String)> = match record.kind {
             BOF => {
                 depth = 1;
@@ -537,27 +605,7 @@ fn read_sheet(
                 ))
             }),
             MULRK => {
-                if let Some((row, first)) = position() {
-                    let count = data.len().saturating_sub(6) / 6;
-                    for index in 0..count {
-                        let at = 4 + index * 6;
-                        let (Some(xf), Some(rk)) = (u16_at(data, at), u32_at(data, at + 2)) else {
-                            break;
-                        };
-                        let kind = book
-                            .formats
-                            .get(usize::from(xf))
-                            .copied()
-                            .unwrap_or(NumberKind::Plain);
-                        let column = first.saturating_add(index as u32);
-                        grid.add(
-                            row,
-                            column,
-                            number_cell(rk_value(rk), kind, book.date_1904),
-                            cancel,
-                        )?;
-                    }
-                }
+                add_mulrk(data, book, grid, cancel)?;
                 None
             }
             LABEL | RSTRING => position().and_then(|(row, column)| {
@@ -580,31 +628,7 @@ fn read_sheet(
                 };
                 Some((row, column, text))
             }),
-            FORMULA => position().and_then(|(row, column)| {
-                let value = data.get(6..14)?;
-                if value[6] == 0xFF && value[7] == 0xFF {
-                    match value[0] {
-                        0 => {
-                            pending_formula = Some((row, column));
-                            None
-                        }
-                        1 => Some((
-                            row,
-                            column,
-                            if value[2] == 0 { "FALSE" } else { "TRUE" }.to_owned(),
-                        )),
-                        2 => Some((row, column, error_text(value[2]).to_owned())),
-                        _ => None,
-                    }
-                } else {
-                    let number = f64::from_le_bytes(value.try_into().ok()?);
-                    Some((
-                        row,
-                        column,
-                        number_cell(number, format_of(4), book.date_1904),
-                    ))
-                }
-            }),
+            FORMULA => formula_cell(data, book, &mut pending_formula),
             STRING => pending_formula.take().and_then(|(row, column)| {
                 let mut pieces = Pieces::new(&record);
                 Some((row, column, clean(&pieces.unicode_string(false)?)))

@@ -204,34 +204,8 @@ const SNAP: f32 = 2.0;
 /// holds text in fewer than two cells (a box around text, a form) is left.
 fn ruled_tables(rules: &[Rule], pieces: &[Piece], found: &[PlacedTable]) -> Vec<PlacedTable> {
     let rules = &rules[..rules.len().min(MAX_RULES)];
-    let n = rules.len();
-    // Union-find over touching lines.
-    let mut parent: Vec<usize> = (0..n).collect();
-    for i in 0..n {
-        for j in (i + 1)..n {
-            let (a, b) = (&rules[i], &rules[j]);
-            let touch = a.x0 <= b.x1 + SNAP
-                && b.x0 <= a.x1 + SNAP
-                && a.y0 <= b.y1 + SNAP
-                && b.y0 <= a.y1 + SNAP;
-            if touch {
-                let (ri, rj) = (root(&mut parent, i), root(&mut parent, j));
-                if ri != rj {
-                    parent[ri] = rj;
-                }
-            }
-        }
-    }
-    let mut groups: Vec<(usize, Vec<usize>)> = Vec::new();
-    for i in 0..n {
-        let r = root(&mut parent, i);
-        match groups.iter_mut().find(|(k, _)| *k == r) {
-            Some((_, members)) => members.push(i),
-            None => groups.push((r, vec![i])),
-        }
-    }
     let mut out = Vec::new();
-    for (_, members) in groups {
+    for members in touching_groups(rules) {
         let mut ys: Vec<f32> = Vec::new();
         let mut xs: Vec<f32> = Vec::new();
         for &i in &members {
@@ -279,73 +253,8 @@ fn ruled_tables(rules: &[Rule], pieces: &[Piece], found: &[PlacedTable]) -> Vec<
             continue;
         }
         let body = body_size(pieces);
-        // A cell whose right side has no rule drawn spans into the next
-        // column; one whose lower side has none spans into the row below
-        // when that row has no text of its own there.
         let lines: Vec<&Rule> = members.iter().map(|&i| &rules[i]).collect();
-        let ruled_v = |x: f32, y: f32| {
-            lines.iter().any(|l| {
-                l.y1 - l.y0 > SNAP
-                    && (f32::midpoint(l.x0, l.x1) - x).abs() <= SNAP
-                    && l.y0 <= y
-                    && y <= l.y1
-            })
-        };
-        let ruled_h = |y: f32, x: f32| {
-            lines.iter().any(|l| {
-                l.y1 - l.y0 <= SNAP
-                    && (f32::midpoint(l.y0, l.y1) - y).abs() <= SNAP
-                    && l.x0 <= x
-                    && x <= l.x1
-            })
-        };
-        let mut covered = vec![vec![false; columns]; rows];
-        let mut table_rows: Vec<Vec<Cell>> = Vec::with_capacity(rows);
-        for r in 0..rows {
-            let mut row = Vec::new();
-            for c in 0..columns {
-                if covered[r][c] {
-                    continue;
-                }
-                let middle_y = f32::midpoint(ys[r], ys[r + 1]);
-                let middle_x = f32::midpoint(xs[c], xs[c + 1]);
-                let mut col_span = 1;
-                while c + col_span < columns
-                    && !covered[r][c + col_span]
-                    && !ruled_v(xs[c + col_span], middle_y)
-                {
-                    col_span += 1;
-                }
-                let mut row_span = 1;
-                while r + row_span < rows
-                    && !ruled_h(ys[r + row_span], middle_x)
-                    && (c..c + col_span).all(|k| cells[r + row_span][k].is_empty())
-                {
-                    row_span += 1;
-                }
-                let mut inside: Vec<Piece> = Vec::new();
-                for line in covered.iter_mut().skip(r).take(row_span) {
-                    for place in line.iter_mut().skip(c).take(col_span) {
-                        *place = true;
-                    }
-                }
-                for cell in cells.iter_mut().skip(r).take(row_span) {
-                    for place in cell.iter_mut().skip(c).take(col_span) {
-                        inside.append(place);
-                    }
-                }
-                let mut text = String::new();
-                for f in fragments(inside, body) {
-                    join_line(&mut text, &f.text);
-                }
-                row.push(Cell {
-                    text,
-                    col_span,
-                    row_span,
-                });
-            }
-            table_rows.push(row);
-        }
+        let table_rows = spanned_cells(&lines, &ys, &xs, cells, body);
         let rows = table_rows;
         out.push(PlacedTable {
             x0,
@@ -356,6 +265,117 @@ fn ruled_tables(rules: &[Rule], pieces: &[Piece], found: &[PlacedTable]) -> Vec<
         });
     }
     out
+}
+
+/// The rules that touch one another (within [`SNAP`]), as groups of
+/// indexes: a union-find over every pair.
+fn touching_groups(rules: &[Rule]) -> Vec<Vec<usize>> {
+    let n = rules.len();
+    // Union-find over touching lines.
+    let mut parent: Vec<usize> = (0..n).collect();
+    for i in 0..n {
+        for j in (i + 1)..n {
+            let (a, b) = (&rules[i], &rules[j]);
+            let touch = a.x0 <= b.x1 + SNAP
+                && b.x0 <= a.x1 + SNAP
+                && a.y0 <= b.y1 + SNAP
+                && b.y0 <= a.y1 + SNAP;
+            if touch {
+                let (ri, rj) = (root(&mut parent, i), root(&mut parent, j));
+                if ri != rj {
+                    parent[ri] = rj;
+                }
+            }
+        }
+    }
+    let mut groups: Vec<(usize, Vec<usize>)> = Vec::new();
+    for i in 0..n {
+        let r = root(&mut parent, i);
+        match groups.iter_mut().find(|(k, _)| *k == r) {
+            Some((_, members)) => members.push(i),
+            None => groups.push((r, vec![i])),
+        }
+    }
+    groups.into_iter().map(|(_, members)| members).collect()
+}
+
+/// The cells of a ruled grid with rows at `ys` and columns at `xs`, each
+/// with the text of the pieces inside it (`cells`, by row and column).
+fn spanned_cells(
+    lines: &[&Rule],
+    ys: &[f32],
+    xs: &[f32],
+    mut cells: Vec<Vec<Vec<Piece>>>,
+    body: f32,
+) -> Vec<Vec<Cell>> {
+    let (rows, columns) = (ys.len() - 1, xs.len() - 1);
+    // A cell whose right side has no rule drawn spans into the next
+    // column; one whose lower side has none spans into the row below
+    // when that row has no text of its own there.
+    let ruled_v = |x: f32, y: f32| {
+        lines.iter().any(|l| {
+            l.y1 - l.y0 > SNAP
+                && (f32::midpoint(l.x0, l.x1) - x).abs() <= SNAP
+                && l.y0 <= y
+                && y <= l.y1
+        })
+    };
+    let ruled_h = |y: f32, x: f32| {
+        lines.iter().any(|l| {
+            l.y1 - l.y0 <= SNAP
+                && (f32::midpoint(l.y0, l.y1) - y).abs() <= SNAP
+                && l.x0 <= x
+                && x <= l.x1
+        })
+    };
+    let mut covered = vec![vec![false; columns]; rows];
+    let mut table_rows: Vec<Vec<Cell>> = Vec::with_capacity(rows);
+    for r in 0..rows {
+        let mut row = Vec::new();
+        for c in 0..columns {
+            if covered[r][c] {
+                continue;
+            }
+            let middle_y = f32::midpoint(ys[r], ys[r + 1]);
+            let middle_x = f32::midpoint(xs[c], xs[c + 1]);
+            let mut col_span = 1;
+            while c + col_span < columns
+                && !covered[r][c + col_span]
+                && !ruled_v(xs[c + col_span], middle_y)
+            {
+                col_span += 1;
+            }
+            let mut row_span = 1;
+            while r + row_span < rows
+                && !ruled_h(ys[r + row_span], middle_x)
+                && (c..c + col_span).all(|k| cells[r + row_span][k].is_empty())
+            {
+                row_span += 1;
+            }
+            let mut inside: Vec<Piece> = Vec::new();
+            for line in covered.iter_mut().skip(r).take(row_span) {
+                for place in line.iter_mut().skip(c).take(col_span) {
+                    *place = true;
+                }
+            }
+            for cell in cells.iter_mut().skip(r).take(row_span) {
+                for place in cell.iter_mut().skip(c).take(col_span) {
+                    inside.append(place);
+                }
+            }
+            let mut text = String::new();
+            for f in fragments(inside, body) {
+                join_line(&mut text, &f.text);
+            }
+            row.push(Cell {
+                text,
+                col_span,
+                row_span,
+            });
+        }
+        table_rows.push(row);
+    }
+    table_rows
 }
 
 /// How many rows of text some pieces make: their middles, top to bottom,
@@ -1150,12 +1170,9 @@ struct Gathering {
     marginal: bool,
 }
 
-/// Joins ordered items into blocks.
-fn blocks(items: Vec<Item>, body: f32, page: (f32, f32)) -> (Vec<Block>, Vec<bool>) {
-    // The running header and footer bands: a block wholly inside them is a
-    // header, footer or page number, never a heading.
-    let margin = (page.1 - page.0) * 0.08;
-    let marginal = |b: &BoxF| b.y1 <= page.0 + margin || b.y0 >= page.1 - margin;
+/// Gathers ordered items: lines that follow one another into one text,
+/// a table or a chart's text as a block of its own.
+fn gather(items: Vec<Item>) -> Vec<Result<Gathering, Block>> {
     // Gathered text, or a block of its own (a table, a chart's text).
     let mut out: Vec<Result<Gathering, Block>> = Vec::new();
     let mut current: Option<Gathering> = None;
@@ -1228,9 +1245,12 @@ fn blocks(items: Vec<Item>, body: f32, page: (f32, f32)) -> (Vec<Block>, Vec<boo
     if let Some(g) = current.take() {
         out.push(Ok(g));
     }
-    for g in out.iter_mut().flatten() {
-        g.marginal = marginal(&g.bbox);
-    }
+    out
+}
+
+/// Which gathered texts are headings, and the heading sizes, largest
+/// first (a heading's level is its size's place among them).
+fn headings(out: &[Result<Gathering, Block>], body: f32) -> (Vec<bool>, Vec<f32>) {
     // Whether the page's body text is set bold: then bold sets nothing apart.
     let (bold_chars, chars) = out
         .iter()
@@ -1243,7 +1263,7 @@ fn blocks(items: Vec<Item>, body: f32, page: (f32, f32)) -> (Vec<Block>, Vec<boo
     // Heading sizes, largest first, for the levels.
     let mut sizes: Vec<f32> = Vec::new();
     let mut heading = Vec::with_capacity(out.len());
-    for entry in &out {
+    for entry in out {
         let is = match entry {
             Ok(g) => is_heading(g, body, body_bold),
             Err(_) => false,
@@ -1257,6 +1277,20 @@ fn blocks(items: Vec<Item>, body: f32, page: (f32, f32)) -> (Vec<Block>, Vec<boo
         heading.push(is);
     }
     sizes.sort_by(|a, b| b.total_cmp(a));
+    (heading, sizes)
+}
+
+/// Joins ordered items into blocks.
+fn blocks(items: Vec<Item>, body: f32, page: (f32, f32)) -> (Vec<Block>, Vec<bool>) {
+    // The running header and footer bands: a block wholly inside them is a
+    // header, footer or page number, never a heading.
+    let margin = (page.1 - page.0) * 0.08;
+    let marginal = |b: &BoxF| b.y1 <= page.0 + margin || b.y0 >= page.1 - margin;
+    let mut out = gather(items);
+    for g in out.iter_mut().flatten() {
+        g.marginal = marginal(&g.bbox);
+    }
+    let (heading, sizes) = headings(&out, body);
     let mut blocks = Vec::with_capacity(out.len());
     let mut margins = Vec::with_capacity(out.len());
     // The last heading's box, size and index, to join a heading set over
