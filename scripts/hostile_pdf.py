@@ -136,6 +136,27 @@ def many_pages(pages: int = 100_000) -> bytes:
     return pdf(objects)
 
 
+def heavy_pages(pages: int = 2_000, mib: int = 30) -> bytes:
+    """`pages` pages sharing one content stream that inflates to `mib` MiB
+    (a line of text, then comment lines): each page stays within the limits
+    of one page, the document is thousands of times past them."""
+    padding = b"% " + b"." * 1020 + b"\n"
+    content = b"BT /F1 12 Tf 72 700 Td (a heavy page) Tj ET\n" + padding * (mib * 1024)
+    kids_first = 5
+    objects = [
+        b"<< /Type /Catalog /Pages 2 0 R >>",
+        b"<< /Type /Pages /Kids [" + b"".join(b"%d 0 R " % (kids_first + i) for i in range(pages)) + b"] /Count %d >>" % pages,
+        FONT,
+        stream(content, deflate=True),
+    ]
+    for _ in range(pages):
+        objects.append(
+            b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents 4 0 R"
+            b" /Resources << /Font << /F1 3 0 R >> >> >>"
+        )
+    return pdf(objects)
+
+
 FAMILIES = {
     "deep-page-tree.pdf": deep_page_tree,
     "nested-arrays.pdf": nested_arrays,
@@ -144,6 +165,7 @@ FAMILIES = {
     "repeated-contents.pdf": repeated_contents,
     "tounicode-bomb.pdf": tounicode_bomb,
     "many-pages.pdf": many_pages,
+    "heavy-pages.pdf": heavy_pages,
 }
 
 

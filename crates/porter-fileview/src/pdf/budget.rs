@@ -11,10 +11,12 @@
 //! any limit is not given to the library, and its place says why.
 //!
 //! What is counted is kept by object, so a stream or a font that many
-//! pages share is inflated once. A stream in a filter other than
-//! `FlateDecode` is counted by its stored size, as is one that cannot be
-//! inflated here (an encrypted document's); the library's own 256 MiB cap
-//! and the worker's limits hold for those.
+//! pages share is inflated once. Every filter that can make a stream larger
+//! than it is stored (Flate, LZW, RunLength, ASCII85) is decoded here with
+//! the cap, chains stage by stage. A stream that cannot be decoded here (an
+//! encrypted document's, or one in a picture's filter) is counted by its
+//! stored size; the library's own 256 MiB cap and the worker's limits hold
+//! for those.
 
 use std::collections::HashMap;
 use std::io::Read;
@@ -24,6 +26,13 @@ use pdf_oxide::object::{Object, ObjectRef};
 
 use crate::describe::{count, human_size};
 use crate::options::Options;
+
+/// `DOCUMENT_PAGES` is how many pages' worth of the per-page content limits
+/// the pages read of one document may add up to (4: 128 MiB of decoded
+/// content, 16,000,000 operators and 8,000,000 glyphs by default). Past it
+/// the rest of the document is not read: without it, 2,000 pages that each
+/// stay just within the page limits would still cost the library minutes.
+const DOCUMENT_PAGES: u64 = 4;
 
 /// The limits of one page, from [`Options`].
 #[derive(Debug, Clone, Copy)]
@@ -77,6 +86,8 @@ pub(crate) struct Budget<'d> {
     limits: Limits,
     streams: HashMap<ObjectRef, Work>,
     maps: HashMap<ObjectRef, Map>,
+    /// The work of the pages found within their limits so far.
+    read: Work,
 }
 
 impl<'d> Budget<'d> {
@@ -86,6 +97,7 @@ impl<'d> Budget<'d> {
             limits,
             streams: HashMap::new(),
             maps: HashMap::new(),
+            read: Work::default(),
         }
     }
 
@@ -93,9 +105,31 @@ impl<'d> Budget<'d> {
     /// decode to more than 32 MiB"), or `None` when it is within every
     /// limit or cannot be looked at here (the library then says why).
     pub(crate) fn over(&mut self, index: usize) -> Option<String> {
+        let mut work = Work::default();
+        let verdict = self.page_over(index, &mut work);
+        if verdict.is_none() {
+            self.read.add(work);
+        }
+        verdict
+    }
+
+    /// Why no more pages may be read, as a clause ("decode to more than
+    /// 128 MiB"): the pages found within their own limits so far add up to
+    /// more than [`DOCUMENT_PAGES`] pages' worth.
+    pub(crate) fn document_over(&self) -> Option<String> {
+        let whole = Limits {
+            content_bytes: self.limits.content_bytes.saturating_mul(DOCUMENT_PAGES),
+            operators: self.limits.operators.saturating_mul(DOCUMENT_PAGES),
+            glyphs: self.limits.glyphs.saturating_mul(DOCUMENT_PAGES),
+            ..self.limits
+        };
+        past(&whole, self.read)
+    }
+
+    /// [`Budget::over`], adding what the page holds into `work`.
+    fn page_over(&mut self, index: usize, work: &mut Work) -> Option<String> {
         let page = self.document.get_page(index).ok()?;
         let page = page.as_dict()?;
-        let mut work = Work::default();
         let contents = match page.get("Contents") {
             Some(Object::Reference(at)) => match self.document.load_object(*at) {
                 Ok(Object::Array(items)) => items,
@@ -109,7 +143,7 @@ impl<'d> Budget<'d> {
         for item in &contents {
             let room = self.limits.content_bytes.saturating_sub(work.bytes);
             work.add(self.stream_work(item, room));
-            if let Some(reason) = self.past(work) {
+            if let Some(reason) = self.past(*work) {
                 return Some(reason);
             }
         }
@@ -132,7 +166,7 @@ impl<'d> Budget<'d> {
                 if is_form {
                     let room = self.limits.content_bytes.saturating_sub(work.bytes);
                     work.add(self.stream_work(form, room));
-                    if let Some(reason) = self.past(work) {
+                    if let Some(reason) = self.past(*work) {
                         return Some(reason);
                     }
                 }
@@ -170,26 +204,9 @@ impl<'d> Budget<'d> {
         None
     }
 
-    /// The clause for the first limit `work` is past.
+    /// The reason for the first limit of a page `work` is past.
     fn past(&self, work: Work) -> Option<String> {
-        if work.bytes > self.limits.content_bytes {
-            Some(format!(
-                "its content streams decode to more than {}",
-                human_size(self.limits.content_bytes)
-            ))
-        } else if work.operators > self.limits.operators {
-            Some(format!(
-                "its content streams hold more than {} operators",
-                count(self.limits.operators)
-            ))
-        } else if work.glyphs > self.limits.glyphs {
-            Some(format!(
-                "its content streams draw more than {} glyphs",
-                count(self.limits.glyphs)
-            ))
-        } else {
-            None
-        }
+        past(&self.limits, work).map(|clause| format!("its content streams {clause}"))
     }
 
     /// An object, loaded when it is a reference.
@@ -251,6 +268,26 @@ impl<'d> Budget<'d> {
     }
 }
 
+/// The clause for the first of the content `limits` that `work` is past
+/// ("decode to more than 32 MiB").
+fn past(limits: &Limits, work: Work) -> Option<String> {
+    if work.bytes > limits.content_bytes {
+        Some(format!(
+            "decode to more than {}",
+            human_size(limits.content_bytes)
+        ))
+    } else if work.operators > limits.operators {
+        Some(format!(
+            "hold more than {} operators",
+            count(limits.operators)
+        ))
+    } else if work.glyphs > limits.glyphs {
+        Some(format!("draw more than {} glyphs", count(limits.glyphs)))
+    } else {
+        None
+    }
+}
+
 /// The stored (encoded) length of a stream.
 fn stored_len(stream: &Object) -> u64 {
     match stream {
@@ -259,9 +296,11 @@ fn stored_len(stream: &Object) -> u64 {
     }
 }
 
-/// A stream's data decoded, at most `room + 1` bytes of it, when it is
-/// stored plainly or deflated; `None` for other filters or data that does
-/// not inflate.
+/// A stream's data decoded through its filters, at most `room + 1` bytes
+/// of it; `None` for a filter of pictures (DCT, JPX, JBIG2, CCITT), which
+/// says nothing about content, or deflated data that does not inflate.
+/// Every filter that can make data larger (Flate, LZW, RunLength, ASCII85's
+/// `z`) stops at the cap, so a chain is bounded stage by stage.
 fn decoded(stream: &Object, room: u64) -> Option<Vec<u8>> {
     let Object::Stream { dict, data } = stream else {
         return None;
@@ -273,28 +312,166 @@ fn decoded(stream: &Object, room: u64) -> Option<Vec<u8>> {
         Some(_) => return None,
     };
     let cap = room.saturating_add(1);
-    match filters.as_slice() {
-        [] => {
-            let end = usize::try_from(cap).unwrap_or(usize::MAX).min(data.len());
-            Some(data[..end].to_vec())
-        }
-        ["FlateDecode" | "Fl"] => {
-            let mut out = Vec::new();
-            let zlib = flate2::read::ZlibDecoder::new(&data[..])
-                .take(cap)
-                .read_to_end(&mut out);
-            if zlib.is_err() && out.is_empty() {
-                // Some writers leave out the zlib header.
-                flate2::read::DeflateDecoder::new(&data[..])
-                    .take(cap)
-                    .read_to_end(&mut out)
-                    .ok()?;
-            }
-            // A stream cut short still counts for what inflated.
-            Some(out)
-        }
-        _ => None,
+    let mut bytes = data.to_vec();
+    for (index, filter) in filters.iter().enumerate() {
+        bytes = match *filter {
+            "FlateDecode" | "Fl" => inflate(&bytes, cap)?,
+            "LZWDecode" | "LZW" => lzw(&bytes, cap, early_change(dict, index)),
+            "RunLengthDecode" | "RL" => run_length(&bytes, cap),
+            "ASCII85Decode" | "A85" => ascii85(&bytes, cap),
+            "ASCIIHexDecode" | "AHx" => ascii_hex(&bytes),
+            _ => return None,
+        };
     }
+    bytes.truncate(usize::try_from(cap).unwrap_or(usize::MAX));
+    Some(bytes)
+}
+
+/// Deflated data inflated, at most `cap` bytes; a stream cut short counts
+/// for what inflated.
+fn inflate(data: &[u8], cap: u64) -> Option<Vec<u8>> {
+    let mut out = Vec::new();
+    let zlib = flate2::read::ZlibDecoder::new(data)
+        .take(cap)
+        .read_to_end(&mut out);
+    if zlib.is_err() && out.is_empty() {
+        // Some writers leave out the zlib header.
+        flate2::read::DeflateDecoder::new(data)
+            .take(cap)
+            .read_to_end(&mut out)
+            .ok()?;
+    }
+    Some(out)
+}
+
+/// Whether the `index`th filter's LZW codes widen one code early (PDF's
+/// default, `/EarlyChange 1`).
+fn early_change(dict: &HashMap<String, Object>, index: usize) -> bool {
+    let params = match dict.get("DecodeParms") {
+        Some(Object::Array(each)) => each.get(index),
+        other => other,
+    };
+    let value = match params {
+        Some(Object::Dictionary(params)) => params.get("EarlyChange").and_then(Object::as_integer),
+        _ => None,
+    };
+    value != Some(0)
+}
+
+/// LZW data decoded, at most `cap` bytes; data that breaks off counts for
+/// what decoded before it.
+fn lzw(data: &[u8], cap: u64, early: bool) -> Vec<u8> {
+    let mut decoder = if early {
+        weezl::decode::Decoder::with_tiff_size_switch(weezl::BitOrder::Msb, 8)
+    } else {
+        weezl::decode::Decoder::new(weezl::BitOrder::Msb, 8)
+    };
+    let cap = usize::try_from(cap).unwrap_or(usize::MAX);
+    let mut out = Vec::new();
+    let mut buffer = vec![0u8; 64 * 1024];
+    let mut input = data;
+    while out.len() < cap {
+        let step = decoder.decode_bytes(input, &mut buffer);
+        let room = cap - out.len();
+        out.extend_from_slice(&buffer[..step.consumed_out.min(room)]);
+        input = &input[step.consumed_in..];
+        let moved = step.consumed_in > 0 || step.consumed_out > 0;
+        if !matches!(step.status, Ok(weezl::LzwStatus::Ok)) || !moved {
+            break;
+        }
+    }
+    out
+}
+
+/// RunLength data decoded, at most `cap` bytes.
+fn run_length(data: &[u8], cap: u64) -> Vec<u8> {
+    let cap = usize::try_from(cap).unwrap_or(usize::MAX);
+    let mut out = Vec::new();
+    let mut at = 0;
+    while at < data.len() && out.len() < cap {
+        let length = usize::from(data[at]);
+        at += 1;
+        match length {
+            0..=127 => {
+                let end = (at + length + 1).min(data.len());
+                out.extend_from_slice(&data[at..end]);
+                at = end;
+            }
+            128 => break,
+            _ => {
+                let Some(&byte) = data.get(at) else { break };
+                at += 1;
+                let run = (257 - length).min(cap - out.len());
+                out.resize(out.len() + run, byte);
+            }
+        }
+    }
+    out.truncate(cap);
+    out
+}
+
+/// ASCII85 data decoded (`z` standing for four zero bytes), at most `cap`
+/// bytes.
+fn ascii85(data: &[u8], cap: u64) -> Vec<u8> {
+    let cap = usize::try_from(cap).unwrap_or(usize::MAX);
+    let value = |group: &[u8; 5]| {
+        group
+            .iter()
+            .fold(0u64, |value, &digit| value * 85 + u64::from(digit)) as u32
+    };
+    let data = data.strip_prefix(b"<~").unwrap_or(data);
+    let mut out = Vec::new();
+    let mut group = [0u8; 5];
+    let mut filled = 0;
+    for &byte in data {
+        if out.len() >= cap || byte == b'~' {
+            break;
+        }
+        match byte {
+            b'z' if filled == 0 => out.extend_from_slice(&[0; 4]),
+            b'!'..=b'u' => {
+                group[filled] = byte - b'!';
+                filled += 1;
+                if filled == 5 {
+                    out.extend_from_slice(&value(&group).to_be_bytes());
+                    filled = 0;
+                }
+            }
+            _ => {}
+        }
+    }
+    if filled > 1 && out.len() < cap {
+        // A last partial group is padded with the highest digit.
+        group[filled..].fill(84);
+        out.extend_from_slice(&value(&group).to_be_bytes()[..filled - 1]);
+    }
+    out.truncate(cap);
+    out
+}
+
+/// ASCIIHex data decoded: pairs of hex digits up to `>`, anything else
+/// skipped, an odd last digit as the high half of a byte. Never larger
+/// than its input.
+fn ascii_hex(data: &[u8]) -> Vec<u8> {
+    let mut out = Vec::with_capacity(data.len() / 2);
+    let mut high: Option<u8> = None;
+    for &byte in data {
+        if byte == b'>' {
+            break;
+        }
+        let Some(digit) = char::from(byte).to_digit(16) else {
+            continue;
+        };
+        let digit = digit as u8;
+        match high.take() {
+            Some(high) => out.push((high << 4) | digit),
+            None => high = Some(digit),
+        }
+    }
+    if let Some(high) = high {
+        out.push(high << 4);
+    }
+    out
 }
 
 /// Counts a content stream's operators and the bytes of the strings it
@@ -517,6 +694,74 @@ fn hex_value(hex: &[u8]) -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn stream(filter: &[&str], data: Vec<u8>) -> Object {
+        let mut dict = std::collections::HashMap::new();
+        dict.insert(
+            "Filter".to_owned(),
+            Object::Array(
+                filter
+                    .iter()
+                    .map(|f| Object::Name((*f).to_owned()))
+                    .collect(),
+            ),
+        );
+        Object::Stream {
+            dict,
+            data: data.into(),
+        }
+    }
+
+    /// Every filter that can make a stream larger than it is stored is
+    /// counted by what it decodes to, cut one byte past the room.
+    #[test]
+    fn streams_in_every_expanding_filter_are_counted_by_decoded_size() {
+        // RunLength: two bytes make 128 of one byte.
+        let runs = [129u8, b'q'].repeat(1000);
+        let out = decoded(&stream(&["RunLengthDecode"], runs.clone()), 10_000).expect("decoded");
+        assert_eq!(out.len(), 10_001);
+        assert!(out.iter().all(|&b| b == b'q'));
+        let out =
+            decoded(&stream(&["RL"], [2u8, b'a', b'b', b'c', 128].to_vec()), 99).expect("decoded");
+        assert_eq!(out, b"abc");
+
+        // LZW (early change, PDF's default): a long run of one byte.
+        let plain = vec![b'x'; 1 << 20];
+        let mut encoder = weezl::encode::Encoder::with_tiff_size_switch(weezl::BitOrder::Msb, 8);
+        let lzw = encoder.encode(&plain).expect("encoded");
+        assert!(lzw.len() < plain.len() / 50);
+        let out = decoded(&stream(&["LZWDecode"], lzw.clone()), 100_000).expect("decoded");
+        assert_eq!(out.len(), 100_001);
+        let out = decoded(&stream(&["LZW"], lzw), u64::MAX - 1).expect("decoded");
+        assert_eq!(out, plain);
+
+        // ASCII85: `z` is four zero bytes; a last partial group.
+        let out =
+            decoded(&stream(&["ASCII85Decode"], b"<~zz87cURDZ~>".to_vec()), 99).expect("decoded");
+        assert_eq!(out, b"\0\0\0\0\0\0\0\0Hello");
+        let out = decoded(&stream(&["A85"], b"z".repeat(1000)), 10).expect("decoded");
+        assert_eq!(out.len(), 11);
+
+        // ASCIIHex, white space skipped, an odd last digit as its high half.
+        let out = decoded(&stream(&["AHx"], b"48 65\n6c6C 6f7>".to_vec()), 99).expect("decoded");
+        assert_eq!(out, b"Hellop");
+
+        // A chain: hex of a deflated stream.
+        let mut deflated = flate2::write::ZlibEncoder::new(Vec::new(), flate2::Compression::best());
+        std::io::Write::write_all(&mut deflated, &vec![b'y'; 50_000]).expect("deflated");
+        let deflated = deflated.finish().expect("deflated");
+        let digits = b"0123456789abcdef";
+        let hex: Vec<u8> = deflated
+            .iter()
+            .flat_map(|b| [digits[usize::from(b >> 4)], digits[usize::from(b & 15)]])
+            .collect();
+        let out =
+            decoded(&stream(&["ASCIIHexDecode", "FlateDecode"], hex), 1_000).expect("decoded");
+        assert_eq!(out.len(), 1_001);
+
+        // A picture's filter says nothing about content: not decoded here.
+        assert_eq!(decoded(&stream(&["DCTDecode"], vec![0xff; 10]), 99), None);
+    }
 
     #[test]
     fn operators_and_glyphs_are_counted_apart_from_strings_names_and_image_data() {

@@ -76,9 +76,16 @@ pub(crate) fn blocks(
     // tables are found from the text's alignment alone.
     let mut budget = budget::Budget::new(&document, budget::Limits::of(options));
     let mut verdicts = Vec::with_capacity(shown);
+    let mut document_cut = None;
     for index in 0..shown {
         cancel.check()?;
-        verdicts.push(budget.over(index));
+        let verdict = budget.over(index);
+        if let Some(reason) = budget.document_over() {
+            document_cut = Some(reason);
+            shown = index;
+            break;
+        }
+        verdicts.push(verdict);
     }
     let whole = shown == total && verdicts.iter().all(Option::is_none);
     let mut refused = Vec::new();
@@ -173,7 +180,14 @@ pub(crate) fn blocks(
         laid_out += 1;
     }
     set_apart_running_lines(&mut out, &margins, laid_out, &mut notes);
-    if tree_cut {
+    if let Some(reason) = document_cut {
+        notes.push(format!(
+            "Read pages 1–{} of {}: with page {}, the pages' content streams {reason}, past what porter reads of one PDF.",
+            count(shown as u64),
+            count(total as u64),
+            count(shown as u64 + 1),
+        ));
+    } else if tree_cut {
         notes.push(format!(
             "Read pages 1–{} of {}: a PDF listing more than {} pages is read only that far, as reading further would load its whole page tree.",
             count(shown as u64),

@@ -1,7 +1,8 @@
 //! The PDF families of `scripts/hostile_pdf.py` that used to run a reader to
 //! gigabytes or past its CPU time (a content stream inflating to 200 MiB of
 //! text, one 1 MiB stream listed 100,000 times in `/Contents`, a font's
-//! `ToUnicode` map inflating to 200 MiB, 100,000 real pages) read in this
+//! `ToUnicode` map inflating to 200 MiB, 100,000 real pages, 2,000 pages
+//! each just within the limits of one page) read in this
 //! process, with no worker to contain them: each comes back promptly as
 //! Markdown and as a view whose notes say what was not read and why, and
 //! the process stays within the worker's 512 MiB.
@@ -57,7 +58,7 @@ fn hostile_pdf_families_are_read_in_process_within_bounds_with_a_note_saying_wha
     let dir = tempfile::tempdir().expect("a temporary folder");
     generate(dir.path());
     let only = std::env::var("HOSTILE_PDF_ONLY").ok();
-    let families: [(&str, &[&str]); 4] = [
+    let families: [(&str, &[&str]); 5] = [
         (
             "text-amplification.pdf",
             &[
@@ -77,6 +78,10 @@ fn hostile_pdf_families_are_read_in_process_within_bounds_with_a_note_saying_wha
             &["Page 1 was not read: a font's ToUnicode map decodes to more than 8 MiB"],
         ),
         ("many-pages.pdf", &["<!-- page 63 of 100000 -->", "page 63"]),
+        (
+            "heavy-pages.pdf",
+            &["<!-- page 4 of 2000 -->", "a heavy page"],
+        ),
     ];
     let mut failures = Vec::new();
     for (name, expected) in families {
@@ -108,10 +113,14 @@ fn hostile_pdf_families_are_read_in_process_within_bounds_with_a_note_saying_wha
                 failures.push(format!("{name}: the Markdown lacks {piece:?}"));
             }
         }
-        let noted = if name == "many-pages.pdf" {
-            "Read pages 1–63 of 100,000: a PDF listing more than 20,000 pages is read only that far"
-        } else {
-            "Pages not read because their content is past porter's limits for one page: 1."
+        let noted = match name {
+            "many-pages.pdf" => {
+                "Read pages 1–63 of 100,000: a PDF listing more than 20,000 pages is read only that far"
+            }
+            "heavy-pages.pdf" => {
+                "Read pages 1–4 of 2,000: with page 5, the pages' content streams decode to more than 128 MiB, past what porter reads of one PDF."
+            }
+            _ => "Pages not read because their content is past porter's limits for one page: 1.",
         };
         if !markdown.notes.iter().any(|n| n.contains(noted)) {
             failures.push(format!("{name}: no note {noted:?} in {:?}", markdown.notes));
