@@ -54,6 +54,14 @@ impl Failure {
     pub(crate) fn unreadable(reason: impl Into<String>) -> Self {
         Self::Unreadable(reason.into())
     }
+
+    /// The failure as the sentence a caller outside the crate shows.
+    pub(crate) fn into_reason(self) -> String {
+        match self {
+            Self::Unreadable(reason) => reason,
+            Self::Cancelled => "it was cancelled".to_owned(),
+        }
+    }
 }
 
 /// `Extracted` is the text a reader took from a document or archive, one

@@ -751,10 +751,19 @@ pub fn html_to_markdown(
     links: &(dyn Fn(&str) -> Option<String> + Sync),
     options: &Options,
 ) -> Result<Markdown, String> {
-    markdown::html::convert_with(html, options, links).map_err(|failure| match failure {
-        Failure::Unreadable(reason) => reason,
-        Failure::Cancelled => "it was cancelled".to_owned(),
-    })
+    markdown::html::convert_with(html, options, links).map_err(Failure::into_reason)
+}
+
+/// Checks, by its tags alone and before any parser runs, that an HTML
+/// page nests its elements no deeper than `options.xml_depth`: the look
+/// [`html_to_markdown`] takes first. A caller that parses HTML itself takes
+/// it too, since an HTML5 parser's cost grows with the depth.
+///
+/// # Errors
+///
+/// A sentence saying why the page is refused.
+pub fn html_nesting_within(html: &str, options: &Options) -> Result<(), String> {
+    markdown::html::check_nesting(html, options.xml_depth).map_err(Failure::into_reason)
 }
 
 /// The media type of text: the name's or the declaration's when it is a

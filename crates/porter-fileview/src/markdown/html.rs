@@ -116,10 +116,7 @@ fn convert_here(
     cap: usize,
     links: LinkRewrite<'_>,
 ) -> Result<Markdown, Failure> {
-    let nesting = nesting_estimate(html, max_depth);
-    if nesting > max_depth {
-        return Err(deep(max_depth));
-    }
+    check_nesting(html, max_depth)?;
     let document = parse_document(RcDom::default(), ParseOpts::default())
         .one(html)
         .document;
@@ -646,6 +643,15 @@ fn text_content(node: &Node) -> String {
         }
     }
     text
+}
+
+/// Refuses a page whose tags nest deeper than `max_depth`, before any
+/// parser runs (see [`nesting_estimate`]).
+pub(crate) fn check_nesting(html: &str, max_depth: usize) -> Result<(), Failure> {
+    if nesting_estimate(html, max_depth) > max_depth {
+        return Err(deep(max_depth));
+    }
+    Ok(())
 }
 
 fn deep(max_depth: usize) -> Failure {

@@ -28,7 +28,9 @@ const FILE_EXTENSIONS: &[&str] = &[
 /// the page's URL (or its `<base href>`), in page order, each once
 /// (fragments dropped). Only http and https URLs are returned.
 pub(crate) fn file_links(html: &str, page: &Url) -> Vec<Url> {
-    let document = parse(html);
+    let Some(document) = parse(html) else {
+        return Vec::new();
+    };
     let base = base_url(&document, page);
     let mut seen = HashSet::new();
     let mut found = Vec::new();
@@ -59,9 +61,10 @@ pub(crate) fn file_links(html: &str, page: &Url) -> Vec<Url> {
 /// The page as Markdown: every image and link made absolute, those in
 /// `kept` (by [`key`]) pointed at their inbox reference instead, inline
 /// `data:` images cut to a marker. A page the file view's reader refuses
-/// (nested too deep) is a sentence saying why.
+/// (nested too deep) is a sentence saying why, and gives no files
+/// ([`file_links`] is empty).
 pub(crate) fn markdown(html: &str, page: &Url, kept: &HashMap<String, String>) -> String {
-    let base = base_url(&parse(html), page);
+    let base = parse(html).map_or_else(|| page.clone(), |document| base_url(&document, page));
     let rewrite = |value: &str| {
         let value = value.trim();
         if value.starts_with('#') {
@@ -105,10 +108,16 @@ fn resolve(base: &Url, value: &str) -> Option<Url> {
     matches!(url.scheme(), "http" | "https").then_some(url)
 }
 
-fn parse(html: &str) -> Rc<Node> {
-    parse_document(RcDom::default(), ParseOpts::default())
-        .one(html)
-        .document
+/// The page's DOM, or `None` for a page nested past the file view's depth
+/// bound (checked first, by its tags alone: the parser's cost grows with
+/// depth).
+fn parse(html: &str) -> Option<Rc<Node>> {
+    porter_fileview::html_nesting_within(html, &porter_fileview::Options::default()).ok()?;
+    Some(
+        parse_document(RcDom::default(), ParseOpts::default())
+            .one(html)
+            .document,
+    )
 }
 
 /// The page's `<base href>` resolved against its URL, else its URL.
@@ -163,6 +172,27 @@ mod tests {
 
     fn page() -> Url {
         Url::parse("http://127.0.0.1:8000/site/index.html").expect("a URL")
+    }
+
+    /// A page nested past the file view's depth bound is not parsed at all
+    /// (html5ever's cost grows with depth, so 10^5 nested elements take
+    /// minutes): no files are taken from it, and its Markdown says why.
+    #[test]
+    fn a_page_nested_past_the_depth_bound_is_not_parsed() {
+        let depth = porter_fileview::Options::default().xml_depth + 50;
+        let page_html = format!(
+            "<html><body>{}<img src=\"deep.png\"><a href=\"deep.pdf\">x</a>{}</body></html>",
+            "<div>".repeat(depth),
+            "</div>".repeat(depth)
+        );
+        assert_eq!(file_links(&page_html, &page()), Vec::<Url>::new());
+        let text = markdown(&page_html, &page(), &HashMap::new());
+        assert!(text.contains("nested deeper than"), "{text}");
+        // Within the bound the same page gives its files.
+        let shallow = page_html
+            .replace(&"<div>".repeat(depth), "<div>")
+            .replace(&"</div>".repeat(depth), "</div>");
+        assert_eq!(file_links(&shallow, &page()).len(), 2);
     }
 
     #[test]
