@@ -376,14 +376,9 @@ impl Walk<'_, '_> {
     ) -> Result<Option<Frame>, Failure> {
         let name = local(start).to_owned();
         if let Some(Frame::Alternate { taken }) = self.frames.last_mut()
-            && (name == "Choice" || name == "Fallback")
+            && let Some(read) = xml.branch(&name, taken)?
         {
-            if *taken {
-                xml.skip()?;
-                return Ok(None);
-            }
-            *taken = true;
-            return Ok(Some(Frame::Other));
+            return Ok(read.then_some(Frame::Other));
         }
         let in_properties = self.paragraphs.last().is_some_and(|p| p.in_properties);
         let value = || attribute(start, part, |k| named(k, "val"));

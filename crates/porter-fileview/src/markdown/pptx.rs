@@ -301,14 +301,9 @@ impl SlideWalk<'_> {
             self.slide.hidden = show.is_some_and(|s| s == "0" || s == "false");
         }
         if let Some(Frame::Alternate { taken }) = self.frames.last_mut()
-            && (name == "Choice" || name == "Fallback")
+            && let Some(read) = xml.branch(&name, taken)?
         {
-            if *taken {
-                xml.skip()?;
-                return Ok(None);
-            }
-            *taken = true;
-            return Ok(Some(Frame::Other));
+            return Ok(read.then_some(Frame::Other));
         }
         let frame = match name.as_str() {
             "sp" => {

@@ -142,6 +142,23 @@ impl<R: BufRead> Xml<R> {
         }
     }
 
+    /// An element `name` just opened right inside a markup-compatibility
+    /// `AlternateContent`, whose first branch was read already when
+    /// `taken`: `None` when it is no branch (`Choice` or `Fallback`);
+    /// `Some(true)` for the first branch, to be read (and `taken` is set);
+    /// `Some(false)` for any later one, read past here.
+    pub(crate) fn branch(&mut self, name: &str, taken: &mut bool) -> Result<Option<bool>, Failure> {
+        if name != "Choice" && name != "Fallback" {
+            return Ok(None);
+        }
+        if *taken {
+            self.skip()?;
+            return Ok(Some(false));
+        }
+        *taken = true;
+        Ok(Some(true))
+    }
+
     /// Reads past the rest of the element just opened, holding every limit.
     pub(crate) fn skip(&mut self) -> Result<(), Failure> {
         let level = self.depth;
