@@ -432,25 +432,3 @@ mod tests {
         assert!((done.scale - 22.0 / 8.0).abs() < 0.5, "{done:?}");
     }
 }
-
-#[cfg(test)]
-mod probe {
-    #[test]
-    #[ignore = "a probe on a local file"]
-    fn probe() {
-        let path = std::env::var("PROBE").expect("PROBE");
-        let image = image::open(&path).expect("open").to_luma8();
-        let t = std::time::Instant::now();
-        let (gray, done) = super::prepare(image, None, 16 << 20);
-        eprintln!(
-            "{done:?} {}x{} in {:?}",
-            gray.width,
-            gray.height,
-            t.elapsed()
-        );
-        image::GrayImage::from_raw(gray.width, gray.height, gray.pixels)
-            .expect("raw")
-            .save("/tmp/ocrx/probe.png")
-            .expect("save");
-    }
-}
