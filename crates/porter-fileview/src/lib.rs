@@ -36,6 +36,7 @@ mod describe;
 mod document;
 mod markdown;
 mod nesting;
+mod ocr;
 mod office;
 mod options;
 mod pdf;
@@ -116,7 +117,7 @@ pub enum ViewError {
     Cancelled,
     /// [`to_markdown`] has no reader for this kind of file.
     #[error(
-        "{name} is {what}, which cannot be turned into Markdown; extract reads DOCX, XLSX/XLS/ODS, PPTX, HTML, PDF, plain text and Markdown"
+        "{name} is {what}, which cannot be turned into Markdown; extract reads DOCX, XLSX/XLS/ODS, PPTX, HTML, PDF, plain text, Markdown and the text in images (OCR)"
     )]
     NotExtractable {
         /// The file's name as shown.
@@ -580,6 +581,41 @@ impl File<'_> {
         prepared
     }
 
+    /// An image whose pixels hold text: the text read by OCR in numbered
+    /// windows ("text read from the image (OCR)"), the image itself after
+    /// every window.
+    fn paged_picture_text(
+        &self,
+        mime: &str,
+        what: &str,
+        picture: picture::Picture,
+        read: Markdown,
+        ocr_notes: Vec<String>,
+        image: Block,
+    ) -> Prepared {
+        let (outline, cut) = markdown::outline(&read.text);
+        let mut notes = ocr_notes;
+        notes.extend(read.notes);
+        notes.extend(cut);
+        notes.push(format!("The image follows the text: {}", picture.note));
+        let mut prepared = self.paged(
+            Kind::Image,
+            mime,
+            &format!("{what}, text read from the image (OCR)"),
+            Extracted {
+                text: read.text,
+                notes,
+            },
+        );
+        if let Prep::Paged(paged) = &mut prepared.0 {
+            paged.record.outline = outline;
+            paged.record.shown = Shown::Image;
+            paged.record.image = Some(picture.record);
+            paged.after.push(image);
+        }
+        prepared
+    }
+
     /// The URI an embedded resource carries: the caller's link, or a
     /// `file:` URI of the bare name.
     fn resource_uri(&self) -> String {
@@ -623,9 +659,7 @@ fn show(
             Ok(()) => return show_pdf(file, options, cancel),
             Err(failure) => (identity(file, sniffed), Err(failure)),
         },
-        Sniffed::Image(format) => {
-            return show_image(file, *format, options, cancel).map(Prepared::whole);
-        }
+        Sniffed::Image(format) => return show_image(file, *format, options, cancel),
         Sniffed::Audio { mime, what } | Sniffed::Video { mime, what } => {
             return Ok(Prepared::whole(show_media(
                 file, sniffed, mime, what, options,
@@ -899,22 +933,53 @@ fn show_image(
     format: picture::Format,
     options: &Options,
     cancel: &Cancel,
-) -> Result<View, ViewError> {
+) -> Result<Prepared, ViewError> {
     let (mime, what) = image_identity(format);
     match picture::picture(file.bytes, format, &file.name, options, cancel) {
         Ok(picture) => {
+            let block = Block::image(&picture.bytes, &picture.record.mime_type);
+            let (read, ocr_notes) = image_text(file.bytes, mime, options, cancel)?;
+            if let Some(read) = read {
+                return Ok(file.paged_picture_text(mime, what, picture, read, ocr_notes, block));
+            }
             let mut record = file.record(Kind::Image, mime, Shown::Image);
             let mut text = picture.note;
+            for note in &ocr_notes {
+                text.push(' ');
+                text.push_str(note);
+            }
             push_type_note(&mut text, &record);
-            let block = Block::image(&picture.bytes, &picture.record.mime_type);
             record.image = Some(picture.record);
-            Ok(View {
+            record.notes = ocr_notes;
+            Ok(Prepared::whole(View {
                 content: vec![Block::text(text), block],
                 structured: record,
-            })
+            }))
         }
         Err(Failure::Cancelled) => Err(ViewError::Cancelled),
-        Err(Failure::Unreadable(reason)) => Ok(file.described(Kind::Image, mime, what, &reason)),
+        Err(Failure::Unreadable(reason)) => Ok(Prepared::whole(file.described(
+            Kind::Image,
+            mime,
+            what,
+            &reason,
+        ))),
+    }
+}
+
+/// The text in an image file's pixels, read by OCR, and the notes on it.
+fn image_text(
+    bytes: &[u8],
+    mime: &str,
+    options: &Options,
+    cancel: &Cancel,
+) -> Result<(Option<Markdown>, Vec<String>), ViewError> {
+    let Some(format) = image::ImageFormat::from_mime_type(mime) else {
+        return Ok((None, Vec::new()));
+    };
+    match ocr::picture_text(bytes, format, options, cancel) {
+        Ok(read) => Ok(read),
+        Err(Failure::Cancelled) => Err(ViewError::Cancelled),
+        Err(Failure::Unreadable(reason)) => Ok((None, vec![reason])),
     }
 }
 

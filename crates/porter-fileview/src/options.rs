@@ -72,6 +72,30 @@ pub const WORKER_CPU_SECONDS: u64 = 10;
 /// clock (30 s), waiting included, before porter stops it.
 pub const WORKER_WALL_SECONDS: u64 = 30;
 
+/// `OCR_LANGUAGES` are the Tesseract languages OCR reads with unless told
+/// ("eng"; several are joined with `+`, as "eng+deu"; each needs its
+/// language data installed, Debian's `tesseract-ocr-LANG`).
+pub const OCR_LANGUAGES: &str = "eng";
+/// `OCR_PAGES` is the most pages of one file read by OCR (20); the note names
+/// those past it.
+pub const OCR_PAGES: usize = 20;
+/// `OCR_PAGE_SECONDS` is how long the OCR of one page may take by the clock
+/// (5 s); a page past it is left unread, its place says so, and OCR of that
+/// file stops.
+pub const OCR_PAGE_SECONDS: u64 = 5;
+/// `OCR_SECONDS` is how long OCR may take over one file by the clock (6 s,
+/// within the worker's 10 s of CPU): no page is started past it, and the
+/// note names the pages left.
+pub const OCR_SECONDS: u64 = 6;
+/// `OCR_PIXEL_BYTES` is the most one page is given to OCR in, as 8-bit grey
+/// pixels (one byte each): 16 MiB holds an A4 or Letter page at 300 dpi
+/// with room to spare; a bigger picture is scaled down to fit.
+pub const OCR_PIXEL_BYTES: u64 = 16 * 1024 * 1024;
+/// `OCR_WORD_CONFIDENCE` is the confidence (0–100, Tesseract's own) under
+/// which a word read by OCR is marked as unsure: written with `(?)` after
+/// it, never corrected or guessed at.
+pub const OCR_WORD_CONFIDENCE: u8 = 50;
+
 /// `Options` holds every limit of the file view. `Options::default()` is the
 /// spec's safe setting; a caller loosens a limit by setting its field, and
 /// takes on the memory and time that costs.
@@ -130,6 +154,23 @@ pub struct Options {
     /// Most seconds by the clock the worker reading one file may take; see
     /// [`WORKER_WALL_SECONDS`].
     pub worker_wall_seconds: u64,
+    /// Whether scanned PDF pages and pictures of text are read by OCR (on;
+    /// a build without the `ocr` feature says OCR is not available instead).
+    pub ocr: bool,
+    /// The languages OCR reads with; see [`OCR_LANGUAGES`].
+    pub ocr_languages: String,
+    /// Most pages of one file read by OCR; see [`OCR_PAGES`].
+    pub ocr_pages: usize,
+    /// Most seconds the OCR of one page may take; see [`OCR_PAGE_SECONDS`].
+    pub ocr_page_seconds: u64,
+    /// Most seconds OCR may take over one file; see [`OCR_SECONDS`].
+    pub ocr_seconds: u64,
+    /// Most bytes of grey pixels one page is read by OCR in; see
+    /// [`OCR_PIXEL_BYTES`].
+    pub ocr_pixel_bytes: u64,
+    /// Confidence under which a word read by OCR is marked unsure; see
+    /// [`OCR_WORD_CONFIDENCE`].
+    pub ocr_word_confidence: u8,
 }
 
 impl Default for Options {
@@ -159,6 +200,13 @@ impl Default for Options {
             worker_memory_bytes: WORKER_MEMORY_BYTES,
             worker_cpu_seconds: WORKER_CPU_SECONDS,
             worker_wall_seconds: WORKER_WALL_SECONDS,
+            ocr: true,
+            ocr_languages: OCR_LANGUAGES.to_owned(),
+            ocr_pages: OCR_PAGES,
+            ocr_page_seconds: OCR_PAGE_SECONDS,
+            ocr_seconds: OCR_SECONDS,
+            ocr_pixel_bytes: OCR_PIXEL_BYTES,
+            ocr_word_confidence: OCR_WORD_CONFIDENCE,
         }
     }
 }

@@ -14,8 +14,9 @@ use porter_paths::{Contents, read_ordinary};
 /// Arguments of `porter extract`.
 #[derive(Debug, Args)]
 pub(crate) struct ExtractArgs {
-    /// The document: DOCX, XLSX/XLS/ODS, PPTX, HTML, PDF, plain text or
-    /// Markdown (told by its bytes, not its name).
+    /// The document: DOCX, XLSX/XLS/ODS, PPTX, HTML, PDF (scanned pages
+    /// read by OCR), plain text, Markdown, or an image of text (read by OCR);
+    /// told by its bytes, not its name.
     file: PathBuf,
     /// Write the Markdown here instead of standard output (replacing the
     /// file if it exists).

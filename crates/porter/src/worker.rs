@@ -1,4 +1,4 @@
-//! The file view's worker: `porter __fileview-worker MEMORY CPU` reads one
+//! The file view's worker: `porter __fileview-worker MEMORY CPU OCR-LANGUAGES` reads one
 //! file in a confined process (see `porter_fileview::worker`), and every
 //! other porter command installs it so that the files it views or extracts
 //! are read there rather than in porter's own process.

@@ -137,7 +137,8 @@ fn convert(
                 ));
             }
         },
-        Sniffed::Image(_) | Sniffed::OtherImage { .. } => {
+        Sniffed::Image(format) => return image_text(input.bytes, *format, options, cancel),
+        Sniffed::OtherImage { .. } => {
             return Ok(Converted::NotSupported("an image".to_owned()));
         }
         Sniffed::Audio { what, .. } | Sniffed::Video { what, .. } => {
@@ -150,6 +151,32 @@ fn convert(
         Sniffed::Other { what, .. } => return Ok(Converted::NotSupported(with_article(what))),
     };
     Ok(Converted::Done(markdown))
+}
+
+/// An image file's text, read by OCR: its Markdown with the notes on
+/// it. An image OCR found no text in (or could not read) is not extracted,
+/// and the error says why.
+fn image_text(
+    bytes: &[u8],
+    format: crate::picture::Format,
+    options: &Options,
+    cancel: &Cancel,
+) -> Result<Converted, Failure> {
+    let Some(image_format) = image::ImageFormat::from_mime_type(format.mime_type()) else {
+        return Ok(Converted::NotSupported("an image".to_owned()));
+    };
+    let (read, notes) = crate::ocr::picture_text(bytes, image_format, options, cancel)?;
+    match read {
+        Some(mut markdown) => {
+            markdown.notes.extend(notes);
+            Ok(Converted::Done(markdown))
+        }
+        None if notes.is_empty() => Ok(Converted::NotSupported("an image".to_owned())),
+        None => Ok(Converted::NotSupported(format!(
+            "an image ({})",
+            notes.join(" ").trim_end_matches('.')
+        ))),
+    }
 }
 
 /// `what` with "a"/"an" in front, unless it has one already.

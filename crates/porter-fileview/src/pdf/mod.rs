@@ -3,8 +3,10 @@
 
 #[cfg(feature = "pdf")]
 mod budget;
+#[cfg(any(feature = "pdf", feature = "ocr"))]
+pub(crate) mod layout;
 #[cfg(feature = "pdf")]
-mod layout;
+mod scan;
 
 use crate::bounds::{Cancel, Failure};
 #[cfg(feature = "pdf")]
@@ -89,6 +91,7 @@ pub(crate) fn blocks(
     }
     let whole = shown == total && verdicts.iter().all(Option::is_none);
     let mut refused = Vec::new();
+    let mut session = crate::ocr::Session::new(options);
     for (index, verdict) in verdicts.into_iter().enumerate() {
         cancel.check()?;
         let number = index + 1;
@@ -139,11 +142,28 @@ pub(crate) fn blocks(
             });
         }
         let length: usize = pieces.iter().map(|p| p.text.len()).sum();
-        if pieces.is_empty() {
+        let unreadable = pieces.is_empty()
+            || crate::ocr::unreadable_text(
+                &pieces.iter().map(|p| p.text.as_str()).collect::<String>(),
+            );
+        let left = if unreadable {
+            match scan::page(&document, index, number, &mut session, options, cancel)? {
+                scan::Scan::Read(blocks, length) => {
+                    out.push(Block::Page { number, total });
+                    out.extend(blocks);
+                    used += length;
+                    continue;
+                }
+                scan::Scan::Left(reason) => Some(reason),
+            }
+        } else {
+            None
+        };
+        if let Some(reason) = left.filter(|_| pieces.is_empty()) {
             scanned.push(number);
             out.push(Block::Page { number, total });
             out.push(Block::Note(format!(
-                "Page {number} has no text layer: it is probably a scanned image, and its text cannot be read."
+                "Page {number} has no text layer: it is probably a scanned image, and its text cannot be read ({reason})."
             )));
             continue;
         }
@@ -216,12 +236,12 @@ pub(crate) fn blocks(
                 .to_owned(),
         );
     } else if !scanned.is_empty() {
-        let list: Vec<String> = scanned.iter().map(ToString::to_string).collect();
         notes.push(format!(
-            "Pages without a text layer (probably scans): {}.",
-            list.join(", ")
+            "Pages without a text layer (probably scans) whose text could not be read: {}.",
+            crate::ocr::page_ranges(&scanned)
         ));
     }
+    notes.extend(session.notes());
     Ok((out, notes))
 }
 

@@ -89,8 +89,19 @@ pub fn serve(args: impl IntoIterator<Item = OsString>) -> u8 {
         let _ = writeln!(io::stderr(), "{BAD_ARGS}");
         return 2;
     };
+    // OCR's engine and its data are loaded while files may still be
+    // opened; a worker whose OCR cannot start reads its file without it
+    // (and each page OCR would have read says why).
+    if let Some(languages) = &limits.ocr_languages
+        && let Err(error) = crate::ocr::preload(languages)
+    {
+        let _ = writeln!(
+            io::stderr(),
+            "porter-fileview worker: OCR not started: {error}"
+        );
+    }
     #[cfg(target_os = "linux")]
-    if let Err(error) = sandbox::confine(limits) {
+    if let Err(error) = sandbox::confine(&limits) {
         let _ = writeln!(io::stderr(), "{CONFINE_FAILED}{error}");
         return 3;
     }
@@ -169,7 +180,8 @@ fn warm_up() {
 
 /// The first line a worker writes on standard error when its arguments are
 /// not limits.
-const BAD_ARGS: &str = "porter-fileview worker: expected the memory and CPU limits as arguments";
+const BAD_ARGS: &str =
+    "porter-fileview worker: expected the memory and CPU limits and the OCR languages as arguments";
 /// What a worker writes on standard error before the reason it could not
 /// confine itself.
 const CONFINE_FAILED: &str = "porter-fileview worker: cannot confine itself: ";
@@ -323,34 +335,61 @@ fn read_request(input: &mut impl BufRead) -> Option<(Request, Vec<u8>)> {
 /// `REQUEST_LINE_BYTES` caps the request line (names and options).
 const REQUEST_LINE_BYTES: u64 = 1024 * 1024;
 
-/// The limits a worker is started with, which therefore pick which warm
-/// worker can serve a request.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// The limits a worker is started with, and the OCR languages it loads
+/// before it confines itself, which therefore pick which warm worker can
+/// serve a request.
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Limits {
     /// Address space beyond what the worker holds at start, in bytes.
     pub(crate) memory_bytes: u64,
     /// CPU seconds.
     pub(crate) cpu_seconds: u64,
+    /// The languages OCR reads with, when it may run: the worker starts
+    /// Tesseract with them (and loads their data) while it may still open
+    /// files.
+    pub(crate) ocr_languages: Option<String>,
 }
+
+/// What stands for "no OCR" among a worker's arguments.
+const NO_OCR: &str = "-";
 
 impl Limits {
     fn of(options: &Options) -> Self {
         Self {
             memory_bytes: options.worker_memory_bytes,
             cpu_seconds: options.worker_cpu_seconds.max(1),
+            ocr_languages: (options.ocr
+                && crate::ocr::check_languages(options.ocr_languages.trim()).is_ok())
+            .then(|| options.ocr_languages.trim().to_owned()),
         }
     }
 
-    fn to_args(self) -> [String; 2] {
-        [self.memory_bytes.to_string(), self.cpu_seconds.to_string()]
+    fn to_args(&self) -> [String; 3] {
+        [
+            self.memory_bytes.to_string(),
+            self.cpu_seconds.to_string(),
+            self.ocr_languages
+                .clone()
+                .unwrap_or_else(|| NO_OCR.to_owned()),
+        ]
     }
 
     fn from_args(args: impl IntoIterator<Item = OsString>) -> Option<Self> {
         let mut args = args.into_iter();
         let mut number = || args.next()?.to_str()?.parse::<u64>().ok();
+        let memory_bytes = number()?;
+        let cpu_seconds = number()?;
+        let languages = args.next()?.into_string().ok()?;
+        let ocr_languages = if languages == NO_OCR {
+            None
+        } else {
+            crate::ocr::check_languages(&languages).ok()?;
+            Some(languages)
+        };
         let limits = Self {
-            memory_bytes: number()?,
-            cpu_seconds: number()?,
+            memory_bytes,
+            cpu_seconds,
+            ocr_languages,
         };
         (args.next().is_none()).then_some(limits)
     }
@@ -420,7 +459,7 @@ fn run(job: Job, input: &FileInput<'_>, options: &Options, cancel: &Cancel) -> R
     };
     line.push(b'\n');
     let limits = Limits::of(options);
-    let child = match pool().take(spec, limits) {
+    let child = match pool().take(spec, &limits) {
         Ok(child) => child,
         Err(error) => {
             return Ran::Died(format!(
@@ -729,11 +768,11 @@ fn pool() -> &'static Pool {
 impl Pool {
     /// A worker with these limits: a warm one when there is one still
     /// alive, else a new one; the pool is refilled in the background.
-    fn take(&'static self, spec: &'static Spec, limits: Limits) -> io::Result<Child> {
+    fn take(&'static self, spec: &'static Spec, limits: &Limits) -> io::Result<Child> {
         let mut found = None;
         let mut dead = Vec::new();
         if let Ok(mut idle) = self.idle.lock() {
-            while let Some(at) = idle.iter().position(|(l, _)| *l == limits) {
+            while let Some(at) = idle.iter().position(|(l, _)| l == limits) {
                 let (_, mut child) = idle.swap_remove(at);
                 if matches!(child.try_wait(), Ok(None)) {
                     found = Some(child);
@@ -746,7 +785,7 @@ impl Pool {
             let _ = child.wait();
         }
         if spec.warm > 0 {
-            self.refill(spec, limits);
+            self.refill(spec, limits.clone());
         }
         match found {
             Some(child) => Ok(child),
@@ -783,11 +822,11 @@ impl Pool {
                     if have >= spec.warm {
                         break;
                     }
-                    let Ok(child) = start(spec, limits) else {
+                    let Ok(child) = start(spec, &limits) else {
                         break;
                     };
                     match self.idle.lock() {
-                        Ok(mut idle) => idle.push((limits, child)),
+                        Ok(mut idle) => idle.push((limits.clone(), child)),
                         Err(_) => break,
                     }
                 }
@@ -800,13 +839,16 @@ impl Pool {
 }
 
 /// Starts one worker.
-fn start(spec: &Spec, limits: Limits) -> io::Result<Child> {
+fn start(spec: &Spec, limits: &Limits) -> io::Result<Child> {
     Command::new(&spec.program)
         .arg(&spec.arg)
         .args(limits.to_args())
         // Fewer malloc arenas: each reserves 64 MiB of address space, which
         // would count against the worker's limit for nothing.
         .env("MALLOC_ARENA_MAX", "2")
+        // Tesseract's OpenMP threads would only compete with the other
+        // workers for the same cores, and each costs address space.
+        .env("OMP_THREAD_LIMIT", "1")
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -822,12 +864,17 @@ mod tests {
         let limits = Limits {
             memory_bytes: 512 * 1024 * 1024,
             cpu_seconds: 10,
+            ocr_languages: Some("eng+deu".to_owned()),
         };
         let args = limits.to_args().map(OsString::from);
         assert_eq!(Limits::from_args(args.clone()), Some(limits));
-        assert_eq!(Limits::from_args(args.into_iter().take(1)), None);
-        let extra = ["1", "2", "3"].map(OsString::from);
+        assert_eq!(Limits::from_args(args.into_iter().take(2)), None);
+        let none = ["1", "2", "-"].map(OsString::from);
+        assert_eq!(Limits::from_args(none).and_then(|l| l.ocr_languages), None);
+        let extra = ["1", "2", "3", "4"].map(OsString::from);
         assert_eq!(Limits::from_args(extra), None);
+        let bad = ["1", "2", "../x"].map(OsString::from);
+        assert_eq!(Limits::from_args(bad), None);
         assert_eq!(Limits::from_args(["x", "2"].map(OsString::from)), None);
     }
 

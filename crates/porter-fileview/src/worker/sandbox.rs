@@ -29,7 +29,7 @@ use seccompiler::{
 use super::Limits;
 
 /// Applies the limits and the filter to this process.
-pub(super) fn confine(limits: Limits) -> Result<(), String> {
+pub(super) fn confine(limits: &Limits) -> Result<(), String> {
     let held = held_address_space().unwrap_or(0);
     let address_space = held.saturating_add(limits.memory_bytes);
     set(Resource::As, address_space, "the address space")?;
@@ -236,9 +236,10 @@ mod tests {
 
     /// Confines this process, then tries what a worker must not do.
     fn probe() {
-        confine(Limits {
+        confine(&Limits {
             memory_bytes: 256 * 1024 * 1024,
             cpu_seconds: 20,
+            ocr_languages: None,
         })
         .expect("the process confines itself");
         let open = std::fs::File::open("/etc/passwd").map(drop);

@@ -1,0 +1,220 @@
+//! Tesseract, through the safe `tesseract-plumbing` wrapper of its C API,
+//! on a thread of its own: a page is handed over and its answer waited for
+//! up to the page's time budget. Tesseract cannot be interrupted in the
+//! middle of a page through that API, so a page past its budget is left to
+//! finish on that thread (in the confined worker, the process ends with its
+//! answer; in-process, the page runs on, bounded by its pixel budget) and
+//! no further page of the file is started.
+//!
+//! The engine is started once per process for a set of languages. In the
+//! worker it is started, and its orientation data loaded, before the
+//! process confines itself (see [`preload`]), since the confined process
+//! can open no file.
+
+use std::ffi::CString;
+use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
+use std::sync::{Mutex, MutexGuard, PoisonError};
+use std::time::Duration;
+
+use tesseract_plumbing::TessBaseApi;
+use tesseract_plumbing::tesseract_sys::{
+    TessOcrEngineMode_OEM_DEFAULT, TessPageSegMode_PSM_AUTO_OSD,
+};
+
+use super::Gray;
+
+/// What became of a page handed to the engine.
+#[derive(Debug)]
+pub(crate) enum Answer {
+    /// Tesseract's TSV of the page.
+    Tsv(String),
+    /// The engine could not read it; the reason completes "OCR could not
+    /// read it: …".
+    Failed(String),
+    /// The page took longer than its budget.
+    TimedOut,
+    /// An earlier page is still being read past its budget.
+    Busy,
+}
+
+struct Job {
+    id: u64,
+    languages: String,
+    image: Gray,
+    ppi: u32,
+}
+
+struct Engine {
+    jobs: Sender<Job>,
+    answers: Receiver<(u64, Answer)>,
+    next: u64,
+    /// A job whose answer was not waited for past its budget.
+    pending: Option<u64>,
+}
+
+static ENGINE: Mutex<Option<Engine>> = Mutex::new(None);
+
+fn engine() -> MutexGuard<'static, Option<Engine>> {
+    ENGINE.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// Starts the engine for `languages` and loads everything it reads from
+/// disk (the language data, the orientation data) by reading a small blank
+/// page, so that the process may then confine itself. Returns the reason
+/// when the engine cannot start.
+pub(crate) fn preload(languages: &str) -> Result<(), String> {
+    let blank = Gray {
+        width: 64,
+        height: 64,
+        pixels: vec![255; 64 * 64],
+    };
+    match recognize(languages, blank, 300, Duration::from_secs(60)) {
+        Answer::Tsv(_) => Ok(()),
+        Answer::Failed(reason) => Err(reason),
+        Answer::TimedOut | Answer::Busy => Err("the engine did not start in time".to_owned()),
+    }
+}
+
+/// Reads `image` (of `ppi` pixels per inch) with `languages`, waiting at
+/// most `budget` for the answer.
+pub(crate) fn recognize(languages: &str, image: Gray, ppi: u32, budget: Duration) -> Answer {
+    let mut guard = engine();
+    if guard.is_none() {
+        *guard = start();
+    }
+    let Some(engine) = guard.as_mut() else {
+        return Answer::Failed("the OCR thread could not be started".to_owned());
+    };
+    // An answer to a page given up on earlier may have come since.
+    if let Some(pending) = engine.pending {
+        loop {
+            match engine.answers.try_recv() {
+                Ok((id, _)) if id == pending => {
+                    engine.pending = None;
+                    break;
+                }
+                Ok(_) => {}
+                Err(mpsc::TryRecvError::Empty) => return Answer::Busy,
+                Err(mpsc::TryRecvError::Disconnected) => {
+                    *guard = None;
+                    return Answer::Failed("the OCR thread ended".to_owned());
+                }
+            }
+        }
+    }
+    let id = engine.next;
+    engine.next += 1;
+    let job = Job {
+        id,
+        languages: languages.to_owned(),
+        image,
+        ppi,
+    };
+    if engine.jobs.send(job).is_err() {
+        *guard = None;
+        return Answer::Failed("the OCR thread ended".to_owned());
+    }
+    loop {
+        match engine.answers.recv_timeout(budget) {
+            Ok((got, answer)) if got == id => return answer,
+            Ok(_) => {}
+            Err(RecvTimeoutError::Timeout) => {
+                engine.pending = Some(id);
+                return Answer::TimedOut;
+            }
+            Err(RecvTimeoutError::Disconnected) => {
+                *guard = None;
+                return Answer::Failed("the OCR thread ended".to_owned());
+            }
+        }
+    }
+}
+
+fn start() -> Option<Engine> {
+    let (jobs, job_rx) = mpsc::channel::<Job>();
+    let (answer_tx, answers) = mpsc::channel();
+    std::thread::Builder::new()
+        .name("porter-ocr".to_owned())
+        .spawn(move || serve(&job_rx, &answer_tx))
+        .ok()?;
+    Some(Engine {
+        jobs,
+        answers,
+        next: 0,
+        pending: None,
+    })
+}
+
+/// The OCR thread: one Tesseract, started for the languages of the first
+/// job and started again when a job names others.
+fn serve(jobs: &Receiver<Job>, answers: &Sender<(u64, Answer)>) {
+    let mut api: Option<(String, TessBaseApi)> = None;
+    while let Ok(job) = jobs.recv() {
+        if api
+            .as_ref()
+            .is_none_or(|(languages, _)| *languages != job.languages)
+        {
+            api = None;
+            match init(&job.languages) {
+                Ok(started) => api = Some((job.languages.clone(), started)),
+                Err(reason) => {
+                    if answers.send((job.id, Answer::Failed(reason))).is_err() {
+                        return;
+                    }
+                    continue;
+                }
+            }
+        }
+        let answer = match api.as_mut() {
+            Some((_, api)) => read(api, &job),
+            None => Answer::Failed("the OCR engine is not started".to_owned()),
+        };
+        if answers.send((job.id, answer)).is_err() {
+            return;
+        }
+    }
+}
+
+fn init(languages: &str) -> Result<TessBaseApi, String> {
+    let language = CString::new(languages)
+        .map_err(|_| format!("the language list {languages:?} holds a NUL character"))?;
+    let mut api = TessBaseApi::create();
+    // No data path: Tesseract's own (TESSDATA_PREFIX, else where the system
+    // installed its data).
+    api.init_4(None, Some(&language), TessOcrEngineMode_OEM_DEFAULT)
+        .map_err(|_| missing_language(languages))?;
+    api.set_page_seg_mode(TessPageSegMode_PSM_AUTO_OSD);
+    Ok(api)
+}
+
+/// Why the engine did not start for `languages`.
+fn missing_language(languages: &str) -> String {
+    let packages: Vec<String> = languages
+        .split('+')
+        .map(|l| format!("tesseract-ocr-{}", l.to_ascii_lowercase().replace('_', "-")))
+        .collect();
+    format!(
+        "the language data for {languages:?} could not be loaded; install it (Debian: {}) or set the OCR languages to installed ones",
+        packages.join(", ")
+    )
+}
+
+fn read(api: &mut TessBaseApi, job: &Job) -> Answer {
+    let (Ok(width), Ok(height)) = (
+        i32::try_from(job.image.width),
+        i32::try_from(job.image.height),
+    ) else {
+        return Answer::Failed("the page is too large".to_owned());
+    };
+    if let Err(e) = api.set_image(&job.image.pixels, width, height, 1, width) {
+        return Answer::Failed(format!("the page's pixels were refused ({e})"));
+    }
+    api.set_source_resolution(i32::try_from(job.ppi).unwrap_or(300));
+    if api.recognize().is_err() {
+        return Answer::Failed("Tesseract could not recognise the page".to_owned());
+    }
+    match api.get_tsv_text(0) {
+        Ok(text) => Answer::Tsv(text.as_ref().to_string_lossy().into_owned()),
+        Err(_) => Answer::Failed("Tesseract gave no text for the page".to_owned()),
+    }
+}
