@@ -121,7 +121,7 @@ def config_for(root: Path, stores: Stores, **extra) -> Path:
         extra={
             "storage": stores.storage(),
             "volumes": {"out": {"path": str(out), "mode": "rw"}},
-            "profiles": {"files": {"grants": ["File"], "volumes": ["out"]}},
+            "profiles": {"files": {"grants": ["File", "Read", "Write"], "volumes": ["out"]}},
             **extra,
         },
     )
@@ -234,11 +234,16 @@ async def test_an_expired_inbox_is_purged_from_the_bucket_at_the_next_start(tmp_
     config = config_for(tmp_path, stores, limits={"inbox_ttl": "1s"})
     process, url = start_http(tmp_path, config, env=stores.env())
     try:
-        async with http_client(url, KEY) as client:
+        # A legacy session is a run of its own, which ends with the session.
+        async with http_client(url, KEY, mode="legacy") as client:
             stub_of(await client.call_tool("mcp__everything__get-tiny-image", {}))
-        # The session is over: its run ended.
         run = only_run(url)
         assert list(stores.objects(f"{PREFIX}/runs/{run}/"))
+        transcript = tmp_path / "data" / "runs" / run / "transcript.jsonl"
+        deadline = time.monotonic() + 10
+        while '"kind":"run_ended"' not in transcript.read_text().replace(" ", ""):
+            assert time.monotonic() < deadline, "the session's run never ended"
+            time.sleep(0.05)
     finally:
         process.terminate()
         process.wait(timeout=30)
