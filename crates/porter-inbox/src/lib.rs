@@ -393,19 +393,17 @@ impl Inbox {
         postgres_url: Option<&str>,
         limits: Limits,
     ) -> Result<Self, InboxError> {
-        Self::on_local_disk(data_dir, limits, Some(blobs), || match postgres_url {
-            Some(url) => {
+        Self::on_local_disk(data_dir, limits, Some(blobs), || {
+            if let Some(url) = postgres_url {
                 let store = Arc::new(PostgresRecords::open(url)?);
                 let records: Arc<dyn Records> = store.clone();
                 let documents: Arc<dyn Documents> = store;
-                Ok((records, documents))
+                return Ok((records, documents));
             }
-            None => {
-                let db = data_dir.join(DB_FILE);
-                let records: Arc<dyn Records> = Arc::new(SqliteRecords::open(&db)?);
-                let documents: Arc<dyn Documents> = Arc::new(SqliteDocuments::open(&db)?);
-                Ok((records, documents))
-            }
+            let db = data_dir.join(DB_FILE);
+            let records: Arc<dyn Records> = Arc::new(SqliteRecords::open(&db)?);
+            let documents: Arc<dyn Documents> = Arc::new(SqliteDocuments::open(&db)?);
+            Ok((records, documents))
         })
     }
 

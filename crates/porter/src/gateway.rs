@@ -154,12 +154,13 @@ fn run_doctor(args: &DoctorArgs) -> ExitCode {
     let data_dir = data_dir(&config, &vars);
     let checks = porter_gateway::doctor::run(&config, &data_dir);
     let failed = checks.iter().filter(|check| !check.ok).count();
-    let mut text: String = checks.iter().map(|check| format!("{check}\n")).collect();
-    text.push_str(&match failed {
-        0 => "doctor: every check passed\n".to_owned(),
-        1 => "doctor: 1 check failed; fix it and run doctor again\n".to_owned(),
-        n => format!("doctor: {n} checks failed; fix them and run doctor again\n"),
+    let mut lines: Vec<String> = checks.iter().map(ToString::to_string).collect();
+    lines.push(match failed {
+        0 => "doctor: every check passed".to_owned(),
+        1 => "doctor: 1 check failed; fix it and run doctor again".to_owned(),
+        n => format!("doctor: {n} checks failed; fix them and run doctor again"),
     });
+    let text = lines.join("\n") + "\n";
     let code = if failed == 0 {
         ExitCode::SUCCESS
     } else {

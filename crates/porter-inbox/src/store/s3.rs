@@ -449,7 +449,10 @@ impl Inner {
                 }
             }),
             NameGuard::ClaimedInProcess => {
-                let _claim = self.claim.lock().unwrap_or_else(|p| p.into_inner());
+                let _claim = self
+                    .claim
+                    .lock()
+                    .unwrap_or_else(std::sync::PoisonError::into_inner);
                 self.call("store a file", async move {
                     if exists(&store, &at).await? {
                         return Ok(false);
@@ -475,7 +478,10 @@ impl Inner {
                 }
             }),
             NameGuard::ClaimedInProcess => {
-                let _claim = self.claim.lock().unwrap_or_else(|p| p.into_inner());
+                let _claim = self
+                    .claim
+                    .lock()
+                    .unwrap_or_else(std::sync::PoisonError::into_inner);
                 self.call("name a stored file", async move {
                     if exists(&store, &to).await? {
                         return Ok(false);
@@ -517,14 +523,14 @@ impl Inner {
         let store = self.store.clone();
         let key = key.clone();
         self.call(what, async move {
-            if let Some(part) = key.as_ref().strip_suffix(".upload") {
-                if let Ok(got) = store.get(&key).await {
-                    let id = String::from_utf8_lossy(&got.bytes().await?).into_owned();
-                    let part = Path::from(format!("{part}.part"));
-                    match store.abort_multipart(&part, &id).await {
-                        Ok(()) | Err(object_store::Error::NotFound { .. }) => {}
-                        Err(e) => return Err(e),
-                    }
+            if let Some(part) = key.as_ref().strip_suffix(".upload")
+                && let Ok(got) = store.get(&key).await
+            {
+                let id = String::from_utf8_lossy(&got.bytes().await?).into_owned();
+                let part = Path::from(format!("{part}.part"));
+                match store.abort_multipart(&part, &id).await {
+                    Ok(()) | Err(object_store::Error::NotFound { .. }) => {}
+                    Err(e) => return Err(e),
                 }
             }
             match store.delete(&key).await {
@@ -797,13 +803,12 @@ impl Staged for S3Staged {
             }
             created
         } else {
-            let bytes = match &self.small {
-                Some(bytes) => bytes.clone(),
-                None => {
-                    let bytes = Bytes::from(std::mem::take(&mut self.buffer));
-                    self.small = Some(bytes.clone());
-                    bytes
-                }
+            let bytes = if let Some(bytes) = &self.small {
+                bytes.clone()
+            } else {
+                let bytes = Bytes::from(std::mem::take(&mut self.buffer));
+                self.small = Some(bytes.clone());
+                bytes
             };
             self.inner.create(&target, bytes)?
         };

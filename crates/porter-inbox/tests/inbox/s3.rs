@@ -266,8 +266,11 @@ fn a_large_capture_goes_up_in_parts_without_holding_the_file_and_reads_back_by_r
     }
     let expected = sha2::Digest::finalize(hasher)
         .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect::<String>();
+        .fold(String::new(), |mut hex, b| {
+            use std::fmt::Write as _;
+            let _ = write!(hex, "{b:02x}");
+            hex
+        });
     assert_eq!(sha, expected, "the record's sha256 is the bytes'");
     // One part buffered and one in flight, plus the client's own buffers;
     // never the 40 MiB file.
