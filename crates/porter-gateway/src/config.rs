@@ -54,12 +54,14 @@ pub struct Config {
     pub git: GitConfig,
     /// The operator's hooks that judge network operations before they run.
     pub hooks: HooksConfig,
-    /// Where runs, file records and events are kept: the embedded SQLite
-    /// file (default) or a PostgreSQL database several gateways can share.
+    /// Where runs, file records and events are kept (the embedded SQLite
+    /// file by default, or a PostgreSQL database several gateways can
+    /// share), and where the inbox's bytes are (the data dir by default, or
+    /// an S3-compatible bucket).
     pub storage: StorageConfig,
 }
 
-/// `StorageConfig` chooses the record store.
+/// `StorageConfig` chooses the record store and the blob store.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(default, deny_unknown_fields)]
 pub struct StorageConfig {
@@ -76,6 +78,182 @@ pub struct StorageConfig {
     #[serde(skip)]
     #[schemars(skip)]
     pub resolved_postgres_url: Option<SecretUrl>,
+    /// `local` (default: files under the data dir) or `s3` (the bucket
+    /// `s3` names).
+    pub blobs: BlobsBackend,
+    /// The S3-compatible bucket when `blobs: s3`.
+    pub s3: Option<S3Config>,
+    /// `s3` with its `${ENV}` resolved and checked, set when the config is
+    /// loaded.
+    #[serde(skip)]
+    #[schemars(skip)]
+    pub resolved_s3: Option<porter_inbox::S3Settings>,
+}
+
+/// `BlobsBackend` is where the inbox's bytes are kept.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "lowercase")]
+pub enum BlobsBackend {
+    /// Files under the data dir (`runs/<run>/inbox/`).
+    #[default]
+    Local,
+    /// An S3-compatible bucket (`storage.s3`).
+    S3,
+}
+
+/// `S3Config` is an S3-compatible bucket (AWS S3, Garage, MinIO, …).
+#[derive(Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[serde(default, deny_unknown_fields)]
+pub struct S3Config {
+    /// The S3 API's base URL: `http://127.0.0.1:3900`,
+    /// `https://s3.eu-west-1.amazonaws.com`.
+    pub endpoint: String,
+    /// The bucket's name (it must exist).
+    pub bucket: String,
+    /// The region requests are signed for (default `us-east-1`; Garage's is
+    /// its `s3_region`, often `garage`).
+    pub region: Option<String>,
+    /// A key prefix for every object this gateway writes (`porter/prod`);
+    /// default: the bucket's root.
+    pub prefix: Option<String>,
+    /// The access key's id, or `${ENV_NAME}` to read it from the
+    /// environment.
+    pub access_key_id: String,
+    /// The access key's secret, or `${ENV_NAME}` to read it from the
+    /// environment (recommended); never logged or shown in a message.
+    pub secret_access_key: String,
+    /// `true` (default): `endpoint/bucket/key`, what Garage and MinIO
+    /// expect; `false`: `bucket.endpoint/key` (virtual-hosted).
+    pub path_style: Option<bool>,
+}
+
+impl std::fmt::Debug for S3Config {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("S3Config")
+            .field("endpoint", &self.endpoint)
+            .field("bucket", &self.bucket)
+            .field("region", &self.region)
+            .field("prefix", &self.prefix)
+            .field("access_key_id", &self.access_key_id)
+            .field("secret_access_key", &"***")
+            .field("path_style", &self.path_style)
+            .finish()
+    }
+}
+
+impl S3Config {
+    /// Checks every key and resolves the credentials through `vars`; an
+    /// error names the key at fault and never shows the secret.
+    fn resolve(
+        &self,
+        vars: &dyn Fn(&str) -> Option<String>,
+    ) -> Result<porter_inbox::S3Settings, ConfigError> {
+        let invalid = |key: &str, message: String| ConfigError::Invalid {
+            key: format!("storage.s3.{key}"),
+            message,
+        };
+        let endpoint = self.endpoint.trim().trim_end_matches('/').to_owned();
+        let parsed = url::Url::parse(&endpoint).map_err(|e| {
+            invalid(
+                "endpoint",
+                format!("{endpoint:?} is not a URL ({e}); write http://host:port or https://host"),
+            )
+        })?;
+        if !matches!(parsed.scheme(), "http" | "https")
+            || parsed.host_str().is_none_or(str::is_empty)
+            || !parsed.username().is_empty()
+            || parsed.password().is_some()
+            || parsed.query().is_some()
+        {
+            return Err(invalid(
+                "endpoint",
+                format!(
+                    "{} is not an http:// or https:// URL with a host and nothing else; write http://host:port or https://host (credentials go in access_key_id and secret_access_key)",
+                    parsed.origin().ascii_serialization()
+                ),
+            ));
+        }
+        let bucket = self.bucket.trim();
+        if !(3..=63).contains(&bucket.len())
+            || !bucket
+                .bytes()
+                .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-' || b == b'.')
+            || bucket.starts_with(['-', '.'])
+            || bucket.ends_with(['-', '.'])
+        {
+            return Err(invalid(
+                "bucket",
+                format!(
+                    "{bucket:?} is not a bucket name; write 3 to 63 lower-case letters, digits, '-' or '.'"
+                ),
+            ));
+        }
+        let prefix = self
+            .prefix
+            .as_deref()
+            .unwrap_or("")
+            .trim()
+            .trim_matches('/');
+        if !prefix.is_empty()
+            && !prefix.split('/').all(|part| {
+                !part.is_empty()
+                    && part != "."
+                    && part != ".."
+                    && part
+                        .bytes()
+                        .all(|b| b.is_ascii_alphanumeric() || b"-_.".contains(&b))
+            })
+        {
+            return Err(invalid(
+                "prefix",
+                format!(
+                    "{prefix:?} is not a key prefix; write parts of letters, digits, '-', '_' or '.' between '/', e.g. porter/prod"
+                ),
+            ));
+        }
+        let credential = |key: &str, text: &str, secret: bool| {
+            let value = expand(text, vars).map_err(|e| match e {
+                Expand::Unset(var) => invalid(
+                    key,
+                    format!(
+                        "reads ${{{var}}}, but the environment variable {var} is not set; set it"
+                    ),
+                ),
+                Expand::Unclosed => {
+                    invalid(key, "`${` is not closed; write ${ENV_NAME}".to_owned())
+                }
+            })?;
+            if value.trim().is_empty() {
+                return Err(invalid(
+                    key,
+                    if secret {
+                        "is empty; write ${S3_SECRET_ACCESS_KEY} and set that variable".to_owned()
+                    } else {
+                        "is empty; write the key id, or ${S3_ACCESS_KEY_ID} and set that variable"
+                            .to_owned()
+                    },
+                ));
+            }
+            Ok(value)
+        };
+        let access_key_id = credential("access_key_id", &self.access_key_id, false)?;
+        let secret_access_key = credential("secret_access_key", &self.secret_access_key, true)?;
+        Ok(porter_inbox::S3Settings {
+            endpoint,
+            bucket: bucket.to_owned(),
+            region: self
+                .region
+                .as_deref()
+                .map(str::trim)
+                .filter(|r| !r.is_empty())
+                .unwrap_or("us-east-1")
+                .to_owned(),
+            prefix: prefix.to_owned(),
+            access_key_id,
+            secret_access_key,
+            path_style: self.path_style.unwrap_or(true),
+        })
+    }
 }
 
 /// `RecordsBackend` is where records are kept.
@@ -101,8 +279,33 @@ impl std::fmt::Debug for SecretUrl {
 }
 
 impl StorageConfig {
-    /// Checks the section and resolves `postgres_url` through `vars`.
+    /// Checks the section and resolves `postgres_url` and the S3
+    /// credentials through `vars`.
     fn resolve(&mut self, vars: &dyn Fn(&str) -> Option<String>) -> Result<(), ConfigError> {
+        self.resolved_s3 = match (self.blobs, &self.s3) {
+            (BlobsBackend::Local, None) => None,
+            (BlobsBackend::Local, Some(_)) => {
+                return Err(ConfigError::Invalid {
+                    key: "storage.s3".to_owned(),
+                    message: "is set but storage.blobs is local; write `blobs: s3` to use it, or remove it".to_owned(),
+                });
+            }
+            (BlobsBackend::S3, None) => {
+                return Err(ConfigError::Invalid {
+                    key: "storage.blobs".to_owned(),
+                    message: "is s3 but storage.s3 is not set; add s3: {endpoint: http://host:3900, bucket: porter, access_key_id: ${S3_ACCESS_KEY_ID}, secret_access_key: ${S3_SECRET_ACCESS_KEY}}".to_owned(),
+                });
+            }
+            (BlobsBackend::S3, Some(s3)) => Some(s3.resolve(vars)?),
+        };
+        self.resolve_records(vars)
+    }
+
+    /// Checks the records part and resolves `postgres_url` through `vars`.
+    fn resolve_records(
+        &mut self,
+        vars: &dyn Fn(&str) -> Option<String>,
+    ) -> Result<(), ConfigError> {
         let invalid = |message: String| ConfigError::Invalid {
             key: "storage.postgres_url".to_owned(),
             message,
@@ -1214,6 +1417,85 @@ mod tests {
         let shown = format!("{config:?}");
         assert!(!shown.contains("s3cret-pw"), "{shown}");
         assert!(shown.contains("postgres://u:***@db:5432/p"), "{shown}");
+    }
+
+    #[test]
+    fn s3_blobs_are_checked_with_the_key_at_fault_and_no_secret_shown() {
+        let default = Config::from_yaml("", &no_vars).expect("empty is fine");
+        assert_eq!(default.storage.blobs, BlobsBackend::Local);
+        assert_eq!(default.storage.resolved_s3, None);
+
+        let error = error_of("storage: {blobs: s3}");
+        assert!(error.starts_with("storage.blobs:"), "{error}");
+        assert!(error.contains("storage.s3"), "{error}");
+        let error = error_of("storage: {s3: {endpoint: 'http://h:3900', bucket: b}}");
+        assert!(error.starts_with("storage.s3:"), "{error}");
+        let error = error_of("storage: {blobs: nfs}");
+        assert!(error.contains("storage.blobs"), "{error}");
+        let error = error_of("storage: {blobs: s3, s3: {endpoint: x, bucket: b, bukket: c}}");
+        assert!(error.contains("storage.s3.bukket"), "{error}");
+
+        let with = |fields: &[(&str, &str)]| {
+            let mut map = vec![
+                ("endpoint", "'http://127.0.0.1:3900'"),
+                ("bucket", "porter-data"),
+                ("access_key_id", "GK1"),
+                ("secret_access_key", "'${S3_SECRET}'"),
+            ];
+            for (key, value) in fields {
+                match map.iter_mut().find(|(k, _)| k == key) {
+                    Some(pair) => pair.1 = value,
+                    None => map.push((key, value)),
+                }
+            }
+            let body: Vec<String> = map.iter().map(|(k, v)| format!("{k}: {v}")).collect();
+            format!("storage: {{blobs: s3, s3: {{{}}}}}", body.join(", "))
+        };
+        let vars = vars_of(&[("S3_SECRET", "wJalr-never-shown")]);
+        for (field, value, key) in [
+            ("endpoint", "'ftp://h'", "storage.s3.endpoint"),
+            ("endpoint", "'not a url'", "storage.s3.endpoint"),
+            ("endpoint", "'http://u:pw@h:3900'", "storage.s3.endpoint"),
+            ("bucket", "'Bad_Bucket'", "storage.s3.bucket"),
+            ("bucket", "''", "storage.s3.bucket"),
+            ("prefix", "'a/../b'", "storage.s3.prefix"),
+            ("prefix", "'a b'", "storage.s3.prefix"),
+            ("access_key_id", "''", "storage.s3.access_key_id"),
+            (
+                "secret_access_key",
+                "'${NOT_SET}'",
+                "storage.s3.secret_access_key",
+            ),
+        ] {
+            let yaml = with(&[(field, value)]);
+            let error = Config::from_yaml(&yaml, &vars)
+                .expect_err("refused")
+                .to_string();
+            assert!(error.starts_with(&format!("{key}:")), "{yaml} → {error}");
+            assert!(!error.contains("wJalr-never-shown"), "{error}");
+            assert!(!error.contains("pw@"), "{error}");
+        }
+        let error = Config::from_yaml(&with(&[("secret_access_key", "'${NOT_SET}'")]), &vars)
+            .expect_err("refused")
+            .to_string();
+        assert!(error.contains("NOT_SET"), "{error}");
+
+        let config =
+            Config::from_yaml(&with(&[("prefix", "'/porter/prod/'")]), &vars).expect("valid");
+        let s3 = config.storage.resolved_s3.clone().expect("resolved");
+        assert_eq!(s3.secret_access_key, "wJalr-never-shown");
+        assert_eq!(s3.prefix, "porter/prod");
+        assert_eq!(s3.region, "us-east-1");
+        assert!(s3.path_style);
+        let shown = format!("{config:?}");
+        assert!(!shown.contains("wJalr-never-shown"), "{shown}");
+        let literal = Config::from_yaml(
+            "storage: {blobs: s3, s3: {endpoint: 'http://h:1', bucket: bkt, access_key_id: k, secret_access_key: literal-secret-9}}",
+            &no_vars,
+        )
+        .expect("a literal secret is allowed");
+        let shown = format!("{literal:?}");
+        assert!(!shown.contains("literal-secret-9"), "{shown}");
     }
 
     const FULL: &str = r"

@@ -28,6 +28,7 @@ pub mod admin;
 pub mod api;
 pub mod config;
 pub mod context;
+pub mod doctor;
 pub mod documents;
 pub mod file;
 pub mod git;
@@ -97,9 +98,14 @@ impl Gateway {
     /// servers on first use.
     pub fn new(config: Config, data_dir: &Path, keys: Keys) -> anyhow::Result<Arc<Self>> {
         porter_git::init()?;
-        let inbox = Arc::new(match &config.storage.resolved_postgres_url {
-            Some(url) => Inbox::open_on_postgres(data_dir, &url.0, config.limits())?,
-            None => Inbox::open(data_dir, config.limits())?,
+        let postgres_url = config.storage.resolved_postgres_url.as_ref();
+        let inbox = Arc::new(match (&config.storage.resolved_s3, postgres_url) {
+            (Some(s3), url) => {
+                let blobs = Arc::new(porter_inbox::S3Blobs::open(s3)?);
+                Inbox::open_with_blobs(data_dir, blobs, url.map(|u| u.0.as_str()), config.limits())?
+            }
+            (None, Some(url)) => Inbox::open_on_postgres(data_dir, &url.0, config.limits())?,
+            (None, None) => Inbox::open(data_dir, config.limits())?,
         });
         let net = porter_net::Net::new(config.net_policy())?;
         let hooks = hooks::Hooks::new(&config.hooks, &net);

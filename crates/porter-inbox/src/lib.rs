@@ -49,7 +49,10 @@ use sha2::{Digest as _, Sha256};
 
 pub use documents::{Document, Documents, SqliteDocuments};
 pub use keeper::Keeper;
-pub use store::{Blobs, LocalBlobs, PostgresRecords, Records, SqliteRecords, Staged};
+pub use store::{
+    BlobReader, Blobs, LocalBlobs, PostgresRecords, Records, S3Blobs, S3Settings, SqliteRecords,
+    Staged,
+};
 pub use stub::{HASH_SHOWN_CHARS, inbox_ref};
 
 /// `FILE_MAX_BYTES` is the default most one kept file may hold (64 MiB).
@@ -330,7 +333,7 @@ impl Inbox {
     /// `data_dir/porter.sqlite3`, files under `data_dir/runs/<run>/inbox/`.
     /// Temp files left by a process killed mid-write are removed.
     pub fn open(data_dir: &Path, limits: Limits) -> Result<Self, InboxError> {
-        Self::on_local_disk(data_dir, limits, || {
+        Self::on_local_disk(data_dir, limits, None, || {
             let db = data_dir.join(DB_FILE);
             let records: Arc<dyn Records> = Arc::new(SqliteRecords::open(&db)?);
             let documents: Arc<dyn Documents> = Arc::new(SqliteDocuments::open(&db)?);
@@ -343,6 +346,7 @@ impl Inbox {
     fn on_local_disk(
         data_dir: &Path,
         limits: Limits,
+        blobs: Option<Arc<dyn Blobs>>,
         stores: impl FnOnce() -> Result<(Arc<dyn Records>, Arc<dyn Documents>), InboxError>,
     ) -> Result<Self, InboxError> {
         let mut builder = std::fs::DirBuilder::new();
@@ -353,7 +357,7 @@ impl Inbox {
         let (records, documents) = stores()?;
         Self::with_all_stores(
             data_dir,
-            Arc::new(LocalBlobs::new(data_dir)),
+            blobs.unwrap_or_else(|| Arc::new(LocalBlobs::new(data_dir))),
             records,
             Some(documents),
             limits,
@@ -370,10 +374,35 @@ impl Inbox {
         url: &str,
         limits: Limits,
     ) -> Result<Self, InboxError> {
-        Self::on_local_disk(data_dir, limits, || {
+        Self::on_local_disk(data_dir, limits, None, || {
             let store = Arc::new(PostgresRecords::open(url)?);
             let records: Arc<dyn Records> = store.clone();
             let documents: Arc<dyn Documents> = store;
+            Ok((records, documents))
+        })
+    }
+
+    /// Opens the inbox with its files in `blobs` (say [`S3Blobs`]) and its
+    /// records and Documents in the PostgreSQL database at `postgres_url`,
+    /// else in the SQLite file under `data_dir`. `data_dir` keeps the
+    /// transcripts and, for blobs off the local disk, the copies of files
+    /// the `File` tool reads (see [`Inbox::localize`]).
+    pub fn open_with_blobs(
+        data_dir: &Path,
+        blobs: Arc<dyn Blobs>,
+        postgres_url: Option<&str>,
+        limits: Limits,
+    ) -> Result<Self, InboxError> {
+        Self::on_local_disk(data_dir, limits, Some(blobs), || {
+            if let Some(url) = postgres_url {
+                let store = Arc::new(PostgresRecords::open(url)?);
+                let records: Arc<dyn Records> = store.clone();
+                let documents: Arc<dyn Documents> = store;
+                return Ok((records, documents));
+            }
+            let db = data_dir.join(DB_FILE);
+            let records: Arc<dyn Records> = Arc::new(SqliteRecords::open(&db)?);
+            let documents: Arc<dyn Documents> = Arc::new(SqliteDocuments::open(&db)?);
             Ok((records, documents))
         })
     }
@@ -666,7 +695,7 @@ impl Inbox {
         &self,
         run: RunId,
         path: &str,
-    ) -> Result<(FileRecord, std::fs::File), InboxError> {
+    ) -> Result<(FileRecord, Box<dyn BlobReader>), InboxError> {
         let no_file = || InboxError::NoFile {
             run,
             path: path.to_owned(),
@@ -676,10 +705,77 @@ impl Inbox {
         Ok((record, file))
     }
 
-    /// The inbox root of a run on the local disk (may not exist yet).
+    /// The inbox root of a run on the local disk (may not exist yet). With
+    /// blobs off the local disk it holds the copies [`Inbox::localize`]
+    /// made.
     #[must_use]
     pub fn inbox_dir(&self, run: RunId) -> PathBuf {
         LocalBlobs::new(&self.shared.data_dir).inbox_dir(run)
+    }
+
+    /// Whether the files are on the local disk under [`Inbox::inbox_dir`]
+    /// (else in object storage).
+    #[must_use]
+    pub fn blobs_on_local_disk(&self) -> bool {
+        self.shared.blobs.on_local_disk()
+    }
+
+    /// Makes [`Inbox::inbox_dir`] hold every recorded file at or under
+    /// `rel` (`""`: the whole inbox) as the blob store has it, and nothing
+    /// else there, so tools that read the inbox as a folder see what is
+    /// recorded. Nothing to do when the files are on the local disk already.
+    /// A copy that is there with the recorded size is kept; a missing one
+    /// is fetched through a staged file (so a reader never sees half of it).
+    pub fn localize(&self, run: RunId, rel: &str) -> Result<(), InboxError> {
+        if self.blobs_on_local_disk() {
+            return Ok(());
+        }
+        let rel = rel.trim_matches('/');
+        let in_scope = |path: &str| {
+            rel.is_empty()
+                || path == rel
+                || path
+                    .strip_prefix(rel)
+                    .is_some_and(|rest| rest.starts_with('/'))
+        };
+        let records: std::collections::BTreeMap<String, FileRecord> = self
+            .shared
+            .records
+            .files(run)?
+            .into_iter()
+            .filter(|r| in_scope(&r.path))
+            .map(|r| (r.path.clone(), r))
+            .collect();
+        let cache = LocalBlobs::new(&self.shared.data_dir);
+        let root = cache.inbox_dir(run);
+        let mut present = Vec::new();
+        store::local_files(&root, rel, &mut present)?;
+        for (path, size) in present {
+            if records.get(&path).is_none_or(|r| r.size != size) {
+                cache.remove(run, &path)?;
+            }
+        }
+        for record in records.values() {
+            let copy = root.join(&record.path);
+            if std::fs::symlink_metadata(&copy).is_ok_and(|m| m.is_file() && m.len() == record.size)
+            {
+                continue;
+            }
+            let mut reader = self.shared.blobs.open(run, &record.path)?;
+            let mut staged = cache.stage(run)?;
+            std::io::copy(&mut reader, &mut staged)?;
+            // Another call may have made the same copy meanwhile: fine.
+            let _ = staged.commit(&record.path)?;
+        }
+        Ok(())
+    }
+
+    /// Drops the local copy of a file whose blob is off the local disk.
+    fn drop_local_copy(&self, run: RunId, path: &str) -> Result<(), InboxError> {
+        if self.blobs_on_local_disk() {
+            return Ok(());
+        }
+        LocalBlobs::new(&self.shared.data_dir).remove(run, path)
     }
 
     /// Removes one kept file and its record, freeing its bytes, and records
@@ -700,6 +796,7 @@ impl Inbox {
 
     fn remove_record(&self, record: &FileRecord) -> Result<(), InboxError> {
         self.shared.blobs.remove(record.run, &record.path)?;
+        self.drop_local_copy(record.run, &record.path)?;
         if self.shared.records.remove_file(record.run, &record.path)? {
             self.shared.usage.release(record.run, record.size);
         }
@@ -785,6 +882,9 @@ impl Inbox {
         let runs = self.shared.records.ended_by(cutoff)?;
         for &run in &runs {
             self.shared.blobs.purge(run)?;
+            if !self.blobs_on_local_disk() {
+                LocalBlobs::new(&self.shared.data_dir).purge(run)?;
+            }
             self.shared.records.mark_purged(run)?;
             self.shared.usage.forget(run);
             self.record_event(run, "inbox_purged", serde_json::json!({}))?;

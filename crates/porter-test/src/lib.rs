@@ -15,6 +15,7 @@
 //! assert_eq!(porter_test::numbered_lines(&text), vec![(1, "first line".to_owned())]);
 //! ```
 
+pub mod garage;
 pub mod postgres;
 
 use std::path::PathBuf;

@@ -30,6 +30,18 @@ enum GatewayCommand {
     Serve(ServeArgs),
     /// Print the JSON Schema of the config file.
     Schema,
+    /// Check the stores the config names: the records database (it
+    /// answers; its schema version against this build's) and the blob store
+    /// (a probe object written, read back and deleted). Says what to fix;
+    /// exit 0 when every check passes, 1 otherwise.
+    Doctor(DoctorArgs),
+}
+
+#[derive(Debug, Args)]
+struct DoctorArgs {
+    /// The config file (YAML); without one the embedded defaults apply.
+    #[arg(long)]
+    config: Option<PathBuf>,
 }
 
 #[derive(Debug, Args)]
@@ -61,6 +73,7 @@ pub fn run(args: GatewayArgs) -> ExitCode {
                 }
             }
         }
+        GatewayCommand::Doctor(doctor) => run_doctor(&doctor),
         GatewayCommand::Serve(serve) => {
             crate::init_logging(porter_gateway::DEFAULT_LOG_FILTER);
             let vars = |name: &str| std::env::var(name).ok();
@@ -120,6 +133,40 @@ pub fn run(args: GatewayArgs) -> ExitCode {
             }
         }
     }
+}
+
+/// `porter gateway doctor`: one line per check on stdout, exit 0 when all
+/// pass, 1 when any fails (a config that cannot be read is one).
+fn run_doctor(args: &DoctorArgs) -> ExitCode {
+    let vars = |name: &str| std::env::var(name).ok();
+    let config = match &args.config {
+        Some(path) => Config::load(path, &vars),
+        None => Config::from_yaml("", &vars),
+    };
+    let config = match config {
+        Ok(config) => config,
+        Err(error) => {
+            let line = format!("config: FAILED: {error}\n");
+            return crate::output::finish(crate::output::print(&line), ExitCode::from(1));
+        }
+    };
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    let data_dir = data_dir(&config, &vars);
+    let checks = porter_gateway::doctor::run(&config, &data_dir);
+    let failed = checks.iter().filter(|check| !check.ok).count();
+    let mut lines: Vec<String> = checks.iter().map(ToString::to_string).collect();
+    lines.push(match failed {
+        0 => "doctor: every check passed".to_owned(),
+        1 => "doctor: 1 check failed; fix it and run doctor again".to_owned(),
+        n => format!("doctor: {n} checks failed; fix them and run doctor again"),
+    });
+    let text = lines.join("\n") + "\n";
+    let code = if failed == 0 {
+        ExitCode::SUCCESS
+    } else {
+        ExitCode::from(1)
+    };
+    crate::output::finish(crate::output::print(&text), code)
 }
 
 async fn serve_gateway(

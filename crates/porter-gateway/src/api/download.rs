@@ -1,20 +1,21 @@
 //! `GET /v1/runs/{run_id}/inbox/{path}`: one recorded file of a run's inbox,
-//! streamed as an attachment that a browser will neither run nor sniff.
+//! streamed as an attachment that a browser will neither run nor sniff, from
+//! the local disk or from object storage alike; one `Range` of it on request
+//! (`206 Partial Content`).
 
 use std::fmt::Write as _;
-use std::io::{Read, Seek, SeekFrom};
+use std::io::{Read, Seek as _, SeekFrom};
 use std::sync::Arc;
 
-use axum::body::Body;
+use axum::body::{Body, Bytes};
 use axum::extract::rejection::PathRejection;
 use axum::extract::{Extension, Path, State};
-use axum::http::{HeaderMap, HeaderName, HeaderValue, header};
+use axum::http::{HeaderMap, HeaderName, HeaderValue, StatusCode, header};
 use axum::response::{IntoResponse, Response};
 use cap_fs_ext::{FollowSymlinks, OpenOptionsFollowExt};
-use porter_inbox::{FileRecord, Inbox, RunId};
+use porter_inbox::store::LocalReader;
+use porter_inbox::{BlobReader, FileRecord, Inbox, InboxError, RunId};
 use sha2::{Digest as _, Sha256};
-use tokio::io::AsyncReadExt as _;
-use tokio_util::io::ReaderStream;
 
 use super::{ApiError, ApiState, blocking, readable_run};
 use crate::access::KeyInfo;
@@ -179,17 +180,50 @@ pub(super) fn plausible_path(path: &str) -> bool {
 /// A recorded file, opened, with what we learnt by reading it once.
 pub(super) struct Opened {
     pub(super) record: FileRecord,
-    pub(super) file: std::fs::File,
+    pub(super) reader: Box<dyn BlobReader>,
     /// The bytes read while hashing; the most that will be sent.
     pub(super) len: u64,
     /// Whether those bytes hash to the record's SHA-256.
     matches_record: bool,
 }
 
-/// Opens the recorded file `path` of `run`'s inbox beneath the inbox root
-/// (never through a symbolic link, never outside the root) and hashes it.
+/// Opens the recorded file `path` of `run`'s inbox (on the local disk:
+/// beneath the inbox root, never through a symbolic link, never outside the
+/// root; else from the blob store) and hashes it.
 pub(super) fn open_recorded(inbox: &Inbox, run: RunId, path: &str) -> Result<Opened, ApiError> {
     let record = inbox.file(run, path)?.ok_or(ApiError::NoFile)?;
+    let mut reader = if inbox.blobs_on_local_disk() {
+        open_local(inbox, run, &record, path)?
+    } else {
+        match inbox.open_file(run, &record.path) {
+            Ok((_, reader)) => reader,
+            Err(InboxError::NoFile { .. }) => {
+                tracing::warn!(run = %run, path, "a recorded inbox file is missing from the blob store; not served");
+                return Err(ApiError::NoFile);
+            }
+            Err(err) => return Err(err.into()),
+        }
+    };
+    let (len, digest) = hash(&mut reader).map_err(ApiError::internal)?;
+    let matches_record = len == record.size && digest.eq_ignore_ascii_case(&record.sha256);
+    reader
+        .seek(SeekFrom::Start(0))
+        .map_err(ApiError::internal)?;
+    Ok(Opened {
+        record,
+        reader,
+        len,
+        matches_record,
+    })
+}
+
+/// Opens a recorded file beneath the local inbox root.
+fn open_local(
+    inbox: &Inbox,
+    run: RunId,
+    record: &FileRecord,
+    path: &str,
+) -> Result<Box<dyn BlobReader>, ApiError> {
     let root = inbox.inbox_dir(run);
     let dir = cap_std::fs::Dir::open_ambient_dir(&root, cap_std::ambient_authority())
         .map_err(|err| not_served(&root, path, &err))?;
@@ -206,17 +240,7 @@ pub(super) fn open_recorded(inbox: &Inbox, run: RunId, path: &str) -> Result<Ope
         tracing::warn!(run = %run, path, "a recorded inbox path is not a regular file; not served");
         return Err(ApiError::NoFile);
     }
-    let (len, digest) = hash(&file).map_err(ApiError::internal)?;
-    let matches_record = len == record.size && digest.eq_ignore_ascii_case(&record.sha256);
-    (&file)
-        .seek(SeekFrom::Start(0))
-        .map_err(ApiError::internal)?;
-    Ok(Opened {
-        record,
-        file,
-        len,
-        matches_record,
-    })
+    Ok(Box::new(LocalReader::new(file, metadata.len())))
 }
 
 /// A recorded file that cannot be opened beneath the inbox root (gone, a
@@ -227,7 +251,7 @@ fn not_served(root: &std::path::Path, path: &str, err: &std::io::Error) -> ApiEr
 }
 
 /// The length and SHA-256 (lower-case hex) of everything `file` holds.
-fn hash(mut file: &std::fs::File) -> std::io::Result<(u64, String)> {
+fn hash(file: &mut dyn Read) -> std::io::Result<(u64, String)> {
     let mut hasher = Sha256::new();
     let mut buffer = vec![0_u8; 256 * 1024];
     let mut len = 0_u64;
@@ -256,11 +280,18 @@ pub(super) fn hex(bytes: &[u8]) -> String {
 pub(super) async fn inbox_file(
     State(state): State<Arc<ApiState>>,
     Extension(key): Extension<KeyInfo>,
+    request_headers: HeaderMap,
     params: Result<Path<(String, String)>, PathRejection>,
 ) -> Result<Response, ApiError> {
     let Path((run_id, path)) = params.map_err(|_| ApiError::NoRun)?;
     let run = readable_run(&state, &key, &run_id).await?;
-    serve_recorded(&state, run.id, path).await
+    // A conditional range is never honoured: no validator is sent to match.
+    let range = request_headers
+        .get(header::RANGE)
+        .filter(|_| !request_headers.contains_key(header::IF_RANGE))
+        .and_then(|value| value.to_str().ok())
+        .map(str::to_owned);
+    serve_range(&state, run.id, path, range.as_deref()).await
 }
 
 /// The recorded file `path` of `run`'s inbox as an attachment (the run's
@@ -269,6 +300,82 @@ pub(super) async fn serve_recorded(
     state: &ApiState,
     run: RunId,
     path: String,
+) -> Result<Response, ApiError> {
+    serve_range(state, run, path, None).await
+}
+
+/// What a `Range` header asks of a file of `len` bytes.
+#[derive(Debug, PartialEq, Eq)]
+enum Wanted {
+    /// The whole file: no header, or one this does not serve as a range
+    /// (several ranges, another unit, a malformed one), which RFC 9110
+    /// lets a server ignore.
+    All,
+    /// Bytes `start..=end`.
+    Part { start: u64, end: u64 },
+    /// A range that starts past the end: `416`.
+    Unsatisfiable,
+}
+
+/// Reads a `Range` header (`bytes=0-99`, `bytes=100-`, `bytes=-100`).
+fn wanted(range: Option<&str>, len: u64) -> Wanted {
+    let Some(spec) = range.and_then(|r| r.trim().strip_prefix("bytes=")) else {
+        return Wanted::All;
+    };
+    if spec.contains(',') {
+        return Wanted::All;
+    }
+    let Some((first, last)) = spec.trim().split_once('-') else {
+        return Wanted::All;
+    };
+    let number = |text: &str| -> Option<u64> {
+        (!text.is_empty() && text.bytes().all(|b| b.is_ascii_digit()))
+            .then(|| text.parse().ok())
+            .flatten()
+    };
+    let (first, last) = (first.trim(), last.trim());
+    if first.is_empty() {
+        // A suffix: the last `n` bytes.
+        return match number(last) {
+            None => Wanted::All,
+            Some(0) => Wanted::Unsatisfiable,
+            Some(_) if len == 0 => Wanted::Unsatisfiable,
+            Some(n) => Wanted::Part {
+                start: len.saturating_sub(n),
+                end: len - 1,
+            },
+        };
+    }
+    let Some(start) = number(first) else {
+        return Wanted::All;
+    };
+    let end = if last.is_empty() {
+        None
+    } else {
+        match number(last) {
+            Some(end) => Some(end),
+            None => return Wanted::All,
+        }
+    };
+    if end.is_some_and(|end| end < start) {
+        return Wanted::All;
+    }
+    if start >= len {
+        return Wanted::Unsatisfiable;
+    }
+    Wanted::Part {
+        start,
+        end: end.map_or(len - 1, |end| end.min(len - 1)),
+    }
+}
+
+/// The recorded file `path` of `run`'s inbox, or the part of it `range`
+/// asks for, as an attachment.
+async fn serve_range(
+    state: &ApiState,
+    run: RunId,
+    path: String,
+    range: Option<&str>,
 ) -> Result<Response, ApiError> {
     if !plausible_path(&path) {
         return Err(ApiError::NoFile);
@@ -283,7 +390,7 @@ pub(super) async fn serve_recorded(
         .unwrap_or(&opened.record.path);
     let mut headers = attachment_headers(served_type(&opened.record.media_type), name)
         .map_err(ApiError::internal)?;
-    headers.insert(header::CONTENT_LENGTH, HeaderValue::from(opened.len));
+    headers.insert(header::ACCEPT_RANGES, HeaderValue::from_static("bytes"));
     if opened.matches_record {
         if let Ok(value) = HeaderValue::from_str(&opened.record.sha256) {
             headers.insert(SHA256_HEADER, value);
@@ -304,12 +411,71 @@ pub(super) async fn serve_recorded(
         );
     }
 
+    let (status, start, count) = match wanted(range, opened.len) {
+        Wanted::All => (StatusCode::OK, 0, opened.len),
+        Wanted::Part { start, end } => {
+            let value = format!("bytes {start}-{end}/{}", opened.len);
+            headers.insert(
+                header::CONTENT_RANGE,
+                HeaderValue::from_str(&value).map_err(ApiError::internal)?,
+            );
+            (StatusCode::PARTIAL_CONTENT, start, end - start + 1)
+        }
+        Wanted::Unsatisfiable => {
+            let value = format!("bytes */{}", opened.len);
+            headers.insert(
+                header::CONTENT_RANGE,
+                HeaderValue::from_str(&value).map_err(ApiError::internal)?,
+            );
+            headers.insert(header::CONTENT_LENGTH, HeaderValue::from(0_u64));
+            return Ok((StatusCode::RANGE_NOT_SATISFIABLE, headers).into_response());
+        }
+    };
+    headers.insert(header::CONTENT_LENGTH, HeaderValue::from(count));
     // At most the bytes hashed are sent, so Content-Length stays true even if
     // the file grows meanwhile; if it shrinks, the body ends early and the
     // client sees a short read rather than other bytes.
-    let file = tokio::fs::File::from_std(opened.file).take(opened.len);
-    let body = Body::from_stream(ReaderStream::new(file));
-    Ok((headers, body).into_response())
+    let body = streamed(opened.reader, start, count);
+    Ok((status, headers, body).into_response())
+}
+
+/// How many bytes of a file are handed to the connection at a time.
+const CHUNK: usize = 256 * 1024;
+
+/// `count` bytes of `reader` from `start`, read on a blocking thread and
+/// handed over a chunk at a time (at most a few chunks in memory).
+fn streamed(mut reader: Box<dyn BlobReader>, start: u64, count: u64) -> Body {
+    let (sender, receiver) = tokio::sync::mpsc::channel::<std::io::Result<Bytes>>(4);
+    tokio::task::spawn_blocking(move || {
+        if let Err(err) = reader.seek(SeekFrom::Start(start)) {
+            let _ = sender.blocking_send(Err(err));
+            return;
+        }
+        let mut left = count;
+        while left > 0 {
+            let want = usize::try_from(left).map_or(CHUNK, |left| left.min(CHUNK));
+            let mut chunk = vec![0_u8; want];
+            match reader.read(&mut chunk) {
+                Ok(0) => break,
+                Ok(n) => {
+                    chunk.truncate(n);
+                    left -= n as u64;
+                    if sender.blocking_send(Ok(Bytes::from(chunk))).is_err() {
+                        return;
+                    }
+                }
+                Err(err) if err.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(err) => {
+                    let _ = sender.blocking_send(Err(err));
+                    return;
+                }
+            }
+        }
+    });
+    let stream = futures_util::stream::unfold(receiver, |mut receiver| async move {
+        receiver.recv().await.map(|chunk| (chunk, receiver))
+    });
+    Body::from_stream(stream)
 }
 
 /// The headers every file the API hands out carries: its type, a download
@@ -406,13 +572,39 @@ mod tests {
     }
 
     #[test]
+    fn one_byte_range_is_served_and_anything_else_is_the_whole_file() {
+        let part = |start, end| Wanted::Part { start, end };
+        let cases = [
+            (None, Wanted::All),
+            (Some("bytes=0-99"), part(0, 99)),
+            (Some("bytes=100-"), part(100, 999)),
+            (Some("bytes=-100"), part(900, 999)),
+            (Some("bytes=-5000"), part(0, 999)),
+            (Some("bytes=990-5000"), part(990, 999)),
+            (Some(" bytes=5-5 "), part(5, 5)),
+            (Some("bytes=1000-"), Wanted::Unsatisfiable),
+            (Some("bytes=-0"), Wanted::Unsatisfiable),
+            (Some("bytes=0-1,5-6"), Wanted::All),
+            (Some("bytes=9-3"), Wanted::All),
+            (Some("bytes=a-b"), Wanted::All),
+            (Some("bytes=+1-2"), Wanted::All),
+            (Some("items=0-1"), Wanted::All),
+            (Some("bytes=-"), Wanted::All),
+        ];
+        for (header, expected) in cases {
+            assert_eq!(wanted(header, 1000), expected, "{header:?}");
+        }
+        assert_eq!(wanted(Some("bytes=0-"), 0), Wanted::Unsatisfiable);
+    }
+
+    #[test]
     fn the_hash_is_the_sha256_of_every_byte() {
         let dir = tempfile::tempdir().expect("a temp dir");
         let path = dir.path().join("abc");
         std::fs::write(&path, b"abc").expect("written");
-        let file = std::fs::File::open(&path).expect("opened");
+        let mut file = std::fs::File::open(&path).expect("opened");
         assert_eq!(
-            hash(&file).expect("hashed"),
+            hash(&mut file).expect("hashed"),
             (
                 3,
                 "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad".to_owned()

@@ -218,7 +218,7 @@ fn write_zip(inbox: &porter_inbox::Inbox, run: RunId, out: &mut ChannelWriter) -
             .large_file(opened.len >= u64::from(u32::MAX));
         zip.start_file(opened.record.path.as_str(), options)
             .map_err(io::Error::other)?;
-        io::copy(&mut io::Read::take(&opened.file, opened.len), &mut zip)?;
+        io::copy(&mut io::Read::take(opened.reader, opened.len), &mut zip)?;
     }
     zip.finish().map_err(io::Error::other)?;
     out.flush()

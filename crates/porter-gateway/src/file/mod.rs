@@ -265,7 +265,14 @@ impl Shared {
         reference: &Reference,
     ) -> Result<Option<cap_std::fs::Dir>, String> {
         match &reference.place {
-            Place::Inbox => match disk::open_root(&self.inbox.inbox_dir(run.id)) {
+            // With blobs in object storage, the inbox folder holds local
+            // copies of the recorded files this reference reaches.
+            Place::Inbox => match self
+                .inbox
+                .localize(run.id, &reference.rel)
+                .map_err(|e| io::Error::other(store_fault(run, &e)))
+                .and_then(|()| disk::open_root(&self.inbox.inbox_dir(run.id)))
+            {
                 Ok(dir) => Ok(Some(dir)),
                 Err(error) if error.kind() == io::ErrorKind::NotFound => Ok(None),
                 Err(error) => Err(format!("the inbox could not be opened: {error}")),

@@ -4,7 +4,7 @@
 use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 
-use super::{Blobs, Staged};
+use super::{BlobReader, Blobs, Staged};
 use crate::names::is_inbox_path;
 use crate::{InboxError, RunId};
 
@@ -77,9 +77,9 @@ impl Blobs for LocalBlobs {
         }))
     }
 
-    fn open(&self, run: RunId, path: &str) -> Result<std::fs::File, InboxError> {
+    fn open(&self, run: RunId, path: &str) -> Result<Box<dyn BlobReader>, InboxError> {
         let real = self.path_of(run, path)?;
-        std::fs::File::open(&real).map_err(|e| {
+        let file = std::fs::File::open(&real).map_err(|e| -> InboxError {
             if e.kind() == io::ErrorKind::NotFound {
                 InboxError::NoFile {
                     run,
@@ -88,7 +88,9 @@ impl Blobs for LocalBlobs {
             } else {
                 at(&real)(e).into()
             }
-        })
+        })?;
+        let size = file.metadata().map_err(at(&real))?.len();
+        Ok(Box::new(LocalReader { file, size }))
     }
 
     fn remove(&self, run: RunId, path: &str) -> Result<(), InboxError> {
@@ -147,6 +149,44 @@ impl Blobs for LocalBlobs {
             }
         }
         Ok(removed)
+    }
+
+    fn on_local_disk(&self) -> bool {
+        true
+    }
+}
+
+/// `LocalReader` is a file of the local disk as a [`BlobReader`] (any open
+/// file: the download API opens its own beneath the inbox root).
+#[derive(Debug)]
+pub struct LocalReader {
+    file: std::fs::File,
+    size: u64,
+}
+
+impl LocalReader {
+    /// Reads `file`, whose size is `size`.
+    #[must_use]
+    pub fn new(file: std::fs::File, size: u64) -> Self {
+        Self { file, size }
+    }
+}
+
+impl io::Read for LocalReader {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        self.file.read(buf)
+    }
+}
+
+impl io::Seek for LocalReader {
+    fn seek(&mut self, to: io::SeekFrom) -> io::Result<u64> {
+        self.file.seek(to)
+    }
+}
+
+impl BlobReader for LocalReader {
+    fn size(&self) -> u64 {
+        self.size
     }
 }
 
@@ -229,4 +269,44 @@ fn create_private_file(path: &Path) -> Result<std::fs::File, InboxError> {
 /// Names the path in an I/O error, so a failure says where it happened.
 pub(crate) fn at(path: &Path) -> impl Fn(io::Error) -> io::Error + '_ {
     move |e| io::Error::new(e.kind(), format!("{}: {e}", path.display()))
+}
+
+/// Every regular file at or under `root/rel` (not through symbolic links),
+/// as its `/`-separated path under `root` and its size, added to `found`. A
+/// missing `root/rel` adds nothing.
+pub(crate) fn local_files(
+    root: &Path,
+    rel: &str,
+    found: &mut Vec<(String, u64)>,
+) -> Result<(), InboxError> {
+    let start = if rel.is_empty() {
+        root.to_owned()
+    } else {
+        root.join(rel)
+    };
+    let metadata = match std::fs::symlink_metadata(&start) {
+        Ok(metadata) => metadata,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(()),
+        Err(e) => return Err(at(&start)(e).into()),
+    };
+    if metadata.is_file() {
+        found.push((rel.to_owned(), metadata.len()));
+        return Ok(());
+    }
+    if !metadata.is_dir() {
+        return Ok(());
+    }
+    for entry in std::fs::read_dir(&start).map_err(at(&start))? {
+        let entry = entry.map_err(at(&start))?;
+        let Some(name) = entry.file_name().to_str().map(str::to_owned) else {
+            continue;
+        };
+        let child = if rel.is_empty() {
+            name
+        } else {
+            format!("{rel}/{name}")
+        };
+        local_files(root, &child, found)?;
+    }
+    Ok(())
 }

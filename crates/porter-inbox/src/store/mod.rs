@@ -7,13 +7,15 @@
 
 mod local;
 mod postgres;
+mod s3;
 mod sqlite;
 
-use std::io::Write;
+use std::io::{Read, Seek, Write};
 
-pub use local::LocalBlobs;
-pub(crate) use local::at;
+pub use local::{LocalBlobs, LocalReader};
+pub(crate) use local::{at, local_files};
 pub use postgres::{PostgresRecords, SCHEMA_VERSION as POSTGRES_SCHEMA_VERSION, redacted_url};
+pub use s3::{NameGuard, PART_SIZE as S3_PART_SIZE, S3Blobs, S3Settings};
 pub use sqlite::SqliteRecords;
 
 use crate::{Event, FileRecord, InboxError, RunId, RunInfo};
@@ -28,10 +30,11 @@ use crate::{Event, FileRecord, InboxError, RunId, RunInfo};
 pub trait Blobs: Send + Sync {
     /// Starts a new object for `run`: a writer to a temporary object.
     fn stage(&self, run: RunId) -> Result<Box<dyn Staged>, InboxError>;
-    /// Opens a committed object for reading. A store that does not keep
-    /// files on the local disk spools the object into an unnamed temporary
-    /// file, so readers can seek and stream alike.
-    fn open(&self, run: RunId, path: &str) -> Result<std::fs::File, InboxError>;
+    /// Opens a committed object for reading: a reader that knows its size
+    /// and can seek, so a caller can stream any range of it. A store that
+    /// does not keep files on the local disk fetches ranges as they are
+    /// read, never the whole object at once.
+    fn open(&self, run: RunId, path: &str) -> Result<Box<dyn BlobReader>, InboxError>;
     /// Removes one committed object; a missing one is not an error.
     fn remove(&self, run: RunId, path: &str) -> Result<(), InboxError>;
     /// Removes everything the run holds, committed or staged.
@@ -39,6 +42,15 @@ pub trait Blobs: Send + Sync {
     /// Removes staged objects that a process which is gone left behind
     /// (killed mid-write); answers how many.
     fn remove_stale(&self) -> Result<usize, InboxError>;
+    /// Whether committed objects are files under the data dir's
+    /// `runs/<run>/inbox/` (so tools may read them there directly).
+    fn on_local_disk(&self) -> bool;
+}
+
+/// `BlobReader` reads one committed object: its bytes, from any offset.
+pub trait BlobReader: Read + Seek + Send {
+    /// The object's size in bytes.
+    fn size(&self) -> u64;
 }
 
 /// `Staged` is an object being written. Dropping it without a successful

@@ -154,6 +154,11 @@ impl PostgresRecords {
     /// and brings its schema to [`SCHEMA_VERSION`] under an advisory lock.
     /// Messages show the URL without its password.
     pub fn open(url: &str) -> Result<Self, InboxError> {
+        Self::open_migrated(url)
+    }
+
+    /// Connects (a pool, no query yet) without touching the schema.
+    fn connect_only(url: &str) -> Result<Self, InboxError> {
         let shown = redacted_url(url);
         if !(url.starts_with("postgres://") || url.starts_with("postgresql://")) {
             return Err(InboxError::Records(format!(
@@ -191,16 +196,44 @@ impl PostgresRecords {
             .map_err(|e| {
                 InboxError::Records(format!("could not set up the connection pool: {e}"))
             })?;
-        let records = Self {
+        Ok(Self {
             runtime: Some(runtime),
             pool,
             shown,
-        };
+        })
+    }
+
+    /// Connects to the database at `url` and brings its schema to
+    /// [`SCHEMA_VERSION`] under an advisory lock.
+    fn open_migrated(url: &str) -> Result<Self, InboxError> {
+        let records = Self::connect_only(url)?;
         records.call("bring the schema up to date", |pool| async move {
             let mut client = connect(&pool).await?;
             migrate(&mut client).await
         })?;
         Ok(records)
+    }
+
+    /// The schema version the database at `url` holds, without changing
+    /// anything (`None`: porter never ran against it). A connection that
+    /// fails is an error that says what to check.
+    pub fn schema_version_at(url: &str) -> Result<Option<i64>, InboxError> {
+        let records = Self::connect_only(url)?;
+        records.call("read the schema version", |pool| async move {
+            let client = connect(&pool).await?;
+            let exists: bool = client
+                .query_one("SELECT to_regclass('porter_schema') IS NOT NULL", &[])
+                .await?
+                .get(0);
+            if !exists {
+                return Ok(None);
+            }
+            let version: i64 = client
+                .query_one("SELECT version FROM porter_schema", &[])
+                .await?
+                .get(0);
+            Ok(Some(version))
+        })
     }
 
     /// Runs `work` on the store's runtime and waits for its answer, at most
