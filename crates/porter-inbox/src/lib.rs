@@ -305,6 +305,22 @@ pub enum InboxError {
     Records(String),
 }
 
+impl InboxError {
+    /// What went wrong, in a few words fit for a model or a client (no
+    /// paths, no database address): the whole error goes to the log.
+    #[must_use]
+    pub fn reason(&self) -> &'static str {
+        match self {
+            Self::NoRun(_) => "its run is not recorded",
+            Self::NoFile { .. } => "the inbox has no such file",
+            Self::Io(_) => "the inbox's storage failed",
+            Self::Records(_) => {
+                "the inbox's records database failed or is not answering; try again in a moment"
+            }
+        }
+    }
+}
+
 /// `Inbox` is the facade every tool uses. It is cheap to clone (one `Arc`);
 /// clones share the stores, the byte budget and the event channels.
 #[derive(Clone)]
