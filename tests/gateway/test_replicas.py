@@ -262,3 +262,58 @@ async def test_postgres_down_for_five_seconds_under_load_fails_clearly_and_recov
             f"SELECT count(*) FROM porter_events WHERE run = '{run['id']}' AND kind = 'file_captured'"
         )
         assert int(captured) == len(run["files"]), (captured, len(run["files"]))
+
+
+def rpc(url: str, key: str, body: dict, session: str | None = None) -> tuple[httpx2.Response, list[dict]]:
+    """One JSON-RPC POST to `/mcp`, and the messages its answer holds."""
+    headers = {
+        "Authorization": f"Bearer {key}",
+        "Accept": "application/json, text/event-stream",
+        "MCP-Protocol-Version": "2025-06-18",
+    }
+    if session:
+        headers["Mcp-Session-Id"] = session
+    answer = httpx2.post(url + "/mcp", json=body, headers=headers, timeout=60)
+    if answer.headers.get("content-type", "").startswith("text/event-stream"):
+        messages = [
+            json.loads(line.removeprefix("data:").strip())
+            for line in answer.text.splitlines()
+            if line.startswith("data:") and line.removeprefix("data:").strip()
+        ]
+    elif answer.headers.get("content-type", "").startswith("application/json"):
+        messages = [answer.json()]
+    else:
+        messages = []
+    return answer, messages
+
+
+def test_a_session_resumes_on_another_replica_only_for_its_own_key(replicas: Replicas) -> None:
+    a, b = replicas.urls
+    opened, _ = rpc(
+        a,
+        ALICE,
+        {
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "initialize",
+            "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "probe", "version": "1"}},
+        },
+    )
+    session = opened.headers["mcp-session-id"]
+    rpc(a, ALICE, {"jsonrpc": "2.0", "method": "notifications/initialized"}, session)
+    list_tools = {"jsonrpc": "2.0", "id": 2, "method": "tools/list"}
+
+    # Another tenant's key with Alice's session id gets no tools from B, and
+    # the same answer as for a session that never was.
+    theirs, their_messages = rpc(b, BOB, list_tools, session)
+    never, never_messages = rpc(b, BOB, list_tools, "no-such-session-0123")
+    assert not any("result" in m for m in their_messages), their_messages
+    assert theirs.status_code == never.status_code, (theirs.status_code, theirs.text, never.status_code, never.text)
+
+    # Alice's own key resumes it on B, on her run.
+    mine, messages = rpc(b, ALICE, list_tools, session)
+    assert mine.status_code == 200, mine.text
+    [answer] = [m for m in messages if m.get("id") == 2]
+    assert any(tool["name"] == "mcp__fixtures__image" for tool in answer["result"]["tools"])
+    assert len(runs_of(b, ALICE)) == 1
+    assert runs_of(b, BOB) == []

@@ -13,9 +13,12 @@
 use std::sync::{Arc, OnceLock};
 
 use axum::extract::{Request, State};
+use axum::http::StatusCode;
 use axum::middleware::Next;
-use axum::response::Response;
+use axum::response::{IntoResponse as _, Response};
 use porter_inbox::{Inbox, RunId};
+
+use crate::access::KeyInfo;
 use rmcp::model::InitializeRequestParams;
 use rmcp::transport::streamable_http_server::session::{
     SessionState, SessionStore, SessionStoreError,
@@ -39,12 +42,36 @@ impl RunSlot {
 
 /// Records, for a request that opens a session, which run the session got,
 /// under the id the answer gives it. Only when the records are shared.
+///
+/// A request that names a session whose run belongs to another owner than
+/// its key's gets the answer of a session that never was (so a session id
+/// learnt elsewhere neither joins nor reveals another's run), before any
+/// replica tries to resume it.
 pub async fn link_sessions(
     State(inbox): State<Arc<Inbox>>,
     mut request: Request,
     next: Next,
 ) -> Response {
-    if inbox.sessions().is_none() || request.headers().contains_key(SESSION_HEADER) {
+    if inbox.sessions().is_none() {
+        return next.run(request).await;
+    }
+    if let Some(session) = request.headers().get(SESSION_HEADER) {
+        let owner = request.extensions().get::<KeyInfo>().map(KeyInfo::owner);
+        if let (Some(owner), Ok(session)) = (owner, session.to_str()) {
+            let (inbox, session) = (Arc::clone(&inbox), session.to_owned());
+            let theirs = tokio::task::spawn_blocking(move || {
+                run_of_session(&inbox, &session)
+                    .ok()
+                    .flatten()
+                    .and_then(|run| inbox.run(run).ok().flatten())
+                    .is_some_and(|run| run.owner != owner)
+            })
+            .await
+            .unwrap_or(false);
+            if theirs {
+                return (StatusCode::NOT_FOUND, "Not Found: Session not found").into_response();
+            }
+        }
         return next.run(request).await;
     }
     let slot = RunSlot::default();
