@@ -33,6 +33,7 @@ pub mod documents;
 pub mod file;
 pub mod git;
 pub mod hooks;
+pub mod replicas;
 pub mod serve;
 pub mod session;
 pub mod upstream;

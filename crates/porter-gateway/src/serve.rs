@@ -11,6 +11,7 @@ use axum::http::{HeaderValue, StatusCode, header};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
 use rmcp::ServiceExt;
+use rmcp::transport::streamable_http_server::session::SessionStore;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::streamable_http_server::tower::{
     StreamableHttpServerConfig, StreamableHttpService,
@@ -58,11 +59,16 @@ pub fn http_app(gateway: &Arc<Gateway>, options: &HttpOptions, extra: Router) ->
         .with_allowed_hosts(hosts)
         .with_cancellation_token(options.shutdown.clone())
         .with_max_request_body_bytes(usize::try_from(MCP_BODY_MAX_BYTES).unwrap_or(usize::MAX));
+    // Replicas sharing the records keep sessions there too, so that any of
+    // them can resume a session another opened.
+    let mut mcp_config = config.clone();
+    mcp_config.session_store = crate::replicas::SharedSessions::new(&gateway.inbox)
+        .map(|store| Arc::new(store) as Arc<dyn SessionStore>);
     let for_sessions = gateway.clone();
     let mcp = StreamableHttpService::new(
         move || Ok(Session::remote(for_sessions.clone())),
         Arc::new(LocalSessionManager::default()),
-        config.clone(),
+        mcp_config,
     );
     let for_admin = gateway.clone();
     let admin = StreamableHttpService::new(
@@ -72,6 +78,10 @@ pub fn http_app(gateway: &Arc<Gateway>, options: &HttpOptions, extra: Router) ->
     );
     let mcp_routes = Router::new()
         .nest_service("/mcp", mcp)
+        .layer(middleware::from_fn_with_state(
+            gateway.inbox.clone(),
+            crate::replicas::link_sessions,
+        ))
         .layer(middleware::from_fn(ended_session))
         .layer(middleware::from_fn_with_state(
             (gateway.clone(), false),

@@ -44,6 +44,10 @@ pub struct Session {
     run: OnceLock<(RunInfo, Caller)>,
     /// Whether this session started its run (and so ends it when dropped).
     owns_run: std::sync::atomic::AtomicBool,
+    /// Whether this session resumed, on this replica, a session another
+    /// replica opened: it has the run's upstream connections of its own
+    /// but leaves ending the run to the replica that started it.
+    resumed: std::sync::atomic::AtomicBool,
     /// The upstream connections of this session's own (a session with a
     /// run of its own), started on first use and closed with the session.
     own_upstreams: OnceLock<Arc<Upstreams>>,
@@ -64,6 +68,7 @@ impl Session {
             gateway,
             run: OnceLock::new(),
             owns_run: std::sync::atomic::AtomicBool::new(false),
+            resumed: std::sync::atomic::AtomicBool::new(false),
             own_upstreams: OnceLock::new(),
         };
         let _ = session.run.set((run, caller));
@@ -81,6 +86,7 @@ impl Session {
             gateway,
             run: OnceLock::new(),
             owns_run: std::sync::atomic::AtomicBool::new(false),
+            resumed: std::sync::atomic::AtomicBool::new(false),
             own_upstreams: OnceLock::new(),
         }
     }
@@ -92,11 +98,10 @@ impl Session {
     /// without a session uses the gateway's shared connections, on which
     /// upstreams cannot ask anything.
     fn upstreams(&self, context: &RequestContext<RoleServer>) -> Arc<Upstreams> {
-        let Some((run, _)) = self
-            .run
-            .get()
-            .filter(|_| self.owns_run.load(std::sync::atomic::Ordering::Relaxed))
-        else {
+        let Some((run, _)) = self.run.get().filter(|_| {
+            self.owns_run.load(std::sync::atomic::Ordering::Relaxed)
+                || self.resumed.load(std::sync::atomic::Ordering::Relaxed)
+        }) else {
             return self.gateway.upstreams.clone();
         };
         self.own_upstreams
@@ -182,7 +187,17 @@ impl Session {
             context.meta.client_info()
         }
         .map(|named| named.title.unwrap_or(named.name));
-        let run = if opens_session {
+        let resuming = context
+            .extensions
+            .get::<rmcp::transport::streamable_http_server::session::SessionRestoreMarker>(
+        );
+        let run = if let Some(marker) = resuming {
+            let run = self.resumed_run(marker.id.as_ref(), &owner)?;
+            self.resumed
+                .store(true, std::sync::atomic::Ordering::Relaxed);
+            tracing::info!(run = %run.id, owner = %run.owner.key_name, "a session opened on another replica resumed");
+            run
+        } else if opens_session {
             let run = self
                 .gateway
                 .inbox
@@ -190,6 +205,13 @@ impl Session {
                 .map_err(failed)?;
             self.owns_run
                 .store(true, std::sync::atomic::Ordering::Relaxed);
+            if let Some(slot) = context
+                .extensions
+                .get::<axum::http::request::Parts>()
+                .and_then(|parts| parts.extensions.get::<crate::replicas::RunSlot>())
+            {
+                slot.fill(run.id);
+            }
             tracing::info!(run = %run.id, owner = %run.owner.key_name, "run started");
             run
         } else {
@@ -201,6 +223,35 @@ impl Session {
         self.run
             .get()
             .ok_or_else(|| ErrorData::internal_error("the run was not recorded", None))
+    }
+
+    /// The run of a session that another replica opened, for `owner`: the
+    /// same answer as for a session that never was when the records do not
+    /// link one to it or it belongs to someone else.
+    fn resumed_run(&self, session: &str, owner: &Owner) -> Result<RunInfo, ErrorData> {
+        let unknown = || {
+            ErrorData::invalid_request(
+                "this session is not known to the gateway; start a new one",
+                None,
+            )
+        };
+        let inbox = &self.gateway.inbox;
+        let run = crate::replicas::run_of_session(inbox, session)
+            .and_then(|run| run.map(|id| inbox.run(id)).transpose())
+            .map_err(|error| {
+                tracing::error!(%error, "a session could not be resumed");
+                ErrorData::internal_error(
+                    "the gateway could not read this session's run from its records; try again",
+                    None,
+                )
+            })?
+            .flatten()
+            .ok_or_else(unknown)?;
+        if run.owner != *owner {
+            tracing::warn!(run = %run.id, "a session was presented with another owner's key; refused");
+            return Err(unknown());
+        }
+        Ok(run)
     }
 
     async fn call_upstream(
@@ -500,7 +551,7 @@ impl Keep for InboxKeep {
             Err(error) => {
                 tracing::error!(run = %self.run, %error, "a file could not be kept");
                 porter_inbox::Outcome::NotKept {
-                    why: "the inbox could not store it".to_owned(),
+                    why: format!("the inbox could not store it: {}", error.reason()),
                     media_type: found
                         .declared_type
                         .unwrap_or("application/octet-stream")
@@ -1074,6 +1125,14 @@ impl Gateway {
         owner: Owner,
         client: Option<&str>,
     ) -> Result<RunInfo, porter_inbox::InboxError> {
+        // Replicas sharing the records share the slot too, so that a client
+        // without a session has one run whichever replica it reaches.
+        if let Some(run) = self
+            .inbox
+            .claim_shared_run(owner.clone(), client, SHARED_RUN_IDLE)?
+        {
+            return Ok(run);
+        }
         let now = std::time::Instant::now();
         let mut runs = self
             .shared_runs
@@ -1100,6 +1159,14 @@ impl Gateway {
 
     /// Ends the shared runs idle for [`SHARED_RUN_IDLE`] or longer.
     pub fn end_idle_shared_runs(&self) {
+        match self.inbox.end_idle_shared_runs(SHARED_RUN_IDLE) {
+            Ok(ended) => {
+                for run in ended {
+                    self.forget_redactor(run);
+                }
+            }
+            Err(error) => tracing::warn!(%error, "idle shared runs could not be ended"),
+        }
         let now = std::time::Instant::now();
         let mut runs = self
             .shared_runs

@@ -1,5 +1,11 @@
 //! Where a run's events go: the records (numbered), the run's transcript
 //! file, the log, and the live channels of the run and of all runs.
+//!
+//! When other processes share the records (gateway replicas on one
+//! PostgreSQL), the events they store reach this process's channels too:
+//! the records announce each stored event as a [`Notice`], and the hub sends
+//! every run's events on in seq order, once each, reading any it was not
+//! told of (or was told of out of turn) back from the records.
 
 use std::collections::HashMap;
 use std::io::Write;
@@ -17,27 +23,47 @@ const RUN_CHANNEL_EVENTS: usize = 256;
 /// `ALL_CHANNEL_EVENTS` is the same for the all-runs channel.
 const ALL_CHANNEL_EVENTS: usize = 1024;
 
+/// `Notice` says that a process sharing the records (this one or
+/// another) stored event `seq` of `run`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Notice {
+    /// The run the event belongs to.
+    pub run: RunId,
+    /// Its number in the run.
+    pub seq: u64,
+}
+
 /// `Hub` hands out event numbers and channels. One lock covers storing an
 /// event and sending it, and also subscribing and reading the backlog, so a
 /// subscriber gets every event exactly once: either in the backlog or on
 /// the channel.
 pub(crate) struct Hub {
-    runs: Mutex<HashMap<RunId, broadcast::Sender<Event>>>,
+    channels: Mutex<Channels>,
     all: broadcast::Sender<Event>,
+}
+
+/// What the hub's lock guards.
+#[derive(Default)]
+struct Channels {
+    runs: HashMap<RunId, broadcast::Sender<Event>>,
+    /// The last seq sent on per run, so that an event stored here and then
+    /// announced by the records is sent once, and one announced out of
+    /// turn is sent after those before it.
+    last_sent: HashMap<RunId, u64>,
 }
 
 impl Default for Hub {
     fn default() -> Self {
         Self {
-            runs: Mutex::new(HashMap::new()),
+            channels: Mutex::new(Channels::default()),
             all: broadcast::channel(ALL_CHANNEL_EVENTS).0,
         }
     }
 }
 
 impl Hub {
-    fn lock(&self) -> MutexGuard<'_, HashMap<RunId, broadcast::Sender<Event>>> {
-        self.runs.lock().unwrap_or_else(PoisonError::into_inner)
+    fn lock(&self) -> MutexGuard<'_, Channels> {
+        self.channels.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
     /// Stores, writes down, logs and sends one event.
@@ -60,16 +86,81 @@ impl Hub {
             data = %event.data,
             "inbox event"
         );
-        if let Some(sender) = runs.get(&run) {
+        self.send_after_gap(records, &mut runs, &event);
+        Ok(event)
+    }
+
+    /// Sends on the events a [`Notice`] announces: every event of the run
+    /// after the last one sent, read from the records. One already sent
+    /// (this process stored it) is not sent again.
+    pub(crate) fn deliver(&self, records: &dyn Records, notice: Notice) {
+        let mut channels = self.lock();
+        let last = channels.last_sent.get(&notice.run).copied();
+        if last.is_some_and(|last| last >= notice.seq) {
+            return;
+        }
+        let watched = channels
+            .runs
+            .get(&notice.run)
+            .is_some_and(|sender| sender.receiver_count() > 0);
+        if !watched && self.all.receiver_count() == 0 {
+            // No one here follows it: nothing to read. A subscriber that
+            // comes later reads its backlog from the records.
+            channels.last_sent.insert(notice.run, notice.seq);
+            return;
+        }
+        // A run not seen before starts at the announced event.
+        let from = last.map_or(notice.seq, |last| last + 1);
+        match records.events(notice.run, from) {
+            Ok(events) => {
+                for event in &events {
+                    self.send(&mut channels, event);
+                }
+            }
+            Err(error) => {
+                tracing::warn!(run = %notice.run, seq = notice.seq, %error, "an event stored elsewhere could not be read; live streams may miss it");
+            }
+        }
+    }
+
+    /// Sends `event`, first reading back and sending any events of its run
+    /// between the last one sent and it (stored by another process, not yet
+    /// announced here).
+    fn send_after_gap(&self, records: &dyn Records, channels: &mut Channels, event: &Event) {
+        if let Some(&last) = channels.last_sent.get(&event.run)
+            && last + 1 < event.seq
+        {
+            match records.events(event.run, last + 1) {
+                Ok(between) => {
+                    for earlier in between.iter().filter(|e| e.seq < event.seq) {
+                        self.send(channels, earlier);
+                    }
+                }
+                Err(error) => {
+                    tracing::warn!(run = %event.run, %error, "events stored elsewhere could not be read; live streams may miss them");
+                }
+            }
+        }
+        self.send(channels, event);
+    }
+
+    /// Sends one event to the run's and the all-runs subscribers, unless it
+    /// was sent already.
+    fn send(&self, channels: &mut Channels, event: &Event) {
+        let last = channels.last_sent.entry(event.run).or_insert(0);
+        if *last >= event.seq {
+            return;
+        }
+        *last = event.seq;
+        if let Some(sender) = channels.runs.get(&event.run) {
             if sender.receiver_count() == 0 {
-                runs.remove(&run);
+                channels.runs.remove(&event.run);
             } else {
                 let _ = sender.send(event.clone());
             }
         }
         // No receiver is not a failure: the event is stored either way.
         let _ = self.all.send(event.clone());
-        Ok(event)
     }
 
     /// The stored events of `run` from `from_seq` on, and a receiver for the
@@ -80,8 +171,9 @@ impl Hub {
         run: RunId,
         from_seq: u64,
     ) -> Result<(Vec<Event>, broadcast::Receiver<Event>), InboxError> {
-        let mut runs = self.lock();
-        let receiver = runs
+        let mut channels = self.lock();
+        let receiver = channels
+            .runs
             .entry(run)
             .or_insert_with(|| broadcast::channel(RUN_CHANNEL_EVENTS).0)
             .subscribe();

@@ -5,7 +5,7 @@ use std::io::{self, Write};
 
 use sha2::{Digest as _, Sha256};
 
-use crate::limits::{over_file_limit, over_inbox_limit};
+use crate::limits::{Ticket, over_file_limit, over_inbox_limit};
 use crate::media::{SNIFF_BYTES, media_type};
 use crate::store::Staged;
 use crate::{Inbox, InboxError, Incoming, Outcome, RunId};
@@ -31,8 +31,9 @@ pub struct Keeper {
     hasher: Sha256,
     /// The first [`SNIFF_BYTES`], to tell the type by.
     head: Vec<u8>,
-    /// Bytes written, all of them reserved until committed or released.
-    reserved: u64,
+    /// Holds the bytes written, all of them reserved until committed or
+    /// released.
+    ticket: Ticket,
     /// Bytes offered, including those of a refused write.
     offered: u64,
     /// A size announced up front (Content-Length), for the not-kept stub.
@@ -56,7 +57,7 @@ impl Keeper {
             staged,
             hasher: Sha256::new(),
             head: Vec::new(),
-            reserved: 0,
+            ticket: Ticket::new(),
             offered: 0,
             expected: None,
             refused: refused.map(|why| (io::ErrorKind::PermissionDenied, why)),
@@ -78,7 +79,7 @@ impl Keeper {
             ));
         }
         let used = self.inbox.inbox_bytes(self.run).map_err(io::Error::other)?;
-        if used.saturating_add(size.saturating_sub(self.reserved)) > limits.inbox_max_bytes {
+        if used.saturating_add(size.saturating_sub(self.ticket.held())) > limits.inbox_max_bytes {
             return Err(self.refuse(
                 io::ErrorKind::QuotaExceeded,
                 over_inbox_limit(limits.inbox_max_bytes),
@@ -101,8 +102,7 @@ impl Keeper {
     /// reservation, and remembers why.
     fn refuse(&mut self, kind: io::ErrorKind, why: String) -> io::Error {
         self.staged = None;
-        self.inbox.shared.usage.release(self.run, self.reserved);
-        self.reserved = 0;
+        self.inbox.release(self.run, &mut self.ticket);
         let error = io::Error::new(kind, why.clone());
         self.refused = Some((kind, why));
         error
@@ -136,16 +136,19 @@ impl Keeper {
             return Err(io::Error::other("the keeper lost its staged file").into());
         };
         let sha256 = hex(&std::mem::take(&mut self.hasher).finalize());
-        let size = self.reserved;
-        let committed =
-            self.inbox
-                .commit(self.run, staged, &self.incoming, media_type, size, sha256);
+        let size = self.ticket.held();
+        let committed = self.inbox.commit(
+            self.run,
+            staged,
+            &self.incoming,
+            media_type,
+            size,
+            sha256,
+            &mut self.ticket,
+        );
         // Kept or not, the reservation is settled here: a kept file's bytes
         // stay counted as recorded, a failed one's are given back.
-        if committed.is_err() {
-            self.inbox.shared.usage.release(self.run, size);
-        }
-        self.reserved = 0;
+        self.inbox.release(self.run, &mut self.ticket);
         committed.map(Outcome::Kept)
     }
 }
@@ -159,18 +162,15 @@ impl Write for Keeper {
         let len = buf.len() as u64;
         self.offered = self.offered.saturating_add(len);
         let limits = self.inbox.limits();
-        if self.reserved.saturating_add(len) > limits.file_max_bytes {
+        if self.ticket.held().saturating_add(len) > limits.file_max_bytes {
             return Err(self.refuse(
                 io::ErrorKind::FileTooLarge,
                 over_file_limit(limits.file_max_bytes),
             ));
         }
-        let shared = &self.inbox.shared;
-        let fits = shared
-            .usage
-            .reserve(self.run, len, limits.inbox_max_bytes, || {
-                shared.records.inbox_bytes(self.run)
-            })
+        let fits = self
+            .inbox
+            .reserve(self.run, &mut self.ticket, len)
             .map_err(io::Error::other)?;
         if !fits {
             return Err(self.refuse(
@@ -178,15 +178,13 @@ impl Write for Keeper {
                 over_inbox_limit(limits.inbox_max_bytes),
             ));
         }
-        self.reserved += len;
         let written = match self.staged.as_mut() {
             Some(staged) => staged.write_all(buf),
             None => Err(io::Error::other("the keeper has no staged file")),
         };
         if let Err(e) = written {
             self.staged = None;
-            shared.usage.release(self.run, self.reserved);
-            self.reserved = 0;
+            self.inbox.release(self.run, &mut self.ticket);
             let reported = io::Error::new(e.kind(), e.to_string());
             self.failed = Some(e);
             return Err(reported);
@@ -208,7 +206,7 @@ impl Write for Keeper {
 impl Drop for Keeper {
     fn drop(&mut self) {
         self.staged = None;
-        self.inbox.shared.usage.release(self.run, self.reserved);
+        self.inbox.release(self.run, &mut self.ticket);
     }
 }
 

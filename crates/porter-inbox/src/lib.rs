@@ -32,10 +32,12 @@
 
 pub mod documents;
 mod events;
+mod jobs;
 mod keeper;
 mod limits;
 pub mod media;
 pub mod names;
+mod sessions;
 pub mod store;
 mod stub;
 
@@ -48,7 +50,11 @@ use serde::{Deserialize, Serialize};
 use sha2::{Digest as _, Sha256};
 
 pub use documents::{Document, Documents, SqliteDocuments};
+pub use events::Notice;
+pub use jobs::{Job, JobLock};
 pub use keeper::Keeper;
+pub use limits::SharedBudget;
+pub use sessions::{SessionRecords, SharedClaim, StoredSession};
 pub use store::{
     BlobReader, Blobs, LocalBlobs, PostgresRecords, Records, S3Blobs, S3Settings, SqliteRecords,
     Staged,
@@ -302,6 +308,22 @@ pub enum InboxError {
     Records(String),
 }
 
+impl InboxError {
+    /// What went wrong, in a few words fit for a model or a client (no
+    /// paths, no database address): the whole error goes to the log.
+    #[must_use]
+    pub fn reason(&self) -> &'static str {
+        match self {
+            Self::NoRun(_) => "its run is not recorded",
+            Self::NoFile { .. } => "the inbox has no such file",
+            Self::Io(_) => "the inbox's storage failed",
+            Self::Records(_) => {
+                "the inbox's records database failed or is not answering; try again in a moment"
+            }
+        }
+    }
+}
+
 /// `Inbox` is the facade every tool uses. It is cheap to clone (one `Arc`);
 /// clones share the stores, the byte budget and the event channels.
 #[derive(Clone)]
@@ -315,7 +337,7 @@ struct Shared {
     limits: Limits,
     blobs: Arc<dyn Blobs>,
     records: Arc<dyn Records>,
-    usage: limits::Usage,
+    budget: limits::Budget,
     hub: events::Hub,
     /// The Document store, when this inbox has one.
     documents: Option<Arc<dyn Documents>>,
@@ -428,21 +450,28 @@ impl Inbox {
         documents: Option<Arc<dyn Documents>>,
         limits: Limits,
     ) -> Result<Self, InboxError> {
-        let stale = blobs.remove_stale()?;
-        if stale > 0 {
-            tracing::info!(stale, "removed temp files left by an interrupted capture");
+        // Replicas sharing the records sweep one at a time; one that finds
+        // another sweeping leaves it to that one.
+        if let Some(_sweeping) = records.lock_job(Job::Sweep)? {
+            let stale = blobs.remove_stale()?;
+            if stale > 0 {
+                tracing::info!(stale, "removed temp files left by an interrupted capture");
+            }
         }
-        Ok(Self {
-            shared: Arc::new(Shared {
-                data_dir: data_dir.to_owned(),
-                limits,
-                blobs,
-                records,
-                usage: limits::Usage::default(),
-                hub: events::Hub::default(),
-                documents,
-            }),
-        })
+        let notices = records.follow()?;
+        let shared = Arc::new(Shared {
+            data_dir: data_dir.to_owned(),
+            limits,
+            blobs,
+            records,
+            budget: limits::Budget::new(),
+            hub: events::Hub::default(),
+            documents,
+        });
+        if let Some(notices) = notices {
+            follow_notices(Arc::downgrade(&shared), notices)?;
+        }
+        Ok(Self { shared })
     }
 
     /// The Document store (imported documents, searchable), if this inbox
@@ -479,6 +508,12 @@ impl Inbox {
             client: client.and_then(clean_client_name),
         };
         self.shared.records.insert_run(&info)?;
+        self.announce_run(&info)?;
+        Ok(info)
+    }
+
+    /// Records `run_started` for a run just recorded.
+    fn announce_run(&self, info: &RunInfo) -> Result<(), InboxError> {
         self.record_event(
             info.id,
             "run_started",
@@ -488,7 +523,7 @@ impl Inbox {
                 "client": info.client,
             }),
         )?;
-        Ok(info)
+        Ok(())
     }
 
     /// Ends a run and records `run_ended`; its inbox lives on for
@@ -543,13 +578,12 @@ impl Inbox {
         if size > limits.file_max_bytes {
             return not_kept(limits::over_file_limit(limits.file_max_bytes), media_type);
         }
-        if !self.reserve(run, size)? {
+        let mut ticket = limits::Ticket::new();
+        if !self.reserve(run, &mut ticket, size)? {
             return not_kept(limits::over_inbox_limit(limits.inbox_max_bytes), media_type);
         }
-        let kept = self.stage_and_commit(run, &incoming, bytes, media_type);
-        if kept.is_err() {
-            self.shared.usage.release(run, size);
-        }
+        let kept = self.stage_and_commit(run, &incoming, bytes, media_type, &mut ticket);
+        self.release(run, &mut ticket);
         kept.map(Outcome::Kept)
     }
 
@@ -559,6 +593,7 @@ impl Inbox {
         incoming: &Incoming,
         bytes: &[u8],
         media_type: String,
+        ticket: &mut limits::Ticket,
     ) -> Result<FileRecord, InboxError> {
         let mut staged = self.shared.blobs.stage(run)?;
         staged.write_all(bytes)?;
@@ -570,6 +605,7 @@ impl Inbox {
             media_type,
             bytes.len() as u64,
             sha256,
+            ticket,
         )
     }
 
@@ -591,7 +627,10 @@ impl Inbox {
     }
 
     /// Names a staged file (trying `-2`, `-3`, … on a clash), records it and
-    /// emits `file_captured`. The bytes are already reserved.
+    /// emits `file_captured`. The bytes are already reserved, by `ticket`:
+    /// the file's record holds them once it is stored.
+    // One step of a capture, which has all of these at hand.
+    #[allow(clippy::too_many_arguments)]
     fn commit(
         &self,
         run: RunId,
@@ -600,6 +639,7 @@ impl Inbox {
         media_type: String,
         size: u64,
         sha256: String,
+        ticket: &mut limits::Ticket,
     ) -> Result<FileRecord, InboxError> {
         let name = names::file_name(
             incoming.name.as_deref(),
@@ -634,7 +674,7 @@ impl Inbox {
             call: incoming.call.clone(),
             created_at: now_ms(),
         };
-        if let Err(e) = self.shared.records.insert_file(&record) {
+        if let Err(e) = limits::Budget::record_file(self.shared.records.as_ref(), &record, ticket) {
             let _ = self.shared.blobs.remove(run, &record.path);
             return Err(e);
         }
@@ -655,22 +695,38 @@ impl Inbox {
         Ok(record)
     }
 
-    /// Reserves `bytes` in the run's inbox budget; `false` when they do not fit.
-    fn reserve(&self, run: RunId, bytes: u64) -> Result<bool, InboxError> {
+    /// Adds `bytes` to what `ticket` holds in the run's inbox budget;
+    /// `false` when they do not fit.
+    fn reserve(
+        &self,
+        run: RunId,
+        ticket: &mut limits::Ticket,
+        bytes: u64,
+    ) -> Result<bool, InboxError> {
         let shared = &self.shared;
-        shared
-            .usage
-            .reserve(run, bytes, shared.limits.inbox_max_bytes, || {
-                shared.records.inbox_bytes(run)
-            })
+        shared.budget.reserve(
+            shared.records.as_ref(),
+            run,
+            ticket,
+            bytes,
+            shared.limits.inbox_max_bytes,
+        )
     }
 
-    /// The bytes a run's inbox holds, counting captures in flight.
+    /// Gives back what `ticket` still holds (nothing once its file is
+    /// recorded).
+    fn release(&self, run: RunId, ticket: &mut limits::Ticket) {
+        self.shared
+            .budget
+            .release(self.shared.records.as_ref(), run, ticket);
+    }
+
+    /// The bytes a run's inbox holds, counting captures in flight (on every
+    /// replica, when the records are shared).
     pub fn inbox_bytes(&self, run: RunId) -> Result<u64, InboxError> {
-        match self.shared.usage.current(run) {
-            Some(used) => Ok(used),
-            None => self.shared.records.inbox_bytes(run),
-        }
+        self.shared
+            .budget
+            .current(self.shared.records.as_ref(), run)
     }
 
     /// A run's kept files, by path.
@@ -798,7 +854,9 @@ impl Inbox {
         self.shared.blobs.remove(record.run, &record.path)?;
         self.drop_local_copy(record.run, &record.path)?;
         if self.shared.records.remove_file(record.run, &record.path)? {
-            self.shared.usage.release(record.run, record.size);
+            self.shared
+                .budget
+                .freed(self.shared.records.as_ref(), record.run, record.size);
         }
         Ok(())
     }
@@ -874,8 +932,14 @@ impl Inbox {
     /// Purges the inbox of every run that ended at least
     /// [`Limits::inbox_ttl`] before `now`: its files and file records go,
     /// the run is marked purged (its row, events and transcript stay), and
-    /// `inbox_purged` is recorded. Answers the runs purged.
+    /// `inbox_purged` is recorded. Answers the runs purged: none when
+    /// another process sharing the records is purging right now (one at a
+    /// time does, under [`Job::Purge`]).
     pub fn purge_expired(&self, now: SystemTime) -> Result<Vec<RunId>, InboxError> {
+        let Some(_purging) = self.shared.records.lock_job(Job::Purge)? else {
+            tracing::debug!("another replica is purging expired runs");
+            return Ok(Vec::new());
+        };
         let cutoff = now
             .checked_sub(self.shared.limits.inbox_ttl)
             .map_or(i64::MIN, unix_ms);
@@ -886,16 +950,108 @@ impl Inbox {
                 LocalBlobs::new(&self.shared.data_dir).purge(run)?;
             }
             self.shared.records.mark_purged(run)?;
-            self.shared.usage.forget(run);
+            self.shared.budget.forget(run);
             self.record_event(run, "inbox_purged", serde_json::json!({}))?;
         }
         Ok(runs)
+    }
+
+    /// Where client sessions are kept for every process sharing the
+    /// records to resume; `None` when the records are this process's alone.
+    #[must_use]
+    pub fn sessions(&self) -> Option<&dyn SessionRecords> {
+        self.shared.records.sessions()
+    }
+
+    /// The shared run of `owner` and `client` (requests without a session)
+    /// as the shared records hold it for every process: the one used within
+    /// `idle`, else a new one (recorded, `run_started`), ending the idle one
+    /// it replaces. `None` when the records are this process's alone.
+    pub fn claim_shared_run(
+        &self,
+        owner: Owner,
+        client: Option<&str>,
+        idle: Duration,
+    ) -> Result<Option<RunInfo>, InboxError> {
+        let Some(sessions) = self.sessions() else {
+            return Ok(None);
+        };
+        let client = client.and_then(clean_client_name);
+        let slot = serde_json::json!([owner.key_name, owner.tenant, client]).to_string();
+        let now = now_ms();
+        let candidate = RunInfo {
+            id: RunId::new(),
+            owner,
+            started_at: now,
+            ended_at: None,
+            purged: false,
+            client,
+        };
+        let idle_ms = i64::try_from(idle.as_millis()).unwrap_or(i64::MAX);
+        let claim = sessions.claim_shared_run(&slot, &candidate, now, idle_ms)?;
+        if claim.started {
+            self.announce_run(&claim.run)?;
+        }
+        if let Some(old) = claim.replaced {
+            self.end_run(old)?;
+        }
+        Ok(Some(claim.run))
+    }
+
+    /// Ends the shared runs (kept in the shared records) idle for `idle` or
+    /// longer and answers them; each is ended by one process only. None
+    /// when the records are this process's alone.
+    pub fn end_idle_shared_runs(&self, idle: Duration) -> Result<Vec<RunId>, InboxError> {
+        let Some(sessions) = self.sessions() else {
+            return Ok(Vec::new());
+        };
+        let cutoff = now_ms().saturating_sub(i64::try_from(idle.as_millis()).unwrap_or(i64::MAX));
+        let runs = sessions.take_idle_shared_runs(cutoff)?;
+        for &run in &runs {
+            self.end_run(run)?;
+        }
+        Ok(runs)
+    }
+
+    /// Runs `work` only if no other process sharing the records is running
+    /// `job` (and holds it off until `work` is done); `None` when another
+    /// is. Without sharing, `work` always runs.
+    pub fn alone<T>(&self, job: Job, work: impl FnOnce() -> T) -> Result<Option<T>, InboxError> {
+        let Some(_held) = self.shared.records.lock_job(job)? else {
+            return Ok(None);
+        };
+        Ok(Some(work()))
     }
 
     /// The run's record, or [`InboxError::NoRun`].
     fn existing_run(&self, run: RunId) -> Result<RunInfo, InboxError> {
         self.shared.records.run(run)?.ok_or(InboxError::NoRun(run))
     }
+}
+
+/// Sends on, from a thread of its own, the events that other processes
+/// sharing the records store, until the inbox is gone or the records stop
+/// announcing.
+fn follow_notices(
+    shared: std::sync::Weak<Shared>,
+    notices: std::sync::mpsc::Receiver<Notice>,
+) -> Result<(), InboxError> {
+    std::thread::Builder::new()
+        .name("porter-events".to_owned())
+        .spawn(move || {
+            while let Ok(notice) = notices.recv() {
+                let Some(shared) = shared.upgrade() else {
+                    return;
+                };
+                shared.hub.deliver(shared.records.as_ref(), notice);
+            }
+        })
+        .map(drop)
+        .map_err(|e| {
+            InboxError::Io(std::io::Error::other(format!(
+                "could not start the event follower: {e}"
+            )))
+        })
 }
 
 /// Why nothing is kept for a run whose inbox is gone.

@@ -1,11 +1,163 @@
 //! The per-run byte budget that makes the inbox tree cap hold exactly under
 //! concurrent captures: bytes are reserved before they are written and
 //! released when a file is aborted, removed or purged.
+//!
+//! In one process the budget is a map in memory ([`Usage`]). When several
+//! processes share the records (gateway replicas on one PostgreSQL), the
+//! records keep it instead ([`SharedBudget`]): one reservation per capture,
+//! checked against the run's recorded files and every other live
+//! reservation under the run's row lock, so the cap holds across replicas.
 
 use std::collections::HashMap;
 use std::sync::{Mutex, PoisonError};
 
-use crate::{InboxError, RunId};
+use crate::store::Records;
+use crate::{FileRecord, InboxError, RunId};
+
+/// `SharedBudget` is a per-run byte budget that every process sharing a
+/// records store holds together.
+///
+/// Each capture holds one reservation, named by its ticket, whose size
+/// grows as the capture is written. A reservation lapses when it is not
+/// renewed for a while (a replica killed mid-capture never gives its bytes
+/// back): the store says how long in its own docs.
+pub trait SharedBudget: Send + Sync {
+    /// Sets the reservation `ticket` of `run` to `total` bytes (creating
+    /// it, renewing its lease) if the run's files plus every other live
+    /// reservation plus `total` stay within `cap`; `Ok(false)`, changing
+    /// nothing, when they would not.
+    fn reserve(
+        &self,
+        run: RunId,
+        ticket: uuid::Uuid,
+        total: u64,
+        cap: u64,
+    ) -> Result<bool, InboxError>;
+    /// Drops a reservation; a missing one is not an error.
+    fn release(&self, ticket: uuid::Uuid) -> Result<(), InboxError>;
+    /// Records a kept file and drops the reservation that held its bytes,
+    /// in one step, so no one ever counts the bytes twice or not at all.
+    fn insert_reserved_file(&self, file: &FileRecord, ticket: uuid::Uuid)
+    -> Result<(), InboxError>;
+    /// The bytes a run's files and live reservations hold together.
+    fn used(&self, run: RunId) -> Result<u64, InboxError>;
+}
+
+/// `Ticket` is one capture's hold on the budget: its name in a shared
+/// budget and the bytes it holds.
+#[derive(Debug)]
+pub(crate) struct Ticket {
+    id: uuid::Uuid,
+    held: u64,
+}
+
+impl Ticket {
+    pub(crate) fn new() -> Self {
+        Self {
+            id: uuid::Uuid::new_v4(),
+            held: 0,
+        }
+    }
+
+    /// The bytes this capture holds.
+    pub(crate) fn held(&self) -> u64 {
+        self.held
+    }
+}
+
+/// `Budget` is the inbox's byte budget: in this process's memory, or kept
+/// by the records for every process that shares them.
+pub(crate) struct Budget {
+    usage: Usage,
+}
+
+impl Budget {
+    pub(crate) fn new() -> Self {
+        Self {
+            usage: Usage::default(),
+        }
+    }
+
+    /// Adds `bytes` to what `ticket` holds in `run` if the run stays within
+    /// `cap`; `Ok(false)` when it would not (the ticket keeps what it had).
+    pub(crate) fn reserve(
+        &self,
+        records: &dyn Records,
+        run: RunId,
+        ticket: &mut Ticket,
+        bytes: u64,
+        cap: u64,
+    ) -> Result<bool, InboxError> {
+        let fits = if let Some(shared) = records.budget() {
+            let Some(total) = ticket.held.checked_add(bytes) else {
+                return Ok(false);
+            };
+            shared.reserve(run, ticket.id, total, cap)?
+        } else {
+            self.usage
+                .reserve(run, bytes, cap, || records.inbox_bytes(run))?
+        };
+        if fits {
+            ticket.held += bytes;
+        }
+        Ok(fits)
+    }
+
+    /// Gives back what `ticket` holds. A shared reservation that cannot be
+    /// dropped now lapses on its own, so that is only logged.
+    pub(crate) fn release(&self, records: &dyn Records, run: RunId, ticket: &mut Ticket) {
+        if ticket.held == 0 {
+            return;
+        }
+        if let Some(shared) = records.budget() {
+            if let Err(error) = shared.release(ticket.id) {
+                tracing::warn!(run = %run, %error, "a reservation could not be given back; it lapses on its own");
+            }
+        } else {
+            self.usage.release(run, ticket.held);
+        }
+        ticket.held = 0;
+    }
+
+    /// Records a kept file whose bytes `ticket` holds; from then on the
+    /// file's record counts them.
+    pub(crate) fn record_file(
+        records: &dyn Records,
+        file: &FileRecord,
+        ticket: &mut Ticket,
+    ) -> Result<(), InboxError> {
+        if let Some(shared) = records.budget() {
+            shared.insert_reserved_file(file, ticket.id)?;
+        } else {
+            records.insert_file(file)?;
+        }
+        ticket.held = 0;
+        Ok(())
+    }
+
+    /// Frees the bytes of a file whose record was dropped.
+    pub(crate) fn freed(&self, records: &dyn Records, run: RunId, bytes: u64) {
+        if records.budget().is_none() {
+            self.usage.release(run, bytes);
+        }
+    }
+
+    /// Forgets a run's count (its inbox was purged).
+    pub(crate) fn forget(&self, run: RunId) {
+        self.usage.forget(run);
+    }
+
+    /// The bytes a run holds, counting captures in flight.
+    pub(crate) fn current(&self, records: &dyn Records, run: RunId) -> Result<u64, InboxError> {
+        if let Some(shared) = records.budget() {
+            return shared.used(run);
+        }
+        match self.usage.current(run) {
+            Some(used) => Ok(used),
+            None => records.inbox_bytes(run),
+        }
+    }
+}
 
 /// Why a file over the per-file cap is not kept.
 pub(crate) fn over_file_limit(limit: u64) -> String {

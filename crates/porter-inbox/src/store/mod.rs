@@ -101,4 +101,29 @@ pub trait Records: Send + Sync {
     ) -> Result<Event, InboxError>;
     /// A run's events with `seq >= from_seq`, in order.
     fn events(&self, run: RunId, from_seq: u64) -> Result<Vec<Event>, InboxError>;
+    /// The byte budget that every process sharing these records holds
+    /// together; `None` (the default) when the records are this process's
+    /// alone and the inbox counts in memory.
+    fn budget(&self) -> Option<&dyn crate::SharedBudget> {
+        None
+    }
+    /// Starts following the events that any process sharing these records
+    /// stores, as they commit; `None` (the default) when no other process
+    /// can store any.
+    fn follow(&self) -> Result<Option<std::sync::mpsc::Receiver<crate::Notice>>, InboxError> {
+        Ok(None)
+    }
+    /// Takes the right to run `job` now, which one process sharing these
+    /// records holds at a time: `None` while another holds it. Granted
+    /// always (the default) when the records are this process's alone.
+    fn lock_job(&self, job: crate::Job) -> Result<Option<crate::JobLock>, InboxError> {
+        let _ = job;
+        Ok(Some(crate::JobLock::default()))
+    }
+    /// Where client sessions are kept so that any process sharing these
+    /// records can resume them; `None` (the default) when no other process
+    /// can be asked to.
+    fn sessions(&self) -> Option<&dyn crate::SessionRecords> {
+        None
+    }
 }

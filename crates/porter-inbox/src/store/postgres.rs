@@ -13,6 +13,28 @@
 //! from one counter row per run, bumped under its row lock in the same
 //! statement that stores the event: 1, 2, 3, … without gaps or repeats
 //! across connections and replicas.
+//!
+//! Replicas share two more things through the database:
+//!
+//! - The tree cap ([`SharedBudget`]): each capture in flight holds one row
+//!   of `porter_reservations`, set under the run's row lock (`SELECT … FOR
+//!   UPDATE` on `porter_runs`) after summing the run's files and every other
+//!   live reservation in one statement; a kept file's record is stored and
+//!   its reservation dropped in one transaction. A reservation carries a
+//!   lease ([`RESERVATION_LEASE`]) that each write of the capture renews, so
+//!   a replica killed mid-capture holds its bytes at most that long: a
+//!   lapsed row counts for nothing and the next reservation on the run
+//!   deletes it.
+//! - Live events: the statement that stores an event also sends
+//!   `NOTIFY porter_events, '<run> <seq>'`, which PostgreSQL delivers at
+//!   commit, in commit order, to every replica's listening connection
+//!   ([`PostgresRecords::follow`]); a replica reads the event itself back by
+//!   its number. A listener that loses its connection reconnects and then
+//!   announces the last event of every run with events stored since it was
+//!   cut off (less a minute, for clocks that differ), so nothing stored
+//!   meanwhile is missed. LISTEN/NOTIFY rather than polling: an event
+//!   reaches the other replicas within milliseconds, and an idle gateway
+//!   sends no queries.
 
 use std::future::Future;
 use std::str::FromStr as _;
@@ -23,12 +45,25 @@ use deadpool_postgres::{Manager, ManagerConfig, Object, Pool, RecyclingMethod};
 use tokio_postgres::Row;
 
 use super::Records;
+use crate::events::Notice;
+use crate::jobs::{Job, JobLock};
+use crate::limits::SharedBudget;
+use crate::sessions::{SessionRecords, SharedClaim, StoredSession};
 
 mod documents;
 use crate::{Event, FileRecord, InboxError, Owner, RunId, RunInfo};
 
 /// The advisory lock key migrations run under ("porter" in ASCII).
 const MIGRATION_LOCK: i64 = 0x706f_7274_6572;
+
+/// The advisory lock key a singleton job runs under: next to the
+/// migrations' one.
+fn job_lock(job: Job) -> i64 {
+    match job {
+        Job::Purge => MIGRATION_LOCK + 1,
+        Job::Sweep => MIGRATION_LOCK + 2,
+    }
+}
 
 /// The schema, one step per version: step `i` takes the database from
 /// version `i` to `i + 1`. Steps are only ever appended.
@@ -71,7 +106,41 @@ CREATE TABLE porter_events (
 ALTER TABLE porter_runs ADD COLUMN client TEXT;
 ",
     documents::MIGRATION,
+    "
+CREATE TABLE porter_reservations (
+    ticket TEXT PRIMARY KEY,
+    run TEXT NOT NULL,
+    bytes BIGINT NOT NULL,
+    expires_at TIMESTAMPTZ NOT NULL
+);
+CREATE INDEX porter_reservations_run ON porter_reservations (run);
+CREATE TABLE porter_sessions (
+    id TEXT PRIMARY KEY,
+    run TEXT,
+    state TEXT,
+    created_at TIMESTAMPTZ NOT NULL DEFAULT now()
+);
+CREATE TABLE porter_shared_runs (
+    slot TEXT PRIMARY KEY,
+    run TEXT,
+    last_used BIGINT NOT NULL
+);
+",
 ];
+
+/// How long a capture's reservation holds its bytes without being renewed
+/// (every write of the capture renews it).
+pub const RESERVATION_LEASE: Duration = Duration::from_secs(10 * 60);
+
+/// The channel stored events are announced on.
+const EVENTS_CHANNEL: &str = "porter_events";
+
+/// How far before a listener lost its connection it looks for events it
+/// may have missed: event times come from the replicas' clocks.
+const MISSED_EVENTS_SLACK_MS: i64 = 60_000;
+
+/// How long a listener waits before connecting again.
+const LISTEN_RETRY: Duration = Duration::from_secs(1);
 
 /// The schema version this build writes and reads.
 #[allow(
@@ -93,6 +162,8 @@ pub struct PostgresRecords {
     /// runtime may not be dropped (blocking) on another runtime's thread.
     runtime: Option<tokio::runtime::Runtime>,
     pool: Pool,
+    /// The connection settings, for the listening connection.
+    config: tokio_postgres::Config,
     /// Where the database is, with no password, for messages.
     shown: String,
 }
@@ -181,7 +252,7 @@ impl PostgresRecords {
                 InboxError::Records(format!("could not start the database runtime: {e}"))
             })?;
         let manager = Manager::from_config(
-            config,
+            config.clone(),
             tokio_postgres::NoTls,
             ManagerConfig {
                 recycling_method: RecyclingMethod::Fast,
@@ -199,6 +270,7 @@ impl PostgresRecords {
         Ok(Self {
             runtime: Some(runtime),
             pool,
+            config,
             shown,
         })
     }
@@ -414,6 +486,41 @@ fn event_from(row: &Row) -> Result<Event, Failure> {
 }
 
 impl Records for PostgresRecords {
+    fn budget(&self) -> Option<&dyn SharedBudget> {
+        Some(self)
+    }
+
+    fn follow(&self) -> Result<Option<mpsc::Receiver<Notice>>, InboxError> {
+        let Some(runtime) = &self.runtime else {
+            return Err(InboxError::Records(
+                "could not follow events: the records store is closed".to_owned(),
+            ));
+        };
+        let (sender, receiver) = mpsc::channel();
+        runtime.spawn(listen(self.config.clone(), self.shown.clone(), sender));
+        Ok(Some(receiver))
+    }
+
+    fn sessions(&self) -> Option<&dyn SessionRecords> {
+        Some(self)
+    }
+
+    fn lock_job(&self, job: Job) -> Result<Option<JobLock>, InboxError> {
+        let key = job_lock(job);
+        let held = self.call("take a job's lock", move |pool| async move {
+            let client = connect(&pool).await?;
+            let got: bool = client
+                .query_one("SELECT pg_try_advisory_lock($1)", &[&key])
+                .await?
+                .try_get(0)?;
+            // The lock lives with the session: the connection leaves the
+            // pool, and closing it (on drop, or when this process dies)
+            // gives the lock back.
+            Ok(got.then(|| Object::take(client)))
+        })?;
+        Ok(held.map(|client| JobLock::holding(Box::new(client))))
+    }
+
     fn insert_run(&self, run: &RunInfo) -> Result<(), InboxError> {
         let run = run.clone();
         self.call("record a run", |pool| async move {
@@ -505,6 +612,8 @@ impl Records for PostgresRecords {
             let id = run.to_string();
             let tx = client.transaction().await?;
             tx.execute("DELETE FROM porter_files WHERE run = $1", &[&id])
+                .await?;
+            tx.execute("DELETE FROM porter_reservations WHERE run = $1", &[&id])
                 .await?;
             tx.execute("UPDATE porter_runs SET purged = TRUE WHERE id = $1", &[&id])
                 .await?;
@@ -609,7 +718,9 @@ impl Records for PostgresRecords {
         let seq = self.call("record an event", move |pool| async move {
             // One statement: the counter row's lock is held until the event
             // is stored, so numbers are handed out in order, once each, and a
-            // failed insert rolls its number back with it.
+            // failed insert rolls its number back with it. The notice goes
+            // out at commit, so a listener never hears of an event it cannot
+            // read yet.
             let row = connect(&pool)
                 .await?
                 .query_one(
@@ -617,10 +728,13 @@ impl Records for PostgresRecords {
                          INSERT INTO porter_event_seqs AS s (run, last) VALUES ($1, 1)
                          ON CONFLICT (run) DO UPDATE SET last = s.last + 1
                          RETURNING last
+                     ),
+                     stored AS (
+                         INSERT INTO porter_events (run, seq, kind, data, at)
+                         SELECT $1, last, $2, $3, $4 FROM next
+                         RETURNING seq
                      )
-                     INSERT INTO porter_events (run, seq, kind, data, at)
-                     SELECT $1, last, $2, $3, $4 FROM next
-                     RETURNING seq",
+                     SELECT seq, pg_notify('porter_events', $1 || ' ' || seq) FROM stored",
                     &[&run.to_string(), &stored_kind, &text, &at],
                 )
                 .await?;
@@ -650,6 +764,440 @@ impl Records for PostgresRecords {
                 .collect()
         })
     }
+}
+
+/// A lease in seconds, as PostgreSQL's `make_interval` takes it.
+fn lease_secs() -> f64 {
+    #[allow(clippy::cast_precision_loss, reason = "minutes, far from 2^52")]
+    let secs = RESERVATION_LEASE.as_secs() as f64;
+    secs
+}
+
+impl SharedBudget for PostgresRecords {
+    fn reserve(
+        &self,
+        run: RunId,
+        ticket: uuid::Uuid,
+        total: u64,
+        cap: u64,
+    ) -> Result<bool, InboxError> {
+        self.call("reserve room in a run's inbox", move |pool| async move {
+            let mut client = connect(&pool).await?;
+            let (id, ticket) = (run.to_string(), ticket.to_string());
+            let tx = client.transaction().await?;
+            // Every reservation on the run waits here for the one before it.
+            let found = tx
+                .query_opt("SELECT 1 FROM porter_runs WHERE id = $1 FOR UPDATE", &[&id])
+                .await?;
+            if found.is_none() {
+                return Err(Failure::Data(format!(
+                    "there is no run {id} in the records"
+                )));
+            }
+            tx.execute(
+                "DELETE FROM porter_reservations WHERE run = $1 AND expires_at <= now()",
+                &[&id],
+            )
+            .await?;
+            // One statement, so one snapshot: a file committed meanwhile is
+            // counted once, as its record or as its reservation.
+            let row = tx
+                .query_one(
+                    "SELECT (SELECT COALESCE(SUM(size), 0) FROM porter_files WHERE run = $1)::BIGINT
+                          + (SELECT COALESCE(SUM(bytes), 0) FROM porter_reservations
+                             WHERE run = $1 AND ticket <> $2 AND expires_at > now())::BIGINT",
+                    &[&id, &ticket],
+                )
+                .await?;
+            let used = as_u64(row.try_get(0)?, "size")?;
+            if used.checked_add(total).is_none_or(|after| after > cap) {
+                return Ok(false);
+            }
+            tx.execute(
+                "INSERT INTO porter_reservations (ticket, run, bytes, expires_at)
+                 VALUES ($1, $2, $3, now() + make_interval(secs => $4))
+                 ON CONFLICT (ticket) DO UPDATE
+                 SET bytes = EXCLUDED.bytes, expires_at = EXCLUDED.expires_at",
+                &[&ticket, &id, &as_i64(total), &lease_secs()],
+            )
+            .await?;
+            tx.commit().await?;
+            Ok(true)
+        })
+    }
+
+    fn release(&self, ticket: uuid::Uuid) -> Result<(), InboxError> {
+        self.call("give back a reservation", move |pool| async move {
+            connect(&pool)
+                .await?
+                .execute(
+                    "DELETE FROM porter_reservations WHERE ticket = $1",
+                    &[&ticket.to_string()],
+                )
+                .await?;
+            Ok(())
+        })
+    }
+
+    fn insert_reserved_file(
+        &self,
+        file: &FileRecord,
+        ticket: uuid::Uuid,
+    ) -> Result<(), InboxError> {
+        let file = file.clone();
+        self.call("record a file", move |pool| async move {
+            let mut client = connect(&pool).await?;
+            let tx = client.transaction().await?;
+            tx.execute(
+                &format!(
+                    "INSERT INTO porter_files ({FILE_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)"
+                ),
+                &[
+                    &file.run.to_string(),
+                    &file.path,
+                    &as_i64(file.size),
+                    &file.media_type,
+                    &file.sha256,
+                    &file.origin,
+                    &file.call,
+                    &file.created_at,
+                ],
+            )
+            .await?;
+            tx.execute(
+                "DELETE FROM porter_reservations WHERE ticket = $1",
+                &[&ticket.to_string()],
+            )
+            .await?;
+            tx.commit().await?;
+            Ok(())
+        })
+    }
+
+    fn used(&self, run: RunId) -> Result<u64, InboxError> {
+        self.call(
+            "sum a run's files and reservations",
+            move |pool| async move {
+                let row = connect(&pool)
+                .await?
+                .query_one(
+                    "SELECT (SELECT COALESCE(SUM(size), 0) FROM porter_files WHERE run = $1)::BIGINT
+                          + (SELECT COALESCE(SUM(bytes), 0) FROM porter_reservations
+                             WHERE run = $1 AND expires_at > now())::BIGINT",
+                    &[&run.to_string()],
+                )
+                .await?;
+                as_u64(row.try_get(0)?, "size")
+            },
+        )
+    }
+}
+
+impl SessionRecords for PostgresRecords {
+    fn put_session_state(&self, id: &str, state: &str) -> Result<(), InboxError> {
+        let (id, state) = (id.to_owned(), state.to_owned());
+        self.call("store a session", move |pool| async move {
+            connect(&pool)
+                .await?
+                .execute(
+                    "INSERT INTO porter_sessions (id, state) VALUES ($1, $2)
+                     ON CONFLICT (id) DO UPDATE SET state = EXCLUDED.state",
+                    &[&id, &state],
+                )
+                .await?;
+            Ok(())
+        })
+    }
+
+    fn link_session(&self, id: &str, run: RunId) -> Result<(), InboxError> {
+        let id = id.to_owned();
+        self.call("link a session to its run", move |pool| async move {
+            connect(&pool)
+                .await?
+                .execute(
+                    "INSERT INTO porter_sessions (id, run) VALUES ($1, $2)
+                     ON CONFLICT (id) DO UPDATE SET run = EXCLUDED.run",
+                    &[&id, &run.to_string()],
+                )
+                .await?;
+            Ok(())
+        })
+    }
+
+    fn session(&self, id: &str) -> Result<Option<StoredSession>, InboxError> {
+        let id = id.to_owned();
+        self.call("look a session up", move |pool| async move {
+            let row = connect(&pool)
+                .await?
+                .query_opt(
+                    "SELECT run, state FROM porter_sessions WHERE id = $1",
+                    &[&id],
+                )
+                .await?;
+            let Some(row) = row else {
+                return Ok(None);
+            };
+            let run = row
+                .try_get::<_, Option<&str>>(0)?
+                .map(parse_run)
+                .transpose()?;
+            Ok(Some(StoredSession {
+                run,
+                state: row.try_get(1)?,
+            }))
+        })
+    }
+
+    fn drop_session(&self, id: &str) -> Result<(), InboxError> {
+        let id = id.to_owned();
+        self.call("forget a session", move |pool| async move {
+            connect(&pool)
+                .await?
+                .execute("DELETE FROM porter_sessions WHERE id = $1", &[&id])
+                .await?;
+            Ok(())
+        })
+    }
+
+    fn claim_shared_run(
+        &self,
+        slot: &str,
+        candidate: &RunInfo,
+        now: i64,
+        idle_ms: i64,
+    ) -> Result<SharedClaim, InboxError> {
+        let (slot, candidate) = (slot.to_owned(), candidate.clone());
+        self.call("find the shared run", move |pool| async move {
+            let mut client = connect(&pool).await?;
+            let tx = client.transaction().await?;
+            tx.execute(
+                "INSERT INTO porter_shared_runs (slot, run, last_used) VALUES ($1, NULL, 0)
+                 ON CONFLICT (slot) DO NOTHING",
+                &[&slot],
+            )
+            .await?;
+            // Every claim of the slot waits here for the one before it.
+            let row = tx
+                .query_one(
+                    "SELECT run, last_used FROM porter_shared_runs WHERE slot = $1 FOR UPDATE",
+                    &[&slot],
+                )
+                .await?;
+            let (current, last_used): (Option<String>, i64) = (row.try_get(0)?, row.try_get(1)?);
+            if let Some(current) = &current
+                && last_used > now.saturating_sub(idle_ms)
+            {
+                let found = tx
+                    .query_opt(
+                        &format!(
+                            "SELECT {RUN_COLUMNS} FROM porter_runs WHERE id = $1 AND ended_at IS NULL"
+                        ),
+                        &[current],
+                    )
+                    .await?;
+                if let Some(found) = found {
+                    tx.execute(
+                        "UPDATE porter_shared_runs SET last_used = GREATEST(last_used, $2) WHERE slot = $1",
+                        &[&slot, &now],
+                    )
+                    .await?;
+                    tx.commit().await?;
+                    return Ok(SharedClaim {
+                        run: run_from(&found)?,
+                        started: false,
+                        replaced: None,
+                    });
+                }
+            }
+            tx.execute(
+                "INSERT INTO porter_runs (id, key_name, tenant, started_at, ended_at, purged, client)
+                 VALUES ($1, $2, $3, $4, $5, $6, $7)",
+                &[
+                    &candidate.id.to_string(),
+                    &candidate.owner.key_name,
+                    &candidate.owner.tenant,
+                    &candidate.started_at,
+                    &candidate.ended_at,
+                    &candidate.purged,
+                    &candidate.client,
+                ],
+            )
+            .await?;
+            tx.execute(
+                "UPDATE porter_shared_runs SET run = $2, last_used = $3 WHERE slot = $1",
+                &[&slot, &candidate.id.to_string(), &now],
+            )
+            .await?;
+            tx.commit().await?;
+            let replaced = current.as_deref().map(parse_run).transpose()?;
+            Ok(SharedClaim {
+                run: candidate,
+                started: true,
+                replaced,
+            })
+        })
+    }
+
+    fn take_idle_shared_runs(&self, cutoff: i64) -> Result<Vec<RunId>, InboxError> {
+        self.call("end idle shared runs", move |pool| async move {
+            connect(&pool)
+                .await?
+                .query(
+                    "DELETE FROM porter_shared_runs WHERE run IS NOT NULL AND last_used <= $1
+                     RETURNING run",
+                    &[&cutoff],
+                )
+                .await?
+                .iter()
+                .map(|row| parse_run(row.try_get(0)?))
+                .collect()
+        })
+    }
+}
+
+/// Listens for stored events on a connection of its own and hands each
+/// notice to `sender`, connecting again whenever the connection is lost,
+/// until no one takes the notices any more.
+async fn listen(config: tokio_postgres::Config, shown: String, sender: mpsc::Sender<Notice>) {
+    // Since when events may have been stored unheard (set while down).
+    let mut cut_off_at: Option<i64> = None;
+    let mut down = false;
+    loop {
+        let (was_up, why) = match listen_once(&config, cut_off_at, &sender).await {
+            Listened::NoOneListens => return,
+            Listened::Ended { was_up, why } => (was_up, why),
+        };
+        if was_up {
+            if down {
+                tracing::info!(database = %shown, "the live event connection to the records database is back");
+            }
+            down = false;
+            cut_off_at = Some(crate::now_ms());
+        } else {
+            // Still down: everything since it was first cut off may be unheard.
+            cut_off_at.get_or_insert_with(crate::now_ms);
+        }
+        if !down {
+            tracing::warn!(database = %shown, error = %why, "the live event connection to the records database is down; connecting again every second");
+            down = true;
+        }
+        tokio::time::sleep(LISTEN_RETRY).await;
+    }
+}
+
+/// How one listening connection ended.
+enum Listened {
+    /// The receiving side is gone: stop.
+    NoOneListens,
+    /// The connection failed or ended; `was_up` when it listened first.
+    Ended { was_up: bool, why: String },
+}
+
+async fn listen_once(
+    config: &tokio_postgres::Config,
+    cut_off_at: Option<i64>,
+    sender: &mpsc::Sender<Notice>,
+) -> Listened {
+    let (client, mut connection) = match config.connect(tokio_postgres::NoTls).await {
+        Ok(connected) => connected,
+        Err(e) => {
+            return Listened::Ended {
+                was_up: false,
+                why: describe(&e),
+            };
+        }
+    };
+    let (notes, mut payloads) = tokio::sync::mpsc::unbounded_channel::<String>();
+    let driver = tokio::spawn(async move {
+        loop {
+            match std::future::poll_fn(|cx| connection.poll_message(cx)).await {
+                Some(Ok(tokio_postgres::AsyncMessage::Notification(note))) => {
+                    if notes.send(note.payload().to_owned()).is_err() {
+                        return String::new();
+                    }
+                }
+                Some(Ok(_)) => {}
+                Some(Err(e)) => return describe(&e),
+                None => return "the server closed the connection".to_owned(),
+            }
+        }
+    });
+    if let Err(e) = client
+        .batch_execute(&format!("LISTEN {EVENTS_CHANNEL}"))
+        .await
+    {
+        driver.abort();
+        return Listened::Ended {
+            was_up: false,
+            why: describe(&e),
+        };
+    }
+    if let Some(cut_off_at) = cut_off_at {
+        // Announce the last event of every run that stored any while this
+        // listener was away; the hub reads what it has not sent yet.
+        let since = cut_off_at.saturating_sub(MISSED_EVENTS_SLACK_MS);
+        match client
+            .query(
+                "SELECT run, MAX(seq) FROM porter_events WHERE at >= $1 GROUP BY run",
+                &[&since],
+            )
+            .await
+        {
+            Ok(rows) => {
+                for row in rows {
+                    let notice = row
+                        .try_get::<_, &str>(0)
+                        .ok()
+                        .and_then(|run| run.parse().ok())
+                        .zip(
+                            row.try_get::<_, i64>(1)
+                                .ok()
+                                .and_then(|s| u64::try_from(s).ok()),
+                        );
+                    if let Some((run, seq)) = notice
+                        && sender
+                            .send(Notice {
+                                run: RunId(run),
+                                seq,
+                            })
+                            .is_err()
+                    {
+                        driver.abort();
+                        return Listened::NoOneListens;
+                    }
+                }
+            }
+            Err(e) => {
+                driver.abort();
+                return Listened::Ended {
+                    was_up: false,
+                    why: describe(&e),
+                };
+            }
+        }
+    }
+    while let Some(payload) = payloads.recv().await {
+        let Some(notice) = parse_notice(&payload) else {
+            tracing::warn!(payload = %payload, "an event notice that is not `<run> <seq>` was ignored");
+            continue;
+        };
+        if sender.send(notice).is_err() {
+            driver.abort();
+            return Listened::NoOneListens;
+        }
+    }
+    let why = driver.await.unwrap_or_else(|e| e.to_string());
+    drop(client);
+    Listened::Ended { was_up: true, why }
+}
+
+/// A notice's payload, `<run> <seq>`.
+fn parse_notice(payload: &str) -> Option<Notice> {
+    let (run, seq) = payload.split_once(' ')?;
+    Some(Notice {
+        run: run.parse().ok()?,
+        seq: seq.parse().ok()?,
+    })
 }
 
 #[cfg(test)]

@@ -12,9 +12,12 @@ use sha2::{Digest as _, Sha256};
 mod documents;
 mod records;
 mod s3;
+mod replicas;
 
 const KIB: u64 = 1024;
 const MIB: u64 = 1024 * KIB;
+/// The size of the small files the racing tests keep.
+const FILE_BYTES_SMALL: u64 = 4 * KIB;
 
 const PNG: &[u8] =
     b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR\0\0\0\x01\0\0\0\x01\x08\x06\0\0\0\x1f\x15\xc4\x89";

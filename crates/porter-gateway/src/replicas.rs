@@ -1,0 +1,172 @@
+//! What lets several gateway replicas behind one load balancer (no sticky
+//! sessions) serve one MCP session: the session's `initialize` parameters
+//! and its run kept in the shared records, so that a replica that gets a
+//! request of a session it did not open resumes it (rmcp replays the
+//! handshake) on the same run instead of answering 404.
+//!
+//! Neither the Python nor the TypeScript MCP SDK client opens a new session
+//! when a request answers 404 for its session (measured against a server
+//! that does so): Python's hands the caller the 404's error, TypeScript's
+//! throws a `StreamableHTTPError` (404), and neither sends `initialize`
+//! again. So the session has to be resumable, not merely refused cleanly.
+
+use std::sync::{Arc, OnceLock};
+
+use axum::extract::{Request, State};
+use axum::http::StatusCode;
+use axum::middleware::Next;
+use axum::response::{IntoResponse as _, Response};
+use porter_inbox::{Inbox, RunId};
+
+use crate::access::KeyInfo;
+use rmcp::model::InitializeRequestParams;
+use rmcp::transport::streamable_http_server::session::{
+    SessionState, SessionStore, SessionStoreError,
+};
+
+/// The header that carries an MCP session's id.
+const SESSION_HEADER: &str = "mcp-session-id";
+
+/// `RunSlot` is where the session an `initialize` request opens leaves its
+/// run, for [`link_sessions`] to record under the session's id once the
+/// answer names it.
+#[derive(Debug, Clone, Default)]
+pub struct RunSlot(Arc<OnceLock<RunId>>);
+
+impl RunSlot {
+    /// Leaves the run of the session being opened.
+    pub fn fill(&self, run: RunId) {
+        let _ = self.0.set(run);
+    }
+}
+
+/// Records, for a request that opens a session, which run the session got,
+/// under the id the answer gives it. Only when the records are shared.
+///
+/// A request that names a session whose run belongs to another owner than
+/// its key's gets the answer of a session that never was (so a session id
+/// learnt elsewhere neither joins nor reveals another's run), before any
+/// replica tries to resume it.
+pub async fn link_sessions(
+    State(inbox): State<Arc<Inbox>>,
+    mut request: Request,
+    next: Next,
+) -> Response {
+    if inbox.sessions().is_none() {
+        return next.run(request).await;
+    }
+    if let Some(session) = request.headers().get(SESSION_HEADER) {
+        let owner = request.extensions().get::<KeyInfo>().map(KeyInfo::owner);
+        if let (Some(owner), Ok(session)) = (owner, session.to_str()) {
+            let (inbox, session) = (Arc::clone(&inbox), session.to_owned());
+            let theirs = tokio::task::spawn_blocking(move || {
+                run_of_session(&inbox, &session)
+                    .ok()
+                    .flatten()
+                    .and_then(|run| inbox.run(run).ok().flatten())
+                    .is_some_and(|run| run.owner != owner)
+            })
+            .await
+            .unwrap_or(false);
+            if theirs {
+                return (StatusCode::NOT_FOUND, "Not Found: Session not found").into_response();
+            }
+        }
+        return next.run(request).await;
+    }
+    let slot = RunSlot::default();
+    request.extensions_mut().insert(slot.clone());
+    let response = next.run(request).await;
+    let session = response
+        .headers()
+        .get(SESSION_HEADER)
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_owned);
+    if let (Some(session), Some(&run)) = (session, slot.0.get()) {
+        let linked = tokio::task::spawn_blocking(move || match inbox.sessions() {
+            Some(sessions) => sessions.link_session(&session, run),
+            None => Ok(()),
+        })
+        .await;
+        match linked {
+            Ok(Ok(())) => {}
+            Ok(Err(error)) => {
+                tracing::warn!(%run, %error, "a session's run was not recorded; another replica cannot resume it");
+            }
+            Err(error) => tracing::warn!(%run, %error, "recording a session's run failed"),
+        }
+    }
+    response
+}
+
+/// `SharedSessions` is rmcp's session store on the shared records.
+pub struct SharedSessions {
+    inbox: Arc<Inbox>,
+}
+
+impl SharedSessions {
+    /// The store, when the inbox's records are shared (else `None`: one
+    /// process keeps its sessions in memory).
+    #[must_use]
+    pub fn new(inbox: &Arc<Inbox>) -> Option<Self> {
+        inbox.sessions()?;
+        Some(Self {
+            inbox: Arc::clone(inbox),
+        })
+    }
+
+    async fn with<T: Send + 'static>(
+        &self,
+        work: impl FnOnce(&dyn porter_inbox::SessionRecords) -> Result<T, porter_inbox::InboxError>
+        + Send
+        + 'static,
+    ) -> Result<T, SessionStoreError> {
+        let inbox = Arc::clone(&self.inbox);
+        tokio::task::spawn_blocking(move || match inbox.sessions() {
+            Some(sessions) => work(sessions).map_err(SessionStoreError::from),
+            None => Err("the records are not shared".into()),
+        })
+        .await
+        .map_err(SessionStoreError::from)?
+    }
+}
+
+/// The run a resumed session belongs to, if the records link one.
+pub fn run_of_session(
+    inbox: &Inbox,
+    session: &str,
+) -> Result<Option<RunId>, porter_inbox::InboxError> {
+    match inbox.sessions() {
+        Some(sessions) => Ok(sessions.session(session)?.and_then(|stored| stored.run)),
+        None => Ok(None),
+    }
+}
+
+#[async_trait::async_trait]
+impl SessionStore for SharedSessions {
+    async fn load(&self, session_id: &str) -> Result<Option<SessionState>, SessionStoreError> {
+        let id = session_id.to_owned();
+        let stored = self.with(move |sessions| sessions.session(&id)).await?;
+        // A session is resumable once its state and its run are both kept.
+        let Some(stored) = stored.filter(|s| s.run.is_some()) else {
+            return Ok(None);
+        };
+        let Some(state) = stored.state else {
+            return Ok(None);
+        };
+        let params: InitializeRequestParams = serde_json::from_str(&state)?;
+        Ok(Some(SessionState::new(params)))
+    }
+
+    async fn store(&self, session_id: &str, state: &SessionState) -> Result<(), SessionStoreError> {
+        let id = session_id.to_owned();
+        let text = serde_json::to_string(&state.initialize_params)?;
+        self.with(move |sessions| sessions.put_session_state(&id, &text))
+            .await
+    }
+
+    async fn delete(&self, session_id: &str) -> Result<(), SessionStoreError> {
+        let id = session_id.to_owned();
+        self.with(move |sessions| sessions.drop_session(&id)).await
+    }
+}

@@ -1,0 +1,327 @@
+"""Several gateway replicas behind one load balancer, for the replica tests:
+a PostgreSQL of their own (Debian's `postgresql`: `initdb` and `pg_ctl` in a
+temp dir on a free loopback port, run as the `postgres` user when the tests
+run as root, since the server refuses root), nginx from Debian's packages
+as a round-robin load balancer on loopback whose access log names the
+upstream that served each request, and two `porter gateway serve
+--transport http` replicas sharing the records (and, until S3 blobs land,
+one data dir on this machine).
+
+The blob backend is a parameter (`BLOB_BACKENDS`): each replica test runs
+once per backend listed there.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import socket
+import subprocess
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from harness import start_http, write_config
+
+PG_USER = "porter"
+PG_PASSWORD = "pw-replicas-never-shown-3c1d"
+
+# The blob stores the replica tests run against. `local`: both replicas on
+# one data dir (same machine). S3 (Garage) joins this list when it lands.
+BLOB_BACKENDS = ["local"]
+
+
+def is_root() -> bool:
+    return os.geteuid() == 0
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def pg_bin() -> Path:
+    if os.environ.get("PORTER_POSTGRES_BIN"):
+        return Path(os.environ["PORTER_POSTGRES_BIN"])
+    found = sorted(
+        (p for p in Path("/usr/lib/postgresql").glob("*/bin") if (p / "initdb").is_file()),
+        key=lambda p: int(p.parent.name) if p.parent.name.isdigit() else 0,
+    )
+    if not found:
+        raise AssertionError(
+            "PostgreSQL's initdb was not found under /usr/lib/postgresql/*/bin: install it with "
+            "`apt-get install -y --no-install-recommends postgresql` (scripts/test does)"
+        )
+    return found[-1]
+
+
+def as_server(command: list[str]) -> list[str]:
+    """A PostgreSQL server command, as `postgres` when we are root."""
+    return ["runuser", "-u", "postgres", "--", *command] if is_root() else command
+
+
+@dataclass
+class Postgres:
+    """One PostgreSQL instance in a temp dir of its own (the `postgres`
+    user must reach it, so not under pytest's private tmp_path); `stop()`
+    and `start()` it at will, `close()` removes it."""
+
+    root: Path = field(default_factory=lambda: Path(tempfile.mkdtemp(prefix="porter-pg-")))
+    port: int = 0
+    bin: Path = field(default_factory=pg_bin)
+
+    def __post_init__(self) -> None:
+        self.root.mkdir(parents=True, exist_ok=True)
+        self.data = self.root / "pgdata"
+        password_file = self.root / "pw"
+        password_file.write_text(PG_PASSWORD)
+        if is_root():
+            subprocess.run(["chown", "-R", "postgres", str(self.root)], check=True)
+        subprocess.run(
+            as_server(
+                [
+                    str(self.bin / "initdb"),
+                    "-D",
+                    str(self.data),
+                    "-U",
+                    PG_USER,
+                    "--auth=scram-sha-256",
+                    "-E",
+                    "UTF8",
+                    "--locale=C",
+                    f"--pwfile={password_file}",
+                ]
+            ),
+            check=True,
+            capture_output=True,
+        )
+        self.port = free_port()
+        self.start()
+
+    def start(self) -> None:
+        subprocess.run(
+            as_server(
+                [
+                    str(self.bin / "pg_ctl"),
+                    "-D",
+                    str(self.data),
+                    "-l",
+                    str(self.root / "server.log"),
+                    "-w",
+                    "-t",
+                    "60",
+                    "-o",
+                    f"-c listen_addresses=127.0.0.1 -p {self.port} -k {self.root} -c max_connections=200 -c fsync=off",
+                    "start",
+                ]
+            ),
+            check=True,
+            capture_output=True,
+        )
+
+    def stop(self) -> None:
+        """Stops the server now (`-m fast`: open connections are cut)."""
+        subprocess.run(
+            as_server([str(self.bin / "pg_ctl"), "-D", str(self.data), "-m", "fast", "-w", "stop"]),
+            check=True,
+            capture_output=True,
+        )
+
+    def url(self, database: str = "postgres") -> str:
+        return f"postgres://{PG_USER}:{PG_PASSWORD}@127.0.0.1:{self.port}/{database}"
+
+    def psql(self, sql: str, database: str = "porter") -> str:
+        done = subprocess.run(
+            ["psql", "-X", "-A", "-t", "-v", "ON_ERROR_STOP=1", "-d", self.url(database), "-c", sql],
+            check=True,
+            capture_output=True,
+            text=True,
+        )
+        return done.stdout.strip()
+
+    def create_database(self, name: str) -> str:
+        subprocess.run(
+            [str(self.bin / "createdb"), "-h", "127.0.0.1", "-p", str(self.port), "-U", PG_USER, name],
+            check=True,
+            capture_output=True,
+            env={**os.environ, "PGPASSWORD": PG_PASSWORD},
+        )
+        return self.url(name)
+
+    def close(self) -> None:
+        subprocess.run(
+            as_server([str(self.bin / "pg_ctl"), "-D", str(self.data), "-m", "immediate", "-w", "stop"]),
+            capture_output=True,
+        )
+        shutil.rmtree(self.root, ignore_errors=True)
+
+
+def nginx_bin() -> str:
+    found = shutil.which("nginx") or ("/usr/sbin/nginx" if Path("/usr/sbin/nginx").exists() else None)
+    if not found:
+        raise AssertionError("nginx was not found: install it with `apt-get install -y --no-install-recommends nginx`")
+    return found
+
+
+# One access log line per request: method, URI, status, the upstream that
+# served it, and the MCP session it named (`-` for none).
+LOG_FORMAT = "$request_method $request_uri $status $upstream_addr $http_mcp_session_id"
+LOG_LINE = re.compile(r"^(?P<method>\S+) (?P<uri>\S+) (?P<status>\d+) (?P<upstream>\S+) (?P<session>\S+)$")
+
+
+@dataclass
+class Nginx:
+    """nginx on a free loopback port, round robin over `upstreams`
+    (`host:port`), its config, logs and temp files in `root`."""
+
+    root: Path
+    upstreams: list[str]
+    port: int = 0
+
+    def __post_init__(self) -> None:
+        self.root.mkdir(parents=True, exist_ok=True)
+        for sub in ("body", "proxy", "fastcgi", "uwsgi", "scgi"):
+            (self.root / "tmp" / sub).mkdir(parents=True, exist_ok=True)
+        self.port = free_port()
+        servers = "\n".join(f"        server {u} max_fails=0;" for u in self.upstreams)
+        # As root the workers would drop to `nobody`, who cannot reach the
+        # temp dir: they stay root (a test's own nginx, loopback, high port).
+        user = "user root;" if is_root() else ""
+        tmp = self.root / "tmp"
+        self.conf = self.root / "nginx.conf"
+        self.conf.write_text(
+            f"""{user}
+worker_processes 1;
+daemon off;
+pid {self.root}/nginx.pid;
+error_log {self.root}/error.log warn;
+events {{ worker_connections 512; }}
+http {{
+    log_format replicas '{LOG_FORMAT}';
+    access_log {self.root}/access.log replicas;
+    client_body_temp_path {tmp}/body;
+    proxy_temp_path {tmp}/proxy;
+    fastcgi_temp_path {tmp}/fastcgi;
+    uwsgi_temp_path {tmp}/uwsgi;
+    scgi_temp_path {tmp}/scgi;
+    client_max_body_size 0;
+    upstream porter {{
+{servers}
+    }}
+    server {{
+        listen 127.0.0.1:{self.port};
+        location / {{
+            proxy_pass http://porter;
+            proxy_http_version 1.1;
+            proxy_set_header Host $http_host;
+            proxy_set_header Connection "";
+            proxy_buffering off;
+            proxy_request_buffering off;
+            proxy_read_timeout 300s;
+            proxy_next_upstream off;
+        }}
+    }}
+}}
+"""
+        )
+        self.process = subprocess.Popen(
+            [nginx_bin(), "-p", str(self.root), "-c", str(self.conf)],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=open(self.root / "nginx.stderr", "w"),
+        )
+        deadline = time.monotonic() + 15
+        while time.monotonic() < deadline:
+            if self.process.poll() is not None:
+                raise AssertionError(f"nginx exited: {(self.root / 'nginx.stderr').read_text()}{self.error_log()}")
+            with socket.socket() as s:
+                if s.connect_ex(("127.0.0.1", self.port)) == 0:
+                    return
+            time.sleep(0.05)
+        raise AssertionError(f"nginx did not listen: {self.error_log()}")
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def error_log(self) -> str:
+        path = self.root / "error.log"
+        return path.read_text() if path.exists() else ""
+
+    def log(self) -> list[dict[str, str]]:
+        """The access log, one dict per request, oldest first."""
+        path = self.root / "access.log"
+        if not path.exists():
+            return []
+        return [m.groupdict() for line in path.read_text().splitlines() if (m := LOG_LINE.match(line))]
+
+    def close(self) -> None:
+        self.process.terminate()
+        try:
+            self.process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            self.process.wait()
+
+
+def storage_config(backend: str, postgres_url: str) -> dict[str, Any]:
+    """The `storage` section of a replica's config for blob `backend`."""
+    if backend == "local":
+        return {"records": "postgres", "postgres_url": postgres_url}
+    raise AssertionError(f"no blob backend {backend!r} in these tests yet")
+
+
+@dataclass
+class Replicas:
+    """Two gateway replicas on one database behind nginx."""
+
+    root: Path
+    postgres: Postgres
+    processes: list[subprocess.Popen]
+    urls: list[str]
+    nginx: Nginx
+    config: Path
+
+    def close(self) -> None:
+        self.nginx.close()
+        for process in self.processes:
+            if process.poll() is None:
+                process.terminate()
+        for process in self.processes:
+            try:
+                process.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait()
+
+    def upstream_of(self, url: str) -> str:
+        return url.removeprefix("http://")
+
+
+def start_replicas(
+    root: Path,
+    postgres: Postgres,
+    *,
+    backend: str = "local",
+    keys: list[dict[str, Any]] | None = None,
+    extra: dict[str, Any] | None = None,
+    env: dict[str, str] | None = None,
+    count: int = 2,
+) -> Replicas:
+    """`count` replicas on a fresh database `porter` (one data dir), and
+    nginx in front of them."""
+    url = postgres.create_database("porter")
+    config = write_config(root, keys=keys, extra={"storage": storage_config(backend, url), **(extra or {})})
+    processes, urls = [], []
+    for i in range(count):
+        home = root / f"replica-{i}"
+        home.mkdir()
+        process, listening = start_http(home, config, env=env)
+        processes.append(process)
+        urls.append(listening)
+    nginx = Nginx(root / "nginx", [u.removeprefix("http://") for u in urls])
+    return Replicas(root=root, postgres=postgres, processes=processes, urls=urls, nginx=nginx, config=config)
