@@ -76,19 +76,8 @@ pub(crate) fn blocks(
     // the whole document is read and every page is within the limits;
     // otherwise each page's text is taken as its content draws it, and
     // tables are found from the text's alignment alone.
-    let mut budget = budget::Budget::new(&document, budget::Limits::of(options));
-    let mut verdicts = Vec::with_capacity(shown);
-    let mut document_cut = None;
-    for index in 0..shown {
-        cancel.check()?;
-        let verdict = budget.over(index);
-        if let Some(reason) = budget.document_over() {
-            document_cut = Some(reason);
-            shown = index;
-            break;
-        }
-        verdicts.push(verdict);
-    }
+    let (verdicts, document_cut) = check_pages(&document, shown, options, cancel)?;
+    shown = verdicts.len();
     let whole = shown == total && verdicts.iter().all(Option::is_none);
     let mut refused = Vec::new();
     let mut session = crate::ocr::Session::new(options);
@@ -118,29 +107,7 @@ pub(crate) fn blocks(
                 continue;
             }
         };
-        let mut pieces: Vec<layout::Piece> = Vec::new();
-        for s in spans.into_iter().take(PDF_PAGE_PIECES) {
-            if s.text.trim().is_empty() {
-                // A space the PDF draws on its own is the word break after
-                // the piece before it.
-                if let Some(last) = pieces.last_mut()
-                    && !last.text.ends_with(' ')
-                {
-                    last.text.push(' ');
-                }
-                continue;
-            }
-            pieces.push(layout::Piece {
-                // PDF space grows upwards; the layout's y grows downwards.
-                x0: s.bbox.x,
-                y0: -(s.bbox.y + s.bbox.height),
-                x1: s.bbox.x + s.bbox.width,
-                y1: -s.bbox.y,
-                size: s.font_size,
-                bold: s.font_weight.is_bold() || bold_name(&s.font_name),
-                text: s.text,
-            });
-        }
+        let pieces = page_pieces(spans);
         let length: usize = pieces.iter().map(|p| p.text.len()).sum();
         let unreadable = pieces.is_empty()
             || crate::ocr::unreadable_text(
@@ -184,13 +151,9 @@ pub(crate) fn blocks(
             Vec::new()
         };
         out.push(Block::Page { number, total });
-        // The page's extent, top to bottom, in the layout's downward y.
-        let page = document
-            .get_page_media_box(index)
-            .ok()
-            .map(|(_, low, _, high)| (-low.max(high), -low.min(high)));
         let rules = page_rules(&document, index);
-        let (blocks, marginal) = layout::page_layout(pieces, tables, &rules, page);
+        let extent = page_extent(&document, index);
+        let (blocks, marginal) = layout::page_layout(pieces, tables, &rules, extent);
         for (block, marginal) in blocks.into_iter().zip(marginal) {
             if marginal {
                 margins.push((out.len(), number));
@@ -200,6 +163,104 @@ pub(crate) fn blocks(
         laid_out += 1;
     }
     set_apart_running_lines(&mut out, &margins, laid_out, &mut notes);
+    coverage_notes(
+        &mut notes,
+        document_cut,
+        tree_cut,
+        shown,
+        total,
+        &refused,
+        options,
+    );
+    if shown > 0 && scanned.len() == shown {
+        notes.push(
+            "No page has a text layer: it is probably scanned, and its text cannot be read."
+                .to_owned(),
+        );
+    } else if !scanned.is_empty() {
+        notes.push(format!(
+            "Pages without a text layer (probably scans) whose text could not be read: {}.",
+            crate::ocr::page_ranges(&scanned)
+        ));
+    }
+    notes.extend(session.notes());
+    Ok((out, notes))
+}
+
+/// Checks pages `0..shown` against the work limits: each page's verdict
+/// (why it must not be read), up to the page at which the pages read would
+/// pass the document's limit, and that limit's clause when one did.
+#[cfg(feature = "pdf")]
+fn check_pages(
+    document: &pdf_oxide::document::PdfDocument,
+    shown: usize,
+    options: &Options,
+    cancel: &Cancel,
+) -> Result<(Vec<Option<String>>, Option<String>), Failure> {
+    let mut budget = budget::Budget::new(document, budget::Limits::of(options));
+    let mut verdicts = Vec::with_capacity(shown);
+    for index in 0..shown {
+        cancel.check()?;
+        let verdict = budget.over(index);
+        if let Some(reason) = budget.document_over() {
+            return Ok((verdicts, Some(reason)));
+        }
+        verdicts.push(verdict);
+    }
+    Ok((verdicts, None))
+}
+
+/// A page's text spans as layout pieces (at most [`PDF_PAGE_PIECES`]), a
+/// space drawn on its own joined to the piece before it.
+#[cfg(feature = "pdf")]
+fn page_pieces(spans: Vec<pdf_oxide::layout::TextSpan>) -> Vec<layout::Piece> {
+    let mut pieces: Vec<layout::Piece> = Vec::new();
+    for s in spans.into_iter().take(PDF_PAGE_PIECES) {
+        if s.text.trim().is_empty() {
+            // A space the PDF draws on its own is the word break after
+            // the piece before it.
+            if let Some(last) = pieces.last_mut()
+                && !last.text.ends_with(' ')
+            {
+                last.text.push(' ');
+            }
+            continue;
+        }
+        pieces.push(layout::Piece {
+            // PDF space grows upwards; the layout's y grows downwards.
+            x0: s.bbox.x,
+            y0: -(s.bbox.y + s.bbox.height),
+            x1: s.bbox.x + s.bbox.width,
+            y1: -s.bbox.y,
+            size: s.font_size,
+            bold: s.font_weight.is_bold() || bold_name(&s.font_name),
+            text: s.text,
+        });
+    }
+    pieces
+}
+
+/// The page's extent, top to bottom, in the layout's downward y.
+#[cfg(feature = "pdf")]
+fn page_extent(document: &pdf_oxide::document::PdfDocument, index: usize) -> Option<(f32, f32)> {
+    document
+        .get_page_media_box(index)
+        .ok()
+        .map(|(_, low, _, high)| (-low.max(high), -low.min(high)))
+}
+
+/// The notes on which pages were read: where reading stopped and why, and
+/// the pages past the limits of one page.
+#[cfg(feature = "pdf")]
+fn coverage_notes(
+    notes: &mut Vec<String>,
+    document_cut: Option<String>,
+    tree_cut: bool,
+    shown: usize,
+    total: usize,
+    refused: &[usize],
+    options: &Options,
+) {
     if let Some(reason) = document_cut {
         notes.push(format!(
             "Read pages 1–{} of {}: with page {}, the pages' content streams {reason}, past what porter reads of one PDF.",
@@ -230,19 +291,6 @@ pub(crate) fn blocks(
             list.join(", ")
         ));
     }
-    if shown > 0 && scanned.len() == shown {
-        notes.push(
-            "No page has a text layer: it is probably scanned, and its text cannot be read."
-                .to_owned(),
-        );
-    } else if !scanned.is_empty() {
-        notes.push(format!(
-            "Pages without a text layer (probably scans) whose text could not be read: {}.",
-            crate::ocr::page_ranges(&scanned)
-        ));
-    }
-    notes.extend(session.notes());
-    Ok((out, notes))
 }
 
 /// A header or footer line as it repeats from page to page: lower case,

@@ -11,8 +11,8 @@ use sha2::{Digest as _, Sha256};
 
 mod documents;
 mod records;
-mod s3;
 mod replicas;
+mod s3;
 
 const KIB: u64 = 1024;
 const MIB: u64 = 1024 * KIB;
