@@ -33,8 +33,8 @@ use serde_json::Value;
 use crate::access::Caller;
 use crate::config::{GitConfig, Grant, RemoteDirection, Volume, VolumeMode};
 use crate::context::Turn;
-use crate::file::grants::{self, Need};
-use crate::file::reference::Place;
+use crate::tools::file::grants::{self, Need};
+use crate::tools::file::reference::Place;
 
 /// `GIT_TOOL` is the name the `Git` tool is listed under.
 pub const GIT_TOOL: &str = "Git";
@@ -203,7 +203,7 @@ impl GitTool {
     }
 
     /// The folder `repo` names (`volume:<name>:<path>`), checked by the
-    /// one volume door ([`crate::file::grants::resolve`]): the caller's
+    /// one volume door ([`crate::tools::file::grants::resolve`]): the caller's
     /// list, the volume's tenant, the `Read` grant for a read op and the
     /// `Write` grant and a read-write volume for one that writes. A volume
     /// the caller may not use is answered exactly like a missing one. The

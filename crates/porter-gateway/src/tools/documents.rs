@@ -366,7 +366,7 @@ fn get(
         document.source_path,
         document.source_sha256,
         document.origin,
-        crate::file::rfc3339(document.created_at)
+        crate::tools::file::rfc3339(document.created_at)
     );
     let mut content = vec![ContentBlock::text(about)];
     content.extend(
@@ -382,7 +382,7 @@ fn get(
         "origin": document.origin,
         "call": document.call,
         "run": document.run,
-        "created_at": crate::file::rfc3339(document.created_at),
+        "created_at": crate::tools::file::rfc3339(document.created_at),
         "window": shown.structured.window,
     }));
     Ok(result)
@@ -410,7 +410,7 @@ fn list(store: &dyn Store, reader: &Reader, args: &DocumentsArgs) -> Answer {
             document.title,
             porter_fileview::human_size(document.markdown_bytes),
             document.source_path,
-            crate::file::rfc3339(document.created_at)
+            crate::tools::file::rfc3339(document.created_at)
         ));
     }
     if let Some(cursor) = &next_cursor {

@@ -2,6 +2,8 @@
 //! its stub alone; with `assets: true`, the page's images and linked files
 //! kept in the inbox under `web/<host>/` and its links pointed at them.
 
+mod assets;
+
 use std::collections::HashMap;
 use std::fmt::Write as _;
 
@@ -18,9 +20,9 @@ use serde::Deserialize;
 use serde_json::Value;
 use url::Url;
 
-use super::assets::{file_links, key, markdown};
-use super::body::{Keeping, Received, Take, essence, header_text, receive};
-use super::{
+use self::assets::{file_links, key, markdown};
+use super::web::body::{Keeping, Received, Take, essence, header_text, receive};
+use super::web::{
     HTML_MAX_BYTES, MAX_ASSETS, TEXT_MAX_BYTES, WEBFETCH_TOOL, Web, need_http_grant, text_result,
 };
 use crate::context::{CallContext, Turn};

@@ -16,8 +16,8 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::Value;
 
-use super::body::{Keeping, Received, Take, receive};
-use super::{HTTP_TOOL, TEXT_MAX_BYTES, Web, need_http_grant, text_result};
+use super::web::body::{Keeping, Received, Take, receive};
+use super::web::{HTTP_TOOL, TEXT_MAX_BYTES, Web, need_http_grant, text_result};
 use crate::context::{CallContext, Turn};
 
 /// `METHODS` are the methods the tool sends.
