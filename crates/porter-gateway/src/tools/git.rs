@@ -145,14 +145,14 @@ impl GitTool {
                 bounds,
             )
             .map(|text| repo.shown.text(&text))
-            .map_err(|text| repo.shown.text(&text))
+            .map_err(|error| ToolError::tool(repo.shown.text(&error.to_string())))
         })
         .await;
         match answer {
             Ok(Ok(text)) => CallToolResult::success(vec![ContentBlock::text(text)]),
-            Ok(Err(text)) => {
-                tracing::info!(tool = GIT_TOOL, error = %text, "a Git call failed");
-                CallToolResult::error(vec![ContentBlock::text(text)])
+            Ok(Err(error)) => {
+                tracing::info!(tool = GIT_TOOL, %error, "a Git call failed");
+                CallToolResult::error(vec![ContentBlock::text(error.to_string())])
             }
             Err(error) => {
                 tracing::error!(%error, "a Git call panicked or was cancelled");
@@ -208,16 +208,15 @@ impl GitTool {
     /// `Write` grant and a read-write volume for one that writes. A volume
     /// the caller may not use is answered exactly like a missing one. The
     /// folder, once resolved, must still lie beneath the volume's root.
-    fn resolve(&self, caller: &Caller, owner: &Owner, args: &GitArgs) -> Result<Repo, String> {
+    fn resolve(&self, caller: &Caller, owner: &Owner, args: &GitArgs) -> Result<Repo, ToolError> {
         let text = args.repo.as_deref().unwrap_or("").trim();
         if !text.starts_with("volume:")
             || text.starts_with("volume:inbox:")
             || text == "volume:inbox"
         {
-            return Err(
-                "name the repository as volume:<name>:<path> (a folder in one of your volumes; the inbox holds no repositories)"
-                    .to_owned(),
-            );
+            return Err(ToolError::tool(
+                "name the repository as volume:<name>:<path> (a folder in one of your volumes; the inbox holds no repositories)",
+            ));
         }
         let need = if args.op.writes() {
             Need::Keep
@@ -226,11 +225,15 @@ impl GitTool {
         };
         let (reference, volume) = grants::resolve(caller, owner, &self.volumes, text, need)?;
         let (Place::Volume(name), Some(volume)) = (&reference.place, volume) else {
-            return Err("name the repository as volume:<name>:<path>".to_owned());
+            return Err(ToolError::tool(
+                "name the repository as volume:<name>:<path>",
+            ));
         };
         let root = volume.path.canonicalize().map_err(|e| {
             tracing::warn!(volume = %name, path = %volume.path.display(), error = %e, "a volume's folder cannot be opened");
-            format!("volume {name} cannot be opened on this machine; tell the operator")
+            ToolError::tool(format!(
+                "volume {name} cannot be opened on this machine; tell the operator"
+            ))
         })?;
         let shown = Shown {
             name: name.clone(),
@@ -241,11 +244,13 @@ impl GitTool {
         while !existing.exists() {
             existing = existing.parent().unwrap_or(&volume.path);
         }
-        let real = existing
-            .canonicalize()
-            .map_err(|e| shown.text(&format!("{} cannot be opened: {e}", reference.shown())))?;
+        let real = existing.canonicalize().map_err(|e| {
+            ToolError::tool(shown.text(&format!("{} cannot be opened: {e}", reference.shown())))
+        })?;
         if !real.starts_with(&root) {
-            return Err("the path leads out of the volume through a symlink".to_owned());
+            return Err(ToolError::tool(
+                "the path leads out of the volume through a symlink",
+            ));
         }
         // A `.git` file (or a linked work tree's commondir) may name a
         // repository anywhere on the machine: its data must lie in the
@@ -253,10 +258,9 @@ impl GitTool {
         for folder in read::git_folders(&dir).unwrap_or_default() {
             let inside = folder.canonicalize().is_ok_and(|f| f.starts_with(&root));
             if !inside {
-                return Err(
-                    "this repository keeps its data outside the volume (a .git file or commondir points out of it); porter works only on repositories whose .git lies in the volume"
-                        .to_owned(),
-                );
+                return Err(ToolError::tool(
+                    "this repository keeps its data outside the volume (a .git file or commondir points out of it); porter works only on repositories whose .git lies in the volume",
+                ));
             }
         }
         Ok(Repo {
@@ -294,7 +298,7 @@ fn reads_work_tree(args: &GitArgs) -> bool {
 /// every volume, so, as `File read` does, Git does not read one unless the
 /// volume sets `allow_hard_links: true`. `.git` is not walked (porter never
 /// reads its files as content) and symlinks are not followed.
-fn refuse_hard_links(repo: &Repo, op: GitOp) -> Result<(), String> {
+fn refuse_hard_links(repo: &Repo, op: GitOp) -> Result<(), ToolError> {
     use std::os::unix::fs::MetadataExt as _;
     let mut folders = vec![repo.dir.clone()];
     while let Some(folder) = folders.pop() {
@@ -312,13 +316,13 @@ fn refuse_hard_links(repo: &Repo, op: GitOp) -> Result<(), String> {
             } else if metadata.is_file() && metadata.nlink() > 1 {
                 let path = entry.path();
                 let relative = path.strip_prefix(&repo.dir).unwrap_or(&path);
-                return Err(format!(
+                return Err(ToolError::tool(format!(
                     "{op:?} is refused: {} in the work tree is a hard link (the file has {} names), and its other name may be a file outside every volume; \
                      an operator who means volume {} to hold hard links can set allow_hard_links: true on it",
                     relative.display(),
                     metadata.nlink(),
                     repo.shown.name
-                ));
+                )));
             }
         }
     }
@@ -591,10 +595,10 @@ impl GitOp {
     }
 }
 
-fn need<'a>(value: Option<&'a String>, what: &str, op: GitOp) -> Result<&'a str, String> {
+fn need<'a>(value: Option<&'a String>, what: &str, op: GitOp) -> Result<&'a str, ToolError> {
     value
         .map(String::as_str)
-        .ok_or_else(|| format!("{op:?} needs {what}"))
+        .ok_or_else(|| ToolError::tool(format!("{op:?} needs {what}")))
 }
 
 /// `Operator` is who commits: the operator's identity and signing key,
@@ -612,12 +616,12 @@ fn run(
     operator: &Operator,
     run_id: &str,
     bounds: Bounds,
-) -> Result<String, String> {
+) -> Result<String, ToolError> {
     let op = args.op;
     if op.writes() && !writable {
-        return Err(format!(
+        return Err(ToolError::tool(format!(
             "{op:?} changes the repository, and this volume is read-only"
-        ));
+        )));
     }
     let window = Window {
         offset: args.offset,
@@ -628,12 +632,16 @@ fn run(
         Kind::Network => network_op(args, dir, network, bounds)?,
         Kind::Change => change_op(args, dir, operator, run_id, bounds)?,
     };
-    result.map_err(|e| e.to_string())
+    Ok(result?)
 }
 
 /// A read op: `Ok` with what git answered (or why it failed), `Err` for
 /// arguments the op lacks.
-fn read_op(args: &GitArgs, dir: &Path, window: Window) -> Result<Result<String, GitError>, String> {
+fn read_op(
+    args: &GitArgs,
+    dir: &Path,
+    window: Window,
+) -> Result<Result<String, GitError>, ToolError> {
     let op = args.op;
     let text = |r: Result<porter_git::Page, GitError>| r.map(|p| p.to_string());
     Ok(match op {
@@ -679,7 +687,7 @@ fn read_op(args: &GitArgs, dir: &Path, window: Window) -> Result<Result<String, 
         GitOp::BranchList => text(read::branch_list(dir, window)),
         GitOp::TagList => text(read::tag_list(dir, window)),
         GitOp::RevParse => read::rev_parse(dir, need(args.rev.as_ref(), "rev", op)?),
-        _ => return Err(format!("{op:?} is not a read op")),
+        _ => return Err(ToolError::tool(format!("{op:?} is not a read op"))),
     })
 }
 
@@ -689,7 +697,7 @@ fn network_op(
     dir: &Path,
     network: &Network,
     bounds: Bounds,
-) -> Result<Result<String, GitError>, String> {
+) -> Result<Result<String, GitError>, ToolError> {
     let op = args.op;
     Ok(match op {
         GitOp::Clone => network::clone(network, need(args.url.as_ref(), "url", op)?, dir, bounds),
@@ -703,7 +711,7 @@ fn network_op(
                 network::ls_remote(network, Some(dir), remote.as_deref().unwrap_or("origin"))
             }
         },
-        _ => return Err(format!("{op:?} is not a network op")),
+        _ => return Err(ToolError::tool(format!("{op:?} is not a network op"))),
     })
 }
 
@@ -715,16 +723,16 @@ fn change_op(
     operator: &Operator,
     run_id: &str,
     bounds: Bounds,
-) -> Result<Result<String, GitError>, String> {
+) -> Result<Result<String, GitError>, ToolError> {
     let op = args.op;
     let identity = || {
         operator.identity.as_ref().ok_or_else(|| {
-            "the operator has set no git.identity, so nothing can be committed".to_owned()
+            ToolError::tool("the operator has set no git.identity, so nothing can be committed")
         })
     };
     let signer = || {
         operator.signer.as_ref().ok_or_else(|| {
-            "the operator has set no git.signing.key_file, so nothing can be signed; leave sign out to commit or tag unsigned".to_owned()
+            ToolError::tool("the operator has set no git.signing.key_file, so nothing can be signed; leave sign out to commit or tag unsigned")
         })
     };
     Ok(match op {
@@ -789,14 +797,18 @@ fn change_op(
                 "mixed" => ResetMode::Mixed,
                 "hard" => ResetMode::Hard,
                 other => {
-                    return Err(format!(
+                    return Err(ToolError::tool(format!(
                         "reset mode {other:?} is not one of soft, mixed, hard"
-                    ));
+                    )));
                 }
             };
             change::reset(dir, need(args.rev.as_ref(), "rev", op)?, mode, bounds)
         }
-        _ => return Err(format!("{op:?} does not change the repository")),
+        _ => {
+            return Err(ToolError::tool(format!(
+                "{op:?} does not change the repository"
+            )));
+        }
     })
 }
 
@@ -864,7 +876,7 @@ mod tests {
             "r",
             Bounds::default(),
         );
-        let refusal = unsigned.expect_err("no key, no signature");
+        let refusal = unsigned.expect_err("no key, no signature").to_string();
         assert!(refusal.contains("git.signing.key_file"), "{refusal}");
         assert!(
             read::rev_parse(dir, "HEAD").is_err(),
@@ -904,7 +916,8 @@ mod tests {
             "r",
             Bounds::default(),
         )
-        .expect_err("a signed tag needs a message");
+        .expect_err("a signed tag needs a message")
+        .to_string();
         assert!(refusal.contains("message"), "{refusal}");
         let tag = args(serde_json::json!({
             "op": "tag_create", "name": "v1", "message": "one", "sign": true
@@ -1069,7 +1082,9 @@ mod tests {
                 &args(serde_json::json!({"op": "status", "repo": repo})),
             )
         };
-        let refused = status("volume:work:pointer").expect_err("the git dir is outside");
+        let refused = status("volume:work:pointer")
+            .expect_err("the git dir is outside")
+            .to_string();
         assert!(refused.contains("outside the volume"), "{refused}");
         let repo = status("volume:work:inside").expect("an inside repository");
         assert!(repo.dir.ends_with("inside") && repo.writable);
