@@ -17,3 +17,16 @@ pub mod git;
 pub(crate) mod http;
 pub mod web;
 pub(crate) mod webfetch;
+
+#[cfg(test)]
+mod tests {
+    /// The gateway's own tools as a client lists them (name, title,
+    /// description, annotations and both schemas), and the admin endpoint's
+    /// `file` tool: any change to what a client sees shows up as a changed
+    /// snapshot to review (CONTRIBUTING.md says how).
+    #[test]
+    fn the_tool_listing_is_the_reviewed_one() {
+        insta::assert_json_snapshot!("gateway_tools", crate::tools().list());
+        insta::assert_json_snapshot!("admin_file_tool", crate::admin::AdminServer::tool());
+    }
+}
