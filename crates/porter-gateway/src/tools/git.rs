@@ -24,8 +24,8 @@ use porter_git::{
     Window, network, submodule,
 };
 use porter_inbox::Owner;
-use porter_mcp::tool::{Call, Hints, NoOut, Outcome, Tool, ToolError, parse_args_naming};
-use rmcp::model::{CallToolResult, ContentBlock, JsonObject};
+use porter_mcp::tool::{Hints, NoOut, ToolError, parse_args_naming};
+use rmcp::model::{CallToolResult, ContentBlock};
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::Value;
@@ -391,47 +391,33 @@ const DESCRIPTION: &str = "Git on a repository in one of your volumes, without a
     outputs come in windows: ask again with offset. commit and tag_create take sign: true to \
     sign with the operator's SSH key.";
 
-/// `Git` is the `Git` tool. It is open only to a run's own model, and only
-/// with the `Git` grant.
-pub struct Git;
-
-impl Tool<Turn> for Git {
-    type Args = GitArgs;
-    type Out = NoOut;
-    const NAME: &'static str = GIT_TOOL;
-    const TITLE: &'static str = "Git";
-    const DESCRIPTION: &'static str = DESCRIPTION;
-    // It commits, resets and pushes, and fetches from and pushes to remotes.
-    const HINTS: Hints = Hints::open_world(true, false);
-
-    fn parse(arguments: Option<JsonObject>) -> Result<GitArgs, ToolError> {
-        parse(Value::Object(arguments.unwrap_or_default()))
-    }
-
-    fn check(&self, turn: &Turn, _call: &Call) -> Result<(), ToolError> {
-        let Caller::Model { grants, .. } = &turn.caller else {
-            return Err(ToolError::tool(
-                "the Git tool is open only to a run's own model",
-            ));
-        };
-        if grants.contains(&Grant::Git) {
-            return Ok(());
-        }
-        Err(ToolError::tool(
-            "this run may not use Git: its profile has no Git grant; an operator can \
-             add Git to the profile's grants in the gateway's config",
-        ))
-    }
-
-    async fn call(&self, turn: &Turn, args: GitArgs, _call: Call) -> Outcome {
-        let run = &turn.run;
-        let remote = turn.gateway.config.git_remote_of(&run.owner.key_name);
-        let git = &turn.gateway.git;
-        let id = run.id.to_string();
-        Ok(git
-            .run(&turn.caller, &run.owner, &remote, &id, args)
-            .await
-            .into())
+porter_mcp::tool! {
+    /// `Git` is the `Git` tool. It is open only to a run's own model, and only
+    /// with the `Git` grant.
+    pub Git for Turn {
+        // It commits, resets and pushes, and fetches from and pushes to remotes.
+        name: GIT_TOOL, title: "Git", hints: Hints::open_world(true, false),
+        args: GitArgs, out: NoOut,
+        description: DESCRIPTION,
+        parse: |arguments| parse(Value::Object(arguments.unwrap_or_default())),
+        check: |turn, _call| {
+            let Caller::Model { grants, .. } = &turn.caller else {
+                return Err(ToolError::tool("the Git tool is open only to a run's own model"));
+            };
+            if grants.contains(&Grant::Git) {
+                return Ok(());
+            }
+            Err(ToolError::tool(
+                "this run may not use Git: its profile has no Git grant; an operator can \
+                 add Git to the profile's grants in the gateway's config",
+            ))
+        },
+        call: |turn, args, _call| {
+            let run = &turn.run;
+            let remote = turn.gateway.config.git_remote_of(&run.owner.key_name);
+            let id = run.id.to_string();
+            Ok(turn.gateway.git.run(&turn.caller, &run.owner, &remote, &id, args).await.into())
+        },
     }
 }
 

@@ -22,8 +22,8 @@ use std::sync::Arc;
 
 use porter_fileview::{Block, Cancel, FileInput, Options, WindowRequest};
 use porter_inbox::{FileRecord, Inbox, InboxError, RunInfo};
-use porter_mcp::tool::{Call, Hints, NoOut, Outcome, Tool, ToolError};
-use rmcp::model::{CallToolResult, ContentBlock, JsonObject};
+use porter_mcp::tool::{Hints, NoOut, ToolError};
+use rmcp::model::{CallToolResult, ContentBlock};
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 
@@ -129,28 +129,18 @@ impl Files {
     }
 }
 
-/// `File` is the `File` tool: one op on the run's inbox or a volume, each
-/// path checked against the caller's grants as it is resolved.
-pub(crate) struct File;
-
-impl Tool<Turn> for File {
-    type Args = FileArgs;
-    type Out = NoOut;
-    const NAME: &'static str = "File";
-    const TITLE: &'static str = "Files kept out of the context";
-    const DESCRIPTION: &'static str = DESCRIPTION;
-    const HINTS: Hints = Hints::open_world(true, false);
-
-    fn parse(arguments: Option<JsonObject>) -> Result<FileArgs, ToolError> {
-        parse(Value::Object(arguments.unwrap_or_default()))
-    }
-
-    async fn call(&self, turn: &Turn, args: FileArgs, _call: Call) -> Outcome {
-        let files = &turn.gateway.files;
-        Ok(files
-            .run(&turn.caller, &turn.run, args, &turn.cx)
-            .await
-            .into())
+porter_mcp::tool! {
+    /// `File` is the `File` tool: one op on the run's inbox or a volume, each
+    /// path checked against the caller's grants as it is resolved.
+    pub(crate) File for Turn {
+        name: "File", title: "Files kept out of the context", hints: Hints::open_world(true, false),
+        args: FileArgs, out: NoOut,
+        description: DESCRIPTION,
+        parse: |arguments| parse(Value::Object(arguments.unwrap_or_default())),
+        call: |turn, args, _call| {
+            let files = &turn.gateway.files;
+            Ok(files.run(&turn.caller, &turn.run, args, &turn.cx).await.into())
+        },
     }
 }
 
