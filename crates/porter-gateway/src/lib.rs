@@ -135,8 +135,8 @@ fn tools() -> Registry<Turn> {
     Registry::new()
         .with(file::File, ())
         .with(documents::Documents, ())
-        .with(web::Http, ())
-        .with(web::WebFetch, ())
+        .with(tools::http::Http, ())
+        .with(tools::webfetch::WebFetch, ())
         .with(git::Git, ())
 }
 

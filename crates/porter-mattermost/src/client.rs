@@ -18,12 +18,9 @@ use reqwest::{Method, RequestBuilder, Response, StatusCode, Url};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 
+use crate::USER_AGENT;
 use crate::error::{ApiError, ERROR_BODY_BYTES, Error, Target, describe_network};
 use crate::model::{FileInfo, Upload};
-
-/// `USER_AGENT` is what every request says it is, so server admins can tell
-/// porter's traffic apart.
-pub const USER_AGENT: &str = concat!("porter/", env!("CARGO_PKG_VERSION"));
 
 /// `Token` is a Mattermost personal access token (or session token). Its
 /// `Debug` and `Display` print `***`, so it cannot leak into a log or an

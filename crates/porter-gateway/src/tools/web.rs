@@ -19,9 +19,6 @@
 
 pub(crate) mod body;
 
-pub(crate) use super::http::Http;
-pub(crate) use super::webfetch::WebFetch;
-
 use std::sync::Arc;
 
 use porter_inbox::Inbox;
@@ -94,6 +91,8 @@ mod tests {
 
     use super::*;
     use crate::context::Turn;
+    use crate::tools::http::Http;
+    use crate::tools::webfetch::WebFetch;
 
     #[test]
     fn only_a_caller_with_the_http_grant_may_use_the_web_tools() {
