@@ -3,7 +3,7 @@
 //!
 //! The rules are plain functions so that the HTTP API, the admin MCP tool
 //! and the `File` tool all ask the same question the same way. Grants on
-//! volumes are decided by the `File` tool itself (`crate::file`), since only
+//! volumes are decided by the `File` tool itself (`crate::tools::file`), since only
 //! it knows which volume a path names.
 
 use sha2::{Digest, Sha256};

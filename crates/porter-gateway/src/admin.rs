@@ -102,9 +102,9 @@ impl AdminServer {
             ADMIN_FILE_TOOL,
             "Runs a File operation (stat, ls, read, keep, rm, clear, extract, import) on the inbox of the run \
              named by run_id, as the API key of this session.",
-            porter_mcp::schema::schema_for::<crate::file::FileArgs>(),
+            porter_mcp::schema::schema_for::<crate::tools::file::FileArgs>(),
         )
-        .with_title(<crate::file::File as porter_mcp::Tool<crate::context::Turn>>::TITLE);
+        .with_title(<crate::tools::file::File as porter_mcp::Tool<crate::context::Turn>>::TITLE);
         let mut schema = (*tool.input_schema).clone();
         if let Some(serde_json::Value::Object(properties)) = schema.get_mut("properties") {
             properties.insert(

@@ -29,15 +29,14 @@ pub mod api;
 pub mod config;
 pub mod context;
 pub mod doctor;
-pub mod documents;
-pub mod file;
-pub mod git;
 pub mod hooks;
 pub mod replicas;
 pub mod serve;
 pub mod session;
+pub mod tools;
 pub mod upstream;
-pub mod web;
+
+pub use tools::{documents, file, git, web};
 
 use std::path::Path;
 use std::sync::Arc;
@@ -48,10 +47,10 @@ use porter_mcp::Registry;
 use crate::access::Keys;
 use crate::config::Config;
 use crate::context::Turn;
-use crate::documents::DocumentsTool;
-use crate::file::Files;
+use crate::tools::documents::DocumentsTool;
+use crate::tools::file::Files;
+use crate::tools::web::Web;
 use crate::upstream::Upstreams;
-use crate::web::Web;
 
 /// `DEFAULT_LOG_FILTER` is the log filter `porter gateway serve` starts
 /// with when `RUST_LOG` is unset: warnings, the gateway's and the inbox's
@@ -143,8 +142,8 @@ fn tools() -> Registry<Turn> {
     Registry::new()
         .with(file::File, ())
         .with(documents::Documents, ())
-        .with(web::Http, ())
-        .with(web::WebFetch, ())
+        .with(tools::http::Http, ())
+        .with(tools::webfetch::WebFetch, ())
         .with(git::Git, ())
 }
 

@@ -802,6 +802,23 @@ mod tests {
         }
     }
 
+    /// Every tool as a client lists it (name, title, description,
+    /// annotations, both schemas, `_meta`), with writes allowed over stdio,
+    /// once asking before writes and once leaving approval to the client:
+    /// any change to what a client sees shows up as a changed snapshot to
+    /// review (CONTRIBUTING.md says how).
+    #[test]
+    fn the_tool_listing_is_the_reviewed_one() {
+        insta::assert_json_snapshot!(
+            "mattermost_tools_asking",
+            server(Transport::Stdio, true, true).tools()
+        );
+        insta::assert_json_snapshot!(
+            "mattermost_tools_not_asking",
+            server(Transport::Stdio, true, false).tools()
+        );
+    }
+
     #[test]
     fn write_descriptions_say_who_approves() {
         for (ask, words) in [

@@ -18,12 +18,9 @@ use reqwest::{Method, RequestBuilder, Response, StatusCode, Url};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 
+use crate::USER_AGENT;
 use crate::error::{ApiError, ERROR_BODY_BYTES, Error, Target, describe_network};
 use crate::model::{FileInfo, Upload};
-
-/// `USER_AGENT` is what every request says it is, so server admins can tell
-/// porter's traffic apart.
-pub const USER_AGENT: &str = concat!("porter/", env!("CARGO_PKG_VERSION"));
 
 /// `Token` is a Mattermost personal access token (or session token). Its
 /// `Debug` and `Display` print `***`, so it cannot leak into a log or an
@@ -767,8 +764,11 @@ fn decode_ext_value(value: &str) -> Option<String> {
     let mut i = 0;
     while i < raw.len() {
         if raw[i] == b'%' {
-            let hex = std::str::from_utf8(raw.get(i + 1..i + 3)?).ok()?;
-            bytes.push(u8::from_str_radix(hex, 16).ok()?);
+            let hex = raw.get(i + 1..i + 3)?;
+            if !hex.iter().all(u8::is_ascii_hexdigit) {
+                return None;
+            }
+            bytes.push(u8::from_str_radix(std::str::from_utf8(hex).ok()?, 16).ok()?);
             i += 3;
         } else {
             bytes.push(raw[i]);
@@ -1054,6 +1054,17 @@ mod tests {
             }
             assert_eq!(err.status(), Some(status), "{text}");
         }
+    }
+
+    #[test]
+    fn a_sign_in_an_escape_is_not_a_hex_digit() {
+        // `%+3` is a broken escape (a number parser would read `+3` as 3):
+        // the extended form is unreadable, so the plain name is used.
+        assert_eq!(
+            disposition_file_name("attachment; filename*=UTF-8''Q%+33.pdf; filename=\"Q3.pdf\"")
+                .as_deref(),
+            Some("Q3.pdf")
+        );
     }
 
     #[test]

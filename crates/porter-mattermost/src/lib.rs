@@ -57,10 +57,13 @@ mod users;
 
 pub use channels::{ChannelMember, ChannelStats, CustomStatus, NewChannel, Status};
 pub use client::{
-    Client, ClientOptions, Token, USER_AGENT, disposition_file_name, normalize_base_url,
-    retry_after,
+    Client, ClientOptions, Token, disposition_file_name, normalize_base_url, retry_after,
 };
 pub use error::{ApiError, ERROR_BODY_BYTES, Error, Key, Target, Thing};
+
+/// `USER_AGENT` is what every request says it is (the API's and the
+/// sign-in's), so server admins can tell porter's traffic apart.
+pub const USER_AGENT: &str = concat!("porter/", env!("CARGO_PKG_VERSION"));
 pub use model::{
     Channel, ChannelPosts, ChannelType, ClientConfig, Download, FileInfo, FileInfoList, NewPost,
     OLDEST_SUPPORTED_VERSION, Ping, Post, PostList, PostMetadata, Search, Team, UploadFile, User,

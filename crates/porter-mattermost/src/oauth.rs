@@ -22,7 +22,7 @@ use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 use url::Url;
 
-use crate::client::USER_AGENT;
+use crate::USER_AGENT;
 use crate::keychain::TokenStore;
 use crate::{ApiError, Client, ClientOptions, Error, Token, normalize_base_url};
 

@@ -17,3 +17,7 @@ pub use tool::{
     Call, Hints, NoArgs, NoOut, Outcome, Registry, Tool, ToolError, done, finish, parse_args,
     parse_args_naming,
 };
+
+/// rmcp, for the types [`tool!`] names in what it writes.
+#[doc(hidden)]
+pub use rmcp;

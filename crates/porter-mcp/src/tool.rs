@@ -232,6 +232,82 @@ pub trait Tool<S>: Send + Sync + 'static {
     ) -> impl Future<Output = Outcome> + Send;
 }
 
+/// `tool!` declares a tool in one place: the unit struct, its facts
+/// (`name`, `title`, `hints`, `args`, `out`, `description`), how its
+/// arguments are read and its calls allowed where it is not the default
+/// (`parse`, [`Tool::parse`]; `check`, [`Tool::check`]) and its `call`, each
+/// written as a closure (`call` over the server, the arguments and the
+/// [`Call`]). It expands to the struct and its [`Tool`] implementation, so
+/// a tool reads as one declaration.
+///
+/// ```
+/// # use porter_mcp::{Hints, NoArgs, NoOut};
+/// # use rmcp::model::{CallToolResult, ContentBlock};
+/// struct Server;
+///
+/// porter_mcp::tool! {
+///     /// `ping`: answers pong.
+///     pub Ping for Server {
+///         name: "ping", title: "Ping", hints: Hints::READ, args: NoArgs, out: NoOut,
+///         description: "Answers pong.",
+///         call: |_server, _args, _call| {
+///             Ok(CallToolResult::success(vec![ContentBlock::text("pong")]).into())
+///         },
+///     }
+/// }
+///
+/// assert_eq!(<Ping as porter_mcp::Tool<Server>>::NAME, "ping");
+/// ```
+#[macro_export]
+macro_rules! tool {
+    (
+        $(#[$attr:meta])*
+        $vis:vis $tool:ident for $server:ty {
+            name: $name:expr, title: $title:expr, hints: $hints:expr,
+            args: $args:ty, out: $out:ty,
+            description: $description:expr,
+            $(parse: |$arguments:pat_param| $parse:expr,)?
+            $(check: |$checked:pat_param, $asked:pat_param| $check:expr,)?
+            call: |$on:pat_param, $with:pat_param, $call:pat_param| $body:expr $(,)?
+        }
+    ) => {
+        $(#[$attr])*
+        $vis struct $tool;
+
+        impl $crate::Tool<$server> for $tool {
+            type Args = $args;
+            type Out = $out;
+            const NAME: &'static str = $name;
+            const TITLE: &'static str = $title;
+            const DESCRIPTION: &'static str = $description;
+            const HINTS: $crate::Hints = $hints;
+
+            $(
+                fn parse(
+                    $arguments: Option<$crate::rmcp::model::JsonObject>,
+                ) -> Result<$args, $crate::ToolError> {
+                    $parse
+                }
+            )?
+
+            $(
+                fn check(&self, $checked: &$server, $asked: &$crate::Call) -> Result<(), $crate::ToolError> {
+                    $check
+                }
+            )?
+
+            async fn call(
+                &self,
+                $on: &$server,
+                $with: $args,
+                $call: $crate::Call,
+            ) -> $crate::Outcome {
+                $body
+            }
+        }
+    };
+}
+
 /// `describe` is how a tool is listed: name, title, description, hints and
 /// both schemas in standard JSON Schema.
 ///

@@ -32,6 +32,7 @@ pub fn percent_decoded_bytes(text: &str) -> Vec<u8> {
     while at < bytes.len() {
         if bytes[at] == b'%'
             && let Some(hex) = text.get(at + 1..at + 3)
+            && hex.bytes().all(|b| b.is_ascii_hexdigit())
             && let Ok(byte) = u8::from_str_radix(hex, 16)
         {
             out.push(byte);
@@ -223,5 +224,18 @@ mod tests {
             assert_eq!(percent_decoded_bytes(text), *bytes, "{text}");
         }
         assert_eq!(percent_decoded("%e9t%C3%A9"), "\u{FFFD}té");
+    }
+
+    #[test]
+    fn a_sign_is_not_a_hex_digit() {
+        // `%+4` is no escape: two hex digits must follow the `%`, and a
+        // number parser's leading `+` is not one.
+        for text in ["%+41", "a%+fb", "%+0"] {
+            assert_eq!(percent_decoded(text), text, "{text}");
+        }
+        assert_eq!(
+            disposition_file_name("attachment; filename*=UTF-8''Q%+33.pdf").as_deref(),
+            Some("Q%+33.pdf")
+        );
     }
 }

@@ -49,7 +49,7 @@ use axum::routing::{get, post};
 use porter_inbox::{Inbox, RunId, RunInfo};
 
 use crate::access::{KeyInfo, Keys, can_read};
-use crate::file::Files;
+use crate::tools::file::Files;
 
 pub use error::ApiError;
 

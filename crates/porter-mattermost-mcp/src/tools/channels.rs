@@ -20,7 +20,6 @@ use porter_mattermost::User;
 use porter_mcp::tool::Call;
 use porter_mcp::tool::Hints;
 use porter_mcp::tool::Outcome;
-use porter_mcp::tool::Tool;
 use porter_mcp::tool::ToolError;
 use porter_mcp::tool::done;
 use rmcp::RoleServer;
@@ -180,119 +179,79 @@ pub(crate) fn tool_result(outcome: Result<CallToolResult, ToolError>) -> Outcome
     Ok(outcome?.into())
 }
 
-/// `get_channel_stats`: Count a channel.
-pub(crate) struct GetChannelStats;
-
-impl Tool<MattermostServer> for GetChannelStats {
-    type Args = OneChannelArgs;
-    type Out = ChannelStatsOut;
-    const NAME: &'static str = "get_channel_stats";
-    const TITLE: &'static str = "Count a channel";
-    const DESCRIPTION: &'static str = "Counts a channel's members, guests, pinned posts and files.";
-    const HINTS: Hints = Hints::READ;
-
-    async fn call(&self, server: &MattermostServer, args: OneChannelArgs, _call: Call) -> Outcome {
-        Ok(server.get_channel_stats_impl(args).await?.into())
+porter_mcp::tool! {
+    /// `get_channel_stats`: Count a channel.
+    pub(crate) GetChannelStats for MattermostServer {
+        name: "get_channel_stats", title: "Count a channel", hints: Hints::READ, args: OneChannelArgs, out: ChannelStatsOut,
+        description: "Counts a channel's members, guests, pinned posts and files.",
+        call: |server, args, _call| Ok(server.get_channel_stats_impl(args).await?.into()),
     }
 }
 
-/// `mark_channel_read`: Mark a channel read.
-pub(crate) struct MarkChannelRead;
-
-impl Tool<MattermostServer> for MarkChannelRead {
-    type Args = OneChannelArgs;
-    type Out = ChangedOut;
-    const NAME: &'static str = "mark_channel_read";
-    const TITLE: &'static str = "Mark a channel read";
-    const DESCRIPTION: &'static str = "Marks a channel you are in as read, for you only (others see no change), so it stops counting as unread. It changes only your own state, so porter does not ask the person.";
-    const HINTS: Hints = Hints::write(false, true);
-
-    async fn call(&self, server: &MattermostServer, args: OneChannelArgs, _call: Call) -> Outcome {
-        Ok(server.mark_channel_read_impl(args).await?.into())
+porter_mcp::tool! {
+    /// `mark_channel_read`: Mark a channel read.
+    pub(crate) MarkChannelRead for MattermostServer {
+        name: "mark_channel_read", title: "Mark a channel read", hints: Hints::write(false, true), args: OneChannelArgs, out: ChangedOut,
+        description: "Marks a channel you are in as read, for you only (others see no change), so it stops counting as unread. It changes only your own state, so porter does not ask the person.",
+        call: |server, args, _call| Ok(server.mark_channel_read_impl(args).await?.into()),
     }
 }
 
-/// `join_channel`: Join a channel.
-pub(crate) struct JoinChannel;
-
-impl Tool<MattermostServer> for JoinChannel {
-    type Args = OneChannelArgs;
-    type Out = ChangedOut;
-    const NAME: &'static str = "join_channel";
-    const TITLE: &'static str = "Join a channel";
-    const DESCRIPTION: &'static str =
-        "Joins a public channel of one of your teams; its members see that you joined.";
-    const HINTS: Hints = Hints::write(false, true);
-
-    async fn call(&self, server: &MattermostServer, args: OneChannelArgs, call: Call) -> Outcome {
-        server
-            .ask_then_change(Self::NAME, &args, call, &Look::Join(&args))
-            .await
+porter_mcp::tool! {
+    /// `join_channel`: Join a channel.
+    pub(crate) JoinChannel for MattermostServer {
+        name: "join_channel", title: "Join a channel", hints: Hints::write(false, true), args: OneChannelArgs, out: ChangedOut,
+        description: "Joins a public channel of one of your teams; its members see that you joined.",
+        call: |server, args, call| {
+            server
+                .ask_then_change(Self::NAME, &args, call, &Look::Join(&args))
+                .await
+        },
     }
 }
 
-/// `leave_channel`: Leave a channel.
-pub(crate) struct LeaveChannel;
-
-impl Tool<MattermostServer> for LeaveChannel {
-    type Args = OneChannelArgs;
-    type Out = ChangedOut;
-    const NAME: &'static str = "leave_channel";
-    const TITLE: &'static str = "Leave a channel";
-    const DESCRIPTION: &'static str = "Leaves a channel you are in (not a team's Town Square); its members see that you left, and you can rejoin a private one only when a member adds you.";
-    const HINTS: Hints = Hints::write(true, true);
-
-    async fn call(&self, server: &MattermostServer, args: OneChannelArgs, call: Call) -> Outcome {
-        server
-            .ask_then_change(Self::NAME, &args, call, &Look::Leave(&args))
-            .await
+porter_mcp::tool! {
+    /// `leave_channel`: Leave a channel.
+    pub(crate) LeaveChannel for MattermostServer {
+        name: "leave_channel", title: "Leave a channel", hints: Hints::write(true, true), args: OneChannelArgs, out: ChangedOut,
+        description: "Leaves a channel you are in (not a team's Town Square); its members see that you left, and you can rejoin a private one only when a member adds you.",
+        call: |server, args, call| {
+            server
+                .ask_then_change(Self::NAME, &args, call, &Look::Leave(&args))
+                .await
+        },
     }
 }
 
-/// `create_channel`: Create a channel.
-pub(crate) struct CreateChannel;
-
-impl Tool<MattermostServer> for CreateChannel {
-    type Args = CreateChannelArgs;
-    type Out = ChangedOut;
-    const NAME: &'static str = "create_channel";
-    const TITLE: &'static str = "Create a channel";
-    const DESCRIPTION: &'static str = "Creates a public (or, with private, a private) channel in one of your teams, with you as its first member.";
-    const HINTS: Hints = Hints::write(false, false);
-
-    async fn call(
-        &self,
-        server: &MattermostServer,
-        args: CreateChannelArgs,
-        call: Call,
-    ) -> Outcome {
-        server
-            .ask_then_change(Self::NAME, &args, call, &Look::Create(&args))
-            .await
+porter_mcp::tool! {
+    /// `create_channel`: Create a channel.
+    pub(crate) CreateChannel for MattermostServer {
+        name: "create_channel", title: "Create a channel", hints: Hints::write(false, false), args: CreateChannelArgs, out: ChangedOut,
+        description: "Creates a public (or, with private, a private) channel in one of your teams, with you as its first member.",
+        call: |server, args, call| {
+            server
+                .ask_then_change(Self::NAME, &args, call, &Look::Create(&args))
+                .await
+        },
     }
 }
 
-/// `add_channel_members`: Add people to a channel.
-pub(crate) struct AddChannelMembers;
-
-impl Tool<MattermostServer> for AddChannelMembers {
-    type Args = AddMembersArgs;
-    type Out = ChangedOut;
-    const NAME: &'static str = "add_channel_members";
-    const TITLE: &'static str = "Add people to a channel";
-    const DESCRIPTION: &'static str = "Adds 1 to 20 people (by username) to a channel you are in; the question names every one, and those already in it are left as they are.";
-    const HINTS: Hints = Hints::write(false, true);
-
-    async fn call(&self, server: &MattermostServer, args: AddMembersArgs, call: Call) -> Outcome {
-        if args.usernames.is_empty() || args.usernames.len() > MAX_ADD_MEMBERS {
-            return Err(ToolError::Tool(format!(
-                "add_channel_members adds 1 to {MAX_ADD_MEMBERS} people at once and {} were named; split the list. Nothing was changed.",
-                args.usernames.len()
-            )));
-        }
-        server
-            .ask_then_change(Self::NAME, &args, call, &Look::Add(&args))
-            .await
+porter_mcp::tool! {
+    /// `add_channel_members`: Add people to a channel.
+    pub(crate) AddChannelMembers for MattermostServer {
+        name: "add_channel_members", title: "Add people to a channel", hints: Hints::write(false, true), args: AddMembersArgs, out: ChangedOut,
+        description: "Adds 1 to 20 people (by username) to a channel you are in; the question names every one, and those already in it are left as they are.",
+        call: |server, args, call| {
+            if args.usernames.is_empty() || args.usernames.len() > MAX_ADD_MEMBERS {
+                return Err(ToolError::Tool(format!(
+                    "add_channel_members adds 1 to {MAX_ADD_MEMBERS} people at once and {} were named; split the list. Nothing was changed.",
+                    args.usernames.len()
+                )));
+            }
+            server
+                .ask_then_change(Self::NAME, &args, call, &Look::Add(&args))
+                .await
+        },
     }
 }
 
@@ -990,62 +949,30 @@ pub struct SearchChannelsArgs {
     pub cursor: Option<String>,
 }
 
-/// `get_user_channels`: My channels.
-pub(crate) struct GetUserChannels;
-
-impl Tool<MattermostServer> for GetUserChannels {
-    type Args = UserChannelsArgs;
-    type Out = ChannelsOut;
-    const NAME: &'static str = "get_user_channels";
-    const TITLE: &'static str = "My channels";
-    const DESCRIPTION: &'static str = "The channels you are a member of (public, private, direct and group messages), in one team or all.";
-    const HINTS: Hints = Hints::READ;
-
-    async fn call(
-        &self,
-        server: &MattermostServer,
-        args: UserChannelsArgs,
-        _call: Call,
-    ) -> Outcome {
-        Ok(server.get_user_channels_impl(args).await?.into())
+porter_mcp::tool! {
+    /// `get_user_channels`: My channels.
+    pub(crate) GetUserChannels for MattermostServer {
+        name: "get_user_channels", title: "My channels", hints: Hints::READ, args: UserChannelsArgs, out: ChannelsOut,
+        description: "The channels you are a member of (public, private, direct and group messages), in one team or all.",
+        call: |server, args, _call| Ok(server.get_user_channels_impl(args).await?.into()),
     }
 }
 
-/// `get_channel_info`: Channel info.
-pub(crate) struct GetChannelInfo;
-
-impl Tool<MattermostServer> for GetChannelInfo {
-    type Args = ChannelArgs;
-    type Out = ChannelInfoOut;
-    const NAME: &'static str = "get_channel_info";
-    const TITLE: &'static str = "Channel info";
-    const DESCRIPTION: &'static str = "One channel: its names, kind, team, header and purpose.";
-    const HINTS: Hints = Hints::READ;
-
-    async fn call(&self, server: &MattermostServer, args: ChannelArgs, _call: Call) -> Outcome {
-        Ok(server.get_channel_info_impl(args).await?.into())
+porter_mcp::tool! {
+    /// `get_channel_info`: Channel info.
+    pub(crate) GetChannelInfo for MattermostServer {
+        name: "get_channel_info", title: "Channel info", hints: Hints::READ, args: ChannelArgs, out: ChannelInfoOut,
+        description: "One channel: its names, kind, team, header and purpose.",
+        call: |server, args, _call| Ok(server.get_channel_info_impl(args).await?.into()),
     }
 }
 
-/// `search_channels`: Search channels.
-pub(crate) struct SearchChannels;
-
-impl Tool<MattermostServer> for SearchChannels {
-    type Args = SearchChannelsArgs;
-    type Out = ChannelsOut;
-    const NAME: &'static str = "search_channels";
-    const TITLE: &'static str = "Search channels";
-    const DESCRIPTION: &'static str =
-        "Finds your channels whose name or shown name contains a term (or is close to it).";
-    const HINTS: Hints = Hints::READ;
-
-    async fn call(
-        &self,
-        server: &MattermostServer,
-        args: SearchChannelsArgs,
-        _call: Call,
-    ) -> Outcome {
-        Ok(server.search_channels_impl(args).await?.into())
+porter_mcp::tool! {
+    /// `search_channels`: Search channels.
+    pub(crate) SearchChannels for MattermostServer {
+        name: "search_channels", title: "Search channels", hints: Hints::READ, args: SearchChannelsArgs, out: ChannelsOut,
+        description: "Finds your channels whose name or shown name contains a term (or is close to it).",
+        call: |server, args, _call| Ok(server.search_channels_impl(args).await?.into()),
     }
 }
 

@@ -18,7 +18,7 @@ use crate::cursor::canonical_json;
 use crate::lookup::ChannelRef;
 use crate::paging::Paging;
 use crate::render::iso_utc;
-use porter_mcp::tool::{Call, Hints, Outcome, Tool, ToolError, done};
+use porter_mcp::tool::{Call, Hints, ToolError, done};
 
 use crate::MattermostServer;
 use crate::ask::missing_elicitation;
@@ -112,61 +112,41 @@ pub struct DeletedDraftOut {
     pub deleted: DraftOut,
 }
 
-/// `save_draft`: Save a draft.
-pub(crate) struct SaveDraft;
-
-impl Tool<MattermostServer> for SaveDraft {
-    type Args = SaveDraftArgs;
-    type Out = SaveDraftOut;
-    const NAME: &'static str = "save_draft";
-    const TITLE: &'static str = "Save a draft";
-    const DESCRIPTION: &'static str = "Saves an unsent message as your draft in a channel (or thread), where you can finish and send it yourself. It never replaces a different draft: if one is there, it is shown and nothing changes. Only you see drafts, so porter does not ask the person.";
-    const HINTS: Hints = Hints::write(false, true);
-
-    async fn call(&self, server: &MattermostServer, args: SaveDraftArgs, _call: Call) -> Outcome {
-        Ok(server.save_draft_impl(args).await?.into())
+porter_mcp::tool! {
+    /// `save_draft`: Save a draft.
+    pub(crate) SaveDraft for MattermostServer {
+        name: "save_draft", title: "Save a draft", hints: Hints::write(false, true), args: SaveDraftArgs, out: SaveDraftOut,
+        description: "Saves an unsent message as your draft in a channel (or thread), where you can finish and send it yourself. It never replaces a different draft: if one is there, it is shown and nothing changes. Only you see drafts, so porter does not ask the person.",
+        call: |server, args, _call| Ok(server.save_draft_impl(args).await?.into()),
     }
 }
 
-/// `list_drafts`: My drafts.
-pub(crate) struct ListDrafts;
-
-impl Tool<MattermostServer> for ListDrafts {
-    type Args = ListDraftsArgs;
-    type Out = DraftsOut;
-    const NAME: &'static str = "list_drafts";
-    const TITLE: &'static str = "My drafts";
-    const DESCRIPTION: &'static str = "Your unsent drafts, newest first, in one team or all (with your direct and group messages).";
-    const HINTS: Hints = Hints::READ;
-
-    async fn call(&self, server: &MattermostServer, args: ListDraftsArgs, _call: Call) -> Outcome {
-        Ok(server.list_drafts_impl(args).await?.into())
+porter_mcp::tool! {
+    /// `list_drafts`: My drafts.
+    pub(crate) ListDrafts for MattermostServer {
+        name: "list_drafts", title: "My drafts", hints: Hints::READ, args: ListDraftsArgs, out: DraftsOut,
+        description: "Your unsent drafts, newest first, in one team or all (with your direct and group messages).",
+        call: |server, args, _call| Ok(server.list_drafts_impl(args).await?.into()),
     }
 }
 
-/// `delete_draft`: Delete a draft.
-pub(crate) struct DeleteDraft;
+porter_mcp::tool! {
+    /// `delete_draft`: Delete a draft.
+    pub(crate) DeleteDraft for MattermostServer {
+        name: "delete_draft", title: "Delete a draft", hints: Hints::write(true, true), args: DraftPlaceArgs, out: DeletedDraftOut,
+        description: "Deletes your draft in a channel (or thread); its text is gone for good.",
+        call: |server, args, call| {
+            let Call {
+                context,
+                state,
+                answers,
+                ..
+            } = call;
 
-impl Tool<MattermostServer> for DeleteDraft {
-    type Args = DraftPlaceArgs;
-    type Out = DeletedDraftOut;
-    const NAME: &'static str = "delete_draft";
-    const TITLE: &'static str = "Delete a draft";
-    const DESCRIPTION: &'static str =
-        "Deletes your draft in a channel (or thread); its text is gone for good.";
-    const HINTS: Hints = Hints::write(true, true);
-
-    async fn call(&self, server: &MattermostServer, args: DraftPlaceArgs, call: Call) -> Outcome {
-        let Call {
-            context,
-            state,
-            answers,
-            ..
-        } = call;
-
-        server
-            .delete_draft_impl(args, state, answers.as_ref(), &context)
-            .await
+            server
+                .delete_draft_impl(args, state, answers.as_ref(), &context)
+                .await
+        },
     }
 }
 

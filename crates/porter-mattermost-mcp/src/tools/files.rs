@@ -13,7 +13,7 @@ use rmcp::service::RequestContext;
 
 use porter_mattermost::{Error, FileInfo, Team};
 use porter_mcp::content::content as blocks;
-use porter_mcp::tool::{Call, Hints, Outcome, Tool, ToolError, done};
+use porter_mcp::tool::{Hints, ToolError, done};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -336,51 +336,30 @@ pub struct SaveFileArgs {
     pub file_id: String,
 }
 
-/// `search_files`: Search files.
-pub(crate) struct SearchFiles;
-
-impl Tool<MattermostServer> for SearchFiles {
-    type Args = SearchArgs;
-    type Out = FilesOut;
-    const NAME: &'static str = "search_files";
-    const TITLE: &'static str = "Search files";
-    const DESCRIPTION: &'static str = "Searches attached files by name (and content where the server indexes it); pass a result's id to read_file.";
-    const HINTS: Hints = Hints::READ;
-
-    async fn call(&self, server: &MattermostServer, args: SearchArgs, _call: Call) -> Outcome {
-        Ok(server.search_files_impl(args).await?.into())
+porter_mcp::tool! {
+    /// `search_files`: Search files.
+    pub(crate) SearchFiles for MattermostServer {
+        name: "search_files", title: "Search files", hints: Hints::READ, args: SearchArgs, out: FilesOut,
+        description: "Searches attached files by name (and content where the server indexes it); pass a result's id to read_file.",
+        call: |server, args, _call| Ok(server.search_files_impl(args).await?.into()),
     }
 }
 
-/// `read_file`: Read an attached file.
-pub(crate) struct ReadFile;
-
-impl Tool<MattermostServer> for ReadFile {
-    type Args = ReadFileArgs;
-    type Out = ReadFileOut;
-    const NAME: &'static str = "read_file";
-    const TITLE: &'static str = "Read an attached file";
-    const DESCRIPTION: &'static str = "Shows an attached file as content: text in windows of numbered lines (pass next_start_line as start_line for the next window), Word, Excel, PowerPoint, PDF and HTML documents the same way as their Markdown (# headings, list items, | pipe | tables |, with an outline of the headings and their lines in the structured result), archives listed, images upright and scaled, small audio and video as themselves, anything else described with a link for the person. Files over 64 MiB are described without being downloaded.";
-    const HINTS: Hints = Hints::READ;
-
-    async fn call(&self, server: &MattermostServer, args: ReadFileArgs, call: Call) -> Outcome {
-        Ok(server.read_file_impl(args, &call.context).await?.into())
+porter_mcp::tool! {
+    /// `read_file`: Read an attached file.
+    pub(crate) ReadFile for MattermostServer {
+        name: "read_file", title: "Read an attached file", hints: Hints::READ, args: ReadFileArgs, out: ReadFileOut,
+        description: "Shows an attached file as content: text in windows of numbered lines (pass next_start_line as start_line for the next window), Word, Excel, PowerPoint, PDF and HTML documents the same way as their Markdown (# headings, list items, | pipe | tables |, with an outline of the headings and their lines in the structured result), archives listed, images upright and scaled, small audio and video as themselves, anything else described with a link for the person. Files over 64 MiB are described without being downloaded.",
+        call: |server, args, call| Ok(server.read_file_impl(args, &call.context).await?.into()),
     }
 }
 
-/// `save_file`: Save an attached file.
-pub(crate) struct SaveFile;
-
-impl Tool<MattermostServer> for SaveFile {
-    type Args = SaveFileArgs;
-    type Out = SavedOut;
-    const NAME: &'static str = "save_file";
-    const TITLE: &'static str = "Save an attached file";
-    const DESCRIPTION: &'static str = "Saves an attached file into the person's download directory under its own name (made safe), never over an existing file: a name already taken gets \" (2)\" and so on. Saving the same file again answers the earlier copy. Use it when the person asks for a copy on their machine.";
-    const HINTS: Hints = Hints::write(false, true);
-
-    async fn call(&self, server: &MattermostServer, args: SaveFileArgs, _call: Call) -> Outcome {
-        Ok(server.save_file_impl(args).await?.into())
+porter_mcp::tool! {
+    /// `save_file`: Save an attached file.
+    pub(crate) SaveFile for MattermostServer {
+        name: "save_file", title: "Save an attached file", hints: Hints::write(false, true), args: SaveFileArgs, out: SavedOut,
+        description: "Saves an attached file into the person's download directory under its own name (made safe), never over an existing file: a name already taken gets \" (2)\" and so on. Saving the same file again answers the earlier copy. Use it when the person asks for a copy on their machine.",
+        call: |server, args, _call| Ok(server.save_file_impl(args).await?.into()),
     }
 }
 

@@ -37,8 +37,6 @@ use porter_mattermost::UploadFile;
 use porter_mattermost::User;
 use porter_mcp::tool::Call;
 use porter_mcp::tool::Hints;
-use porter_mcp::tool::Outcome;
-use porter_mcp::tool::Tool;
 use porter_mcp::tool::ToolError;
 use porter_mcp::tool::done;
 use rmcp::ErrorData;
@@ -241,160 +239,103 @@ pub struct PostChangeOut {
 
 // ----- the tools -----
 
-/// `read_unread`: Unread messages.
-pub(crate) struct ReadUnread;
-
-impl Tool<MattermostServer> for ReadUnread {
-    type Args = ReadUnreadArgs;
-    type Out = UnreadOut;
-    const NAME: &'static str = "read_unread";
-    const TITLE: &'static str = "Unread messages";
-    const DESCRIPTION: &'static str = "The channels with messages you have not read, with the counts and the newest unread posts of each.";
-    const HINTS: Hints = Hints::READ;
-
-    async fn call(&self, server: &MattermostServer, args: ReadUnreadArgs, _call: Call) -> Outcome {
-        Ok(server.read_unread_impl(args).await?.into())
+porter_mcp::tool! {
+    /// `read_unread`: Unread messages.
+    pub(crate) ReadUnread for MattermostServer {
+        name: "read_unread", title: "Unread messages", hints: Hints::READ, args: ReadUnreadArgs, out: UnreadOut,
+        description: "The channels with messages you have not read, with the counts and the newest unread posts of each.",
+        call: |server, args, _call| Ok(server.read_unread_impl(args).await?.into()),
     }
 }
 
-/// `list_pinned_posts`: Pinned posts.
-pub(crate) struct ListPinnedPosts;
-
-impl Tool<MattermostServer> for ListPinnedPosts {
-    type Args = PinnedArgs;
-    type Out = PostsOut;
-    const NAME: &'static str = "list_pinned_posts";
-    const TITLE: &'static str = "Pinned posts";
-    const DESCRIPTION: &'static str = "The posts pinned in a channel, newest first.";
-    const HINTS: Hints = Hints::READ;
-
-    async fn call(&self, server: &MattermostServer, args: PinnedArgs, _call: Call) -> Outcome {
-        Ok(server.list_pinned_impl(args).await?.into())
+porter_mcp::tool! {
+    /// `list_pinned_posts`: Pinned posts.
+    pub(crate) ListPinnedPosts for MattermostServer {
+        name: "list_pinned_posts", title: "Pinned posts", hints: Hints::READ, args: PinnedArgs, out: PostsOut,
+        description: "The posts pinned in a channel, newest first.",
+        call: |server, args, _call| Ok(server.list_pinned_impl(args).await?.into()),
     }
 }
 
-/// `list_saved`: Saved posts.
-pub(crate) struct ListSaved;
-
-impl Tool<MattermostServer> for ListSaved {
-    type Args = SavedArgs;
-    type Out = PostsOut;
-    const NAME: &'static str = "list_saved";
-    const TITLE: &'static str = "Saved posts";
-    const DESCRIPTION: &'static str = "The posts you saved (flagged), newest first.";
-    const HINTS: Hints = Hints::READ;
-
-    async fn call(&self, server: &MattermostServer, args: SavedArgs, _call: Call) -> Outcome {
-        Ok(server.list_saved_impl(args).await?.into())
+porter_mcp::tool! {
+    /// `list_saved`: Saved posts.
+    pub(crate) ListSaved for MattermostServer {
+        name: "list_saved", title: "Saved posts", hints: Hints::READ, args: SavedArgs, out: PostsOut,
+        description: "The posts you saved (flagged), newest first.",
+        call: |server, args, _call| Ok(server.list_saved_impl(args).await?.into()),
     }
 }
 
-/// `list_mentions`: Mentions of me.
-pub(crate) struct ListMentions;
-
-impl Tool<MattermostServer> for ListMentions {
-    type Args = TeamPageArgs;
-    type Out = PostsOut;
-    const NAME: &'static str = "list_mentions";
-    const TITLE: &'static str = "Mentions of me";
-    const DESCRIPTION: &'static str =
-        "Posts by others that mention you by @username, newest first.";
-    const HINTS: Hints = Hints::READ;
-
-    async fn call(&self, server: &MattermostServer, args: TeamPageArgs, _call: Call) -> Outcome {
-        Ok(server.list_mentions_impl(args).await?.into())
+porter_mcp::tool! {
+    /// `list_mentions`: Mentions of me.
+    pub(crate) ListMentions for MattermostServer {
+        name: "list_mentions", title: "Mentions of me", hints: Hints::READ, args: TeamPageArgs, out: PostsOut,
+        description: "Posts by others that mention you by @username, newest first.",
+        call: |server, args, _call| Ok(server.list_mentions_impl(args).await?.into()),
     }
 }
 
-/// `update_post`: Edit a post.
-pub(crate) struct UpdatePost;
-
-impl Tool<MattermostServer> for UpdatePost {
-    type Args = UpdatePostArgs;
-    type Out = PostChangeOut;
-    const NAME: &'static str = "update_post";
-    const TITLE: &'static str = "Edit a post";
-    const DESCRIPTION: &'static str = "Replaces the text of one of your posts; the person sees the old and the new text. Mentions must name real accounts.";
-    const HINTS: Hints = Hints::write(true, true);
-
-    async fn call(&self, server: &MattermostServer, args: UpdatePostArgs, call: Call) -> Outcome {
-        let (call, context) = Asking::from_call(Self::NAME, &args, call);
-        server.change(&call, Change::Update(args), &context).await
+porter_mcp::tool! {
+    /// `update_post`: Edit a post.
+    pub(crate) UpdatePost for MattermostServer {
+        name: "update_post", title: "Edit a post", hints: Hints::write(true, true), args: UpdatePostArgs, out: PostChangeOut,
+        description: "Replaces the text of one of your posts; the person sees the old and the new text. Mentions must name real accounts.",
+        call: |server, args, call| {
+            let (call, context) = Asking::from_call(Self::NAME, &args, call);
+            server.change(&call, Change::Update(args), &context).await
+        },
     }
 }
 
-/// `delete_post`: Delete a post.
-pub(crate) struct DeletePost;
-
-impl Tool<MattermostServer> for DeletePost {
-    type Args = PostArgs;
-    type Out = PostChangeOut;
-    const NAME: &'static str = "delete_post";
-    const TITLE: &'static str = "Delete a post";
-    const DESCRIPTION: &'static str = "Deletes one of your posts; deleting a thread's first post deletes its replies too, and the person is told how many.";
-    const HINTS: Hints = Hints::write(true, true);
-
-    async fn call(&self, server: &MattermostServer, args: PostArgs, call: Call) -> Outcome {
-        let (call, context) = Asking::from_call(Self::NAME, &args, call);
-        server.change(&call, Change::Delete(args), &context).await
+porter_mcp::tool! {
+    /// `delete_post`: Delete a post.
+    pub(crate) DeletePost for MattermostServer {
+        name: "delete_post", title: "Delete a post", hints: Hints::write(true, true), args: PostArgs, out: PostChangeOut,
+        description: "Deletes one of your posts; deleting a thread's first post deletes its replies too, and the person is told how many.",
+        call: |server, args, call| {
+            let (call, context) = Asking::from_call(Self::NAME, &args, call);
+            server.change(&call, Change::Delete(args), &context).await
+        },
     }
 }
 
-/// `add_reaction`: React to a post.
-pub(crate) struct AddReaction;
-
-impl Tool<MattermostServer> for AddReaction {
-    type Args = ReactionArgs;
-    type Out = PostChangeOut;
-    const NAME: &'static str = "add_reaction";
-    const TITLE: &'static str = "React to a post";
-    const DESCRIPTION: &'static str =
-        "Adds your emoji reaction to a post (emoji by name, :name: or the character).";
-    const HINTS: Hints = Hints::write(false, true);
-
-    async fn call(&self, server: &MattermostServer, args: ReactionArgs, call: Call) -> Outcome {
-        let (call, context) = Asking::from_call(Self::NAME, &args, call);
-        server
-            .change(&call, Change::React(args, true), &context)
-            .await
+porter_mcp::tool! {
+    /// `add_reaction`: React to a post.
+    pub(crate) AddReaction for MattermostServer {
+        name: "add_reaction", title: "React to a post", hints: Hints::write(false, true), args: ReactionArgs, out: PostChangeOut,
+        description: "Adds your emoji reaction to a post (emoji by name, :name: or the character).",
+        call: |server, args, call| {
+            let (call, context) = Asking::from_call(Self::NAME, &args, call);
+            server
+                .change(&call, Change::React(args, true), &context)
+                .await
+        },
     }
 }
 
-/// `remove_reaction`: Remove a reaction.
-pub(crate) struct RemoveReaction;
-
-impl Tool<MattermostServer> for RemoveReaction {
-    type Args = ReactionArgs;
-    type Out = PostChangeOut;
-    const NAME: &'static str = "remove_reaction";
-    const TITLE: &'static str = "Remove a reaction";
-    const DESCRIPTION: &'static str =
-        "Removes your emoji reaction from a post (emoji by name, :name: or the character).";
-    const HINTS: Hints = Hints::write(true, true);
-
-    async fn call(&self, server: &MattermostServer, args: ReactionArgs, call: Call) -> Outcome {
-        let (call, context) = Asking::from_call(Self::NAME, &args, call);
-        server
-            .change(&call, Change::React(args, false), &context)
-            .await
+porter_mcp::tool! {
+    /// `remove_reaction`: Remove a reaction.
+    pub(crate) RemoveReaction for MattermostServer {
+        name: "remove_reaction", title: "Remove a reaction", hints: Hints::write(true, true), args: ReactionArgs, out: PostChangeOut,
+        description: "Removes your emoji reaction from a post (emoji by name, :name: or the character).",
+        call: |server, args, call| {
+            let (call, context) = Asking::from_call(Self::NAME, &args, call);
+            server
+                .change(&call, Change::React(args, false), &context)
+                .await
+        },
     }
 }
 
-/// `pin_post`: Pin a post.
-pub(crate) struct PinPost;
-
-impl Tool<MattermostServer> for PinPost {
-    type Args = PinArgs;
-    type Out = PostChangeOut;
-    const NAME: &'static str = "pin_post";
-    const TITLE: &'static str = "Pin a post";
-    const DESCRIPTION: &'static str =
-        "Pins a post to its channel for everyone in it (or, with unpin, takes the pin off).";
-    const HINTS: Hints = Hints::write(false, true);
-
-    async fn call(&self, server: &MattermostServer, args: PinArgs, call: Call) -> Outcome {
-        let (call, context) = Asking::from_call(Self::NAME, &args, call);
-        server.change(&call, Change::Pin(args), &context).await
+porter_mcp::tool! {
+    /// `pin_post`: Pin a post.
+    pub(crate) PinPost for MattermostServer {
+        name: "pin_post", title: "Pin a post", hints: Hints::write(false, true), args: PinArgs, out: PostChangeOut,
+        description: "Pins a post to its channel for everyone in it (or, with unpin, takes the pin off).",
+        call: |server, args, call| {
+            let (call, context) = Asking::from_call(Self::NAME, &args, call);
+            server.change(&call, Change::Pin(args), &context).await
+        },
     }
 }
 
@@ -1208,35 +1149,21 @@ pub struct ReadChannelArgs {
     pub cursor: Option<String>,
 }
 
-/// `read_channel`: Read a channel.
-pub(crate) struct ReadChannel;
-
-impl Tool<MattermostServer> for ReadChannel {
-    type Args = ReadChannelArgs;
-    type Out = PostsOut;
-    const NAME: &'static str = "read_channel";
-    const TITLE: &'static str = "Read a channel";
-    const DESCRIPTION: &'static str = "A channel's posts, newest first, each with its author, time, permalink and files. Page back with next_cursor.";
-    const HINTS: Hints = Hints::READ;
-
-    async fn call(&self, server: &MattermostServer, args: ReadChannelArgs, _call: Call) -> Outcome {
-        Ok(server.read_channel_impl(args).await?.into())
+porter_mcp::tool! {
+    /// `read_channel`: Read a channel.
+    pub(crate) ReadChannel for MattermostServer {
+        name: "read_channel", title: "Read a channel", hints: Hints::READ, args: ReadChannelArgs, out: PostsOut,
+        description: "A channel's posts, newest first, each with its author, time, permalink and files. Page back with next_cursor.",
+        call: |server, args, _call| Ok(server.read_channel_impl(args).await?.into()),
     }
 }
 
-/// `search_posts`: Search posts.
-pub(crate) struct SearchPosts;
-
-impl Tool<MattermostServer> for SearchPosts {
-    type Args = SearchArgs;
-    type Out = PostsOut;
-    const NAME: &'static str = "search_posts";
-    const TITLE: &'static str = "Search posts";
-    const DESCRIPTION: &'static str = "Searches posts with Mattermost's search syntax (words, \"phrases\", from:, in:, before:, after:, on:), newest first.";
-    const HINTS: Hints = Hints::READ;
-
-    async fn call(&self, server: &MattermostServer, args: SearchArgs, _call: Call) -> Outcome {
-        Ok(server.search_posts_impl(args).await?.into())
+porter_mcp::tool! {
+    /// `search_posts`: Search posts.
+    pub(crate) SearchPosts for MattermostServer {
+        name: "search_posts", title: "Search posts", hints: Hints::READ, args: SearchArgs, out: PostsOut,
+        description: "Searches posts with Mattermost's search syntax (words, \"phrases\", from:, in:, before:, after:, on:), newest first.",
+        call: |server, args, _call| Ok(server.search_posts_impl(args).await?.into()),
     }
 }
 
@@ -1390,40 +1317,21 @@ pub struct ReminderOut {
     pub target_time: i64,
 }
 
-/// `save_post`: Save a post.
-pub(crate) struct SavePost;
-
-impl Tool<MattermostServer> for SavePost {
-    type Args = SavePostArgs;
-    type Out = DoneOut;
-    const NAME: &'static str = "save_post";
-    const TITLE: &'static str = "Save a post";
-    const DESCRIPTION: &'static str = "Saves a post to your saved posts (or removes it with saved=false). It changes only your own state, so porter does not ask the person.";
-    const HINTS: Hints = Hints::write(false, true);
-
-    async fn call(&self, server: &MattermostServer, args: SavePostArgs, _call: Call) -> Outcome {
-        Ok(server.save_post_impl(args).await?.into())
+porter_mcp::tool! {
+    /// `save_post`: Save a post.
+    pub(crate) SavePost for MattermostServer {
+        name: "save_post", title: "Save a post", hints: Hints::write(false, true), args: SavePostArgs, out: DoneOut,
+        description: "Saves a post to your saved posts (or removes it with saved=false). It changes only your own state, so porter does not ask the person.",
+        call: |server, args, _call| Ok(server.save_post_impl(args).await?.into()),
     }
 }
 
-/// `set_post_reminder`: Remind me of a post.
-pub(crate) struct SetPostReminder;
-
-impl Tool<MattermostServer> for SetPostReminder {
-    type Args = PostReminderArgs;
-    type Out = ReminderOut;
-    const NAME: &'static str = "set_post_reminder";
-    const TITLE: &'static str = "Remind me of a post";
-    const DESCRIPTION: &'static str = "Has Mattermost remind you of a post at a time (ISO 8601; without an offset the time is read in your Mattermost time zone). It changes only your own state, so porter does not ask the person.";
-    const HINTS: Hints = Hints::write(false, true);
-
-    async fn call(
-        &self,
-        server: &MattermostServer,
-        args: PostReminderArgs,
-        _call: Call,
-    ) -> Outcome {
-        Ok(server.set_post_reminder_impl(args).await?.into())
+porter_mcp::tool! {
+    /// `set_post_reminder`: Remind me of a post.
+    pub(crate) SetPostReminder for MattermostServer {
+        name: "set_post_reminder", title: "Remind me of a post", hints: Hints::write(false, true), args: PostReminderArgs, out: ReminderOut,
+        description: "Has Mattermost remind you of a post at a time (ISO 8601; without an offset the time is read in your Mattermost time zone). It changes only your own state, so porter does not ask the person.",
+        call: |server, args, _call| Ok(server.set_post_reminder_impl(args).await?.into()),
     }
 }
 
@@ -1621,103 +1529,88 @@ pub struct GroupMessageArgs {
     pub files: Vec<FileArg>,
 }
 
-/// `create_post`: Post in a channel.
-pub(crate) struct CreatePost;
+porter_mcp::tool! {
+    /// `create_post`: Post in a channel.
+    pub(crate) CreatePost for MattermostServer {
+        name: "create_post", title: "Post in a channel", hints: Hints::write(false, false), args: CreatePostArgs, out: PostedOut,
+        description: "Posts a message in a channel (or replies in a thread with root_id), with files: {path} from the person's machine (local server only) or {name, content} text you write.",
+        call: |server, args, call| {
+            let Call {
+                context,
+                state,
+                answers,
+                ..
+            } = call;
 
-impl Tool<MattermostServer> for CreatePost {
-    type Args = CreatePostArgs;
-    type Out = PostedOut;
-    const NAME: &'static str = "create_post";
-    const TITLE: &'static str = "Post in a channel";
-    const DESCRIPTION: &'static str = "Posts a message in a channel (or replies in a thread with root_id), with files: {path} from the person's machine (local server only) or {name, content} text you write.";
-    const HINTS: Hints = Hints::write(false, false);
-
-    async fn call(&self, server: &MattermostServer, args: CreatePostArgs, call: Call) -> Outcome {
-        let Call {
-            context,
-            state,
-            answers,
-            ..
-        } = call;
-
-        let input = serde_json::to_value(&args).unwrap_or(Value::Null);
-        let posting = Posting {
-            tool: "create_post",
-            input,
-            message: args.message.clone(),
-            files: args.files.clone(),
-            state,
-            answers,
-        };
-        server.write(posting, Target::Channel(args), &context).await
+            let input = serde_json::to_value(&args).unwrap_or(Value::Null);
+            let posting = Posting {
+                tool: "create_post",
+                input,
+                message: args.message.clone(),
+                files: args.files.clone(),
+                state,
+                answers,
+            };
+            server.write(posting, Target::Channel(args), &context).await
+        },
     }
 }
 
-/// `dm`: Send a direct message.
-pub(crate) struct Dm;
+porter_mcp::tool! {
+    /// `dm`: Send a direct message.
+    pub(crate) Dm for MattermostServer {
+        name: "dm", title: "Send a direct message", hints: Hints::write(false, false), args: DmArgs, out: PostedOut,
+        description: "Sends a direct message to one person (or, without username, to yourself), with files: {path} from the person's machine (local server only) or {name, content} text you write.",
+        call: |server, args, call| {
+            let Call {
+                context,
+                state,
+                answers,
+                ..
+            } = call;
 
-impl Tool<MattermostServer> for Dm {
-    type Args = DmArgs;
-    type Out = PostedOut;
-    const NAME: &'static str = "dm";
-    const TITLE: &'static str = "Send a direct message";
-    const DESCRIPTION: &'static str = "Sends a direct message to one person (or, without username, to yourself), with files: {path} from the person's machine (local server only) or {name, content} text you write.";
-    const HINTS: Hints = Hints::write(false, false);
-
-    async fn call(&self, server: &MattermostServer, args: DmArgs, call: Call) -> Outcome {
-        let Call {
-            context,
-            state,
-            answers,
-            ..
-        } = call;
-
-        let input = serde_json::to_value(&args).unwrap_or(Value::Null);
-        let posting = Posting {
-            tool: "dm",
-            input,
-            message: args.message.clone(),
-            files: args.files.clone(),
-            state,
-            answers,
-        };
-        server
-            .write(posting, Target::Direct(args.username), &context)
-            .await
+            let input = serde_json::to_value(&args).unwrap_or(Value::Null);
+            let posting = Posting {
+                tool: "dm",
+                input,
+                message: args.message.clone(),
+                files: args.files.clone(),
+                state,
+                answers,
+            };
+            server
+                .write(posting, Target::Direct(args.username), &context)
+                .await
+        },
     }
 }
 
-/// `group_message`: Send a group message.
-pub(crate) struct GroupMessage;
+porter_mcp::tool! {
+    /// `group_message`: Send a group message.
+    pub(crate) GroupMessage for MattermostServer {
+        name: "group_message", title: "Send a group message", hints: Hints::write(false, false), args: GroupMessageArgs, out: PostedOut,
+        description: "Sends a message to a group of 2 to 7 other people, with files: {path} from the person's machine (local server only) or {name, content} text you write.",
+        call: |server, args, call| {
+            let Call {
+                context,
+                state,
+                answers,
+                ..
+            } = call;
 
-impl Tool<MattermostServer> for GroupMessage {
-    type Args = GroupMessageArgs;
-    type Out = PostedOut;
-    const NAME: &'static str = "group_message";
-    const TITLE: &'static str = "Send a group message";
-    const DESCRIPTION: &'static str = "Sends a message to a group of 2 to 7 other people, with files: {path} from the person's machine (local server only) or {name, content} text you write.";
-    const HINTS: Hints = Hints::write(false, false);
-
-    async fn call(&self, server: &MattermostServer, args: GroupMessageArgs, call: Call) -> Outcome {
-        let Call {
-            context,
-            state,
-            answers,
-            ..
-        } = call;
-
-        let input = serde_json::to_value(&args).unwrap_or(Value::Null);
-        let posting = Posting {
-            tool: "group_message",
-            input,
-            message: args.message.clone(),
-            files: args.files.clone(),
-            state,
-            answers,
-        };
-        server
-            .write(posting, Target::Group(args.usernames), &context)
-            .await
+            let input = serde_json::to_value(&args).unwrap_or(Value::Null);
+            let posting = Posting {
+                tool: "group_message",
+                input,
+                message: args.message.clone(),
+                files: args.files.clone(),
+                state,
+                answers,
+            };
+            server
+                .write(posting, Target::Group(args.usernames), &context)
+                .await
+        },
     }
 }
 

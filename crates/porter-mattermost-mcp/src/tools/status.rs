@@ -7,10 +7,7 @@ use std::fmt::Write as _;
 use porter_mattermost::CustomStatus;
 use porter_mattermost::Status;
 use porter_mattermost::User;
-use porter_mcp::tool::Call;
 use porter_mcp::tool::Hints;
-use porter_mcp::tool::Outcome;
-use porter_mcp::tool::Tool;
 use porter_mcp::tool::ToolError;
 use porter_mcp::tool::done;
 use rmcp::RoleServer;
@@ -89,35 +86,21 @@ pub struct DiagnoseOut {
 
 // ----- the tools -----
 
-/// `typing`: Show that you are typing.
-pub(crate) struct Typing;
-
-impl Tool<MattermostServer> for Typing {
-    type Args = TypingArgs;
-    type Out = DoneOut;
-    const NAME: &'static str = "typing";
-    const TITLE: &'static str = "Show that you are typing";
-    const DESCRIPTION: &'static str = "Shows \"is typing…\" in a channel (or a thread) for a few seconds. It changes nothing lasting, so porter does not ask the person.";
-    const HINTS: Hints = Hints::write(false, true);
-
-    async fn call(&self, server: &MattermostServer, args: TypingArgs, _call: Call) -> Outcome {
-        Ok(server.typing_impl(args).await?.into())
+porter_mcp::tool! {
+    /// `typing`: Show that you are typing.
+    pub(crate) Typing for MattermostServer {
+        name: "typing", title: "Show that you are typing", hints: Hints::write(false, true), args: TypingArgs, out: DoneOut,
+        description: "Shows \"is typing…\" in a channel (or a thread) for a few seconds. It changes nothing lasting, so porter does not ask the person.",
+        call: |server, args, _call| Ok(server.typing_impl(args).await?.into()),
     }
 }
 
-/// `diagnose`: Diagnose the connection.
-pub(crate) struct Diagnose;
-
-impl Tool<MattermostServer> for Diagnose {
-    type Args = DiagnoseArgs;
-    type Out = DiagnoseOut;
-    const NAME: &'static str = "diagnose";
-    const TITLE: &'static str = "Diagnose the connection";
-    const DESCRIPTION: &'static str = "Checks the Mattermost address, the token, the server's version, and whether this MCP client can show porter's questions (optionally by asking a harmless test question), and says what to fix.";
-    const HINTS: Hints = Hints::READ;
-
-    async fn call(&self, server: &MattermostServer, args: DiagnoseArgs, call: Call) -> Outcome {
-        Ok(server.diagnose_impl(args, &call.context).await?.into())
+porter_mcp::tool! {
+    /// `diagnose`: Diagnose the connection.
+    pub(crate) Diagnose for MattermostServer {
+        name: "diagnose", title: "Diagnose the connection", hints: Hints::READ, args: DiagnoseArgs, out: DiagnoseOut,
+        description: "Checks the Mattermost address, the token, the server's version, and whether this MCP client can show porter's questions (optionally by asking a harmless test question), and says what to fix.",
+        call: |server, args, call| Ok(server.diagnose_impl(args, &call.context).await?.into()),
     }
 }
 
@@ -320,38 +303,26 @@ pub struct StatusesOut {
     pub not_found: Vec<String>,
 }
 
-/// `get_status`: Get people's status.
-pub(crate) struct GetStatus;
-
-impl Tool<MattermostServer> for GetStatus {
-    type Args = GetStatusArgs;
-    type Out = StatusesOut;
-    const NAME: &'static str = "get_status";
-    const TITLE: &'static str = "Get people's status";
-    const DESCRIPTION: &'static str = "Shows whether people are online, away, do-not-disturb (and until when) or offline, with their custom status; up to 100 usernames at once.";
-    const HINTS: Hints = Hints::READ;
-
-    async fn call(&self, server: &MattermostServer, args: GetStatusArgs, _call: Call) -> Outcome {
-        Ok(server.get_status_impl(args).await?.into())
+porter_mcp::tool! {
+    /// `get_status`: Get people's status.
+    pub(crate) GetStatus for MattermostServer {
+        name: "get_status", title: "Get people's status", hints: Hints::READ, args: GetStatusArgs, out: StatusesOut,
+        description: "Shows whether people are online, away, do-not-disturb (and until when) or offline, with their custom status; up to 100 usernames at once.",
+        call: |server, args, _call| Ok(server.get_status_impl(args).await?.into()),
     }
 }
 
-/// `set_status`: Set your status.
-pub(crate) struct SetStatus;
-
-impl Tool<MattermostServer> for SetStatus {
-    type Args = SetStatusArgs;
-    type Out = ChangedOut;
-    const NAME: &'static str = "set_status";
-    const TITLE: &'static str = "Set your status";
-    const DESCRIPTION: &'static str = "Sets your status (online, away, dnd with an optional end, offline) and/or your custom status (text, emoji, optional end), or clears the custom status; others see it next to your name.";
-    const HINTS: Hints = Hints::write(false, true);
-
-    async fn call(&self, server: &MattermostServer, args: SetStatusArgs, call: Call) -> Outcome {
-        let wanted = status_change(&args)?;
-        server
-            .ask_then_change(Self::NAME, &args, call, &Look::Status(&wanted))
-            .await
+porter_mcp::tool! {
+    /// `set_status`: Set your status.
+    pub(crate) SetStatus for MattermostServer {
+        name: "set_status", title: "Set your status", hints: Hints::write(false, true), args: SetStatusArgs, out: ChangedOut,
+        description: "Sets your status (online, away, dnd with an optional end, offline) and/or your custom status (text, emoji, optional end), or clears the custom status; others see it next to your name.",
+        call: |server, args, call| {
+            let wanted = status_change(&args)?;
+            server
+                .ask_then_change(Self::NAME, &args, call, &Look::Status(&wanted))
+                .await
+        },
     }
 }
 

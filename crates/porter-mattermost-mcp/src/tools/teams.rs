@@ -4,7 +4,7 @@
 use std::fmt::Write as _;
 
 use porter_mattermost::Channel;
-use porter_mcp::tool::{Call, Hints, Outcome, Tool, ToolError, done};
+use porter_mcp::tool::{Hints, ToolError, done};
 use rmcp::model::CallToolResult;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -25,19 +25,12 @@ pub struct PageArgs {
     pub cursor: Option<String>,
 }
 
-/// `get_user_teams`: My teams.
-pub(crate) struct GetUserTeams;
-
-impl Tool<MattermostServer> for GetUserTeams {
-    type Args = PageArgs;
-    type Out = TeamsOut;
-    const NAME: &'static str = "get_user_teams";
-    const TITLE: &'static str = "My teams";
-    const DESCRIPTION: &'static str = "The teams you belong to.";
-    const HINTS: Hints = Hints::READ;
-
-    async fn call(&self, server: &MattermostServer, args: PageArgs, _call: Call) -> Outcome {
-        Ok(server.get_user_teams_impl(args).await?.into())
+porter_mcp::tool! {
+    /// `get_user_teams`: My teams.
+    pub(crate) GetUserTeams for MattermostServer {
+        name: "get_user_teams", title: "My teams", hints: Hints::READ, args: PageArgs, out: TeamsOut,
+        description: "The teams you belong to.",
+        call: |server, args, _call| Ok(server.get_user_teams_impl(args).await?.into()),
     }
 }
 
@@ -124,69 +117,40 @@ pub struct ChannelListOut {
     pub next_cursor: Option<String>,
 }
 
-/// `get_team_info`: Get a team.
-pub(crate) struct GetTeamInfo;
-
-impl Tool<MattermostServer> for GetTeamInfo {
-    type Args = TeamArgs;
-    type Out = TeamInfoOut;
-    const NAME: &'static str = "get_team_info";
-    const TITLE: &'static str = "Get a team";
-    const DESCRIPTION: &'static str = "Shows a team: its id, names and description.";
-    const HINTS: Hints = Hints::READ;
-
-    async fn call(&self, server: &MattermostServer, args: TeamArgs, _call: Call) -> Outcome {
-        Ok(server.get_team_info_impl(args).await?.into())
+porter_mcp::tool! {
+    /// `get_team_info`: Get a team.
+    pub(crate) GetTeamInfo for MattermostServer {
+        name: "get_team_info", title: "Get a team", hints: Hints::READ, args: TeamArgs, out: TeamInfoOut,
+        description: "Shows a team: its id, names and description.",
+        call: |server, args, _call| Ok(server.get_team_info_impl(args).await?.into()),
     }
 }
 
-/// `list_team_channels`: List a team's public channels.
-pub(crate) struct ListTeamChannels;
-
-impl Tool<MattermostServer> for ListTeamChannels {
-    type Args = TeamChannelsArgs;
-    type Out = ChannelListOut;
-    const NAME: &'static str = "list_team_channels";
-    const TITLE: &'static str = "List a team's public channels";
-    const DESCRIPTION: &'static str =
-        "Lists a team's public channels, joined or not (archived ones: list_archived_channels).";
-    const HINTS: Hints = Hints::READ;
-
-    async fn call(
-        &self,
-        server: &MattermostServer,
-        args: TeamChannelsArgs,
-        _call: Call,
-    ) -> Outcome {
-        Ok(server
-            .channel_list("list_team_channels", args, false)
-            .await?
-            .into())
+porter_mcp::tool! {
+    /// `list_team_channels`: List a team's public channels.
+    pub(crate) ListTeamChannels for MattermostServer {
+        name: "list_team_channels", title: "List a team's public channels", hints: Hints::READ, args: TeamChannelsArgs, out: ChannelListOut,
+        description: "Lists a team's public channels, joined or not (archived ones: list_archived_channels).",
+        call: |server, args, _call| {
+            Ok(server
+                .channel_list("list_team_channels", args, false)
+                .await?
+                .into())
+        },
     }
 }
 
-/// `list_archived_channels`: List a team's archived channels.
-pub(crate) struct ListArchivedChannels;
-
-impl Tool<MattermostServer> for ListArchivedChannels {
-    type Args = TeamChannelsArgs;
-    type Out = ChannelListOut;
-    const NAME: &'static str = "list_archived_channels";
-    const TITLE: &'static str = "List a team's archived channels";
-    const DESCRIPTION: &'static str =
-        "Lists a team's archived channels (public ones, and private ones you were in).";
-    const HINTS: Hints = Hints::READ;
-
-    async fn call(
-        &self,
-        server: &MattermostServer,
-        args: TeamChannelsArgs,
-        _call: Call,
-    ) -> Outcome {
-        Ok(server
-            .channel_list("list_archived_channels", args, true)
-            .await?
-            .into())
+porter_mcp::tool! {
+    /// `list_archived_channels`: List a team's archived channels.
+    pub(crate) ListArchivedChannels for MattermostServer {
+        name: "list_archived_channels", title: "List a team's archived channels", hints: Hints::READ, args: TeamChannelsArgs, out: ChannelListOut,
+        description: "Lists a team's archived channels (public ones, and private ones you were in).",
+        call: |server, args, _call| {
+            Ok(server
+                .channel_list("list_archived_channels", args, true)
+                .await?
+                .into())
+        },
     }
 }
 

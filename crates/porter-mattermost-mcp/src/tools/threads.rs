@@ -5,10 +5,7 @@ use std::collections::HashSet;
 use std::fmt::Write as _;
 
 use porter_mattermost::Post;
-use porter_mcp::tool::Call;
 use porter_mcp::tool::Hints;
-use porter_mcp::tool::Outcome;
-use porter_mcp::tool::Tool;
 use porter_mcp::tool::ToolError;
 use porter_mcp::tool::done;
 use rmcp::model::CallToolResult;
@@ -40,19 +37,12 @@ pub struct ReadPostArgs {
     pub cursor: Option<String>,
 }
 
-/// `read_post`: Read a post and its thread.
-pub(crate) struct ReadPost;
-
-impl Tool<MattermostServer> for ReadPost {
-    type Args = ReadPostArgs;
-    type Out = ThreadOut;
-    const NAME: &'static str = "read_post";
-    const TITLE: &'static str = "Read a post and its thread";
-    const DESCRIPTION: &'static str = "One post (by id or permalink) with its whole thread: the first post and the replies, oldest first, with their files.";
-    const HINTS: Hints = Hints::READ;
-
-    async fn call(&self, server: &MattermostServer, args: ReadPostArgs, _call: Call) -> Outcome {
-        Ok(server.read_post_impl(args).await?.into())
+porter_mcp::tool! {
+    /// `read_post`: Read a post and its thread.
+    pub(crate) ReadPost for MattermostServer {
+        name: "read_post", title: "Read a post and its thread", hints: Hints::READ, args: ReadPostArgs, out: ThreadOut,
+        description: "One post (by id or permalink) with its whole thread: the first post and the replies, oldest first, with their files.",
+        call: |server, args, _call| Ok(server.read_post_impl(args).await?.into()),
     }
 }
 
@@ -145,24 +135,12 @@ pub struct FollowThreadArgs {
     pub follow: Option<bool>,
 }
 
-/// `follow_thread`: Follow a thread.
-pub(crate) struct FollowThread;
-
-impl Tool<MattermostServer> for FollowThread {
-    type Args = FollowThreadArgs;
-    type Out = DoneOut;
-    const NAME: &'static str = "follow_thread";
-    const TITLE: &'static str = "Follow a thread";
-    const DESCRIPTION: &'static str = "Follows a thread (or stops following it with follow=false), so its replies show in your threads. It changes only your own state, so porter does not ask the person.";
-    const HINTS: Hints = Hints::write(false, true);
-
-    async fn call(
-        &self,
-        server: &MattermostServer,
-        args: FollowThreadArgs,
-        _call: Call,
-    ) -> Outcome {
-        Ok(server.follow_thread_impl(args).await?.into())
+porter_mcp::tool! {
+    /// `follow_thread`: Follow a thread.
+    pub(crate) FollowThread for MattermostServer {
+        name: "follow_thread", title: "Follow a thread", hints: Hints::write(false, true), args: FollowThreadArgs, out: DoneOut,
+        description: "Follows a thread (or stops following it with follow=false), so its replies show in your threads. It changes only your own state, so porter does not ask the person.",
+        call: |server, args, _call| Ok(server.follow_thread_impl(args).await?.into()),
     }
 }
 
@@ -227,20 +205,12 @@ pub struct ThreadsOut {
     pub next_cursor: Option<String>,
 }
 
-/// `list_threads`: Followed threads.
-pub(crate) struct ListThreads;
-
-impl Tool<MattermostServer> for ListThreads {
-    type Args = TeamPageArgs;
-    type Out = ThreadsOut;
-    const NAME: &'static str = "list_threads";
-    const TITLE: &'static str = "Followed threads";
-    const DESCRIPTION: &'static str =
-        "The threads you follow, most recent reply first, with their unread replies.";
-    const HINTS: Hints = Hints::READ;
-
-    async fn call(&self, server: &MattermostServer, args: TeamPageArgs, _call: Call) -> Outcome {
-        Ok(server.list_threads_impl(args).await?.into())
+porter_mcp::tool! {
+    /// `list_threads`: Followed threads.
+    pub(crate) ListThreads for MattermostServer {
+        name: "list_threads", title: "Followed threads", hints: Hints::READ, args: TeamPageArgs, out: ThreadsOut,
+        description: "The threads you follow, most recent reply first, with their unread replies.",
+        call: |server, args, _call| Ok(server.list_threads_impl(args).await?.into()),
     }
 }
 

@@ -3,7 +3,7 @@
 use std::fmt::Write as _;
 
 use porter_mattermost::{Error, UserSearch};
-use porter_mcp::tool::{Call, Hints, NoArgs, Outcome, Tool, ToolError, done};
+use porter_mcp::tool::{Hints, NoArgs, ToolError, done};
 use rmcp::model::CallToolResult;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -52,53 +52,30 @@ pub struct SearchUsersArgs {
 
 // ----- the tools -----
 
-/// `get_me`: Who am I.
-pub(crate) struct GetMe;
-
-impl Tool<MattermostServer> for GetMe {
-    type Args = NoArgs;
-    type Out = MeOut;
-    const NAME: &'static str = "get_me";
-    const TITLE: &'static str = "Who am I";
-    const DESCRIPTION: &'static str = "The Mattermost account porter acts as: username, name, id.";
-    const HINTS: Hints = Hints::READ;
-
-    async fn call(&self, server: &MattermostServer, _args: NoArgs, _call: Call) -> Outcome {
-        Ok(server.get_me_impl().await?.into())
+porter_mcp::tool! {
+    /// `get_me`: Who am I.
+    pub(crate) GetMe for MattermostServer {
+        name: "get_me", title: "Who am I", hints: Hints::READ, args: NoArgs, out: MeOut,
+        description: "The Mattermost account porter acts as: username, name, id.",
+        call: |server, _args, _call| Ok(server.get_me_impl().await?.into()),
     }
 }
 
-/// `get_users`: Get users.
-pub(crate) struct GetUsers;
-
-impl Tool<MattermostServer> for GetUsers {
-    type Args = GetUsersArgs;
-    type Out = UsersOut;
-    const NAME: &'static str = "get_users";
-    const TITLE: &'static str = "Get users";
-    const DESCRIPTION: &'static str =
-        "Looks accounts up by username or id: names, position, whether deactivated.";
-    const HINTS: Hints = Hints::READ;
-
-    async fn call(&self, server: &MattermostServer, args: GetUsersArgs, _call: Call) -> Outcome {
-        Ok(server.get_users_impl(args).await?.into())
+porter_mcp::tool! {
+    /// `get_users`: Get users.
+    pub(crate) GetUsers for MattermostServer {
+        name: "get_users", title: "Get users", hints: Hints::READ, args: GetUsersArgs, out: UsersOut,
+        description: "Looks accounts up by username or id: names, position, whether deactivated.",
+        call: |server, args, _call| Ok(server.get_users_impl(args).await?.into()),
     }
 }
 
-/// `search_users`: Search users.
-pub(crate) struct SearchUsers;
-
-impl Tool<MattermostServer> for SearchUsers {
-    type Args = SearchUsersArgs;
-    type Out = UsersOut;
-    const NAME: &'static str = "search_users";
-    const TITLE: &'static str = "Search users";
-    const DESCRIPTION: &'static str =
-        "Finds accounts whose username, name, nickname or e-mail match a term.";
-    const HINTS: Hints = Hints::READ;
-
-    async fn call(&self, server: &MattermostServer, args: SearchUsersArgs, _call: Call) -> Outcome {
-        Ok(server.search_users_impl(args).await?.into())
+porter_mcp::tool! {
+    /// `search_users`: Search users.
+    pub(crate) SearchUsers for MattermostServer {
+        name: "search_users", title: "Search users", hints: Hints::READ, args: SearchUsersArgs, out: UsersOut,
+        description: "Finds accounts whose username, name, nickname or e-mail match a term.",
+        call: |server, args, _call| Ok(server.search_users_impl(args).await?.into()),
     }
 }
 

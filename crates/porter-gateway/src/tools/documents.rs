@@ -13,8 +13,8 @@ use std::sync::Arc;
 use porter_fileview::{Cancel, FileInput, Options, WindowRequest};
 use porter_inbox::documents::{QueryError, SearchQuery};
 use porter_inbox::{Documents as Store, Inbox, Owner, RunInfo};
-use porter_mcp::tool::{Call, Hints, NoOut, Outcome, Tool, ToolError, parse_args_naming};
-use rmcp::model::{CallToolResult, ContentBlock, JsonObject};
+use porter_mcp::tool::{Hints, NoOut, ToolError, parse_args_naming};
+use rmcp::model::{CallToolResult, ContentBlock};
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::{Value, json};
@@ -182,30 +182,20 @@ impl DocumentsTool {
     }
 }
 
-/// `Documents` is the `Documents` tool; it needs a gateway that keeps a
-/// document store.
-pub(crate) struct Documents;
-
-impl Tool<Turn> for Documents {
-    type Args = DocumentsArgs;
-    type Out = NoOut;
-    const NAME: &'static str = DOCUMENTS_TOOL;
-    const TITLE: &'static str = "Imported documents";
-    const DESCRIPTION: &'static str = DESCRIPTION;
-    // `delete` removes a document for good.
-    const HINTS: Hints = Hints::write(true, false);
-
-    fn parse(arguments: Option<JsonObject>) -> Result<DocumentsArgs, ToolError> {
-        parse(Value::Object(arguments.unwrap_or_default()))
-    }
-
-    fn check(&self, turn: &Turn, _call: &Call) -> Result<(), ToolError> {
-        store(&turn.gateway.inbox).map(|_| ())
-    }
-
-    async fn call(&self, turn: &Turn, args: DocumentsArgs, _call: Call) -> Outcome {
-        let reader = Reader::of(&turn.caller, &turn.run);
-        Ok(turn.gateway.documents.run(&reader, args).await.into())
+porter_mcp::tool! {
+    /// `Documents` is the `Documents` tool; it needs a gateway that keeps a
+    /// document store.
+    pub(crate) Documents for Turn {
+        // `delete` removes a document for good.
+        name: DOCUMENTS_TOOL, title: "Imported documents", hints: Hints::write(true, false),
+        args: DocumentsArgs, out: NoOut,
+        description: DESCRIPTION,
+        parse: |arguments| parse(Value::Object(arguments.unwrap_or_default())),
+        check: |turn, _call| store(&turn.gateway.inbox).map(|_| ()),
+        call: |turn, args, _call| {
+            let reader = Reader::of(&turn.caller, &turn.run);
+            Ok(turn.gateway.documents.run(&reader, args).await.into())
+        },
     }
 }
 
@@ -366,7 +356,7 @@ fn get(
         document.source_path,
         document.source_sha256,
         document.origin,
-        crate::file::rfc3339(document.created_at)
+        crate::tools::file::rfc3339(document.created_at)
     );
     let mut content = vec![ContentBlock::text(about)];
     content.extend(
@@ -382,7 +372,7 @@ fn get(
         "origin": document.origin,
         "call": document.call,
         "run": document.run,
-        "created_at": crate::file::rfc3339(document.created_at),
+        "created_at": crate::tools::file::rfc3339(document.created_at),
         "window": shown.structured.window,
     }));
     Ok(result)
@@ -410,7 +400,7 @@ fn list(store: &dyn Store, reader: &Reader, args: &DocumentsArgs) -> Answer {
             document.title,
             porter_fileview::human_size(document.markdown_bytes),
             document.source_path,
-            crate::file::rfc3339(document.created_at)
+            crate::tools::file::rfc3339(document.created_at)
         ));
     }
     if let Some(cursor) = &next_cursor {

@@ -22,8 +22,8 @@ use std::sync::Arc;
 
 use porter_fileview::{Block, Cancel, FileInput, Options, WindowRequest};
 use porter_inbox::{FileRecord, Inbox, InboxError, RunInfo};
-use porter_mcp::tool::{Call, Hints, NoOut, Outcome, Tool, ToolError};
-use rmcp::model::{CallToolResult, ContentBlock, JsonObject};
+use porter_mcp::tool::{Hints, NoOut, ToolError};
+use rmcp::model::{CallToolResult, ContentBlock};
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 
@@ -59,7 +59,7 @@ struct Shared {
 }
 
 /// A failure the caller reads: one sentence naming the next step.
-type Answer = Result<CallToolResult, String>;
+type Answer = Result<CallToolResult, ToolError>;
 
 impl Files {
     /// The tool over `inbox` and the configured `volumes`.
@@ -94,7 +94,7 @@ impl Files {
     ) -> CallToolResult {
         match parse(arguments) {
             Ok(args) => self.run(caller, run, args, &CallContext::default()).await,
-            Err(text) => CallToolResult::error(vec![ContentBlock::text(text)]),
+            Err(error) => failed(error),
         }
     }
 
@@ -121,46 +121,40 @@ impl Files {
         let joined = tokio::task::spawn_blocking(move || shared.call(&caller, &run, &args)).await;
         let answer = joined.unwrap_or_else(|error| {
             tracing::error!(%error, "a File operation stopped unexpectedly");
-            Err("the File operation stopped unexpectedly; try it again".to_owned())
+            Err(ToolError::tool(
+                "the File operation stopped unexpectedly; try it again",
+            ))
         });
-        answer.unwrap_or_else(|text| CallToolResult::error(vec![ContentBlock::text(text)]))
+        answer.unwrap_or_else(failed)
     }
 }
 
-/// `File` is the `File` tool: one op on the run's inbox or a volume, each
-/// path checked against the caller's grants as it is resolved.
-pub(crate) struct File;
-
-impl Tool<Turn> for File {
-    type Args = FileArgs;
-    type Out = NoOut;
-    const NAME: &'static str = "File";
-    const TITLE: &'static str = "Files kept out of the context";
-    const DESCRIPTION: &'static str = DESCRIPTION;
-    const HINTS: Hints = Hints::open_world(true, false);
-
-    fn parse(arguments: Option<JsonObject>) -> Result<FileArgs, ToolError> {
-        parse(Value::Object(arguments.unwrap_or_default())).map_err(ToolError::Tool)
-    }
-
-    async fn call(&self, turn: &Turn, args: FileArgs, _call: Call) -> Outcome {
-        let files = &turn.gateway.files;
-        Ok(files
-            .run(&turn.caller, &turn.run, args, &turn.cx)
-            .await
-            .into())
+porter_mcp::tool! {
+    /// `File` is the `File` tool: one op on the run's inbox or a volume, each
+    /// path checked against the caller's grants as it is resolved.
+    pub(crate) File for Turn {
+        name: "File", title: "Files kept out of the context", hints: Hints::open_world(true, false),
+        args: FileArgs, out: NoOut,
+        description: DESCRIPTION,
+        parse: |arguments| parse(Value::Object(arguments.unwrap_or_default())),
+        call: |turn, args, _call| {
+            let files = &turn.gateway.files;
+            Ok(files.run(&turn.caller, &turn.run, args, &turn.cx).await.into())
+        },
     }
 }
 
 /// The File arguments, or what was wrong with them and what to pass instead
 /// (in the words of the op asked for, where it is download or upload).
-fn parse(arguments: Value) -> Result<FileArgs, String> {
+fn parse(arguments: Value) -> Result<FileArgs, ToolError> {
     if !arguments.is_object() {
-        return Err(r#"File takes an object with an op, e.g. {"op": "ls"}"#.to_owned());
+        return Err(ToolError::tool(
+            r#"File takes an object with an op, e.g. {"op": "ls"}"#,
+        ));
     }
     let network = transfer::is_network_op(&arguments);
     serde_json::from_value(arguments).map_err(|error| {
-        if network {
+        ToolError::tool(if network {
             format!(
                 "the File arguments are not valid: {error}; download takes url, to?, headers?; upload takes from, url, method (put, post or graph), headers?"
             )
@@ -168,7 +162,7 @@ fn parse(arguments: Value) -> Result<FileArgs, String> {
             format!(
                 "the File arguments are not valid: {error}; pass op (stat, ls, read, keep, rm, clear, extract, import, download or upload) and the fields that op takes"
             )
-        }
+        })
     })
 }
 
@@ -182,11 +176,11 @@ impl Shared {
             // The API layer checks can_read/can_change before calling; this
             // is the same rule again, so a missed check there is not a hole.
             if !may_act(name, tenant, *role, &run.owner) {
-                return Err(if changes {
+                return Err(ToolError::tool(if changes {
                     format!("you may not change run {}", run.id)
                 } else {
                     format!("no run {}", run.id)
-                });
+                }));
             }
         }
         match args.op {
@@ -205,17 +199,16 @@ impl Shared {
                 caller,
                 run,
                 required(args.path.as_deref(), "keep")?,
-                args.to.as_deref().ok_or(
+                args.to.as_deref().ok_or_else(|| ToolError::tool(
                     "keep needs `to`, the volume path to copy the file to, e.g. volume:reports:report.pdf",
-                )?,
+                ))?,
                 args.overwrite,
             ),
             Op::Rm => self.rm(caller, run, required(args.path.as_deref(), "rm")?),
             Op::Clear => {
                 if args.path.is_some() {
                     return Err(
-                        "clear empties the whole inbox and takes no path; to delete one file use rm {path}"
-                            .to_owned(),
+                        ToolError::tool("clear empties the whole inbox and takes no path; to delete one file use rm {path}"),
                     );
                 }
                 self.clear(caller, run)
@@ -228,7 +221,7 @@ impl Shared {
                 args.title.as_deref(),
             ),
             Op::Download | Op::Upload => Err(
-                "download and upload run through the gateway's network client, which this call did not reach; try the call again".to_owned(),
+                ToolError::tool("download and upload run through the gateway's network client, which this call did not reach; try the call again"),
             ),
         }
     }
@@ -240,7 +233,7 @@ impl Shared {
         run: &RunInfo,
         text: &str,
         need: Need,
-    ) -> Result<Reference, String> {
+    ) -> Result<Reference, ToolError> {
         let (reference, _) = grants::resolve(caller, &run.owner, &self.volumes, text, need)?;
         purged(run, &reference)?;
         Ok(reference)
@@ -252,7 +245,7 @@ impl Shared {
         run: &RunInfo,
         reference: &Reference,
         need: Need,
-    ) -> Result<(), String> {
+    ) -> Result<(), ToolError> {
         grants::check(caller, &run.owner, &self.volumes, &reference.place, need)?;
         purged(run, reference)
     }
@@ -263,28 +256,30 @@ impl Shared {
         &self,
         run: &RunInfo,
         reference: &Reference,
-    ) -> Result<Option<cap_std::fs::Dir>, String> {
+    ) -> Result<Option<cap_std::fs::Dir>, ToolError> {
         match &reference.place {
             // With blobs in object storage, the inbox folder holds local
             // copies of the recorded files this reference reaches.
             Place::Inbox => match self
                 .inbox
                 .localize(run.id, &reference.rel)
-                .map_err(|e| io::Error::other(store_fault(run, &e)))
+                .map_err(|e| io::Error::other(store_fault(run, &e).to_string()))
                 .and_then(|()| disk::open_root(&self.inbox.inbox_dir(run.id)))
             {
                 Ok(dir) => Ok(Some(dir)),
                 Err(error) if error.kind() == io::ErrorKind::NotFound => Ok(None),
-                Err(error) => Err(format!("the inbox could not be opened: {error}")),
+                Err(error) => Err(ToolError::tool(format!(
+                    "the inbox could not be opened: {error}"
+                ))),
             },
             Place::Volume(name) => {
                 let volume = self
                     .volumes
                     .get(name)
-                    .ok_or_else(|| format!("there is no volume {name:?}"))?;
+                    .ok_or_else(|| ToolError::tool(format!("there is no volume {name:?}")))?;
                 disk::open_root(&volume.path).map(Some).map_err(|error| {
                     tracing::warn!(volume = %name, path = %volume.path.display(), %error, "a volume's folder cannot be opened");
-                    format!("volume {name} cannot be opened on this machine ({error}); tell the operator")
+                    ToolError::tool(format!("volume {name} cannot be opened on this machine ({error}); tell the operator"))
                 })
             }
         }
@@ -307,11 +302,15 @@ impl Shared {
         &self,
         run: &RunInfo,
         reference: &Reference,
-    ) -> Result<cap_std::fs::Dir, String> {
+    ) -> Result<cap_std::fs::Dir, ToolError> {
         self.root(run, reference)?.ok_or_else(|| missing(reference))
     }
 
-    fn record(&self, run: &RunInfo, reference: &Reference) -> Result<Option<FileRecord>, String> {
+    fn record(
+        &self,
+        run: &RunInfo,
+        reference: &Reference,
+    ) -> Result<Option<FileRecord>, ToolError> {
         if reference.place != Place::Inbox || reference.rel.is_empty() {
             return Ok(None);
         }
@@ -423,7 +422,9 @@ impl Shared {
                     .metadata(reference.fs_path())
                     .map_err(|e| io_fault(&reference, &e))?;
                 if !metadata.is_dir() {
-                    return Err(format!("{shown} is a file; use stat or read on it"));
+                    return Err(ToolError::tool(format!(
+                        "{shown} is a file; use stat or read on it"
+                    )));
                 }
                 disk::list(&root, reference.fs_path()).map_err(|e| io_fault(&reference, &e))?
             }
@@ -500,9 +501,9 @@ impl Shared {
         let reference = self.resolve(caller, run, path, Need::Look)?;
         let shown = reference.shown();
         let Some(name) = reference.name() else {
-            return Err(format!(
+            return Err(ToolError::tool(format!(
                 "{shown} is a folder; ls it, then read a file in it"
-            ));
+            )));
         };
         let declared = self.record(run, &reference)?.map(|r| r.media_type);
         let root = self.existing_root(run, &reference)?;
@@ -528,13 +529,13 @@ impl Shared {
                     declared_type: declared.as_deref(),
                     link: None,
                 };
-                porter_fileview::view(&input, &window, &self.view, &Cancel::new())
-                    .map_err(|e| e.to_string())?
+                porter_fileview::view(&input, &window, &self.view, &Cancel::new())?
             }
         };
         let content = blocks(&view.content)?;
-        let mut structured = serde_json::to_value(&view.structured)
-            .map_err(|e| format!("the view of {shown} could not be written: {e}"))?;
+        let mut structured = serde_json::to_value(&view.structured).map_err(|e| {
+            ToolError::tool(format!("the view of {shown} could not be written: {e}"))
+        })?;
         if let Some(object) = structured.as_object_mut() {
             object.insert("path".to_owned(), Value::String(shown));
         }
@@ -553,13 +554,15 @@ impl Shared {
     ) -> Answer {
         let from = Reference::parse(path)?;
         if from.place != Place::Inbox {
-            return Err(format!(
+            return Err(ToolError::tool(format!(
                 "keep copies a file out of the inbox, and {} is not in the inbox; name an inbox file such as volume:inbox:report.pdf",
                 from.shown()
-            ));
+            )));
         }
         let Some(name) = from.name() else {
-            return Err("keep needs a file in the inbox as path, not the inbox itself".to_owned());
+            return Err(ToolError::tool(
+                "keep needs a file in the inbox as path, not the inbox itself",
+            ));
         };
         self.allow(caller, run, &from, Need::Change)?;
         let mut target = self.resolve(caller, run, to, Need::Keep)?;
@@ -579,15 +582,15 @@ impl Shared {
             overwrite,
         )
         .map_err(|fault| match fault {
-            CopyFault::Exists => format!(
+            CopyFault::Exists => ToolError::tool(format!(
                 "{} already exists; pass overwrite: true to replace it, or keep to another path",
                 target.shown()
-            ),
-            CopyFault::TargetIsDir => format!(
+            )),
+            CopyFault::TargetIsDir => ToolError::tool(format!(
                 "{} is a folder; name a file inside it, e.g. {}",
                 target.shown(),
                 target.join(name).shown()
-            ),
+            )),
             CopyFault::Source(error) => io_fault(&from, &error),
             CopyFault::Target(error) => io_fault(&target, &error),
         })?;
@@ -616,7 +619,9 @@ impl Shared {
     fn rm(&self, caller: &Caller, run: &RunInfo, path: &str) -> Answer {
         let reference = self.resolve(caller, run, path, Need::Change)?;
         if reference.rel.is_empty() {
-            return Err("rm deletes one file; to empty the whole inbox use clear".to_owned());
+            return Err(ToolError::tool(
+                "rm deletes one file; to empty the whole inbox use clear",
+            ));
         }
         // The store removes by path; a folder on the way swapped for a
         // symlink must not take the removal outside the inbox.
@@ -648,21 +653,33 @@ impl Shared {
 }
 
 /// Refuses the inbox of a run that was purged.
-fn purged(run: &RunInfo, reference: &Reference) -> Result<(), String> {
+fn purged(run: &RunInfo, reference: &Reference) -> Result<(), ToolError> {
     if reference.place == Place::Inbox && run.purged {
-        return Err(format!(
+        return Err(ToolError::tool(format!(
             "the inbox of run {} was purged after the run ended; its files are gone",
             run.id
-        ));
+        )));
     }
     Ok(())
 }
 
 /// `path`, or the sentence saying that `op` needs one.
-fn required<'a>(path: Option<&'a str>, op: &str) -> Result<&'a str, String> {
+fn required<'a>(path: Option<&'a str>, op: &str) -> Result<&'a str, ToolError> {
     path.ok_or_else(|| {
-        format!("{op} needs a path: volume:inbox:<path> (or just <path>) or volume:<name>:<path>")
+        ToolError::tool(format!(
+            "{op} needs a path: volume:inbox:<path> (or just <path>) or volume:<name>:<path>"
+        ))
     })
+}
+
+/// A failure as the answer the caller reads (every failure of a File
+/// operation is a sentence).
+fn failed(error: ToolError) -> CallToolResult {
+    let text = match error {
+        ToolError::Tool(text) => text,
+        rpc @ ToolError::Rpc(_) => rpc.to_string(),
+    };
+    CallToolResult::error(vec![ContentBlock::text(text)])
 }
 
 /// A successful answer: one text block and the same facts as structured
@@ -673,36 +690,36 @@ fn answer(text: String, structured: Value) -> CallToolResult {
     result
 }
 
-fn missing(reference: &Reference) -> String {
+fn missing(reference: &Reference) -> ToolError {
     let folder = match reference.rel.rsplit_once('/') {
         Some((parent, _)) => Reference::new(reference.place.clone(), parent),
         None => Reference::new(reference.place.clone(), ""),
     };
-    format!(
+    ToolError::tool(format!(
         "{} does not exist; ls {} to see what is there",
         reference.shown(),
         folder.shown()
-    )
+    ))
 }
 
 /// A file system error on `reference` as a sentence for the caller.
-fn io_fault(reference: &Reference, error: &io::Error) -> String {
+fn io_fault(reference: &Reference, error: &io::Error) -> ToolError {
     let shown = reference.shown();
     if disk::is_escape(error) {
-        return format!(
+        return ToolError::tool(format!(
             "{shown} leads outside volume {} (through a symlink or ..), so it is refused; name a file inside the volume",
             reference.volume()
-        );
+        ));
     }
     if let Some(names) = disk::hard_linked(error) {
-        return format!(
+        return ToolError::tool(format!(
             "{shown} is refused: it is a hard link (the file has {names} names), and its other name may be a file outside every volume; \
              an operator who means volume {} to hold hard links can set allow_hard_links: true on it",
             reference.volume()
-        );
+        ));
     }
-    match error.kind() {
-        io::ErrorKind::NotFound => missing(reference),
+    ToolError::tool(match error.kind() {
+        io::ErrorKind::NotFound => return missing(reference),
         io::ErrorKind::IsADirectory => format!("{shown} is a folder; ls it to see its files"),
         io::ErrorKind::NotADirectory => {
             format!("a part of {shown} is a file, not a folder; ls its parent to see what is there")
@@ -711,12 +728,12 @@ fn io_fault(reference: &Reference, error: &io::Error) -> String {
             format!("{shown} cannot be opened: this machine denies access to it")
         }
         _ => format!("{shown} could not be used: {error}"),
-    }
+    })
 }
 
 /// A failure of the inbox store as a sentence; the detail is logged.
-fn store_fault(run: &RunInfo, error: &InboxError) -> String {
-    match error {
+fn store_fault(run: &RunInfo, error: &InboxError) -> ToolError {
+    ToolError::tool(match error {
         InboxError::NoRun(id) => format!("no run {id}"),
         InboxError::NoFile { path, .. } => {
             format!("volume:inbox:{path} does not exist; ls volume:inbox: to see what is there")
@@ -726,13 +743,13 @@ fn store_fault(run: &RunInfo, error: &InboxError) -> String {
             "the inbox store failed; try again, and tell the operator if it keeps failing"
                 .to_owned()
         }
-    }
+    })
 }
 
 /// The file view's blocks as rmcp content ([`porter_mcp::content::content`]),
 /// a failure to carry one as the sentence the caller reads.
-fn blocks(blocks: &[Block]) -> Result<Vec<ContentBlock>, String> {
-    porter_mcp::content::content(blocks).map_err(|error| error.to_string())
+fn blocks(blocks: &[Block]) -> Result<Vec<ContentBlock>, ToolError> {
+    porter_mcp::content::content(blocks)
 }
 
 /// At most `chars` characters of `text`, with `…` when cut.

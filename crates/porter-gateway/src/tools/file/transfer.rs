@@ -19,6 +19,7 @@ use std::time::{Duration, Instant};
 use bytes::Bytes;
 use futures_util::StreamExt as _;
 use porter_inbox::{Incoming, Origin, Outcome, RunInfo, media, names};
+use porter_mcp::ToolError;
 use porter_net::reqwest::header::{
     CONTENT_LENGTH, CONTENT_RANGE, CONTENT_TYPE, HeaderMap, HeaderName, HeaderValue, LOCATION,
 };
@@ -97,8 +98,7 @@ pub(crate) async fn call(
     cx: &CallContext,
 ) -> CallToolResult {
     let answer = run_op(shared, network, caller, run, args, cx).await;
-    let result =
-        answer.unwrap_or_else(|text| CallToolResult::error(vec![ContentBlock::text(text)]));
+    let result = answer.unwrap_or_else(super::failed);
     redacted(result, cx)
 }
 
@@ -117,33 +117,33 @@ async fn run_op(
     };
     let grants = match caller {
         Caller::Key { .. } => {
-            return Err(format!(
+            return Err(ToolError::tool(format!(
                 "{op} reaches the network and is open only to the run's own model, not from outside"
-            ));
+            )));
         }
         Caller::Model { grants, .. } => grants,
     };
     if !grants.contains(&Grant::Http) {
-        return Err(format!(
+        return Err(ToolError::tool(format!(
             "{op} needs the HTTP grant, which your profile does not give; ask the operator to add HTTP to it"
-        ));
+        )));
     }
     let Some(network) = network else {
-        return Err(format!(
+        return Err(ToolError::tool(format!(
             "{op} is not available: this gateway has no network client"
-        ));
+        )));
     };
     let Some(url_text) = args.url.as_deref() else {
-        return Err(format!(
+        return Err(ToolError::tool(format!(
             "{op} needs url, the http or https address to {}",
             if op == "download" {
                 "fetch"
             } else {
                 "send the file to"
             }
-        ));
+        )));
     };
-    let url = check_url(url_text.trim()).map_err(|e| e.to_string())?;
+    let url = check_url(url_text.trim())?;
     cx.redactor.register(&url);
     let headers = request_headers(args.headers.as_ref(), op)?;
     let transfer = Transfer {
@@ -166,18 +166,21 @@ async fn run_op(
 fn request_headers(
     given: Option<&BTreeMap<String, String>>,
     op: &str,
-) -> Result<HeaderMap, String> {
+) -> Result<HeaderMap, ToolError> {
     let mut headers = HeaderMap::new();
     for (name, value) in given.into_iter().flatten() {
         if porter_net::is_credential_header(name) {
-            return Err(format!(
+            return Err(ToolError::tool(format!(
                 "the header {name:?} looks like a credential, and {op} does not send credentials from the conversation; use a pre-authenticated URL, or ask the operator to configure access"
-            ));
+            )));
         }
         let header = HeaderName::from_bytes(name.trim().as_bytes())
-            .map_err(|_| format!("{name:?} is not a valid header name"))?;
-        let value = HeaderValue::from_str(value)
-            .map_err(|_| format!("the value of header {name:?} is not a valid header value"))?;
+            .map_err(|_| ToolError::tool(format!("{name:?} is not a valid header name")))?;
+        let value = HeaderValue::from_str(value).map_err(|_| {
+            ToolError::tool(format!(
+                "the value of header {name:?} is not a valid header value"
+            ))
+        })?;
         headers.insert(header, value);
     }
     Ok(headers)
@@ -242,7 +245,8 @@ impl Transfer<'_> {
         self.network
             .hooks
             .judge(&json!({"op": "download", "url": shown, "to": to_shown}))
-            .await?;
+            .await
+            .map_err(ToolError::tool)?;
         let options = RequestOptions {
             headers: self.headers.clone(),
             body: None,
@@ -252,15 +256,15 @@ impl Transfer<'_> {
         let sent = self.network.net.request(Method::GET, &self.url, options);
         let response = tokio::select! {
             () = self.cx.cancel.cancelled() => return Err(cancelled_download()),
-            response = sent => response.map_err(|e| format!("{e}; nothing was downloaded"))?,
+            response = sent => response.map_err(|e| ToolError::tool(format!("{e}; nothing was downloaded")))?,
         };
         let status = response.status();
         if !status.is_success() {
-            return Err(format!(
+            return Err(ToolError::tool(format!(
                 "{shown} answered {}; nothing was downloaded{}",
                 status_line(status),
                 answer_excerpt(response).await
-            ));
+            )));
         }
         let offered = porter_net::offered_file_name(response.headers(), response.url());
         let declared = response
@@ -311,7 +315,7 @@ impl Transfer<'_> {
     }
 
     /// Where `to` says the download goes, after checking the grants for it.
-    fn download_target(&self, to: Option<&str>) -> Result<Target, String> {
+    fn download_target(&self, to: Option<&str>) -> Result<Target, ToolError> {
         let Some(to) = to else {
             self.shared.allow(
                 self.caller,
@@ -378,13 +382,15 @@ impl Transfer<'_> {
             Streamed::Done(Err(error)) => {
                 drop(keeper);
                 tracing::error!(run = %self.run.id, %error, "a download could not be written to the inbox");
-                return Err("the inbox could not store the download; nothing was kept; tell the operator if it keeps failing".to_owned());
+                return Err(ToolError::tool(
+                    "the inbox could not store the download; nothing was kept; tell the operator if it keeps failing",
+                ));
             }
             Streamed::Cancelled => return Err(cancelled_download()),
             Streamed::Failed(error) => {
-                return Err(format!(
+                return Err(ToolError::tool(format!(
                     "{error}; the download stopped and nothing was kept"
-                ));
+                )));
             }
         }
         match keeper.finish() {
@@ -410,8 +416,8 @@ impl Transfer<'_> {
 
     /// The answer for a download the inbox did not keep: its stub, and that
     /// nothing is left.
-    fn not_kept(&self, outcome: Result<Outcome, porter_inbox::InboxError>) -> String {
-        match outcome {
+    fn not_kept(&self, outcome: Result<Outcome, porter_inbox::InboxError>) -> ToolError {
+        ToolError::tool(match outcome {
             Ok(outcome) => format!(
                 "{} — {} was not downloaded, and nothing of it was left behind",
                 outcome.stub(),
@@ -421,7 +427,7 @@ impl Transfer<'_> {
                 tracing::error!(run = %self.run.id, %error, "a download could not be kept");
                 "the inbox could not store the download; nothing was kept".to_owned()
             }
-        }
+        })
     }
 
     async fn download_to_volume(
@@ -436,12 +442,12 @@ impl Transfer<'_> {
         if let Some(length) = length
             && length > cap
         {
-            return Err(format!(
+            return Err(ToolError::tool(format!(
                 "{} announces {}, over the {} limit for one file; nothing was downloaded",
                 self.shown(),
                 porter_fileview::human_size(length),
                 porter_fileview::human_size(cap)
-            ));
+            )));
         }
         let root = self
             .shared
@@ -452,28 +458,28 @@ impl Transfer<'_> {
         match streamed {
             Streamed::Done(Ok(())) => {}
             Streamed::Done(Err(error)) if error.kind() == io::ErrorKind::FileTooLarge => {
-                return Err(format!(
+                return Err(ToolError::tool(format!(
                     "{} sent more than the {} limit for one file; the download stopped and nothing was left behind",
                     self.shown(),
                     porter_fileview::human_size(cap)
-                ));
+                )));
             }
             Streamed::Done(Err(error)) => return Err(super::io_fault(&reference, &error)),
             Streamed::Cancelled => return Err(cancelled_download()),
             Streamed::Failed(error) => {
-                return Err(format!(
+                return Err(ToolError::tool(format!(
                     "{error}; the download stopped and nothing was kept"
-                ));
+                )));
             }
         }
         let saved = tokio::task::spawn_blocking(move || file.commit(declared.as_deref()))
             .await
-            .map_err(|_| "the download stopped unexpectedly; nothing was kept".to_owned())?;
+            .map_err(|_| ToolError::tool("the download stopped unexpectedly; nothing was kept"))?;
         let saved = saved.map_err(|error| match error.kind() {
-            io::ErrorKind::AlreadyExists => format!(
+            io::ErrorKind::AlreadyExists => ToolError::tool(format!(
                 "{} already exists; pass overwrite: true to replace it, or download to another path",
                 reference.shown()
-            ),
+            )),
             _ => super::io_fault(&reference, &error),
         })?;
         Ok(answer(
@@ -504,7 +510,7 @@ impl Transfer<'_> {
         response: Response,
         sink: W,
         total: Option<u64>,
-    ) -> Result<(W, Streamed), String> {
+    ) -> Result<(W, Streamed), ToolError> {
         let (sender, receiver) = tokio::sync::mpsc::channel::<Bytes>(CHANNEL_CHUNKS);
         let writer = tokio::task::spawn_blocking(move || write_all_chunks(sink, receiver));
         let mut body = response.bytes_stream();
@@ -537,7 +543,9 @@ impl Transfer<'_> {
         drop(body);
         let Ok((sink, written)) = writer.await else {
             // The writer panicked; its sink (and so the partial file) is gone.
-            return Err("the download stopped unexpectedly; nothing was kept".to_owned());
+            return Err(ToolError::tool(
+                "the download stopped unexpectedly; nothing was kept",
+            ));
         };
         let outcome = match outcome {
             Streamed::Done(_) => Streamed::Done(written),
@@ -554,22 +562,22 @@ impl Transfer<'_> {
 
     async fn upload(&self, args: &FileArgs) -> Answer {
         let Some(method) = args.method else {
-            return Err(
-                "upload needs method: put or post (one request), or graph (a Microsoft Graph upload session's uploadUrl)"
-                    .to_owned(),
-            );
+            return Err(ToolError::tool(
+                "upload needs method: put or post (one request), or graph (a Microsoft Graph upload session's uploadUrl)",
+            ));
         };
         let Some(from_text) = args.from.as_deref() else {
-            return Err(
-                "upload needs from, the file to send: volume:inbox:<path> or volume:<name>:<path>"
-                    .to_owned(),
-            );
+            return Err(ToolError::tool(
+                "upload needs from, the file to send: volume:inbox:<path> or volume:<name>:<path>",
+            ));
         };
         let from = self
             .shared
             .resolve(self.caller, self.run, from_text, Need::Look)?;
         if from.name().is_none() {
-            return Err("upload sends one file; name a file in from, not a folder".to_owned());
+            return Err(ToolError::tool(
+                "upload sends one file; name a file in from, not a folder",
+            ));
         }
         let media_type = self.shared.record(self.run, &from)?.map(|r| r.media_type);
         let root = self.shared.existing_root(self.run, &from)?;
@@ -578,7 +586,7 @@ impl Transfer<'_> {
             let from = from.clone();
             tokio::task::spawn_blocking(move || open_and_hash(&root, from.fs_path(), links))
                 .await
-                .map_err(|_| "the upload stopped unexpectedly; nothing was sent".to_owned())?
+                .map_err(|_| ToolError::tool("the upload stopped unexpectedly; nothing was sent"))?
         };
         let (file, size, sha256) = opened.map_err(|e| super::io_fault(&from, &e))?;
         let method_word = match method {
@@ -596,7 +604,8 @@ impl Transfer<'_> {
                 "url": self.shown(),
                 "method": method_word,
             }))
-            .await?;
+            .await
+            .map_err(ToolError::tool)?;
         let file = Arc::new(file);
         let (status, excerpt) = match method {
             UploadMethod::Put | UploadMethod::Post => {
@@ -640,10 +649,10 @@ impl Transfer<'_> {
         file: &Arc<std::fs::File>,
         size: u64,
         media_type: Option<&str>,
-    ) -> Result<(StatusCode, String), String> {
+    ) -> Result<(StatusCode, String), ToolError> {
         let sent = Arc::new(AtomicU64::new(0));
         let body = file_body(file, size, Arc::clone(&sent))
-            .map_err(|e| format!("the file could not be read: {e}"))?;
+            .map_err(|e| ToolError::tool(format!("the file could not be read: {e}")))?;
         let mut headers = self.headers.clone();
         headers.insert(CONTENT_LENGTH, HeaderValue::from(size));
         if !headers.contains_key(CONTENT_TYPE) {
@@ -665,7 +674,7 @@ impl Transfer<'_> {
         let response = loop {
             tokio::select! {
                 () = self.cx.cancel.cancelled() => {
-                    return Err("the upload was cancelled; the server may have received part of the file".to_owned());
+                    return Err(ToolError::tool("the upload was cancelled; the server may have received part of the file"));
                 }
                 response = &mut request => break response,
                 _ = ticker.tick() => {
@@ -677,7 +686,8 @@ impl Transfer<'_> {
                 }
             }
         };
-        let response = response.map_err(|e| format!("{e}; the upload did not complete"))?;
+        let response =
+            response.map_err(|e| ToolError::tool(format!("{e}; the upload did not complete")))?;
         let status = response.status();
         if sent.load(Ordering::Relaxed) != reported {
             self.report(size, Some(size), "uploaded").await;
@@ -690,19 +700,19 @@ impl Transfer<'_> {
                 .and_then(|l| self.url.join(l).ok())
                 .map(|l| format!(" to {}", display_url(&l)))
                 .unwrap_or_default();
-            return Err(format!(
+            return Err(ToolError::tool(format!(
                 "{} answered {} (a redirect{location}); uploads never follow redirects, so the file was not delivered there. Upload to the final URL instead",
                 self.shown(),
                 status_line(status)
-            ));
+            )));
         }
         let excerpt = answer_excerpt(response).await;
         if !status.is_success() {
-            return Err(format!(
+            return Err(ToolError::tool(format!(
                 "{} answered {}; the upload was not accepted{excerpt}",
                 self.shown(),
                 status_line(status)
-            ));
+            )));
         }
         Ok((status, excerpt))
     }
@@ -714,35 +724,31 @@ impl Transfer<'_> {
         &self,
         file: &Arc<std::fs::File>,
         size: u64,
-    ) -> Result<(StatusCode, String), String> {
+    ) -> Result<(StatusCode, String), ToolError> {
         if size == 0 {
-            return Err(
-                "a Graph upload session takes no empty file; upload at least one byte, or use put"
-                    .to_owned(),
-            );
+            return Err(ToolError::tool(
+                "a Graph upload session takes no empty file; upload at least one byte, or use put",
+            ));
         }
         let shown = self.shown();
         let mut offset = 0u64;
         let mut failures = 0u32;
         loop {
             if self.cx.cancel.is_cancelled() {
-                return Err(format!(
+                return Err(ToolError::tool(format!(
                     "the upload was cancelled after {} of {}; the upload session can resume it",
                     porter_fileview::human_size(offset),
                     porter_fileview::human_size(size)
-                ));
+                )));
             }
             let end = (offset + GRAPH_CHUNK_BYTES).min(size);
             let chunk = read_range(file, offset, end)
                 .await
-                .map_err(|e| format!("the file could not be read: {e}"))?;
+                .map_err(|e| ToolError::tool(format!("the file could not be read: {e}")))?;
             let mut headers = self.headers.clone();
             headers.insert(CONTENT_LENGTH, HeaderValue::from(end - offset));
             let range = format!("bytes {offset}-{}/{size}", end - 1);
-            headers.insert(
-                CONTENT_RANGE,
-                HeaderValue::from_str(&range).map_err(|e| e.to_string())?,
-            );
+            headers.insert(CONTENT_RANGE, HeaderValue::from_str(&range)?);
             let options = RequestOptions {
                 headers,
                 body: Some(chunk.into()),
@@ -770,23 +776,23 @@ impl Transfer<'_> {
                     continue;
                 }
                 Ok(response) if response.status() == StatusCode::NOT_FOUND => {
-                    return Err(format!(
+                    return Err(ToolError::tool(format!(
                         "{shown} answered 404 Not Found: the upload session is gone (it expired or was cancelled); create a new one"
-                    ));
+                    )));
                 }
                 Ok(response) => format!(
                     "{shown} answered {}{}",
                     status_line(response.status()),
                     answer_excerpt(response).await
                 ),
-                Err(error) if error.refusal().is_some() => return Err(error.to_string()),
+                Err(error) if error.refusal().is_some() => return Err(error.into()),
                 Err(error) => error.to_string(),
             };
             failures += 1;
             if failures > GRAPH_RETRIES {
-                return Err(format!(
+                return Err(ToolError::tool(format!(
                     "the chunk at byte {offset} failed {failures} times, the last time: {fault}; the upload session holds what was sent before"
-                ));
+                )));
             }
             tracing::info!(url = %self.cx.redactor.redact(&shown), offset, failures, fault = %self.cx.redactor.redact(&fault), "a Graph chunk failed; asking the session where to resume");
             tokio::time::sleep(Duration::from_millis(200 * u64::from(failures))).await;
@@ -827,8 +833,8 @@ enum Streamed {
     Failed(NetError),
 }
 
-fn cancelled_download() -> String {
-    "the download was cancelled; nothing was kept".to_owned()
+fn cancelled_download() -> ToolError {
+    ToolError::tool("the download was cancelled; nothing was kept")
 }
 
 /// Whether a sink's error is the inbox refusing a file over a cap (rather
@@ -909,7 +915,7 @@ impl VolumeFile {
         reference: &Reference,
         overwrite: bool,
         cap: u64,
-    ) -> Result<Self, String> {
+    ) -> Result<Self, ToolError> {
         let fault = |error: io::Error| super::io_fault(reference, &error);
         let (parent_rel, name) = match reference.rel.rsplit_once('/') {
             Some((parent, name)) => (parent, name),
@@ -925,16 +931,16 @@ impl VolumeFile {
         let parent = root.open_dir(parent_rel).map_err(fault)?;
         match parent.symlink_metadata(name) {
             Ok(existing) if existing.is_dir() => {
-                return Err(format!(
+                return Err(ToolError::tool(format!(
                     "{} is a folder; name a file inside it, or end to with / to keep the file's own name",
                     reference.shown()
-                ));
+                )));
             }
             Ok(_) if !overwrite => {
-                return Err(format!(
+                return Err(ToolError::tool(format!(
                     "{} already exists; pass overwrite: true to replace it, or download to another path",
                     reference.shown()
-                ));
+                )));
             }
             Ok(_) => {}
             Err(error) if error.kind() == io::ErrorKind::NotFound => {}
@@ -1173,7 +1179,9 @@ mod tests {
     #[test]
     fn credential_headers_are_refused_by_name_without_their_value() {
         let given = BTreeMap::from([("X-Api-Key".to_owned(), "sekrit-value".to_owned())]);
-        let refused = request_headers(Some(&given), "download").expect_err("refused");
+        let refused = request_headers(Some(&given), "download")
+            .expect_err("refused")
+            .to_string();
         assert!(
             refused.contains("\"X-Api-Key\" looks like a credential"),
             "{refused}"
@@ -1244,7 +1252,7 @@ mod tests {
             b"hello\n"
         );
         let again = VolumeFile::create(&root, &reference, false, 10).err();
-        assert!(again.is_some_and(|e| e.contains("already exists")));
+        assert!(again.is_some_and(|e| e.to_string().contains("already exists")));
         assert_eq!(
             std::fs::read_dir(temp.path().join("sub"))
                 .expect("ls")

@@ -5,19 +5,17 @@ use std::collections::BTreeMap;
 use std::fmt::Write as _;
 
 use porter_inbox::{Origin, Outcome, RunInfo};
-use porter_mcp::tool::{
-    Call, Hints, NoOut, Outcome as McpOutcome, Tool, ToolError, parse_args_naming,
-};
+use porter_mcp::tool::{Hints, NoOut, ToolError, parse_args_naming};
 use porter_net::reqwest::header::{HeaderMap, HeaderName, HeaderValue};
 use porter_net::reqwest::{Method, Response};
 use porter_net::{MASK, RequestOptions, check_url, display_url, is_credential_header};
-use rmcp::model::{CallToolResult, JsonObject};
+use rmcp::model::CallToolResult;
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::Value;
 
-use super::body::{Keeping, Received, Take, receive};
-use super::{HTTP_TOOL, TEXT_MAX_BYTES, Web, need_http_grant, text_result};
+use super::web::body::{Keeping, Received, Take, receive};
+use super::web::{HTTP_TOOL, TEXT_MAX_BYTES, Web, need_http_grant, text_result};
 use crate::context::{CallContext, Turn};
 
 /// `METHODS` are the methods the tool sends.
@@ -55,33 +53,20 @@ Only hosts the operator allows are reached; redirects are followed (at most 5, n
 Credentials in response headers (Set-Cookie and the like) are shown masked. \
 To read a web page as Markdown use WebFetch instead.";
 
-/// `Http` is the `HTTP` tool; it needs the `HTTP` grant.
-pub(crate) struct Http;
-
-impl Tool<Turn> for Http {
-    type Args = HttpArgs;
-    type Out = NoOut;
-    const NAME: &'static str = HTTP_TOOL;
-    const TITLE: &'static str = "HTTP request";
-    const DESCRIPTION: &'static str = DESCRIPTION;
-    // It keeps what it fetches in the inbox, and reaches the open web.
-    const HINTS: Hints = Hints::open_world(true, false);
-
-    fn parse(arguments: Option<JsonObject>) -> Result<HttpArgs, ToolError> {
-        parse_args_naming(
+porter_mcp::tool! {
+    /// `Http` is the `HTTP` tool; it needs the `HTTP` grant.
+    pub(crate) Http for Turn {
+        // It keeps what it fetches in the inbox, and reaches the open web.
+        name: HTTP_TOOL, title: "HTTP request", hints: Hints::open_world(true, false),
+        args: HttpArgs, out: NoOut,
+        description: DESCRIPTION,
+        parse: |arguments| parse_args_naming(
             Value::Object(arguments.unwrap_or_default()),
             HTTP_TOOL,
             r#"call it like {"method": "GET", "url": "https://example.org/data.json"}"#,
-        )
-    }
-
-    fn check(&self, turn: &Turn, _call: &Call) -> Result<(), ToolError> {
-        need_http_grant(HTTP_TOOL, &turn.caller)
-    }
-
-    async fn call(&self, turn: &Turn, args: HttpArgs, _call: Call) -> McpOutcome {
-        let result = call(&turn.gateway.web, &turn.run, args, &turn.cx).await;
-        Ok(result?.into())
+        ),
+        check: |turn, _call| need_http_grant(HTTP_TOOL, &turn.caller),
+        call: |turn, args, _call| Ok(call(&turn.gateway.web, &turn.run, args, &turn.cx).await?.into()),
     }
 }
 

@@ -24,8 +24,8 @@ use porter_git::{
     Window, network, submodule,
 };
 use porter_inbox::Owner;
-use porter_mcp::tool::{Call, Hints, NoOut, Outcome, Tool, ToolError, parse_args_naming};
-use rmcp::model::{CallToolResult, ContentBlock, JsonObject};
+use porter_mcp::tool::{Hints, NoOut, ToolError, parse_args_naming};
+use rmcp::model::{CallToolResult, ContentBlock};
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::Value;
@@ -33,8 +33,8 @@ use serde_json::Value;
 use crate::access::Caller;
 use crate::config::{GitConfig, Grant, RemoteDirection, Volume, VolumeMode};
 use crate::context::Turn;
-use crate::file::grants::{self, Need};
-use crate::file::reference::Place;
+use crate::tools::file::grants::{self, Need};
+use crate::tools::file::reference::Place;
 
 /// `GIT_TOOL` is the name the `Git` tool is listed under.
 pub const GIT_TOOL: &str = "Git";
@@ -145,14 +145,14 @@ impl GitTool {
                 bounds,
             )
             .map(|text| repo.shown.text(&text))
-            .map_err(|text| repo.shown.text(&text))
+            .map_err(|error| ToolError::tool(repo.shown.text(&error.to_string())))
         })
         .await;
         match answer {
             Ok(Ok(text)) => CallToolResult::success(vec![ContentBlock::text(text)]),
-            Ok(Err(text)) => {
-                tracing::info!(tool = GIT_TOOL, error = %text, "a Git call failed");
-                CallToolResult::error(vec![ContentBlock::text(text)])
+            Ok(Err(error)) => {
+                tracing::info!(tool = GIT_TOOL, %error, "a Git call failed");
+                CallToolResult::error(vec![ContentBlock::text(error.to_string())])
             }
             Err(error) => {
                 tracing::error!(%error, "a Git call panicked or was cancelled");
@@ -203,21 +203,20 @@ impl GitTool {
     }
 
     /// The folder `repo` names (`volume:<name>:<path>`), checked by the
-    /// one volume door ([`crate::file::grants::resolve`]): the caller's
+    /// one volume door ([`crate::tools::file::grants::resolve`]): the caller's
     /// list, the volume's tenant, the `Read` grant for a read op and the
     /// `Write` grant and a read-write volume for one that writes. A volume
     /// the caller may not use is answered exactly like a missing one. The
     /// folder, once resolved, must still lie beneath the volume's root.
-    fn resolve(&self, caller: &Caller, owner: &Owner, args: &GitArgs) -> Result<Repo, String> {
+    fn resolve(&self, caller: &Caller, owner: &Owner, args: &GitArgs) -> Result<Repo, ToolError> {
         let text = args.repo.as_deref().unwrap_or("").trim();
         if !text.starts_with("volume:")
             || text.starts_with("volume:inbox:")
             || text == "volume:inbox"
         {
-            return Err(
-                "name the repository as volume:<name>:<path> (a folder in one of your volumes; the inbox holds no repositories)"
-                    .to_owned(),
-            );
+            return Err(ToolError::tool(
+                "name the repository as volume:<name>:<path> (a folder in one of your volumes; the inbox holds no repositories)",
+            ));
         }
         let need = if args.op.writes() {
             Need::Keep
@@ -226,11 +225,15 @@ impl GitTool {
         };
         let (reference, volume) = grants::resolve(caller, owner, &self.volumes, text, need)?;
         let (Place::Volume(name), Some(volume)) = (&reference.place, volume) else {
-            return Err("name the repository as volume:<name>:<path>".to_owned());
+            return Err(ToolError::tool(
+                "name the repository as volume:<name>:<path>",
+            ));
         };
         let root = volume.path.canonicalize().map_err(|e| {
             tracing::warn!(volume = %name, path = %volume.path.display(), error = %e, "a volume's folder cannot be opened");
-            format!("volume {name} cannot be opened on this machine; tell the operator")
+            ToolError::tool(format!(
+                "volume {name} cannot be opened on this machine; tell the operator"
+            ))
         })?;
         let shown = Shown {
             name: name.clone(),
@@ -241,11 +244,13 @@ impl GitTool {
         while !existing.exists() {
             existing = existing.parent().unwrap_or(&volume.path);
         }
-        let real = existing
-            .canonicalize()
-            .map_err(|e| shown.text(&format!("{} cannot be opened: {e}", reference.shown())))?;
+        let real = existing.canonicalize().map_err(|e| {
+            ToolError::tool(shown.text(&format!("{} cannot be opened: {e}", reference.shown())))
+        })?;
         if !real.starts_with(&root) {
-            return Err("the path leads out of the volume through a symlink".to_owned());
+            return Err(ToolError::tool(
+                "the path leads out of the volume through a symlink",
+            ));
         }
         // A `.git` file (or a linked work tree's commondir) may name a
         // repository anywhere on the machine: its data must lie in the
@@ -253,10 +258,9 @@ impl GitTool {
         for folder in read::git_folders(&dir).unwrap_or_default() {
             let inside = folder.canonicalize().is_ok_and(|f| f.starts_with(&root));
             if !inside {
-                return Err(
-                    "this repository keeps its data outside the volume (a .git file or commondir points out of it); porter works only on repositories whose .git lies in the volume"
-                        .to_owned(),
-                );
+                return Err(ToolError::tool(
+                    "this repository keeps its data outside the volume (a .git file or commondir points out of it); porter works only on repositories whose .git lies in the volume",
+                ));
             }
         }
         Ok(Repo {
@@ -294,7 +298,7 @@ fn reads_work_tree(args: &GitArgs) -> bool {
 /// every volume, so, as `File read` does, Git does not read one unless the
 /// volume sets `allow_hard_links: true`. `.git` is not walked (porter never
 /// reads its files as content) and symlinks are not followed.
-fn refuse_hard_links(repo: &Repo, op: GitOp) -> Result<(), String> {
+fn refuse_hard_links(repo: &Repo, op: GitOp) -> Result<(), ToolError> {
     use std::os::unix::fs::MetadataExt as _;
     let mut folders = vec![repo.dir.clone()];
     while let Some(folder) = folders.pop() {
@@ -312,13 +316,13 @@ fn refuse_hard_links(repo: &Repo, op: GitOp) -> Result<(), String> {
             } else if metadata.is_file() && metadata.nlink() > 1 {
                 let path = entry.path();
                 let relative = path.strip_prefix(&repo.dir).unwrap_or(&path);
-                return Err(format!(
+                return Err(ToolError::tool(format!(
                     "{op:?} is refused: {} in the work tree is a hard link (the file has {} names), and its other name may be a file outside every volume; \
                      an operator who means volume {} to hold hard links can set allow_hard_links: true on it",
                     relative.display(),
                     metadata.nlink(),
                     repo.shown.name
-                ));
+                )));
             }
         }
     }
@@ -387,47 +391,33 @@ const DESCRIPTION: &str = "Git on a repository in one of your volumes, without a
     outputs come in windows: ask again with offset. commit and tag_create take sign: true to \
     sign with the operator's SSH key.";
 
-/// `Git` is the `Git` tool. It is open only to a run's own model, and only
-/// with the `Git` grant.
-pub struct Git;
-
-impl Tool<Turn> for Git {
-    type Args = GitArgs;
-    type Out = NoOut;
-    const NAME: &'static str = GIT_TOOL;
-    const TITLE: &'static str = "Git";
-    const DESCRIPTION: &'static str = DESCRIPTION;
-    // It commits, resets and pushes, and fetches from and pushes to remotes.
-    const HINTS: Hints = Hints::open_world(true, false);
-
-    fn parse(arguments: Option<JsonObject>) -> Result<GitArgs, ToolError> {
-        parse(Value::Object(arguments.unwrap_or_default()))
-    }
-
-    fn check(&self, turn: &Turn, _call: &Call) -> Result<(), ToolError> {
-        let Caller::Model { grants, .. } = &turn.caller else {
-            return Err(ToolError::tool(
-                "the Git tool is open only to a run's own model",
-            ));
-        };
-        if grants.contains(&Grant::Git) {
-            return Ok(());
-        }
-        Err(ToolError::tool(
-            "this run may not use Git: its profile has no Git grant; an operator can \
-             add Git to the profile's grants in the gateway's config",
-        ))
-    }
-
-    async fn call(&self, turn: &Turn, args: GitArgs, _call: Call) -> Outcome {
-        let run = &turn.run;
-        let remote = turn.gateway.config.git_remote_of(&run.owner.key_name);
-        let git = &turn.gateway.git;
-        let id = run.id.to_string();
-        Ok(git
-            .run(&turn.caller, &run.owner, &remote, &id, args)
-            .await
-            .into())
+porter_mcp::tool! {
+    /// `Git` is the `Git` tool. It is open only to a run's own model, and only
+    /// with the `Git` grant.
+    pub Git for Turn {
+        // It commits, resets and pushes, and fetches from and pushes to remotes.
+        name: GIT_TOOL, title: "Git", hints: Hints::open_world(true, false),
+        args: GitArgs, out: NoOut,
+        description: DESCRIPTION,
+        parse: |arguments| parse(Value::Object(arguments.unwrap_or_default())),
+        check: |turn, _call| {
+            let Caller::Model { grants, .. } = &turn.caller else {
+                return Err(ToolError::tool("the Git tool is open only to a run's own model"));
+            };
+            if grants.contains(&Grant::Git) {
+                return Ok(());
+            }
+            Err(ToolError::tool(
+                "this run may not use Git: its profile has no Git grant; an operator can \
+                 add Git to the profile's grants in the gateway's config",
+            ))
+        },
+        call: |turn, args, _call| {
+            let run = &turn.run;
+            let remote = turn.gateway.config.git_remote_of(&run.owner.key_name);
+            let id = run.id.to_string();
+            Ok(turn.gateway.git.run(&turn.caller, &run.owner, &remote, &id, args).await.into())
+        },
     }
 }
 
@@ -591,10 +581,10 @@ impl GitOp {
     }
 }
 
-fn need<'a>(value: Option<&'a String>, what: &str, op: GitOp) -> Result<&'a str, String> {
+fn need<'a>(value: Option<&'a String>, what: &str, op: GitOp) -> Result<&'a str, ToolError> {
     value
         .map(String::as_str)
-        .ok_or_else(|| format!("{op:?} needs {what}"))
+        .ok_or_else(|| ToolError::tool(format!("{op:?} needs {what}")))
 }
 
 /// `Operator` is who commits: the operator's identity and signing key,
@@ -612,12 +602,12 @@ fn run(
     operator: &Operator,
     run_id: &str,
     bounds: Bounds,
-) -> Result<String, String> {
+) -> Result<String, ToolError> {
     let op = args.op;
     if op.writes() && !writable {
-        return Err(format!(
+        return Err(ToolError::tool(format!(
             "{op:?} changes the repository, and this volume is read-only"
-        ));
+        )));
     }
     let window = Window {
         offset: args.offset,
@@ -628,12 +618,16 @@ fn run(
         Kind::Network => network_op(args, dir, network, bounds)?,
         Kind::Change => change_op(args, dir, operator, run_id, bounds)?,
     };
-    result.map_err(|e| e.to_string())
+    Ok(result?)
 }
 
 /// A read op: `Ok` with what git answered (or why it failed), `Err` for
 /// arguments the op lacks.
-fn read_op(args: &GitArgs, dir: &Path, window: Window) -> Result<Result<String, GitError>, String> {
+fn read_op(
+    args: &GitArgs,
+    dir: &Path,
+    window: Window,
+) -> Result<Result<String, GitError>, ToolError> {
     let op = args.op;
     let text = |r: Result<porter_git::Page, GitError>| r.map(|p| p.to_string());
     Ok(match op {
@@ -679,7 +673,7 @@ fn read_op(args: &GitArgs, dir: &Path, window: Window) -> Result<Result<String, 
         GitOp::BranchList => text(read::branch_list(dir, window)),
         GitOp::TagList => text(read::tag_list(dir, window)),
         GitOp::RevParse => read::rev_parse(dir, need(args.rev.as_ref(), "rev", op)?),
-        _ => return Err(format!("{op:?} is not a read op")),
+        _ => return Err(ToolError::tool(format!("{op:?} is not a read op"))),
     })
 }
 
@@ -689,7 +683,7 @@ fn network_op(
     dir: &Path,
     network: &Network,
     bounds: Bounds,
-) -> Result<Result<String, GitError>, String> {
+) -> Result<Result<String, GitError>, ToolError> {
     let op = args.op;
     Ok(match op {
         GitOp::Clone => network::clone(network, need(args.url.as_ref(), "url", op)?, dir, bounds),
@@ -703,7 +697,7 @@ fn network_op(
                 network::ls_remote(network, Some(dir), remote.as_deref().unwrap_or("origin"))
             }
         },
-        _ => return Err(format!("{op:?} is not a network op")),
+        _ => return Err(ToolError::tool(format!("{op:?} is not a network op"))),
     })
 }
 
@@ -715,16 +709,16 @@ fn change_op(
     operator: &Operator,
     run_id: &str,
     bounds: Bounds,
-) -> Result<Result<String, GitError>, String> {
+) -> Result<Result<String, GitError>, ToolError> {
     let op = args.op;
     let identity = || {
         operator.identity.as_ref().ok_or_else(|| {
-            "the operator has set no git.identity, so nothing can be committed".to_owned()
+            ToolError::tool("the operator has set no git.identity, so nothing can be committed")
         })
     };
     let signer = || {
         operator.signer.as_ref().ok_or_else(|| {
-            "the operator has set no git.signing.key_file, so nothing can be signed; leave sign out to commit or tag unsigned".to_owned()
+            ToolError::tool("the operator has set no git.signing.key_file, so nothing can be signed; leave sign out to commit or tag unsigned")
         })
     };
     Ok(match op {
@@ -789,14 +783,18 @@ fn change_op(
                 "mixed" => ResetMode::Mixed,
                 "hard" => ResetMode::Hard,
                 other => {
-                    return Err(format!(
+                    return Err(ToolError::tool(format!(
                         "reset mode {other:?} is not one of soft, mixed, hard"
-                    ));
+                    )));
                 }
             };
             change::reset(dir, need(args.rev.as_ref(), "rev", op)?, mode, bounds)
         }
-        _ => return Err(format!("{op:?} does not change the repository")),
+        _ => {
+            return Err(ToolError::tool(format!(
+                "{op:?} does not change the repository"
+            )));
+        }
     })
 }
 
@@ -864,7 +862,7 @@ mod tests {
             "r",
             Bounds::default(),
         );
-        let refusal = unsigned.expect_err("no key, no signature");
+        let refusal = unsigned.expect_err("no key, no signature").to_string();
         assert!(refusal.contains("git.signing.key_file"), "{refusal}");
         assert!(
             read::rev_parse(dir, "HEAD").is_err(),
@@ -904,7 +902,8 @@ mod tests {
             "r",
             Bounds::default(),
         )
-        .expect_err("a signed tag needs a message");
+        .expect_err("a signed tag needs a message")
+        .to_string();
         assert!(refusal.contains("message"), "{refusal}");
         let tag = args(serde_json::json!({
             "op": "tag_create", "name": "v1", "message": "one", "sign": true
@@ -1069,7 +1068,9 @@ mod tests {
                 &args(serde_json::json!({"op": "status", "repo": repo})),
             )
         };
-        let refused = status("volume:work:pointer").expect_err("the git dir is outside");
+        let refused = status("volume:work:pointer")
+            .expect_err("the git dir is outside")
+            .to_string();
         assert!(refused.contains("outside the volume"), "{refused}");
         let repo = status("volume:work:inside").expect("an inside repository");
         assert!(repo.dir.ends_with("inside") && repo.writable);

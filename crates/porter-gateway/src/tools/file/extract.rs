@@ -10,6 +10,7 @@
 
 use porter_fileview::{Cancel, FileInput, Markdown, WindowRequest};
 use porter_inbox::{Document, FileRecord, Incoming, Origin, Outcome, RunInfo};
+use porter_mcp::ToolError;
 use rmcp::model::{CallToolResult, ContentBlock};
 use serde_json::json;
 use sha2::{Digest, Sha256};
@@ -42,13 +43,13 @@ impl Shared {
         run: &RunInfo,
         path: &str,
         op: &str,
-    ) -> Result<Extracted, String> {
+    ) -> Result<Extracted, ToolError> {
         let reference = self.resolve(caller, run, path, Need::Look)?;
         let shown = reference.shown();
         let Some(name) = reference.name() else {
-            return Err(format!(
+            return Err(ToolError::tool(format!(
                 "{op} works on one file, and {shown} is a folder; ls it to pick a file"
-            ));
+            )));
         };
         let record = self.record(run, &reference)?;
         let root = self.existing_root(run, &reference)?;
@@ -62,11 +63,11 @@ impl Shared {
         {
             Contents::Bytes(bytes) => bytes,
             Contents::TooLarge(size) => {
-                return Err(format!(
+                return Err(ToolError::tool(format!(
                     "{shown} is {}, more than the {} a document is read up to; it cannot be {op}ed",
                     porter_fileview::human_size(size),
                     porter_fileview::human_size(self.view.max_file_bytes)
-                ));
+                )));
             }
         };
         let input = FileInput {
@@ -75,8 +76,10 @@ impl Shared {
             declared_type: record.as_ref().map(|r| r.media_type.as_str()),
             link: None,
         };
-        let markdown = porter_fileview::to_markdown(&input, &self.view, &Cancel::new())
-            .map_err(|e| format!("{shown} could not be turned into Markdown: {e}"))?;
+        let markdown =
+            porter_fileview::to_markdown(&input, &self.view, &Cancel::new()).map_err(|e| {
+                ToolError::tool(format!("{shown} could not be turned into Markdown: {e}"))
+            })?;
         let sha256 = disk::hex(&Sha256::digest(&bytes));
         Ok(Extracted {
             reference,
@@ -122,11 +125,11 @@ impl Shared {
             .keep_bytes(run.id, incoming, text)
             .map_err(|e| store_fault(run, &e))?;
         let Outcome::Kept(kept) = &outcome else {
-            return Err(format!(
+            return Err(ToolError::tool(format!(
                 "the Markdown of {} was not kept: {}",
                 reference.shown(),
                 outcome.stub()
-            ));
+            )));
         };
         let input = FileInput {
             bytes: text,
@@ -139,8 +142,7 @@ impl Shared {
             &WindowRequest::default(),
             &self.view,
             &Cancel::new(),
-        )
-        .map_err(|e| e.to_string())?;
+        )?;
         let mut content = vec![ContentBlock::text(outcome.stub())];
         for note in &extracted.markdown.notes {
             content.push(ContentBlock::text(format!("Note: {note}")));
@@ -170,10 +172,9 @@ impl Shared {
         title: Option<&str>,
     ) -> Answer {
         let Some(documents) = self.inbox.documents() else {
-            return Err(
-                "this gateway keeps no document store, so nothing can be imported; use extract to get the Markdown as a file"
-                    .to_owned(),
-            );
+            return Err(ToolError::tool(
+                "this gateway keeps no document store, so nothing can be imported; use extract to get the Markdown as a file",
+            ));
         };
         let extracted = self.extract_markdown(caller, run, path, "import")?;
         let reference = &extracted.reference;

@@ -10,20 +10,14 @@
 //! blank line and the body or the stub. `WebFetch` turns HTML into Markdown
 //! (the file view's HTML reader), and with `assets: true` also keeps the page's images and its
 //! links to images, PDFs and Office files under `web/<host>/` in the inbox,
-//! pointing the Markdown's links at them ([`assets`]).
+//! pointing the Markdown's links at them (`webfetch::assets`).
 //!
 //! Every URL's query values are registered with the run's redactor before
 //! the request is sent, and every text these tools produce (answers,
 //! errors, the `call` recorded with a kept file, log lines) passes through
 //! it; URLs are shown only in their display form (query as `?…`).
 
-mod assets;
-mod body;
-mod http;
-mod webfetch;
-
-pub(crate) use http::Http;
-pub(crate) use webfetch::WebFetch;
+pub(crate) mod body;
 
 use std::sync::Arc;
 
@@ -58,8 +52,8 @@ pub const MAX_ASSETS: usize = 20;
 /// `Web` serves the `HTTP` and `WebFetch` tools over the gateway's one
 /// policy-checked client and its inbox.
 pub struct Web {
-    net: porter_net::Net,
-    inbox: Arc<Inbox>,
+    pub(super) net: porter_net::Net,
+    pub(super) inbox: Arc<Inbox>,
 }
 
 impl Web {
@@ -73,7 +67,7 @@ impl Web {
 
 /// Whether `caller` may use the web tool `tool`: both need the `HTTP`
 /// grant.
-fn need_http_grant(tool: &str, caller: &Caller) -> Result<(), ToolError> {
+pub(super) fn need_http_grant(tool: &str, caller: &Caller) -> Result<(), ToolError> {
     let grants = match caller {
         Caller::Model { grants, .. } | Caller::Key { grants, .. } => grants,
     };
@@ -87,7 +81,7 @@ fn need_http_grant(tool: &str, caller: &Caller) -> Result<(), ToolError> {
 }
 
 /// A successful answer of one text block, redacted.
-fn text_result(cx: &CallContext, text: &str) -> CallToolResult {
+pub(super) fn text_result(cx: &CallContext, text: &str) -> CallToolResult {
     CallToolResult::success(vec![ContentBlock::text(cx.redactor.redact(text))])
 }
 
@@ -97,6 +91,8 @@ mod tests {
 
     use super::*;
     use crate::context::Turn;
+    use crate::tools::http::Http;
+    use crate::tools::webfetch::WebFetch;
 
     #[test]
     fn only_a_caller_with_the_http_grant_may_use_the_web_tools() {

@@ -2,25 +2,25 @@
 //! its stub alone; with `assets: true`, the page's images and linked files
 //! kept in the inbox under `web/<host>/` and its links pointed at them.
 
+mod assets;
+
 use std::collections::HashMap;
 use std::fmt::Write as _;
 
 use porter_inbox::{FileRecord, Incoming, Origin, Outcome, RunInfo, inbox_ref};
-use porter_mcp::tool::{
-    Call, Hints, NoOut, Outcome as McpOutcome, Tool, ToolError, parse_args_naming,
-};
+use porter_mcp::tool::{Hints, NoOut, ToolError, parse_args_naming};
 use porter_net::reqwest::Method;
 use porter_net::reqwest::header::CONTENT_TYPE;
 use porter_net::{RequestOptions, check_url, display_url};
-use rmcp::model::{CallToolResult, JsonObject};
+use rmcp::model::CallToolResult;
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde_json::Value;
 use url::Url;
 
-use super::assets::{file_links, key, markdown};
-use super::body::{Keeping, Received, Take, essence, header_text, receive};
-use super::{
+use self::assets::{file_links, key, markdown};
+use super::web::body::{Keeping, Received, Take, essence, header_text, receive};
+use super::web::{
     HTML_MAX_BYTES, MAX_ASSETS, TEXT_MAX_BYTES, WEBFETCH_TOOL, Web, need_http_grant, text_result,
 };
 use crate::context::{CallContext, Turn};
@@ -51,33 +51,20 @@ files that could not be fetched keep their web address and are listed at the end
 Only hosts the operator allows are reached; redirects are followed (at most 5, never from https to http). \
 For other methods, request headers or a body use the HTTP tool.";
 
-/// `WebFetch` is the `WebFetch` tool; it needs the `HTTP` grant.
-pub(crate) struct WebFetch;
-
-impl Tool<Turn> for WebFetch {
-    type Args = WebFetchArgs;
-    type Out = NoOut;
-    const NAME: &'static str = WEBFETCH_TOOL;
-    const TITLE: &'static str = "Fetch a web page";
-    const DESCRIPTION: &'static str = DESCRIPTION;
-    // It keeps what it fetches in the inbox, and reaches the open web.
-    const HINTS: Hints = Hints::open_world(false, false);
-
-    fn parse(arguments: Option<JsonObject>) -> Result<WebFetchArgs, ToolError> {
-        parse_args_naming(
+porter_mcp::tool! {
+    /// `WebFetch` is the `WebFetch` tool; it needs the `HTTP` grant.
+    pub(crate) WebFetch for Turn {
+        // It keeps what it fetches in the inbox, and reaches the open web.
+        name: WEBFETCH_TOOL, title: "Fetch a web page", hints: Hints::open_world(false, false),
+        args: WebFetchArgs, out: NoOut,
+        description: DESCRIPTION,
+        parse: |arguments| parse_args_naming(
             Value::Object(arguments.unwrap_or_default()),
             WEBFETCH_TOOL,
             r#"call it like {"url": "https://example.org/", "assets": false}"#,
-        )
-    }
-
-    fn check(&self, turn: &Turn, _call: &Call) -> Result<(), ToolError> {
-        need_http_grant(WEBFETCH_TOOL, &turn.caller)
-    }
-
-    async fn call(&self, turn: &Turn, args: WebFetchArgs, _call: Call) -> McpOutcome {
-        let result = call(&turn.gateway.web, &turn.run, args, &turn.cx).await;
-        Ok(result?.into())
+        ),
+        check: |turn, _call| need_http_grant(WEBFETCH_TOOL, &turn.caller),
+        call: |turn, args, _call| Ok(call(&turn.gateway.web, &turn.run, args, &turn.cx).await?.into()),
     }
 }
 

@@ -6,6 +6,8 @@
 //! It is the first check, not the only one: every path is then opened
 //! beneath its root with cap-std, which also refuses symlinks that lead out.
 
+use porter_mcp::ToolError;
+
 use crate::config::INBOX_VOLUME;
 
 /// `Place` is the root a reference is resolved beneath.
@@ -28,15 +30,15 @@ pub(crate) struct Reference {
 
 impl Reference {
     /// Parses what the model wrote.
-    pub fn parse(text: &str) -> Result<Self, String> {
+    pub fn parse(text: &str) -> Result<Self, ToolError> {
         let text = text.trim();
         if let Some(rest) = text.strip_prefix("volume:") {
             let (name, rel) = rest.split_once(':').unwrap_or((rest, ""));
             if name.is_empty() {
-                return Err(format!(
+                return Err(ToolError::tool(format!(
                     "{text:?} names no volume; write volume:<name>:<path>, e.g. volume:inbox:{}",
                     if rel.is_empty() { "report.pdf" } else { rel }
-                ));
+                )));
             }
             let place = if name == INBOX_VOLUME {
                 Place::Inbox
@@ -48,9 +50,9 @@ impl Reference {
         }
         let first = text.split('/').next().unwrap_or_default();
         if first.contains(':') {
-            return Err(format!(
+            return Err(ToolError::tool(format!(
                 "{text:?} is not a file reference; write a path in the inbox (documents/report.pdf) or volume:<name>:<path>"
-            ));
+            )));
         }
         let rel = relative(text, text)?;
         Ok(Self {
@@ -103,29 +105,31 @@ impl Reference {
 
 /// The relative path `rel` (from the reference `text`) with `.` and empty
 /// parts dropped, or why it cannot name a file beneath a root.
-fn relative(text: &str, rel: &str) -> Result<String, String> {
+fn relative(text: &str, rel: &str) -> Result<String, ToolError> {
     if rel.contains('\0') {
-        return Err(format!("{text:?} holds a NUL character; no file name does"));
+        return Err(ToolError::tool(format!(
+            "{text:?} holds a NUL character; no file name does"
+        )));
     }
     if rel.contains('\\') {
-        return Err(format!(
+        return Err(ToolError::tool(format!(
             "{text:?} holds a backslash; separate folders with /"
-        ));
+        )));
     }
     if rel.starts_with('/') {
-        return Err(format!(
+        return Err(ToolError::tool(format!(
             "{text:?} is an absolute path; paths are relative to their volume, so drop the leading / (e.g. volume:inbox:{})",
             rel.trim_start_matches('/')
-        ));
+        )));
     }
     let mut parts = Vec::new();
     for part in rel.split('/') {
         match part {
             "" | "." => {}
             ".." => {
-                return Err(format!(
+                return Err(ToolError::tool(format!(
                     "{text:?} holds `..`; a path stays beneath its volume, so name the file from the volume's root"
-                ));
+                )));
             }
             name => parts.push(name),
         }
@@ -179,7 +183,7 @@ mod tests {
             ("volume::x", "names no volume"),
         ];
         for (text, reason) in cases {
-            let error = Reference::parse(text).expect_err(text);
+            let error = Reference::parse(text).expect_err(text).to_string();
             assert!(error.contains(reason), "{text:?} gave {error:?}");
         }
     }

@@ -16,6 +16,7 @@
 use std::collections::BTreeMap;
 
 use porter_inbox::Owner;
+use porter_mcp::ToolError;
 
 use super::reference::{Place, Reference};
 use crate::access::Caller;
@@ -119,7 +120,7 @@ pub(crate) fn resolve<'v>(
     volumes: &'v BTreeMap<String, Volume>,
     text: &str,
     need: Need,
-) -> Result<(Reference, Option<&'v Volume>), String> {
+) -> Result<(Reference, Option<&'v Volume>), ToolError> {
     let reference = Reference::parse(text)?;
     let volume = check(caller, owner, volumes, &reference.place, need)?;
     Ok((reference, volume))
@@ -134,39 +135,37 @@ pub(crate) fn check<'v>(
     volumes: &'v BTreeMap<String, Volume>,
     place: &Place,
     need: Need,
-) -> Result<Option<&'v Volume>, String> {
+) -> Result<Option<&'v Volume>, ToolError> {
     let (grants, _) = grants_of(caller);
     let name = match place {
         Place::Inbox => {
             if need == Need::Keep {
-                return Err(
-                    "keep copies a file out of the inbox into a durable volume; name a volume in `to`, e.g. volume:<name>:<path>"
-                        .to_owned(),
-                );
+                return Err(ToolError::tool(
+                    "keep copies a file out of the inbox into a durable volume; name a volume in `to`, e.g. volume:<name>:<path>",
+                ));
             }
             if grants.contains(&Grant::File) {
                 return Ok(None);
             }
-            return Err(
-                "the inbox needs the File grant, which your profile does not give; ask the operator to add File to it"
-                    .to_owned(),
-            );
+            return Err(ToolError::tool(
+                "the inbox needs the File grant, which your profile does not give; ask the operator to add File to it",
+            ));
         }
         Place::Volume(name) => name,
     };
     if need == Need::Change {
-        return Err(format!(
+        return Err(ToolError::tool(format!(
             "rm and clear work on the inbox only; volume {name} is not changed by porter"
-        ));
+        )));
     }
     let Some(volume) = volumes.get(name).filter(|v| {
         may_use(caller, owner, name, v, Need::Look) || may_use(caller, owner, name, v, Need::Keep)
     }) else {
         let known = usable(caller, owner, volumes, Need::Look);
-        return Err(format!(
+        return Err(ToolError::tool(format!(
             "there is no volume {name:?} you may use; the volumes you may use are: {}",
             listing(&known)
-        ));
+        )));
     };
     if may_use(caller, owner, name, volume, need) {
         return Ok(Some(volume));
@@ -190,7 +189,7 @@ pub(crate) fn check<'v>(
         Need::Change => format!("volume {name} cannot be changed"),
     };
     let instead = usable(caller, owner, volumes, need);
-    Err(format!(
+    Err(ToolError::tool(format!(
         "{why}; the volumes you may {} are: {}",
         if need == Need::Keep {
             "keep into"
@@ -198,7 +197,7 @@ pub(crate) fn check<'v>(
             "look into"
         },
         listing(&instead)
-    ))
+    )))
 }
 
 #[cfg(test)]
@@ -400,7 +399,8 @@ mod tests {
             &Place::Volume("acme".into()),
             Need::Look,
         )
-        .expect_err("not listed");
+        .expect_err("not listed")
+        .to_string();
         let missing = check(
             &caller,
             &acme_run(),
@@ -408,7 +408,8 @@ mod tests {
             &Place::Volume("zzz".into()),
             Need::Look,
         )
-        .expect_err("missing");
+        .expect_err("missing")
+        .to_string();
         assert_eq!(
             unlisted.replace("\"acme\"", "X"),
             missing.replace("\"zzz\"", "X")
@@ -427,7 +428,8 @@ mod tests {
             &Place::Volume("shared".into()),
             Need::Keep,
         )
-        .expect_err("ro");
+        .expect_err("ro")
+        .to_string();
         assert_eq!(
             error,
             "volume shared is read-only; the volumes you may keep into are: acme (read-write), common (read-write)"
