@@ -177,6 +177,7 @@ async fn every_hostile_repository_is_refused_and_nothing_is_written_outside_the_
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[allow(clippy::too_many_lines, reason = "one scenario, step by step")]
 async fn the_benign_submodules_clone_check_out_detached_and_share_one_bound() {
     let server = Server::start();
     build_hostile_repos(&server);

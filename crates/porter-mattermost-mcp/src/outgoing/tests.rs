@@ -83,6 +83,7 @@ fn prepare_local(home: &Home, requests: &[FileRequest]) -> Result<Prepared, Refu
 }
 
 #[test]
+#[allow(clippy::too_many_lines, reason = "a table of cases")]
 fn every_refusal_rule_refuses_before_anyone_is_asked() {
     let home = Home::new();
     let big = home.path.join("big.bin");

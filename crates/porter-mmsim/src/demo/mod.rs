@@ -132,6 +132,7 @@ fn generated(kind: DemoFile) -> SeedFile {
 }
 
 /// All the demo's posts, in time order per channel.
+#[allow(clippy::too_many_lines, reason = "the demo's seed data")]
 fn posts() -> Vec<SeedPost> {
     let ts = "town-square";
     let mut list = vec![

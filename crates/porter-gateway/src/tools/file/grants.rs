@@ -252,6 +252,7 @@ mod tests {
     }
 
     #[test]
+    #[allow(clippy::too_many_lines, reason = "a table of cases")]
     fn grants_decide_who_looks_and_keeps_where() {
         use Grant::{File, Read, Write};
         let all = [File, Read, Write];
