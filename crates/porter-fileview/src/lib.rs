@@ -52,7 +52,7 @@ pub use content::{
     Block, Heading, ImageRecord, Kind, Record, ResourceBlob, Shown, View, WindowRecord,
 };
 pub use describe::{count, human_size};
-pub use markdown::{Markdown, to_markdown};
+pub use markdown::{Markdown, begins_like_html, to_markdown};
 pub use options::*;
 pub use text::WindowRequest;
 

@@ -11,7 +11,7 @@
 //! `None` only when `PORTER_SKIP_S3=1` is set, so CI never skips them
 //! silently.
 
-use std::net::{TcpListener, TcpStream};
+use std::net::TcpStream;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::sync::atomic::{AtomicU32, Ordering};
@@ -77,13 +77,6 @@ pub fn binary() -> PathBuf {
     bin
 }
 
-fn free_port() -> u16 {
-    TcpListener::bind(("127.0.0.1", 0))
-        .and_then(|listener| listener.local_addr())
-        .map(|address| address.port())
-        .expect("a free loopback port")
-}
-
 fn random_hex(bytes: usize) -> String {
     let mut out = String::new();
     while out.len() < bytes * 2 {
@@ -108,12 +101,8 @@ impl Garage {
     #[must_use]
     pub fn start() -> Self {
         let bin = binary();
-        let dir = tempfile::Builder::new()
-            .prefix("porter-garage-")
-            .tempdir()
-            .expect("a temp dir for Garage")
-            .keep();
-        let (rpc, s3, admin) = (free_port(), free_port(), free_port());
+        let dir = crate::kept_temp_dir("porter-garage-");
+        let (rpc, s3, admin) = (crate::free_port(), crate::free_port(), crate::free_port());
         let config = dir.join("garage.toml");
         std::fs::write(
             &config,

@@ -258,6 +258,34 @@ pub fn assert_colour_near(actual: [u8; 4], expected: [u8; 3], tolerance: u8, wha
     );
 }
 
+/// A free port on 127.0.0.1, for a server a test starts.
+///
+/// # Panics
+///
+/// When no port can be bound.
+#[must_use]
+pub fn free_port() -> u16 {
+    std::net::TcpListener::bind(("127.0.0.1", 0))
+        .and_then(|listener| listener.local_addr())
+        .map(|address| address.port())
+        .expect("a free loopback port")
+}
+
+/// A new temporary folder named with `prefix`, kept after the test (a
+/// server started in it removes it when it stops).
+///
+/// # Panics
+///
+/// When the folder cannot be made.
+#[must_use]
+pub fn kept_temp_dir(prefix: &str) -> PathBuf {
+    tempfile::Builder::new()
+        .prefix(prefix)
+        .tempdir()
+        .unwrap_or_else(|e| panic!("a temp dir {prefix}…: {e}"))
+        .keep()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -10,7 +10,6 @@
 //! when the server cannot be started, and answers `None` only when
 //! `PORTER_SKIP_POSTGRES=1` is set, so CI never skips them silently.
 
-use std::net::TcpListener;
 use std::os::unix::fs::MetadataExt as _;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -114,13 +113,6 @@ fn run(mut command: Command, what: &str) {
     );
 }
 
-fn free_port() -> u16 {
-    TcpListener::bind(("127.0.0.1", 0))
-        .and_then(|listener| listener.local_addr())
-        .map(|address| address.port())
-        .expect("a free loopback port")
-}
-
 impl Postgres {
     /// Starts a new instance of its own (`initdb`, then `pg_ctl start`).
     ///
@@ -130,11 +122,7 @@ impl Postgres {
     #[must_use]
     pub fn start() -> Self {
         let bin = bin_dir();
-        let dir = tempfile::Builder::new()
-            .prefix("porter-pg-")
-            .tempdir()
-            .expect("a temp dir for PostgreSQL")
-            .keep();
+        let dir = crate::kept_temp_dir("porter-pg-");
         let data = dir.join("data");
         let password_file = dir.join("pw");
         std::fs::write(&password_file, PASSWORD).expect("the password file is written");
@@ -157,7 +145,7 @@ impl Postgres {
             ])
             .arg(format!("--pwfile={}", password_file.display()));
         run(initdb, "initdb");
-        let port = free_port();
+        let port = crate::free_port();
         let mut start = server_command(&bin, "pg_ctl");
         start
             .arg("-D")

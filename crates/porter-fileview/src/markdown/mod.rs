@@ -209,6 +209,13 @@ pub(crate) fn is_html_page(name: &str, declared_type: Option<&str>, text: &str) 
     if declared_type.is_some_and(|t| t.to_ascii_lowercase().contains("html")) {
         return true;
     }
+    begins_like_html(text)
+}
+
+/// Whether text begins as an HTML page does (`<!doctype html` or `<html`,
+/// after a byte-order mark and white space, in any case).
+#[must_use]
+pub fn begins_like_html(text: &str) -> bool {
     let start: String = text
         .trim_start_matches('\u{feff}')
         .trim_start()
@@ -589,6 +596,13 @@ pub(crate) fn table_cell(cell: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_page_without_a_type_is_recognised_by_its_start() {
+        assert!(begins_like_html("\u{FEFF}  <!DOCTYPE html><html>"));
+        assert!(begins_like_html("<html lang=en>"));
+        assert!(!begins_like_html("plain words <html>"));
+    }
 
     #[test]
     fn a_table_has_its_first_row_as_header_and_escapes_pipes_and_breaks() {

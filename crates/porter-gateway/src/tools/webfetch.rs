@@ -124,7 +124,10 @@ async fn call(
             }
             content
         }
-        Received::Text(text) if declared_html || (declared.is_none() && looks_like_html(&text)) => {
+        Received::Text(text)
+            if declared_html
+                || (declared.is_none() && porter_fileview::begins_like_html(&text)) =>
+        {
             let fetched = Fetched {
                 page: &page,
                 run,
@@ -301,18 +304,6 @@ async fn keep_long_markdown(
     ))
 }
 
-/// Whether text with no Content-Type is an HTML page.
-fn looks_like_html(text: &str) -> bool {
-    let start: String = text
-        .trim_start_matches('\u{FEFF}')
-        .trim_start()
-        .chars()
-        .take(15)
-        .collect::<String>()
-        .to_ascii_lowercase();
-    start.starts_with("<!doctype html") || start.starts_with("<html")
-}
-
 /// Runs CPU-bound work (parsing, converting a page) off the async workers.
 async fn blocking<T: Send + 'static>(
     work: impl FnOnce() -> T + Send + 'static,
@@ -321,16 +312,4 @@ async fn blocking<T: Send + 'static>(
         tracing::error!(%error, "converting a page stopped unexpectedly");
         ToolError::tool("converting the page stopped unexpectedly; try again")
     })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_page_without_a_content_type_is_recognised_by_its_start() {
-        assert!(looks_like_html("\u{FEFF}  <!DOCTYPE html><html>"));
-        assert!(looks_like_html("<html lang=en>"));
-        assert!(!looks_like_html("plain words <html>"));
-    }
 }

@@ -400,10 +400,7 @@ fn connection_failures_say_what_to_check_and_never_show_the_password() {
     assert!(error.contains("password"), "{error}");
 
     // Nothing listens on this port.
-    let port = std::net::TcpListener::bind(("127.0.0.1", 0))
-        .and_then(|l| l.local_addr())
-        .expect("a port")
-        .port();
+    let port = porter_test::free_port();
     let down = format!("postgres://porter:{PASSWORD}@127.0.0.1:{port}/postgres");
     let started = std::time::Instant::now();
     let error = PostgresRecords::open(&down)
