@@ -113,8 +113,27 @@ fn check_images(content: &[Block]) {
                     bytes.len()
                 );
             }
+            if mime_type == "image/png" {
+                if let Err(e) = png_with_checksums(&bytes) {
+                    panic!(
+                        "a PNG block ({} bytes) fails a check zlib or libpng makes: {e}",
+                        bytes.len()
+                    );
+                }
+            }
         }
     }
+}
+
+/// Reads a PNG to its end with the chunk CRCs and the zlib Adler-32
+/// checked, which the `image` crate's reading skips in part.
+fn png_with_checksums(bytes: &[u8]) -> Result<(), png::DecodingError> {
+    let mut decoder = png::Decoder::new(std::io::Cursor::new(bytes));
+    decoder.ignore_checksums(false);
+    let mut reader = decoder.read_info()?;
+    let mut frame = vec![0; reader.output_buffer_size().unwrap_or(0)];
+    reader.next_frame(&mut frame)?;
+    reader.finish()
 }
 
 /// A keeper that counts what it is handed and answers a stub as the inbox

@@ -62,7 +62,7 @@ fn png(bytes: &[u8]) -> Option<Cow<'_, [u8]>> {
             break;
         }
     }
-    if at != bytes.len() {
+    if at != bytes.len() || !png_data_sound(bytes, &kept) {
         return None;
     }
     if !dropped {
@@ -73,6 +73,88 @@ fn png(bytes: &[u8]) -> Option<Cow<'_, [u8]>> {
         out.extend_from_slice(&bytes[start..end]);
     }
     Some(Cow::Owned(out))
+}
+
+/// Whether the image data of the PNG whose chunks are `chunks` is what
+/// zlib, and so libpng and Pillow, accept: one zlib stream across the IDAT
+/// chunks that inflates to exactly the size IHDR implies and ends with the
+/// right Adler-32 checksum. The `png` crate skips the checksum and stops
+/// reading once it has its rows, so a file it reads may still be refused
+/// elsewhere. The inflating stops one byte past the expected size.
+fn png_data_sound(bytes: &[u8], chunks: &[(usize, usize)]) -> bool {
+    use std::io::Read as _;
+
+    let data_of = |&(start, end): &(usize, usize)| &bytes[start + 8..end - 4];
+    let kind_of = |&(start, _): &(usize, usize)| &bytes[start + 4..start + 8];
+    let Some(expected) = chunks
+        .first()
+        .filter(|chunk| kind_of(chunk) == b"IHDR")
+        .and_then(|chunk| png_raw_size(data_of(chunk)))
+    else {
+        return false;
+    };
+    let stream: Vec<u8> = chunks
+        .iter()
+        .filter(|chunk| kind_of(chunk) == b"IDAT")
+        .flat_map(|chunk| data_of(chunk).iter().copied())
+        .collect();
+    let mut inflated = flate2::read::ZlibDecoder::new(stream.as_slice()).take(expected + 1);
+    let mut sink = [0u8; 8192];
+    let mut total = 0u64;
+    loop {
+        match inflated.read(&mut sink) {
+            Ok(0) => break,
+            Ok(n) => total += n as u64,
+            Err(_) => return false,
+        }
+    }
+    total == expected
+}
+
+/// The bytes a PNG's rows take inflated (a filter byte before each row, of
+/// each pass when interlaced), from its IHDR; `None` for a header no
+/// decoder accepts.
+fn png_raw_size(header: &[u8]) -> Option<u64> {
+    let width = u64::from(u32::from_be_bytes(header.get(0..4)?.try_into().ok()?));
+    let height = u64::from(u32::from_be_bytes(header.get(4..8)?.try_into().ok()?));
+    let depth = u64::from(*header.get(8)?);
+    let channels = match header.get(9)? {
+        0 | 3 => 1,
+        4 => 2,
+        2 => 3,
+        6 => 4,
+        _ => return None,
+    };
+    let row = |pixels: u64| 1 + (pixels * channels * depth).div_ceil(8);
+    match header.get(12)? {
+        0 => Some(height * row(width)),
+        1 => {
+            // Adam7: each pass's first column and row, and its steps.
+            const PASSES: [(u64, u64, u64, u64); 7] = [
+                (0, 0, 8, 8),
+                (4, 0, 8, 8),
+                (0, 4, 4, 8),
+                (2, 0, 4, 4),
+                (0, 2, 2, 4),
+                (1, 0, 2, 2),
+                (0, 1, 1, 2),
+            ];
+            let along = |size: u64, first: u64, step: u64| {
+                size.checked_sub(first)
+                    .map_or(0, |left| left.div_ceil(step))
+            };
+            Some(
+                PASSES
+                    .iter()
+                    .map(|&(x, y, dx, dy)| {
+                        let (columns, rows) = (along(width, x, dx), along(height, y, dy));
+                        if columns == 0 { 0 } else { rows * row(columns) }
+                    })
+                    .sum(),
+            )
+        }
+        _ => None,
+    }
 }
 
 /// JPEG segments kept: the ones that describe and hold the picture, APP0
@@ -124,6 +206,9 @@ fn jpeg(bytes: &[u8]) -> Option<Cow<'_, [u8]>> {
         if end > bytes.len() {
             return None;
         }
+        if marker == 0xC4 && !huffman_tables_sound(&bytes[marker_at + 4..end]) {
+            return None;
+        }
         let metadata = matches!(marker, 0xE1..=0xED | 0xEF | 0xFE);
         if metadata {
             dropped = true;
@@ -147,6 +232,42 @@ fn jpeg(bytes: &[u8]) -> Option<Cow<'_, [u8]>> {
         out.extend_from_slice(&bytes[start..end]);
     }
     Some(Cow::Owned(out))
+}
+
+/// Whether a DHT segment's tables are ones every common decoder accepts, by
+/// the checks libjpeg makes when it reads them (not when it uses them): a
+/// table slot of 0 to 3, at most 256 symbols, code counts that fit their
+/// lengths, and DC symbols of 15 bits at most. A lenient decoder may read
+/// a file that breaks these and a strict one refuse it, so such a file is
+/// re-encoded rather than passed on.
+fn huffman_tables_sound(mut tables: &[u8]) -> bool {
+    while let Some((&class_slot, rest)) = tables.split_first() {
+        let (class, slot) = (class_slot >> 4, class_slot & 0x0F);
+        if class > 1 || slot > 3 || rest.len() < 16 {
+            return false;
+        }
+        let (counts, rest) = rest.split_at(16);
+        let total: usize = counts.iter().map(|&n| usize::from(n)).sum();
+        if total > 256 || rest.len() < total {
+            return false;
+        }
+        // Canonical codes: each length's codes follow the last one's, and
+        // must fit in that many bits without being all ones.
+        let mut next_code = 0u32;
+        for (length, &count) in (1u32..).zip(counts) {
+            next_code += u32::from(count);
+            if next_code >= 1 << length {
+                return false;
+            }
+            next_code <<= 1;
+        }
+        let (symbols, rest) = rest.split_at(total);
+        if class == 0 && symbols.iter().any(|&symbol| symbol > 15) {
+            return false;
+        }
+        tables = rest;
+    }
+    true
 }
 
 /// Where the entropy-coded data starting at `at` ends: the first 0xFF that
@@ -272,4 +393,78 @@ fn le16(bytes: &[u8], at: usize) -> Option<u16> {
 
 fn le32(bytes: &[u8], at: usize) -> Option<u32> {
     Some(u32::from_le_bytes(bytes.get(at..at + 4)?.try_into().ok()?))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{huffman_tables_sound, png_raw_size};
+
+    /// An IHDR's data.
+    fn ihdr(width: u32, height: u32, depth: u8, colour: u8, interlaced: bool) -> Vec<u8> {
+        let mut out = width.to_be_bytes().to_vec();
+        out.extend(height.to_be_bytes());
+        out.extend([depth, colour, 0, 0, u8::from(interlaced)]);
+        out
+    }
+
+    #[test]
+    fn the_inflated_size_of_png_rows_follows_the_header() {
+        // 3 rows of 1 filter byte and 10×3 bytes.
+        assert_eq!(png_raw_size(&ihdr(10, 3, 8, 2, false)), Some(93));
+        // 16-bit RGBA: 8 bytes a pixel.
+        assert_eq!(png_raw_size(&ihdr(2, 2, 16, 6, false)), Some(34));
+        // 1-bit grey: 10 pixels fill two bytes.
+        assert_eq!(png_raw_size(&ihdr(10, 1, 1, 0, false)), Some(3));
+        // Adam7 on 3×3 grey: passes of 1, 1, 2, 1 and 3 pixels in rows of
+        // 1, 1, 2, 1 (twice) and 3, each row after a filter byte.
+        assert_eq!(png_raw_size(&ihdr(3, 3, 8, 0, true)), Some(15));
+        assert_eq!(png_raw_size(&ihdr(1, 1, 8, 2, true)), Some(4));
+        assert_eq!(
+            png_raw_size(&ihdr(1, 1, 8, 5, false)),
+            None,
+            "colour type 5"
+        );
+        assert_eq!(
+            png_raw_size(&ihdr(1, 1, 8, 2, false)[..10]),
+            None,
+            "cut short"
+        );
+    }
+
+    /// One DHT table: class and slot, 16 counts, then symbols 0, 1, 2…
+    fn table(class_slot: u8, counts: [u8; 16]) -> Vec<u8> {
+        let total: usize = counts.iter().map(|&n| usize::from(n)).sum();
+        let mut out = vec![class_slot];
+        out.extend(counts);
+        out.extend((0..total).map(|n| u8::try_from(n % 12).expect("under 12")));
+        out
+    }
+
+    #[test]
+    fn the_standard_luminance_dc_table_is_sound() {
+        let counts = [0, 1, 5, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0];
+        let mut two = table(0x00, counts);
+        two.extend(table(0x01, counts));
+        assert!(huffman_tables_sound(&two), "two tables in one segment");
+    }
+
+    #[test]
+    fn tables_libjpeg_refuses_are_not_sound() {
+        let mut counts = [0u8; 16];
+        counts[0] = 2; // codes 0 and 1 of one bit: the second is all ones
+        assert!(!huffman_tables_sound(&table(0x00, counts)));
+        counts[0] = 1;
+        assert!(huffman_tables_sound(&table(0x00, counts)));
+        let sound = [0, 1, 5, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0, 0, 0, 0];
+        assert!(!huffman_tables_sound(&table(0x04, sound)), "slot 4");
+        assert!(!huffman_tables_sound(&table(0x20, sound)), "class 2");
+        let mut big_symbol = table(0x00, sound);
+        *big_symbol.last_mut().expect("a symbol") = 16;
+        assert!(!huffman_tables_sound(&big_symbol), "a DC symbol of 16 bits");
+        let mut ac = big_symbol.clone();
+        ac[0] = 0x10;
+        assert!(huffman_tables_sound(&ac), "AC symbols may be any byte");
+        let short = &table(0x00, sound)[..20];
+        assert!(!huffman_tables_sound(short), "symbols cut short");
+    }
 }

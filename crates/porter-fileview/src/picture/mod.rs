@@ -1265,6 +1265,84 @@ mod tests {
         }
     }
 
+    /// The answer for a JPEG common decoders refuse: a re-encoded picture
+    /// that decodes, or a reason; never the file's own bytes.
+    fn never_passed_on(bytes: &[u8]) {
+        match view(bytes, Format::Jpeg) {
+            Ok(picture) => {
+                assert_ne!(picture.bytes, bytes, "the file's own bytes");
+                decoded(&picture.bytes);
+            }
+            Err(Failure::Unreadable(reason)) => assert!(!reason.is_empty()),
+            Err(Failure::Cancelled) => panic!("not cancelled"),
+        }
+    }
+
+    #[test]
+    fn a_jpeg_whose_dc_table_holds_an_impossible_symbol_is_never_passed_on() {
+        // libjpeg and zune-jpeg refuse a DC table with a symbol over 15 (a
+        // difference of more than 15 bits) even when the scan never uses it;
+        // jpeg-decoder only fails if the scan does.
+        let jpeg = jpeg_of(&cornered(32, 24, (false, false), (true, false)));
+        image::load_from_memory(&jpeg).expect("the untouched JPEG decodes");
+        let dht = jpeg
+            .windows(5)
+            .position(|w| w[..2] == [0xFF, 0xC4] && w[4] == 0x00)
+            .expect("a DC table for the first component");
+        let counts: usize = jpeg[dht + 5..dht + 21]
+            .iter()
+            .map(|&n| usize::from(n))
+            .sum();
+        let mut bad = jpeg.clone();
+        // The last symbol codes the longest differences, which a small
+        // smooth picture never has.
+        bad[dht + 21 + counts - 1] = 0xFD;
+        assert!(
+            image::load_from_memory(&bad).is_err(),
+            "zune-jpeg refuses the table"
+        );
+        never_passed_on(&bad);
+    }
+
+    #[test]
+    fn a_jpeg_fuzzing_found_with_a_broken_table_is_never_passed_on() {
+        // Found by fuzz/fuzz_targets/view_jpeg.rs: its EXIF is broken (so it
+        // counts as upright) and its DC table holds 0xFD.
+        never_passed_on(include_bytes!("testdata/fuzz-view_jpeg-44c37b33.jpg"));
+    }
+
+    #[test]
+    fn a_png_whose_zlib_checksum_is_wrong_is_never_passed_on() {
+        // zlib (libpng, Pillow) refuses image data whose Adler-32 is wrong;
+        // the png crate does not look at it. The chunk's own CRC is right.
+        let small = DynamicImage::ImageRgb8(cornered(40, 30, (false, false), (true, false)));
+        let png = encoded(&small, ImageFormat::Png);
+        let at = png
+            .windows(4)
+            .position(|w| w == b"IDAT")
+            .expect("an IDAT chunk");
+        let length = usize::try_from(u32::from_be_bytes(
+            png[at - 4..at].try_into().expect("four bytes"),
+        ))
+        .expect("a small chunk");
+        let mut bad = png.clone();
+        bad[at + 4 + length - 1] ^= 0xFF;
+        let mut crc = flate2::Crc::new();
+        crc.update(&bad[at..at + 4 + length]);
+        bad[at + 4 + length..at + 8 + length].copy_from_slice(&crc.sum().to_be_bytes());
+        image::load_from_memory(&bad).expect("the image crate reads it all the same");
+        match view(&bad, Format::Png) {
+            Ok(picture) => {
+                assert_ne!(picture.bytes, bad, "the file's own bytes");
+                decoded(&picture.bytes);
+            }
+            Err(Failure::Unreadable(reason)) => assert!(!reason.is_empty()),
+            Err(Failure::Cancelled) => panic!("not cancelled"),
+        }
+        let fine = view(&png, Format::Png).expect("the untouched PNG is shown");
+        assert_eq!(fine.bytes, png, "a sound PNG is still passed on as it is");
+    }
+
     #[test]
     fn a_webp_whose_sizes_lie_is_never_passed_on() {
         let tiny = DynamicImage::ImageRgb8(RgbImage::from_pixel(1, 1, Rgb(RED)));
