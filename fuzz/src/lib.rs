@@ -70,7 +70,12 @@ fn note_panics() {
 /// When a property of the file view does not hold: that is the finding.
 pub fn view_as(data: &[u8], name: &str) {
     note_panics();
-    let options = Options::default();
+    // Tesseract (C++, not porter's code) would spend a fuzz run's time on
+    // each picture; the readers and the image checks are what is fuzzed.
+    let options = Options {
+        ocr: false,
+        ..Options::default()
+    };
     let cancel = Cancel::new();
     let input = FileInput::new(data, name);
     let prepared = porter_fileview::prepare(&input, &options, &cancel)
