@@ -793,30 +793,10 @@ fn uri_name(uri: &str) -> Option<String> {
     } else {
         path.rsplit(':').next().unwrap_or_default()
     };
-    let name = percent_decoded(last);
+    let name = percent_encoding::percent_decode_str(last)
+        .decode_utf8_lossy()
+        .into_owned();
     (!name.trim().is_empty()).then_some(name)
-}
-
-fn percent_decoded(text: &str) -> String {
-    let bytes = text.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        let hex = |b: u8| (b as char).to_digit(16);
-        if bytes[i] == b'%'
-            && let (Some(high), Some(low)) = (
-                bytes.get(i + 1).copied().and_then(hex),
-                bytes.get(i + 2).copied().and_then(hex),
-            )
-        {
-            out.push((high * 16 + low) as u8);
-            i += 3;
-        } else {
-            out.push(bytes[i]);
-            i += 1;
-        }
-    }
-    String::from_utf8_lossy(&out).into_owned()
 }
 
 /// Upstream text made fit for one line porter writes: control characters

@@ -26,30 +26,16 @@ pub fn offered_file_name(headers: &HeaderMap, url: &Url) -> Option<String> {
 /// byte; a `%` not followed by two hex digits stays as it is.
 #[must_use]
 pub fn percent_decoded_bytes(text: &str) -> Vec<u8> {
-    let bytes = text.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut at = 0;
-    while at < bytes.len() {
-        if bytes[at] == b'%'
-            && let Some(hex) = text.get(at + 1..at + 3)
-            && hex.bytes().all(|b| b.is_ascii_hexdigit())
-            && let Ok(byte) = u8::from_str_radix(hex, 16)
-        {
-            out.push(byte);
-            at += 3;
-            continue;
-        }
-        out.push(bytes[at]);
-        at += 1;
-    }
-    out
+    percent_encoding::percent_decode_str(text).collect()
 }
 
 /// `percent_decoded` is [`percent_decoded_bytes`] read as UTF-8, each byte
 /// that is not UTF-8 shown as U+FFFD.
 #[must_use]
 pub fn percent_decoded(text: &str) -> String {
-    String::from_utf8_lossy(&percent_decoded_bytes(text)).into_owned()
+    percent_encoding::percent_decode_str(text)
+        .decode_utf8_lossy()
+        .into_owned()
 }
 
 /// `disposition_file_name` is the file name a `Content-Disposition` value

@@ -280,7 +280,8 @@ impl<'a> Package<'a> {
 /// or empty for the package root) points at: absolute targets start at the
 /// root, relative ones at `dir`; `.` and `..` are followed, `%XX` decoded.
 pub(crate) fn resolve(dir: &str, target: &str) -> String {
-    let target = percent_decoded(target);
+    // Part names in targets may carry `%XX` escapes.
+    let target = percent_encoding::percent_decode_str(target).decode_utf8_lossy();
     let joined = match target.strip_prefix('/') {
         Some(absolute) => absolute.to_owned(),
         None => format!("{dir}{target}"),
@@ -296,37 +297,4 @@ pub(crate) fn resolve(dir: &str, target: &str) -> String {
         }
     }
     segments.join("/")
-}
-
-/// `text` with `%XX` escapes decoded (as part names in targets may be).
-fn percent_decoded(text: &str) -> String {
-    if !text.contains('%') {
-        return text.to_owned();
-    }
-    let bytes = text.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut at = 0;
-    while at < bytes.len() {
-        if bytes[at] == b'%'
-            && at + 2 < bytes.len()
-            && let (Some(high), Some(low)) = (hex(bytes[at + 1]), hex(bytes[at + 2]))
-        {
-            out.push(high * 16 + low);
-            at += 3;
-            continue;
-        }
-        out.push(bytes[at]);
-        at += 1;
-    }
-    String::from_utf8_lossy(&out).into_owned()
-}
-
-/// The value of one hexadecimal digit.
-fn hex(byte: u8) -> Option<u8> {
-    match byte {
-        b'0'..=b'9' => Some(byte - b'0'),
-        b'a'..=b'f' => Some(byte - b'a' + 10),
-        b'A'..=b'F' => Some(byte - b'A' + 10),
-        _ => None,
-    }
 }
