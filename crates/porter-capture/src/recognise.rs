@@ -173,7 +173,7 @@ fn extension_type(name: &str) -> Option<String> {
 fn agrees(media_type: &str, bytes: &[u8]) -> bool {
     if let Some(carries) = signature(media_type) {
         carries(bytes)
-    } else if textual(media_type) {
+    } else if porter_fileview::is_text_media_type(media_type) {
         readable_text(bytes)
     } else {
         true
@@ -245,30 +245,6 @@ fn signature(media_type: &str) -> Option<fn(&[u8]) -> bool> {
         _ => return None,
     };
     Some(check)
-}
-
-/// Whether a media type (an essence, lower case) is text a person reads.
-fn textual(media_type: &str) -> bool {
-    media_type.starts_with("text/")
-        || media_type.ends_with("+json")
-        || media_type.ends_with("+xml")
-        || matches!(
-            media_type,
-            "application/json"
-                | "application/xml"
-                | "application/javascript"
-                | "application/x-javascript"
-                | "application/ecmascript"
-                | "application/yaml"
-                | "application/x-yaml"
-                | "application/toml"
-                | "application/sql"
-                | "application/x-sh"
-                | "application/x-tex"
-                | "application/rtf"
-                | "application/x-ndjson"
-                | "application/csv"
-        )
 }
 
 /// Signatures of two or three bytes that about one random string in a few

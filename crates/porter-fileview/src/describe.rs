@@ -108,13 +108,18 @@ pub(crate) fn essence(mime: &str) -> String {
         .to_ascii_lowercase()
 }
 
-/// Whether a media type is text under another name (JSON, XML, scripts,
-/// YAML…), so that a `.json` name over text bytes is no disagreement.
-pub(crate) fn is_textual(mime: &str) -> bool {
+/// Whether a media type (parameters and case aside) is text, under its own
+/// name or another (JSON, XML, YAML, scripts, SQL, RTF…): the one list the
+/// file view, the capture scanner and the gateway's web tools judge by.
+/// An SVG (`image/svg+xml`) counts as text here; a caller that treats
+/// images as files whatever their format says so itself.
+#[must_use]
+pub fn is_text_media_type(mime: &str) -> bool {
     let mime = essence(mime);
     mime.starts_with("text/")
         || mime.ends_with("+xml")
         || mime.ends_with("+json")
+        || mime.ends_with("+yaml")
         || matches!(
             mime.as_str(),
             "application/json"
@@ -142,6 +147,8 @@ pub(crate) fn is_textual(mime: &str) -> bool {
                 | "application/ld+json"
                 | "application/x-subrip"
                 | "application/x-ipynb+json"
+                | "application/csv"
+                | "application/x-www-form-urlencoded"
         )
 }
 
@@ -199,7 +206,7 @@ pub(crate) fn agrees(claimed: &str, found: &str) -> bool {
     if is_uninformative(&claimed) || claimed == found {
         return true;
     }
-    if is_textual(&claimed) && is_textual(&found) {
+    if is_text_media_type(&claimed) && is_text_media_type(&found) {
         return true;
     }
     // A compressed tar found by its bytes agrees with a name that says only

@@ -51,13 +51,13 @@ pub use bounds::Cancel;
 pub use content::{
     Block, Heading, ImageRecord, Kind, Record, ResourceBlob, Shown, View, WindowRecord,
 };
-pub use describe::{count, human_size};
+pub use describe::{count, human_size, is_text_media_type};
 pub use markdown::{Markdown, begins_like_html, to_markdown};
 pub use options::*;
 pub use text::WindowRequest;
 
 use bounds::{Extracted, Failure};
-use describe::{described, essence, is_textual, shown_name, type_note};
+use describe::{described, essence, shown_name, type_note};
 use sniff::{Encoding, Sniffed};
 
 /// `FileInput` is one file to view: its bytes, and what its source says of
@@ -807,7 +807,7 @@ fn text_mime(file: &File<'_>) -> String {
         .iter()
         .map(String::as_str)
         .chain(file.declared.map(essence).as_deref())
-        .find(|m| is_textual(m))
+        .find(|m| is_text_media_type(m))
         .map_or_else(|| "text/plain".to_owned(), essence)
 }
 
@@ -1154,7 +1154,7 @@ fn kind_of_mime(mime: &str) -> Kind {
         _ if mime.contains("spreadsheet") || mime.contains("excel") => Kind::Spreadsheet,
         _ if mime.contains("presentation") || mime.contains("powerpoint") => Kind::Presentation,
         _ if mime.contains("zip") || mime.contains("tar") => Kind::Archive,
-        _ if is_textual(&mime) => Kind::Text,
+        _ if is_text_media_type(&mime) => Kind::Text,
         _ => Kind::Other,
     }
 }

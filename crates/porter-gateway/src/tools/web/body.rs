@@ -275,33 +275,10 @@ fn declared_is_text(declared: Option<&str>) -> Option<bool> {
     Some(is_textual(&essence))
 }
 
-/// Whether a media type is one a model reads as text. Images are files
-/// even when their format is text (SVG).
+/// Whether a media type is one a model reads as text: the file view's
+/// list, except that images are files even when their format is text (SVG).
 pub(crate) fn is_textual(essence: &str) -> bool {
-    if essence.starts_with("image/") {
-        return false;
-    }
-    essence.starts_with("text/")
-        || essence.ends_with("+json")
-        || essence.ends_with("+xml")
-        || essence.ends_with("+yaml")
-        || matches!(
-            essence,
-            "application/json"
-                | "application/xml"
-                | "application/javascript"
-                | "application/ecmascript"
-                | "application/x-javascript"
-                | "application/yaml"
-                | "application/x-yaml"
-                | "application/toml"
-                | "application/x-www-form-urlencoded"
-                | "application/graphql"
-                | "application/sql"
-                | "application/x-sh"
-                | "application/x-ndjson"
-                | "application/jsonl"
-        )
+    !essence.starts_with("image/") && porter_fileview::is_text_media_type(essence)
 }
 
 /// Judges a body with no usable Content-Type by its first bytes (`head`),
