@@ -214,24 +214,26 @@ pub struct WindowRecord {
     pub next_start_line: Option<u64>,
 }
 
-/// `ImageRecord` says what an image was and what it became.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+/// `ImageRecord` says what an image was and what was returned: its sizes
+/// before and after, and whether it was turned upright, scaled or
+/// re-encoded.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct ImageRecord {
-    /// Pixel width of the file as stored.
+    /// Width of the file as stored, in pixels.
     pub original_width: u32,
-    /// Pixel height of the file as stored.
+    /// Height of the file as stored, in pixels.
     pub original_height: u32,
-    /// Pixel width returned.
+    /// Width returned.
     pub width: u32,
-    /// Pixel height returned.
+    /// Height returned.
     pub height: u32,
-    /// Whether the EXIF orientation turned it.
+    /// Whether its EXIF orientation turned it upright.
     pub turned_upright: bool,
     /// Whether it was scaled down.
     pub scaled: bool,
     /// Whether the returned bytes differ from the file's.
     pub reencoded: bool,
-    /// Media type of the returned image.
+    /// Type of the returned image.
     pub mime_type: String,
     /// Size of the returned image in bytes.
     pub bytes: u64,

@@ -8,7 +8,7 @@
 use schemars::JsonSchema;
 use serde::Serialize;
 
-pub use porter_mcp::content::ImageOut;
+use porter_fileview::ImageRecord;
 
 use porter_mattermost::{Channel, ChannelType, FileInfo, Team, User};
 
@@ -308,7 +308,7 @@ pub struct ReadFileOut {
     pub next_start_line: Option<u64>,
     /// What was done to an image.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub image: Option<ImageOut>,
+    pub image: Option<ImageRecord>,
     /// Set when the name or declared type disagrees with the bytes.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub type_note: Option<String>,

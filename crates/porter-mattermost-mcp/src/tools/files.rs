@@ -17,7 +17,7 @@ use porter_mcp::tool::{Hints, ToolError, done};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use crate::output::{FileOut, FilesOut, HeadingOut, ImageOut, ReadFileOut, SavedOut};
+use crate::output::{FileOut, FilesOut, HeadingOut, ReadFileOut, SavedOut};
 use crate::paging::{SEARCH_DEPTH, SearchArgs, more_line, search_pages};
 use crate::render::file_line;
 use crate::{MattermostServer, SAVE_FILE_BYTES, lock};
@@ -194,7 +194,7 @@ pub(crate) fn view_result(
         end_line: window.map(|w| w.end_line),
         total_lines: window.map(|w| w.total_lines),
         next_start_line: window.and_then(|w| w.next_start_line),
-        image: record.image.as_ref().map(ImageOut::from),
+        image: record.image.clone(),
         type_note: record.type_note.clone(),
         reason: record.reason.clone(),
         notes: record.notes.clone(),
