@@ -13,7 +13,7 @@
 //! by [`Inlines`], which escapes the document's own characters and writes
 //! each mark once, the same way for every reader.
 
-use crate::markdown::{Markdown, MdOut, escape_inline, escape_line, start_safe, table, table_cell};
+use crate::markdown::{Markdown, MdOut, escape_inline, escape_line, start_safe, table};
 
 /// How the text inside a document's blocks is written.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -505,36 +505,18 @@ fn code_block(language: Option<&str>, code: &str) -> String {
 /// [`table`] of rows of cells without spans, each cell's text escaped as
 /// it is written.
 fn table_of_cells(rows: &[Vec<Cell>], inline: Inline) -> String {
-    let Some(last) = rows
+    let texts: Vec<Vec<String>> = rows
         .iter()
-        .rposition(|row| row.iter().any(|c| !c.text.trim().is_empty()))
-    else {
-        return String::new();
-    };
-    let rows = &rows[..=last];
-    let width = rows.iter().map(Vec::len).max().unwrap_or(0);
-    let mut out = String::new();
-    for (index, row) in rows.iter().enumerate() {
-        out.push('|');
-        for column in 0..width {
-            let cell = row.get(column).map_or("", |c| c.text.as_str());
-            out.push(' ');
-            match inline {
-                Inline::Plain => out.push_str(&table_cell(&escape_inline(cell))),
-                Inline::Markdown => out.push_str(&table_cell(cell)),
-            }
-            out.push_str(" |");
-        }
-        out.push('\n');
-        if index == 0 {
-            out.push('|');
-            for _ in 0..width {
-                out.push_str(" --- |");
-            }
-            out.push('\n');
-        }
-    }
-    out
+        .map(|row| {
+            row.iter()
+                .map(|cell| match inline {
+                    Inline::Plain => escape_inline(&cell.text),
+                    Inline::Markdown => cell.text.clone(),
+                })
+                .collect()
+        })
+        .collect();
+    table(&texts)
 }
 
 #[cfg(test)]

@@ -655,10 +655,10 @@ impl Walk<'_, '_> {
             let one_line = text.split_whitespace().collect::<Vec<_>>().join(" ");
             let is_title = style.is_some_and(|s| s.eq_ignore_ascii_case("title"));
             if is_title && self.title.is_none() {
-                self.title = Some(plain_text(&one_line));
+                self.title = Some(super::unescape(&one_line));
             }
             if level == 1 && self.first_heading.is_none() {
-                self.first_heading = Some(plain_text(&one_line));
+                self.first_heading = Some(super::unescape(&one_line));
             }
             self.out.push(&Block::Heading {
                 // At most 9, from the style or outline level.
@@ -746,22 +746,6 @@ fn link_target(target: &str) -> String {
     } else {
         target.to_owned()
     }
-}
-
-/// Markdown text without its escapes and link syntax, for a title.
-fn plain_text(markdown: &str) -> String {
-    let mut out = String::with_capacity(markdown.len());
-    let mut chars = markdown.chars();
-    while let Some(c) = chars.next() {
-        if c == '\\' {
-            if let Some(next) = chars.next() {
-                out.push(next);
-            }
-        } else {
-            out.push(c);
-        }
-    }
-    out
 }
 
 #[cfg(test)]

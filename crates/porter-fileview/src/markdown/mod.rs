@@ -387,8 +387,9 @@ fn unescaped(text: &str, wanted: char) -> Option<usize> {
     None
 }
 
-/// Markdown text with its backslash escapes of punctuation undone.
-fn unescape(text: &str) -> String {
+/// Markdown text with its backslash escapes of punctuation undone (a
+/// title taken from a heading the readers wrote, for one).
+pub(crate) fn unescape(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     let mut chars = text.chars().peekable();
     while let Some(c) = chars.next() {

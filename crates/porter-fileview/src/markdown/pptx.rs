@@ -98,7 +98,7 @@ pub(crate) fn convert(
             heading.push_str(": ");
             heading.push_str(slide_title);
             if title.is_none() {
-                title = Some(unescape(slide_title));
+                title = Some(super::unescape(slide_title));
             }
         }
         if slide.hidden {
@@ -492,22 +492,6 @@ impl SlideWalk<'_> {
         }
         Ok(())
     }
-}
-
-/// Markdown text without its backslash escapes, for a title.
-fn unescape(markdown: &str) -> String {
-    let mut out = String::with_capacity(markdown.len());
-    let mut chars = markdown.chars();
-    while let Some(c) = chars.next() {
-        if c == '\\' {
-            if let Some(next) = chars.next() {
-                out.push(next);
-            }
-        } else {
-            out.push(c);
-        }
-    }
-    out
 }
 
 #[cfg(test)]
