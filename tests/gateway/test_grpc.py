@@ -16,6 +16,7 @@ from __future__ import annotations
 import asyncio
 import importlib
 import json
+import signal
 import sys
 import time
 from collections.abc import Callable, Iterator
@@ -310,3 +311,33 @@ async def test_a_capture_through_replica_a_streams_on_replica_b_within_a_second(
                 assert answers[0] == answers[1] and answers[0][0] == grpc.StatusCode.NOT_FOUND
     finally:
         replicas.close()
+
+
+async def test_the_gateway_stops_on_ctrl_c_while_event_streams_are_open(
+    tmp_path: Path, stubs: tuple[ModuleType, ModuleType]
+) -> None:
+    # An event stream never ends by itself; a gateway told to stop gives the
+    # open ones a short grace (3 s) and then stops anyway, gRPC and SSE alike.
+    pb, rpc = stubs
+    process, url = start_http(tmp_path, write_config(tmp_path, keys=KEYS))
+    try:
+        async with channel(url) as chan, httpx2.AsyncClient(timeout=httpx2.Timeout(30, read=None)) as http:
+            watching = rpc.RunsStub(chan).WatchAll(pb.WatchAllRequest(), metadata=bearer(ALICE))
+            reader = asyncio.create_task(take(watching, 1, timeout=30))
+            async with http.stream("GET", url + "/v1/events", headers={"Authorization": f"Bearer {ALICE}"}) as sse:
+                assert sse.status_code == 200
+                await asyncio.sleep(0.5)
+                process.send_signal(signal.SIGINT)
+                started = time.monotonic()
+                while process.poll() is None and time.monotonic() - started < 10:
+                    await asyncio.sleep(0.1)
+                assert process.poll() is not None, "the gateway still runs 10 s after Ctrl-C"
+                assert time.monotonic() - started < 8
+            # The gRPC stream ends with the server, with an error, not silence.
+            with pytest.raises(grpc.aio.AioRpcError) as ended:
+                await reader
+            assert ended.value.code() == grpc.StatusCode.UNAVAILABLE
+    finally:
+        if process.poll() is None:
+            process.kill()
+        process.wait(timeout=10)
