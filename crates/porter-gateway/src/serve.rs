@@ -108,7 +108,14 @@ pub fn http_app(gateway: &Arc<Gateway>, options: &HttpOptions, extra: Router) ->
         .layer(middleware::from_fn(close_after_unread_body))
 }
 
-/// Serves HTTP on `listener` until `stop` completes.
+/// `SHUTDOWN_GRACE` is how long the server waits, once told to stop, for
+/// the requests in flight to finish before it stops anyway. Event streams
+/// (SSE and gRPC) never finish by themselves, so without it one open stream
+/// would keep the server from stopping.
+pub const SHUTDOWN_GRACE: Duration = Duration::from_secs(3);
+
+/// Serves HTTP on `listener` until `stop` completes, then for at most
+/// [`SHUTDOWN_GRACE`] while the requests in flight finish.
 pub async fn http(
     gateway: Arc<Gateway>,
     listener: tokio::net::TcpListener,
@@ -119,12 +126,21 @@ pub async fn http(
     let purge = purge_in_background(gateway.clone());
     let shutdown = options.shutdown.clone();
     let app = http_app(&gateway, &options, extra);
-    let served = axum::serve(listener, app)
-        .with_graceful_shutdown(async move {
-            stop.await;
-            shutdown.cancel();
-        })
-        .await;
+    let served = axum::serve(listener, app).with_graceful_shutdown(async move {
+        stop.await;
+        shutdown.cancel();
+    });
+    let stopping = options.shutdown.clone();
+    let served = tokio::select! {
+        served = served.into_future() => served,
+        () = async move {
+            stopping.cancelled().await;
+            tokio::time::sleep(SHUTDOWN_GRACE).await;
+        } => {
+            tracing::info!(grace = ?SHUTDOWN_GRACE, "stopping with requests still open (event streams)");
+            Ok(())
+        }
+    };
     purge.abort();
     served
 }

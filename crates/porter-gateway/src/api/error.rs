@@ -10,7 +10,7 @@ use serde_json::json;
 /// The message of every "no such run" answer. A run the caller may not read
 /// gets exactly this answer too, so that a key cannot learn which run ids
 /// exist.
-const NO_RUN_MESSAGE: &str =
+pub(super) const NO_RUN_MESSAGE: &str =
     "No run with this id that your API key may read. GET /v1/runs lists the runs you may read.";
 
 /// `ApiError` is every way a request to the HTTP API can fail.

@@ -1,6 +1,8 @@
-//! The event streams (Server-Sent Events): one run's events, backlog then
-//! live (`GET /v1/runs/{id}/events?from_seq=N`), and every readable run's
-//! live events for the web page (`GET /v1/events`).
+//! The event streams: one run's events, backlog then live
+//! (`GET /v1/runs/{id}/events?from_seq=N`), and every readable run's live
+//! events for the web page (`GET /v1/events`), as Server-Sent Events here
+//! and as gRPC streams in [`super::grpc`], both from [`run_stream`] and
+//! [`all_stream`].
 //!
 //! Each SSE event is named by the event's kind (`file_captured`, …), carries
 //! its `seq` as the id (so a client can resume with `from_seq`), and the whole
@@ -65,6 +67,12 @@ fn sse_event(event: &Event) -> Option<SseEvent> {
     }
 }
 
+/// `event` as the streams show it: its data's `call` cut as in
+/// `GET /v1/runs` (the transcript keeps it whole).
+pub(super) fn shown(event: Event) -> Event {
+    with_call_elided(&event).unwrap_or(event)
+}
+
 /// `event` with its data's `call` cut as in `GET /v1/runs`, if that changes it.
 fn with_call_elided(event: &Event) -> Option<Event> {
     let call = event.data.get("call")?.as_str()?;
@@ -92,23 +100,35 @@ pub(super) async fn run_events(
         ))
     })?;
     let from_seq = query.from_seq.unwrap_or(1);
-    let (backlog, receiver) = blocking(&state.inbox, move |inbox| {
-        Ok(inbox.subscribe(run.id, from_seq)?)
-    })
-    .await?;
+    let events = run_stream(&state.inbox, run.id, from_seq)
+        .await?
+        .filter_map(|event| async move { sse_event(&event).map(Ok) });
+    Ok(Sse::new(events).keep_alive(KeepAlive::default()))
+}
+
+/// `run`'s events from `from_seq` on (0 counts as 1), each once and in seq
+/// order: those stored first, then each new one, stored by this process or
+/// by another sharing the records. The caller has checked that the key may
+/// read `run`.
+pub(super) async fn run_stream(
+    inbox: &Arc<Inbox>,
+    run: RunId,
+    from_seq: u64,
+) -> Result<impl Stream<Item = Event> + Send + use<>, ApiError> {
+    let from_seq = from_seq.max(1);
+    let (backlog, receiver) =
+        blocking(inbox, move |inbox| Ok(inbox.subscribe(run, from_seq)?)).await?;
     let follower = Follower {
-        inbox: Arc::clone(&state.inbox),
-        run: run.id,
+        inbox: Arc::clone(inbox),
+        run,
         next_seq: from_seq,
         backlog: backlog.into(),
         receiver,
     };
-    let events = stream::unfold(follower, |mut follower| async move {
+    Ok(stream::unfold(follower, |mut follower| async move {
         let event = follower.next().await?;
         Some((event, follower))
-    })
-    .filter_map(|event| async move { sse_event(&event).map(Ok) });
-    Ok(Sse::new(events).keep_alive(KeepAlive::default()))
+    }))
 }
 
 /// `Follower` hands out one run's events in seq order, each once: the
@@ -168,23 +188,31 @@ pub(super) async fn all_events(
     State(state): State<Arc<ApiState>>,
     Extension(key): Extension<KeyInfo>,
 ) -> Result<Sse<impl Stream<Item = Result<SseEvent, Infallible>>>, ApiError> {
+    let events = all_stream(&state.inbox, key, 0)
+        .await?
+        .filter_map(|event| async move { sse_event(&event).map(Ok) });
+    Ok(Sse::new(events).keep_alive(KeepAlive::default()))
+}
+
+/// The events of every unfinished run `key` may read: of the runs going
+/// now, those from `from_seq` on (0: only those that happen from now on),
+/// and of every run that starts later, all of them. Runs are looked for
+/// again every [`RUN_DISCOVERY_INTERVAL`] until the stream is dropped.
+pub(super) async fn all_stream(
+    inbox: &Arc<Inbox>,
+    key: KeyInfo,
+    from_seq: u64,
+) -> Result<impl Stream<Item = Event> + Send + use<>, ApiError> {
     let (sender, receiver) = mpsc::channel(ALL_EVENTS_BUFFER);
     // Subscribe to the runs already going before answering, so that nothing
     // they emit after the answer is lost.
     let mut watched = HashSet::new();
-    watch_new_runs(&state.inbox, &key, &mut watched, &sender, true).await?;
-    tokio::spawn(discover_runs(
-        Arc::clone(&state.inbox),
-        key,
-        watched,
-        sender,
-    ));
-    let events = stream::unfold(receiver, |mut receiver| async move {
+    watch_new_runs(inbox, &key, &mut watched, &sender, Some(from_seq)).await?;
+    tokio::spawn(discover_runs(Arc::clone(inbox), key, watched, sender));
+    Ok(stream::unfold(receiver, |mut receiver| async move {
         let event = receiver.recv().await?;
         Some((event, receiver))
-    })
-    .filter_map(|event| async move { sse_event(&event).map(Ok) });
-    Ok(Sse::new(events).keep_alive(KeepAlive::default()))
+    }))
 }
 
 /// Looks for new readable runs until the stream's reader goes away.
@@ -199,21 +227,22 @@ async fn discover_runs(
             () = sender.closed() => return,
             () = tokio::time::sleep(RUN_DISCOVERY_INTERVAL) => {}
         }
-        if let Err(err) = watch_new_runs(&inbox, &key, &mut watched, &sender, false).await {
+        if let Err(err) = watch_new_runs(&inbox, &key, &mut watched, &sender, None).await {
             tracing::warn!(error = %err, "looking for new runs failed; trying again");
         }
     }
 }
 
 /// Starts a forwarder for every readable, unfinished run not yet in
-/// `watched`, and adds it there. A run found at the start (`initial`)
-/// forwards only later events; a run found later forwards all of its events.
+/// `watched`, and adds it there. A run found at the start (`initial` is the
+/// stream's `from_seq`) forwards its events from that seq on, or with 0 only
+/// later ones; a run found later (`None`) forwards all of its events.
 async fn watch_new_runs(
     inbox: &Arc<Inbox>,
     key: &KeyInfo,
     watched: &mut HashSet<RunId>,
     sender: &mpsc::Sender<Event>,
-    initial: bool,
+    initial: Option<u64>,
 ) -> Result<(), ApiError> {
     let known = watched.clone();
     let reader = key.clone();
@@ -234,15 +263,13 @@ async fn watch_new_runs(
     })
     .await?;
     for (run, backlog, receiver) in fresh {
-        let next_seq = if initial {
-            backlog.last().map_or(1, |event| event.seq + 1)
-        } else {
-            1
-        };
-        let backlog: VecDeque<Event> = if initial {
-            VecDeque::new()
-        } else {
-            backlog.into()
+        let (next_seq, backlog) = match initial {
+            Some(0) => (
+                backlog.last().map_or(1, |event| event.seq + 1),
+                VecDeque::new(),
+            ),
+            Some(from_seq) => (from_seq, backlog.into()),
+            None => (1, backlog.into()),
         };
         let follower = Follower {
             inbox: Arc::clone(inbox),

@@ -14,6 +14,9 @@
 //!   producer while the bytes still match the record.
 //! - `GET /v1/runs/{run_id}/events?from_seq=N`: the run's events (SSE),
 //!   backlog then live; `GET /v1/events`: every readable run's live events.
+//! - `/porter.v1.Runs/WatchEvents` and `/porter.v1.Runs/WatchAll`: the same
+//!   two streams over gRPC (HTTP/2), the key in the `authorization` metadata
+//!   ([`grpc`], `proto/porter/v1/runs.proto`).
 //! - `POST /v1/runs/{run_id}/downloads`: a one-use link (`GET
 //!   /downloads/{token}`, no key, one minute) to one inbox file or to all of
 //!   them as a zip, so that a browser can stream a download itself.
@@ -35,6 +38,7 @@ mod download;
 mod downloads;
 mod error;
 mod events;
+pub mod grpc;
 mod page;
 mod runs;
 
@@ -83,6 +87,11 @@ pub fn router(state: Arc<ApiState>) -> Router {
             Arc::clone(&state),
             authenticate,
         ))
+        // gRPC checks the key itself, to answer UNAUTHENTICATED as gRPC does.
+        .route_service(
+            "/porter.v1.Runs/{*method}",
+            grpc::service(Arc::clone(&state)),
+        )
         .route("/", get(page::page))
         .route("/app.js", get(page::script))
         .route("/app.css", get(page::style))
