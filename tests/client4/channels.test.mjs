@@ -17,40 +17,9 @@
 
 import { describe, test, before } from 'node:test';
 import assert from 'node:assert/strict';
-import { createRequire } from 'node:module';
 
-const require = createRequire(import.meta.url);
-const { Client4, ClientError } = require('@mattermost/client');
+import { ID, client, env, rejectsWith } from './helpers.mjs';
 
-const env = (name) => {
-    const value = process.env[name];
-    if (!value) {
-        throw new Error(`${name} is not set: start the emulator (porter mmsim --seed demo) and set MM_URL and the tokens`);
-    }
-    return value;
-};
-
-const ID = /^[a-z0-9]{26}$/;
-
-function client(token) {
-    const c = new Client4();
-    c.setUrl(env('MM_URL'));
-    if (token) {
-        c.setToken(token);
-    }
-    return c;
-}
-
-async function rejectsWith(promise, status, serverErrorId) {
-    await assert.rejects(promise, (err) => {
-        assert.ok(err instanceof ClientError, `a ClientError, not ${err}`);
-        assert.equal(err.status_code, status, err.message);
-        if (serverErrorId) {
-            assert.equal(err.server_error_id, serverErrorId);
-        }
-        return true;
-    });
-}
 
 function assertChannel(channel) {
     assert.match(channel.id, ID);

@@ -12,18 +12,8 @@
 
 import { describe, test, before } from 'node:test';
 import assert from 'node:assert/strict';
-import { createRequire } from 'node:module';
 
-const require = createRequire(import.meta.url);
-const { Client4, ClientError } = require('@mattermost/client');
-
-const env = (name) => {
-    const value = process.env[name];
-    if (!value) {
-        throw new Error(`${name} is not set: start the emulator (porter mmsim --seed demo) and set MM_URL and the tokens`);
-    }
-    return value;
-};
+import { ID, client, env, rejectsWith } from './helpers.mjs';
 
 const MM_URL = env('MM_URL');
 const TOKEN = env('MM_TOKEN');
@@ -33,16 +23,6 @@ const SMALL_URL = env('MM_SMALL_URL');
 const SMALL_TOKEN = env('MM_SMALL_TOKEN');
 const SMALL_MAX = Number(env('MM_SMALL_MAX_FILE_SIZE'));
 
-const ID = /^[a-z0-9]{26}$/;
-
-function client(token, url = MM_URL) {
-    const c = new Client4();
-    c.setUrl(url);
-    if (token) {
-        c.setToken(token);
-    }
-    return c;
-}
 
 // Shape checks, after Client4's TypeScript types (@mattermost/types).
 function assertUser(user) {
@@ -120,18 +100,6 @@ function assertPostList(list) {
     }
     const times = list.order.map((id) => list.posts[id].create_at);
     assert.deepEqual(times, [...times].sort((a, b) => b - a), 'order is newest first');
-}
-
-async function rejectsWith(promise, status, serverErrorId) {
-    await assert.rejects(promise, (err) => {
-        assert.ok(err instanceof ClientError, `a ClientError, not ${err}`);
-        assert.equal(err.status_code, status);
-        if (serverErrorId) {
-            assert.equal(err.server_error_id, serverErrorId);
-        }
-        assert.equal(typeof err.message, 'string');
-        return true;
-    });
 }
 
 describe('Client4 against porter-mmsim', () => {

@@ -9,35 +9,9 @@
 
 import { describe, test, before } from 'node:test';
 import assert from 'node:assert/strict';
-import { createRequire } from 'node:module';
 
-const require = createRequire(import.meta.url);
-const { Client4, ClientError } = require('@mattermost/client');
+import { ID, client, env, rejectsWith } from './helpers.mjs';
 
-const env = (name) => {
-    const value = process.env[name];
-    if (!value) {
-        throw new Error(`${name} is not set: start the emulator (porter mmsim --seed demo) and set MM_URL and the tokens`);
-    }
-    return value;
-};
-
-const ID = /^[a-z0-9]{26}$/;
-
-function client(token) {
-    const c = new Client4();
-    c.setUrl(env('MM_URL'));
-    c.setToken(token);
-    return c;
-}
-
-async function refused(promise, status) {
-    await assert.rejects(promise, (error) => {
-        assert.ok(error instanceof ClientError, `a ClientError, not ${error}`);
-        assert.equal(error.status_code, status, error.message);
-        return true;
-    });
-}
 
 function assertPostList(list) {
     assert.ok(Array.isArray(list.order), 'order');
@@ -108,17 +82,17 @@ describe('reading more and changing posts', () => {
         assert.equal(edited.message, 'First draft');
         assert.ok(edited.edit_at > 0);
         assert.equal(edited.props.ai_generated_by, me.id);
-        await refused(bob.patchPost({ id: post.id, message: 'hijacked' }), 403);
+        await rejectsWith(bob.patchPost({ id: post.id, message: 'hijacked' }), 403);
         assert.equal((await alice.getPost(post.id)).message, 'First draft');
     });
 
     test('deletePost takes a thread\'s replies with its root; another\'s post is forbidden', async () => {
         const root = await alice.createPost({ channel_id: channel.id, message: 'A thread to delete' });
         const reply = await bob.createPost({ channel_id: channel.id, root_id: root.id, message: 'a reply' });
-        await refused(bob.deletePost(root.id), 403);
+        await rejectsWith(bob.deletePost(root.id), 403);
         assert.deepEqual(await alice.deletePost(root.id), { status: 'OK' });
-        await refused(alice.getPost(root.id), 404);
-        await refused(alice.getPost(reply.id), 404);
+        await rejectsWith(alice.getPost(root.id), 404);
+        await rejectsWith(alice.getPost(reply.id), 404);
     });
 
     test('addReaction, getReactionsForPost and removeReaction', async () => {
@@ -133,12 +107,12 @@ describe('reading more and changing posts', () => {
         let list = await alice.getReactionsForPost(post.id);
         assert.equal(list.length, 1);
         assert.equal((await alice.getPost(post.id)).has_reactions, true);
-        await refused(alice.addReaction(bobUser.id, post.id, 'tada'), 403);
-        await refused(alice.addReaction(me.id, post.id, 'not an emoji!'), 400);
+        await rejectsWith(alice.addReaction(bobUser.id, post.id, 'tada'), 403);
+        await rejectsWith(alice.addReaction(me.id, post.id, 'not an emoji!'), 400);
         assert.deepEqual(await alice.removeReaction(me.id, post.id, '+1'), { status: 'OK' });
         list = await alice.getReactionsForPost(post.id);
         assert.equal(list.length, 0);
-        await refused(bob.removeReaction(me.id, post.id, '+1'), 403);
+        await rejectsWith(bob.removeReaction(me.id, post.id, '+1'), 403);
     });
 
     test('savePreferences with flagged_post makes getFlaggedPosts list the post', async () => {
@@ -148,7 +122,7 @@ describe('reading more and changing posts', () => {
         const flagged = await alice.getFlaggedPosts(me.id);
         assertPostList(flagged);
         assert.equal(flagged.order[0], post.id);
-        await refused(bob.getFlaggedPosts(me.id), 403);
+        await rejectsWith(bob.getFlaggedPosts(me.id), 403);
     });
 
     test('getUserThreads lists the threads one takes part in, most recent reply first', async () => {
@@ -167,6 +141,6 @@ describe('reading more and changing posts', () => {
         assert.ok(newest.participants.some((p) => p.id === bobUser.id));
         const older = await alice.getUserThreads(me.id, team.id, { before: root.id, perPage: 5 });
         assert.ok(!older.threads.some((t) => t.id === root.id));
-        await refused(bob.getUserThreads(me.id, team.id, {}), 403);
+        await rejectsWith(bob.getUserThreads(me.id, team.id, {}), 403);
     });
 });

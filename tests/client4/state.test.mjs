@@ -10,43 +10,12 @@
 
 import { describe, test, before } from 'node:test';
 import assert from 'node:assert/strict';
-import { createRequire } from 'node:module';
 
-const require = createRequire(import.meta.url);
-const { Client4, ClientError } = require('@mattermost/client');
-
-const env = (name) => {
-    const value = process.env[name];
-    if (!value) {
-        throw new Error(`${name} is not set: start the emulator (porter mmsim --seed demo) and set MM_URL and the tokens`);
-    }
-    return value;
-};
+import { ID, client, env, rejectsWith } from './helpers.mjs';
 
 const MM_URL = env('MM_URL');
 const TOKEN = env('MM_TOKEN');
 const TOKEN_BOB = env('MM_TOKEN_BOB');
-const ID = /^[a-z0-9]{26}$/;
-
-function client(token) {
-    const c = new Client4();
-    c.setUrl(MM_URL);
-    if (token) {
-        c.setToken(token);
-    }
-    return c;
-}
-
-async function rejectsWith(promise, status, serverErrorId) {
-    await assert.rejects(promise, (err) => {
-        assert.ok(err instanceof ClientError, `a ClientError, not ${err}`);
-        assert.equal(err.status_code, status);
-        if (serverErrorId) {
-            assert.equal(err.server_error_id, serverErrorId);
-        }
-        return true;
-    });
-}
 
 describe('Client4 and a person’s own state', () => {
     const alice = client(TOKEN);

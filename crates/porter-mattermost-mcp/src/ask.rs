@@ -1,19 +1,23 @@
-//! What the asking tools share: the question put to the person (one
-//! confirm box), during the call (elicitation, up to protocol 2025-11-25)
-//! or as a request for input (2026-07-28); the answer judged (ticked, in
-//! time, for this very call); and the binding of an answer to the call's
-//! arguments.
+//! What the asking tools share: the whole of asking before acting
+//! ([`MattermostServer::asking`], then [`MattermostServer::ask_first`]);
+//! the question put to the person (one confirm box), during the call
+//! (elicitation, up to protocol 2025-11-25) or as a request for input
+//! (2026-07-28); the answer judged (ticked, in time, for this very call);
+//! and the binding of an answer to the call's arguments and to what the
+//! call acts on.
 
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use rmcp::model::ErrorCode;
+use porter_mcp::tool::{Call, ToolError};
+use rmcp::model::{CallToolResponse, ErrorCode, ProtocolVersion};
+use rmcp::model::{ElicitRequest, InputRequest, InputRequests, InputRequiredResult, SealOptions};
 use rmcp::model::{ElicitRequestParams, ElicitResult, ElicitationAction, ElicitationSchema};
 use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer};
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::cursor::canonical_json;
-use porter_mcp::tool::ToolError;
 
 use crate::MattermostServer;
 
@@ -151,7 +155,221 @@ pub(crate) fn ask_binding(tool: &str, digest: &str) -> Vec<u8> {
     format!("porter/ask/v1\0{tool}\0{digest}").into_bytes()
 }
 
+/// `Sealed` is what the sealed request state of 2026-07-28 carries from
+/// the question to the retry: the call's input digest, the fingerprint of
+/// what the call acts on, and when the person was asked.
+#[derive(Debug, Serialize, Deserialize)]
+pub(crate) struct Sealed {
+    digest: String,
+    fingerprint: String,
+    time_ms: u64,
+}
+
+/// `Asking` is one call of a tool that asks before it acts, as it arrived:
+/// the tool, the digest of its input, whether and how porter asks, and
+/// (on a 2026-07-28 retry the person said yes to) what was sealed with
+/// the question.
+pub(crate) struct Asking {
+    pub(crate) tool: &'static str,
+    digest: String,
+    ask: bool,
+    modern: bool,
+    nothing_done: &'static str,
+    look_again: bool,
+    context: RequestContext<RoleServer>,
+    asked: Option<Sealed>,
+}
+
+impl Asking {
+    /// Whether the person is still to be asked: asking is on, and this is
+    /// not the retry that carries their yes.
+    pub(crate) fn will_ask(&self) -> bool {
+        self.ask && self.asked.is_none()
+    }
+
+    /// Leaves the second look (just before acting, after an answer during
+    /// the call) to the act itself, for a tool that checks again there.
+    pub(crate) fn looking_once(mut self) -> Asking {
+        self.look_again = false;
+        self
+    }
+}
+
+/// `Looked` is what an asking tool found its call acts on.
+pub(crate) trait Looked {
+    /// A digest of what the call acts on: the person's yes holds only while
+    /// it stays the same.
+    fn fingerprint(&self) -> &str;
+
+    /// The sentence to answer, without asking, when there is nothing to do.
+    fn nothing_to_do(&self) -> Option<&str> {
+        None
+    }
+}
+
+/// `Question` is what the person is asked: the form's title, its text,
+/// and the box's label and description, which name the tool's own action.
+pub(crate) struct Question {
+    pub title: String,
+    pub text: String,
+    pub label: &'static str,
+    pub about: &'static str,
+}
+
+/// `Gate` is where asking left a call: act on what was looked up, or
+/// answer now (with the request for the person's input).
+pub(crate) enum Gate<L> {
+    Go(L),
+    Answer(CallToolResponse),
+}
+
 impl MattermostServer {
+    /// Starts a call of `tool` that asks before it acts: refuses a client
+    /// that cannot be asked before anything is read, and on a 2026-07-28
+    /// retry judges the person's answer first, so a "no" reads nothing.
+    /// `nothing_done` says what did not happen when the answer is not a yes.
+    pub(crate) fn asking<A: Serialize>(
+        &self,
+        tool: &'static str,
+        args: &A,
+        call: Call,
+        nothing_done: &'static str,
+    ) -> Result<Asking, ToolError> {
+        let Call {
+            context,
+            state,
+            answers,
+        } = call;
+        let ask = self.shared.options.ask_before_writes;
+        if ask && !can_elicit(&context) {
+            return Err(ToolError::Rpc(missing_elicitation(tool)));
+        }
+        let modern = context
+            .protocol_version()
+            .is_some_and(|v| v.as_str() >= ProtocolVersion::V_2026_07_28.as_str());
+        let input = serde_json::to_value(args).unwrap_or(Value::Null);
+        let digest = input_digest(tool, &input);
+        let mut asked = None;
+        if ask
+            && modern
+            && let Some(state) = state.as_deref()
+        {
+            let sealed: Sealed = self
+                .shared
+                .asks
+                .open_json_with(state, &ask_binding(tool, &digest))
+                .map_err(|_| {
+                    ToolError::Tool(format!(
+                        "this answer belongs to another question (the call's arguments differ from those asked about, or the server restarted); {nothing_done}. Call {tool} again to ask the person afresh."
+                    ))
+                })?;
+            match answer_of(answers.as_ref(), tool, nothing_done, sealed.time_ms, self)? {
+                Answer::Yes => asked = Some(sealed),
+                Answer::No(sentence) => return Err(ToolError::Tool(sentence)),
+            }
+        }
+        Ok(Asking {
+            tool,
+            digest,
+            ask,
+            modern,
+            nothing_done,
+            look_again: true,
+            context,
+            asked,
+        })
+    }
+
+    /// The rest of asking before acting: `look` finds what the call acts
+    /// on (with every check); a retry goes on only if that is still what
+    /// the person said yes to (else `changed`). Unless asking is left to
+    /// the client, the person is asked `question`: under 2026-07-28 the
+    /// call answers with the request for their input; before, they are
+    /// asked now and, after a yes, `look` looks again just before acting,
+    /// and a fingerprint that moved refuses.
+    pub(crate) async fn ask_first<L: Looked, Fut>(
+        &self,
+        asking: &Asking,
+        look: impl Fn() -> Fut,
+        question: impl FnOnce(&L) -> Question,
+        changed: impl Fn(&L) -> ToolError,
+    ) -> Result<Gate<L>, ToolError>
+    where
+        Fut: Future<Output = Result<L, ToolError>>,
+    {
+        let found = look().await?;
+        if let Some(sentence) = found.nothing_to_do() {
+            return Err(ToolError::Tool(sentence.to_owned()));
+        }
+        if let Some(asked) = &asking.asked {
+            if asked.digest != asking.digest || asked.fingerprint != found.fingerprint() {
+                return Err(changed(&found));
+            }
+            return Ok(Gate::Go(found));
+        }
+        if !asking.will_ask() {
+            return Ok(Gate::Go(found));
+        }
+        let Question {
+            title,
+            text,
+            label,
+            about,
+        } = question(&found);
+        let form = form_with(&title, text, label, about)?;
+        if asking.modern {
+            let sealed = Sealed {
+                digest: asking.digest.clone(),
+                fingerprint: found.fingerprint().to_owned(),
+                time_ms: now_ms(),
+            };
+            return self.input_required(asking.tool, &asking.digest, &sealed, form);
+        }
+        let answer = self
+            .ask_now_with(asking.tool, form, asking.nothing_done, &asking.context)
+            .await;
+        if let Answer::No(sentence) = answer {
+            return Err(ToolError::Tool(sentence));
+        }
+        if !asking.look_again {
+            return Ok(Gate::Go(found));
+        }
+        // The person may have taken their time, and others may have
+        // changed what the call acts on.
+        let again = look().await?;
+        if again.fingerprint() == found.fingerprint() {
+            Ok(Gate::Go(again))
+        } else {
+            Err(changed(&again))
+        }
+    }
+
+    /// Seals `asked` (bound to `tool` and the call's input `digest`) and
+    /// answers with the request for input that puts `question` to the
+    /// person (2026-07-28).
+    fn input_required<L>(
+        &self,
+        tool: &str,
+        digest: &str,
+        asked: &Sealed,
+        question: ElicitRequestParams,
+    ) -> Result<Gate<L>, ToolError> {
+        let bound = ask_binding(tool, digest);
+        let sealed = self
+            .shared
+            .asks
+            .seal_json_with(asked, &SealOptions::new().associated_data(&bound))
+            .map_err(|e| ToolError::Rpc(ErrorData::internal_error(e.to_string(), None)))?;
+        let mut requests = InputRequests::new();
+        requests.insert(
+            CONFIRM.to_owned(),
+            InputRequest::Elicitation(ElicitRequest::new(question)),
+        );
+        Ok(Gate::Answer(CallToolResponse::from(
+            InputRequiredResult::new(Some(requests), Some(sealed)),
+        )))
+    }
+
     /// Puts `question` to the person during the call and judges the answer
     /// (its action, its box, its lateness); `nothing_done` says what did
     /// not happen when the answer is not a yes ("nothing was posted").

@@ -3,7 +3,7 @@
 //! fits), users remembered for the life of the server, posts by id or
 //! permalink, and posts as the model reads them.
 
-use std::collections::{BTreeMap, HashSet};
+use std::collections::BTreeMap;
 
 use porter_mattermost::{Channel, ChannelType, Error, Post, Team, User};
 use porter_mcp::tool::ToolError;
@@ -12,6 +12,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::names::{Candidate, Match, find, looks_like_id, post_id_of};
 use crate::output::{FileOut, PostOut};
+use crate::paging::each_once;
 use crate::render::iso_utc;
 use crate::{MattermostServer, lock};
 
@@ -112,17 +113,21 @@ impl MattermostServer {
         &self,
         teams: &[Team],
     ) -> Result<Vec<(Channel, Option<Team>)>, ToolError> {
-        let mut seen = HashSet::new();
-        let mut out = Vec::new();
-        for team in teams {
-            for channel in self.shared.client.my_channels(&team.id).await? {
-                if seen.insert(channel.id.clone()) {
-                    let team = (!channel.team_id.is_empty()).then(|| team.clone());
-                    out.push((channel, team));
-                }
-            }
-        }
-        Ok(out)
+        each_once(
+            teams,
+            |(channel, _): &(Channel, Option<Team>)| channel.id.clone(),
+            |team| async move {
+                let channels = self.shared.client.my_channels(&team.id).await?;
+                Ok(channels
+                    .into_iter()
+                    .map(|channel| {
+                        let team = (!channel.team_id.is_empty()).then(|| team.clone());
+                        (channel, team)
+                    })
+                    .collect())
+            },
+        )
+        .await
     }
 
     /// Fills in the shown name of direct and group channels (Mattermost

@@ -27,6 +27,24 @@ pub fn name_key(name: &str) -> String {
         .collect()
 }
 
+/// `username` is a username as people write it, without spaces around or
+/// a leading `@`.
+#[must_use]
+pub fn username(name: &str) -> &str {
+    name.trim().trim_start_matches('@')
+}
+
+/// `usernames` are the usernames of a list as people write them, leaving
+/// out empty ones.
+#[must_use]
+pub fn usernames(names: &[String]) -> Vec<String> {
+    names
+        .iter()
+        .map(|n| username(n).to_owned())
+        .filter(|n| !n.is_empty())
+        .collect()
+}
+
 /// `Candidate` is one thing a name may mean: its id and the names it goes by.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Candidate {
@@ -270,11 +288,20 @@ mod tests {
     }
 
     #[test]
-    fn distance_counts_edits() {
-        assert_eq!(distance("", ""), 0);
-        assert_eq!(distance("abc", "abc"), 0);
-        assert_eq!(distance("abc", "abd"), 1);
-        assert_eq!(distance("kitten", "sitting"), 3);
-        assert_eq!(distance("", "abc"), 3);
+    fn distance_counts_insertions_deletions_and_swaps() {
+        let cases = [
+            ("", "", 0),
+            ("abc", "abc", 0),
+            ("abc", "abd", 1),
+            ("kitten", "sitting", 3),
+            ("", "abc", 3),
+            ("alice", "alice", 0),
+            ("alcie", "alice", 2),
+            ("alic", "alice", 1),
+            ("bob", "rob", 1),
+        ];
+        for (a, b, want) in cases {
+            assert_eq!(distance(a, b), want, "{a} {b}");
+        }
     }
 }

@@ -3,9 +3,11 @@
 //! slice of a list a page shows, the line that says whether more follow,
 //! and the paging of searches (Mattermost's pages gathered into ours).
 
+use std::collections::HashSet;
 use std::fmt::Write as _;
+use std::hash::Hash;
 
-use porter_mattermost::Search;
+use porter_mattermost::{Search, Team};
 use porter_mcp::tool::ToolError;
 use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
@@ -14,13 +16,25 @@ use serde_json::Value;
 
 use crate::MattermostServer;
 
-pub(crate) const LIST_PAGE: usize = 50;
+/// `Sizes` is a list's default page size and the largest a call may ask
+/// for.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Sizes {
+    pub default: usize,
+    pub max: usize,
+}
 
-pub(crate) const LIST_MAX: usize = 200;
+/// The lists of small items (teams, channels, replies): 50 a page, at most 200.
+pub(crate) const LIST: Sizes = Sizes {
+    default: 50,
+    max: 200,
+};
 
-pub(crate) const SEARCH_PAGE: usize = 20;
-
-pub(crate) const SEARCH_MAX: usize = 100;
+/// The search results: 20 a page, at most 100.
+pub(crate) const SEARCH: Sizes = Sizes {
+    default: 20,
+    max: 100,
+};
 
 /// Mattermost answers at most this many results per search page.
 pub(crate) const SEARCH_FETCH: usize = 100;
@@ -55,14 +69,103 @@ pub struct Page {
     pub cursor: Option<String>,
 }
 
+/// `Paged` is a tool's arguments that ask for a page: its `limit` and
+/// `cursor`, whether written in the arguments or flattened from [`Page`].
+pub(crate) trait Paged: Serialize {
+    /// The most items the call asks for.
+    fn limit(&self) -> Option<u32>;
+    /// The cursor the call passed back.
+    fn cursor(&self) -> Option<&str>;
+}
+
+/// `paged!` implements [`Paged`] for arguments with `limit` and `cursor`
+/// fields (`paged!(A, B)`) or a flattened `page: Page` (`paged!(page: A)`),
+/// since a trait cannot name fields.
+macro_rules! paged {
+    (page: $($args:ty),+ $(,)?) => {
+        $(impl $crate::paging::Paged for $args {
+            fn limit(&self) -> Option<u32> {
+                self.page.limit
+            }
+            fn cursor(&self) -> Option<&str> {
+                self.page.cursor.as_deref()
+            }
+        })+
+    };
+    ($($args:ty),+ $(,)?) => {
+        $(impl $crate::paging::Paged for $args {
+            fn limit(&self) -> Option<u32> {
+                self.limit
+            }
+            fn cursor(&self) -> Option<&str> {
+                self.cursor.as_deref()
+            }
+        })+
+    };
+}
+pub(crate) use paged;
+
+paged!(SearchArgs);
+
 // ----- paging -----
 
-/// `Paging` is one call's page: its arguments (to bind the next cursor to),
-/// the position it starts at, and its size.
+/// `Paging` is one call's page: its tool and arguments (to bind the next
+/// cursor to), the position it starts at, and its size.
 pub(crate) struct Paging<P> {
+    pub tool: &'static str,
     pub args: Value,
     pub position: P,
     pub limit: usize,
+}
+
+impl Paging<usize> {
+    /// How many results to gather to show this page and know whether more
+    /// follow, but never more than `depth`.
+    pub(crate) fn end(&self, depth: usize) -> usize {
+        (self.position + self.limit + 1).min(depth)
+    }
+}
+
+/// A page's text: `opening`, a line for each item, then the line that says
+/// whether more `what` follow.
+pub(crate) fn page_text(
+    opening: String,
+    lines: impl IntoIterator<Item = String>,
+    next: Option<&String>,
+    what: &str,
+) -> String {
+    let mut text = opening;
+    for line in lines {
+        text.push_str(&line);
+        text.push('\n');
+    }
+    more_line(&mut text, next, what);
+    text
+}
+
+/// Gathers what `search` finds in each of `teams`, each item once (by
+/// `key`): direct and group channels, and what is in them, show up under
+/// every team.
+pub(crate) async fn each_once<'a, T, K, F, Fut>(
+    teams: &'a [Team],
+    key: impl Fn(&T) -> K,
+    mut search: F,
+) -> Result<Vec<T>, ToolError>
+where
+    K: Eq + Hash,
+    F: FnMut(&'a Team) -> Fut,
+    Fut: Future<Output = Result<Vec<T>, ToolError>>,
+{
+    let mut seen = HashSet::new();
+    let mut out = Vec::new();
+    for team in teams {
+        for item in search(team).await? {
+            if seen.insert(key(&item)) {
+                out.push(item);
+            }
+        }
+    }
+    Ok(out)
 }
 
 pub(crate) fn more_line(text: &mut String, next: Option<&String>, what: &str) {
@@ -73,6 +176,30 @@ pub(crate) fn more_line(text: &mut String, next: Option<&String>, what: &str) {
         );
     } else {
         let _ = writeln!(text, "That is the last page.");
+    }
+}
+
+/// `all_pages` gathers Mattermost's pages of `per_page` from the first
+/// (`fetch` asks for one and answers how many it held and what of it to
+/// keep) until a page comes back short or `enough` items are in hand.
+pub(crate) async fn all_pages<T, E, F, Fut>(
+    per_page: u32,
+    enough: usize,
+    mut fetch: F,
+) -> Result<Vec<T>, E>
+where
+    F: FnMut(u32) -> Fut,
+    Fut: Future<Output = Result<(usize, Vec<T>), E>>,
+{
+    let mut out = Vec::new();
+    let mut page = 0u32;
+    loop {
+        let (got, items) = fetch(page).await?;
+        out.extend(items);
+        if got < per_page as usize || out.len() >= enough {
+            return Ok(out);
+        }
+        page += 1;
     }
 }
 
@@ -88,91 +215,72 @@ where
     F: FnMut(Search) -> Fut,
     Fut: Future<Output = Result<(usize, Vec<T>), porter_mattermost::Error>>,
 {
-    let mut out = Vec::new();
-    let mut page = 0u32;
-    while out.len() < end {
+    let found = all_pages(SEARCH_FETCH as u32, end, |page| {
         let mut search = Search::new(terms);
         search.page = page;
         search.per_page = SEARCH_FETCH as u32;
-        let (got, items) = fetch(search).await?;
-        out.extend(items);
-        if got < SEARCH_FETCH {
-            break;
-        }
-        page += 1;
-    }
-    Ok(out)
+        fetch(search)
+    });
+    Ok(found.await?)
 }
 
 impl MattermostServer {
-    /// Reads `limit` and `cursor` for `tool`: a cursor must have been made
-    /// for the same tool and other arguments.
-    pub(crate) fn paging<A: Serialize, P: DeserializeOwned + Default>(
+    /// Reads `limit` and `cursor` of `args` for `tool`: a cursor must have
+    /// been made for the same tool and other arguments.
+    pub(crate) fn paging<A: Paged, P: DeserializeOwned + Default>(
         &self,
-        tool: &str,
+        tool: &'static str,
         args: &A,
-        limit: Option<u32>,
-        cursor: Option<&str>,
-        default: usize,
-        max: usize,
+        sizes: Sizes,
     ) -> Result<Paging<P>, ToolError> {
-        let args = serde_json::to_value(args).unwrap_or(Value::Null);
-        let limit = match limit {
+        let limit = match args.limit() {
             Some(0) => {
                 return Err(ToolError::Tool(
                     "limit counts from 1; pass 1 or more, or leave it out".to_owned(),
                 ));
             }
-            Some(n) => (n as usize).min(max),
-            None => default,
+            Some(n) => (n as usize).min(sizes.max),
+            None => sizes.default,
         };
-        let position = match cursor.filter(|c| !c.trim().is_empty()) {
+        let cursor = args.cursor().filter(|c| !c.trim().is_empty());
+        let args = serde_json::to_value(args).unwrap_or(Value::Null);
+        let position = match cursor {
             Some(cursor) => self.shared.cursors.open(tool, &args, cursor)?,
             None => P::default(),
         };
         Ok(Paging {
+            tool,
             args,
             position,
             limit,
         })
     }
 
-    /// A cursor for the page after this one.
-    pub(crate) fn next_cursor<P: Serialize>(
-        &self,
-        tool: &str,
-        args: &Value,
-        position: &P,
-    ) -> String {
-        self.shared.cursors.seal(tool, args, position)
+    /// A cursor for the page after `paging`'s, starting at `position`.
+    pub(crate) fn next_cursor<P, Q: Serialize>(&self, paging: &Paging<P>, position: &Q) -> String {
+        self.shared
+            .cursors
+            .seal(paging.tool, &paging.args, position)
     }
 
-    /// The page of `items` at `offset`, and the cursor after it.
+    /// The page of `items` at the paging's position, and the cursor after it.
     pub(crate) fn slice<T: Clone>(
         &self,
-        tool: &str,
         paging: &Paging<usize>,
         items: &[T],
     ) -> (Vec<T>, Option<String>) {
         let start = paging.position.min(items.len());
         let end = (start + paging.limit).min(items.len());
-        let next = (end < items.len()).then(|| self.next_cursor(tool, &paging.args, &end));
+        let next = (end < items.len()).then(|| self.next_cursor(paging, &end));
         (items[start..end].to_vec(), next)
     }
 
     pub(crate) fn search_paging(
         &self,
-        tool: &str,
+        tool: &'static str,
         args: &SearchArgs,
     ) -> Result<Paging<usize>, ToolError> {
-        let paging = self.paging::<_, usize>(
-            tool,
-            args,
-            args.limit,
-            args.cursor.as_deref(),
-            SEARCH_PAGE,
-            SEARCH_MAX,
-        )?;
+        let paging = self.paging::<_, usize>(tool, args, SEARCH)?;
         if args.terms.trim().is_empty() {
             return Err(ToolError::Tool(
                 "terms is empty; pass words to search for".to_owned(),

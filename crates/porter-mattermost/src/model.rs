@@ -14,7 +14,7 @@ use serde_json::{Map, Value};
 /// `nullable` reads a field that the server may send as `null`, as its
 /// default, because Mattermost sends `null` for empty lists and objects in
 /// some versions.
-fn nullable<'de, D, T>(deserializer: D) -> Result<T, D::Error>
+pub(crate) fn nullable<'de, D, T>(deserializer: D) -> Result<T, D::Error>
 where
     D: Deserializer<'de>,
     T: Default + Deserialize<'de>,

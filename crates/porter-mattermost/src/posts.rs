@@ -3,22 +3,13 @@
 //! pinned and saved posts, edits, deletions, pins, reactions.
 
 use reqwest::Method;
-use serde::{Deserialize, Deserializer, Serialize};
+use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use crate::channels::ChannelMember;
 use crate::client::{Ask, Client, page_query};
 use crate::error::{Error, Target, Thing};
-use crate::model::{ChannelPosts, NewPost, Post, PostList, Search, User};
-
-/// Reads a field the server may send as `null` as its default.
-fn nullable<'de, D, T>(deserializer: D) -> Result<T, D::Error>
-where
-    D: Deserializer<'de>,
-    T: Default + Deserialize<'de>,
-{
-    Ok(Option::<T>::deserialize(deserializer)?.unwrap_or_default())
-}
+use crate::model::{ChannelPosts, NewPost, Post, PostList, Search, User, nullable};
 
 /// `Reaction` is one person's emoji on one post.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]

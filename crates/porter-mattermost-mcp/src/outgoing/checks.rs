@@ -10,6 +10,9 @@
 
 use porter_mattermost::{Client, Error, User};
 
+use crate::names::distance;
+use crate::paging::all_pages;
+
 /// `BROADCASTS` are the mentions that notify a whole channel.
 pub const BROADCASTS: &[&str] = &["here", "channel", "all"];
 /// `CLOSEST_NAMES` is how many near usernames a refusal suggests.
@@ -64,26 +67,6 @@ pub fn mentions(message: &str) -> Vec<String> {
     found
 }
 
-/// `edit_distance` is the Levenshtein distance between two names.
-#[must_use]
-pub fn edit_distance(a: &str, b: &str) -> usize {
-    let a: Vec<char> = a.chars().collect();
-    let b: Vec<char> = b.chars().collect();
-    let mut row: Vec<usize> = (0..=b.len()).collect();
-    for (i, ca) in a.iter().enumerate() {
-        let mut diagonal = row[0];
-        row[0] = i + 1;
-        for (j, cb) in b.iter().enumerate() {
-            let above = row[j + 1];
-            row[j + 1] = (above + 1)
-                .min(row[j] + 1)
-                .min(diagonal + usize::from(ca != cb));
-            diagonal = above;
-        }
-    }
-    row[b.len()]
-}
-
 /// `closest` are up to `n` of `known` nearest to `name` by edit distance
 /// (ties by name), leaving out those so far off they would not help.
 #[must_use]
@@ -91,7 +74,7 @@ pub fn closest(name: &str, known: &[String], n: usize) -> Vec<String> {
     let limit = (name.chars().count() / 2).max(2);
     let mut scored: Vec<(usize, &String)> = known
         .iter()
-        .map(|k| (edit_distance(name, k), k))
+        .map(|k| (distance(name, k), k))
         .filter(|(d, k)| *d <= limit || k.starts_with(name) || name.starts_with(k.as_str()))
         .collect();
     scored.sort();
@@ -194,16 +177,12 @@ pub async fn check_message(
 
 /// Every username the server knows, read page by page up to a bound.
 async fn known_usernames(client: &Client) -> Result<Vec<String>, Error> {
-    let mut names = Vec::new();
-    for page in 0..USERS_PAGES {
+    let enough = (USERS_PAGES * USERS_PAGE) as usize;
+    all_pages(USERS_PAGE, enough, |page| async move {
         let users = client.users_page(page, USERS_PAGE).await?;
-        let got = users.len();
-        names.extend(users.into_iter().map(|u| u.username));
-        if got < USERS_PAGE as usize {
-            break;
-        }
-    }
-    Ok(names)
+        Ok((users.len(), users.into_iter().map(|u| u.username).collect()))
+    })
+    .await
 }
 
 #[cfg(test)]
@@ -222,20 +201,6 @@ mod tests {
         ];
         for (message, want) in cases {
             assert_eq!(mentions(message), want.to_vec(), "{message}");
-        }
-    }
-
-    #[test]
-    fn edit_distance_counts_insertions_deletions_and_swaps() {
-        let cases = [
-            ("alice", "alice", 0),
-            ("alcie", "alice", 2),
-            ("alic", "alice", 1),
-            ("bob", "rob", 1),
-            ("", "abc", 3),
-        ];
-        for (a, b, want) in cases {
-            assert_eq!(edit_distance(a, b), want, "{a} {b}");
         }
     }
 

@@ -3,10 +3,11 @@
 //! `leave_channel`, `create_channel`, `add_channel_members` (ask first);
 //! `mark_channel_read` (the person's own state, never asks).
 //!
-//! The asking tools share [`MattermostServer::confirmed`]: it looks the
-//! change up (a [`Plan`]: the question and a fingerprint of what the change
-//! acts on), asks with the same form and protocol rules as `create_post`,
-//! and looks again just before acting; a fingerprint that moved refuses.
+//! The asking tools share [`MattermostServer::ask_then_change`]: it looks
+//! the change up (a [`Plan`]: the question and a fingerprint of what the
+//! change acts on), asks with the same form and protocol rules as
+//! `create_post` ([`MattermostServer::ask_first`]), and looks again just
+//! before acting; a fingerprint that moved refuses.
 
 use std::fmt::Write as _;
 
@@ -22,38 +23,29 @@ use porter_mcp::tool::Hints;
 use porter_mcp::tool::Outcome;
 use porter_mcp::tool::ToolError;
 use porter_mcp::tool::done;
-use rmcp::RoleServer;
-use rmcp::model::CallToolResponse;
 use rmcp::model::CallToolResult;
-use rmcp::model::ProtocolVersion;
-use rmcp::service::RequestContext;
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde::Serialize;
-use serde_json::Value;
 
 use crate::MattermostServer;
-use crate::ask::Answer;
+use crate::ask::Gate;
+use crate::ask::Looked;
 use crate::ask::NOTHING_DONE;
-use crate::ask::answer_of;
-use crate::ask::ask_binding;
-use crate::ask::can_elicit;
-use crate::ask::form_with;
-use crate::ask::input_digest;
-use crate::ask::missing_elicitation;
-use crate::ask::now_ms;
+use crate::ask::Question;
 use crate::lookup::ChannelRef;
 use crate::lookup::team_names;
 use crate::names::name_key;
+use crate::names::username;
 use crate::output::ChannelInfoOut;
 use crate::output::ChannelOut;
 use crate::output::ChannelsOut;
 use crate::output::StatusOut;
 use crate::output::TeamOut;
-use crate::paging::LIST_MAX;
-use crate::paging::LIST_PAGE;
+use crate::paging::LIST;
 use crate::paging::Paging;
-use crate::paging::more_line;
+use crate::paging::page_text;
+use crate::paging::paged;
 use crate::render::channel_line;
 
 /// `MAX_ADD_MEMBERS` is the most people `add_channel_members` adds at once,
@@ -134,6 +126,24 @@ pub struct ChangedOut {
     pub status: Option<StatusOut>,
 }
 
+/// What a change to `channel` did (adding `added`), as text and
+/// `ChangedOut`.
+pub(crate) fn channel_changed(
+    text: String,
+    channel: &Channel,
+    added: Vec<String>,
+) -> Result<CallToolResult, ToolError> {
+    done(
+        text.clone(),
+        &ChangedOut {
+            done: text,
+            channel: Some(ChannelOut::from(channel)),
+            added,
+            status: None,
+        },
+    )
+}
+
 /// A change looked up: the question, and the fingerprint of what it acts
 /// on, which must be the same just before acting.
 pub(crate) struct Plan {
@@ -161,22 +171,10 @@ pub(crate) enum Act {
     Status(StatusChange),
 }
 
-/// What the sealed request state carries to the retry.
-#[derive(Debug, Serialize, Deserialize)]
-pub(crate) struct Sealed {
-    digest: String,
-    fingerprint: String,
-    time_ms: u64,
-}
-
-/// The outcome of asking: act on the plan, or answer now.
-pub(crate) enum Gate {
-    Go(Box<Plan>),
-    Answer(CallToolResponse),
-}
-
-pub(crate) fn tool_result(outcome: Result<CallToolResult, ToolError>) -> Outcome {
-    Ok(outcome?.into())
+impl Looked for Plan {
+    fn fingerprint(&self) -> &str {
+        &self.fingerprint
+    }
 }
 
 porter_mcp::tool! {
@@ -260,7 +258,7 @@ porter_mcp::tool! {
 impl MattermostServer {
     /// The whole of a call that changes one thing after asking: asks about
     /// the change `look` finds, bound to the call's arguments (see
-    /// [`Self::confirmed`]), and makes it once it may go.
+    /// [`MattermostServer::ask_first`]), and makes it once it may go.
     pub(crate) async fn ask_then_change<A: Serialize>(
         &self,
         tool: &'static str,
@@ -268,95 +266,31 @@ impl MattermostServer {
         call: Call,
         look: &Look<'_>,
     ) -> Outcome {
-        let Call {
-            context,
-            state,
-            answers,
-            ..
-        } = call;
-        let input = serde_json::to_value(args).unwrap_or(Value::Null);
-        match self
-            .confirmed(tool, &input, state, answers, &context, look)
-            .await?
-        {
-            Gate::Go(plan) => tool_result(self.make_change(plan.act).await),
+        let asking = self.asking(tool, args, call, NOTHING_DONE)?;
+        let gate = self
+            .ask_first(
+                &asking,
+                || self.plan(look),
+                |plan: &Plan| {
+                    let (label, about) = box_words(look);
+                    Question {
+                        title: plan.title.clone(),
+                        text: plan.question.clone(),
+                        label,
+                        about,
+                    }
+                },
+                |_| {
+                    ToolError::Tool(format!(
+                        "what {tool} would change is no longer what the person was asked about (it changed in Mattermost meanwhile); nothing was changed. Call {tool} again to ask about it as it is now."
+                    ))
+                },
+            )
+            .await?;
+        match gate {
+            Gate::Go(plan) => Ok(self.make_change(plan.act).await?.into()),
             Gate::Answer(response) => Ok(response),
         }
-    }
-
-    /// Asks the person about the change `look` finds (unless asking is
-    /// left to the client), bound to the call's input and the change's
-    /// fingerprint; looks again just before answering `Go`.
-    pub(crate) async fn confirmed(
-        &self,
-        tool: &'static str,
-        input: &Value,
-        state: Option<String>,
-        answers: Option<rmcp::model::InputResponses>,
-        context: &RequestContext<RoleServer>,
-        look: &Look<'_>,
-    ) -> Result<Gate, ToolError> {
-        let ask = self.shared.options.ask_before_writes;
-        if ask && !can_elicit(context) {
-            return Err(ToolError::Rpc(missing_elicitation(tool)));
-        }
-        if !ask {
-            return Ok(Gate::Go(Box::new(self.plan(look).await?)));
-        }
-        let modern = context
-            .protocol_version()
-            .is_some_and(|v| v.as_str() >= ProtocolVersion::V_2026_07_28.as_str());
-        let digest = input_digest(tool, input);
-        let bound = ask_binding(tool, &digest);
-        if modern && let Some(state) = state.as_deref() {
-            let sealed: Sealed = self
-                .shared
-                .asks
-                .open_json_with(state, &bound)
-                .map_err(|_| {
-                    ToolError::Tool(format!(
-                        "this answer belongs to another question (the call's arguments differ, or the server restarted); nothing was changed. Call {tool} again to ask the person afresh."
-                    ))
-                })?;
-            if let Answer::No(sentence) =
-                answer_of(answers.as_ref(), tool, NOTHING_DONE, sealed.time_ms, self)?
-            {
-                return Err(ToolError::Tool(sentence));
-            }
-            let plan = self.plan(look).await?;
-            return still_as_asked(tool, &sealed.fingerprint, plan)
-                .map(|plan| Gate::Go(Box::new(plan)));
-        }
-        let plan = self.plan(look).await?;
-        let (label, about) = box_words(look);
-        let form = form_with(&plan.title, plan.question.clone(), label, about)?;
-        if modern {
-            let sealed = Sealed {
-                digest: digest.clone(),
-                fingerprint: plan.fingerprint.clone(),
-                time_ms: now_ms(),
-            };
-            return self
-                .input_required_with(tool, &digest, &sealed, form)
-                .map(Gate::Answer);
-        }
-        let answer = self.ask_now_with(tool, form, NOTHING_DONE, context).await;
-        if let Answer::No(sentence) = answer {
-            return Err(ToolError::Tool(sentence));
-        }
-        let again = self.plan(look).await?;
-        still_as_asked(tool, &plan.fingerprint, again).map(|plan| Gate::Go(Box::new(plan)))
-    }
-}
-
-/// The plan looked up again, if it still acts on what the person saw.
-pub(crate) fn still_as_asked(tool: &str, asked: &str, plan: Plan) -> Result<Plan, ToolError> {
-    if plan.fingerprint == asked {
-        Ok(plan)
-    } else {
-        Err(ToolError::Tool(format!(
-            "what {tool} would change is no longer what the person was asked about (it changed in Mattermost meanwhile); nothing was changed. Call {tool} again to ask about it as it is now."
-        )))
     }
 }
 
@@ -537,15 +471,7 @@ impl MattermostServer {
             .add_channel_members(&m.channel.id, &[&m.me])
             .await?;
         let text = format!("You joined ~{}.", m.channel.name);
-        done(
-            text.clone(),
-            &ChangedOut {
-                done: text,
-                channel: Some(ChannelOut::from(&m.channel)),
-                added: Vec::new(),
-                status: None,
-            },
-        )
+        channel_changed(text, &m.channel, Vec::new())
     }
 
     pub(crate) async fn leave_act(&self, m: Membership) -> Result<CallToolResult, ToolError> {
@@ -554,15 +480,7 @@ impl MattermostServer {
             .remove_channel_member(&m.channel.id, &m.me)
             .await?;
         let text = format!("You left ~{}.", m.channel.name);
-        done(
-            text.clone(),
-            &ChangedOut {
-                done: text,
-                channel: Some(ChannelOut::from(&m.channel)),
-                added: Vec::new(),
-                status: None,
-            },
-        )
+        channel_changed(text, &m.channel, Vec::new())
     }
 
     /// The team a call names, or the account's only team.
@@ -653,15 +571,7 @@ impl MattermostServer {
     pub(crate) async fn create_act(&self, c: Creation) -> Result<CallToolResult, ToolError> {
         let channel = self.shared.client.create_channel(&c.channel).await?;
         let text = format!("Created ~{} ({}).", channel.name, channel.id);
-        done(
-            text.clone(),
-            &ChangedOut {
-                done: text,
-                channel: Some(ChannelOut::from(&channel)),
-                added: Vec::new(),
-                status: None,
-            },
-        )
+        channel_changed(text, &channel, Vec::new())
     }
 
     pub(crate) async fn add_plan(&self, args: &AddMembersArgs) -> Result<Plan, ToolError> {
@@ -682,7 +592,7 @@ impl MattermostServer {
         let mut people: Vec<User> = Vec::new();
         let mut already: Vec<String> = Vec::new();
         for name in &args.usernames {
-            let name = name.trim().trim_start_matches('@');
+            let name = username(name);
             if name.is_empty()
                 || people.iter().any(|u| u.username.eq_ignore_ascii_case(name))
                 || already.iter().any(|u| u.eq_ignore_ascii_case(name))
@@ -770,15 +680,7 @@ impl MattermostServer {
         let added: Vec<String> = a.people.iter().map(|u| u.username.clone()).collect();
         let names: Vec<String> = added.iter().map(|u| format!("@{u}")).collect();
         let text = format!("Added {} to ~{}.", names.join(", "), a.channel.name);
-        done(
-            text.clone(),
-            &ChangedOut {
-                done: text,
-                channel: Some(ChannelOut::from(&a.channel)),
-                added,
-                status: None,
-            },
-        )
+        channel_changed(text, &a.channel, added)
     }
 }
 
@@ -897,15 +799,7 @@ impl MattermostServer {
         }
         self.shared.client.view_channel(&channel.id).await?;
         let text = format!("Marked ~{} as read (for you only).", channel.name);
-        done(
-            text.clone(),
-            &ChangedOut {
-                done: text,
-                channel: Some(ChannelOut::from(&channel)),
-                added: Vec::new(),
-                status: None,
-            },
-        )
+        channel_changed(text, &channel, Vec::new())
     }
 }
 
@@ -949,6 +843,8 @@ pub struct SearchChannelsArgs {
     pub cursor: Option<String>,
 }
 
+paged!(UserChannelsArgs, SearchChannelsArgs);
+
 porter_mcp::tool! {
     /// `get_user_channels`: My channels.
     pub(crate) GetUserChannels for MattermostServer {
@@ -991,14 +887,7 @@ impl MattermostServer {
         &self,
         args: UserChannelsArgs,
     ) -> Result<CallToolResult, ToolError> {
-        let paging = self.paging::<_, usize>(
-            "get_user_channels",
-            &args,
-            args.limit,
-            args.cursor.as_deref(),
-            LIST_PAGE,
-            LIST_MAX,
-        )?;
+        let paging = self.paging::<_, usize>("get_user_channels", &args, LIST)?;
         let teams = self.teams_for(args.team_id.as_deref()).await?;
         let mut channels = self.my_channels(&teams).await?;
         channels.sort_by(|(a, _), (b, _)| {
@@ -1006,42 +895,31 @@ impl MattermostServer {
                 .cmp(&kind_order(b.kind))
                 .then_with(|| a.name.cmp(&b.name))
         });
-        self.channels_page(
-            "get_user_channels",
-            &paging,
-            channels,
-            &teams,
-            "You are in no channel.",
-        )
-        .await
+        self.channels_page(&paging, channels, &teams, "You are in no channel.")
+            .await
     }
 
     pub(crate) async fn channels_page(
         &self,
-        tool: &str,
         paging: &Paging<usize>,
         channels: Vec<(Channel, Option<Team>)>,
         teams: &[Team],
         none: &str,
     ) -> Result<CallToolResult, ToolError> {
-        let (page, next) = self.slice(tool, paging, &channels);
+        let (page, next) = self.slice(paging, &channels);
         let names = team_names(teams);
-        let mut text = if channels.is_empty() {
+        let opening = if channels.is_empty() {
             format!("{none}\n")
         } else {
             String::new()
         };
         let mut out = Vec::with_capacity(page.len());
         for (channel, _) in page {
-            let channel = ChannelOut::from(&self.named_channel(channel).await);
-            let _ = writeln!(
-                text,
-                "{}",
-                channel_line(&channel, names.get(&channel.team_id).map(String::as_str))
-            );
-            out.push(channel);
+            out.push(ChannelOut::from(&self.named_channel(channel).await));
         }
-        more_line(&mut text, next.as_ref(), "channels");
+        let lines = (out.iter())
+            .map(|channel| channel_line(channel, names.get(&channel.team_id).map(String::as_str)));
+        let text = page_text(opening, lines, next.as_ref(), "channels");
         done(
             text,
             &ChannelsOut {
@@ -1071,14 +949,7 @@ impl MattermostServer {
         &self,
         args: SearchChannelsArgs,
     ) -> Result<CallToolResult, ToolError> {
-        let paging = self.paging::<_, usize>(
-            "search_channels",
-            &args,
-            args.limit,
-            args.cursor.as_deref(),
-            LIST_PAGE,
-            LIST_MAX,
-        )?;
+        let paging = self.paging::<_, usize>("search_channels", &args, LIST)?;
         let key = name_key(&args.term);
         if key.is_empty() {
             return Err(ToolError::Tool(
@@ -1112,8 +983,7 @@ impl MattermostServer {
             "None of your channels is named like {:?}; get_user_channels lists them all.",
             args.term
         );
-        self.channels_page("search_channels", &paging, channels, &teams, &none)
-            .await
+        self.channels_page(&paging, channels, &teams, &none).await
     }
 }
 

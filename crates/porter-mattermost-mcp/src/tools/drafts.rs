@@ -6,28 +6,27 @@
 
 use std::fmt::Write as _;
 
-use rmcp::RoleServer;
-use rmcp::model::{CallToolResponse, CallToolResult, ProtocolVersion};
-use rmcp::service::RequestContext;
+use rmcp::model::{CallToolResponse, CallToolResult};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::ask::{Answer, answer_of, ask_binding, can_elicit, form_with, input_digest, now_ms};
+use crate::ask::{Asking, Gate, Looked, Question};
 use crate::cursor::canonical_json;
 use crate::lookup::ChannelRef;
-use crate::paging::Paging;
+use crate::paging::{Paging, Sizes, each_once, paged};
 use crate::render::iso_utc;
-use porter_mcp::tool::{Call, Hints, ToolError, done};
+use porter_mcp::tool::{Hints, ToolError, done};
 
 use crate::MattermostServer;
-use crate::ask::missing_elicitation;
 use crate::render::channel_label;
-use porter_mattermost::{Channel, Draft, Team};
+use porter_mattermost::{Channel, Draft};
 
-/// Default and largest page sizes of `list_drafts`.
-pub(crate) const DRAFTS_PAGE: usize = 20;
-pub(crate) const DRAFTS_MAX: usize = 100;
+/// The page sizes of `list_drafts`: 20, at most 100.
+pub(crate) const DRAFTS: Sizes = Sizes {
+    default: 20,
+    max: 100,
+};
 
 /// A draft to save.
 #[derive(Debug, Default, Serialize, Deserialize, JsonSchema)]
@@ -68,6 +67,8 @@ pub struct ListDraftsArgs {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cursor: Option<String>,
 }
+
+paged!(ListDraftsArgs);
 
 /// `DraftOut` is one draft.
 #[derive(Debug, Clone, Serialize, JsonSchema)]
@@ -136,29 +137,35 @@ porter_mcp::tool! {
         name: "delete_draft", title: "Delete a draft", hints: Hints::write(true, true), args: DraftPlaceArgs, out: DeletedDraftOut,
         description: "Deletes your draft in a channel (or thread); its text is gone for good.",
         call: |server, args, call| {
-            let Call {
-                context,
-                state,
-                answers,
-                ..
-            } = call;
-
-            server
-                .delete_draft_impl(args, state, answers.as_ref(), &context)
-                .await
+            let asking = server.asking(Self::NAME, &args, call, NOTHING_DELETED)?;
+            server.delete_draft_impl(&asking, args).await
         },
     }
 }
 
 // ----- how they work -----
 
-/// What the sealed request state of `delete_draft` carries from the
-/// question to the retry.
-#[derive(Debug, Serialize, Deserialize)]
-pub(crate) struct AskedDraft {
-    digest: String,
+/// `FoundDraft` is the draft `delete_draft` deletes: where, and its text
+/// (none when there is no draft there).
+pub(crate) struct FoundDraft {
+    channel: Channel,
+    /// The channel's label, and the place with the thread.
+    label: String,
+    place: String,
+    draft: Option<Draft>,
     fingerprint: String,
-    time_ms: u64,
+    /// The refusal when there is no draft to delete.
+    missing: Option<String>,
+}
+
+impl Looked for FoundDraft {
+    fn fingerprint(&self) -> &str {
+        &self.fingerprint
+    }
+
+    fn nothing_to_do(&self) -> Option<&str> {
+        self.missing.as_deref()
+    }
 }
 
 /// A draft's fingerprint: where it is and its exact text, so a draft
@@ -186,17 +193,21 @@ pub(crate) fn quoted(text: &str) -> String {
 /// answer is not a yes.
 pub(crate) const NOTHING_DELETED: &str = "nothing was deleted";
 
-/// The `delete_draft` question's form, whose box names its own action.
-pub(crate) fn delete_draft_form(
-    title: &str,
-    text: String,
-) -> Result<rmcp::model::ElicitRequestParams, ToolError> {
-    form_with(
+/// The `delete_draft` question, whose box names its own action.
+pub(crate) fn delete_draft_question(found: &FoundDraft) -> Question {
+    let title = format!("Delete your draft in {}", found.place);
+    let draft = found.draft.clone().unwrap_or_default();
+    let text = format!(
+        "{title}?\nThe draft (last changed {}) is deleted for good:\n\n{}",
+        iso_utc(draft.update_at),
+        draft.message
+    );
+    Question {
         title,
         text,
-        "Yes, delete this draft",
-        "Tick to delete the draft shown above for good; leave unticked or decline to keep it.",
-    )
+        label: "Yes, delete this draft",
+        about: "Tick to delete the draft shown above for good; leave unticked or decline to keep it.",
+    }
 }
 
 impl MattermostServer {
@@ -342,32 +353,16 @@ impl MattermostServer {
         &self,
         args: ListDraftsArgs,
     ) -> Result<CallToolResult, ToolError> {
-        let paging: Paging<usize> = self.paging(
-            "list_drafts",
-            &args,
-            args.limit,
-            args.cursor.as_deref(),
-            DRAFTS_PAGE,
-            DRAFTS_MAX,
-        )?;
-        let teams: Vec<Team> = match args.team_id.as_deref().filter(|t| !t.trim().is_empty()) {
-            Some(team) => vec![self.resolve_team(team).await?],
-            None => self.my_teams().await?,
-        };
-        let mut all: Vec<Draft> = Vec::new();
-        for team in &teams {
-            for draft in self.shared.client.drafts(&team.id).await? {
-                // Direct and group drafts come back with every team.
-                if !all
-                    .iter()
-                    .any(|d| d.channel_id == draft.channel_id && d.root_id == draft.root_id)
-                {
-                    all.push(draft);
-                }
-            }
-        }
+        let paging: Paging<usize> = self.paging("list_drafts", &args, DRAFTS)?;
+        let teams = self.teams_for(args.team_id.as_deref()).await?;
+        let mut all = each_once(
+            &teams,
+            |d: &Draft| (d.channel_id.clone(), d.root_id.clone()),
+            |team| async move { Ok(self.shared.client.drafts(&team.id).await?) },
+        )
+        .await?;
         all.sort_by_key(|d| std::cmp::Reverse(d.update_at));
-        let (page, next) = self.slice("list_drafts", &paging, &all);
+        let (page, next) = self.slice(&paging, &all);
         let mut drafts = Vec::with_capacity(page.len());
         let mut text = if all.is_empty() {
             "You have no drafts.\n".to_owned()
@@ -408,42 +403,8 @@ impl MattermostServer {
         )
     }
 
-    pub(crate) async fn delete_draft_impl(
-        &self,
-        args: DraftPlaceArgs,
-        state: Option<String>,
-        answers: Option<&rmcp::model::InputResponses>,
-        context: &RequestContext<RoleServer>,
-    ) -> Result<CallToolResponse, ToolError> {
-        const TOOL: &str = "delete_draft";
-        let ask = self.shared.options.ask_before_writes;
-        if ask && !can_elicit(context) {
-            return Err(ToolError::Rpc(missing_elicitation(TOOL)));
-        }
-        let modern = context
-            .protocol_version()
-            .is_some_and(|v| v.as_str() >= ProtocolVersion::V_2026_07_28.as_str());
-        let input = serde_json::to_value(&args).unwrap_or(Value::Null);
-        let digest = input_digest(TOOL, &input);
-        // On a retry with the person's answer, the answer comes first: a
-        // "no" reads nothing.
-        let mut asked: Option<AskedDraft> = None;
-        if ask && modern && state.is_some() {
-            let bound = ask_binding(TOOL, &digest);
-            let opened = self
-                .shared
-                .asks
-                .open_json_with::<AskedDraft>(state.as_deref().unwrap_or_default(), &bound)
-                .map_err(|_| {
-                    ToolError::Tool(
-                        "this answer belongs to another question (the call's arguments differ from those asked about, or the server restarted); nothing was deleted. Call delete_draft again to ask the person afresh.".to_owned(),
-                    )
-                })?;
-            match answer_of(answers, TOOL, NOTHING_DELETED, opened.time_ms, self)? {
-                Answer::Yes => asked = Some(opened),
-                Answer::No(sentence) => return Err(ToolError::Tool(sentence)),
-            }
-        }
+    /// The draft a `delete_draft` call names, with its fingerprint.
+    pub(crate) async fn found_draft(&self, args: &DraftPlaceArgs) -> Result<FoundDraft, ToolError> {
         let (channel, root) = self
             .draft_place(&args.channel, args.root_id.as_deref())
             .await?;
@@ -453,53 +414,53 @@ impl MattermostServer {
         } else {
             format!("{label}, thread {root}")
         };
-        let draft = self.find_draft(&channel, &root).await?.ok_or_else(|| {
-            ToolError::Tool(format!(
+        let draft = self.find_draft(&channel, &root).await?;
+        let missing = draft.is_none().then(|| {
+            format!(
                 "you have no draft in {place}; list_drafts shows your drafts. Nothing was deleted."
-            ))
-        })?;
-        let fingerprint = draft_fingerprint(&draft);
-        let changed = || {
-            ToolError::Tool(format!(
-                "the draft in {place} changed after the person was asked about it; nothing was deleted. Call delete_draft again to ask about it as it is now."
-            ))
+            )
+        });
+        Ok(FoundDraft {
+            fingerprint: draft.as_ref().map(draft_fingerprint).unwrap_or_default(),
+            channel,
+            label,
+            place,
+            draft,
+            missing,
+        })
+    }
+
+    pub(crate) async fn delete_draft_impl(
+        &self,
+        asking: &Asking,
+        args: DraftPlaceArgs,
+    ) -> Result<CallToolResponse, ToolError> {
+        let gate = self
+            .ask_first(
+                asking,
+                || self.found_draft(&args),
+                delete_draft_question,
+                |found| {
+                    ToolError::Tool(format!(
+                        "the draft in {} changed after the person was asked about it; nothing was deleted. Call delete_draft again to ask about it as it is now.",
+                        found.place
+                    ))
+                },
+            )
+            .await?;
+        let found = match gate {
+            Gate::Go(found) => found,
+            Gate::Answer(response) => return Ok(response),
         };
-        if let Some(asked) = &asked
-            && (asked.digest != digest || asked.fingerprint != fingerprint)
-        {
-            return Err(changed());
-        }
-        if ask && asked.is_none() {
-            let title = format!("Delete your draft in {place}");
-            let text = format!(
-                "{title}?\nThe draft (last changed {}) is deleted for good:\n\n{}",
-                iso_utc(draft.update_at),
-                draft.message
-            );
-            if modern {
-                let sealed = AskedDraft {
-                    digest: digest.clone(),
-                    fingerprint: fingerprint.clone(),
-                    time_ms: now_ms(),
-                };
-                let question = delete_draft_form(&title, text)?;
-                return self.input_required_with(TOOL, &digest, &sealed, question);
-            }
-            let question = delete_draft_form(&title, text)?;
-            match self
-                .ask_now_with(TOOL, question, NOTHING_DELETED, context)
-                .await
-            {
-                Answer::Yes => {}
-                Answer::No(sentence) => return Err(ToolError::Tool(sentence)),
-            }
-            // The question took time: read the draft again just before
-            // deleting it.
-            let now = self.find_draft(&channel, &root).await?;
-            if now.as_ref().map(draft_fingerprint) != Some(fingerprint) {
-                return Err(changed());
-            }
-        }
+        let FoundDraft {
+            channel,
+            label,
+            place,
+            draft,
+            ..
+        } = found;
+        // A draft found again with the same fingerprint is there.
+        let draft = draft.unwrap_or_default();
         self.shared
             .client
             .delete_draft(&channel.id, &draft.root_id)

@@ -1,7 +1,6 @@
 //! The tools about attached files: `read_file` (an attachment through the
 //! file view), `save_file` (onto the person's disk) and `search_files`.
 
-use std::collections::HashSet;
 use std::fmt::Write as _;
 
 use bytes::Bytes;
@@ -18,7 +17,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::output::{FileOut, FilesOut, HeadingOut, ReadFileOut, SavedOut};
-use crate::paging::{SEARCH_DEPTH, SearchArgs, more_line, search_pages};
+use crate::paging::{SEARCH_DEPTH, SearchArgs, each_once, page_text, search_pages};
 use crate::render::file_line;
 use crate::{MattermostServer, SAVE_FILE_BYTES, lock};
 
@@ -383,20 +382,17 @@ impl MattermostServer {
     ) -> Result<CallToolResult, ToolError> {
         let paging = self.search_paging("search_files", &args)?;
         let teams = self.teams_for(args.team_id.as_deref()).await?;
-        let end = (paging.position + paging.limit + 1).min(SEARCH_DEPTH);
-        let mut found = Vec::new();
-        let mut seen = HashSet::new();
-        for team in &teams {
-            for file in self.search_team_files(team, &args.terms, end).await? {
-                if seen.insert(file.id.clone()) {
-                    found.push(file);
-                }
-            }
-        }
+        let end = paging.end(SEARCH_DEPTH);
+        let mut found = each_once(
+            &teams,
+            |file: &FileInfo| file.id.clone(),
+            |team| self.search_team_files(team, &args.terms, end),
+        )
+        .await?;
         found.sort_by(|a, b| b.create_at.cmp(&a.create_at).then_with(|| a.id.cmp(&b.id)));
         let all: Vec<FileOut> = found.iter().map(FileOut::from).collect();
-        let (page, next) = self.slice("search_files", &paging, &all);
-        let mut text = if all.is_empty() {
+        let (page, next) = self.slice(&paging, &all);
+        let opening = if all.is_empty() {
             format!("No file matches {:?}.\n", args.terms)
         } else {
             format!(
@@ -404,10 +400,12 @@ impl MattermostServer {
                 args.terms
             )
         };
-        for file in &page {
-            let _ = writeln!(text, "{}", file_line(file));
-        }
-        more_line(&mut text, next.as_ref(), "results");
+        let text = page_text(
+            opening,
+            page.iter().map(file_line),
+            next.as_ref(),
+            "results",
+        );
         done(
             text,
             &FilesOut {

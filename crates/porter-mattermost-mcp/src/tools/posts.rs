@@ -19,7 +19,6 @@
 //! state, and the client calls again with the person's answer.
 
 use std::collections::HashMap;
-use std::collections::HashSet;
 use std::fmt::Write as _;
 use std::str::FromStr as _;
 
@@ -35,22 +34,11 @@ use porter_mattermost::Preference;
 use porter_mattermost::Team;
 use porter_mattermost::UploadFile;
 use porter_mattermost::User;
-use porter_mcp::tool::Call;
 use porter_mcp::tool::Hints;
 use porter_mcp::tool::ToolError;
 use porter_mcp::tool::done;
-use rmcp::ErrorData;
-use rmcp::RoleServer;
 use rmcp::model::CallToolResponse;
 use rmcp::model::CallToolResult;
-use rmcp::model::ElicitRequest;
-use rmcp::model::ElicitRequestParams;
-use rmcp::model::InputRequest;
-use rmcp::model::InputRequests;
-use rmcp::model::InputRequiredResult;
-use rmcp::model::ProtocolVersion;
-use rmcp::model::SealOptions;
-use rmcp::service::RequestContext;
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde::Serialize;
@@ -58,18 +46,14 @@ use serde_json::Value;
 
 use crate::MattermostServer;
 use crate::Transport;
-use crate::ask::Answer;
-use crate::ask::CONFIRM;
+use crate::ask::Asking;
+use crate::ask::Gate;
+use crate::ask::Looked;
 use crate::ask::NOTHING_DONE;
 use crate::ask::NOTHING_POSTED;
-use crate::ask::answer_of;
-use crate::ask::ask_binding;
-use crate::ask::can_elicit;
-use crate::ask::form_with;
-use crate::ask::input_digest;
-use crate::ask::missing_elicitation;
-use crate::ask::now_ms;
+use crate::ask::Question;
 use crate::lookup::ChannelRef;
+use crate::names::username;
 use crate::outgoing;
 use crate::outgoing::FileRequest;
 use crate::outgoing::OutgoingLimits;
@@ -84,18 +68,26 @@ use crate::output::PostOut;
 use crate::output::PostedOut;
 use crate::output::PostsOut;
 use crate::paging::Page;
+use crate::paging::Paging;
 use crate::paging::SEARCH_DEPTH;
 use crate::paging::SearchArgs;
+use crate::paging::Sizes;
+use crate::paging::all_pages;
+use crate::paging::each_once;
 use crate::paging::more_line;
+use crate::paging::page_text;
+use crate::paging::paged;
 use crate::paging::search_pages;
 use crate::render::channel_label;
 use crate::render::channel_line;
 use crate::render::post_text;
 
-/// Default and largest page sizes of the post lists (and of the followed
-/// threads): smaller than other lists, because each item is a whole post.
-pub(crate) const POST_LIST_PAGE: usize = 20;
-pub(crate) const POST_LIST_MAX: usize = 100;
+/// The page sizes of the post lists (and of the followed threads): 20, at
+/// most 100, smaller than other lists, because each item is a whole post.
+pub(crate) const POST_LIST: Sizes = Sizes {
+    default: 20,
+    max: 100,
+};
 /// Unread posts shown per channel by default, and at most.
 pub(crate) const UNREAD_POSTS: u32 = 10;
 pub(crate) const UNREAD_POSTS_MAX: u32 = 50;
@@ -192,6 +184,9 @@ pub struct PinArgs {
     pub unpin: bool,
 }
 
+paged!(ReadUnreadArgs, TeamPageArgs);
+paged!(page: SavedArgs, PinnedArgs);
+
 // ----- outputs -----
 
 /// `UnreadChannelOut` is one channel with unread messages.
@@ -281,8 +276,8 @@ porter_mcp::tool! {
         name: "update_post", title: "Edit a post", hints: Hints::write(true, true), args: UpdatePostArgs, out: PostChangeOut,
         description: "Replaces the text of one of your posts; the person sees the old and the new text. Mentions must name real accounts.",
         call: |server, args, call| {
-            let (call, context) = Asking::from_call(Self::NAME, &args, call);
-            server.change(&call, Change::Update(args), &context).await
+            let asking = server.asking(Self::NAME, &args, call, NOTHING_DONE)?;
+            server.change(&asking, Change::Update(args)).await
         },
     }
 }
@@ -293,8 +288,8 @@ porter_mcp::tool! {
         name: "delete_post", title: "Delete a post", hints: Hints::write(true, true), args: PostArgs, out: PostChangeOut,
         description: "Deletes one of your posts; deleting a thread's first post deletes its replies too, and the person is told how many.",
         call: |server, args, call| {
-            let (call, context) = Asking::from_call(Self::NAME, &args, call);
-            server.change(&call, Change::Delete(args), &context).await
+            let asking = server.asking(Self::NAME, &args, call, NOTHING_DONE)?;
+            server.change(&asking, Change::Delete(args)).await
         },
     }
 }
@@ -305,10 +300,8 @@ porter_mcp::tool! {
         name: "add_reaction", title: "React to a post", hints: Hints::write(false, true), args: ReactionArgs, out: PostChangeOut,
         description: "Adds your emoji reaction to a post (emoji by name, :name: or the character).",
         call: |server, args, call| {
-            let (call, context) = Asking::from_call(Self::NAME, &args, call);
-            server
-                .change(&call, Change::React(args, true), &context)
-                .await
+            let asking = server.asking(Self::NAME, &args, call, NOTHING_DONE)?;
+            server.change(&asking, Change::React(args, true)).await
         },
     }
 }
@@ -319,10 +312,8 @@ porter_mcp::tool! {
         name: "remove_reaction", title: "Remove a reaction", hints: Hints::write(true, true), args: ReactionArgs, out: PostChangeOut,
         description: "Removes your emoji reaction from a post (emoji by name, :name: or the character).",
         call: |server, args, call| {
-            let (call, context) = Asking::from_call(Self::NAME, &args, call);
-            server
-                .change(&call, Change::React(args, false), &context)
-                .await
+            let asking = server.asking(Self::NAME, &args, call, NOTHING_DONE)?;
+            server.change(&asking, Change::React(args, false)).await
         },
     }
 }
@@ -333,45 +324,13 @@ porter_mcp::tool! {
         name: "pin_post", title: "Pin a post", hints: Hints::write(false, true), args: PinArgs, out: PostChangeOut,
         description: "Pins a post to its channel for everyone in it (or, with unpin, takes the pin off).",
         call: |server, args, call| {
-            let (call, context) = Asking::from_call(Self::NAME, &args, call);
-            server.change(&call, Change::Pin(args), &context).await
+            let asking = server.asking(Self::NAME, &args, call, NOTHING_DONE)?;
+            server.change(&asking, Change::Pin(args)).await
         },
     }
 }
 
 // ----- asking -----
-
-/// One change as it arrived.
-pub(crate) struct Asking {
-    tool: &'static str,
-    input: Value,
-    state: Option<String>,
-    answers: Option<rmcp::model::InputResponses>,
-}
-
-impl Asking {
-    /// The change `tool` was called for with `args`, and the request it
-    /// came in.
-    fn from_call<A: Serialize>(
-        tool: &'static str,
-        args: &A,
-        call: Call,
-    ) -> (Asking, RequestContext<RoleServer>) {
-        let Call {
-            context,
-            state,
-            answers,
-            ..
-        } = call;
-        let asking = Asking {
-            tool,
-            input: serde_json::to_value(args).unwrap_or(Value::Null),
-            state,
-            answers,
-        };
-        (asking, context)
-    }
-}
 
 /// A change, with its arguments.
 pub(crate) enum Change {
@@ -379,14 +338,6 @@ pub(crate) enum Change {
     Delete(PostArgs),
     React(ReactionArgs, bool),
     Pin(PinArgs),
-}
-
-/// What the sealed request state carries from the question to the retry.
-#[derive(Debug, Serialize, Deserialize)]
-pub(crate) struct Sealed {
-    digest: String,
-    fingerprint: String,
-    time_ms: u64,
 }
 
 /// What a change acts on, looked up just now, and the question about it.
@@ -405,96 +356,48 @@ pub(crate) struct Look {
     nothing_to_do: Option<String>,
 }
 
+impl Looked for Look {
+    fn fingerprint(&self) -> &str {
+        &self.fingerprint
+    }
+
+    fn nothing_to_do(&self) -> Option<&str> {
+        self.nothing_to_do.as_deref()
+    }
+}
+
 pub(crate) fn fingerprint(parts: &[&str]) -> String {
     porter_paths::sha256_hex(parts.join("\0").as_bytes())
 }
 
 impl MattermostServer {
+    /// A change to a post: asked about as it is now (see
+    /// [`MattermostServer::ask_first`]), then made.
     pub(crate) async fn change(
         &self,
-        call: &Asking,
+        asking: &Asking,
         change: Change,
-        context: &RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ToolError> {
-        let ask = self.shared.options.ask_before_writes;
-        // 1. Can the person be asked at all? Decided before anything is read.
-        if ask && !can_elicit(context) {
-            return Err(ToolError::Rpc(missing_elicitation(call.tool)));
+        let gate = self
+            .ask_first(
+                asking,
+                || self.look(&change),
+                |look: &Look| {
+                    let (label, about) = box_words(&change);
+                    Question {
+                        title: look.title.clone(),
+                        text: look.text.clone(),
+                        label,
+                        about,
+                    }
+                },
+                |_| changed_since(asking.tool),
+            )
+            .await?;
+        match gate {
+            Gate::Go(look) => Ok(self.act_change(&change, look).await?.into()),
+            Gate::Answer(response) => Ok(response),
         }
-        let modern = context
-            .protocol_version()
-            .is_some_and(|v| v.as_str() >= ProtocolVersion::V_2026_07_28.as_str());
-        let digest = input_digest(call.tool, &call.input);
-        // 2. A retry with the person's answer: the answer first; a "no"
-        //    reads nothing.
-        let mut asked: Option<Sealed> = None;
-        if ask && modern && call.state.is_some() {
-            let opened = self.open_sealed(call, &digest)?;
-            match self.answer_in(call, opened.time_ms)? {
-                Answer::Yes => asked = Some(opened),
-                Answer::No(sentence) => return Err(ToolError::Tool(sentence)),
-            }
-        }
-        // 3. Look at what the change acts on, with every check.
-        let look = self.look(&change).await?;
-        if let Some(sentence) = &look.nothing_to_do {
-            return Err(ToolError::Tool(sentence.clone()));
-        }
-        if let Some(asked) = &asked
-            && (asked.digest != digest || asked.fingerprint != look.fingerprint)
-        {
-            return Err(changed_since(call.tool));
-        }
-        // 4. Ask, unless asked already or asking is left to the client.
-        if ask && asked.is_none() {
-            let (label, about) = box_words(&change);
-            let question = form_with(&look.title, look.text.clone(), label, about)?;
-            if modern {
-                let sealed = Sealed {
-                    digest: digest.clone(),
-                    fingerprint: look.fingerprint.clone(),
-                    time_ms: now_ms(),
-                };
-                return self.input_required_with(call.tool, &digest, &sealed, question);
-            }
-            let answer = self
-                .ask_now_with(call.tool, question, NOTHING_DONE, context)
-                .await;
-            if let Answer::No(sentence) = answer {
-                return Err(ToolError::Tool(sentence));
-            }
-            // 5. Re-check just before acting: the person may have taken
-            //    their time, and others may have changed the post.
-            let again = self.look(&change).await?;
-            if again.fingerprint != look.fingerprint {
-                return Err(changed_since(call.tool));
-            }
-        }
-        let result = self.act_change(&change, look).await?;
-        Ok(CallToolResponse::from(result))
-    }
-
-    pub(crate) fn open_sealed(&self, call: &Asking, digest: &str) -> Result<Sealed, ToolError> {
-        let bound = ask_binding(call.tool, digest);
-        self.shared
-            .asks
-            .open_json_with::<Sealed>(call.state.as_deref().unwrap_or_default(), &bound)
-            .map_err(|_| {
-                ToolError::Tool(format!(
-                    "this answer belongs to another question (the call's arguments differ from those asked about, or the server restarted); nothing was changed. Call {} again to ask the person afresh.",
-                    call.tool
-                ))
-            })
-    }
-
-    pub(crate) fn answer_in(&self, call: &Asking, time_ms: u64) -> Result<Answer, ToolError> {
-        answer_of(
-            call.answers.as_ref(),
-            call.tool,
-            NOTHING_DONE,
-            time_ms,
-            self,
-        )
     }
 
     /// Where a post is, for the question: `~name` or the conversation.
@@ -915,14 +818,7 @@ impl MattermostServer {
         &self,
         args: ReadUnreadArgs,
     ) -> Result<CallToolResult, ToolError> {
-        let paging = self.paging::<_, usize>(
-            "read_unread",
-            &args,
-            args.limit,
-            args.cursor.as_deref(),
-            POST_LIST_PAGE,
-            POST_LIST_MAX,
-        )?;
+        let paging = self.paging::<_, usize>("read_unread", &args, POST_LIST)?;
         let per_channel = args
             .posts_per_channel
             .unwrap_or(UNREAD_POSTS)
@@ -949,7 +845,7 @@ impl MattermostServer {
                 .cmp(&a.0.last_post_at)
                 .then_with(|| a.0.id.cmp(&b.0.id))
         });
-        let (page, next) = self.slice("read_unread", &paging, &unread);
+        let (page, next) = self.slice(&paging, &unread);
         let mut out = Vec::with_capacity(page.len());
         let mut text = if unread.is_empty() {
             "Nothing unread: you have read every channel.\n".to_owned()
@@ -1001,14 +897,7 @@ impl MattermostServer {
         &self,
         args: PinnedArgs,
     ) -> Result<CallToolResult, ToolError> {
-        let paging = self.paging::<_, usize>(
-            "list_pinned_posts",
-            &args,
-            args.page.limit,
-            args.page.cursor.as_deref(),
-            POST_LIST_PAGE,
-            POST_LIST_MAX,
-        )?;
+        let paging = self.paging::<_, usize>("list_pinned_posts", &args, POST_LIST)?;
         let (channel, _) = self.channel_at(&args.channel).await?;
         let mut posts = self
             .shared
@@ -1021,7 +910,7 @@ impl MattermostServer {
         let empty = format!("Nothing is pinned in {label}.\n");
         let head = format!("Pinned in {label}, newest first:\n\n");
         let channel = Some(ChannelOut::from(&channel));
-        self.posts_page("list_pinned_posts", &paging, &posts, channel, &empty, &head)
+        self.posts_page(&paging, &posts, channel, &empty, &head, "posts")
             .await
     }
 
@@ -1029,33 +918,20 @@ impl MattermostServer {
         &self,
         args: SavedArgs,
     ) -> Result<CallToolResult, ToolError> {
-        let paging = self.paging::<_, usize>(
-            "list_saved",
-            &args,
-            args.page.limit,
-            args.page.cursor.as_deref(),
-            POST_LIST_PAGE,
-            POST_LIST_MAX,
-        )?;
-        let mut posts = Vec::new();
-        let mut page = 0;
-        loop {
+        let paging = self.paging::<_, usize>("list_saved", &args, POST_LIST)?;
+        let mut posts = all_pages(FETCH_PAGE, FETCH_DEPTH, |page| async move {
             let list = self.shared.client.flagged_posts(page, FETCH_PAGE).await?;
-            let got = list.order.len();
-            posts.extend(list.into_ordered());
-            if got < FETCH_PAGE as usize || posts.len() >= FETCH_DEPTH {
-                break;
-            }
-            page += 1;
-        }
+            Ok::<_, ToolError>((list.order.len(), list.into_ordered()))
+        })
+        .await?;
         newest_first(&mut posts);
         self.posts_page(
-            "list_saved",
             &paging,
             &posts,
             None,
             "You have saved no posts.\n",
             "Your saved posts, newest first:\n\n",
+            "posts",
         )
         .await
     }
@@ -1064,56 +940,38 @@ impl MattermostServer {
         &self,
         args: TeamPageArgs,
     ) -> Result<CallToolResult, ToolError> {
-        let paging = self.paging::<_, usize>(
-            "list_mentions",
-            &args,
-            args.limit,
-            args.cursor.as_deref(),
-            POST_LIST_PAGE,
-            POST_LIST_MAX,
-        )?;
+        let paging = self.paging::<_, usize>("list_mentions", &args, POST_LIST)?;
         let me = self.me().await?;
         let teams = self.teams_for(args.team_id.as_deref()).await?;
         let query = format!("@{}", me.username);
-        let end = (paging.position + paging.limit + 1).min(FETCH_DEPTH);
-        let mut seen = HashSet::new();
-        let mut posts = Vec::new();
-        for team in &teams {
-            for post in self.search_team_posts(team, &query, end).await? {
-                if post.user_id != me.id && seen.insert(post.id.clone()) {
-                    posts.push(post);
-                }
-            }
-        }
+        let mut posts = self
+            .search_posts_in(&teams, &query, paging.end(FETCH_DEPTH))
+            .await?;
+        posts.retain(|post| post.user_id != me.id);
         newest_first(&mut posts);
         let head = format!("Posts that mention @{}, newest first:\n\n", me.username);
         let empty = format!("No post mentions @{}.\n", me.username);
-        self.posts_page("list_mentions", &paging, &posts, None, &empty, &head)
+        self.posts_page(&paging, &posts, None, &empty, &head, "posts")
             .await
     }
 
-    /// One page of a list of posts, as text and `PostsOut`.
+    /// One page of a list of posts, as text (`empty` for an empty list,
+    /// else `head` and the posts, and whether more `what` follow) and
+    /// `PostsOut`.
     pub(crate) async fn posts_page(
         &self,
-        tool: &str,
-        paging: &crate::paging::Paging<usize>,
+        paging: &Paging<usize>,
         posts: &[Post],
         channel: Option<ChannelOut>,
         empty: &str,
         head: &str,
+        what: &str,
     ) -> Result<CallToolResult, ToolError> {
-        let (page, next) = self.slice(tool, paging, posts);
+        let (page, next) = self.slice(paging, posts);
         let posts_out = self.posts_out(page).await;
-        let mut text = if posts.is_empty() {
-            empty.to_owned()
-        } else {
-            head.to_owned()
-        };
-        for post in &posts_out {
-            text.push_str(&post_text(post));
-            text.push('\n');
-        }
-        more_line(&mut text, next.as_ref(), "posts");
+        let opening = if posts.is_empty() { empty } else { head };
+        let lines = posts_out.iter().map(post_text);
+        let text = page_text(opening.to_owned(), lines, next.as_ref(), what);
         done(
             text,
             &PostsOut {
@@ -1129,9 +987,11 @@ pub(crate) fn newest_first(posts: &mut [Post]) {
     posts.sort_by(|a, b| b.create_at.cmp(&a.create_at).then_with(|| a.id.cmp(&b.id)));
 }
 
-pub(crate) const POSTS_PAGE: usize = 30;
-
-pub(crate) const POSTS_MAX: usize = 200;
+/// The page sizes of `read_channel`: 30, at most 200.
+pub(crate) const POSTS: Sizes = Sizes {
+    default: 30,
+    max: 200,
+};
 
 /// A page of a channel's posts.
 #[derive(Debug, Default, Serialize, Deserialize, JsonSchema)]
@@ -1148,6 +1008,8 @@ pub struct ReadChannelArgs {
     #[serde(default)]
     pub cursor: Option<String>,
 }
+
+paged!(ReadChannelArgs);
 
 porter_mcp::tool! {
     /// `read_channel`: Read a channel.
@@ -1172,14 +1034,7 @@ impl MattermostServer {
         &self,
         args: ReadChannelArgs,
     ) -> Result<CallToolResult, ToolError> {
-        let paging = self.paging::<_, String>(
-            "read_channel",
-            &args,
-            args.limit,
-            args.cursor.as_deref(),
-            POSTS_PAGE,
-            POSTS_MAX,
-        )?;
+        let paging = self.paging::<_, String>("read_channel", &args, POSTS)?;
         let (channel, team) = self
             .resolve_channel(&args.channel_id, args.team_id.as_deref())
             .await?;
@@ -1198,13 +1053,13 @@ impl MattermostServer {
         let next = if more {
             posts
                 .last()
-                .map(|oldest| self.next_cursor("read_channel", &paging.args, &oldest.id))
+                .map(|oldest| self.next_cursor(&paging, &oldest.id))
         } else {
             None
         };
         let posts = self.posts_out(posts).await;
         let channel_out = ChannelOut::from(&channel);
-        let mut text = format!(
+        let opening = format!(
             "{} — {} posts, newest first{}:\n\n",
             channel_line(&channel_out, team.as_ref().map(|t| t.name.as_str())),
             posts.len(),
@@ -1214,11 +1069,8 @@ impl MattermostServer {
                 ", older than the previous page"
             }
         );
-        for post in &posts {
-            text.push_str(&post_text(post));
-            text.push('\n');
-        }
-        more_line(&mut text, next.as_ref(), "older posts");
+        let lines = posts.iter().map(post_text);
+        let text = page_text(opening, lines, next.as_ref(), "older posts");
         done(
             text,
             &PostsOut {
@@ -1249,37 +1101,28 @@ impl MattermostServer {
     ) -> Result<CallToolResult, ToolError> {
         let paging = self.search_paging("search_posts", &args)?;
         let teams = self.teams_for(args.team_id.as_deref()).await?;
-        let end = (paging.position + paging.limit + 1).min(SEARCH_DEPTH);
-        let mut found = Vec::new();
-        let mut seen = HashSet::new();
-        for team in &teams {
-            for post in self.search_team_posts(team, &args.terms, end).await? {
-                if seen.insert(post.id.clone()) {
-                    found.push(post);
-                }
-            }
-        }
-        found.sort_by(|a, b| b.create_at.cmp(&a.create_at).then_with(|| a.id.cmp(&b.id)));
-        let (page, next) = self.slice("search_posts", &paging, &found);
-        let posts = self.posts_out(page).await;
-        let mut text = if found.is_empty() {
-            format!("No post matches {:?}.\n", args.terms)
-        } else {
-            format!("Posts matching {:?}, newest first:\n\n", args.terms)
-        };
-        for post in &posts {
-            text.push_str(&post_text(post));
-            text.push('\n');
-        }
-        more_line(&mut text, next.as_ref(), "results");
-        done(
-            text,
-            &PostsOut {
-                channel: None,
-                posts,
-                next_cursor: next,
-            },
+        let end = paging.end(SEARCH_DEPTH);
+        let mut found = self.search_posts_in(&teams, &args.terms, end).await?;
+        newest_first(&mut found);
+        let empty = format!("No post matches {:?}.\n", args.terms);
+        let head = format!("Posts matching {:?}, newest first:\n\n", args.terms);
+        self.posts_page(&paging, &found, None, &empty, &head, "results")
+            .await
+    }
+
+    /// Results `[0, end)` of a search in each of `in_teams`, each post once.
+    pub(crate) async fn search_posts_in(
+        &self,
+        in_teams: &[Team],
+        terms: &str,
+        end: usize,
+    ) -> Result<Vec<Post>, ToolError> {
+        each_once(
+            in_teams,
+            |post: &Post| post.id.clone(),
+            |team| self.search_team_posts(team, terms, end),
         )
+        .await
     }
 }
 
@@ -1535,23 +1378,12 @@ porter_mcp::tool! {
         name: "create_post", title: "Post in a channel", hints: Hints::write(false, false), args: CreatePostArgs, out: PostedOut,
         description: "Posts a message in a channel (or replies in a thread with root_id), with files: {path} from the person's machine (local server only) or {name, content} text you write.",
         call: |server, args, call| {
-            let Call {
-                context,
-                state,
-                answers,
-                ..
-            } = call;
-
-            let input = serde_json::to_value(&args).unwrap_or(Value::Null);
+            let asking = server.asking(Self::NAME, &args, call, NOTHING_POSTED)?;
             let posting = Posting {
-                tool: "create_post",
-                input,
                 message: args.message.clone(),
                 files: args.files.clone(),
-                state,
-                answers,
             };
-            server.write(posting, Target::Channel(args), &context).await
+            server.write(asking, posting, Target::Channel(args)).await
         },
     }
 }
@@ -1562,25 +1394,12 @@ porter_mcp::tool! {
         name: "dm", title: "Send a direct message", hints: Hints::write(false, false), args: DmArgs, out: PostedOut,
         description: "Sends a direct message to one person (or, without username, to yourself), with files: {path} from the person's machine (local server only) or {name, content} text you write.",
         call: |server, args, call| {
-            let Call {
-                context,
-                state,
-                answers,
-                ..
-            } = call;
-
-            let input = serde_json::to_value(&args).unwrap_or(Value::Null);
+            let asking = server.asking(Self::NAME, &args, call, NOTHING_POSTED)?;
             let posting = Posting {
-                tool: "dm",
-                input,
                 message: args.message.clone(),
                 files: args.files.clone(),
-                state,
-                answers,
             };
-            server
-                .write(posting, Target::Direct(args.username), &context)
-                .await
+            server.write(asking, posting, Target::Direct(args.username)).await
         },
     }
 }
@@ -1591,37 +1410,20 @@ porter_mcp::tool! {
         name: "group_message", title: "Send a group message", hints: Hints::write(false, false), args: GroupMessageArgs, out: PostedOut,
         description: "Sends a message to a group of 2 to 7 other people, with files: {path} from the person's machine (local server only) or {name, content} text you write.",
         call: |server, args, call| {
-            let Call {
-                context,
-                state,
-                answers,
-                ..
-            } = call;
-
-            let input = serde_json::to_value(&args).unwrap_or(Value::Null);
+            let asking = server.asking(Self::NAME, &args, call, NOTHING_POSTED)?;
             let posting = Posting {
-                tool: "group_message",
-                input,
                 message: args.message.clone(),
                 files: args.files.clone(),
-                state,
-                answers,
             };
-            server
-                .write(posting, Target::Group(args.usernames), &context)
-                .await
+            server.write(asking, posting, Target::Group(args.usernames)).await
         },
     }
 }
 
-/// One write call as it arrived.
+/// What a write call posts.
 pub(crate) struct Posting {
-    tool: &'static str,
-    input: Value,
     message: String,
     files: Vec<FileArg>,
-    state: Option<String>,
-    answers: Option<rmcp::model::InputResponses>,
 }
 
 /// Where a write goes, as the call named it.
@@ -1672,101 +1474,120 @@ impl Place {
     }
 }
 
-/// What the sealed request state carries from the question to the retry.
-#[derive(Debug, Serialize, Deserialize)]
-pub(crate) struct Asked {
-    digest: String,
-    fingerprint: String,
+/// What a write posts, looked up and checked: the files (read once), the
+/// destination, the message's notes, and what the person's yes is bound
+/// to (the files' fingerprint and the destination).
+pub(crate) struct Written {
+    requests: Vec<FileRequest>,
+    prepared: Prepared,
     place: Place,
-    time_ms: u64,
+    notes: Vec<String>,
+    fingerprint: String,
+}
+
+impl Looked for Written {
+    fn fingerprint(&self) -> &str {
+        &self.fingerprint
+    }
 }
 
 impl MattermostServer {
+    /// A post to write: checked, asked about (see
+    /// [`MattermostServer::ask_first`]), then every file read again,
+    /// compared, uploaded as read, and posted.
     pub(crate) async fn write(
         &self,
+        asking: Asking,
         call: Posting,
         target: Target,
-        context: &RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ToolError> {
-        let ask = self.shared.options.ask_before_writes;
-        // 1. Can the person be asked at all? Decided from the handshake
-        //    alone, before anything is read from Mattermost or disk.
-        if ask && !can_elicit(context) {
-            return Err(ToolError::Rpc(missing_elicitation(call.tool)));
-        }
-        let modern = context
-            .protocol_version()
-            .is_some_and(|v| v.as_str() >= ProtocolVersion::V_2026_07_28.as_str());
-        let digest = input_digest(call.tool, &call.input);
-        // 2. On a retry with the person's answer, the answer comes first:
-        //    a "no" reads nothing.
-        let mut asked: Option<Asked> = None;
-        if ask && modern && call.state.is_some() {
-            let opened = self.open_asked(&call, &digest)?;
-            match answer_of(
-                call.answers.as_ref(),
-                call.tool,
-                NOTHING_POSTED,
-                opened.time_ms,
-                self,
-            )? {
-                Answer::Yes => asked = Some(opened),
-                Answer::No(sentence) => return Err(ToolError::Tool(sentence)),
-            }
-        }
-        // 3. Every rule about the message and the files, before any request.
+        let tool = asking.tool;
+        let local = self.shared.options.transport == Transport::Stdio;
+        let given = target.as_given();
+        // The files are read again just before posting (in `reread`).
+        let asking = asking.looking_once();
+        // Who asks, for the question (only when there is one to put).
+        let who = if asking.will_ask() {
+            self.me().await.map(|u| u.username).unwrap_or_default()
+        } else {
+            String::new()
+        };
+        let gate = self
+            .ask_first(
+                &asking,
+                || self.written(&call, &target, local, &given),
+                |written: &Written| {
+                    let title = action_title(tool, &written.place);
+                    let mut who_where = format!("@{who} {}", written.place.label());
+                    for note in &written.notes {
+                        who_where.push('\n');
+                        who_where.push_str(note);
+                    }
+                    let text = outgoing::question(&title, &who_where, &written.prepared, &call.message);
+                    // One required box without a default, so a client that
+                    // approves everything cannot tick it unseen.
+                    Question {
+                        title,
+                        text,
+                        label: "Yes, post this",
+                        about: "Tick to post exactly what is shown above; leave unticked or decline to post nothing.",
+                    }
+                },
+                |_| {
+                    ToolError::Tool(format!(
+                        "what {tool} would post is not what the person was asked about (a file or the destination changed); nothing was posted. Call {tool} again to ask about it as it is now."
+                    ))
+                },
+            )
+            .await?;
+        let written = match gate {
+            Gate::Go(written) => written,
+            Gate::Answer(response) => return Ok(response),
+        };
+        // Act: read every file again, compare, upload exactly those bytes,
+        // open the channel only now, post.
+        let Written {
+            requests,
+            prepared,
+            place,
+            ..
+        } = written;
+        let bytes = self.reread(prepared, requests, local, given).await?;
+        let result = self.act(tool, &place, &call.message, bytes).await?;
+        Ok(CallToolResponse::from(result))
+    }
+
+    /// Every rule about the message and the files, before any request;
+    /// then the files read and the destination looked up.
+    pub(crate) async fn written(
+        &self,
+        call: &Posting,
+        target: &Target,
+        local: bool,
+        given: &str,
+    ) -> Result<Written, ToolError> {
         if call.message.trim().is_empty() && call.files.is_empty() {
             return Err(ToolError::Tool(
                 "the message is empty and there are no files; pass the text to post. Nothing was posted.".to_owned(),
             ));
         }
         let requests = file_requests(&call.files)?;
-        let local = self.shared.options.transport == Transport::Stdio;
-        let given = target.as_given();
-        let prepared = self.prepare(&requests, local, &given).await?;
-        // 4. Look the destination up.
-        let place = self.place(&target).await?;
+        let prepared = self.prepare(&requests, local, given).await?;
+        let place = self.place(target).await?;
         self.check_length(&call.message).await?;
         let checked = self.check_mentions(&call.message, &place).await?;
-        if let Some(asked) = &asked
-            && (asked.digest != digest
-                || asked.fingerprint != prepared.fingerprint
-                || asked.place != place)
-        {
-            return Err(ToolError::Tool(format!(
-                "what {} would post is not what the person was asked about (a file or the destination changed); nothing was posted. Call {} again to ask about it as it is now.",
-                call.tool, call.tool
-            )));
-        }
-        // 5. Ask, unless asked already or asking is left to the client.
-        if ask && asked.is_none() {
-            let title = action_title(call.tool, &place);
-            let who = self.me().await.map(|u| u.username).unwrap_or_default();
-            let mut who_where = format!("@{who} {}", place.label());
-            for note in &checked.notes {
-                who_where.push('\n');
-                who_where.push_str(note);
-            }
-            let text = outgoing::question(&title, &who_where, &prepared, &call.message);
-            if modern {
-                let sealed = Asked {
-                    digest: digest.clone(),
-                    fingerprint: prepared.fingerprint.clone(),
-                    place: place.clone(),
-                    time_ms: now_ms(),
-                };
-                return self.input_required(call.tool, &digest, &sealed, &title, text);
-            }
-            match self.ask_now(call.tool, &title, text, context).await? {
-                Answer::Yes => {}
-                Answer::No(sentence) => return Err(ToolError::Tool(sentence)),
-            }
-        }
-        // 6. Act: read every file again, compare, upload exactly those
-        //    bytes, open the channel only now, post.
-        let bytes = self.reread(prepared, requests, local, given).await?;
-        let result = self.act(call.tool, &place, &call.message, bytes).await?;
-        Ok(CallToolResponse::from(result))
+        let fingerprint = format!(
+            "{}\0{}",
+            prepared.fingerprint,
+            serde_json::to_string(&place).unwrap_or_default()
+        );
+        Ok(Written {
+            requests,
+            prepared,
+            place,
+            notes: checked.notes,
+            fingerprint,
+        })
     }
 
     pub(crate) async fn prepare(
@@ -1855,7 +1676,7 @@ impl MattermostServer {
             }
             Target::Direct(name) => {
                 let me = self.me().await?;
-                let other = match name.as_deref().map(|n| n.trim().trim_start_matches('@')) {
+                let other = match name.as_deref().map(username) {
                     None | Some("") => me.clone(),
                     Some(name) => self.active_user(name).await?,
                 };
@@ -1874,7 +1695,7 @@ impl MattermostServer {
                 let me = self.me().await?;
                 let mut others: Vec<User> = Vec::new();
                 for name in names {
-                    let name = name.trim().trim_start_matches('@');
+                    let name = username(name);
                     if name.is_empty() || name.eq_ignore_ascii_case(&me.username) {
                         continue;
                     }
@@ -1946,74 +1767,6 @@ impl MattermostServer {
         Ok(())
     }
 
-    /// The retry's sealed state, opened against this call's input.
-    pub(crate) fn open_asked(&self, call: &Posting, digest: &str) -> Result<Asked, ToolError> {
-        let bound = ask_binding(call.tool, digest);
-        let state = call.state.as_deref().unwrap_or_default();
-        self.shared
-            .asks
-            .open_json_with::<Asked>(state, &bound)
-            .map_err(|_| {
-                ToolError::Tool(format!(
-                    "this answer belongs to another question (the call's arguments differ from those asked about, or the server restarted); nothing was posted. Call {} again to ask the person afresh.",
-                    call.tool
-                ))
-            })
-    }
-
-    /// The input-required result of 2026-07-28: the question, and the
-    /// sealed state the client hands back with the answer.
-    pub(crate) fn input_required(
-        &self,
-        tool: &str,
-        digest: &str,
-        asked: &Asked,
-        title: &str,
-        text: String,
-    ) -> Result<CallToolResponse, ToolError> {
-        self.input_required_with(tool, digest, asked, post_form(title, text)?)
-    }
-
-    /// Seals `asked` (bound to `tool` and the call's input `digest`) and
-    /// returns the input-required result that puts `question` to the
-    /// person; every asking tool uses it under 2026-07-28.
-    pub(crate) fn input_required_with<S: serde::Serialize>(
-        &self,
-        tool: &str,
-        digest: &str,
-        asked: &S,
-        question: ElicitRequestParams,
-    ) -> Result<CallToolResponse, ToolError> {
-        let bound = ask_binding(tool, digest);
-        let sealed = self
-            .shared
-            .asks
-            .seal_json_with(asked, &SealOptions::new().associated_data(&bound))
-            .map_err(|e| ToolError::Rpc(ErrorData::internal_error(e.to_string(), None)))?;
-        let mut requests = InputRequests::new();
-        requests.insert(
-            CONFIRM.to_owned(),
-            InputRequest::Elicitation(ElicitRequest::new(question)),
-        );
-        Ok(CallToolResponse::from(InputRequiredResult::new(
-            Some(requests),
-            Some(sealed),
-        )))
-    }
-
-    /// Asks about a post during the call (sessions up to 2025-11-25).
-    pub(crate) async fn ask_now(
-        &self,
-        tool: &str,
-        title: &str,
-        text: String,
-        context: &RequestContext<RoleServer>,
-    ) -> Result<Answer, ToolError> {
-        Ok(self
-            .ask_now_with(tool, post_form(title, text)?, NOTHING_POSTED, context)
-            .await)
-    }
-
     /// Creates the channel if needed, uploads every file one at a time,
     /// and posts.
     pub(crate) async fn act(
@@ -2073,19 +1826,6 @@ impl MattermostServer {
         );
         done(text, &PostedOut { post, channel })
     }
-}
-
-/// The posting tools' question: one required boolean, no default, so a
-/// client that approves everything cannot tick it unseen. Only
-/// `create_post`, `dm` and `group_message` use it: every other asking tool
-/// names its own action in its box (`form_with`).
-pub(crate) fn post_form(title: &str, text: String) -> Result<ElicitRequestParams, ToolError> {
-    form_with(
-        title,
-        text,
-        "Yes, post this",
-        "Tick to post exactly what is shown above; leave unticked or decline to post nothing.",
-    )
 }
 
 /// The files as `outgoing` takes them; a file that is neither `{path}`

@@ -28,6 +28,7 @@ use crate::doctor::Report;
 use crate::doctor::check_download_dir;
 use crate::doctor::server_checks;
 use crate::lookup::ChannelRef;
+use crate::names::usernames;
 use crate::output::DoneOut;
 use crate::output::StatusOut;
 use crate::render::channel_label;
@@ -499,12 +500,7 @@ impl MattermostServer {
         let (users, not_found) = if args.usernames.is_empty() {
             (vec![self.me().await?], Vec::new())
         } else {
-            let names: Vec<String> = args
-                .usernames
-                .iter()
-                .map(|n| n.trim().trim_start_matches('@').to_owned())
-                .filter(|n| !n.is_empty())
-                .collect();
+            let names = usernames(&args.usernames);
             let users = self.shared.client.users_by_usernames(&names).await?;
             let missing: Vec<String> = names
                 .iter()

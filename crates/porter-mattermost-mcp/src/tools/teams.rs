@@ -11,7 +11,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::MattermostServer;
 use crate::output::{ChannelOut, TeamOut, TeamsOut};
-use crate::paging::{LIST_MAX, LIST_PAGE, more_line};
+use crate::paging::{LIST, all_pages, page_text, paged};
 use crate::render::{channel_line, team_line};
 
 /// A page of a list.
@@ -24,6 +24,8 @@ pub struct PageArgs {
     #[serde(default)]
     pub cursor: Option<String>,
 }
+
+paged!(PageArgs, TeamChannelsArgs);
 
 porter_mcp::tool! {
     /// `get_user_teams`: My teams.
@@ -39,27 +41,17 @@ impl MattermostServer {
         &self,
         args: PageArgs,
     ) -> Result<CallToolResult, ToolError> {
-        let paging = self.paging::<_, usize>(
-            "get_user_teams",
-            &args,
-            args.limit,
-            args.cursor.as_deref(),
-            LIST_PAGE,
-            LIST_MAX,
-        )?;
+        let paging = self.paging::<_, usize>("get_user_teams", &args, LIST)?;
         let mut teams = self.my_teams().await?;
         teams.sort_by(|a, b| a.name.cmp(&b.name));
         let all: Vec<TeamOut> = teams.iter().map(TeamOut::from).collect();
-        let (page, next) = self.slice("get_user_teams", &paging, &all);
-        let mut text = if all.is_empty() {
+        let (page, next) = self.slice(&paging, &all);
+        let none = if all.is_empty() {
             "You belong to no team.\n".to_owned()
         } else {
             String::new()
         };
-        for team in &page {
-            let _ = writeln!(text, "{}", team_line(team));
-        }
-        more_line(&mut text, next.as_ref(), "teams");
+        let text = page_text(none, page.iter().map(team_line), next.as_ref(), "teams");
         done(
             text,
             &TeamsOut {
@@ -69,11 +61,6 @@ impl MattermostServer {
         )
     }
 }
-
-/// `CHANNEL_PAGE` / `CHANNEL_MAX`: the channel lists' default and largest page.
-pub(crate) const CHANNEL_PAGE: usize = 50;
-
-pub(crate) const CHANNEL_MAX: usize = 200;
 
 /// `SERVER_PAGE` is how many channels are asked of Mattermost at once.
 pub(crate) const SERVER_PAGE: u32 = 200;
@@ -175,67 +162,39 @@ impl MattermostServer {
 
     pub(crate) async fn channel_list(
         &self,
-        tool: &str,
+        tool: &'static str,
         args: TeamChannelsArgs,
         archived: bool,
     ) -> Result<CallToolResult, ToolError> {
-        let paging = self.paging::<_, usize>(
-            tool,
-            &args,
-            args.limit,
-            args.cursor.as_deref(),
-            CHANNEL_PAGE,
-            CHANNEL_MAX,
-        )?;
-        let teams = match args.team_id.as_deref().filter(|t| !t.trim().is_empty()) {
-            Some(team) => vec![self.resolve_team(team).await?],
-            None => self.shared.client.my_teams().await?,
-        };
+        let paging = self.paging::<_, usize>(tool, &args, LIST)?;
+        let teams = self.teams_for(args.team_id.as_deref()).await?;
+        let client = &self.shared.client;
         let mut all: Vec<(Channel, String)> = Vec::new();
         for team in &teams {
-            let mut page = 0;
-            loop {
+            let found = all_pages(SERVER_PAGE, usize::MAX, |page| async move {
                 let found = if archived {
-                    self.shared
-                        .client
+                    client
                         .archived_channels(&team.id, page, SERVER_PAGE)
                         .await?
                 } else {
-                    self.shared
-                        .client
-                        .team_channels(&team.id, page, SERVER_PAGE)
-                        .await?
+                    client.team_channels(&team.id, page, SERVER_PAGE).await?
                 };
-                let short = found.len() < SERVER_PAGE as usize;
-                all.extend(found.into_iter().map(|c| (c, team.name.clone())));
-                if short {
-                    break;
-                }
-                page += 1;
-            }
+                Ok::<_, ToolError>((found.len(), found))
+            })
+            .await?;
+            all.extend(found.into_iter().map(|c| (c, team.name.clone())));
         }
-        let start = paging.position.min(all.len());
-        let end = (start + paging.limit).min(all.len());
-        let next = (end < all.len()).then(|| self.next_cursor(tool, &paging.args, &end));
+        let (page, next) = self.slice(&paging, &all);
         let what = if archived { "archived" } else { "public" };
-        let mut text = if all.is_empty() {
+        let none = if all.is_empty() {
             format!("No {what} channels.\n")
         } else {
             String::new()
         };
-        let mut channels = Vec::new();
-        for (channel, team) in &all[start..end] {
-            let out = ChannelOut::from(channel);
-            let _ = writeln!(text, "{}", channel_line(&out, Some(team)));
-            channels.push(out);
-        }
-        if next.is_some() {
-            text.push_str(
-                "More channels follow: pass next_cursor as cursor (with the same other arguments).\n",
-            );
-        } else {
-            text.push_str("That is the last page.\n");
-        }
+        let channels: Vec<ChannelOut> = page.iter().map(|(c, _)| ChannelOut::from(c)).collect();
+        let lines =
+            (channels.iter().zip(&page)).map(|(out, (_, team))| channel_line(out, Some(team)));
+        let text = page_text(none, lines, next.as_ref(), "channels");
         done(
             text,
             &ChannelListOut {

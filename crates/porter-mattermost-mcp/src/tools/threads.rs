@@ -17,12 +17,12 @@ use crate::MattermostServer;
 use crate::output::DoneOut;
 use crate::output::PostOut;
 use crate::output::ThreadOut;
-use crate::paging::LIST_MAX;
-use crate::paging::LIST_PAGE;
+use crate::paging::LIST;
 use crate::paging::more_line;
+use crate::paging::paged;
 use crate::render::iso_utc;
 use crate::render::post_text;
-use crate::tools::posts::{FETCH_DEPTH, FETCH_PAGE, POST_LIST_MAX, POST_LIST_PAGE, TeamPageArgs};
+use crate::tools::posts::{FETCH_DEPTH, FETCH_PAGE, POST_LIST, TeamPageArgs};
 
 /// One post and its thread.
 #[derive(Debug, Default, Serialize, Deserialize, JsonSchema)]
@@ -36,6 +36,8 @@ pub struct ReadPostArgs {
     #[serde(default)]
     pub cursor: Option<String>,
 }
+
+paged!(ReadPostArgs);
 
 porter_mcp::tool! {
     /// `read_post`: Read a post and its thread.
@@ -51,14 +53,7 @@ impl MattermostServer {
         &self,
         args: ReadPostArgs,
     ) -> Result<CallToolResult, ToolError> {
-        let paging = self.paging::<_, usize>(
-            "read_post",
-            &args,
-            args.limit,
-            args.cursor.as_deref(),
-            LIST_PAGE,
-            LIST_MAX,
-        )?;
+        let paging = self.paging::<_, usize>("read_post", &args, LIST)?;
         let post_id = Self::post_id(&args.post_id)?;
         let thread = self.shared.client.post_thread(&post_id).await?;
         let mut posts: Vec<Post> = thread.posts.into_values().collect();
@@ -84,7 +79,7 @@ impl MattermostServer {
             .unwrap_or_else(|| asked.clone());
         let replies: Vec<Post> = posts.into_iter().filter(|p| p.id != root.id).collect();
         let total = replies.len() as u64;
-        let (page, next) = self.slice("read_post", &paging, &replies);
+        let (page, next) = self.slice(&paging, &replies);
         let post = self.post_out(asked).await;
         let root = self.post_out(root).await;
         let replies = self.posts_out(page).await;
@@ -219,14 +214,7 @@ impl MattermostServer {
         &self,
         args: TeamPageArgs,
     ) -> Result<CallToolResult, ToolError> {
-        let paging = self.paging::<_, usize>(
-            "list_threads",
-            &args,
-            args.limit,
-            args.cursor.as_deref(),
-            POST_LIST_PAGE,
-            POST_LIST_MAX,
-        )?;
+        let paging = self.paging::<_, usize>("list_threads", &args, POST_LIST)?;
         let teams = self.teams_for(args.team_id.as_deref()).await?;
         let mut seen = HashSet::new();
         let mut threads = Vec::new();
@@ -255,7 +243,7 @@ impl MattermostServer {
                 .cmp(&a.last_reply_at)
                 .then_with(|| a.id.cmp(&b.id))
         });
-        let (page, next) = self.slice("list_threads", &paging, &threads);
+        let (page, next) = self.slice(&paging, &threads);
         let mut text = if threads.is_empty() {
             "You follow no threads.\n".to_owned()
         } else {

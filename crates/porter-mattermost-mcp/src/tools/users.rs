@@ -1,7 +1,5 @@
 //! The tools about accounts: `get_me`, `get_users`, `search_users`.
 
-use std::fmt::Write as _;
-
 use porter_mattermost::{Error, UserSearch};
 use porter_mcp::tool::{Hints, NoArgs, ToolError, done};
 use rmcp::model::CallToolResult;
@@ -9,14 +7,16 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::MattermostServer;
+use crate::names::{username, usernames};
 use crate::output::{MeOut, UserOut, UsersOut};
-use crate::paging::more_line;
+use crate::paging::{Sizes, page_text, paged};
 use crate::render::user_line;
 
-/// Default and largest page sizes.
-pub(crate) const USERS_PAGE: usize = 20;
-
-pub(crate) const USERS_MAX: usize = 100;
+/// The user lists' page sizes: 20, at most 100.
+pub(crate) const USERS: Sizes = Sizes {
+    default: 20,
+    max: 100,
+};
 
 // ----- parameters -----
 
@@ -49,6 +49,8 @@ pub struct SearchUsersArgs {
     #[serde(default)]
     pub cursor: Option<String>,
 }
+
+paged!(GetUsersArgs, SearchUsersArgs);
 
 // ----- the tools -----
 
@@ -95,26 +97,14 @@ impl MattermostServer {
         &self,
         args: GetUsersArgs,
     ) -> Result<CallToolResult, ToolError> {
-        let paging = self.paging::<_, usize>(
-            "get_users",
-            &args,
-            args.limit,
-            args.cursor.as_deref(),
-            USERS_PAGE,
-            USERS_MAX,
-        )?;
+        let paging = self.paging::<_, usize>("get_users", &args, USERS)?;
         if args.usernames.is_empty() && args.user_ids.is_empty() {
             return Err(ToolError::Tool(
                 "pass usernames or user_ids (search_users finds accounts by part of a name)"
                     .to_owned(),
             ));
         }
-        let names: Vec<String> = args
-            .usernames
-            .iter()
-            .map(|n| n.trim().trim_start_matches('@').to_owned())
-            .filter(|n| !n.is_empty())
-            .collect();
+        let names = usernames(&args.usernames);
         let mut users = Vec::new();
         let mut not_found = Vec::new();
         if !names.is_empty() {
@@ -136,19 +126,15 @@ impl MattermostServer {
             }
         }
         let all: Vec<UserOut> = users.iter().map(UserOut::from).collect();
-        let (page, next) = self.slice("get_users", &paging, &all);
-        let mut text = String::new();
-        for user in &page {
-            let _ = writeln!(text, "{}", user_line(user));
-        }
+        let (page, next) = self.slice(&paging, &all);
+        let mut lines: Vec<String> = page.iter().map(user_line).collect();
         if !not_found.is_empty() {
-            let _ = writeln!(
-                text,
+            lines.push(format!(
                 "No account for {}; search_users finds accounts by part of a name.",
                 not_found.join(", ")
-            );
+            ));
         }
-        more_line(&mut text, next.as_ref(), "users");
+        let text = page_text(String::new(), lines, next.as_ref(), "users");
         done(
             text,
             &UsersOut {
@@ -163,15 +149,8 @@ impl MattermostServer {
         &self,
         args: SearchUsersArgs,
     ) -> Result<CallToolResult, ToolError> {
-        let paging = self.paging::<_, usize>(
-            "search_users",
-            &args,
-            args.limit,
-            args.cursor.as_deref(),
-            USERS_PAGE,
-            USERS_MAX,
-        )?;
-        let term = args.term.trim().trim_start_matches('@');
+        let paging = self.paging::<_, usize>("search_users", &args, USERS)?;
+        let term = username(&args.term);
         if term.is_empty() {
             return Err(ToolError::Tool(
                 "term is empty; pass part of a name".to_owned(),
@@ -179,19 +158,16 @@ impl MattermostServer {
         }
         let mut search = UserSearch::new(term);
         search.allow_inactive = true;
-        search.limit = ((paging.position + paging.limit + 1).min(1000)) as u32;
+        search.limit = paging.end(1000) as u32;
         let users = self.shared.client.search_users(&search).await?;
         let all: Vec<UserOut> = users.iter().map(UserOut::from).collect();
-        let (page, next) = self.slice("search_users", &paging, &all);
-        let mut text = if page.is_empty() {
+        let (page, next) = self.slice(&paging, &all);
+        let none = if page.is_empty() {
             format!("No account matches {term:?}.\n")
         } else {
             String::new()
         };
-        for user in &page {
-            let _ = writeln!(text, "{}", user_line(user));
-        }
-        more_line(&mut text, next.as_ref(), "users");
+        let text = page_text(none, page.iter().map(user_line), next.as_ref(), "users");
         done(
             text,
             &UsersOut {

@@ -1,6 +1,8 @@
 //! Channels: lookups by id and name, a user's channels and memberships, and
 //! making direct and group message channels.
 
+use std::sync::MutexGuard;
+
 use axum::extract::State;
 use axum::http::StatusCode;
 
@@ -13,14 +15,20 @@ use crate::error::ApiError;
 use crate::model::{Channel, ChannelMember, is_valid_id, now_millis};
 use crate::state::State as ServerState;
 
-/// Checks the user may see a team's channel lists (is in the team).
-fn require_team_member(
-    state: &ServerState,
+/// The caller's own id (`raw_user` must name them) and the state, for the
+/// routes about one's channels in a team one is in.
+fn own_team_state<'s>(
+    sim: &'s Sim,
     session: &Session,
+    raw_user: &str,
     team_id: &str,
-) -> Result<(), ApiError> {
+) -> Result<(String, MutexGuard<'s, ServerState>), ApiError> {
+    let user_id = user_param(session, raw_user)?;
+    require_id(team_id, "team_id")?;
+    require_self(session, &user_id)?;
+    let state = sim.lock();
     if state.is_team_member(team_id, &session.user_id) {
-        Ok(())
+        Ok((user_id, state))
     } else {
         Err(ApiError::forbidden(&session.user_id, "view_team"))
     }
@@ -33,11 +41,7 @@ pub(crate) async fn for_user(
     session: Session,
     PathParams((raw_user, team_id)): PathParams<(String, String)>,
 ) -> ApiResult {
-    let user_id = user_param(&session, &raw_user)?;
-    require_id(&team_id, "team_id")?;
-    require_self(&session, &user_id)?;
-    let state = sim.lock();
-    require_team_member(&state, &session, &team_id)?;
+    let (user_id, state) = own_team_state(&sim, &session, &raw_user, &team_id)?;
     let channels: Vec<&Channel> = state.channels_of(&user_id, &team_id);
     ok(&channels)
 }
@@ -49,11 +53,7 @@ pub(crate) async fn members_for_user(
     session: Session,
     PathParams((raw_user, team_id)): PathParams<(String, String)>,
 ) -> ApiResult {
-    let user_id = user_param(&session, &raw_user)?;
-    require_id(&team_id, "team_id")?;
-    require_self(&session, &user_id)?;
-    let state = sim.lock();
-    require_team_member(&state, &session, &team_id)?;
+    let (user_id, state) = own_team_state(&sim, &session, &raw_user, &team_id)?;
     let members: Vec<&ChannelMember> = state
         .channels_of(&user_id, &team_id)
         .iter()
