@@ -431,8 +431,10 @@ def main() -> None:
             finally:
                 garage.stop()
     report(outcomes)
-    if any(o.errors or o.ok != o.calls for o in outcomes.values()):
-        raise SystemExit(1)
+    expected = CALLS + SESSIONS * WARMUP
+    wrong = [o.name for o in outcomes.values() if o.errors or o.ok != o.calls or o.stored != expected]
+    if wrong:
+        raise SystemExit(f"calls failed or files are missing in: {', '.join(wrong)}")
 
 
 if __name__ == "__main__":
