@@ -4,8 +4,8 @@ temp dir on a free loopback port, run as the `postgres` user when the tests
 run as root, since the server refuses root), nginx from Debian's packages
 as a round-robin load balancer on loopback whose access log names the
 upstream that served each request, and two `porter gateway serve
---transport http` replicas sharing the records (and, until S3 blobs land,
-one data dir on this machine).
+--transport http` replicas sharing the records and the files' bytes (one
+data dir on this machine, or one bucket on Garage).
 
 The blob backend is a parameter (`BLOB_BACKENDS`): each replica test runs
 once per backend listed there.
@@ -30,8 +30,9 @@ PG_USER = "porter"
 PG_PASSWORD = "pw-replicas-never-shown-3c1d"
 
 # The blob stores the replica tests run against. `local`: both replicas on
-# one data dir (same machine). S3 (Garage) joins this list when it lands.
-BLOB_BACKENDS = ["local"]
+# one data dir (same machine); `s3`: one bucket on Garage (conftest's
+# session-wide node, a fresh bucket per test).
+BLOB_BACKENDS = ["local", "s3"]
 
 
 def is_root() -> bool:

@@ -22,7 +22,7 @@ import pytest
 
 from harness import STUB, all_text, http_client, pseudo_random, sha256, start_http
 from replicas import S3_SECRET_ENV, Postgres, Replicas, check_blobs, s3_section, start_replicas
-from s3_stores import Garage, start_garage
+from s3_stores import Garage
 
 pytestmark = pytest.mark.anyio
 
@@ -32,11 +32,9 @@ BIG = 40 * 1024 * 1024
 PREFIX = "gw/faults"
 
 
-@pytest.fixture(scope="module")
-def garage() -> Iterator[Garage]:
-    node = start_garage()
-    yield node
-    node.stop()
+@pytest.fixture
+def garage(shared_garage: Garage) -> Garage:
+    return shared_garage
 
 
 @pytest.fixture
