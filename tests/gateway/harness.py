@@ -27,6 +27,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx2
+import pytest
 import mcp_types as types
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters, stdio_client
@@ -57,8 +58,47 @@ def everything_bin() -> str:
     return os.environ.get("EVERYTHING_BIN") or str(HERE / "node_modules" / ".bin" / "mcp-server-everything")
 
 
+@dataclass
+class Backend:
+    """The stores of every gateway a test starts, while conftest's
+    `storage_backend` fixture runs the test on PostgreSQL + Garage: the
+    config's `storage` section, the environment its secrets come from, and
+    the bucket (with a client of the test's own, boto3) to read files back."""
+
+    storage: dict[str, Any]
+    env: dict[str, str]
+    s3: Any
+    bucket: str
+    prefix: str
+
+    def keys(self, under: str = "") -> list[str]:
+        """Every key in the bucket under `<prefix>/<under>`, the prefix cut."""
+        found = []
+        pages = self.s3.get_paginator("list_objects_v2").paginate(Bucket=self.bucket, Prefix=f"{self.prefix}/{under}")
+        for page in pages:
+            found += [item["Key"].removeprefix(f"{self.prefix}/") for item in page.get("Contents", [])]
+        return found
+
+
+# Set by conftest's `storage_backend` fixture (None: SQLite + the data dir).
+BACKEND: Backend | None = None
+
+# Runs a test once per backend: SQLite + local disk, PostgreSQL + Garage.
+each_backend = pytest.mark.usefixtures("storage_backend")
+
+
+def backend_env() -> dict[str, str]:
+    return BACKEND.env if BACKEND else {}
+
+
+def bucket_keys() -> list[str]:
+    """Everything the gateway left in the bucket (none without one)."""
+    return BACKEND.keys() if BACKEND else []
+
+
 def write_config(root: Path, *, keys: list[dict[str, Any]] | None = None, extra: dict[str, Any] | None = None) -> Path:
-    """A gateway config in `root` with its data under `root/data`."""
+    """A gateway config in `root` with its data under `root/data` (and
+    the test's backend's `storage`, unless `extra` names one)."""
     root.mkdir(parents=True, exist_ok=True)
     config = {
         "data_dir": str(root / "data"),
@@ -70,6 +110,8 @@ def write_config(root: Path, *, keys: list[dict[str, Any]] | None = None, extra:
     }
     if keys:
         config["api_keys"] = keys
+    if BACKEND:
+        config["storage"] = BACKEND.storage
     config.update(extra or {})
     path = root / "porter.yaml"
     # JSON is YAML.
@@ -84,7 +126,16 @@ class Served:
     stderr: Path
 
     def inbox_file(self, path: str) -> Path:
-        """The one run's inbox file `path` on disk."""
+        """The one run's inbox file `path` on disk (on Garage: a copy of
+        its object, read back with boto3)."""
+        if BACKEND:
+            found = [k for k in BACKEND.keys("runs/") if re.fullmatch(r"runs/[^/]+/inbox/" + re.escape(path), k)]
+            assert len(found) == 1, f"expected one object for inbox file {path!r}, found {found}"
+            copy = self.data.parent / "from-the-bucket" / path
+            copy.parent.mkdir(parents=True, exist_ok=True)
+            body = BACKEND.s3.get_object(Bucket=BACKEND.bucket, Key=f"{BACKEND.prefix}/{found[0]}")["Body"]
+            copy.write_bytes(body.read())
+            return copy
         found = list((self.data / "runs").glob(f"*/inbox/{path}"))
         assert len(found) == 1, f"expected one inbox file {path!r}, found {found}"
         return found[0]
@@ -108,7 +159,7 @@ async def stdio_gateway(
     `client_options` go to the `mcp` `Client` (callbacks, `mode`)."""
     config = config or write_config(root)
     stderr = root / "gateway.stderr"
-    full_env = {**os.environ, **(env or {})}
+    full_env = {**os.environ, **backend_env(), **(env or {})}
     params = StdioServerParameters(
         command=str(porter_bin()), args=["gateway", "serve", "--config", str(config)], env=full_env
     )
@@ -133,7 +184,7 @@ def start_http(root: Path, config: Path, env: dict[str, str] | None = None) -> t
         stdin=subprocess.DEVNULL,
         stdout=subprocess.DEVNULL,
         stderr=stderr,
-        env={**os.environ, **(env or {})},
+        env={**os.environ, **backend_env(), **(env or {})},
     )
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline:

@@ -4,8 +4,8 @@ temp dir on a free loopback port, run as the `postgres` user when the tests
 run as root, since the server refuses root), nginx from Debian's packages
 as a round-robin load balancer on loopback whose access log names the
 upstream that served each request, and two `porter gateway serve
---transport http` replicas sharing the records (and, until S3 blobs land,
-one data dir on this machine).
+--transport http` replicas sharing the records and the files' bytes (one
+data dir on this machine, or one bucket on Garage).
 
 The blob backend is a parameter (`BLOB_BACKENDS`): each replica test runs
 once per backend listed there.
@@ -30,8 +30,9 @@ PG_USER = "porter"
 PG_PASSWORD = "pw-replicas-never-shown-3c1d"
 
 # The blob stores the replica tests run against. `local`: both replicas on
-# one data dir (same machine). S3 (Garage) joins this list when it lands.
-BLOB_BACKENDS = ["local"]
+# one data dir (same machine); `s3`: one bucket on Garage (conftest's
+# session-wide node, a fresh bucket per test).
+BLOB_BACKENDS = ["local", "s3"]
 
 
 def is_root() -> bool:
@@ -176,18 +177,27 @@ LOG_LINE = re.compile(r"^(?P<method>\S+) (?P<uri>\S+) (?P<status>\d+) (?P<upstre
 @dataclass
 class Nginx:
     """nginx on a free loopback port, round robin over `upstreams`
-    (`host:port`), its config, logs and temp files in `root`."""
+    (`host:port`), its config, logs and temp files in `root`.
+
+    By default every request goes to the next replica in turn, whatever
+    happens (the tests prove the alternation). With `failover`, as a
+    production balancer would be set up: a replica that refuses a
+    connection is skipped for 30 s and the request goes to the next one
+    (nginx never resends a request a replica has already received)."""
 
     root: Path
     upstreams: list[str]
     port: int = 0
+    failover: bool = False
 
     def __post_init__(self) -> None:
         self.root.mkdir(parents=True, exist_ok=True)
         for sub in ("body", "proxy", "fastcgi", "uwsgi", "scgi"):
             (self.root / "tmp" / sub).mkdir(parents=True, exist_ok=True)
         self.port = free_port()
-        servers = "\n".join(f"        server {u} max_fails=0;" for u in self.upstreams)
+        health = "max_fails=1 fail_timeout=30s" if self.failover else "max_fails=0"
+        servers = "\n".join(f"        server {u} {health};" for u in self.upstreams)
+        next_upstream = "error timeout" if self.failover else "off"
         # As root the workers would drop to `nobody`, who cannot reach the
         # temp dir: they stay root (a test's own nginx, loopback, high port).
         user = "user root;" if is_root() else ""
@@ -222,7 +232,7 @@ http {{
             proxy_buffering off;
             proxy_request_buffering off;
             proxy_read_timeout 300s;
-            proxy_next_upstream off;
+            proxy_next_upstream {next_upstream};
         }}
     }}
 }}
@@ -268,11 +278,34 @@ http {{
             self.process.wait()
 
 
-def storage_config(backend: str, postgres_url: str) -> dict[str, Any]:
-    """The `storage` section of a replica's config for blob `backend`."""
+# The environment variable a replica reads the bucket's secret from.
+S3_SECRET_ENV = "PORTER_TEST_S3_SECRET"
+
+
+def s3_section(endpoint: str, bucket: str, key_id: str, *, prefix: str = "gw", region: str = "garage") -> dict[str, Any]:
+    """The `storage.s3` section for `bucket` at `endpoint` (Garage: path
+    style), its secret read from `$PORTER_TEST_S3_SECRET`."""
+    return {
+        "endpoint": endpoint,
+        "bucket": bucket,
+        "region": region,
+        "prefix": prefix,
+        "access_key_id": key_id,
+        "secret_access_key": "${" + S3_SECRET_ENV + "}",
+        "path_style": True,
+    }
+
+
+def storage_config(backend: str, postgres_url: str, s3: dict[str, Any] | None = None) -> dict[str, Any]:
+    """The `storage` section of a replica's config for blob `backend`
+    (`s3` needs the bucket's section, `s3_section`)."""
     if backend == "local":
         return {"records": "postgres", "postgres_url": postgres_url}
-    raise AssertionError(f"no blob backend {backend!r} in these tests yet")
+    if backend == "s3":
+        if s3 is None:
+            raise AssertionError("the s3 blob backend needs its bucket: pass s3=s3_section(...)")
+        return {"records": "postgres", "postgres_url": postgres_url, "blobs": "s3", "s3": s3}
+    raise AssertionError(f"no blob backend {backend!r} in these tests")
 
 
 @dataclass
@@ -311,11 +344,14 @@ def start_replicas(
     extra: dict[str, Any] | None = None,
     env: dict[str, str] | None = None,
     count: int = 2,
+    s3: dict[str, Any] | None = None,
+    failover: bool = False,
 ) -> Replicas:
-    """`count` replicas on a fresh database `porter` (one data dir), and
-    nginx in front of them."""
+    """`count` replicas on a fresh database `porter` (one data dir; with
+    `backend="s3"` the bytes in the bucket `s3` names), and nginx in front
+    of them (`failover`: see `Nginx`)."""
     url = postgres.create_database("porter")
-    config = write_config(root, keys=keys, extra={"storage": storage_config(backend, url), **(extra or {})})
+    config = write_config(root, keys=keys, extra={"storage": storage_config(backend, url, s3), **(extra or {})})
     processes, urls = [], []
     for i in range(count):
         home = root / f"replica-{i}"
@@ -323,5 +359,44 @@ def start_replicas(
         process, listening = start_http(home, config, env=env)
         processes.append(process)
         urls.append(listening)
-    nginx = Nginx(root / "nginx", [u.removeprefix("http://") for u in urls])
+    nginx = Nginx(root / "nginx", [u.removeprefix("http://") for u in urls], failover=failover)
     return Replicas(root=root, postgres=postgres, processes=processes, urls=urls, nginx=nginx, config=config)
+
+
+@dataclass
+class BlobCheck:
+    """Whether the file records agree with the bucket: the keys of objects
+    under `<prefix>/runs/` that no record names, of records (of runs not
+    purged) whose object is missing, and of both whose sizes differ."""
+
+    unrecorded: list[str]
+    missing: list[str]
+    wrong_size: list[str]
+
+    @property
+    def clean(self) -> bool:
+        return not (self.unrecorded or self.missing or self.wrong_size)
+
+
+def check_blobs(postgres: Postgres, s3_client: Any, bucket: str, prefix: str, database: str = "porter") -> BlobCheck:
+    """Lists the records' blob keys (`porter_files` of runs not purged) and
+    the bucket's objects under the prefix's `runs/`, and reports strays
+    both ways. `s3_client` is a client of the test's own (boto3)."""
+    rows = postgres.psql(
+        "SELECT f.size || ' ' || f.run || '/inbox/' || f.path FROM porter_files f "
+        "JOIN porter_runs r ON r.id = f.run WHERE NOT r.purged",
+        database,
+    )
+    recorded: dict[str, int] = {}
+    for row in rows.splitlines():
+        size, rest = row.split(" ", 1)
+        recorded[f"{prefix}/runs/{rest}"] = int(size)
+    stored: dict[str, int] = {}
+    for page in s3_client.get_paginator("list_objects_v2").paginate(Bucket=bucket, Prefix=f"{prefix}/runs/"):
+        for item in page.get("Contents", []):
+            stored[item["Key"]] = item["Size"]
+    return BlobCheck(
+        unrecorded=sorted(set(stored) - set(recorded)),
+        missing=sorted(set(recorded) - set(stored)),
+        wrong_size=sorted(k for k in set(stored) & set(recorded) if stored[k] != recorded[k]),
+    )

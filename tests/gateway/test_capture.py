@@ -20,6 +20,7 @@ from harness import (
     NOT_KEPT,
     STUB,
     all_text,
+    each_backend,
     pdf_like,
     png,
     pseudo_random,
@@ -45,6 +46,7 @@ def stubs(result: types.CallToolResult) -> list[dict[str, str]]:
     return [match.groupdict() for text in texts(result) for match in STUB.finditer(text)]
 
 
+@each_backend
 async def test_the_tiny_image_becomes_a_stub_naming_the_very_png(tmp_path: Path) -> None:
     async with stdio_gateway(tmp_path) as served:
         tools = {tool.name for tool in (await served.client.list_tools()).tools}
@@ -87,6 +89,7 @@ async def test_resource_links_become_one_line_each(tmp_path: Path) -> None:
         assert not (served.data / "runs").exists() or not list((served.data / "runs").glob("*/inbox/*"))
 
 
+@each_backend
 async def test_a_3_mb_gzip_resource_is_kept_and_the_message_stays_small(tmp_path: Path) -> None:
     payload = pseudo_random(3 * 1024 * 1024, 17)
     data_uri = "data:application/octet-stream;base64," + base64.b64encode(payload).decode()
@@ -117,6 +120,7 @@ async def test_echo_comes_back_byte_for_byte(tmp_path: Path) -> None:
         assert texts(ours) == [message]
 
 
+@each_backend
 async def test_audio_image_embedded_and_mixed_content_become_stubs(tmp_path: Path) -> None:
     async with stdio_gateway(tmp_path) as served:
         audio = await served.client.call_tool("mcp__fixtures__audio", {})
@@ -159,6 +163,7 @@ async def test_audio_image_embedded_and_mixed_content_become_stubs(tmp_path: Pat
         }
 
 
+@each_backend
 async def test_base64_in_text_is_kept_only_under_capture_and_only_when_it_is_a_file(tmp_path: Path) -> None:
     async with stdio_gateway(tmp_path) as served:
         # A PDF inside JSON next to its mimeType: only that string is replaced.

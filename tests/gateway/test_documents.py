@@ -31,7 +31,7 @@ from openpyxl import Workbook
 from pptx import Presentation
 from pptx.util import Inches
 
-from harness import STUB, all_text, http_client, start_http, stdio_gateway, write_config
+from harness import STUB, all_text, each_backend, http_client, start_http, stdio_gateway, write_config
 
 pytestmark = pytest.mark.anyio
 
@@ -151,6 +151,7 @@ async def search(client: Any, query: str) -> dict[str, Any]:
     return result.structured_content
 
 
+@each_backend
 async def test_search_finds_a_table_cell_and_speaker_notes_under_their_headings(tmp_path: Path, served_files: str) -> None:
     config = write_config(tmp_path, extra={**web_extra(), "profiles": {"default": {"grants": ["File", "HTTP"]}}})
     async with stdio_gateway(tmp_path, config) as served:
@@ -253,6 +254,7 @@ KEYS = [
 ]
 
 
+@each_backend
 async def test_a_document_of_one_tenant_is_invisible_to_another(tmp_path: Path, served_files: str) -> None:
     extra = {**web_extra(), "profiles": {"web": {"grants": ["File", "HTTP"]}}}
     config = write_config(tmp_path, keys=KEYS, extra=extra)

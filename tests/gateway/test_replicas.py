@@ -17,7 +17,7 @@ import httpx2
 import pytest
 
 from harness import STUB, NOT_KEPT, all_text, http_client, pseudo_random, sha256
-from replicas import BLOB_BACKENDS, Postgres, Replicas, start_replicas
+from replicas import BLOB_BACKENDS, S3_SECRET_ENV, Postgres, Replicas, s3_section, start_replicas
 
 pytestmark = pytest.mark.anyio
 
@@ -41,13 +41,24 @@ def backend(request: pytest.FixtureRequest) -> str:
     return request.param
 
 
-def replicas_for(tmp_path: Path, postgres: Postgres, backend: str, **options) -> Replicas:
-    return start_replicas(tmp_path / "gw", postgres, backend=backend, keys=KEYS, **options)
+@pytest.fixture
+def blobs(request: pytest.FixtureRequest, backend: str) -> dict:
+    """For `s3`: a fresh bucket on the session's Garage, as `start_replicas`
+    options (its `s3` section and the secret's environment)."""
+    if backend != "s3":
+        return {}
+    garage = request.getfixturevalue("shared_garage")
+    bucket = garage.fresh_bucket()
+    return {"s3": s3_section(garage.endpoint, bucket, garage.key_id), "env": {S3_SECRET_ENV: garage.secret}}
+
+
+def replicas_for(tmp_path: Path, postgres: Postgres, backend: str, blobs: dict, **options) -> Replicas:
+    return start_replicas(tmp_path / "gw", postgres, backend=backend, keys=KEYS, **blobs, **options)
 
 
 @pytest.fixture
-def replicas(tmp_path: Path, postgres: Postgres, backend: str) -> Iterator[Replicas]:
-    started = replicas_for(tmp_path, postgres, backend)
+def replicas(tmp_path: Path, postgres: Postgres, backend: str, blobs: dict) -> Iterator[Replicas]:
+    started = replicas_for(tmp_path, postgres, backend, blobs)
     yield started
     started.close()
 
@@ -171,10 +182,10 @@ CAPTURES = 50
 
 
 @pytest.fixture
-def capped(tmp_path: Path, postgres: Postgres, backend: str) -> Iterator[Replicas]:
+def capped(tmp_path: Path, postgres: Postgres, backend: str, blobs: dict) -> Iterator[Replicas]:
     # Room for exactly ROOM_FOR files after the first one.
     limits = {"limits": {"inbox_max_bytes": 100 + ROOM_FOR * FILE_BYTES}}
-    started = replicas_for(tmp_path, postgres, backend, extra=limits)
+    started = replicas_for(tmp_path, postgres, backend, blobs, extra=limits)
     yield started
     started.close()
 

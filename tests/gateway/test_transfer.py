@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 
-from harness import NOT_KEPT, STUB, Served, all_text, stdio_gateway, write_config
+from harness import NOT_KEPT, STUB, Served, all_text, bucket_keys, each_backend, stdio_gateway, write_config
 from transfer_server import GRAPH_ALIGN, TransferServer, blob, body_for
 
 pytestmark = pytest.mark.anyio
@@ -79,6 +79,7 @@ def staged_files(root: Path) -> list[Path]:
     return [p for p in (root / "data" / "runs").glob("*/.staging/*") if p.is_file()]
 
 
+@each_backend
 async def test_a_download_lands_in_the_inbox_named_by_its_headers_and_redirects_stay_on_the_host(tmp_path: Path) -> None:
     with TransferServer() as server:
         async with stdio_gateway(tmp_path, config(tmp_path)) as served:
@@ -113,6 +114,7 @@ async def test_a_download_lands_in_the_inbox_named_by_its_headers_and_redirects_
         assert SECRET not in served.stderr.read_text()
 
 
+@each_backend
 async def test_a_download_over_the_cap_leaves_nothing_whether_announced_or_not(tmp_path: Path) -> None:
     with TransferServer() as server:
         async with stdio_gateway(tmp_path, config(tmp_path)) as served:
@@ -133,6 +135,7 @@ async def test_a_download_over_the_cap_leaves_nothing_whether_announced_or_not(t
 
             assert inbox_files(tmp_path) == []
             assert staged_files(tmp_path) == []
+            assert bucket_keys() == [], "nothing in the bucket either (on S3)"
             assert list((tmp_path / "out").iterdir()) == []
         assert_secret_nowhere(tmp_path, calls)
 

@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from harness import NOT_KEPT, STUB, all_text, sha256, stdio_gateway, write_config
+from harness import NOT_KEPT, STUB, all_text, each_backend, sha256, stdio_gateway, write_config
 from webserver import LONG_TEXT, NAMED_PDF, PDF, PNG, TEXT, web_server
 
 pytestmark = pytest.mark.anyio
@@ -51,6 +51,7 @@ def head_and_body(text: str) -> tuple[list[str], str]:
     return head.splitlines(), body
 
 
+@each_backend
 async def test_webfetch_turns_a_page_into_markdown_and_keeps_its_files(tmp_path: Path) -> None:
     with web_server() as base:
         async with stdio_gateway(tmp_path, config(tmp_path)) as served:
@@ -179,6 +180,7 @@ async def test_a_body_over_the_cap_is_not_kept_and_leaves_no_file(tmp_path: Path
     assert left_files(served.data) == []
 
 
+@each_backend
 async def test_text_longer_than_an_answer_holds_is_kept_as_a_file(tmp_path: Path) -> None:
     with web_server() as base:
         async with stdio_gateway(tmp_path, config(tmp_path, cap=4 * 1024 * 1024)) as served:

@@ -27,6 +27,35 @@ use rmcp::transport::streamable_http_server::session::{
 /// The header that carries an MCP session's id.
 const SESSION_HEADER: &str = "mcp-session-id";
 
+/// The header a client resumes an SSE stream with.
+const LAST_EVENT_ID_HEADER: &str = "last-event-id";
+
+/// The answer to a client resuming a request's answer stream (see
+/// [`resumes_a_request_stream`]).
+const REQUEST_STREAM_NOT_RESUMED: &str = "Not Found: a request's answer stream is not resumed \
+    across replicas; the request failed, send it again";
+
+/// Whether `request` resumes the answer stream of one request (a `GET` whose
+/// `Last-Event-ID` is rmcp's `<index>/<request>`), which replicas refuse.
+///
+/// That stream lives only in the replica that took the request, and each
+/// replica numbers a session's requests on its own: behind a balancer the
+/// resume lands on any replica, which either has no such stream (rmcp then
+/// answers an empty `200`, and the Python SDK client reconnects every second
+/// for ever, its call never answered, as when a replica dies mid-call) or
+/// has a stream of its own under the same number, whose answer would be
+/// replayed to the wrong call. Refused, the client gives up on that call
+/// with an error (Python after two tries) and the session goes on. The
+/// session's own stream (`Last-Event-ID` without a `/`) resumes as before.
+fn resumes_a_request_stream(request: &Request) -> bool {
+    request.method() == axum::http::Method::GET
+        && request
+            .headers()
+            .get(LAST_EVENT_ID_HEADER)
+            .and_then(|v| v.to_str().ok())
+            .is_some_and(|id| id.contains('/'))
+}
+
 /// `RunSlot` is where the session an `initialize` request opens leaves its
 /// run, for [`link_sessions`] to record under the session's id once the
 /// answer names it.
@@ -71,6 +100,9 @@ pub async fn link_sessions(
             if theirs {
                 return (StatusCode::NOT_FOUND, "Not Found: Session not found").into_response();
             }
+        }
+        if resumes_a_request_stream(&request) {
+            return (StatusCode::NOT_FOUND, REQUEST_STREAM_NOT_RESUMED).into_response();
         }
         return next.run(request).await;
     }

@@ -1,0 +1,86 @@
+// The replicas bench's upstream (TS SDK, stdio): one tool, `image`, that
+// answers with a 256 KiB PNG as an image block. The pixels are made once at
+// start (incompressible xorshift bytes, stored deflate blocks), and each call
+// adds a tEXt chunk with its own number, so every answer is a different file
+// and this process does little more per call than base64 and JSON: the
+// bench measures the gateway and its stores, not this server.
+//
+// The SDK is the one tests/gateway installs (its package-lock.json).
+import { dirname, join } from "node:path";
+import { fileURLToPath, pathToFileURL } from "node:url";
+import { deflateSync } from "node:zlib";
+
+const here = dirname(fileURLToPath(import.meta.url));
+const sdk = join(here, "..", "..", "tests", "gateway", "node_modules", "@modelcontextprotocol", "sdk", "dist", "esm");
+const { Server } = await import(pathToFileURL(join(sdk, "server", "index.js")).href);
+const { StdioServerTransport } = await import(pathToFileURL(join(sdk, "server", "stdio.js")).href);
+const { CallToolRequestSchema, ListToolsRequestSchema } = await import(pathToFileURL(join(sdk, "types.js")).href);
+
+const CRC_TABLE = Array.from({ length: 256 }, (_, n) => {
+  let c = n;
+  for (let k = 0; k < 8; k++) c = c & 1 ? 0xedb88320 ^ (c >>> 1) : c >>> 1;
+  return c >>> 0;
+});
+
+function crc32(bytes) {
+  let c = 0xffffffff;
+  for (const b of bytes) c = CRC_TABLE[(c ^ b) & 0xff] ^ (c >>> 8);
+  return (c ^ 0xffffffff) >>> 0;
+}
+
+function chunk(type, data) {
+  const length = Buffer.alloc(4);
+  length.writeUInt32BE(data.length);
+  const body = Buffer.concat([Buffer.from(type, "latin1"), data]);
+  const crc = Buffer.alloc(4);
+  crc.writeUInt32BE(crc32(body) >>> 0);
+  return Buffer.concat([length, body, crc]);
+}
+
+// 256 x 340 RGB pixels of xorshift32 bytes: deflate cannot shrink them, so
+// the file is about 256 KiB.
+const WIDTH = 256;
+const HEIGHT = 340;
+const raw = Buffer.alloc((WIDTH * 3 + 1) * HEIGHT);
+let x = 0x2545f491;
+for (let i = 0; i < raw.length; i++) {
+  x ^= x << 13;
+  x >>>= 0;
+  x ^= x >>> 17;
+  x ^= x << 5;
+  x >>>= 0;
+  raw[i] = i % (WIDTH * 3 + 1) === 0 ? 0 : x & 0xff;
+}
+const header = Buffer.alloc(13);
+header.writeUInt32BE(WIDTH, 0);
+header.writeUInt32BE(HEIGHT, 4);
+header[8] = 8;
+header[9] = 2;
+const signature = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
+const head = Buffer.concat([signature, chunk("IHDR", header)]);
+const tail = Buffer.concat([chunk("IDAT", deflateSync(raw)), chunk("IEND", Buffer.alloc(0))]);
+
+let calls = 0;
+function image() {
+  calls += 1;
+  const note = chunk("tEXt", Buffer.from(`Comment\0call ${process.pid}.${calls}`, "latin1"));
+  return Buffer.concat([head, note, tail]);
+}
+
+const server = new Server({ name: "porter-bench-images", version: "1.0.0" }, { capabilities: { tools: {} } });
+server.setRequestHandler(ListToolsRequestSchema, async () => ({
+  tools: [
+    {
+      name: "image",
+      description: "Returns a 256 KiB PNG (a different one each call) as an image block.",
+      inputSchema: { type: "object", properties: {} },
+    },
+  ],
+}));
+server.setRequestHandler(CallToolRequestSchema, async (request) => {
+  if (request.params.name !== "image") {
+    return { content: [{ type: "text", text: `no tool ${request.params.name}` }], isError: true };
+  }
+  return { content: [{ type: "image", data: image().toString("base64"), mimeType: "image/png" }] };
+});
+await server.connect(new StdioServerTransport());
