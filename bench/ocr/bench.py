@@ -1,7 +1,7 @@
 """Makes the scanned twins of a PDF set, runs porter extract over each,
 scores them, prints the table.
 
-Usage: bench.py PORTER_BIN SET_DIR OUT_DIR LIMIT (see ./run).
+Usage: bench.py PORTER_BIN SET_DIR OUT_DIR LIMIT TWINS_DIR RUNS (see ./run).
 
 Twins of each PDF (one page each in the set; every page is rendered):
 - ocr150, ocr300: pdftoppm at 150 and 300 dpi, grey, wrapped back into a
@@ -9,10 +9,12 @@ Twins of each PDF (one page each in the set; every page is rendered):
 - scan: the 300 dpi picture turned by a small angle (0.3 to 1.5 degrees
   either way), with noise, saved as JPEG at quality 60 inside the PDF.
 The angle and the noise come from a generator seeded with the file's name,
-so every run makes the same twins.
+so every run makes the same twins: they are made once into TWINS_DIR
+(outside the clone) and taken from there by every later run.
 """
 
 import csv
+import os
 import random
 import subprocess
 import sys
@@ -61,17 +63,27 @@ def degrade(picture: Image.Image, rng: random.Random) -> Image.Image:
     return ImageChops.subtract(turned, noise(turned.size, rng, 40))
 
 
-def make_twins(pdf: Path, out: Path) -> None:
-    work = out / "pictures"
+def make_twins(pdf: Path, twins: Path) -> None:
+    """Makes the three twins of `pdf` in `twins` unless they are there."""
+    targets = [twins / name / pdf.name for name in ("ocr150", "ocr300", "scan")]
+    if all(t.exists() for t in targets):
+        return
+    work = twins / "pictures"
     work.mkdir(exist_ok=True)
     rng = random.Random(zlib.crc32(pdf.name.encode()))
-    wrap(render(pdf, 150, work), 150, out / "ocr150" / pdf.name, 95)
+    made = [t.with_name(t.name + ".part") for t in targets]
+    wrap(render(pdf, 150, work), 150, made[0], 95)
     clean = render(pdf, 300, work)
-    wrap(clean, 300, out / "ocr300" / pdf.name, 95)
-    wrap([degrade(p, rng) for p in clean], 300, out / "scan" / pdf.name, 60)
+    wrap(clean, 300, made[1], 95)
+    wrap([degrade(p, rng) for p in clean], 300, made[2], 60)
+    # Whole twins only: a run stopped half-way makes them again.
+    for part, target in zip(made, targets):
+        os.replace(part, target)
 
 
-def extract(porter: Path, pdf: Path, target: Path) -> tuple[float, str | None]:
+def extract(porter: Path, pdf: Path, target: Path) -> tuple[float, str | None, str]:
+    """Runs porter extract: its seconds by the clock, why it failed if it
+    did, and its notes (standard error)."""
     start = time.perf_counter()
     done = subprocess.run(
         [str(porter), "extract", str(pdf), "-o", str(target)],
@@ -81,7 +93,8 @@ def extract(porter: Path, pdf: Path, target: Path) -> tuple[float, str | None]:
         check=False,
     )
     wall = time.perf_counter() - start
-    return wall, (None if done.returncode == 0 else f"exit {done.returncode}: {done.stderr.strip()}")
+    failed = None if done.returncode == 0 else f"exit {done.returncode}: {done.stderr.strip()}"
+    return wall, failed, done.stderr
 
 
 def score(set_dir: Path, folder: Path, names: set[str]) -> tuple[float, float, list[dict]]:
@@ -105,38 +118,62 @@ def score(set_dir: Path, folder: Path, names: set[str]) -> tuple[float, float, l
 def main() -> int:
     porter, set_dir, out = (Path(a) for a in sys.argv[1:4])
     limit = int(sys.argv[4]) if len(sys.argv) > 4 else 0
+    twins = Path(sys.argv[5]) if len(sys.argv) > 5 else out
+    runs = sys.argv[6].split(",") if len(sys.argv) > 6 and sys.argv[6] else []
+    unknown = [r for r in runs if r not in {name for name, _ in VARIANTS}]
+    if unknown:
+        print(f"bench/ocr: unknown runs {unknown}; RUNS takes text,ocr150,ocr300,scan", file=sys.stderr)
+        return 2
+    variants = [(name, label) for name, label in VARIANTS if not runs or name in runs]
     pdfs = sorted((set_dir / "pdfs").glob("*.pdf"))
     if limit > 0:
         pdfs = pdfs[:limit]
     if not pdfs:
         print(f"bench/ocr: no PDFs in {set_dir / 'pdfs'}", file=sys.stderr)
         return 2
-    for name, _ in VARIANTS:
-        (out / name).mkdir(parents=True, exist_ok=True)
+    for name in ("ocr150", "ocr300", "scan"):
+        (twins / name).mkdir(parents=True, exist_ok=True)
+    for name, _ in variants:
         (out / (name + "-md")).mkdir(parents=True, exist_ok=True)
-    print(f"[bench] making the twins of {len(pdfs)} PDFs", file=sys.stderr)
+    print(f"[bench] the twins of {len(pdfs)} PDFs, in {twins}", file=sys.stderr)
     for pdf in pdfs:
-        make_twins(pdf, out)
+        make_twins(pdf, twins)
     names = {pdf.stem for pdf in pdfs}
     rows = []
     failures = []
-    for name, label in VARIANTS:
+    per_document: dict[str, dict[str, str]] = {pdf.stem: {"document": pdf.stem} for pdf in pdfs}
+    for name, label in variants:
         print(f"[bench] porter extract: {label}", file=sys.stderr)
         wall = 0.0
+        unread = 0
         for pdf in pdfs:
-            source = pdf if name == "text" else out / name / pdf.name
-            seconds, failed = extract(porter, source, out / (name + "-md") / (pdf.stem + ".md"))
+            source = pdf if name == "text" else twins / name / pdf.name
+            seconds, failed, notes = extract(
+                porter, source, out / (name + "-md") / (pdf.stem + ".md")
+            )
             wall += seconds
+            per_document[pdf.stem][name + " s"] = f"{seconds:.2f}"
+            # A page OCR did not read (its time budget, mostly) scores 0.
+            unread += "Not read by OCR" in notes
+            (out / (name + "-md") / (pdf.stem + ".notes")).write_text(notes)
             if failed:
                 failures.append((name, pdf.name, failed))
-        nid, overall, _ = score(set_dir, out / (name + "-md"), names)
-        rows.append((label, nid, overall, wall / len(pdfs)))
+        nid, overall, scored = score(set_dir, out / (name + "-md"), names)
+        for row in scored:
+            per_document[row["document"]][name + " nid"] = row["nid"]
+        rows.append((label, nid, overall, wall / len(pdfs), unread))
+    # Each document's NID and seconds in each run, to find where it is lost.
+    columns = ["document"] + [f"{n} {k}" for n, _ in variants for k in ("nid", "s")]
+    with open(out / "per-document.csv", "w", newline="") as fh:
+        writer = csv.DictWriter(fh, fieldnames=columns)
+        writer.writeheader()
+        writer.writerows(per_document.values())
     print(f"{len(pdfs)} one-page PDFs of {set_dir / 'pdfs'}; porter: {porter}")
     print()
-    print("| run | NID | overall | s/page |")
-    print("|---|---|---|---|")
-    for label, nid, overall, per_page in rows:
-        print(f"| {label} | {nid:.3f} | {overall:.3f} | {per_page:.2f} |")
+    print("| run | NID | overall | s/page | pages not read by OCR |")
+    print("|---|---|---|---|---|")
+    for label, nid, overall, per_page, unread in rows:
+        print(f"| {label} | {nid:.3f} | {overall:.3f} | {per_page:.2f} | {unread} |")
     print()
     print("targets: NID of the degraded scan >= 0.85; <= 1.5 s per page")
     for name, pdf, failed in failures:
