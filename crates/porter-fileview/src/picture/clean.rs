@@ -125,9 +125,10 @@ fn png_raw_size(header: &[u8]) -> Option<u64> {
         6 => 4,
         _ => return None,
     };
-    let row = |pixels: u64| 1 + (pixels * channels * depth).div_ceil(8);
+    // Checked: the header's sizes are the file's word, whatever they say.
+    let row = |pixels: u64| Some(1 + pixels.checked_mul(channels * depth)?.div_ceil(8));
     match header.get(12)? {
-        0 => Some(height * row(width)),
+        0 => height.checked_mul(row(width)?),
         1 => {
             // Adam7: each pass's first column and row, and its steps.
             const PASSES: [(u64, u64, u64, u64); 7] = [
@@ -143,15 +144,15 @@ fn png_raw_size(header: &[u8]) -> Option<u64> {
                 size.checked_sub(first)
                     .map_or(0, |left| left.div_ceil(step))
             };
-            Some(
-                PASSES
-                    .iter()
-                    .map(|&(x, y, dx, dy)| {
-                        let (columns, rows) = (along(width, x, dx), along(height, y, dy));
-                        if columns == 0 { 0 } else { rows * row(columns) }
-                    })
-                    .sum(),
-            )
+            PASSES.iter().try_fold(0u64, |total, &(x, y, dx, dy)| {
+                let (columns, rows) = (along(width, x, dx), along(height, y, dy));
+                let pass = if columns == 0 {
+                    0
+                } else {
+                    rows.checked_mul(row(columns)?)?
+                };
+                total.checked_add(pass)
+            })
         }
         _ => None,
     }
@@ -423,6 +424,11 @@ mod tests {
             png_raw_size(&ihdr(1, 1, 8, 5, false)),
             None,
             "colour type 5"
+        );
+        assert_eq!(
+            png_raw_size(&ihdr(u32::MAX, u32::MAX, 16, 6, false)),
+            None,
+            "sizes past u64"
         );
         assert_eq!(
             png_raw_size(&ihdr(1, 1, 8, 2, false)[..10]),
