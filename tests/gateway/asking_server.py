@@ -15,6 +15,8 @@ things during a call, for the gateway's relay tests:
   `png(64, 64, 7)` and whose second a text; answers with the sampled text.
 - `log_file()`: logs the image `png(64, 64, 8)` as an image block, and the
   PNG `png(64, 64, 9)` as base64 inside a text; answers "logged files".
+- `log_in_order(count)`: logs the image `png(512, 512, 12)`, then the texts
+  "line 1" … "line <count>"; answers "logged in order".
 - `ask_in_rounds(question)`, `sample_picture_in_rounds()`: the same as
   `ask` and `sample_picture` in the 2026-07-28 way, as an "input required"
   answer whose answers come with the next call.
@@ -111,6 +113,15 @@ async def log_file(ctx: Context) -> str:
     attached = base64.b64encode(png(64, 64, 9)).decode()
     await ctx.warning(f"the upload failed; its body was {attached}", logger_name="uploader")
     return "logged files"
+
+
+@server.tool()
+async def log_in_order(count: int, ctx: Context) -> str:
+    image = base64.b64encode(png(512, 512, 12)).decode()
+    await ctx.info({"type": "image", "data": image, "mimeType": "image/png"})
+    for line in range(1, count + 1):
+        await ctx.info(f"line {line}")
+    return "logged in order"
 
 
 def answered(ctx: Context, key: str):

@@ -303,6 +303,28 @@ async def test_files_in_upstream_log_messages_reach_the_client_as_stubs(tmp_path
         assert not any(piece in shown for piece in base64_pieces(data)), "a file's bytes reached the client in a log"
 
 
+# rmcp hands each upstream notification to the relay on a task of its own,
+# and keeping a log's file takes longer than passing on a plain text: the
+# gateway still passes messages on in the order they came, and all of them
+# before the call's answer.
+async def test_upstream_log_messages_reach_the_client_in_order_and_before_the_answer(tmp_path: Path):
+    logs: list[types.LoggingMessageNotificationParams] = []
+
+    async def on_log(params: types.LoggingMessageNotificationParams) -> None:
+        logs.append(params)
+
+    async with stdio_gateway(tmp_path, asking_config(tmp_path), mode="legacy", logging_callback=on_log) as served:
+        await served.client.set_logging_level("debug")
+        result = await served.client.call_tool("mcp__asking__log_in_order", {"count": 20})
+        assert all_text(result) == "logged in order", all_text(result)
+        shown = [log.data for log in logs]
+        assert len(shown) == 21, shown
+        stub = STUB.fullmatch(shown[0]["data"])
+        assert stub, shown[0]
+        assert served.inbox_file(stub["path"]).read_bytes() == png(512, 512, 12)
+        assert shown[1:] == [f"line {line}" for line in range(1, 21)], shown
+
+
 # On 2026-07-28 the question comes back in an "input required" answer,
 # which the client's SDK answers and sends again.
 @pytest.mark.parametrize("mode", ["legacy", "2026-07-28"])

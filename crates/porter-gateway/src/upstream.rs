@@ -36,14 +36,13 @@ use tokio::process::{Child, Command};
 
 use crate::config::McpServer;
 
+mod in_order;
+use in_order::{InOrder, Sequencer, Ticket, turn};
+
 /// `MAX_UPSTREAM_MESSAGE_BYTES` is the longest message an upstream may send:
 /// a 64 MiB file as base64 inside JSON is about 86 MiB, and rmcp's default
 /// (16 MiB) would drop such a line.
 pub const MAX_UPSTREAM_MESSAGE_BYTES: usize = 128 * 1024 * 1024;
-
-/// `PROGRESS_SETTLE` is how long a call with a progress token waits after
-/// the upstream's answer for the relay to pass on the last notifications.
-const PROGRESS_SETTLE: std::time::Duration = std::time::Duration::from_millis(25);
 
 /// `TOOL_PREFIX` starts every upstream tool's (and prompt's) name as the
 /// gateway lists it.
@@ -253,8 +252,10 @@ impl ClientHandler for Relay {
     async fn on_progress(
         &self,
         params: ProgressNotificationParam,
-        _context: NotificationContext<RoleClient>,
+        mut context: NotificationContext<RoleClient>,
     ) {
+        let ticket = Ticket::take(&mut context.extensions);
+        turn(ticket.as_ref()).await;
         let route = self
             .routes
             .lock()
@@ -344,14 +345,18 @@ impl ClientHandler for Relay {
     async fn on_logging_message(
         &self,
         params: LoggingMessageNotificationParam,
-        _context: NotificationContext<RoleClient>,
+        mut context: NotificationContext<RoleClient>,
     ) {
+        let ticket = Ticket::take(&mut context.extensions);
         let Some(link) = &self.link else {
             // A shared connection serves no one session: the message goes to
             // the gateway's own log, named by server, URL queries hidden.
+            turn(ticket.as_ref()).await;
             log_shared(&self.server, params);
             return;
         };
+        // Files are kept while earlier messages are still on their way; the
+        // message itself waits for its turn.
         let params = match self.captured(link, Relayed::Log, params).await {
             Ok(params) => params,
             Err(reason) => {
@@ -360,6 +365,7 @@ impl ClientHandler for Relay {
             }
         };
         let params = relayed_log(&self.server, params, &link.redactor);
+        turn(ticket.as_ref()).await;
         let sent = link.peer.notify_logging_message(params).await;
         if let Err(error) = sent {
             tracing::debug!(%error, "the client went away before a log message");
@@ -369,8 +375,10 @@ impl ClientHandler for Relay {
     async fn on_resource_updated(
         &self,
         params: ResourceUpdatedNotificationParam,
-        _context: NotificationContext<RoleClient>,
+        mut context: NotificationContext<RoleClient>,
     ) {
+        let ticket = Ticket::take(&mut context.extensions);
+        turn(ticket.as_ref()).await;
         let Some(link) = &self.link else {
             tracing::debug!(server = %self.server, "a resource update on a shared connection (no session to tell)");
             return;
@@ -384,7 +392,9 @@ impl ClientHandler for Relay {
         }
     }
 
-    async fn on_tool_list_changed(&self, _context: NotificationContext<RoleClient>) {
+    async fn on_tool_list_changed(&self, mut context: NotificationContext<RoleClient>) {
+        let ticket = Ticket::take(&mut context.extensions);
+        turn(ticket.as_ref()).await;
         *self.tools.lock().await = None;
         if self.link.is_none() {
             tracing::info!(server = %self.server, "the upstream's tools changed; they are listed again on the next request");
@@ -396,7 +406,9 @@ impl ClientHandler for Relay {
         }
     }
 
-    async fn on_prompt_list_changed(&self, _context: NotificationContext<RoleClient>) {
+    async fn on_prompt_list_changed(&self, mut context: NotificationContext<RoleClient>) {
+        let ticket = Ticket::take(&mut context.extensions);
+        turn(ticket.as_ref()).await;
         if let Some(link) = &self.link
             && let Err(error) = link.peer.notify_prompt_list_changed().await
         {
@@ -404,7 +416,9 @@ impl ClientHandler for Relay {
         }
     }
 
-    async fn on_resource_list_changed(&self, _context: NotificationContext<RoleClient>) {
+    async fn on_resource_list_changed(&self, mut context: NotificationContext<RoleClient>) {
+        let ticket = Ticket::take(&mut context.extensions);
+        turn(ticket.as_ref()).await;
         if let Some(link) = &self.link
             && let Err(error) = link.peer.notify_resource_list_changed().await
         {
@@ -530,6 +544,8 @@ fn hide_queries(text: &str) -> String {
 /// One live connection to an upstream.
 struct Connection {
     service: RunningService<RoleClient, Relay>,
+    /// The order of the upstream's notifications (see [`in_order`]).
+    sequencer: Arc<Sequencer>,
     /// The child process of a stdio upstream, killed when the connection is
     /// dropped.
     _child: Option<Child>,
@@ -1179,15 +1195,16 @@ impl Upstreams {
             answer = handle.await_response() => Some(answer),
             () = context.ct.cancelled() => None,
         };
-        if client_token.is_some() {
-            // rmcp hands each upstream notification to the relay on a task of
-            // its own, so the last progress the upstream sent before its
-            // answer may not have been passed on yet: give it a moment, so the
-            // client sees every step before the result.
-            tokio::time::sleep(PROGRESS_SETTLE).await;
-            if let Ok(mut routes) = self.wiring.routes.lock() {
-                routes.remove(&upstream_token);
-            }
+        // Every notification the upstream sent before its answer (progress,
+        // log messages) reaches the client before the answer does.
+        connection
+            .sequencer
+            .settled(connection.sequencer.mark())
+            .await;
+        if client_token.is_some()
+            && let Ok(mut routes) = self.wiring.routes.lock()
+        {
+            routes.remove(&upstream_token);
         }
         let Some(answer) = outcome else {
             let cancel = CancelledNotificationParam::new(
@@ -1348,6 +1365,7 @@ impl Upstream {
             link: wiring.link.clone(),
             tools: self.tools.clone(),
         };
+        let sequencer = Arc::new(Sequencer::default());
         let start_error = |reason: String| UpstreamError::Start {
             server: self.name.clone(),
             reason,
@@ -1371,12 +1389,14 @@ impl Upstream {
             };
             let transport = AsyncRwTransport::<RoleClient, _, _>::new(stdout, stdin)
                 .with_max_line_length(MAX_UPSTREAM_MESSAGE_BYTES);
+            let transport = InOrder::new(transport, sequencer.clone());
             let service = relay
                 .serve_with_lifecycle(transport, lifecycle)
                 .await
                 .map_err(|e| start_error(format!("the MCP handshake failed: {e}")))?;
             Ok(Connection {
                 service,
+                sequencer,
                 _child: Some(child),
             })
         } else if let Some(url) = &self.config.url {
@@ -1394,13 +1414,17 @@ impl Upstream {
                 headers.insert(name, value);
             }
             config = config.custom_headers(headers);
-            let transport = StreamableHttpClientTransport::from_config(config);
+            let transport = InOrder::new(
+                StreamableHttpClientTransport::from_config(config),
+                sequencer.clone(),
+            );
             let service = relay
                 .serve_with_lifecycle(transport, lifecycle)
                 .await
                 .map_err(|e| start_error(format!("the MCP handshake with {url} failed: {e}")))?;
             Ok(Connection {
                 service,
+                sequencer,
                 _child: None,
             })
         } else {
