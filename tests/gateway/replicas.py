@@ -189,12 +189,17 @@ class Nginx:
     upstreams: list[str]
     port: int = 0
     failover: bool = False
+    # A second port (`grpc_url`) where nginx speaks HTTP/2 (h2c) and passes
+    # gRPC on with `grpc_pass`, round robin per call.
+    grpc: bool = False
+    grpc_port: int = 0
 
     def __post_init__(self) -> None:
         self.root.mkdir(parents=True, exist_ok=True)
         for sub in ("body", "proxy", "fastcgi", "uwsgi", "scgi"):
             (self.root / "tmp" / sub).mkdir(parents=True, exist_ok=True)
         self.port = free_port()
+        self.grpc_port = free_port() if self.grpc else 0
         health = "max_fails=1 fail_timeout=30s" if self.failover else "max_fails=0"
         servers = "\n".join(f"        server {u} {health};" for u in self.upstreams)
         next_upstream = "error timeout" if self.failover else "off"
@@ -235,6 +240,7 @@ http {{
             proxy_next_upstream {next_upstream};
         }}
     }}
+{self.grpc_server(next_upstream)}
 }}
 """
         )
@@ -245,14 +251,36 @@ http {{
             stderr=open(self.root / "nginx.stderr", "w"),
         )
         deadline = time.monotonic() + 15
+        waiting = {self.port, self.grpc_port} - {0}
         while time.monotonic() < deadline:
             if self.process.poll() is not None:
                 raise AssertionError(f"nginx exited: {(self.root / 'nginx.stderr').read_text()}{self.error_log()}")
-            with socket.socket() as s:
-                if s.connect_ex(("127.0.0.1", self.port)) == 0:
-                    return
+            for port in list(waiting):
+                with socket.socket() as s:
+                    if s.connect_ex(("127.0.0.1", port)) == 0:
+                        waiting.discard(port)
+            if not waiting:
+                return
             time.sleep(0.05)
         raise AssertionError(f"nginx did not listen: {self.error_log()}")
+
+    def grpc_server(self, next_upstream: str) -> str:
+        """The server block of the gRPC port, if there is one: HTTP/2
+        without TLS (what a gRPC client with an insecure channel speaks)."""
+        if not self.grpc:
+            return ""
+        return f"""    server {{
+        listen 127.0.0.1:{self.grpc_port} http2;
+        location / {{
+            grpc_pass grpc://porter;
+            grpc_read_timeout 300s;
+            grpc_next_upstream {next_upstream};
+        }}
+    }}"""
+
+    @property
+    def grpc_url(self) -> str:
+        return f"http://127.0.0.1:{self.grpc_port}"
 
     @property
     def url(self) -> str:
@@ -346,10 +374,11 @@ def start_replicas(
     count: int = 2,
     s3: dict[str, Any] | None = None,
     failover: bool = False,
+    grpc: bool = False,
 ) -> Replicas:
     """`count` replicas on a fresh database `porter` (one data dir; with
     `backend="s3"` the bytes in the bucket `s3` names), and nginx in front
-    of them (`failover`: see `Nginx`)."""
+    of them (`failover`, `grpc`: see `Nginx`)."""
     url = postgres.create_database("porter")
     config = write_config(root, keys=keys, extra={"storage": storage_config(backend, url, s3), **(extra or {})})
     processes, urls = [], []
@@ -359,7 +388,7 @@ def start_replicas(
         process, listening = start_http(home, config, env=env)
         processes.append(process)
         urls.append(listening)
-    nginx = Nginx(root / "nginx", [u.removeprefix("http://") for u in urls], failover=failover)
+    nginx = Nginx(root / "nginx", [u.removeprefix("http://") for u in urls], failover=failover, grpc=grpc)
     return Replicas(root=root, postgres=postgres, processes=processes, urls=urls, nginx=nginx, config=config)
 
 

@@ -313,6 +313,51 @@ async def test_a_capture_through_replica_a_streams_on_replica_b_within_a_second(
         replicas.close()
 
 
+async def test_streams_through_nginx_reach_both_replicas_and_each_sees_a_capture_made_through_nginx(
+    tmp_path: Path, postgres: Postgres, stubs: tuple[ModuleType, ModuleType]
+) -> None:
+    # nginx's grpc_pass balances each call (an HTTP/2 stream) on its own, so
+    # two streams on one channel land on the two replicas; each must see a
+    # capture made through nginx's MCP port, wherever that call went.
+    pb, rpc = stubs
+    replicas = start_replicas(tmp_path / "gw", postgres, keys=KEYS, grpc=True)
+    try:
+        front = replicas.nginx
+        async with http_client(front.url, ALICE, mode="legacy") as client, channel(front.grpc_url) as chan:
+            await client.call_tool("mcp__fixtures__echo", {"message": "hello"})
+            [run] = runs_of(front.url, ALICE)
+            runs = rpc.RunsStub(chan)
+            calls = [
+                runs.WatchEvents(pb.WatchEventsRequest(run_id=run["id"], from_seq=2), metadata=bearer(ALICE)),
+                runs.WatchAll(pb.WatchAllRequest(), metadata=bearer(ALICE)),
+            ]
+            readers = [asyncio.create_task(take(call, 1)) for call in calls]
+            await asyncio.sleep(0.5)
+            path = await capture(client, "mcp__fixtures__image")
+            seen = await asyncio.wait_for(asyncio.gather(*readers), STREAM_TIMEOUT_S)
+            # Another tenant's probe through nginx answers like a missing run.
+            answers = []
+            for run_id in (run["id"], MISSING_RUN):
+                with pytest.raises(grpc.aio.AioRpcError) as refused:
+                    await take(runs.WatchEvents(pb.WatchEventsRequest(run_id=run_id), metadata=bearer(BOB)), 1)
+                answers.append((refused.value.code(), refused.value.details()))
+        for [event] in seen:
+            assert (event.run_id, event.seq, event.kind) == (run["id"], 2, "file_captured"), event
+            assert json.loads(event.data_json)["path"] == path
+        assert answers[0] == answers[1] and answers[0][0] == grpc.StatusCode.NOT_FOUND, answers
+        # nginx writes a call's line when it ends; the streams were just cancelled.
+        served: list[str] = []
+        for _ in range(50):
+            served = [line["upstream"] for line in front.log() if line["uri"].startswith("/porter.v1.Runs/")]
+            if len(served) >= 4:
+                break
+            await asyncio.sleep(0.1)
+        assert len(served) == 4, front.log()
+        assert set(served[:2]) == {replicas.upstream_of(url) for url in replicas.urls}, served
+    finally:
+        replicas.close()
+
+
 async def test_the_gateway_stops_on_ctrl_c_while_event_streams_are_open(
     tmp_path: Path, stubs: tuple[ModuleType, ModuleType]
 ) -> None:
