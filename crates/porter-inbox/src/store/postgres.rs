@@ -460,6 +460,31 @@ fn run_from(row: &Row) -> Result<RunInfo, Failure> {
     })
 }
 
+/// Inserts `file`'s row, on a connection or inside a transaction.
+async fn insert_file_row(
+    client: &impl tokio_postgres::GenericClient,
+    file: &FileRecord,
+) -> Result<(), Failure> {
+    client
+        .execute(
+            &format!(
+                "INSERT INTO porter_files ({FILE_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)"
+            ),
+            &[
+                &file.run.to_string(),
+                &file.path,
+                &as_i64(file.size),
+                &file.media_type,
+                &file.sha256,
+                &file.origin,
+                &file.call,
+                &file.created_at,
+            ],
+        )
+        .await?;
+    Ok(())
+}
+
 fn file_from(row: &Row) -> Result<FileRecord, Failure> {
     Ok(FileRecord {
         run: parse_run(row.try_get(0)?)?,
@@ -625,25 +650,7 @@ impl Records for PostgresRecords {
     fn insert_file(&self, file: &FileRecord) -> Result<(), InboxError> {
         let file = file.clone();
         self.call("record a file", |pool| async move {
-            connect(&pool)
-                .await?
-                .execute(
-                    &format!(
-                        "INSERT INTO porter_files ({FILE_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)"
-                    ),
-                    &[
-                        &file.run.to_string(),
-                        &file.path,
-                        &as_i64(file.size),
-                        &file.media_type,
-                        &file.sha256,
-                        &file.origin,
-                        &file.call,
-                        &file.created_at,
-                    ],
-                )
-                .await?;
-            Ok(())
+            insert_file_row(&**connect(&pool).await?, &file).await
         })
     }
 
@@ -848,22 +855,7 @@ impl SharedBudget for PostgresRecords {
         self.call("record a file", move |pool| async move {
             let mut client = connect(&pool).await?;
             let tx = client.transaction().await?;
-            tx.execute(
-                &format!(
-                    "INSERT INTO porter_files ({FILE_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)"
-                ),
-                &[
-                    &file.run.to_string(),
-                    &file.path,
-                    &as_i64(file.size),
-                    &file.media_type,
-                    &file.sha256,
-                    &file.origin,
-                    &file.call,
-                    &file.created_at,
-                ],
-            )
-            .await?;
+            insert_file_row(&*tx, &file).await?;
             tx.execute(
                 "DELETE FROM porter_reservations WHERE ticket = $1",
                 &[&ticket.to_string()],
