@@ -254,7 +254,8 @@ CREATE TRIGGER IF NOT EXISTS documents_unindexed AFTER DELETE ON documents BEGIN
 END;
 ";
 
-const DOCUMENT_COLUMNS: &str = "id, title, markdown, source_path, source_sha256, origin, call, \
+/// A document row's columns in the order both stores read them.
+pub(crate) const DOCUMENT_COLUMNS: &str = "id, title, markdown, source_path, source_sha256, origin, call, \
                                 run, key_name, tenant, created_at";
 
 /// Marks around matched terms in `snippet()`: control characters that

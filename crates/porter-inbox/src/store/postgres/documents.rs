@@ -13,8 +13,8 @@
 
 use super::{Failure, PostgresRecords, connect};
 use crate::documents::{
-    Document, DocumentSummary, Documents, Hit, MARK_CLOSE, MARK_OPEN, SNIPPET_TOKENS, SearchQuery,
-    hit_from_excerpt,
+    DOCUMENT_COLUMNS, Document, DocumentSummary, Documents, Hit, MARK_CLOSE, MARK_OPEN,
+    SNIPPET_TOKENS, SearchQuery, hit_from_excerpt,
 };
 use crate::{InboxError, Owner};
 
@@ -23,9 +23,6 @@ use crate::{InboxError, Owner};
 /// two bytes of it per character, so this much always fits. The rest of a
 /// longer document is kept and read back whole, but not searched.
 pub(super) const INDEXED_CHARS: i32 = 400_000;
-
-const DOCUMENT_COLUMNS: &str = "id, title, markdown, source_path, source_sha256, origin, call, \
-                                run, key_name, tenant, created_at";
 
 /// The schema step that adds the documents (see `MIGRATIONS`).
 pub(super) const MIGRATION: &str = "
