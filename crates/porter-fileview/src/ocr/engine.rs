@@ -13,12 +13,12 @@
 
 use std::ffi::CString;
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
-use std::sync::{Mutex, MutexGuard, PoisonError};
-use std::time::Duration;
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::time::{Duration, Instant};
 
 use tesseract_plumbing::TessBaseApi;
 use tesseract_plumbing::tesseract_sys::{
-    TessOcrEngineMode_OEM_DEFAULT, TessPageSegMode_PSM_AUTO_OSD,
+    TessOcrEngineMode_OEM_LSTM_ONLY, TessPageSegMode_PSM_AUTO, TessPageSegMode_PSM_AUTO_OSD,
 };
 
 use super::Gray;
@@ -40,8 +40,9 @@ pub(crate) enum Answer {
 struct Job {
     id: u64,
     languages: String,
-    image: Gray,
+    image: Arc<Gray>,
     ppi: u32,
+    orient: bool,
 }
 
 struct Engine {
@@ -53,6 +54,14 @@ struct Engine {
 }
 
 static ENGINE: Mutex<Option<Engine>> = Mutex::new(None);
+
+/// How long the last start of Tesseract took (its language data loaded).
+static STARTED_IN: Mutex<Option<Duration>> = Mutex::new(None);
+
+/// How long Tesseract took to start in this process, if it was started.
+pub(crate) fn started_in() -> Option<Duration> {
+    *STARTED_IN.lock().unwrap_or_else(PoisonError::into_inner)
+}
 
 fn engine() -> MutexGuard<'static, Option<Engine>> {
     ENGINE.lock().unwrap_or_else(PoisonError::into_inner)
@@ -68,7 +77,14 @@ pub(crate) fn preload(languages: &str) -> Result<(), String> {
         height: 64,
         pixels: vec![255; 64 * 64],
     };
-    match recognize(languages, blank, 300, Duration::from_secs(60)) {
+    // With orientation detection, so that its data is loaded too.
+    match recognize(
+        languages,
+        Arc::new(blank),
+        300,
+        Duration::from_secs(60),
+        true,
+    ) {
         Answer::Tsv(_) => Ok(()),
         Answer::Failed(reason) => Err(reason),
         Answer::TimedOut | Answer::Busy => Err("the engine did not start in time".to_owned()),
@@ -76,8 +92,17 @@ pub(crate) fn preload(languages: &str) -> Result<(), String> {
 }
 
 /// Reads `image` (of `ppi` pixels per inch) with `languages`, waiting at
-/// most `budget` for the answer.
-pub(crate) fn recognize(languages: &str, image: Gray, ppi: u32, budget: Duration) -> Answer {
+/// most `budget` for the answer. With `orient`, Tesseract first finds
+/// which way up the page is (its orientation detection, a fifth or so of
+/// the time of a page) and reads it that way up; without, it reads the
+/// page as it lies.
+pub(crate) fn recognize(
+    languages: &str,
+    image: Arc<Gray>,
+    ppi: u32,
+    budget: Duration,
+    orient: bool,
+) -> Answer {
     let mut guard = engine();
     if guard.is_none() {
         *guard = start();
@@ -109,6 +134,7 @@ pub(crate) fn recognize(languages: &str, image: Gray, ppi: u32, budget: Duration
         languages: languages.to_owned(),
         image,
         ppi,
+        orient,
     };
     if engine.jobs.send(job).is_err() {
         *guard = None;
@@ -155,7 +181,10 @@ fn serve(jobs: &Receiver<Job>, answers: &Sender<(u64, Answer)>) {
             .is_none_or(|(languages, _)| *languages != job.languages)
         {
             api = None;
-            match init(&job.languages) {
+            let clock = Instant::now();
+            let started = init(&job.languages);
+            *STARTED_IN.lock().unwrap_or_else(PoisonError::into_inner) = Some(clock.elapsed());
+            match started {
                 Ok(started) => api = Some((job.languages.clone(), started)),
                 Err(reason) => {
                     if answers.send((job.id, Answer::Failed(reason))).is_err() {
@@ -180,10 +209,11 @@ fn init(languages: &str) -> Result<TessBaseApi, String> {
         .map_err(|_| format!("the language list {languages:?} holds a NUL character"))?;
     let mut api = TessBaseApi::create();
     // No data path: Tesseract's own (TESSDATA_PREFIX, else where the system
-    // installed its data).
-    api.init_4(None, Some(&language), TessOcrEngineMode_OEM_DEFAULT)
+    // installed its data). The LSTM recogniser only, whatever the data
+    // holds (a language's data may hold the older engine's too, which the
+    // default may then run as well).
+    api.init_4(None, Some(&language), TessOcrEngineMode_OEM_LSTM_ONLY)
         .map_err(|_| missing_language(languages))?;
-    api.set_page_seg_mode(TessPageSegMode_PSM_AUTO_OSD);
     Ok(api)
 }
 
@@ -206,6 +236,11 @@ fn read(api: &mut TessBaseApi, job: &Job) -> Answer {
     ) else {
         return Answer::Failed("the page is too large".to_owned());
     };
+    api.set_page_seg_mode(if job.orient {
+        TessPageSegMode_PSM_AUTO_OSD
+    } else {
+        TessPageSegMode_PSM_AUTO
+    });
     if let Err(e) = api.set_image(&job.image.pixels, width, height, 1, width) {
         return Answer::Failed(format!("the page's pixels were refused ({e})"));
     }

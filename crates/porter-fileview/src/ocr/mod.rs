@@ -5,11 +5,12 @@
 //! Before a page is read it is made grey, scaled to about 300 pixels per
 //! inch, held to [`Options::ocr_pixel_bytes`], straightened and cleared of
 //! speckle (see `prep`). Tesseract then reads it with its automatic page
-//! segmentation and orientation detection: a page scanned sideways or
+//! segmentation, as it lies; a page that reads poorly that way is read
+//! again with orientation detection, so that a page scanned sideways or
 //! upside down is read upright, and its words' boxes are turned upright
-//! here from the direction its lines run. Its lines, with their boxes,
-//! go through the PDF reader's layout analysis (columns, paragraphs,
-//! headings) into blocks.
+//! here from the direction its lines run. Its words, with their boxes,
+//! go through the PDF reader's layout analysis (lines, columns, tables
+//! from aligned text, paragraphs, headings) into blocks.
 //!
 //! Every word keeps Tesseract's confidence; a word under
 //! [`Options::ocr_word_confidence`] is written with `(?)` after it, as
@@ -31,7 +32,9 @@ mod engine;
 #[cfg(feature = "ocr")]
 pub(crate) mod prep;
 
-use std::time::Instant;
+#[cfg(feature = "ocr")]
+use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 use crate::bounds::{Cancel, Failure};
 use crate::describe::count;
@@ -72,6 +75,43 @@ pub(crate) struct Line {
     pub y0: f32,
     pub x1: f32,
     pub y1: f32,
+    /// Its words (unsure ones marked), each with where it starts and ends
+    /// across the line.
+    pub words: Vec<(String, f32, f32)>,
+}
+
+impl Line {
+    /// The line as the layout analysis takes a PDF's text: a piece for
+    /// each word, set across where the word stands and down where the
+    /// line does, in the size of the line's height, `x` and `y` mapping the
+    /// picture's pixels to the page's points. The layout then joins words
+    /// a word space apart and parts them at a column's gutter or a table's
+    /// column gap, as it does a PDF's own text: a Tesseract line may run
+    /// across the cells of a table's row.
+    #[cfg(any(feature = "pdf", feature = "ocr"))]
+    pub(crate) fn pieces(
+        &self,
+        x: impl Fn(f32) -> f32,
+        y: impl Fn(f32) -> f32,
+    ) -> impl Iterator<Item = crate::pdf::layout::Piece> {
+        let (y0, y1) = (y(self.y0), y(self.y1));
+        let spans: Vec<(String, f32, f32)> = self
+            .words
+            .iter()
+            .map(|(text, x0, x1)| (text.clone(), x(*x0), x(*x1)))
+            .collect();
+        spans
+            .into_iter()
+            .map(move |(text, x0, x1)| crate::pdf::layout::Piece {
+                text,
+                x0,
+                y0,
+                x1,
+                y1,
+                size: (y1 - y0).max(1.0),
+                bold: false,
+            })
+    }
 }
 
 /// The text of one picture read by OCR.
@@ -268,6 +308,37 @@ pub(crate) fn is_text(words: &[Word], floor: u8) -> bool {
     sure >= 3 && sure * 2 >= words.len()
 }
 
+/// `UPRIGHT_CONFIDENCE` is the mean word confidence under which a page
+/// read as it lies is read again with orientation detection: an upright
+/// page of print, even a poor scan, reads at 80–95; one sideways or upside
+/// down comes out as garbage at 30–40.
+const UPRIGHT_CONFIDENCE: f32 = 60.0;
+
+/// Whether a page read as it lies should be read again with orientation
+/// detection: no text found, or text read too unsurely to be upright.
+pub(crate) fn needs_orientation(read: &Read) -> bool {
+    match read {
+        Read::Text(text) => text.confidence < UPRIGHT_CONFIDENCE,
+        Read::NoText => true,
+        Read::Skipped(_) => false,
+    }
+}
+
+/// The better of two readings of a page: the one with more words read
+/// surely (at or over the floor); the first when they tie or the second
+/// found nothing.
+pub(crate) fn better(first: Read, second: Read) -> Read {
+    let sure = |read: &Read| match read {
+        Read::Text(text) => Some(text.words - text.marked),
+        Read::NoText | Read::Skipped(_) => None,
+    };
+    match (sure(&first), sure(&second)) {
+        (Some(a), Some(b)) if b > a => second,
+        (None, Some(_)) => second,
+        _ => first,
+    }
+}
+
 /// The words as lines, in Tesseract's order, unsure words marked.
 pub(crate) fn lines_of(words: &[Word], floor: u8) -> (Vec<Line>, usize) {
     let mut lines: Vec<Line> = Vec::new();
@@ -285,13 +356,15 @@ pub(crate) fn lines_of(words: &[Word], floor: u8) -> (Vec<Line>, usize) {
                 line.y0 = line.y0.min(w.y0);
                 line.x1 = line.x1.max(w.x1);
                 line.y1 = line.y1.max(w.y1);
+                line.words.push((text, w.x0, w.x1));
             }
             _ => lines.push(Line {
-                text,
+                text: text.clone(),
                 x0: w.x0,
                 y0: w.y0,
                 x1: w.x1,
                 y1: w.y1,
+                words: vec![(text, w.x0, w.x1)],
             }),
         }
         last = Some(key);
@@ -338,6 +411,44 @@ pub(crate) struct Session<'a> {
     pages: Vec<usize>,
     /// Set once a page ran past its time budget: no page is started after.
     stopped: bool,
+    /// Time spent in each stage, for [`TIMES_VARIABLE`].
+    times: Times,
+}
+
+/// `TIMES_VARIABLE` names the environment variable that, set (to
+/// anything), adds a note with the time OCR spent in each stage: for the
+/// benchmark and for finding where a slow page's time went.
+pub(crate) const TIMES_VARIABLE: &str = "PORTER_OCR_TIMES";
+
+/// Time spent in each stage of a file's OCR.
+#[derive(Debug, Default, Clone, Copy)]
+pub(crate) struct Times {
+    /// Decoding the pictures (a PDF's image streams).
+    pub decode: Duration,
+    /// Preparing them (scaling, straightening, smoothing).
+    pub prep: Duration,
+    /// Tesseract's reading (layout, orientation, recognition).
+    pub engine: Duration,
+    /// Turning its answer into lines.
+    pub lines: Duration,
+}
+
+impl Times {
+    /// The note naming each stage's time, with the engine's start (its
+    /// language data loaded) when it was started in this process.
+    fn note(&self, pictures: usize, start: Option<Duration>) -> String {
+        let ms = |d: Duration| count(u64::try_from(d.as_millis()).unwrap_or(u64::MAX));
+        let start = start.map_or_else(String::new, |d| format!("engine start {} ms, ", ms(d)));
+        format!(
+            "OCR times ({TIMES_VARIABLE}): {start}decode {} ms, prep {} ms, Tesseract {} ms, lines {} ms over {} picture{}.",
+            ms(self.decode),
+            ms(self.prep),
+            ms(self.engine),
+            ms(self.lines),
+            count(pictures as u64),
+            if pictures == 1 { "" } else { "s" }
+        )
+    }
 }
 
 impl<'a> Session<'a> {
@@ -353,7 +464,13 @@ impl<'a> Session<'a> {
             turned: Vec::new(),
             pages: Vec::new(),
             stopped: false,
+            times: Times::default(),
         }
+    }
+
+    /// Counts `spent` decoding a picture, for [`TIMES_VARIABLE`].
+    pub(crate) fn decoded(&mut self, spent: Duration) {
+        self.times.decode += spent;
     }
 
     /// Why no further page may be read now, if none may.
@@ -455,16 +572,64 @@ impl<'a> Session<'a> {
 
     #[cfg(feature = "ocr")]
     fn recognize(&mut self, picture: image::GrayImage, ppi: Option<f32>) -> Read {
-        use std::time::Duration;
-        let languages = self.options.ocr_languages.trim();
+        let options = self.options;
+        let languages = options.ocr_languages.trim();
         if let Err(reason) = check_languages(languages) {
             return Read::Skipped(reason);
         }
+        let clock = Instant::now();
         let (gray, done) = prep::prepare(picture, ppi, self.options.ocr_pixel_bytes);
+        self.times.prep += clock.elapsed();
         let (width, height) = (gray.width as f32, gray.height as f32);
         let ppi = done.ppi.round().clamp(70.0, 1200.0) as u32;
         let budget = Duration::from_secs(self.options.ocr_page_seconds.max(1));
-        let tsv = match engine::recognize(languages, gray, ppi, budget) {
+        let gray = Arc::new(gray);
+        // As it lies first: most pages are upright, and orientation
+        // detection costs a fifth or so of a page's time. A page read
+        // poorly that way (sideways or upside down, its words come out
+        // as unsure garbage) is read again with it.
+        let clock = Instant::now();
+        let answer = engine::recognize(languages, Arc::clone(&gray), ppi, budget, false);
+        self.times.engine += clock.elapsed();
+        let mut read = self.lines_read(answer, &done, width, height);
+        if needs_orientation(&read) {
+            let left = budget.saturating_sub(clock.elapsed());
+            if !left.is_zero() {
+                let again = Instant::now();
+                let answer = engine::recognize(languages, gray, ppi, left, true);
+                self.times.engine += again.elapsed();
+                let turned = self.lines_read(answer, &done, width, height);
+                read = better(read, turned);
+            }
+        }
+        read
+    }
+
+    /// What Tesseract's `answer` holds: the lines of a picture `width` by
+    /// `height` as prepared (`done`), in the picture's own pixels.
+    #[cfg(feature = "ocr")]
+    fn lines_read(
+        &mut self,
+        answer: engine::Answer,
+        done: &prep::Prepared,
+        width: f32,
+        height: f32,
+    ) -> Read {
+        let clock = Instant::now();
+        let read = self.read_answer(answer, done, width, height);
+        self.times.lines += clock.elapsed();
+        read
+    }
+
+    #[cfg(feature = "ocr")]
+    fn read_answer(
+        &mut self,
+        answer: engine::Answer,
+        done: &prep::Prepared,
+        width: f32,
+        height: f32,
+    ) -> Read {
+        let tsv = match answer {
             engine::Answer::Tsv(tsv) => tsv,
             engine::Answer::Failed(reason) => {
                 return Read::Skipped(format!("OCR could not read it: {reason}"));
@@ -565,6 +730,14 @@ impl<'a> Session<'a> {
                 self.reasons.join("; ")
             ));
         }
+        let pictures = self.read.len() + self.blank.len();
+        if pictures > 0 && std::env::var_os(TIMES_VARIABLE).is_some() {
+            #[cfg(feature = "ocr")]
+            let start = engine::started_in();
+            #[cfg(not(feature = "ocr"))]
+            let start = None;
+            notes.push(self.times.note(pictures, start));
+        }
         notes
     }
 }
@@ -642,15 +815,7 @@ fn layout_blocks(text: &PageText) -> Vec<crate::document::Block> {
     let pieces: Vec<Piece> = text
         .lines
         .iter()
-        .map(|line| Piece {
-            text: line.text.clone(),
-            x0: line.x0 * pt,
-            y0: line.y0 * pt,
-            x1: line.x1 * pt,
-            y1: line.y1 * pt,
-            size: ((line.y1 - line.y0) * pt).max(1.0),
-            bold: false,
-        })
+        .flat_map(|line| line.pieces(|x| x * pt, |y| y * pt))
         .collect();
     page_layout(pieces, Vec::new(), &[], Some((0.0, text.height * pt))).0
 }
@@ -791,6 +956,131 @@ mod tests {
             word("~", 10.0, 1, 180.0, 0.0),
         ];
         assert!(is_text(&text, 50));
+    }
+
+    fn page_text(words: usize, marked: usize, confidence: f32) -> Read {
+        Read::Text(PageText {
+            lines: Vec::new(),
+            words,
+            marked,
+            confidence,
+            turned: 0,
+            skew: 0.0,
+            width: 100.0,
+            height: 100.0,
+            point: 0.24,
+        })
+    }
+
+    #[test]
+    fn only_a_page_read_poorly_as_it_lies_is_read_again_for_its_orientation() {
+        // Upright print, even a poor scan, reads at 80 and over; a page
+        // upside down or sideways as garbage at 30 to 40.
+        assert!(!needs_orientation(&page_text(400, 3, 95.0)));
+        assert!(!needs_orientation(&page_text(40, 8, 72.0)));
+        assert!(needs_orientation(&page_text(441, 287, 36.3)));
+        assert!(needs_orientation(&Read::NoText));
+        // A page not read (its time spent) is not tried again.
+        assert!(!needs_orientation(&Read::Skipped("slow".to_owned())));
+    }
+
+    #[test]
+    fn of_two_readings_the_one_with_more_sure_words_is_kept() {
+        let lying = page_text(441, 287, 36.3);
+        let turned = page_text(439, 2, 95.4);
+        assert_eq!(better(lying.clone(), turned.clone()), turned);
+        assert_eq!(better(turned.clone(), lying.clone()), turned);
+        // Nothing better found: the first stays.
+        assert_eq!(better(lying.clone(), Read::NoText), lying);
+        assert_eq!(
+            better(lying.clone(), Read::Skipped("slow".to_owned())),
+            lying
+        );
+        assert_eq!(better(Read::NoText, turned.clone()), turned);
+    }
+
+    /// A table's rows as Tesseract often gives them: one line each, its
+    /// cells' words far apart.
+    #[cfg(feature = "ocr")]
+    #[test]
+    fn a_table_read_as_lines_across_its_columns_comes_out_a_table() {
+        let rows = [
+            ["Item", "Quantity", "Price"],
+            ["Rope", "12", "4.50"],
+            ["Anchor", "2", "120.00"],
+            ["Chain", "30", "9.75"],
+        ];
+        let mut words = Vec::new();
+        for (r, row) in rows.iter().enumerate() {
+            for (c, cell) in row.iter().enumerate() {
+                let x = 100.0 + 500.0 * c as f32;
+                let y = 100.0 + 60.0 * r as f32;
+                let mut w = word(cell, 95.0, r as u32 + 1, x, y);
+                w.y1 = y + 40.0;
+                words.push(w);
+            }
+        }
+        let (lines, _) = lines_of(&words, 50);
+        assert_eq!(lines.len(), 4);
+        let page = PageText {
+            lines,
+            words: words.len(),
+            marked: 0,
+            confidence: 95.0,
+            turned: 0,
+            skew: 0.0,
+            width: 1600.0,
+            height: 400.0,
+            point: 72.0 / 300.0,
+        };
+        let blocks = layout_blocks(&page);
+        let tables: Vec<_> = blocks
+            .iter()
+            .filter_map(|b| match b {
+                crate::document::Block::Table(t) => Some(t),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(tables.len(), 1, "{blocks:?}");
+        let cells: Vec<Vec<&str>> = tables[0]
+            .rows
+            .iter()
+            .map(|row| row.iter().map(|c| c.text.as_str()).collect())
+            .collect();
+        assert_eq!(cells[0], ["Item", "Quantity", "Price"]);
+        assert_eq!(cells[2], ["Anchor", "2", "120.00"]);
+    }
+
+    /// The words of a line of running text stay one line.
+    #[cfg(feature = "ocr")]
+    #[test]
+    fn the_words_of_a_line_of_prose_stay_one_paragraph() {
+        let text = "The harbour board met on the fourth of March and agreed the dues";
+        let mut words = Vec::new();
+        let mut x = 100.0;
+        for t in text.split(' ') {
+            let mut w = word(t, 95.0, 1, x, 100.0);
+            w.x1 = x + 18.0 * t.len() as f32;
+            w.y1 = 140.0;
+            x = w.x1 + 12.0;
+            words.push(w);
+        }
+        let (lines, _) = lines_of(&words, 50);
+        let page = PageText {
+            lines,
+            words: words.len(),
+            marked: 0,
+            confidence: 95.0,
+            turned: 0,
+            skew: 0.0,
+            width: x + 100.0,
+            height: 300.0,
+            point: 72.0 / 300.0,
+        };
+        assert_eq!(
+            layout_blocks(&page),
+            [crate::document::Block::Paragraph(text.to_owned())]
+        );
     }
 
     #[test]

@@ -84,6 +84,7 @@ pub(super) fn page(
             ));
             continue;
         }
+        let clock = std::time::Instant::now();
         let Ok(image) = handle.decode() else {
             left = Some("its picture could not be decoded".to_owned());
             continue;
@@ -95,6 +96,7 @@ pub(super) fn page(
         drop(image);
         let gray = picture.to_luma8();
         drop(picture);
+        session.decoded(clock.elapsed());
         let b = handle.bbox;
         let (bw, bh) = (b.width.abs(), b.height.abs());
         // Pixels per inch as drawn: the picture's pixels over its width in
@@ -108,17 +110,9 @@ pub(super) fn page(
                 let (left_x, top) = (b.x.min(b.x + b.width), -(b.y.max(b.y + b.height)));
                 let sx = bw / text.width.max(1.0);
                 let sy = bh / text.height.max(1.0);
-                for line in text.lines {
+                for line in &text.lines {
                     length += line.text.len() + 1;
-                    pieces.push(layout::Piece {
-                        x0: left_x + line.x0 * sx,
-                        y0: top + line.y0 * sy,
-                        x1: left_x + line.x1 * sx,
-                        y1: top + line.y1 * sy,
-                        size: ((line.y1 - line.y0) * sy).max(1.0),
-                        bold: false,
-                        text: line.text,
-                    });
+                    pieces.extend(line.pieces(|x| left_x + x * sx, |y| top + y * sy));
                 }
             }
             Read::NoText => {}
