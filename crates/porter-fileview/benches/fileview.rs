@@ -33,9 +33,10 @@ const CORPUS: &[(&str, &str)] = &[
     ("jpeg", "photo.jpg"),
 ];
 
-/// `DEFAULT_CORPUS` is where `bench/fileview/run` writes the corpus, named
-/// from this crate's folder because `cargo bench` runs the binary there.
-const DEFAULT_CORPUS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../../target/bench-corpus");
+/// `DEFAULT_CORPUS` is where `bench/fileview/run` writes the corpus, under
+/// the checkout's root (`cargo bench` runs the binary in this crate's
+/// folder).
+const DEFAULT_CORPUS: &str = "target/bench-corpus";
 
 /// `DEFAULT_ITER` is how many timed runs each file gets when no count is
 /// given: enough for a stable median while the whole comparison stays short.
@@ -74,7 +75,12 @@ fn settings() -> Result<Settings, String> {
         .first()
         .cloned()
         .or_else(|| std::env::var("FILEVIEW_CORPUS").ok())
-        .unwrap_or_else(|| DEFAULT_CORPUS.to_owned());
+        .unwrap_or_else(|| {
+            porter_test::checkout_root()
+                .join(DEFAULT_CORPUS)
+                .display()
+                .to_string()
+        });
     let iterations = match positional
         .get(1)
         .cloned()

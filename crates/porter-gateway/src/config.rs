@@ -1946,7 +1946,7 @@ limits:
 
     #[test]
     fn the_example_in_the_user_guide_is_a_valid_config() {
-        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/gateway.md");
+        let path = porter_test::checkout_root().join("docs/gateway.md");
         let guide = std::fs::read_to_string(&path).expect("docs/gateway.md is there");
         let example = guide
             .split("```yaml\n")
@@ -1974,8 +1974,7 @@ limits:
 
     #[test]
     fn the_committed_schema_matches_the_code() {
-        let path =
-            Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/gateway-config.schema.json");
+        let path = porter_test::checkout_root().join("docs/gateway-config.schema.json");
         let fresh = format!(
             "{}\n",
             serde_json::to_string_pretty(&schema()).expect("a schema serialises")

@@ -23,6 +23,29 @@ use std::path::PathBuf;
 use base64::Engine as _;
 use serde_json::Value;
 
+/// The root of the checkout under test: two folders above the manifest of
+/// the crate whose tests are running, as cargo names it when it runs them.
+///
+/// Read when the test runs, not when it is built (`env!`): cargo may reuse a
+/// test binary built in another checkout of the same commit, and a path
+/// built into it would point there.
+///
+/// # Panics
+///
+/// When the test is not run by cargo (`CARGO_MANIFEST_DIR` unset).
+#[must_use]
+pub fn checkout_root() -> PathBuf {
+    let manifest = PathBuf::from(
+        std::env::var_os("CARGO_MANIFEST_DIR")
+            .expect("CARGO_MANIFEST_DIR is not set: run the tests with cargo test"),
+    );
+    manifest
+        .ancestors()
+        .nth(2)
+        .expect("every crate lives at <root>/crates/<name>")
+        .to_path_buf()
+}
+
 /// `CORPUS_ENV` names the variable that holds the corpus folder.
 pub const CORPUS_ENV: &str = "PORTER_CORPUS";
 

@@ -11,7 +11,7 @@
 //! memory is theirs alone. Needs `python3` (the generator is the script the
 //! real-client tests use).
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::{Duration, Instant};
 
 use porter_fileview::{Cancel, FileInput, Options, WindowRequest, to_markdown, view};
@@ -44,7 +44,7 @@ fn peak_rss_bytes() -> Option<u64> {
 
 /// Writes every family of `scripts/hostile_pdf.py` into `dir`.
 fn generate(dir: &Path) {
-    let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../scripts/hostile_pdf.py");
+    let script = porter_test::checkout_root().join("scripts/hostile_pdf.py");
     let status = std::process::Command::new("python3")
         .arg(&script)
         .arg(dir)

@@ -13,7 +13,7 @@ use super::{Server, blocking, fetch_and_push};
 
 /// Runs the committed script into the server's `repos/` folder.
 fn build_hostile_repos(server: &Server) {
-    let script = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../tests/git/hostile-repos.sh");
+    let script = porter_test::checkout_root().join("tests/git/hostile-repos.sh");
     let output = Command::new("bash")
         .arg(script)
         .arg(server.root.path().join("repos"))

@@ -400,8 +400,7 @@ impl Drop for Server {
 impl Server {
     fn start() -> Server {
         let root = tempfile::tempdir().expect("a temp dir");
-        let script =
-            PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../tests/git/https_server.py");
+        let script = porter_test::checkout_root().join("tests/git/https_server.py");
         // The Python of the test venv (scripts/test sets PORTER_PYTHON), which
         // holds the pinned `cryptography` the server makes its test CA with.
         let python = std::env::var("PORTER_PYTHON").unwrap_or_else(|_| "python3".to_owned());

@@ -6,7 +6,6 @@
 //! Needs Node 20+ and the test's packages: `npm ci --prefix tests/client4`
 //! (from the workspace root; the test command does it).
 
-use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use porter_mmsim::{Seed, Sim, start};
@@ -15,18 +14,9 @@ use porter_mmsim::{Seed, Sim, start};
 /// so the 413 path is cheap to reach.
 const SMALL_MAX_FILE_BYTES: u64 = 1024;
 
-/// The workspace root, two levels above this crate.
-fn workspace_root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .ancestors()
-        .nth(2)
-        .expect("the crate lives at <root>/crates/porter-mmsim")
-        .to_path_buf()
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn client4_works_against_the_emulator_unchanged() {
-    let root = workspace_root();
+    let root = porter_test::checkout_root();
     let test_dir = root.join("tests/client4");
     assert!(
         test_dir.join("node_modules/@mattermost/client").is_dir(),

@@ -195,7 +195,7 @@ fn a_file_that_cannot_be_read_exits_1_with_the_reason() {
 
 #[test]
 fn the_readme_sample_is_shown() {
-    let sample = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../samples/welcome.md");
+    let sample = porter_test::checkout_root().join("samples/welcome.md");
     let output = porter()
         .arg("view")
         .arg(&sample)
