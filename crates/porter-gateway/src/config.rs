@@ -1201,25 +1201,10 @@ fn from_serde(error: &serde_path_to_error::Error<yaml_serde::Error>) -> ConfigEr
 fn nearest<'a>(word: &str, candidates: &[&'a str]) -> Option<&'a str> {
     candidates
         .iter()
-        .map(|c| (edit_distance(word, c), *c))
+        .map(|c| (porter_mcp::suggest::distance(word, c), *c))
         .filter(|(d, c)| *d <= 2.max(c.len() / 3))
         .min_by_key(|(d, _)| *d)
         .map(|(_, c)| c)
-}
-
-fn edit_distance(a: &str, b: &str) -> usize {
-    let b: Vec<char> = b.chars().collect();
-    let mut row: Vec<usize> = (0..=b.len()).collect();
-    for (i, ca) in a.chars().enumerate() {
-        let mut previous = row[0];
-        row[0] = i + 1;
-        for (j, cb) in b.iter().enumerate() {
-            let substitute = previous + usize::from(ca != *cb);
-            previous = row[j + 1];
-            row[j + 1] = substitute.min(row[j] + 1).min(previous + 1);
-        }
-    }
-    row[b.len()]
 }
 
 /// `RemoteDirection` is one entry of a profile's `git_remote`.

@@ -5,6 +5,8 @@
 
 use std::fmt::Write as _;
 
+use porter_mcp::suggest::distance;
+
 /// `looks_like_id` is true for a Mattermost id: 26 lowercase letters and
 /// digits.
 #[must_use]
@@ -141,28 +143,6 @@ fn closest(key: &str, candidates: &[Candidate]) -> Vec<Candidate> {
         .collect()
 }
 
-/// Levenshtein distance between two strings, by characters.
-#[must_use]
-pub fn distance(a: &str, b: &str) -> usize {
-    let a: Vec<char> = a.chars().collect();
-    let b: Vec<char> = b.chars().collect();
-    let mut row: Vec<usize> = (0..=b.len()).collect();
-    for (i, ca) in a.iter().enumerate() {
-        let mut previous = row[0];
-        row[0] = i + 1;
-        for (j, cb) in b.iter().enumerate() {
-            let current = row[j + 1];
-            row[j + 1] = if ca == cb {
-                previous
-            } else {
-                1 + previous.min(row[j]).min(current)
-            };
-            previous = current;
-        }
-    }
-    row[b.len()]
-}
-
 /// `post_id_of` takes a post id out of an id or a permalink
 /// (`…/_redirect/pl/<id>`, `…/<team>/pl/<id>`); `None` when it is neither.
 #[must_use]
@@ -284,24 +264,6 @@ mod tests {
         ];
         for (text, want) in cases {
             assert_eq!(post_id_of(&text).as_deref(), want, "{text}");
-        }
-    }
-
-    #[test]
-    fn distance_counts_insertions_deletions_and_swaps() {
-        let cases = [
-            ("", "", 0),
-            ("abc", "abc", 0),
-            ("abc", "abd", 1),
-            ("kitten", "sitting", 3),
-            ("", "abc", 3),
-            ("alice", "alice", 0),
-            ("alcie", "alice", 2),
-            ("alic", "alice", 1),
-            ("bob", "rob", 1),
-        ];
-        for (a, b, want) in cases {
-            assert_eq!(distance(a, b), want, "{a} {b}");
         }
     }
 }

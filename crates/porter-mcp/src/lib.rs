@@ -2,8 +2,9 @@
 //! server, so that each rule is written once: one shape for a tool and the
 //! registry that lists and calls tools ([`tool`]), the file view's answer
 //! as content ([`content`]), the HTTP guards in front of the streamable
-//! HTTP endpoint ([`http`]) and the tool schemas a client's validator reads
-//! without warnings ([`schema`]).
+//! HTTP endpoint ([`http`]), the tool schemas a client's validator reads
+//! without warnings ([`schema`]) and the edit distance behind "did you
+//! mean" ([`suggest`]).
 //!
 //! It knows nothing of Mattermost, inboxes or gateways: a rule belongs here
 //! only when both servers apply it the same way.
@@ -11,6 +12,7 @@
 pub mod content;
 pub mod http;
 pub mod schema;
+pub mod suggest;
 pub mod tool;
 
 pub use tool::{

@@ -10,8 +10,8 @@
 
 use porter_mattermost::{Client, Error, User};
 
-use crate::names::distance;
 use crate::paging::all_pages;
+use porter_mcp::suggest::distance;
 
 /// `BROADCASTS` are the mentions that notify a whole channel.
 pub const BROADCASTS: &[&str] = &["here", "channel", "all"];

@@ -967,8 +967,8 @@ impl MattermostServer {
             } else if name.contains(&key) || shown.contains(&key) {
                 1
             } else {
-                let d =
-                    crate::names::distance(&key, &name).min(crate::names::distance(&key, &shown));
+                let d = porter_mcp::suggest::distance(&key, &name)
+                    .min(porter_mcp::suggest::distance(&key, &shown));
                 if d <= (key.chars().count() / 3).max(1) {
                     2 + d
                 } else {
