@@ -8,7 +8,7 @@
 // The SDK is the one tests/gateway installs (its package-lock.json).
 import { dirname, join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
-import { deflateSync } from "node:zlib";
+import { crc32, deflateSync } from "node:zlib";
 
 const here = dirname(fileURLToPath(import.meta.url));
 const sdk = join(here, "..", "..", "tests", "gateway", "node_modules", "@modelcontextprotocol", "sdk", "dist", "esm");
@@ -16,24 +16,12 @@ const { Server } = await import(pathToFileURL(join(sdk, "server", "index.js")).h
 const { StdioServerTransport } = await import(pathToFileURL(join(sdk, "server", "stdio.js")).href);
 const { CallToolRequestSchema, ListToolsRequestSchema } = await import(pathToFileURL(join(sdk, "types.js")).href);
 
-const CRC_TABLE = Array.from({ length: 256 }, (_, n) => {
-  let c = n;
-  for (let k = 0; k < 8; k++) c = c & 1 ? 0xedb88320 ^ (c >>> 1) : c >>> 1;
-  return c >>> 0;
-});
-
-function crc32(bytes) {
-  let c = 0xffffffff;
-  for (const b of bytes) c = CRC_TABLE[(c ^ b) & 0xff] ^ (c >>> 8);
-  return (c ^ 0xffffffff) >>> 0;
-}
-
 function chunk(type, data) {
   const length = Buffer.alloc(4);
   length.writeUInt32BE(data.length);
   const body = Buffer.concat([Buffer.from(type, "latin1"), data]);
   const crc = Buffer.alloc(4);
-  crc.writeUInt32BE(crc32(body) >>> 0);
+  crc.writeUInt32BE(crc32(body));
   return Buffer.concat([length, body, crc]);
 }
 
