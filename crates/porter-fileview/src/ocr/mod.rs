@@ -853,6 +853,23 @@ pub(crate) fn preload(languages: &str) -> Result<(), String> {
 mod tests {
     use super::*;
 
+    /// A page of `lines` read upright and straight at 300 ppi, every word
+    /// sure (95 %).
+    #[cfg(feature = "ocr")]
+    fn upright_page(lines: Vec<Line>, words: usize, width: f32, height: f32) -> PageText {
+        PageText {
+            lines,
+            words,
+            marked: 0,
+            confidence: 95.0,
+            turned: 0,
+            skew: 0.0,
+            width,
+            height,
+            point: 72.0 / 300.0,
+        }
+    }
+
     fn word(text: &str, confidence: f32, line: u32, x: f32, y: f32) -> Word {
         Word {
             text: text.to_owned(),
@@ -1022,17 +1039,7 @@ mod tests {
         }
         let (lines, _) = lines_of(&words, 50);
         assert_eq!(lines.len(), 4);
-        let page = PageText {
-            lines,
-            words: words.len(),
-            marked: 0,
-            confidence: 95.0,
-            turned: 0,
-            skew: 0.0,
-            width: 1600.0,
-            height: 400.0,
-            point: 72.0 / 300.0,
-        };
+        let page = upright_page(lines, words.len(), 1600.0, 400.0);
         let blocks = layout_blocks(&page);
         let tables: Vec<_> = blocks
             .iter()
@@ -1066,17 +1073,7 @@ mod tests {
             words.push(w);
         }
         let (lines, _) = lines_of(&words, 50);
-        let page = PageText {
-            lines,
-            words: words.len(),
-            marked: 0,
-            confidence: 95.0,
-            turned: 0,
-            skew: 0.0,
-            width: x + 100.0,
-            height: 300.0,
-            point: 72.0 / 300.0,
-        };
+        let page = upright_page(lines, words.len(), x + 100.0, 300.0);
         assert_eq!(
             layout_blocks(&page),
             [crate::document::Block::Paragraph(text.to_owned())]
