@@ -654,6 +654,9 @@ impl Inbox {
                 Some(dir) => format!("{dir}/{candidate}"),
                 None => candidate,
             };
+            if !limits::Budget::claim_name(self.shared.records.as_ref(), run, ticket, &candidate)? {
+                continue;
+            }
             if staged.commit(&candidate)? {
                 path = Some(candidate);
                 break;

@@ -39,6 +39,12 @@ pub trait SharedBudget: Send + Sync {
     /// in one step, so no one ever counts the bytes twice or not at all.
     fn insert_reserved_file(&self, file: &FileRecord, ticket: uuid::Uuid)
     -> Result<(), InboxError>;
+    /// Claims `path` in `run` for the capture `ticket` (in place of any
+    /// name it claimed before), so that no other process writes under it
+    /// meanwhile: `Ok(false)` when a recorded file or another live capture
+    /// has it. The claim ends with the reservation: when the file is
+    /// recorded, released or its lease lapses.
+    fn claim_name(&self, run: RunId, ticket: uuid::Uuid, path: &str) -> Result<bool, InboxError>;
     /// The bytes a run's files and live reservations hold together.
     fn used(&self, run: RunId) -> Result<u64, InboxError>;
 }
@@ -49,6 +55,9 @@ pub trait SharedBudget: Send + Sync {
 pub(crate) struct Ticket {
     id: uuid::Uuid,
     held: u64,
+    /// Whether a shared budget holds a name for this capture (possibly
+    /// with no bytes yet).
+    named: bool,
 }
 
 impl Ticket {
@@ -56,6 +65,7 @@ impl Ticket {
         Self {
             id: uuid::Uuid::new_v4(),
             held: 0,
+            named: false,
         }
     }
 
@@ -106,7 +116,7 @@ impl Budget {
     /// Gives back what `ticket` holds. A shared reservation that cannot be
     /// dropped now lapses on its own, so that is only logged.
     pub(crate) fn release(&self, records: &dyn Records, run: RunId, ticket: &mut Ticket) {
-        if ticket.held == 0 {
+        if ticket.held == 0 && !ticket.named {
             return;
         }
         if let Some(shared) = records.budget() {
@@ -117,6 +127,7 @@ impl Budget {
             self.usage.release(run, ticket.held);
         }
         ticket.held = 0;
+        ticket.named = false;
     }
 
     /// Records a kept file whose bytes `ticket` holds; from then on the
@@ -132,7 +143,25 @@ impl Budget {
             records.insert_file(file)?;
         }
         ticket.held = 0;
+        ticket.named = false;
         Ok(())
+    }
+
+    /// Claims `path` for `ticket`'s capture before its bytes go under that
+    /// name: `false` when another process's capture or a recorded file has
+    /// it. Only a shared budget needs this; in one process the blob store's
+    /// commit already refuses a taken name.
+    pub(crate) fn claim_name(
+        records: &dyn Records,
+        run: RunId,
+        ticket: &mut Ticket,
+        path: &str,
+    ) -> Result<bool, InboxError> {
+        let Some(shared) = records.budget() else {
+            return Ok(true);
+        };
+        ticket.named = true;
+        shared.claim_name(run, ticket.id, path)
     }
 
     /// Frees the bytes of a file whose record was dropped.

@@ -126,6 +126,14 @@ CREATE TABLE porter_shared_runs (
     last_used BIGINT NOT NULL
 );
 ",
+    // A capture claims the name it is about to write under in its
+    // reservation, so two replicas never write the same name (a bucket
+    // without conditional writes would let the second replace the first).
+    "
+ALTER TABLE porter_reservations ADD COLUMN path TEXT;
+CREATE UNIQUE INDEX porter_reservations_path ON porter_reservations (run, path)
+    WHERE path IS NOT NULL;
+",
 ];
 
 /// How long a capture's reservation holds its bytes without being renewed
@@ -863,6 +871,53 @@ impl SharedBudget for PostgresRecords {
             .await?;
             tx.commit().await?;
             Ok(())
+        })
+    }
+
+    fn claim_name(&self, run: RunId, ticket: uuid::Uuid, path: &str) -> Result<bool, InboxError> {
+        let path = path.to_owned();
+        self.call("claim a name in a run's inbox", move |pool| async move {
+            let mut client = connect(&pool).await?;
+            let (id, ticket) = (run.to_string(), ticket.to_string());
+            let tx = client.transaction().await?;
+            // A claim whose capture died with its replica lapses with its
+            // reservation.
+            tx.execute(
+                "DELETE FROM porter_reservations
+                 WHERE run = $1 AND path = $2 AND expires_at <= now()",
+                &[&id, &path],
+            )
+            .await?;
+            // Waits for a capture that holds the name now to end; then the
+            // name is this capture's, or another live capture holds it.
+            let claimed = tx
+                .execute(
+                    "INSERT INTO porter_reservations (ticket, run, bytes, expires_at, path)
+                     VALUES ($1, $2, 0, now() + make_interval(secs => $4), $3)
+                     ON CONFLICT (ticket) DO UPDATE
+                     SET path = EXCLUDED.path, expires_at = EXCLUDED.expires_at",
+                    &[&ticket, &id, &path, &lease_secs()],
+                )
+                .await;
+            match claimed {
+                Err(e) if e.code() == Some(&tokio_postgres::error::SqlState::UNIQUE_VIOLATION) => {
+                    return Ok(false);
+                }
+                other => other?,
+            };
+            // Asked only now, so a capture that held the name and recorded
+            // its file while this one waited is seen.
+            let recorded = tx
+                .query_opt(
+                    "SELECT 1 FROM porter_files WHERE run = $1 AND path = $2",
+                    &[&id, &path],
+                )
+                .await?;
+            if recorded.is_some() {
+                return Ok(false);
+            }
+            tx.commit().await?;
+            Ok(true)
         })
     }
 

@@ -3,10 +3,13 @@
 //! a crashed one does not hold bytes forever, and each sees the other's
 //! events live.
 
+use std::io::Read as _;
 use std::sync::{Arc, Barrier};
 use std::time::{Duration, Instant};
 
-use porter_inbox::{Inbox, Limits, Outcome, RunId};
+use porter_inbox::{
+    BlobReader, Blobs, Inbox, InboxError, Limits, LocalBlobs, Outcome, RunId, Staged,
+};
 use porter_test::postgres;
 
 use super::{FILE_BYTES_SMALL, incoming, kept, open_on, owner, small_limits};
@@ -306,4 +309,127 @@ fn requests_without_a_session_share_one_run_across_replicas_until_it_idles() {
             .expect("run")
             .is_some_and(|r| r.ended_at.is_some())
     );
+}
+
+/// A bucket without conditional writes, as two replicas see it: a commit
+/// looks the name up, then writes, and the two steps are not one. Every
+/// first commit waits (up to a few seconds) until the other replica's first
+/// commit has looked its name up too, so both look before either writes:
+/// the interleaving that lost a file on Garage now and then.
+struct LookThenWrite {
+    inner: LocalBlobs,
+    looked: Arc<std::sync::atomic::AtomicUsize>,
+}
+
+struct LookThenWriteStaged {
+    inner: Box<dyn Staged>,
+    blobs: LocalBlobs,
+    run: RunId,
+    looked: Arc<std::sync::atomic::AtomicUsize>,
+}
+
+impl Blobs for LookThenWrite {
+    fn stage(&self, run: RunId) -> Result<Box<dyn Staged>, InboxError> {
+        Ok(Box::new(LookThenWriteStaged {
+            inner: self.inner.stage(run)?,
+            blobs: self.inner.clone(),
+            run,
+            looked: Arc::clone(&self.looked),
+        }))
+    }
+    fn open(&self, run: RunId, path: &str) -> Result<Box<dyn BlobReader>, InboxError> {
+        self.inner.open(run, path)
+    }
+    fn remove(&self, run: RunId, path: &str) -> Result<(), InboxError> {
+        self.inner.remove(run, path)
+    }
+    fn purge(&self, run: RunId) -> Result<(), InboxError> {
+        self.inner.purge(run)
+    }
+    fn remove_stale(&self) -> Result<usize, InboxError> {
+        self.inner.remove_stale()
+    }
+    fn on_local_disk(&self) -> bool {
+        false
+    }
+}
+
+impl std::io::Write for LookThenWriteStaged {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.inner.write(buf)
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.inner.flush()
+    }
+}
+
+impl Staged for LookThenWriteStaged {
+    fn commit(&mut self, path: &str) -> Result<bool, InboxError> {
+        use std::sync::atomic::Ordering;
+        let taken = self.blobs.open(self.run, path).is_ok();
+        if self.looked.fetch_add(1, Ordering::SeqCst) < 2 {
+            let deadline = Instant::now() + Duration::from_secs(5);
+            while self.looked.load(Ordering::SeqCst) < 2 && Instant::now() < deadline {
+                std::thread::sleep(Duration::from_millis(5));
+            }
+        }
+        if taken {
+            return Ok(false);
+        }
+        // The write that comes second replaces the first and reports
+        // success, as a plain PUT does.
+        let _ = self.inner.commit(path)?;
+        Ok(true)
+    }
+}
+
+#[test]
+fn two_replicas_never_commit_the_same_name_on_a_bucket_without_conditional_writes() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let Some(pg) = postgres::instance() else {
+        return;
+    };
+    let url = pg.fresh_database();
+    let looked = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let replica = || {
+        let blobs = Arc::new(LookThenWrite {
+            inner: LocalBlobs::new(dir.path()),
+            looked: Arc::clone(&looked),
+        });
+        Inbox::open_with_blobs(dir.path(), blobs, Some(&url), small_limits())
+            .expect("the inbox opens on PostgreSQL")
+    };
+    let (a, b) = (replica(), replica());
+    let run = a.start_run(owner()).expect("a run starts").id;
+    let handles: Vec<_> = [(a.clone(), b'a'), (b.clone(), b'b')]
+        .into_iter()
+        .map(|(inbox, byte)| {
+            std::thread::spawn(move || {
+                let bytes = vec![byte; FILE_BYTES_SMALL as usize];
+                let outcome = inbox.keep_bytes(run, incoming(Some("same.bin")), &bytes);
+                (byte, outcome)
+            })
+        })
+        .collect();
+    let mut paths = Vec::new();
+    for handle in handles {
+        let (byte, outcome) = handle.join().expect("no thread panics");
+        let record = kept(outcome.expect("both captures are kept"));
+        let mut read = Vec::new();
+        a.open_file(run, &record.path)
+            .expect("the file opens")
+            .1
+            .read_to_end(&mut read)
+            .expect("read");
+        assert_eq!(
+            read,
+            vec![byte; FILE_BYTES_SMALL as usize],
+            "{} holds another capture's bytes",
+            record.path
+        );
+        paths.push(record.path);
+    }
+    paths.sort();
+    assert_eq!(paths, ["same-2.bin", "same.bin"]);
+    assert_eq!(b.files(run).expect("files").len(), 2);
 }
