@@ -18,8 +18,8 @@
 //! Names are never replaced. A store that honours `If-None-Match: *` (AWS S3
 //! since 2024) gets conditional puts and copies; one that ignores it (Garage
 //! 2.x answers 200 and overwrites) is detected by a probe at open, and then
-//! a name is claimed by a `HEAD` and the write under a lock of this process:
-//! exact within one gateway; two gateways racing for the same name in the
+//! a name is claimed by a `HEAD` and the write while this process holds the
+//! name (writes of other names go on meanwhile): exact within one gateway; two gateways racing for the same name in the
 //! same instant could still overwrite each other's object (their records
 //! then disagree on one row, which the records' primary key refuses).
 //!
@@ -27,6 +27,7 @@
 //! store runs every request on a small runtime of its own and waits for the
 //! answer on a plain channel.
 
+use std::collections::HashSet;
 use std::future::Future;
 use std::io::{self, Read, Seek, SeekFrom, Write};
 use std::sync::{Arc, Mutex, mpsc};
@@ -112,8 +113,8 @@ impl S3Settings {
 pub enum NameGuard {
     /// `If-None-Match: *` is honoured: the store refuses to replace a name.
     Conditional,
-    /// It is not: a name is claimed by `HEAD` then write, under a lock of
-    /// this process.
+    /// It is not: a name is claimed by `HEAD` then write, while this
+    /// process holds the name.
     ClaimedInProcess,
 }
 
@@ -141,8 +142,10 @@ struct Inner {
     /// `<host>.<pid>.<instance>`: whose staged objects are whose.
     writer: Writer,
     guard: NameGuard,
-    /// Held while a name is claimed when the store has no conditional writes.
-    claim: Mutex<()>,
+    /// The names being claimed right now (a `HEAD`, then the write) when
+    /// the store has no conditional writes; writes of other names go on
+    /// meanwhile.
+    claims: Mutex<HashSet<Path>>,
     shown: String,
 }
 
@@ -214,6 +217,21 @@ impl Writer {
     }
 }
 
+/// A name claimed by one writer of this process (see [`Inner::claim`]).
+struct Claim<'a> {
+    claims: &'a Mutex<HashSet<Path>>,
+    key: Path,
+}
+
+impl Drop for Claim<'_> {
+    fn drop(&mut self) {
+        self.claims
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .remove(&self.key);
+    }
+}
+
 /// Something a request failed on, made a message by [`Inner::call`].
 type Failure = object_store::Error;
 
@@ -254,7 +272,7 @@ impl S3Blobs {
             prefix,
             writer: Writer::this_process(),
             guard: NameGuard::ClaimedInProcess,
-            claim: Mutex::new(()),
+            claims: Mutex::new(HashSet::new()),
             shown,
         };
         inner.guard = inner.probe_guard()?;
@@ -433,6 +451,20 @@ impl Inner {
         }
     }
 
+    /// Claims the name `key` until the answer is dropped; `None` while
+    /// another writer of this process holds it (that writer is about to
+    /// put something there, so the name counts as taken).
+    fn claim(&self, key: &Path) -> Option<Claim<'_>> {
+        let mut claims = self
+            .claims
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        claims.insert(key.clone()).then(|| Claim {
+            claims: &self.claims,
+            key: key.clone(),
+        })
+    }
+
     /// Puts `bytes` under `to` unless something is there; `false` if it is.
     fn create(&self, to: &Path, bytes: Bytes) -> Result<bool, InboxError> {
         let store = self.store.clone();
@@ -449,10 +481,9 @@ impl Inner {
                 }
             }),
             NameGuard::ClaimedInProcess => {
-                let _claim = self
-                    .claim
-                    .lock()
-                    .unwrap_or_else(std::sync::PoisonError::into_inner);
+                let Some(_claim) = self.claim(to) else {
+                    return Ok(false);
+                };
                 self.call("store a file", async move {
                     if exists(&store, &at).await? {
                         return Ok(false);
@@ -478,10 +509,9 @@ impl Inner {
                 }
             }),
             NameGuard::ClaimedInProcess => {
-                let _claim = self
-                    .claim
-                    .lock()
-                    .unwrap_or_else(std::sync::PoisonError::into_inner);
+                let Some(_claim) = self.claim(&to) else {
+                    return Ok(false);
+                };
                 self.call("name a stored file", async move {
                     if exists(&store, &to).await? {
                         return Ok(false);
@@ -903,7 +933,187 @@ impl BlobReader for S3Reader {
 
 #[cfg(test)]
 mod tests {
-    use super::Writer;
+    use std::io::{BufRead as _, BufReader, Read as _, Write as _};
+    use std::net::{TcpListener, TcpStream};
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::sync::{Arc, Condvar, Mutex};
+    use std::time::{Duration, Instant};
+
+    use super::{NameGuard, S3Blobs, S3Settings, Writer};
+    use crate::RunId;
+    use crate::store::Blobs as _;
+
+    /// A bucket that ignores conditional writes, as Garage 2.x does: every
+    /// PUT is answered 200, every HEAD 404 (nothing is there yet), every
+    /// delete as done. A PUT of a run's file is held until another is in flight
+    /// (or `HOLD` has passed), and the most PUTs in flight at once are
+    /// counted.
+    struct Bucket {
+        endpoint: String,
+        most: Arc<AtomicUsize>,
+    }
+
+    const HOLD: Duration = Duration::from_secs(3);
+
+    impl Bucket {
+        fn start() -> Self {
+            let listener = TcpListener::bind("127.0.0.1:0").expect("a loopback port");
+            let endpoint = format!("http://{}", listener.local_addr().expect("its address"));
+            let in_flight = Arc::new((Mutex::new(0), Condvar::new()));
+            let most = Arc::new(AtomicUsize::new(0));
+            let bucket = Self {
+                endpoint,
+                most: Arc::clone(&most),
+            };
+            std::thread::spawn(move || {
+                for stream in listener.incoming().flatten() {
+                    let (in_flight, most) = (Arc::clone(&in_flight), Arc::clone(&most));
+                    std::thread::spawn(move || answer(stream, &in_flight, &most));
+                }
+            });
+            bucket
+        }
+    }
+
+    /// Reads one request from `stream` and answers it (then closes).
+    fn answer(stream: TcpStream, in_flight: &(Mutex<usize>, Condvar), most: &AtomicUsize) {
+        let mut reader = BufReader::new(stream);
+        let mut head = String::new();
+        let mut length = 0usize;
+        loop {
+            let mut line = String::new();
+            if reader.read_line(&mut line).unwrap_or(0) == 0 {
+                return;
+            }
+            if line == "\r\n" {
+                break;
+            }
+            if let Some((name, value)) = line.split_once(':')
+                && name.eq_ignore_ascii_case("content-length")
+            {
+                length = value.trim().parse().unwrap_or(0);
+            }
+            if head.is_empty() {
+                head = line;
+            }
+        }
+        let mut body = vec![0; length];
+        if reader.read_exact(&mut body).is_err() {
+            return;
+        }
+        let mut parts = head.split(' ');
+        let (method, path) = (parts.next().unwrap_or(""), parts.next().unwrap_or(""));
+        let status = match method {
+            "PUT" if path.contains("/runs/") => {
+                let (count, changed) = in_flight;
+                let mut now = count.lock().expect("the count");
+                *now += 1;
+                most.fetch_max(*now, Ordering::SeqCst);
+                changed.notify_all();
+                let until = Instant::now() + HOLD;
+                while most.load(Ordering::SeqCst) < 2 && Instant::now() < until {
+                    now = changed
+                        .wait_timeout(now, until - Instant::now())
+                        .expect("the count")
+                        .0;
+                }
+                *now -= 1;
+                "200 OK"
+            }
+            "PUT" => "200 OK",
+            "HEAD" => "404 Not Found",
+            "DELETE" => "204 No Content",
+            // A batch delete (`POST ?delete`): every key went.
+            "POST" if path.ends_with("?delete") => "200 OK",
+            _ => "400 Bad Request",
+        };
+        let body = if method == "POST" {
+            let asked = String::from_utf8_lossy(&body).into_owned();
+            let mut deleted = String::new();
+            for (key, _) in asked
+                .split("<Key>")
+                .skip(1)
+                .filter_map(|rest| rest.split_once("</Key>"))
+            {
+                deleted.push_str("<Deleted><Key>");
+                deleted.push_str(key);
+                deleted.push_str("</Key></Deleted>");
+            }
+            format!(
+                "<?xml version=\"1.0\" encoding=\"UTF-8\"?><DeleteResult>{deleted}</DeleteResult>"
+            )
+        } else {
+            String::new()
+        };
+        let mut stream = reader.into_inner();
+        let _ = write!(
+            stream,
+            "HTTP/1.1 {status}\r\nETag: \"e\"\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+            body.len()
+        );
+    }
+
+    fn open(bucket: &Bucket) -> S3Blobs {
+        let blobs = S3Blobs::open(&S3Settings {
+            endpoint: bucket.endpoint.clone(),
+            bucket: "porter".to_owned(),
+            region: "us-east-1".to_owned(),
+            prefix: String::new(),
+            access_key_id: "key".to_owned(),
+            secret_access_key: "secret".to_owned(),
+            path_style: true,
+        })
+        .expect("the bucket opens");
+        assert_eq!(blobs.name_guard(), NameGuard::ClaimedInProcess);
+        blobs
+    }
+
+    /// Two writers committing `names` at once: whether each kept its name.
+    fn commit_at_once(blobs: &S3Blobs, names: [&str; 2]) -> Vec<bool> {
+        let run = RunId::new();
+        std::thread::scope(|scope| {
+            let writers: Vec<_> = names
+                .into_iter()
+                .map(|name| {
+                    scope.spawn(move || {
+                        let mut staged = blobs.stage(run).expect("a staged file");
+                        staged.write_all(name.as_bytes()).expect("written");
+                        staged.commit(name).expect("committed")
+                    })
+                })
+                .collect();
+            writers
+                .into_iter()
+                .map(|w| w.join().expect("no panic"))
+                .collect()
+        })
+    }
+
+    #[test]
+    fn captures_of_different_names_go_up_at_once_on_a_store_without_conditional_writes() {
+        let bucket = Bucket::start();
+        let blobs = open(&bucket);
+        let created = commit_at_once(&blobs, ["file-0.bin", "file-1.bin"]);
+        assert_eq!(created, [true, true]);
+        assert_eq!(
+            bucket.most.load(Ordering::SeqCst),
+            2,
+            "the second file waited for the first one's upload"
+        );
+    }
+
+    #[test]
+    fn of_two_writers_of_one_name_at_once_one_keeps_it_and_the_other_hears_it_is_taken() {
+        // The bucket never holds anything (its HEAD says so) and keeps the
+        // first PUT waiting: only this process's claim can tell the second
+        // writer that the name is being written.
+        let bucket = Bucket::start();
+        let blobs = open(&bucket);
+        let mut created = commit_at_once(&blobs, ["same.bin", "same.bin"]);
+        created.sort_unstable();
+        assert_eq!(created, [false, true]);
+        assert_eq!(bucket.most.load(Ordering::SeqCst), 1);
+    }
 
     #[test]
     fn a_staged_name_tells_its_writer_even_with_dots_in_the_host() {
