@@ -331,6 +331,9 @@ def test_doctor_passes_on_good_stores_and_names_what_to_fix_otherwise(tmp_path: 
     lines = good.stdout.splitlines()
     assert lines[0].startswith("records: ok: PostgreSQL at postgres://porter:***@"), lines
     assert lines[1].startswith(f"blobs: ok: s3://{stores.bucket}/{PREFIX} at {stores.garage.endpoint} wrote, read back and deleted"), lines
+    # Garage overwrites despite If-None-Match; with records in PostgreSQL
+    # names are still unique across replicas, and the line says how.
+    assert lines[1].endswith("the store ignores If-None-Match, so each name is claimed in PostgreSQL before it is written, which keeps names unique across replicas"), lines
     assert "every check passed" in lines[-1]
     assert stores.objects() == {}, "the probe object is gone"
     assert stores.postgres.psql(stores.db, "SELECT to_regclass('porter_schema') IS NULL") == [["t"]], "doctor migrates nothing"

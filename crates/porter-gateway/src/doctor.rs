@@ -103,8 +103,11 @@ fn blobs(config: &Config, data_dir: &Path) -> Check {
                 NameGuard::Conditional => {
                     "the store refuses to replace a name (If-None-Match), so names stay unique across replicas"
                 }
+                NameGuard::ClaimedInProcess if config.storage.resolved_postgres_url.is_some() => {
+                    "the store ignores If-None-Match, so each name is claimed in PostgreSQL before it is written, which keeps names unique across replicas"
+                }
                 NameGuard::ClaimedInProcess => {
-                    "the store ignores If-None-Match, so a name is claimed within each gateway only"
+                    "the store ignores If-None-Match, so each name is claimed within this gateway before it is written; replicas need records: postgres"
                 }
             };
             Check {

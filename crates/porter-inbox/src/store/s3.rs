@@ -19,9 +19,10 @@
 //! since 2024) gets conditional puts and copies; one that ignores it (Garage
 //! 2.x answers 200 and overwrites) is detected by a probe at open, and then
 //! a name is claimed by a `HEAD` and the write while this process holds the
-//! name (writes of other names go on meanwhile): exact within one gateway; two gateways racing for the same name in the
-//! same instant could still overwrite each other's object (their records
-//! then disagree on one row, which the records' primary key refuses).
+//! name (writes of other names go on meanwhile). That is exact within one
+//! process; processes sharing records on PostgreSQL claim each name there
+//! first ([`crate::SharedBudget::claim_name`]), so two replicas never write
+//! the same name.
 //!
 //! The [`Blobs`] trait is synchronous, so, as the PostgreSQL store does, the
 //! store runs every request on a small runtime of its own and waits for the
@@ -277,9 +278,9 @@ impl S3Blobs {
         };
         inner.guard = inner.probe_guard()?;
         if inner.guard == NameGuard::ClaimedInProcess {
-            tracing::warn!(
+            tracing::info!(
                 bucket = %inner.shown,
-                "the object store ignores conditional writes (If-None-Match); names are claimed within this gateway only"
+                "the object store ignores conditional writes (If-None-Match); each name is claimed before it is written"
             );
         }
         Ok(Self {

@@ -1,5 +1,6 @@
 //! The inbox with its bytes in S3-compatible storage: a real Garage node
-//! (see `porter_test::garage`), records in SQLite.
+//! (see `porter_test::garage`), records in SQLite (or, for two replicas,
+//! in PostgreSQL).
 
 use std::io::{BufRead as _, Read as _, Seek as _, SeekFrom, Write as _};
 use std::path::Path;
@@ -176,30 +177,57 @@ fn the_same_name_twice_is_numbered_and_never_overwritten_in_the_bucket() {
     assert_eq!(blobs.name_guard(), NameGuard::ClaimedInProcess);
     let inbox = Inbox::open_with_blobs(dir.path(), blobs, None, small_limits()).expect("opens");
     let run = inbox.start_run(owner()).expect("a run").id;
-    let threads: Vec<_> = (0..8_u8)
+    captures_of_one_name_keep_their_own_bytes(&[inbox], run, &settings);
+}
+
+#[test]
+fn the_same_name_from_two_replicas_is_numbered_and_never_overwritten_in_the_bucket() {
+    let Some(settings) = bucket("") else {
+        return;
+    };
+    let Some(pg) = porter_test::postgres::instance() else {
+        return;
+    };
+    let url = pg.fresh_database();
+    let dir = tempfile::tempdir().expect("temp dir");
+    // Two gateways: each its own S3 client and claims, one database.
+    let replica = || {
+        let blobs = Arc::new(S3Blobs::open(&settings).expect("opens"));
+        Inbox::open_with_blobs(dir.path(), blobs, Some(&url), small_limits()).expect("opens")
+    };
+    let replicas = [replica(), replica()];
+    let run = replicas[0].start_run(owner()).expect("a run").id;
+    captures_of_one_name_keep_their_own_bytes(&replicas, run, &settings);
+}
+
+/// Sixteen captures all named `same.txt`, at once, spread over `inboxes`:
+/// every one is kept under a name of its own, and the bucket holds each
+/// one's bytes under it.
+fn captures_of_one_name_keep_their_own_bytes(inboxes: &[Inbox], run: RunId, settings: &S3Settings) {
+    const CAPTURES: u8 = 16;
+    let barrier = Arc::new(std::sync::Barrier::new(usize::from(CAPTURES)));
+    let threads: Vec<_> = (0..CAPTURES)
         .map(|n| {
-            let inbox = inbox.clone();
+            let inbox = inboxes[usize::from(n) % inboxes.len()].clone();
+            let barrier = Arc::clone(&barrier);
             std::thread::spawn(move || {
-                kept(
-                    inbox
-                        .keep_bytes(run, incoming(Some("same.txt")), &[b'a' + n; 100])
-                        .expect("keep"),
-                )
+                barrier.wait();
+                inbox.keep_bytes(run, incoming(Some("same.txt")), &[b'a' + n; 100])
             })
         })
         .collect();
     let mut records: Vec<_> = threads
         .into_iter()
-        .map(|t| t.join().expect("a thread"))
+        .map(|t| kept(t.join().expect("a thread").expect("every capture is kept")))
         .collect();
     records.sort_by(|a, b| a.path.cmp(&b.path));
     let mut paths: Vec<_> = records.iter().map(|r| r.path.clone()).collect();
     paths.dedup();
-    assert_eq!(paths.len(), 8, "{paths:?}");
+    assert_eq!(paths.len(), usize::from(CAPTURES), "{paths:?}");
     for record in &records {
         let key = format!("runs/{run}/inbox/{}", record.path);
         assert_eq!(
-            sha256_hex(&bucket_bytes(&settings, &key)),
+            sha256_hex(&bucket_bytes(settings, &key)),
             record.sha256,
             "{key} holds the bytes its record says"
         );
