@@ -13,6 +13,9 @@ use std::time::{Duration, SystemTime};
 
 use bytes::{Bytes, BytesMut};
 use futures_util::StreamExt;
+/// The file name of a `Content-Disposition` value: one rule for every
+/// download porter makes.
+pub use porter_net::disposition_file_name;
 use reqwest::header::{AUTHORIZATION, CONTENT_LENGTH, CONTENT_TYPE, HeaderValue, RETRY_AFTER};
 use reqwest::{Method, RequestBuilder, Response, StatusCode, Url};
 use serde::Serialize;
@@ -664,123 +667,6 @@ pub(crate) fn order_uploads(
             })
         })
         .collect()
-}
-
-/// `disposition_file_name` reads the file name from a `Content-Disposition`
-/// value, preferring the UTF-8 `filename*` form. The name is returned as
-/// sent; callers make it safe before using it on disk.
-#[must_use]
-pub fn disposition_file_name(value: &str) -> Option<String> {
-    let params = disposition_params(value);
-    let extended = params
-        .iter()
-        .find(|(name, _)| name == "filename*")
-        .and_then(|(_, v)| decode_ext_value(v));
-    extended.or_else(|| {
-        params
-            .into_iter()
-            .find(|(name, _)| name == "filename")
-            .map(|(_, v)| v)
-            .filter(|v| !v.is_empty())
-    })
-}
-
-/// `disposition_params` splits `type; a=b; c="d;e"` into lower-cased names
-/// and unquoted values.
-fn disposition_params(value: &str) -> Vec<(String, String)> {
-    let mut params = Vec::new();
-    let mut chars = value.chars().peekable();
-    // Skip the disposition type.
-    for c in chars.by_ref() {
-        if c == ';' {
-            break;
-        }
-    }
-    loop {
-        let mut name = String::new();
-        while let Some(&c) = chars.peek() {
-            chars.next();
-            if c == '=' || c == ';' {
-                if c == ';' {
-                    name.clear();
-                    continue;
-                }
-                break;
-            }
-            name.push(c);
-        }
-        let name = name.trim().to_ascii_lowercase();
-        while chars.peek().is_some_and(|c| c.is_whitespace()) {
-            chars.next();
-        }
-        let mut text = String::new();
-        if chars.peek() == Some(&'"') {
-            chars.next();
-            while let Some(c) = chars.next() {
-                match c {
-                    '\\' => {
-                        if let Some(escaped) = chars.next() {
-                            text.push(escaped);
-                        }
-                    }
-                    '"' => break,
-                    other => text.push(other),
-                }
-            }
-            for c in chars.by_ref() {
-                if c == ';' {
-                    break;
-                }
-            }
-        } else {
-            for c in chars.by_ref() {
-                if c == ';' {
-                    break;
-                }
-                text.push(c);
-            }
-            text.truncate(text.trim_end().len());
-            text.drain(..text.len() - text.trim_start().len());
-        }
-        if name.is_empty() {
-            break;
-        }
-        params.push((name, text));
-        if chars.peek().is_none() {
-            break;
-        }
-    }
-    params
-}
-
-/// `decode_ext_value` decodes RFC 8187's `charset'language'percent-encoded`.
-fn decode_ext_value(value: &str) -> Option<String> {
-    let mut parts = value.splitn(3, '\'');
-    let charset = parts.next()?.to_ascii_lowercase();
-    let _language = parts.next()?;
-    let encoded = parts.next()?;
-    let mut bytes = Vec::with_capacity(encoded.len());
-    let raw = encoded.as_bytes();
-    let mut i = 0;
-    while i < raw.len() {
-        if raw[i] == b'%' {
-            let hex = raw.get(i + 1..i + 3)?;
-            if !hex.iter().all(u8::is_ascii_hexdigit) {
-                return None;
-            }
-            bytes.push(u8::from_str_radix(std::str::from_utf8(hex).ok()?, 16).ok()?);
-            i += 3;
-        } else {
-            bytes.push(raw[i]);
-            i += 1;
-        }
-    }
-    let text = match charset.as_str() {
-        "utf-8" => String::from_utf8(bytes).ok()?,
-        "iso-8859-1" => bytes.into_iter().map(char::from).collect(),
-        _ => return None,
-    };
-    (!text.is_empty()).then_some(text)
 }
 
 /// `read_ca_file` reads the PEM certificates of an extra CA file.

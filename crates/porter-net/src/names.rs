@@ -39,9 +39,12 @@ pub fn percent_decoded(text: &str) -> String {
 }
 
 /// `disposition_file_name` is the file name a `Content-Disposition` value
-/// gives: `filename*` (RFC 8187, `UTF-8''…` percent-encoded; another
-/// charset is read as Windows-1252, the usual stand-in for Latin-1) over
-/// `filename` (a quoted string or a token). A blank name is none.
+/// gives: `filename*` (RFC 8187: `charset'language'percent-encoded`, in a
+/// charset `encoding_rs` knows, ISO-8859-1 read as Windows-1252 as browsers
+/// do) over `filename` (a quoted string or a token). A `%` not followed by
+/// two hex digits is read as itself, but puts the extended form second to a
+/// plain `filename`; an extended form cut off inside an escape, or whose
+/// bytes are not valid in its charset, is unreadable. A blank name is none.
 #[must_use]
 pub fn disposition_file_name(value: &str) -> Option<String> {
     let mut plain = None;
@@ -53,23 +56,54 @@ pub fn disposition_file_name(value: &str) -> Option<String> {
         let key = key.trim().to_ascii_lowercase();
         let raw = raw.trim();
         if key == "filename*" {
-            let mut parts = raw.splitn(3, '\'');
-            if let (Some(charset), Some(_language), Some(encoded)) =
-                (parts.next(), parts.next(), parts.next())
-            {
-                let bytes = percent_decoded_bytes(encoded.trim_matches('"'));
-                let decoded = if charset.eq_ignore_ascii_case("utf-8") {
-                    String::from_utf8_lossy(&bytes).into_owned()
-                } else {
-                    encoding_rs::WINDOWS_1252.decode(&bytes).0.into_owned()
-                };
-                extended = Some(decoded);
-            }
+            extended = extended_value(raw.trim_matches('"'));
         } else if key == "filename" {
             plain = Some(unquote(raw));
         }
     }
-    extended.or(plain).filter(|name| !name.trim().is_empty())
+    let named = |name: &String| !name.trim().is_empty();
+    let plain = plain.filter(named);
+    match extended.filter(|(name, _)| named(name)) {
+        Some((name, true)) => Some(name),
+        Some((name, false)) => plain.or(Some(name)),
+        None => plain,
+    }
+}
+
+/// RFC 8187's `charset'language'percent-encoded`, decoded, and whether
+/// every `%` in it was an escape; none when it cannot be read.
+fn extended_value(raw: &str) -> Option<(String, bool)> {
+    let mut parts = raw.splitn(3, '\'');
+    let (charset, _language, encoded) = (parts.next()?, parts.next()?, parts.next()?);
+    let (bytes, clean) = escapes_decoded(encoded)?;
+    let encoding = encoding_rs::Encoding::for_label(charset.trim().as_bytes())?;
+    let text = encoding.decode_without_bom_handling_and_without_replacement(&bytes)?;
+    Some((text.into_owned(), clean))
+}
+
+/// `text` with every `%XX` escape turned into its byte, and whether every
+/// `%` was one (one followed by other characters stays as it is); none when
+/// the text ends inside an escape.
+fn escapes_decoded(text: &str) -> Option<(Vec<u8>, bool)> {
+    let raw = text.as_bytes();
+    let mut bytes = Vec::with_capacity(raw.len());
+    let mut clean = true;
+    let mut at = 0;
+    while at < raw.len() {
+        if raw[at] == b'%' {
+            let hex = raw.get(at + 1..at + 3)?;
+            let digit = |b: u8| char::from(b).to_digit(16);
+            if let (Some(high), Some(low)) = (digit(hex[0]), digit(hex[1])) {
+                bytes.push(u8::try_from(high * 16 + low).ok()?);
+                at += 3;
+                continue;
+            }
+            clean = false;
+        }
+        bytes.push(raw[at]);
+        at += 1;
+    }
+    Some((bytes, clean))
 }
 
 /// `url_file_name` is the last non-empty segment of `url`'s path,
