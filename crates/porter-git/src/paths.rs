@@ -49,23 +49,14 @@ const HFS_IGNORED: &[char] = &[
 ];
 
 /// `check_component` says why one path component (a tree entry's name) is
-/// not one porter writes, or `Ok` if it is.
+/// not one porter writes, or `Ok` if it is: a name that opens `.git` on
+/// NTFS or HFS+, or one that is not safe on some file system
+/// ([`porter_paths::check_component`]) as it is or as HFS+ reads it.
 pub fn check_component(name: &[u8]) -> Result<(), &'static str> {
-    if name.is_empty() {
-        return Err("has an empty component");
-    }
-    if name == b"." || name == b".." {
-        return Err("has a . or .. component, which would leave its folder");
-    }
-    if name.iter().any(|&b| b < 0x20 || b == 0x7f) {
-        return Err("holds a control character");
-    }
-    if name.iter().any(|&b| matches!(b, b'/' | b'\\' | b':')) {
-        return Err("holds a slash, backslash or colon inside one component");
-    }
-    let Ok(text) = std::str::from_utf8(name) else {
-        return Err("is not UTF-8");
-    };
+    let unsafe_name = porter_paths::UnsafeComponent::reason;
+    porter_paths::check_component(name).map_err(unsafe_name)?;
+    // UTF-8 by now.
+    let text = String::from_utf8_lossy(name);
     let folded: String = text
         .chars()
         .filter(|c| !HFS_IGNORED.contains(c))
@@ -75,14 +66,7 @@ pub fn check_component(name: &[u8]) -> Result<(), &'static str> {
     if trimmed == ".git" || trimmed == "git~1" {
         return Err("names .git (or an alias of it on NTFS or HFS+)");
     }
-    if trimmed != folded && trimmed.is_empty() {
-        return Err("is only dots and spaces");
-    }
-    let stem = trimmed.split('.').next().unwrap_or(trimmed).trim_end();
-    if porter_paths::is_device_name(stem) {
-        return Err("names a Windows device");
-    }
-    Ok(())
+    porter_paths::check_component(folded.as_bytes()).map_err(unsafe_name)
 }
 
 /// `check_path` judges every component of a slash-separated path from the
@@ -261,6 +245,8 @@ mod tests {
             b"c:",
             b"...",
             b"\xff\xfe",
+            ".\u{200c}.".as_bytes(),
+            "\u{200d}. ".as_bytes(),
         ];
         for name in refused {
             assert!(

@@ -35,11 +35,13 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
+mod component;
 mod credentials;
 mod digest;
 mod local;
 mod save;
 
+pub use component::{UnsafeComponent, check_component};
 pub use credentials::{MIN_TOKEN_BYTES, holds_secret, is_credential_path};
 pub use digest::{fingerprint, sha256_hex};
 pub use local::{expand_path, is_invisible, ordinary_path, read_local, shown};
