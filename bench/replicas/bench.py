@@ -60,6 +60,9 @@ PROCS = max(1, min(int(os.environ.get("PROCS", "4")), SESSIONS))
 WARMUP = int(os.environ.get("WARMUP", "2"))
 MODE = os.environ.get("MODE", "legacy")
 ONLY = set((os.environ.get("ONLY") or "a,b,c").split(","))
+# Garage's metadata engine: LMDB, the one Garage recommends, or SQLite, the
+# one the tests use.
+GARAGE_DB = os.environ.get("GARAGE_DB", "lmdb")
 
 # ---------------------------------------------------------------------------
 # One client process: `bench.py --client SPEC`, SPEC = {"url", "mode",
@@ -420,7 +423,8 @@ def main() -> None:
         if ONLY & {"b", "c"}:
             from s3_stores import start_garage
 
-            garage = start_garage()
+            garage = start_garage(GARAGE_DB)
+            print(f"garage: metadata in {GARAGE_DB}", flush=True)
             try:
                 if "b" in ONLY:
                     outcomes["b"] = config_s3(root / "b", "b", 1, garage)

@@ -80,7 +80,8 @@ class Garage:
         shutil.rmtree(self.dir, ignore_errors=True)
 
 
-def start_garage() -> Garage:
+def start_garage(db_engine: str = "sqlite") -> Garage:
+    """A one-node Garage on loopback; `db_engine` is its metadata store (`sqlite` or `lmdb`)."""
     if os.environ.get("PORTER_SKIP_S3") == "1":
         pytest.skip("object-store (Garage) tests skipped: PORTER_SKIP_S3=1")
     binary = garage_bin()
@@ -94,7 +95,7 @@ def start_garage() -> Garage:
     config.write_text(
         f'metadata_dir = "{root}/meta"\n'
         f'data_dir = "{root}/data"\n'
-        'db_engine = "sqlite"\n'
+        f'db_engine = "{db_engine}"\n'
         "replication_factor = 1\n"
         f'rpc_bind_addr = "127.0.0.1:{rpc}"\n'
         f'rpc_public_addr = "127.0.0.1:{rpc}"\n'
