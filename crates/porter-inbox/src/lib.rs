@@ -647,13 +647,22 @@ impl Inbox {
             &media_type,
         );
         let dir = incoming.dir.as_deref().and_then(names::clean_dir);
+        let within = |name: String| match &dir {
+            Some(dir) => format!("{dir}/{name}"),
+            None => name,
+        };
+        // Every numbered name starts with the name's stem: the ones taken
+        // are skipped without a try (a run may hold hundreds of one name).
+        let taken = self
+            .shared
+            .records
+            .names_taken(run, &within(names::split_extension(&name).0.to_owned()))?;
         let mut path = None;
         for n in 1..=MAX_NAME_TRIES {
-            let candidate = names::numbered(&name, n);
-            let candidate = match &dir {
-                Some(dir) => format!("{dir}/{candidate}"),
-                None => candidate,
-            };
+            let candidate = within(names::numbered(&name, n));
+            if taken.contains(&candidate) {
+                continue;
+            }
             if !limits::Budget::claim_name(self.shared.records.as_ref(), run, ticket, &candidate)? {
                 continue;
             }

@@ -87,6 +87,21 @@ pub trait Records: Send + Sync {
     fn file(&self, run: RunId, path: &str) -> Result<Option<FileRecord>, InboxError>;
     /// A run's kept files, by path.
     fn files(&self, run: RunId) -> Result<Vec<FileRecord>, InboxError>;
+    /// The paths of a run's recorded files (and, where several processes
+    /// share the records, of its captures' live name claims) that start
+    /// with `prefix`: the names a new file should not try.
+    fn names_taken(
+        &self,
+        run: RunId,
+        prefix: &str,
+    ) -> Result<std::collections::HashSet<String>, InboxError> {
+        Ok(self
+            .files(run)?
+            .into_iter()
+            .map(|file| file.path)
+            .filter(|path| path.starts_with(prefix))
+            .collect())
+    }
     /// Drops one file record; `false` when there was none.
     fn remove_file(&self, run: RunId, path: &str) -> Result<bool, InboxError>;
     /// The bytes a run's recorded files hold together.

@@ -36,6 +36,7 @@
 //!   reaches the other replicas within milliseconds, and an idle gateway
 //!   sends no queries.
 
+use std::collections::HashSet;
 use std::future::Future;
 use std::str::FromStr as _;
 use std::sync::mpsc;
@@ -691,6 +692,24 @@ impl Records for PostgresRecords {
                 .await?
                 .iter()
                 .map(file_from)
+                .collect()
+        })
+    }
+
+    fn names_taken(&self, run: RunId, prefix: &str) -> Result<HashSet<String>, InboxError> {
+        let prefix = prefix.to_owned();
+        self.call("list the names taken in a run", move |pool| async move {
+            let rows = connect(&pool)
+                .await?
+                .query(
+                    "SELECT path FROM porter_files WHERE run = $1 AND starts_with(path, $2)
+                     UNION SELECT path FROM porter_reservations
+                     WHERE run = $1 AND starts_with(path, $2) AND expires_at > now()",
+                    &[&run.to_string(), &prefix],
+                )
+                .await?;
+            rows.iter()
+                .map(|row| Ok(row.try_get::<_, String>(0)?))
                 .collect()
         })
     }

@@ -1,6 +1,7 @@
 //! Records in an embedded SQLite database (WAL), one connection behind a
 //! mutex: the gateway's writes are small and few next to the file I/O.
 
+use std::collections::HashSet;
 use std::path::Path;
 use std::sync::{Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
@@ -296,6 +297,17 @@ impl Records for SqliteRecords {
             .query_map([run.to_string()], file_from)
             .and_then(Iterator::collect)
             .map_err(failed("list files"))
+    }
+
+    fn names_taken(&self, run: RunId, prefix: &str) -> Result<HashSet<String>, InboxError> {
+        let db = self.db();
+        let mut statement = db
+            .prepare("SELECT path FROM files WHERE run = ?1 AND substr(path, 1, length(?2)) = ?2")
+            .map_err(failed("list the names taken in a run"))?;
+        statement
+            .query_map(params![run.to_string(), prefix], |row| row.get(0))
+            .and_then(Iterator::collect)
+            .map_err(failed("list the names taken in a run"))
     }
 
     fn remove_file(&self, run: RunId, path: &str) -> Result<bool, InboxError> {

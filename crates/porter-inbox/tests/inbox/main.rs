@@ -229,6 +229,102 @@ fn the_same_name_twice_is_numbered_and_never_overwritten_on(db: Option<&str>) {
     );
 }
 
+/// Local blobs that count the names a commit is tried under.
+struct CountedCommits {
+    inner: porter_inbox::LocalBlobs,
+    tried: Arc<std::sync::atomic::AtomicUsize>,
+}
+
+struct CountedStaged {
+    inner: Box<dyn porter_inbox::Staged>,
+    tried: Arc<std::sync::atomic::AtomicUsize>,
+}
+
+impl porter_inbox::Blobs for CountedCommits {
+    fn stage(&self, run: RunId) -> Result<Box<dyn porter_inbox::Staged>, InboxError> {
+        Ok(Box::new(CountedStaged {
+            inner: self.inner.stage(run)?,
+            tried: Arc::clone(&self.tried),
+        }))
+    }
+    fn open(
+        &self,
+        run: RunId,
+        path: &str,
+    ) -> Result<Box<dyn porter_inbox::BlobReader>, InboxError> {
+        self.inner.open(run, path)
+    }
+    fn remove(&self, run: RunId, path: &str) -> Result<(), InboxError> {
+        self.inner.remove(run, path)
+    }
+    fn purge(&self, run: RunId) -> Result<(), InboxError> {
+        self.inner.purge(run)
+    }
+    fn remove_stale(&self) -> Result<usize, InboxError> {
+        self.inner.remove_stale()
+    }
+    fn on_local_disk(&self) -> bool {
+        true
+    }
+}
+
+impl std::io::Write for CountedStaged {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.inner.write(buf)
+    }
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.inner.flush()
+    }
+}
+
+impl porter_inbox::Staged for CountedStaged {
+    fn commit(&mut self, path: &str) -> Result<bool, InboxError> {
+        self.tried.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        self.inner.commit(path)
+    }
+}
+
+#[test]
+fn a_name_kept_many_times_is_numbered_without_trying_each_taken_name() {
+    every_backend(a_name_kept_many_times_is_numbered_without_trying_each_taken_name_on);
+}
+
+fn a_name_kept_many_times_is_numbered_without_trying_each_taken_name_on(db: Option<&str>) {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let tried = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let blobs = Arc::new(CountedCommits {
+        inner: porter_inbox::LocalBlobs::new(dir.path()),
+        tried: Arc::clone(&tried),
+    });
+    let inbox = Inbox::open_with_blobs(dir.path(), blobs, db, small_limits()).expect("opens");
+    let run = inbox.start_run(owner()).expect("a run").id;
+    for n in 1..=40_u32 {
+        let path = kept(
+            inbox
+                .keep_bytes(run, incoming(Some("image.png")), &n.to_le_bytes())
+                .expect("keep"),
+        )
+        .path;
+        let want = if n == 1 {
+            "image.png".to_owned()
+        } else {
+            format!("image-{n}.png")
+        };
+        assert_eq!(path, want);
+    }
+    // One commit each: the names already taken were known, not tried.
+    assert_eq!(tried.load(std::sync::atomic::Ordering::SeqCst), 40);
+    // A name freed in the middle is taken again first.
+    inbox.remove(run, "image-7.png").expect("remove");
+    let path = kept(
+        inbox
+            .keep_bytes(run, incoming(Some("image.png")), b"again")
+            .expect("keep"),
+    )
+    .path;
+    assert_eq!(path, "image-7.png");
+}
+
 #[test]
 fn a_subscriber_gets_the_backlog_from_its_seq_then_live_events_once() {
     every_backend(a_subscriber_gets_the_backlog_from_its_seq_then_live_events_once_on);
