@@ -63,6 +63,9 @@ ONLY = set((os.environ.get("ONLY") or "a,b,c").split(","))
 # Garage's metadata engine: LMDB, the one Garage recommends, or SQLite, the
 # one the tests use.
 GARAGE_DB = os.environ.get("GARAGE_DB", "lmdb")
+# PG_STATS=1: print the statements PostgreSQL spent its time on during the
+# timed calls (pg_stat_statements, from Debian's postgresql package).
+PG_STATS = os.environ.get("PG_STATS") == "1"
 
 # ---------------------------------------------------------------------------
 # One client process: `bench.py --client SPEC`, SPEC = {"url", "mode",
@@ -323,7 +326,7 @@ def config_a(root: Path) -> Outcome:
 def config_s3(root: Path, name: str, count: int, garage: Any) -> Outcome:
     label = "PostgreSQL + Garage, 1 replica" if count == 1 else f"PostgreSQL + Garage, {count} replicas, nginx"
     outcome = Outcome(name, label)
-    postgres = Postgres()
+    postgres = Postgres(settings="-c shared_preload_libraries=pg_stat_statements" if PG_STATS else "")
     replicas: Replicas | None = None
     try:
         bucket = garage.fresh_bucket()
@@ -348,13 +351,28 @@ def config_s3(root: Path, name: str, count: int, garage: Any) -> Outcome:
         if count > 1:
             groups.roots["nginx"] = (replicas.nginx.process.pid, True)
         url = replicas.nginx.url if count > 1 else replicas.urls[0]
+        if PG_STATS:
+            postgres.psql("CREATE EXTENSION IF NOT EXISTS pg_stat_statements; SELECT pg_stat_statements_reset()")
         run_load(outcome, url, pids, groups)
+        if PG_STATS:
+            print_pg_stats(name, postgres)
         outcome.stored = stored_files(replicas.urls[0])
     finally:
         if replicas:
             replicas.close()
         postgres.close()
     return outcome
+
+
+def print_pg_stats(name: str, postgres: Postgres) -> None:
+    rows = postgres.psql(
+        "SELECT calls, round(total_exec_time::numeric, 1), round(mean_exec_time::numeric, 3), "
+        "left(regexp_replace(query, '\\s+', ' ', 'g'), 110) FROM pg_stat_statements "
+        "ORDER BY total_exec_time DESC LIMIT 12"
+    )
+    print(f"{name}: PostgreSQL's statements by time spent (calls | total ms | mean ms | statement)")
+    for row in rows.splitlines():
+        print(f"  {row}")
 
 
 # ---------------------------------------------------------------------------

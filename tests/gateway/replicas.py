@@ -74,6 +74,8 @@ class Postgres:
     root: Path = field(default_factory=lambda: Path(tempfile.mkdtemp(prefix="porter-pg-")))
     port: int = 0
     bin: Path = field(default_factory=pg_bin)
+    # More `-c name=value` settings for the server (a benchmark's statistics).
+    settings: str = ""
 
     def __post_init__(self) -> None:
         self.root.mkdir(parents=True, exist_ok=True)
@@ -116,7 +118,7 @@ class Postgres:
                     "-t",
                     "60",
                     "-o",
-                    f"-c listen_addresses=127.0.0.1 -p {self.port} -k {self.root} -c max_connections=200 -c fsync=off",
+                    f"-c listen_addresses=127.0.0.1 -p {self.port} -k {self.root} -c max_connections=200 -c fsync=off {self.settings}".strip(),
                     "start",
                 ]
             ),
