@@ -6,10 +6,10 @@
 //! answer; in-process, the page runs on, bounded by its pixel budget) and
 //! no further page of the file is started.
 //!
-//! The engine is started once per process for a set of languages. In the
-//! worker it is started, and its orientation data loaded, before the
-//! process confines itself (see [`preload`]), since the confined process
-//! can open no file.
+//! The engines (one per core, at most two) are started once per process
+//! for a set of languages. In the worker they are started, and the
+//! orientation data loaded, before the process confines itself (see
+//! [`preload`]), since the confined process can open no file.
 
 use std::ffi::CString;
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
@@ -53,7 +53,16 @@ struct Engine {
     pending: Option<u64>,
 }
 
-static ENGINE: Mutex<Option<Engine>> = Mutex::new(None);
+/// The engines, each on a thread of its own: the first reads whole pages
+/// (and finds their orientation); with two cores, the second reads the
+/// lower half of a page while the first reads the upper (see
+/// [`super::bands`]).
+static ENGINES: [Mutex<Option<Engine>>; 2] = [const { Mutex::new(None) }; 2];
+
+/// How many engines may read at once: one per core, at most two.
+pub(crate) fn engines() -> usize {
+    std::thread::available_parallelism().map_or(1, |n| n.get().min(ENGINES.len()))
+}
 
 /// How long the last start of Tesseract took (its language data loaded).
 static STARTED_IN: Mutex<Option<Duration>> = Mutex::new(None);
@@ -63,8 +72,8 @@ pub(crate) fn started_in() -> Option<Duration> {
     *STARTED_IN.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
-fn engine() -> MutexGuard<'static, Option<Engine>> {
-    ENGINE.lock().unwrap_or_else(PoisonError::into_inner)
+fn engine(slot: usize) -> MutexGuard<'static, Option<Engine>> {
+    ENGINES[slot].lock().unwrap_or_else(PoisonError::into_inner)
 }
 
 /// Starts the engine for `languages` and loads everything it reads from
@@ -72,23 +81,46 @@ fn engine() -> MutexGuard<'static, Option<Engine>> {
 /// page, so that the process may then confine itself. Returns the reason
 /// when the engine cannot start.
 pub(crate) fn preload(languages: &str) -> Result<(), String> {
-    let blank = Gray {
+    let blank = Arc::new(Gray {
         width: 64,
         height: 64,
         pixels: vec![255; 64 * 64],
-    };
-    // With orientation detection, so that its data is loaded too.
-    match recognize(
-        languages,
-        Arc::new(blank),
-        300,
-        Duration::from_secs(60),
-        true,
-    ) {
-        Answer::Tsv(_) => Ok(()),
-        Answer::Failed(reason) => Err(reason),
-        Answer::TimedOut | Answer::Busy => Err("the engine did not start in time".to_owned()),
+    });
+    let budget = Duration::from_secs(60);
+    // Every engine starts at once; the first with orientation detection,
+    // so that its data is loaded too.
+    let mut waits = Vec::new();
+    for slot in 0..engines() {
+        let sent = submit(slot, languages, Arc::clone(&blank), 300, slot == 0);
+        waits.push((slot, sent));
     }
+    for (slot, sent) in waits {
+        match wait(slot, sent, budget) {
+            Answer::Tsv(_) => {}
+            Answer::Failed(reason) => return Err(reason),
+            Answer::TimedOut | Answer::Busy => {
+                return Err("the engine did not start in time".to_owned());
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Reads the two halves of a page at once, the first on the first engine
+/// and the second on the second, waiting at most `budget` for both.
+pub(crate) fn recognize_halves(
+    languages: &str,
+    halves: [Arc<Gray>; 2],
+    ppi: u32,
+    budget: Duration,
+) -> [Answer; 2] {
+    let clock = Instant::now();
+    let [top, bottom] = halves;
+    let first = submit(0, languages, top, ppi, false);
+    let second = submit(1, languages, bottom, ppi, false);
+    let top = wait(0, first, budget);
+    let bottom = wait(1, second, budget.saturating_sub(clock.elapsed()));
+    [top, bottom]
 }
 
 /// Reads `image` (of `ppi` pixels per inch) with `languages`, waiting at
@@ -103,12 +135,27 @@ pub(crate) fn recognize(
     budget: Duration,
     orient: bool,
 ) -> Answer {
-    let mut guard = engine();
+    let sent = submit(0, languages, image, ppi, orient);
+    wait(0, sent, budget)
+}
+
+/// Hands a page to engine `slot` (starting it if need be): the job's id,
+/// or the answer already known (the engine is busy or gone).
+fn submit(
+    slot: usize,
+    languages: &str,
+    image: Arc<Gray>,
+    ppi: u32,
+    orient: bool,
+) -> Result<u64, Answer> {
+    let mut guard = engine(slot);
     if guard.is_none() {
-        *guard = start();
+        *guard = start(slot);
     }
     let Some(engine) = guard.as_mut() else {
-        return Answer::Failed("the OCR thread could not be started".to_owned());
+        return Err(Answer::Failed(
+            "the OCR thread could not be started".to_owned(),
+        ));
     };
     // An answer to a page given up on earlier may have come since.
     if let Some(pending) = engine.pending {
@@ -119,10 +166,10 @@ pub(crate) fn recognize(
                     break;
                 }
                 Ok(_) => {}
-                Err(mpsc::TryRecvError::Empty) => return Answer::Busy,
+                Err(mpsc::TryRecvError::Empty) => return Err(Answer::Busy),
                 Err(mpsc::TryRecvError::Disconnected) => {
                     *guard = None;
-                    return Answer::Failed("the OCR thread ended".to_owned());
+                    return Err(Answer::Failed("the OCR thread ended".to_owned()));
                 }
             }
         }
@@ -138,8 +185,21 @@ pub(crate) fn recognize(
     };
     if engine.jobs.send(job).is_err() {
         *guard = None;
-        return Answer::Failed("the OCR thread ended".to_owned());
+        return Err(Answer::Failed("the OCR thread ended".to_owned()));
     }
+    Ok(id)
+}
+
+/// Waits at most `budget` for engine `slot`'s answer to the job `sent`.
+fn wait(slot: usize, sent: Result<u64, Answer>, budget: Duration) -> Answer {
+    let id = match sent {
+        Ok(id) => id,
+        Err(answer) => return answer,
+    };
+    let mut guard = engine(slot);
+    let Some(engine) = guard.as_mut() else {
+        return Answer::Failed("the OCR thread ended".to_owned());
+    };
     loop {
         match engine.answers.recv_timeout(budget) {
             Ok((got, answer)) if got == id => return answer,
@@ -156,11 +216,11 @@ pub(crate) fn recognize(
     }
 }
 
-fn start() -> Option<Engine> {
+fn start(slot: usize) -> Option<Engine> {
     let (jobs, job_rx) = mpsc::channel::<Job>();
     let (answer_tx, answers) = mpsc::channel();
     std::thread::Builder::new()
-        .name("porter-ocr".to_owned())
+        .name(format!("porter-ocr-{slot}"))
         .spawn(move || serve(&job_rx, &answer_tx))
         .ok()?;
     Some(Engine {

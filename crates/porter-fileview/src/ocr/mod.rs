@@ -28,6 +28,8 @@
 #![cfg_attr(not(feature = "ocr"), allow(dead_code))]
 
 #[cfg(feature = "ocr")]
+mod bands;
+#[cfg(feature = "ocr")]
 mod engine;
 #[cfg(feature = "ocr")]
 pub(crate) mod prep;
@@ -589,7 +591,7 @@ impl<'a> Session<'a> {
         // poorly that way (sideways or upside down, its words come out
         // as unsure garbage) is read again with it.
         let clock = Instant::now();
-        let answer = engine::recognize(languages, Arc::clone(&gray), ppi, budget, false);
+        let answer = read_as_it_lies(languages, &gray, ppi, budget);
         self.times.engine += clock.elapsed();
         let mut read = self.lines_read(answer, &done, width, height);
         if needs_orientation(&read) {
@@ -739,6 +741,32 @@ impl<'a> Session<'a> {
             notes.push(self.times.note(pictures, start));
         }
         notes
+    }
+}
+
+/// Tesseract's reading of `gray` as it lies: in two halves at once, on
+/// two engines, when there are two cores and the page has a blank band
+/// to cut it at (see [`bands`]); else whole.
+#[cfg(feature = "ocr")]
+fn read_as_it_lies(
+    languages: &str,
+    gray: &Arc<Gray>,
+    ppi: u32,
+    budget: Duration,
+) -> engine::Answer {
+    let cut = (engine::engines() > 1)
+        .then(|| bands::cut_row(gray, ppi))
+        .flatten();
+    let Some(cut) = cut else {
+        return engine::recognize(languages, Arc::clone(gray), ppi, budget, false);
+    };
+    let (top, bottom) = bands::split(gray, cut);
+    match engine::recognize_halves(languages, [Arc::new(top), Arc::new(bottom)], ppi, budget) {
+        [engine::Answer::Tsv(top), engine::Answer::Tsv(bottom)] => {
+            engine::Answer::Tsv(bands::join_tsv(&top, &bottom, cut))
+        }
+        // Either half's failure is the page's.
+        [engine::Answer::Tsv(_), other] | [other, _] => other,
     }
 }
 
