@@ -192,20 +192,13 @@ fn short(repo: &Repository, id: git2::Oid) -> String {
         .unwrap_or_else(|| id.to_string()[..7].to_owned())
 }
 
+/// The civil date of `time` in its own offset (the author's zone then).
 fn date(time: git2::Time) -> String {
-    let secs = time.seconds() + i64::from(time.offset_minutes()) * 60;
-    let days = secs.div_euclid(86_400);
-    // Civil date from days since 1970-01-01 (Howard Hinnant's algorithm).
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = doy - (153 * mp + 2) / 5 + 1;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 };
-    let y = yoe + era * 400 + i64::from(m <= 2);
-    format!("{y:04}-{m:02}-{d:02}")
+    let local = time.seconds() + i64::from(time.offset_minutes()) * 60;
+    jiff::Timestamp::from_second(local).map_or_else(
+        |_| format!("{} s after 1970-01-01", time.seconds()),
+        |at| at.strftime("%Y-%m-%d").to_string(),
+    )
 }
 
 /// `show` prints a commit (header, message and its patch against its first

@@ -124,72 +124,33 @@ pub(crate) fn now_millis() -> i64 {
         .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
 }
 
-/// Days since 1970-01-01 of a proleptic Gregorian date (Howard Hinnant's
-/// `days_from_civil`), so dates can be turned into milliseconds without a
-/// date crate.
-pub(crate) fn days_from_civil(year: i64, month: u32, day: u32) -> i64 {
-    let y = if month <= 2 { year - 1 } else { year };
-    let era = y.div_euclid(400);
-    let yoe = y - era * 400;
-    let m = i64::from(month);
-    let mp = if m > 2 { m - 3 } else { m + 9 };
-    let doy = (153 * mp + 2) / 5 + i64::from(day) - 1;
-    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    era * 146_097 + doe - 719_468
-}
-
-/// Parses `YYYY-MM-DD` into its parts, checking that the day exists.
-pub(crate) fn parse_date(text: &str) -> Option<(i64, u32, u32)> {
+/// Parses `YYYY-MM-DD` (exactly that form) into a date, checking that the
+/// day exists.
+pub(crate) fn parse_date(text: &str) -> Option<jiff::civil::Date> {
     let mut parts = text.split('-');
-    let year: i64 = parts.next()?.parse().ok()?;
-    let month: u32 = parts.next()?.parse().ok()?;
-    let day: u32 = parts.next()?.parse().ok()?;
-    if parts.next().is_some() || !(1..=12).contains(&month) || day == 0 {
+    let year: i16 = parts.next()?.parse().ok()?;
+    let month: i8 = parts.next()?.parse().ok()?;
+    let day: i8 = parts.next()?.parse().ok()?;
+    if parts.next().is_some() {
         return None;
     }
-    let leap = (year % 4 == 0 && year % 100 != 0) || year % 400 == 0;
-    let days_in_month = match month {
-        2 if leap => 29,
-        2 => 28,
-        4 | 6 | 9 | 11 => 30,
-        _ => 31,
-    };
-    (day <= days_in_month).then_some((year, month, day))
+    jiff::civil::Date::new(year, month, day).ok()
 }
 
-/// Parses an RFC 3339 time (`2026-03-02T09:00:00Z`, optional fraction and
-/// offset) into milliseconds since the epoch.
+/// Milliseconds since the epoch at the start of `date` in a zone
+/// `offset_seconds` east of UTC.
+pub(crate) fn start_of_day_ms(date: jiff::civil::Date, offset_seconds: i64) -> i64 {
+    let midnight_utc = date
+        .to_zoned(jiff::tz::TimeZone::UTC)
+        .map_or(0, |at| at.timestamp().as_millisecond());
+    midnight_utc - offset_seconds * 1000
+}
+
+/// Parses an RFC 3339 time (`2026-03-02T09:00:00Z`, optional fraction, `Z`
+/// or an offset) into milliseconds since the epoch.
 pub(crate) fn parse_rfc3339_millis(text: &str) -> Option<i64> {
-    let (date, rest) = text.split_once(['T', 't', ' '])?;
-    let (year, month, day) = parse_date(date)?;
-    let (clock, offset_minutes) = if let Some(clock) = rest.strip_suffix(['Z', 'z']) {
-        (clock, 0i64)
-    } else {
-        let split = rest.rfind(['+', '-'])?;
-        let (clock, offset) = rest.split_at(split);
-        let sign = if offset.starts_with('-') { -1 } else { 1 };
-        let (hours, minutes) = offset[1..].split_once(':')?;
-        let hours: i64 = hours.parse().ok()?;
-        let minutes: i64 = minutes.parse().ok()?;
-        (clock, sign * (hours * 60 + minutes))
-    };
-    let (clock, fraction) = clock.split_once('.').unwrap_or((clock, ""));
-    let mut fields = clock.split(':');
-    let hour: i64 = fields.next()?.parse().ok()?;
-    let minute: i64 = fields.next()?.parse().ok()?;
-    let second: i64 = fields.next()?.parse().ok()?;
-    if fields.next().is_some() || hour > 23 || minute > 59 || second > 60 {
-        return None;
-    }
-    let millis: i64 = if fraction.is_empty() {
-        0
-    } else {
-        let digits: String = fraction.chars().chain("000".chars()).take(3).collect();
-        digits.parse().ok()?
-    };
-    let seconds = days_from_civil(year, month, day) * 86_400 + hour * 3600 + minute * 60 + second
-        - offset_minutes * 60;
-    Some(seconds * 1000 + millis)
+    let at: jiff::Timestamp = text.parse().ok()?;
+    Some(at.as_millisecond())
 }
 
 /// The MIME type Mattermost records for a file, decided by its extension

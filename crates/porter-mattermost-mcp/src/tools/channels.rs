@@ -684,45 +684,11 @@ impl MattermostServer {
     }
 }
 
-/// Reads `YYYY-MM-DDTHH:MM[:SS[.fff]](Z|±HH:MM)` as ms since the epoch.
+/// Reads an RFC 3339 time with its offset (`YYYY-MM-DDTHH:MM[:SS[.fff]]`
+/// then `Z` or `±HH:MM`) as ms since the epoch; none without an offset.
 pub(crate) fn rfc3339_ms(text: &str) -> Option<i64> {
-    let text = text.trim();
-    let (date, rest) = text.split_once(['T', 't', ' '])?;
-    let mut d = date.split('-');
-    let year: i64 = d.next()?.parse().ok()?;
-    let month: i64 = d.next()?.parse().ok()?;
-    let day: i64 = d.next()?.parse().ok()?;
-    if d.next().is_some() || !(1..=12).contains(&month) || !(1..=31).contains(&day) {
-        return None;
-    }
-    let (clock, offset_s) = if let Some(clock) = rest.strip_suffix(['Z', 'z']) {
-        (clock, 0)
-    } else {
-        let at = rest.rfind(['+', '-'])?;
-        let (clock, offset) = rest.split_at(at);
-        let sign = if offset.starts_with('-') { -1 } else { 1 };
-        let (h, m) = offset[1..].split_once(':')?;
-        let (h, m): (i64, i64) = (h.parse().ok()?, m.parse().ok()?);
-        (clock, sign * (h * 3600 + m * 60))
-    };
-    let mut c = clock.split(':');
-    let hour: i64 = c.next()?.parse().ok()?;
-    let minute: i64 = c.next()?.parse().ok()?;
-    let second: f64 = c.next().map_or(Some(0.0), |s| s.parse().ok())?;
-    if c.next().is_some() || hour > 23 || minute > 59 || !(0.0..61.0).contains(&second) {
-        return None;
-    }
-    // Days from the civil date (Howard Hinnant's algorithm).
-    let y = if month <= 2 { year - 1 } else { year };
-    let era = y.div_euclid(400);
-    let yoe = y - era * 400;
-    let mp = (month + 9) % 12;
-    let doy = (153 * mp + 2) / 5 + day - 1;
-    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
-    let days = era * 146_097 + doe - 719_468;
-    let seconds = days * 86_400 + hour * 3600 + minute * 60 - offset_s;
-    #[allow(clippy::cast_possible_truncation)]
-    Some(seconds * 1000 + (second * 1000.0) as i64)
+    let at: jiff::Timestamp = text.trim().parse().ok()?;
+    Some(at.as_millisecond())
 }
 
 /// Tells whether a URL name keeps Mattermost's rules (2 to 64 of

@@ -10,7 +10,7 @@ use serde_json::{Map, Value, json};
 use super::{ApiResult, Body, PathParams, Session, ok, page_size, require_id};
 use crate::Sim;
 use crate::error::ApiError;
-use crate::model::{Channel, days_from_civil, parse_date};
+use crate::model::{Channel, parse_date, start_of_day_ms};
 use crate::state::State as ServerState;
 
 /// The body of a search (`model.SearchParameter`).
@@ -59,9 +59,9 @@ struct Terms {
     not_in_channels: Vec<String>,
     extensions: Vec<String>,
     not_extensions: Vec<String>,
-    before: Option<(i64, u32, u32)>,
-    after: Option<(i64, u32, u32)>,
-    on: Option<(i64, u32, u32)>,
+    before: Option<jiff::civil::Date>,
+    after: Option<jiff::civil::Date>,
+    on: Option<jiff::civil::Date>,
 }
 
 /// Splits text into lowercase words the way search compares them: runs of
@@ -181,8 +181,8 @@ fn parse_terms(terms: &str) -> Terms {
 }
 
 /// Milliseconds at the start of a day in the searcher's time zone.
-fn start_of_day(date: (i64, u32, u32), offset_seconds: i64) -> i64 {
-    (days_from_civil(date.0, date.1, date.2) * 86_400 - offset_seconds) * 1000
+fn start_of_day(date: jiff::civil::Date, offset_seconds: i64) -> i64 {
+    start_of_day_ms(date, offset_seconds)
 }
 
 /// `ONE_DAY_MS` is a day in milliseconds.

@@ -761,27 +761,7 @@ fn clipped(text: &str, chars: usize) -> String {
 }
 
 /// Unix milliseconds as an RFC 3339 UTC time (`2026-11-20T10:04:05Z`).
-pub(crate) fn rfc3339(ms: i64) -> String {
-    let seconds = ms.div_euclid(1000);
-    let days = seconds.div_euclid(86_400);
-    let of_day = seconds.rem_euclid(86_400);
-    // Howard Hinnant's days-to-civil, for the proleptic Gregorian calendar.
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = doy - (153 * mp + 2) / 5 + 1;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 };
-    let year = yoe + era * 400 + i64::from(month <= 2);
-    format!(
-        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}Z",
-        of_day / 3600,
-        of_day % 3600 / 60,
-        of_day % 60
-    )
-}
+pub(crate) use porter_mcp::rfc3339_utc as rfc3339;
 
 #[cfg(test)]
 mod tests {
