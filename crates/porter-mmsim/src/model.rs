@@ -124,9 +124,9 @@ pub(crate) fn now_millis() -> i64 {
         .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
 }
 
-/// Parses `YYYY-MM-DD` (exactly that form) into a date, checking that the
-/// day exists.
-pub(crate) fn parse_date(text: &str) -> Option<jiff::civil::Date> {
+/// Parses `YYYY-MM-DD` (exactly that form) into its parts, checking that
+/// the day exists.
+pub(crate) fn parse_date(text: &str) -> Option<(i64, u32, u32)> {
     let mut parts = text.split('-');
     let year: i16 = parts.next()?.parse().ok()?;
     let month: i8 = parts.next()?.parse().ok()?;
@@ -134,14 +134,29 @@ pub(crate) fn parse_date(text: &str) -> Option<jiff::civil::Date> {
     if parts.next().is_some() {
         return None;
     }
-    jiff::civil::Date::new(year, month, day).ok()
+    let date = jiff::civil::Date::new(year, month, day).ok()?;
+    Some((
+        i64::from(date.year()),
+        u32::try_from(date.month()).ok()?,
+        u32::try_from(date.day()).ok()?,
+    ))
 }
 
-/// Milliseconds since the epoch at the start of `date` in a zone
-/// `offset_seconds` east of UTC.
-pub(crate) fn start_of_day_ms(date: jiff::civil::Date, offset_seconds: i64) -> i64 {
-    let midnight_utc = date
-        .to_zoned(jiff::tz::TimeZone::UTC)
+/// Milliseconds since the epoch at the start of the day `date` (as
+/// [`parse_date`] gives it) in a zone `offset_seconds` east of UTC.
+pub(crate) fn start_of_day_ms(date: (i64, u32, u32), offset_seconds: i64) -> i64 {
+    let (Ok(year), Ok(month), Ok(day)) = (
+        i16::try_from(date.0),
+        i8::try_from(date.1),
+        i8::try_from(date.2),
+    ) else {
+        return 0;
+    };
+    let midnight_utc = jiff::civil::Date::new(year, month, day)
+        .and_then(|day| {
+            day.to_datetime(jiff::civil::Time::midnight())
+                .to_zoned_datetime(jiff::tz::TimeZone::UTC)
+        })
         .map_or(0, |at| at.timestamp().as_millisecond());
     midnight_utc - offset_seconds * 1000
 }

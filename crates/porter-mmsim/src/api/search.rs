@@ -59,9 +59,9 @@ struct Terms {
     not_in_channels: Vec<String>,
     extensions: Vec<String>,
     not_extensions: Vec<String>,
-    before: Option<jiff::civil::Date>,
-    after: Option<jiff::civil::Date>,
-    on: Option<jiff::civil::Date>,
+    before: Option<(i64, u32, u32)>,
+    after: Option<(i64, u32, u32)>,
+    on: Option<(i64, u32, u32)>,
 }
 
 /// Splits text into lowercase words the way search compares them: runs of
@@ -181,7 +181,7 @@ fn parse_terms(terms: &str) -> Terms {
 }
 
 /// Milliseconds at the start of a day in the searcher's time zone.
-fn start_of_day(date: jiff::civil::Date, offset_seconds: i64) -> i64 {
+fn start_of_day(date: (i64, u32, u32), offset_seconds: i64) -> i64 {
     start_of_day_ms(date, offset_seconds)
 }
 
