@@ -94,16 +94,22 @@ pub(crate) fn preload(languages: &str) -> Result<(), String> {
         let sent = submit(slot, languages, Arc::clone(&blank), 300, slot == 0);
         waits.push((slot, sent));
     }
+    // Only the first engine's start decides whether OCR runs: a page the
+    // second cannot read is read whole by the first (see
+    // `super::read_as_it_lies`).
+    let mut started = Ok(());
     for (slot, sent) in waits {
-        match wait(slot, sent, budget) {
-            Answer::Tsv(_) => {}
-            Answer::Failed(reason) => return Err(reason),
-            Answer::TimedOut | Answer::Busy => {
-                return Err("the engine did not start in time".to_owned());
-            }
+        let answer = wait(slot, sent, budget);
+        if slot > 0 {
+            continue;
         }
+        started = match answer {
+            Answer::Tsv(_) => Ok(()),
+            Answer::Failed(reason) => Err(reason),
+            Answer::TimedOut | Answer::Busy => Err("the engine did not start in time".to_owned()),
+        };
     }
-    Ok(())
+    started
 }
 
 /// Reads the two halves of a page at once, the first on the first engine

@@ -760,12 +760,23 @@ fn read_as_it_lies(
     let Some(cut) = cut else {
         return engine::recognize(languages, Arc::clone(gray), ppi, budget, false);
     };
+    let clock = Instant::now();
     let (top, bottom) = bands::split(gray, cut);
     match engine::recognize_halves(languages, [Arc::new(top), Arc::new(bottom)], ppi, budget) {
         [engine::Answer::Tsv(top), engine::Answer::Tsv(bottom)] => {
             engine::Answer::Tsv(bands::join_tsv(&top, &bottom, cut))
         }
-        // Either half's failure is the page's.
+        // An engine that could not read its half (the second could not
+        // start, say): the first reads the whole page in the time left.
+        [
+            engine::Answer::Tsv(_) | engine::Answer::Failed(_),
+            engine::Answer::Failed(_),
+        ]
+        | [engine::Answer::Failed(_), engine::Answer::Tsv(_)] => {
+            let left = budget.saturating_sub(clock.elapsed());
+            engine::recognize(languages, Arc::clone(gray), ppi, left, false)
+        }
+        // Out of time or busy: the page's answer.
         [engine::Answer::Tsv(_), other] | [other, _] => other,
     }
 }
