@@ -91,7 +91,7 @@ async def idle_runs(root: Path) -> None:
     try:
         url = None
         for _ in range(300):
-            match = re.search(r"listening on (http://\S+)", (root / "http.stderr").read_text())
+            match = re.search(r"listening on (http://\S+) \(MCP at", (root / "http.stderr").read_text())
             if match:
                 url = match.group(1) + "/mcp"
                 break

@@ -176,6 +176,11 @@ async def stdio_gateway(
         raise inner from None
 
 
+# The gateway's "listening on" line, whole: stderr is unbuffered, so a read
+# may end in the middle of the address ("http://127.0.0.1:").
+LISTENING = re.compile(r"listening on (http://\S+) \(MCP at")
+
+
 def start_http(root: Path, config: Path, env: dict[str, str] | None = None) -> tuple[subprocess.Popen, str]:
     """`porter gateway serve --transport http` on a free loopback port."""
     stderr = open(root / "gateway-http.stderr", "w")
@@ -189,7 +194,7 @@ def start_http(root: Path, config: Path, env: dict[str, str] | None = None) -> t
     deadline = time.monotonic() + 30
     while time.monotonic() < deadline:
         text = (root / "gateway-http.stderr").read_text()
-        match = re.search(r"listening on (http://\S+)", text)
+        match = LISTENING.search(text)
         if match:
             return process, match.group(1)
         if process.poll() is not None:

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from harness import http_client, start_http, stdio_gateway
+from harness import LISTENING, http_client, start_http, stdio_gateway
 
 pytestmark = pytest.mark.anyio
 
@@ -73,3 +73,13 @@ async def test_the_gateways_own_tools_use_only_standard_json_schema_formats(tmp_
     assert {"File", "Documents", "Git"} <= {t.name for t in tools}
     problems = [p for t in tools for p in odd(t.input_schema, t.name) + odd(t.output_schema, t.name)]
     assert not problems, "\n".join(problems)
+
+
+def test_the_listening_line_is_read_only_once_the_address_is_whole() -> None:
+    # CI once read "listening on http://127.0.0.1:" before the port was
+    # written, and nginx refused the upstream "127.0.0.1:".
+    line = "porter: gateway listening on http://127.0.0.1:43215 (MCP at /mcp, the web page at /)\n"
+    for cut in range(len(line)):
+        found = LISTENING.search(line[:cut])
+        assert found is None or found.group(1) == "http://127.0.0.1:43215", line[:cut]
+    assert LISTENING.search(line).group(1) == "http://127.0.0.1:43215"

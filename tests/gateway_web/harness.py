@@ -25,7 +25,8 @@ from playwright.async_api import TimeoutError as PlaywrightTimeout
 
 REPO = Path(__file__).resolve().parents[2]
 HERE = Path(__file__).resolve().parent
-LISTENING = re.compile(r"listening on (http://\S+)")
+# The whole line: stderr is unbuffered, so a read may end mid-address.
+LISTENING = re.compile(r"listening on (http://\S+) \(MCP at")
 AXE = HERE / "node_modules" / "axe-core" / "axe.min.js"
 
 # (name, width, height, mobile)

@@ -192,9 +192,12 @@ async fn serve_gateway(
                 }
             };
             let addr = listener.local_addr()?;
-            eprintln!(
-                "porter: gateway listening on http://{addr} (MCP at /mcp, the web page at /)"
+            // One write, so that whoever reads the log never sees the
+            // address cut short.
+            let line = format!(
+                "porter: gateway listening on http://{addr} (MCP at /mcp, the web page at /)\n"
             );
+            let _ = std::io::Write::write_all(&mut std::io::stderr(), line.as_bytes());
             let options = HttpOptions {
                 allow_hosts: args.reach.allow_hosts,
                 ..HttpOptions::default()
