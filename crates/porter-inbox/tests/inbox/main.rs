@@ -229,22 +229,49 @@ fn the_same_name_twice_is_numbered_and_never_overwritten_on(db: Option<&str>) {
     );
 }
 
-/// Local blobs that count the names a commit is tried under.
-struct CountedCommits {
+/// What a [`HookedBlobs`] commit does instead: given the staged object, the
+/// blobs under it, the run and the path, it answers as `Staged::commit`.
+type CommitHook = dyn Fn(
+        &mut dyn porter_inbox::Staged,
+        &porter_inbox::LocalBlobs,
+        RunId,
+        &str,
+    ) -> Result<bool, InboxError>
+    + Send
+    + Sync;
+
+/// Local blobs whose commits go through a test's hook: a stand-in for a
+/// store that behaves otherwise (counts, races, overwrites).
+struct HookedBlobs {
     inner: porter_inbox::LocalBlobs,
-    tried: Arc<std::sync::atomic::AtomicUsize>,
+    commit: Arc<CommitHook>,
+    on_local_disk: bool,
 }
 
-struct CountedStaged {
+impl HookedBlobs {
+    fn new(dir: &Path, on_local_disk: bool, commit: Arc<CommitHook>) -> Arc<Self> {
+        Arc::new(Self {
+            inner: porter_inbox::LocalBlobs::new(dir),
+            commit,
+            on_local_disk,
+        })
+    }
+}
+
+struct HookedStaged {
     inner: Box<dyn porter_inbox::Staged>,
-    tried: Arc<std::sync::atomic::AtomicUsize>,
+    blobs: porter_inbox::LocalBlobs,
+    run: RunId,
+    commit: Arc<CommitHook>,
 }
 
-impl porter_inbox::Blobs for CountedCommits {
+impl porter_inbox::Blobs for HookedBlobs {
     fn stage(&self, run: RunId) -> Result<Box<dyn porter_inbox::Staged>, InboxError> {
-        Ok(Box::new(CountedStaged {
+        Ok(Box::new(HookedStaged {
             inner: self.inner.stage(run)?,
-            tried: Arc::clone(&self.tried),
+            blobs: self.inner.clone(),
+            run,
+            commit: Arc::clone(&self.commit),
         }))
     }
     fn open(
@@ -264,11 +291,11 @@ impl porter_inbox::Blobs for CountedCommits {
         self.inner.remove_stale()
     }
     fn on_local_disk(&self) -> bool {
-        true
+        self.on_local_disk
     }
 }
 
-impl std::io::Write for CountedStaged {
+impl std::io::Write for HookedStaged {
     fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
         self.inner.write(buf)
     }
@@ -277,10 +304,9 @@ impl std::io::Write for CountedStaged {
     }
 }
 
-impl porter_inbox::Staged for CountedStaged {
+impl porter_inbox::Staged for HookedStaged {
     fn commit(&mut self, path: &str) -> Result<bool, InboxError> {
-        self.tried.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
-        self.inner.commit(path)
+        (self.commit)(self.inner.as_mut(), &self.blobs, self.run, path)
     }
 }
 
@@ -292,10 +318,15 @@ fn a_name_kept_many_times_is_numbered_without_trying_each_taken_name() {
 fn a_name_kept_many_times_is_numbered_without_trying_each_taken_name_on(db: Option<&str>) {
     let dir = tempfile::tempdir().expect("temp dir");
     let tried = Arc::new(std::sync::atomic::AtomicUsize::new(0));
-    let blobs = Arc::new(CountedCommits {
-        inner: porter_inbox::LocalBlobs::new(dir.path()),
-        tried: Arc::clone(&tried),
-    });
+    let counter = Arc::clone(&tried);
+    let blobs = HookedBlobs::new(
+        dir.path(),
+        true,
+        Arc::new(move |staged, _blobs, _run, path| {
+            counter.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+            staged.commit(path)
+        }),
+    );
     let inbox = Inbox::open_with_blobs(dir.path(), blobs, db, small_limits()).expect("opens");
     let run = inbox.start_run(owner()).expect("a run").id;
     for n in 1..=40_u32 {

@@ -4,15 +4,14 @@
 //! events live.
 
 use std::io::Read as _;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Barrier};
 use std::time::{Duration, Instant};
 
-use porter_inbox::{
-    BlobReader, Blobs, Inbox, InboxError, Limits, LocalBlobs, Outcome, RunId, Staged,
-};
+use porter_inbox::{Blobs as _, Inbox, Limits, Outcome, RunId};
 use porter_test::postgres;
 
-use super::{FILE_BYTES_SMALL, incoming, kept, open_on, owner, small_limits};
+use super::{FILE_BYTES_SMALL, HookedBlobs, incoming, kept, open_on, owner, small_limits};
 
 /// Two replicas' inboxes on a fresh database, or `None` when PostgreSQL is
 /// skipped.
@@ -316,71 +315,27 @@ fn requests_without_a_session_share_one_run_across_replicas_until_it_idles() {
 /// first commit waits (up to a few seconds) until the other replica's first
 /// commit has looked its name up too, so both look before either writes:
 /// the interleaving that lost a file on Garage now and then.
-struct LookThenWrite {
-    inner: LocalBlobs,
-    looked: Arc<std::sync::atomic::AtomicUsize>,
-}
-
-struct LookThenWriteStaged {
-    inner: Box<dyn Staged>,
-    blobs: LocalBlobs,
-    run: RunId,
-    looked: Arc<std::sync::atomic::AtomicUsize>,
-}
-
-impl Blobs for LookThenWrite {
-    fn stage(&self, run: RunId) -> Result<Box<dyn Staged>, InboxError> {
-        Ok(Box::new(LookThenWriteStaged {
-            inner: self.inner.stage(run)?,
-            blobs: self.inner.clone(),
-            run,
-            looked: Arc::clone(&self.looked),
-        }))
-    }
-    fn open(&self, run: RunId, path: &str) -> Result<Box<dyn BlobReader>, InboxError> {
-        self.inner.open(run, path)
-    }
-    fn remove(&self, run: RunId, path: &str) -> Result<(), InboxError> {
-        self.inner.remove(run, path)
-    }
-    fn purge(&self, run: RunId) -> Result<(), InboxError> {
-        self.inner.purge(run)
-    }
-    fn remove_stale(&self) -> Result<usize, InboxError> {
-        self.inner.remove_stale()
-    }
-    fn on_local_disk(&self) -> bool {
-        false
-    }
-}
-
-impl std::io::Write for LookThenWriteStaged {
-    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
-        self.inner.write(buf)
-    }
-    fn flush(&mut self) -> std::io::Result<()> {
-        self.inner.flush()
-    }
-}
-
-impl Staged for LookThenWriteStaged {
-    fn commit(&mut self, path: &str) -> Result<bool, InboxError> {
-        use std::sync::atomic::Ordering;
-        let taken = self.blobs.open(self.run, path).is_ok();
-        if self.looked.fetch_add(1, Ordering::SeqCst) < 2 {
-            let deadline = Instant::now() + Duration::from_secs(5);
-            while self.looked.load(Ordering::SeqCst) < 2 && Instant::now() < deadline {
-                std::thread::sleep(Duration::from_millis(5));
+fn look_then_write(dir: &std::path::Path, looked: Arc<AtomicUsize>) -> Arc<HookedBlobs> {
+    HookedBlobs::new(
+        dir,
+        false,
+        Arc::new(move |staged, blobs, run, path| {
+            let taken = blobs.open(run, path).is_ok();
+            if looked.fetch_add(1, Ordering::SeqCst) < 2 {
+                let deadline = Instant::now() + Duration::from_secs(5);
+                while looked.load(Ordering::SeqCst) < 2 && Instant::now() < deadline {
+                    std::thread::sleep(Duration::from_millis(5));
+                }
             }
-        }
-        if taken {
-            return Ok(false);
-        }
-        // The write that comes second replaces the first and reports
-        // success, as a plain PUT does.
-        let _ = self.inner.commit(path)?;
-        Ok(true)
-    }
+            if taken {
+                return Ok(false);
+            }
+            // The write that comes second replaces the first and reports
+            // success, as a plain PUT does.
+            let _ = staged.commit(path)?;
+            Ok(true)
+        }),
+    )
 }
 
 #[test]
@@ -390,12 +345,9 @@ fn two_replicas_never_commit_the_same_name_on_a_bucket_without_conditional_write
         return;
     };
     let url = pg.fresh_database();
-    let looked = Arc::new(std::sync::atomic::AtomicUsize::new(0));
+    let looked = Arc::new(AtomicUsize::new(0));
     let replica = || {
-        let blobs = Arc::new(LookThenWrite {
-            inner: LocalBlobs::new(dir.path()),
-            looked: Arc::clone(&looked),
-        });
+        let blobs = look_then_write(dir.path(), Arc::clone(&looked));
         Inbox::open_with_blobs(dir.path(), blobs, Some(&url), small_limits())
             .expect("the inbox opens on PostgreSQL")
     };
