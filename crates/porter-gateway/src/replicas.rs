@@ -10,13 +10,14 @@
 //! throws a `StreamableHTTPError` (404), and neither sends `initialize`
 //! again. So the session has to be resumable, not merely refused cleanly.
 
-use std::sync::{Arc, OnceLock};
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, OnceLock};
 
 use axum::extract::{Request, State};
 use axum::http::StatusCode;
 use axum::middleware::Next;
 use axum::response::{IntoResponse as _, Response};
-use porter_inbox::{Inbox, RunId};
+use porter_inbox::{Inbox, Owner, RunId};
 
 use crate::access::KeyInfo;
 use rmcp::model::InitializeRequestParams;
@@ -69,6 +70,62 @@ impl RunSlot {
     }
 }
 
+/// The state of [`link_sessions`]: the inbox, and the owner of each
+/// session's run as far as this replica has looked it up.
+///
+/// A session's run never changes once linked, nor does a run's owner, so
+/// one look per session and replica is enough; every later request of the
+/// session is checked without a round trip to the records.
+pub struct SessionLinker {
+    inbox: Arc<Inbox>,
+    owners: Mutex<HashMap<String, Owner>>,
+}
+
+/// How many sessions' owners a replica remembers before it starts again.
+const OWNERS_KEPT: usize = 4096;
+
+impl SessionLinker {
+    #[must_use]
+    pub fn new(inbox: Arc<Inbox>) -> Arc<Self> {
+        Arc::new(Self {
+            inbox,
+            owners: Mutex::new(HashMap::new()),
+        })
+    }
+
+    fn owners(&self) -> std::sync::MutexGuard<'_, HashMap<String, Owner>> {
+        self.owners
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// The owner of `session`'s run; `None` while the records link no run
+    /// to it (or cannot be read: the request then goes on to rmcp, which
+    /// answers for a session it cannot resume).
+    async fn owner_of(&self, session: &str) -> Option<Owner> {
+        if let Some(owner) = self.owners().get(session) {
+            return Some(owner.clone());
+        }
+        let (inbox, id) = (Arc::clone(&self.inbox), session.to_owned());
+        let owner = tokio::task::spawn_blocking(move || {
+            run_of_session(&inbox, &id)
+                .ok()
+                .flatten()
+                .and_then(|run| inbox.run(run).ok().flatten())
+                .map(|run| run.owner)
+        })
+        .await
+        .ok()
+        .flatten()?;
+        let mut owners = self.owners();
+        if owners.len() >= OWNERS_KEPT {
+            owners.clear();
+        }
+        owners.insert(session.to_owned(), owner.clone());
+        Some(owner)
+    }
+}
+
 /// Records, for a request that opens a session, which run the session got,
 /// under the id the answer gives it. Only when the records are shared.
 ///
@@ -77,26 +134,21 @@ impl RunSlot {
 /// learnt elsewhere neither joins nor reveals another's run), before any
 /// replica tries to resume it.
 pub async fn link_sessions(
-    State(inbox): State<Arc<Inbox>>,
+    State(sessions): State<Arc<SessionLinker>>,
     mut request: Request,
     next: Next,
 ) -> Response {
+    let inbox = Arc::clone(&sessions.inbox);
     if inbox.sessions().is_none() {
         return next.run(request).await;
     }
     if let Some(session) = request.headers().get(SESSION_HEADER) {
         let owner = request.extensions().get::<KeyInfo>().map(KeyInfo::owner);
         if let (Some(owner), Ok(session)) = (owner, session.to_str()) {
-            let (inbox, session) = (Arc::clone(&inbox), session.to_owned());
-            let theirs = tokio::task::spawn_blocking(move || {
-                run_of_session(&inbox, &session)
-                    .ok()
-                    .flatten()
-                    .and_then(|run| inbox.run(run).ok().flatten())
-                    .is_some_and(|run| run.owner != owner)
-            })
-            .await
-            .unwrap_or(false);
+            let theirs = sessions
+                .owner_of(session)
+                .await
+                .is_some_and(|known| known != owner);
             if theirs {
                 return (StatusCode::NOT_FOUND, "Not Found: Session not found").into_response();
             }

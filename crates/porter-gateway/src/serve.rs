@@ -79,7 +79,7 @@ pub fn http_app(gateway: &Arc<Gateway>, options: &HttpOptions, extra: Router) ->
     let mcp_routes = Router::new()
         .nest_service("/mcp", mcp)
         .layer(middleware::from_fn_with_state(
-            gateway.inbox.clone(),
+            crate::replicas::SessionLinker::new(gateway.inbox.clone()),
             crate::replicas::link_sessions,
         ))
         .layer(middleware::from_fn(ended_session))

@@ -657,6 +657,8 @@ impl Inbox {
             .shared
             .records
             .names_taken(run, &within(names::split_extension(&name).0.to_owned()))?;
+        // Names claimed in shared records are no other writer's meanwhile.
+        let claims = self.shared.records.budget().is_some();
         let mut path = None;
         for n in 1..=MAX_NAME_TRIES {
             let candidate = within(names::numbered(&name, n));
@@ -666,7 +668,12 @@ impl Inbox {
             if !limits::Budget::claim_name(self.shared.records.as_ref(), run, ticket, &candidate)? {
                 continue;
             }
-            if staged.commit(&candidate)? {
+            let committed = if claims {
+                staged.commit_claimed(&candidate)?
+            } else {
+                staged.commit(&candidate)?
+            };
+            if committed {
                 path = Some(candidate);
                 break;
             }

@@ -60,6 +60,16 @@ pub trait Staged: Write + Send {
     /// `Ok(false)` when the path is taken (the caller tries the next name),
     /// `Ok(true)` once committed (the staged object is then gone).
     fn commit(&mut self, path: &str) -> Result<bool, InboxError>;
+
+    /// [`Staged::commit`] of a `path` the caller has claimed in records
+    /// shared by every process that writes this store
+    /// ([`crate::SharedBudget::claim_name`]): no other writer holds it at the
+    /// same time, so a store may skip its own check that the name is free.
+    /// An object found there anyway has no record (its capture died between
+    /// its write and its record) and is replaced.
+    fn commit_claimed(&mut self, path: &str) -> Result<bool, InboxError> {
+        self.commit(path)
+    }
 }
 
 /// `Records` holds runs, kept files and events.

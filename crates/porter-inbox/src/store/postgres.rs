@@ -44,6 +44,7 @@ use std::time::Duration;
 
 use deadpool_postgres::{Manager, ManagerConfig, Object, Pool, RecyclingMethod};
 use tokio_postgres::Row;
+use tokio_postgres::types::ToSql;
 
 use super::Records;
 use crate::events::Notice;
@@ -469,13 +470,55 @@ fn run_from(row: &Row) -> Result<RunInfo, Failure> {
     })
 }
 
+/// Statements prepared once per pooled connection and reused: PostgreSQL
+/// parses and plans each statement once, and every later use is one round
+/// trip instead of two (a plain `query` with text prepares an unnamed
+/// statement every time). The pool recycles connections without `DISCARD`,
+/// so the prepared statements live as long as their connection.
+trait Cached: deadpool_postgres::GenericClient {
+    async fn cached_query(
+        &self,
+        sql: &str,
+        params: &[&(dyn ToSql + Sync)],
+    ) -> Result<Vec<Row>, tokio_postgres::Error> {
+        let statement = self.prepare_cached(sql).await?;
+        self.query(&statement, params).await
+    }
+
+    async fn cached_one(
+        &self,
+        sql: &str,
+        params: &[&(dyn ToSql + Sync)],
+    ) -> Result<Row, tokio_postgres::Error> {
+        let statement = self.prepare_cached(sql).await?;
+        self.query_one(&statement, params).await
+    }
+
+    async fn cached_opt(
+        &self,
+        sql: &str,
+        params: &[&(dyn ToSql + Sync)],
+    ) -> Result<Option<Row>, tokio_postgres::Error> {
+        let statement = self.prepare_cached(sql).await?;
+        self.query_opt(&statement, params).await
+    }
+
+    async fn cached_execute(
+        &self,
+        sql: &str,
+        params: &[&(dyn ToSql + Sync)],
+    ) -> Result<u64, tokio_postgres::Error> {
+        let statement = self.prepare_cached(sql).await?;
+        self.execute(&statement, params).await
+    }
+}
+
+impl<C: deadpool_postgres::GenericClient> Cached for C {}
+
 /// Inserts `file`'s row, on a connection or inside a transaction.
-async fn insert_file_row(
-    client: &impl tokio_postgres::GenericClient,
-    file: &FileRecord,
-) -> Result<(), Failure> {
+async fn insert_file_row(client: &impl Cached, file: &FileRecord) -> Result<(), Failure> {
     client
-        .execute(
+        .cached_execute(
             &format!(
                 "INSERT INTO porter_files ({FILE_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)"
             ),
@@ -560,7 +603,7 @@ impl Records for PostgresRecords {
         self.call("record a run", |pool| async move {
             connect(&pool)
                 .await?
-                .execute(
+                .cached_execute(
                     "INSERT INTO porter_runs (id, key_name, tenant, started_at, ended_at, purged, client)
                      VALUES ($1, $2, $3, $4, $5, $6, $7)",
                     &[
@@ -583,13 +626,13 @@ impl Records for PostgresRecords {
             let client = connect(&pool).await?;
             let id = run.to_string();
             client
-                .execute(
+                .cached_execute(
                     "UPDATE porter_runs SET ended_at = $2 WHERE id = $1 AND ended_at IS NULL",
                     &[&id, &at],
                 )
                 .await?;
             let found = client
-                .query_opt("SELECT 1 FROM porter_runs WHERE id = $1", &[&id])
+                .cached_opt("SELECT 1 FROM porter_runs WHERE id = $1", &[&id])
                 .await?;
             Ok(found.is_some())
         })
@@ -599,7 +642,7 @@ impl Records for PostgresRecords {
         self.call("look a run up", move |pool| async move {
             let row = connect(&pool)
                 .await?
-                .query_opt(
+                .cached_opt(
                     &format!("SELECT {RUN_COLUMNS} FROM porter_runs WHERE id = $1"),
                     &[&run.to_string()],
                 )
@@ -612,7 +655,7 @@ impl Records for PostgresRecords {
         self.call("list runs", |pool| async move {
             connect(&pool)
                 .await?
-                .query(
+                .cached_query(
                     &format!("SELECT {RUN_COLUMNS} FROM porter_runs ORDER BY started_at, id"),
                     &[],
                 )
@@ -627,7 +670,7 @@ impl Records for PostgresRecords {
         self.call("list ended runs", move |pool| async move {
             connect(&pool)
                 .await?
-                .query(
+                .cached_query(
                     "SELECT id FROM porter_runs
                      WHERE NOT purged AND ended_at IS NOT NULL AND ended_at <= $1
                      ORDER BY ended_at",
@@ -645,11 +688,11 @@ impl Records for PostgresRecords {
             let mut client = connect(&pool).await?;
             let id = run.to_string();
             let tx = client.transaction().await?;
-            tx.execute("DELETE FROM porter_files WHERE run = $1", &[&id])
+            tx.cached_execute("DELETE FROM porter_files WHERE run = $1", &[&id])
                 .await?;
-            tx.execute("DELETE FROM porter_reservations WHERE run = $1", &[&id])
+            tx.cached_execute("DELETE FROM porter_reservations WHERE run = $1", &[&id])
                 .await?;
-            tx.execute("UPDATE porter_runs SET purged = TRUE WHERE id = $1", &[&id])
+            tx.cached_execute("UPDATE porter_runs SET purged = TRUE WHERE id = $1", &[&id])
                 .await?;
             tx.commit().await?;
             Ok(())
@@ -659,7 +702,7 @@ impl Records for PostgresRecords {
     fn insert_file(&self, file: &FileRecord) -> Result<(), InboxError> {
         let file = file.clone();
         self.call("record a file", |pool| async move {
-            insert_file_row(&**connect(&pool).await?, &file).await
+            insert_file_row(&connect(&pool).await?, &file).await
         })
     }
 
@@ -668,7 +711,7 @@ impl Records for PostgresRecords {
         self.call("look a file up", move |pool| async move {
             let row = connect(&pool)
                 .await?
-                .query_opt(
+                .cached_opt(
                     &format!(
                         "SELECT {FILE_COLUMNS} FROM porter_files WHERE run = $1 AND path = $2"
                     ),
@@ -683,7 +726,7 @@ impl Records for PostgresRecords {
         self.call("list files", move |pool| async move {
             connect(&pool)
                 .await?
-                .query(
+                .cached_query(
                     &format!(
                         "SELECT {FILE_COLUMNS} FROM porter_files WHERE run = $1 ORDER BY path COLLATE \"C\""
                     ),
@@ -701,7 +744,7 @@ impl Records for PostgresRecords {
         self.call("list the names taken in a run", move |pool| async move {
             let rows = connect(&pool)
                 .await?
-                .query(
+                .cached_query(
                     "SELECT path FROM porter_files WHERE run = $1 AND starts_with(path, $2)
                      UNION SELECT path FROM porter_reservations
                      WHERE run = $1 AND starts_with(path, $2) AND expires_at > now()",
@@ -719,7 +762,7 @@ impl Records for PostgresRecords {
         self.call("remove a file record", move |pool| async move {
             let removed = connect(&pool)
                 .await?
-                .execute(
+                .cached_execute(
                     "DELETE FROM porter_files WHERE run = $1 AND path = $2",
                     &[&run.to_string(), &path],
                 )
@@ -732,7 +775,7 @@ impl Records for PostgresRecords {
         self.call("sum a run's files", move |pool| async move {
             let row = connect(&pool)
                 .await?
-                .query_one(
+                .cached_one(
                     "SELECT COALESCE(SUM(size), 0)::BIGINT FROM porter_files WHERE run = $1",
                     &[&run.to_string()],
                 )
@@ -757,7 +800,7 @@ impl Records for PostgresRecords {
             // read yet.
             let row = connect(&pool)
                 .await?
-                .query_one(
+                .cached_one(
                     "WITH next AS (
                          INSERT INTO porter_event_seqs AS s (run, last) VALUES ($1, 1)
                          ON CONFLICT (run) DO UPDATE SET last = s.last + 1
@@ -787,7 +830,7 @@ impl Records for PostgresRecords {
         self.call("list events", move |pool| async move {
             connect(&pool)
                 .await?
-                .query(
+                .cached_query(
                     "SELECT run, seq, kind, data, at FROM porter_events
                      WHERE run = $1 AND seq >= $2 ORDER BY seq",
                     &[&run.to_string(), &as_i64(from_seq)],
@@ -821,14 +864,14 @@ impl SharedBudget for PostgresRecords {
             let tx = client.transaction().await?;
             // Every reservation on the run waits here for the one before it.
             let found = tx
-                .query_opt("SELECT 1 FROM porter_runs WHERE id = $1 FOR UPDATE", &[&id])
+                .cached_opt("SELECT 1 FROM porter_runs WHERE id = $1 FOR UPDATE", &[&id])
                 .await?;
             if found.is_none() {
                 return Err(Failure::Data(format!(
                     "there is no run {id} in the records"
                 )));
             }
-            tx.execute(
+            tx.cached_execute(
                 "DELETE FROM porter_reservations WHERE run = $1 AND expires_at <= now()",
                 &[&id],
             )
@@ -836,7 +879,7 @@ impl SharedBudget for PostgresRecords {
             // One statement, so one snapshot: a file committed meanwhile is
             // counted once, as its record or as its reservation.
             let row = tx
-                .query_one(
+                .cached_one(
                     "SELECT (SELECT COALESCE(SUM(size), 0) FROM porter_files WHERE run = $1)::BIGINT
                           + (SELECT COALESCE(SUM(bytes), 0) FROM porter_reservations
                              WHERE run = $1 AND ticket <> $2 AND expires_at > now())::BIGINT",
@@ -847,7 +890,7 @@ impl SharedBudget for PostgresRecords {
             if used.checked_add(total).is_none_or(|after| after > cap) {
                 return Ok(false);
             }
-            tx.execute(
+            tx.cached_execute(
                 "INSERT INTO porter_reservations (ticket, run, bytes, expires_at)
                  VALUES ($1, $2, $3, now() + make_interval(secs => $4))
                  ON CONFLICT (ticket) DO UPDATE
@@ -864,7 +907,7 @@ impl SharedBudget for PostgresRecords {
         self.call("give back a reservation", move |pool| async move {
             connect(&pool)
                 .await?
-                .execute(
+                .cached_execute(
                     "DELETE FROM porter_reservations WHERE ticket = $1",
                     &[&ticket.to_string()],
                 )
@@ -882,8 +925,8 @@ impl SharedBudget for PostgresRecords {
         self.call("record a file", move |pool| async move {
             let mut client = connect(&pool).await?;
             let tx = client.transaction().await?;
-            insert_file_row(&*tx, &file).await?;
-            tx.execute(
+            insert_file_row(&tx, &file).await?;
+            tx.cached_execute(
                 "DELETE FROM porter_reservations WHERE ticket = $1",
                 &[&ticket.to_string()],
             )
@@ -901,7 +944,7 @@ impl SharedBudget for PostgresRecords {
             let tx = client.transaction().await?;
             // A claim whose capture died with its replica lapses with its
             // reservation.
-            tx.execute(
+            tx.cached_execute(
                 "DELETE FROM porter_reservations
                  WHERE run = $1 AND path = $2 AND expires_at <= now()",
                 &[&id, &path],
@@ -910,7 +953,7 @@ impl SharedBudget for PostgresRecords {
             // Waits for a capture that holds the name now to end; then the
             // name is this capture's, or another live capture holds it.
             let claimed = tx
-                .execute(
+                .cached_execute(
                     "INSERT INTO porter_reservations (ticket, run, bytes, expires_at, path)
                      VALUES ($1, $2, 0, now() + make_interval(secs => $4), $3)
                      ON CONFLICT (ticket) DO UPDATE
@@ -927,7 +970,7 @@ impl SharedBudget for PostgresRecords {
             // Asked only now, so a capture that held the name and recorded
             // its file while this one waited is seen.
             let recorded = tx
-                .query_opt(
+                .cached_opt(
                     "SELECT 1 FROM porter_files WHERE run = $1 AND path = $2",
                     &[&id, &path],
                 )
@@ -946,7 +989,7 @@ impl SharedBudget for PostgresRecords {
             move |pool| async move {
                 let row = connect(&pool)
                 .await?
-                .query_one(
+                .cached_one(
                     "SELECT (SELECT COALESCE(SUM(size), 0) FROM porter_files WHERE run = $1)::BIGINT
                           + (SELECT COALESCE(SUM(bytes), 0) FROM porter_reservations
                              WHERE run = $1 AND expires_at > now())::BIGINT",
@@ -965,7 +1008,7 @@ impl SessionRecords for PostgresRecords {
         self.call("store a session", move |pool| async move {
             connect(&pool)
                 .await?
-                .execute(
+                .cached_execute(
                     "INSERT INTO porter_sessions (id, state) VALUES ($1, $2)
                      ON CONFLICT (id) DO UPDATE SET state = EXCLUDED.state",
                     &[&id, &state],
@@ -980,7 +1023,7 @@ impl SessionRecords for PostgresRecords {
         self.call("link a session to its run", move |pool| async move {
             connect(&pool)
                 .await?
-                .execute(
+                .cached_execute(
                     "INSERT INTO porter_sessions (id, run) VALUES ($1, $2)
                      ON CONFLICT (id) DO UPDATE SET run = EXCLUDED.run",
                     &[&id, &run.to_string()],
@@ -995,7 +1038,7 @@ impl SessionRecords for PostgresRecords {
         self.call("look a session up", move |pool| async move {
             let row = connect(&pool)
                 .await?
-                .query_opt(
+                .cached_opt(
                     "SELECT run, state FROM porter_sessions WHERE id = $1",
                     &[&id],
                 )
@@ -1019,7 +1062,7 @@ impl SessionRecords for PostgresRecords {
         self.call("forget a session", move |pool| async move {
             connect(&pool)
                 .await?
-                .execute("DELETE FROM porter_sessions WHERE id = $1", &[&id])
+                .cached_execute("DELETE FROM porter_sessions WHERE id = $1", &[&id])
                 .await?;
             Ok(())
         })
@@ -1036,7 +1079,7 @@ impl SessionRecords for PostgresRecords {
         self.call("find the shared run", move |pool| async move {
             let mut client = connect(&pool).await?;
             let tx = client.transaction().await?;
-            tx.execute(
+            tx.cached_execute(
                 "INSERT INTO porter_shared_runs (slot, run, last_used) VALUES ($1, NULL, 0)
                  ON CONFLICT (slot) DO NOTHING",
                 &[&slot],
@@ -1044,7 +1087,7 @@ impl SessionRecords for PostgresRecords {
             .await?;
             // Every claim of the slot waits here for the one before it.
             let row = tx
-                .query_one(
+                .cached_one(
                     "SELECT run, last_used FROM porter_shared_runs WHERE slot = $1 FOR UPDATE",
                     &[&slot],
                 )
@@ -1054,7 +1097,7 @@ impl SessionRecords for PostgresRecords {
                 && last_used > now.saturating_sub(idle_ms)
             {
                 let found = tx
-                    .query_opt(
+                    .cached_opt(
                         &format!(
                             "SELECT {RUN_COLUMNS} FROM porter_runs WHERE id = $1 AND ended_at IS NULL"
                         ),
@@ -1062,7 +1105,7 @@ impl SessionRecords for PostgresRecords {
                     )
                     .await?;
                 if let Some(found) = found {
-                    tx.execute(
+                    tx.cached_execute(
                         "UPDATE porter_shared_runs SET last_used = GREATEST(last_used, $2) WHERE slot = $1",
                         &[&slot, &now],
                     )
@@ -1075,7 +1118,7 @@ impl SessionRecords for PostgresRecords {
                     });
                 }
             }
-            tx.execute(
+            tx.cached_execute(
                 "INSERT INTO porter_runs (id, key_name, tenant, started_at, ended_at, purged, client)
                  VALUES ($1, $2, $3, $4, $5, $6, $7)",
                 &[
@@ -1089,7 +1132,7 @@ impl SessionRecords for PostgresRecords {
                 ],
             )
             .await?;
-            tx.execute(
+            tx.cached_execute(
                 "UPDATE porter_shared_runs SET run = $2, last_used = $3 WHERE slot = $1",
                 &[&slot, &candidate.id.to_string(), &now],
             )
@@ -1108,7 +1151,7 @@ impl SessionRecords for PostgresRecords {
         self.call("end idle shared runs", move |pool| async move {
             connect(&pool)
                 .await?
-                .query(
+                .cached_query(
                     "DELETE FROM porter_shared_runs WHERE run IS NOT NULL AND last_used <= $1
                      RETURNING run",
                     &[&cutoff],

@@ -467,10 +467,15 @@ impl Inner {
     }
 
     /// Puts `bytes` under `to` unless something is there; `false` if it is.
-    fn create(&self, to: &Path, bytes: Bytes) -> Result<bool, InboxError> {
+    /// A name `claimed` in shared records is written without a look first.
+    fn create(&self, to: &Path, bytes: Bytes, claimed: bool) -> Result<bool, InboxError> {
         let store = self.store.clone();
         let at = to.clone();
         match self.guard {
+            NameGuard::ClaimedInProcess if claimed => self.call("store a file", async move {
+                store.put(&at, PutPayload::from(bytes)).await?;
+                Ok(true)
+            }),
             NameGuard::Conditional => self.call("store a file", async move {
                 match store
                     .put_opts(&at, PutPayload::from(bytes), PutMode::Create.into())
@@ -497,10 +502,15 @@ impl Inner {
     }
 
     /// Copies `from` to `to` unless something is there; `false` if it is.
-    fn copy_new(&self, from: &Path, to: &Path) -> Result<bool, InboxError> {
+    /// A name `claimed` in shared records is written without a look first.
+    fn copy_new(&self, from: &Path, to: &Path, claimed: bool) -> Result<bool, InboxError> {
         let store = self.store.clone();
         let (from, to) = (from.clone(), to.clone());
         match self.guard {
+            NameGuard::ClaimedInProcess if claimed => self.call("name a stored file", async move {
+                store.copy(&from, &to).await?;
+                Ok(true)
+            }),
             NameGuard::Conditional => self.call("name a stored file", async move {
                 let options = CopyOptions::new().with_mode(CopyMode::Create);
                 match store.copy_opts(&from, &to, options).await {
@@ -819,6 +829,18 @@ impl Write for S3Staged {
 
 impl Staged for S3Staged {
     fn commit(&mut self, path: &str) -> Result<bool, InboxError> {
+        self.commit_as(path, false)
+    }
+
+    fn commit_claimed(&mut self, path: &str) -> Result<bool, InboxError> {
+        self.commit_as(path, true)
+    }
+}
+
+impl S3Staged {
+    /// [`Staged::commit`], told whether the name is `claimed` in shared
+    /// records (then no other writer can hold it, and it is not looked up).
+    fn commit_as(&mut self, path: &str, claimed: bool) -> Result<bool, InboxError> {
         if self.committed || !is_inbox_path(path) {
             return Err(
                 io::Error::other(format!("cannot commit a staged file as {path:?}")).into(),
@@ -827,7 +849,7 @@ impl Staged for S3Staged {
         let target = self.inner.inbox_key(self.run, path);
         let created = if self.upload.is_some() || self.staged.is_some() {
             let staged = self.finish_upload()?;
-            let created = self.inner.copy_new(&staged, &target)?;
+            let created = self.inner.copy_new(&staged, &target, claimed)?;
             if created {
                 self.inner
                     .remove_staged_or_object(&staged, "remove a staged file")?;
@@ -841,7 +863,7 @@ impl Staged for S3Staged {
                 self.small = Some(bytes.clone());
                 bytes
             };
-            self.inner.create(&target, bytes)?
+            self.inner.create(&target, bytes, claimed)?
         };
         self.committed = created;
         Ok(created)
@@ -948,10 +970,11 @@ mod tests {
     /// PUT is answered 200, every HEAD 404 (nothing is there yet), every
     /// delete as done. A PUT of a run's file is held until another is in flight
     /// (or `HOLD` has passed), and the most PUTs in flight at once are
-    /// counted.
+    /// counted, and so are the HEADs.
     struct Bucket {
         endpoint: String,
         most: Arc<AtomicUsize>,
+        heads: Arc<AtomicUsize>,
     }
 
     const HOLD: Duration = Duration::from_secs(3);
@@ -961,15 +984,17 @@ mod tests {
             let listener = TcpListener::bind("127.0.0.1:0").expect("a loopback port");
             let endpoint = format!("http://{}", listener.local_addr().expect("its address"));
             let in_flight = Arc::new((Mutex::new(0), Condvar::new()));
-            let most = Arc::new(AtomicUsize::new(0));
+            let (most, heads) = (Arc::new(AtomicUsize::new(0)), Arc::new(AtomicUsize::new(0)));
             let bucket = Self {
                 endpoint,
                 most: Arc::clone(&most),
+                heads: Arc::clone(&heads),
             };
             std::thread::spawn(move || {
                 for stream in listener.incoming().flatten() {
                     let (in_flight, most) = (Arc::clone(&in_flight), Arc::clone(&most));
-                    std::thread::spawn(move || answer(stream, &in_flight, &most));
+                    let heads = Arc::clone(&heads);
+                    std::thread::spawn(move || answer(stream, &in_flight, &most, &heads));
                 }
             });
             bucket
@@ -977,7 +1002,12 @@ mod tests {
     }
 
     /// Reads one request from `stream` and answers it (then closes).
-    fn answer(stream: TcpStream, in_flight: &(Mutex<usize>, Condvar), most: &AtomicUsize) {
+    fn answer(
+        stream: TcpStream,
+        in_flight: &(Mutex<usize>, Condvar),
+        most: &AtomicUsize,
+        heads: &AtomicUsize,
+    ) {
         let mut reader = BufReader::new(stream);
         let mut head = String::new();
         let mut length = 0usize;
@@ -1022,7 +1052,10 @@ mod tests {
                 "200 OK"
             }
             "PUT" => "200 OK",
-            "HEAD" => "404 Not Found",
+            "HEAD" => {
+                heads.fetch_add(1, Ordering::SeqCst);
+                "404 Not Found"
+            }
             "DELETE" => "204 No Content",
             // A batch delete (`POST ?delete`): every key went.
             "POST" if path.ends_with("?delete") => "200 OK",
@@ -1114,6 +1147,29 @@ mod tests {
         created.sort_unstable();
         assert_eq!(created, [false, true]);
         assert_eq!(bucket.most.load(Ordering::SeqCst), 1);
+    }
+
+    #[test]
+    fn a_name_claimed_in_shared_records_goes_up_without_a_look_first() {
+        let bucket = Bucket::start();
+        let blobs = open(&bucket);
+        let run = RunId::new();
+        let mut staged = blobs.stage(run).expect("a staged file");
+        staged.write_all(b"bytes").expect("written");
+        assert!(staged.commit("looked-up.bin").expect("committed"));
+        assert_eq!(
+            bucket.heads.load(Ordering::SeqCst),
+            1,
+            "a plain commit looks first"
+        );
+        let mut staged = blobs.stage(run).expect("a staged file");
+        staged.write_all(b"bytes").expect("written");
+        assert!(staged.commit_claimed("claimed.bin").expect("committed"));
+        assert_eq!(
+            bucket.heads.load(Ordering::SeqCst),
+            1,
+            "a claimed name was looked up"
+        );
     }
 
     #[test]

@@ -11,7 +11,7 @@
 //! prefix as a `to_tsquery` text this module writes with every lexeme
 //! quoted, so no input can make a syntax error.
 
-use super::{Failure, PostgresRecords, connect};
+use super::{Cached as _, Failure, PostgresRecords, connect};
 use crate::documents::{
     DOCUMENT_COLUMNS, Document, DocumentSummary, Documents, Hit, MARK_CLOSE, MARK_OPEN,
     SNIPPET_TOKENS, SearchQuery, hit_from_excerpt,
@@ -113,7 +113,7 @@ impl Documents for PostgresRecords {
         self.call("store a document", |pool| async move {
             connect(&pool)
                 .await?
-                .execute(
+                .cached_execute(
                     &format!(
                         "INSERT INTO porter_documents ({DOCUMENT_COLUMNS})
                          VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)"
@@ -142,7 +142,7 @@ impl Documents for PostgresRecords {
         self.call("read a document", |pool| async move {
             let row = connect(&pool)
                 .await?
-                .query_opt(
+                .cached_opt(
                     &format!(
                         "SELECT {DOCUMENT_COLUMNS} FROM porter_documents WHERE id = $1 AND tenant = $2"
                     ),
@@ -164,7 +164,7 @@ impl Documents for PostgresRecords {
         self.call("list documents", move |pool| async move {
             connect(&pool)
                 .await?
-                .query(
+                .cached_query(
                     "SELECT id, title, source_path, origin, octet_length(markdown)::BIGINT, created_at
                      FROM porter_documents WHERE tenant = $1 ORDER BY created_at DESC, seq DESC
                      LIMIT $2 OFFSET $3",
@@ -243,7 +243,7 @@ impl Documents for PostgresRecords {
         self.call("delete a document", |pool| async move {
             let removed = connect(&pool)
                 .await?
-                .execute(
+                .cached_execute(
                     "DELETE FROM porter_documents WHERE id = $1 AND tenant = $2",
                     &[&id, &tenant],
                 )
