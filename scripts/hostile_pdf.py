@@ -169,6 +169,16 @@ FAMILIES = {
 }
 
 
+# What a server says of each file, by name (the tests' expectations).
+# Refused by the nesting pre-scan before any parser runs, or, past it, the
+# worker dies and says how.
+REFUSED = {
+    "nested-arrays.pdf": ("its objects are nested deeper than 256 levels", nested_arrays),
+    "nested-dicts.pdf": ("its objects are nested deeper than 256 levels", nested_dicts),
+    "deep-page-tree.pdf": ("porter could not read it: it is nested so deeply", deep_page_tree),
+}
+
+
 def main() -> int:
     if len(sys.argv) != 2:
         print(__doc__.strip().splitlines()[-1], file=sys.stderr)

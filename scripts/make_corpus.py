@@ -48,6 +48,8 @@ import zipfile
 import zlib
 from pathlib import Path
 
+import hostile_pdf  # the hand-written PDFs' writer, next to this script
+
 # Every timestamp written into a file is this one, so runs agree byte for byte.
 FIXED_TIME = dt.datetime(2024, 1, 2, 3, 4, 5, tzinfo=dt.timezone.utc)
 FIXED_EPOCH = int(FIXED_TIME.timestamp())
@@ -825,17 +827,7 @@ def make_looping_pdf(path: Path) -> None:
         b"<< /Length %d >>\nstream\n" % len(content) + content + b"\nendstream",
         b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>",
     ]
-    out = bytearray(b"%PDF-1.4\n%\xe2\xe3\xcf\xd3\n")
-    offsets = []
-    for number, body in enumerate(objects, start=1):
-        offsets.append(len(out))
-        out += b"%d 0 obj\n" % number + body + b"\nendobj\n"
-    xref = len(out)
-    out += b"xref\n0 %d\n0000000000 65535 f \n" % (len(objects) + 1)
-    for offset in offsets:
-        out += b"%010d 00000 n \n" % offset
-    out += b"trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (len(objects) + 1, xref)
-    path.write_bytes(out)
+    path.write_bytes(hostile_pdf.pdf(objects))
     note(path, "hand-written PDF whose Pages node 4 has its parent (node 2) as its kid")
 
 

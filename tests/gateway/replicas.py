@@ -33,6 +33,13 @@ PG_PASSWORD = "pw-replicas-never-shown-3c1d"
 # one data dir (same machine); `s3`: one bucket on Garage (conftest's
 # session-wide node, a fresh bucket per test).
 BLOB_BACKENDS = ["local", "s3"]
+# Two keys of two tenants, for the replicas' tenancy tests.
+KEYS = [
+    {"name": "alice", "key": "alice-key-0123456789", "tenant": "acme", "role": "user"},
+    {"name": "bob", "key": "bob-key-0123456789", "tenant": "globex", "role": "user"},
+]
+ALICE = "alice-key-0123456789"
+BOB = "bob-key-0123456789"
 
 
 def is_root() -> bool:

@@ -30,16 +30,10 @@ import pytest
 from grpc_tools import protoc
 
 from harness import REPO, STUB, all_text, http_client, start_http, write_config
-from replicas import Postgres, start_replicas
+from replicas import ALICE, BOB, KEYS, Postgres, start_replicas
 
 pytestmark = pytest.mark.anyio
 
-KEYS = [
-    {"name": "alice", "key": "alice-key-0123456789", "tenant": "acme", "role": "user"},
-    {"name": "bob", "key": "bob-key-0123456789", "tenant": "globex", "role": "user"},
-]
-ALICE = "alice-key-0123456789"
-BOB = "bob-key-0123456789"
 MISSING_RUN = "0190a4b2-0000-7000-8000-000000000000"
 # How long a stream may take to bring what is expected of it.
 STREAM_TIMEOUT_S = 15.0

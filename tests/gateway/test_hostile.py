@@ -20,13 +20,7 @@ import hostile_pdf  # noqa: E402
 
 pytestmark = pytest.mark.anyio
 
-HOSTILE = {
-    # Refused by the nesting pre-scan before any parser runs.
-    "nested-arrays.pdf": ("its objects are nested deeper than 256 levels", hostile_pdf.nested_arrays),
-    "nested-dicts.pdf": ("its objects are nested deeper than 256 levels", hostile_pdf.nested_dicts),
-    # Past the pre-scan: the worker dies, and says how.
-    "deep-page-tree.pdf": ("porter could not read it: it is nested so deeply", hostile_pdf.deep_page_tree),
-}
+HOSTILE = hostile_pdf.REFUSED
 
 
 async def test_a_file_that_kills_its_reader_is_described_and_the_gateway_answers_the_next_call(tmp_path: Path) -> None:

@@ -17,16 +17,9 @@ import httpx2
 import pytest
 
 from harness import STUB, NOT_KEPT, all_text, http_client, pseudo_random, sha256
-from replicas import BLOB_BACKENDS, S3_SECRET_ENV, Postgres, Replicas, s3_section, start_replicas
+from replicas import ALICE, BLOB_BACKENDS, BOB, KEYS, S3_SECRET_ENV, Postgres, Replicas, s3_section, start_replicas
 
 pytestmark = pytest.mark.anyio
-
-KEYS = [
-    {"name": "alice", "key": "alice-key-0123456789", "tenant": "acme", "role": "user"},
-    {"name": "bob", "key": "bob-key-0123456789", "tenant": "globex", "role": "user"},
-]
-ALICE = "alice-key-0123456789"
-BOB = "bob-key-0123456789"
 
 
 @pytest.fixture

@@ -12,6 +12,7 @@ import re
 import secrets
 import shutil
 import subprocess
+import sys
 import threading
 import time
 import urllib.request
@@ -22,6 +23,9 @@ import pytest
 
 from playwright.async_api import Browser, BrowserContext, ConsoleMessage, Page
 from playwright.async_api import TimeoutError as PlaywrightTimeout
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "scripts"))
+import hostile_pdf  # noqa: E402  (the hand-written PDFs' writer)
 
 REPO = Path(__file__).resolve().parents[2]
 HERE = Path(__file__).resolve().parent
@@ -290,17 +294,7 @@ def minimal_pdf(text: str) -> bytes:
         b"<< /Length %d >>\nstream\n" % len(stream) + stream + b"\nendstream",
         b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>",
     ]
-    out = bytearray(b"%PDF-1.4\n")
-    offsets = []
-    for number, body in enumerate(objects, start=1):
-        offsets.append(len(out))
-        out += b"%d 0 obj\n" % number + body + b"\nendobj\n"
-    xref = len(out)
-    out += b"xref\n0 %d\n0000000000 65535 f \n" % (len(objects) + 1)
-    for offset in offsets:
-        out += b"%010d 00000 n \n" % offset
-    out += b"trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (len(objects) + 1, xref)
-    return bytes(out)
+    return hostile_pdf.pdf(objects)
 
 
 async def small_targets(page: Page) -> list[str]:

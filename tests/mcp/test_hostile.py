@@ -23,13 +23,7 @@ import hostile_pdf  # noqa: E402
 
 pytestmark = pytest.mark.anyio
 
-HOSTILE = {
-    # Refused by the nesting pre-scan before any parser runs.
-    "nested-arrays.pdf": ("its objects are nested deeper than 256 levels", hostile_pdf.nested_arrays),
-    "nested-dicts.pdf": ("its objects are nested deeper than 256 levels", hostile_pdf.nested_dicts),
-    # Past the pre-scan: the worker dies, and says how.
-    "deep-page-tree.pdf": ("porter could not read it: it is nested so deeply", hostile_pdf.deep_page_tree),
-}
+HOSTILE = hostile_pdf.REFUSED
 
 # Read in the worker within the reader's own work limits: the page past
 # them is not read, and its place says why (before, the first ran the
