@@ -1154,19 +1154,24 @@ mod tests {
         let bucket = Bucket::start();
         let blobs = open(&bucket);
         let run = RunId::new();
-        let mut staged = blobs.stage(run).expect("a staged file");
-        staged.write_all(b"bytes").expect("written");
-        assert!(staged.commit("looked-up.bin").expect("committed"));
+        let heads_after = |name: &str, claimed: bool| {
+            let mut staged = blobs.stage(run).expect("a staged file");
+            staged.write_all(b"bytes").expect("written");
+            let committed = if claimed {
+                staged.commit_claimed(name)
+            } else {
+                staged.commit(name)
+            };
+            assert!(committed.expect("committed"), "{name} was not kept");
+            bucket.heads.load(Ordering::SeqCst)
+        };
         assert_eq!(
-            bucket.heads.load(Ordering::SeqCst),
+            heads_after("looked-up.bin", false),
             1,
             "a plain commit looks first"
         );
-        let mut staged = blobs.stage(run).expect("a staged file");
-        staged.write_all(b"bytes").expect("written");
-        assert!(staged.commit_claimed("claimed.bin").expect("committed"));
         assert_eq!(
-            bucket.heads.load(Ordering::SeqCst),
+            heads_after("claimed.bin", true),
             1,
             "a claimed name was looked up"
         );
