@@ -15,11 +15,11 @@
 
 use std::path::Path;
 use std::sync::{Mutex, MutexGuard, PoisonError};
-use std::time::Duration;
 
 use rusqlite::{Connection, OptionalExtension, Row, params};
 use serde::{Deserialize, Serialize};
 
+use crate::store::{as_i64, failed, open_wal};
 use crate::{InboxError, Owner, RunId};
 
 /// `QUERY_MAX_TERMS` is the most terms one search may hold, so that a
@@ -268,13 +268,7 @@ impl SqliteDocuments {
     /// Opens (creating) the document tables in the database at `path` (the
     /// records database; WAL lets both connections share it).
     pub fn open(path: &Path) -> Result<Self, InboxError> {
-        let db = Connection::open(path).map_err(failed("open the database"))?;
-        db.busy_timeout(Duration::from_secs(10))
-            .map_err(failed("set the busy timeout"))?;
-        db.query_row("PRAGMA journal_mode = WAL", [], |row| {
-            row.get::<_, String>(0)
-        })
-        .map_err(failed("switch to WAL"))?;
+        let db = open_wal(path)?;
         db.execute_batch(SCHEMA)
             .map_err(failed("create the document tables"))?;
         Ok(Self { db: Mutex::new(db) })
@@ -285,14 +279,6 @@ impl SqliteDocuments {
         // lock leaves the connection usable.
         self.db.lock().unwrap_or_else(PoisonError::into_inner)
     }
-}
-
-fn failed(what: &'static str) -> impl Fn(rusqlite::Error) -> InboxError {
-    move |e| InboxError::Records(format!("could not {what}: {e}"))
-}
-
-fn as_i64(n: usize) -> i64 {
-    i64::try_from(n).unwrap_or(i64::MAX)
 }
 
 fn document_from(row: &Row<'_>) -> rusqlite::Result<Document> {

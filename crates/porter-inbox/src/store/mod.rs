@@ -17,6 +17,13 @@ pub(crate) use local::{at, local_files};
 pub use postgres::{PostgresRecords, SCHEMA_VERSION as POSTGRES_SCHEMA_VERSION, redacted_url};
 pub use s3::{NameGuard, PART_SIZE as S3_PART_SIZE, S3Blobs, S3Settings};
 pub use sqlite::SqliteRecords;
+pub(crate) use sqlite::{failed, open_wal};
+
+/// A count or size as the databases store it (a signed 64-bit integer),
+/// saturating: no size porter keeps comes near `i64::MAX`.
+pub(crate) fn as_i64(n: impl TryInto<i64>) -> i64 {
+    n.try_into().unwrap_or(i64::MAX)
+}
 
 use crate::{Event, FileRecord, InboxError, RunId, RunInfo};
 

@@ -46,7 +46,7 @@ use deadpool_postgres::{Manager, ManagerConfig, Object, Pool, RecyclingMethod};
 use tokio_postgres::Row;
 use tokio_postgres::types::ToSql;
 
-use super::Records;
+use super::{Records, as_i64};
 use crate::events::Notice;
 use crate::jobs::{Job, JobLock};
 use crate::limits::SharedBudget;
@@ -452,10 +452,6 @@ fn as_u64(n: i64, what: &str) -> Result<u64, Failure> {
 }
 
 /// Sizes and seqs are stored as signed BIGINTs; none comes near `i64::MAX`.
-fn as_i64(n: u64) -> i64 {
-    i64::try_from(n).unwrap_or(i64::MAX)
-}
-
 fn run_from(row: &Row) -> Result<RunInfo, Failure> {
     Ok(RunInfo {
         id: parse_run(row.try_get(0)?)?,

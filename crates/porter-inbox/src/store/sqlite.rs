@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use rusqlite::{Connection, OptionalExtension, Row, params};
 
-use super::Records;
+use super::{Records, as_i64};
 use crate::{Event, FileRecord, InboxError, Owner, RunId, RunInfo};
 
 /// `SqliteRecords` is the local [`Records`] store.
@@ -53,13 +53,7 @@ const FILE_COLUMNS: &str = "run, path, size, media_type, sha256, origin, call, c
 impl SqliteRecords {
     /// Opens (creating) the database at `path` in WAL mode.
     pub fn open(path: &Path) -> Result<Self, InboxError> {
-        let db = Connection::open(path).map_err(failed("open the database"))?;
-        db.busy_timeout(Duration::from_secs(10))
-            .map_err(failed("set the busy timeout"))?;
-        db.query_row("PRAGMA journal_mode = WAL", [], |row| {
-            row.get::<_, String>(0)
-        })
-        .map_err(failed("switch to WAL"))?;
+        let db = open_wal(path)?;
         db.execute_batch("PRAGMA synchronous = NORMAL;")
             .map_err(failed("set synchronous"))?;
         db.execute_batch(SCHEMA)
@@ -96,8 +90,22 @@ fn add_missing_columns(db: &Connection) -> Result<(), InboxError> {
     Ok(())
 }
 
+/// Opens (creating) the SQLite database at `path` in WAL mode, waiting up
+/// to 10 s for another connection's lock: the records and the documents
+/// each have a connection to the one file.
+pub(crate) fn open_wal(path: &Path) -> Result<Connection, InboxError> {
+    let db = Connection::open(path).map_err(failed("open the database"))?;
+    db.busy_timeout(Duration::from_secs(10))
+        .map_err(failed("set the busy timeout"))?;
+    db.query_row("PRAGMA journal_mode = WAL", [], |row| {
+        row.get::<_, String>(0)
+    })
+    .map_err(failed("switch to WAL"))?;
+    Ok(db)
+}
+
 /// Turns a database error into the crate's, saying what was being done.
-fn failed(what: &'static str) -> impl Fn(rusqlite::Error) -> InboxError {
+pub(crate) fn failed(what: &'static str) -> impl Fn(rusqlite::Error) -> InboxError {
     move |e| InboxError::Records(format!("could not {what}: {e}"))
 }
 
@@ -143,10 +151,6 @@ fn event_from(row: &Row<'_>) -> rusqlite::Result<Event> {
 
 /// Sizes and seqs are stored as SQLite's signed integers; none comes near
 /// `i64::MAX`, so the clamp never changes a real value.
-fn as_i64(n: u64) -> i64 {
-    i64::try_from(n).unwrap_or(i64::MAX)
-}
-
 fn get_u64(row: &Row<'_>, column: usize) -> rusqlite::Result<u64> {
     let n: i64 = row.get(column)?;
     u64::try_from(n).map_err(|e| {

@@ -16,6 +16,7 @@ use crate::documents::{
     DOCUMENT_COLUMNS, Document, DocumentSummary, Documents, Hit, MARK_CLOSE, MARK_OPEN,
     SNIPPET_TOKENS, SearchQuery, hit_from_excerpt,
 };
+use crate::store::as_i64;
 use crate::{InboxError, Owner};
 
 /// How much of a document's Markdown is indexed, in characters. A
@@ -47,10 +48,6 @@ CREATE TABLE porter_documents (
 CREATE INDEX porter_documents_by_tenant ON porter_documents (tenant, created_at);
 CREATE INDEX porter_documents_search ON porter_documents USING GIN (search);
 ";
-
-fn as_i64(n: usize) -> i64 {
-    i64::try_from(n).unwrap_or(i64::MAX)
-}
 
 fn document_from(row: &tokio_postgres::Row) -> Result<Document, Failure> {
     let run: String = row.try_get(7)?;
