@@ -565,15 +565,7 @@ fn racing_streamed_and_whole_captures_never_pass_the_inbox_cap() {
             })
         })
         .collect();
-    let outcomes: Vec<Outcome> = handles
-        .into_iter()
-        .map(|h| h.join().expect("no thread panics"))
-        .collect();
-
-    let kept_count = outcomes
-        .iter()
-        .filter(|o| matches!(o, Outcome::Kept(_)))
-        .count();
+    let (outcomes, kept_count) = outcomes_of(handles);
     let recorded: u64 = inbox
         .files(run)
         .expect("files")
@@ -838,6 +830,45 @@ fn an_unknown_run_is_refused_everywhere() {
     assert_eq!(inbox.run(nobody).expect("lookup"), None);
 }
 
+/// Starts this test binary again as the writer of a crash test: only
+/// `test`, with `env` set (which makes the test write instead of check).
+/// Answers the child and the run it names on the stdout line that starts
+/// with `says`.
+fn start_writer(
+    test: &str,
+    env: (&str, &std::ffi::OsStr),
+    says: &str,
+) -> (std::process::Child, RunId) {
+    let mut child = std::process::Command::new(std::env::current_exe().expect("own binary"))
+        .args(["--exact", test, "--nocapture", "--test-threads=1"])
+        .env(env.0, env.1)
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .expect("the slow writer starts");
+    let stdout = child.stdout.take().expect("piped stdout");
+    let run = std::io::BufReader::new(stdout)
+        .lines()
+        .map(|l| l.expect("a line"))
+        .find_map(|l| l.split_once(says).map(|(_, id)| id.trim().to_owned()))
+        .expect("the writer says which run")
+        .parse()
+        .expect("a run id");
+    (child, run)
+}
+
+/// Joins racing captures: their outcomes, and how many of them were kept.
+fn outcomes_of(handles: Vec<std::thread::JoinHandle<Outcome>>) -> (Vec<Outcome>, usize) {
+    let outcomes: Vec<Outcome> = handles
+        .into_iter()
+        .map(|h| h.join().expect("no thread panics"))
+        .collect();
+    let kept = outcomes
+        .iter()
+        .filter(|o| matches!(o, Outcome::Kept(_)))
+        .count();
+    (outcomes, kept)
+}
+
 /// The env var that turns this test binary into a slow writer for the
 /// crash test; it holds the data dir.
 const SLOW_WRITER: &str = "PORTER_INBOX_TEST_SLOW_WRITER";
@@ -850,25 +881,11 @@ fn a_capture_killed_mid_write_leaves_no_file_and_no_temp() {
         return;
     }
     let dir = tempfile::tempdir().expect("temp dir");
-    let mut child = std::process::Command::new(std::env::current_exe().expect("own binary"))
-        .args([
-            "--exact",
-            "a_capture_killed_mid_write_leaves_no_file_and_no_temp",
-            "--nocapture",
-            "--test-threads=1",
-        ])
-        .env(SLOW_WRITER, dir.path())
-        .stdout(std::process::Stdio::piped())
-        .spawn()
-        .expect("the slow writer starts");
-    let stdout = child.stdout.take().expect("piped stdout");
-    let run: RunId = std::io::BufReader::new(stdout)
-        .lines()
-        .map(|l| l.expect("a line"))
-        .find_map(|l| l.split_once("WRITING ").map(|(_, id)| id.trim().to_owned()))
-        .expect("the writer says which run")
-        .parse()
-        .expect("a run id");
+    let (mut child, run) = start_writer(
+        "a_capture_killed_mid_write_leaves_no_file_and_no_temp",
+        (SLOW_WRITER, dir.path().as_os_str()),
+        "WRITING ",
+    );
     let staging = dir
         .path()
         .join("runs")

@@ -11,7 +11,9 @@ use std::time::{Duration, Instant};
 use porter_inbox::{Blobs as _, Inbox, Limits, Outcome, RunId};
 use porter_test::postgres;
 
-use super::{FILE_BYTES_SMALL, HookedBlobs, incoming, kept, open_on, owner, small_limits};
+use super::{
+    FILE_BYTES_SMALL, HookedBlobs, incoming, kept, open_on, outcomes_of, owner, small_limits,
+};
 
 /// Two replicas' inboxes on a fresh database, or `None` when PostgreSQL is
 /// skipped.
@@ -56,15 +58,7 @@ fn captures_racing_from_two_replicas_keep_exactly_what_fits() {
             })
         })
         .collect();
-    let outcomes: Vec<Outcome> = handles
-        .into_iter()
-        .map(|h| h.join().expect("no thread panics"))
-        .collect();
-
-    let kept_count = outcomes
-        .iter()
-        .filter(|o| matches!(o, Outcome::Kept(_)))
-        .count();
+    let (outcomes, kept_count) = outcomes_of(handles);
     let recorded: u64 = a.files(run).expect("files").iter().map(|f| f.size).sum();
     assert_eq!(kept_count, ROOM_FOR, "{outcomes:?}");
     assert_eq!(recorded, limits.inbox_max_bytes);

@@ -2,7 +2,7 @@
 //! (see `porter_test::garage`), records in SQLite (or, for two replicas,
 //! in PostgreSQL).
 
-use std::io::{BufRead as _, Read as _, Seek as _, SeekFrom, Write as _};
+use std::io::{Read as _, Seek as _, SeekFrom, Write as _};
 use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
@@ -13,7 +13,7 @@ use object_store::{ObjectStore as _, ObjectStoreExt as _};
 use porter_inbox::store::{NameGuard, S3_PART_SIZE};
 use porter_inbox::{Inbox, InboxError, Limits, RunId, S3Blobs, S3Settings};
 
-use super::{KIB, MIB, incoming, kept, owner, sha256_hex, small_limits};
+use super::{KIB, MIB, incoming, kept, owner, sha256_hex, small_limits, start_writer};
 
 fn settings(garage: &porter_test::garage::Garage, bucket: &str, prefix: &str) -> S3Settings {
     S3Settings {
@@ -541,28 +541,12 @@ fn a_capture_killed_mid_upload_leaves_no_object_and_its_upload_is_aborted_at_the
     };
     let settings = settings(garage, &garage.fresh_bucket(), "");
     let dir = tempfile::tempdir().expect("temp dir");
-    let mut child = std::process::Command::new(std::env::current_exe().expect("own binary"))
-        .args([
-            "--exact",
-            "s3::a_capture_killed_mid_upload_leaves_no_object_and_its_upload_is_aborted_at_the_next_open",
-            "--nocapture",
-            "--test-threads=1",
-        ])
-        .env(SLOW_S3_WRITER, job_for(dir.path(), &settings))
-        .stdout(std::process::Stdio::piped())
-        .spawn()
-        .expect("the slow writer starts");
-    let stdout = child.stdout.take().expect("piped stdout");
-    let run: RunId = std::io::BufReader::new(stdout)
-        .lines()
-        .map(|l| l.expect("a line"))
-        .find_map(|l| {
-            l.split_once("UPLOADING ")
-                .map(|(_, id)| id.trim().to_owned())
-        })
-        .expect("the writer says which run")
-        .parse()
-        .expect("a run id");
+    let job = job_for(dir.path(), &settings);
+    let (mut child, run) = start_writer(
+        "s3::a_capture_killed_mid_upload_leaves_no_object_and_its_upload_is_aborted_at_the_next_open",
+        (SLOW_S3_WRITER, job.as_ref()),
+        "UPLOADING ",
+    );
     child.kill().expect("SIGKILL");
     child.wait().expect("reaped");
     let left = bucket_keys(&settings);
