@@ -11,8 +11,9 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::{
-    ApiResult, Body, PathParams, Query, Session, channel_not_found, json_response, ok, own_user,
-    readable_channel, require_id, require_self, user_param,
+    ApiResult, Body, PathParams, Query, Session, channel_not_found, json_response,
+    member_not_found, ok, own_user, readable_channel, require_id, require_self, status_ok,
+    user_not_found, user_param,
 };
 use crate::Sim;
 use crate::error::ApiError;
@@ -228,13 +229,7 @@ async fn add_members(
         .detail(format!("channel_id={channel_id}")));
     }
     for id in &ids {
-        let user = state.user(id).ok_or_else(|| {
-            ApiError::not_found(
-                "app.user.missing_account.const",
-                "Unable to find the user.",
-                format!("user_id={id}"),
-            )
-        })?;
+        let user = state.user(id).ok_or_else(|| user_not_found(id))?;
         if user.is_deleted() || !state.is_team_member(&channel.team_id, id) {
             return Err(ApiError::new(
                 StatusCode::BAD_REQUEST,
@@ -305,13 +300,9 @@ async fn remove_member(
         ));
     }
     if !state.remove_channel_member(&channel_id, &user_id) {
-        return Err(ApiError::not_found(
-            "app.channel.get_member.missing.app_error",
-            "No channel member found for that user ID and channel ID.",
-            format!("channel_id={channel_id}, user_id={user_id}"),
-        ));
+        return Err(member_not_found(&channel_id, &user_id));
     }
-    ok(&json!({"status": "OK"}))
+    status_ok()
 }
 
 /// The body of `POST /channels`.
@@ -487,14 +478,6 @@ fn status_of(state: &ServerState, user_id: &str) -> Status {
     })
 }
 
-fn missing_user(id: &str) -> ApiError {
-    ApiError::not_found(
-        "app.user.missing_account.const",
-        "Unable to find the user.",
-        format!("user_id={id}"),
-    )
-}
-
 /// `GET /users/{user_id}/status`.
 async fn status(
     State(sim): State<Sim>,
@@ -503,7 +486,9 @@ async fn status(
 ) -> ApiResult {
     let user_id = user_param(&session, &raw_user)?;
     let state = sim.lock();
-    state.user(&user_id).ok_or_else(|| missing_user(&user_id))?;
+    state
+        .user(&user_id)
+        .ok_or_else(|| user_not_found(&user_id))?;
     ok(&status_of(&state, &user_id))
 }
 
@@ -617,11 +602,11 @@ async fn set_custom_status(
         .users
         .iter_mut()
         .find(|u| u.id == user_id)
-        .ok_or_else(|| missing_user(&user_id))?;
+        .ok_or_else(|| user_not_found(&user_id))?;
     user.props
         .insert("customStatus".to_owned(), Value::String(text));
     user.update_at = now_millis();
-    ok(&json!({"status": "OK"}))
+    status_ok()
 }
 
 /// `DELETE /users/{user_id}/status/custom`: clears one's custom status.
@@ -636,10 +621,10 @@ async fn clear_custom_status(
         .users
         .iter_mut()
         .find(|u| u.id == user_id)
-        .ok_or_else(|| missing_user(&user_id))?;
+        .ok_or_else(|| user_not_found(&user_id))?;
     user.props.remove("customStatus");
     user.update_at = now_millis();
-    ok(&json!({"status": "OK"}))
+    status_ok()
 }
 
 #[cfg(test)]

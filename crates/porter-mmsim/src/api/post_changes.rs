@@ -12,7 +12,7 @@ use serde_json::{Map, Value, json};
 use super::posts::{post_list, readable_post};
 use super::{
     ApiResult, Body, PathParams, Query, Session, ok, own_user, readable_channel, require_id,
-    user_param,
+    require_team_member, status_ok, user_param,
 };
 use crate::Sim;
 use crate::error::ApiError;
@@ -42,11 +42,6 @@ pub(crate) fn routes() -> Router<Sim> {
         )
         .route("/users/{user_id}/posts/flagged", get(flagged))
         .route("/users/{user_id}/teams/{team_id}/threads", get(threads))
-}
-
-/// The server's `{"status":"OK"}`.
-fn status_ok() -> ApiResult {
-    ok(&json!({"status": "OK"}))
 }
 
 /// Whether the account may act on others' posts (a system admin).
@@ -409,9 +404,7 @@ pub(crate) async fn threads(
     let user_id = own_user(&session, &raw_user)?;
     require_id(&team_id, "team_id")?;
     let state = sim.lock();
-    if !state.is_team_member(&team_id, &user_id) {
-        return Err(ApiError::forbidden(&session.user_id, "view_team"));
-    }
+    require_team_member(&state, &team_id, &user_id)?;
     let mut all: Vec<(Value, i64, String, usize)> = Vec::new();
     for root in state.posts.iter().filter(|p| {
         p.delete_at == 0
