@@ -127,11 +127,10 @@ async fn members(
 
 /// The body of `POST /channels/{channel_id}/members`: one `user_id` or
 /// several `user_ids`.
-#[derive(Deserialize)]
+#[derive(Deserialize, Default)]
+#[serde(default)]
 struct AddMembers {
-    #[serde(default)]
     user_id: String,
-    #[serde(default)]
     user_ids: Vec<String>,
 }
 
@@ -306,19 +305,15 @@ async fn remove_member(
 }
 
 /// The body of `POST /channels`.
-#[derive(Deserialize)]
+#[derive(Deserialize, Default)]
+#[serde(default)]
 struct NewChannel {
-    #[serde(default)]
     team_id: String,
-    #[serde(default)]
     name: String,
-    #[serde(default)]
     display_name: String,
-    #[serde(default, rename = "type")]
+    #[serde(rename = "type")]
     kind: String,
-    #[serde(default)]
     purpose: String,
-    #[serde(default)]
     header: String,
 }
 
@@ -427,9 +422,9 @@ async fn create(State(sim): State<Sim>, session: Session, body: Body) -> ApiResu
 }
 
 /// The body of `POST /channels/members/{user_id}/view`.
-#[derive(Deserialize)]
+#[derive(Deserialize, Default)]
+#[serde(default)]
 struct View {
-    #[serde(default)]
     channel_id: String,
 }
 
@@ -508,13 +503,11 @@ async fn statuses_by_ids(State(sim): State<Sim>, _session: Session, body: Body) 
 }
 
 /// The body of `PUT /users/{user_id}/status`.
-#[derive(Deserialize)]
+#[derive(Deserialize, Default)]
+#[serde(default)]
 struct NewStatus {
-    #[serde(default)]
     user_id: String,
-    #[serde(default)]
     status: String,
-    #[serde(default)]
     dnd_end_time: i64,
 }
 
@@ -551,15 +544,12 @@ async fn set_status(
 }
 
 /// The body of `PUT /users/{user_id}/status/custom`.
-#[derive(Deserialize, serde::Serialize)]
+#[derive(Deserialize, serde::Serialize, Default)]
+#[serde(default)]
 struct CustomStatus {
-    #[serde(default)]
     emoji: String,
-    #[serde(default)]
     text: String,
-    #[serde(default)]
     duration: String,
-    #[serde(default)]
     expires_at: String,
 }
 

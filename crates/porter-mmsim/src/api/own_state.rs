@@ -96,25 +96,18 @@ pub(crate) struct Typing {
 
 /// `Draft` is `model.Draft`: one unsent message per person, channel and
 /// thread.
-#[derive(Clone, Debug, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[serde(default)]
 pub(crate) struct Draft {
-    #[serde(default)]
     pub create_at: i64,
-    #[serde(default)]
     pub update_at: i64,
-    #[serde(default)]
     pub delete_at: i64,
-    #[serde(default)]
     pub user_id: String,
-    #[serde(default)]
     pub channel_id: String,
-    #[serde(default)]
     pub root_id: String,
-    #[serde(default)]
     pub message: String,
     #[serde(default = "empty_object")]
     pub props: Value,
-    #[serde(default)]
     pub file_ids: Vec<String>,
 }
 
