@@ -3,6 +3,10 @@
 //! and bidi overrides from the file come out as visible escapes, while
 //! `--json` carries the text as it is.
 
+use std::path::PathBuf;
+
+use tempfile::TempDir;
+
 use super::{json_of, printed, run_on, write};
 
 /// A line that clears the screen, rings the bell, sends a C1 CSI, and
@@ -19,12 +23,20 @@ fn raw_controls(text: &str) -> Vec<char> {
         .collect()
 }
 
-#[test]
-fn view_prints_controls_and_bidi_overrides_as_visible_escapes() {
+/// Runs `porter <command>` on a file of [`HOSTILE`] text (in a new temp
+/// dir), expects exit 0 and no raw control on stdout, and gives the dir,
+/// the file and what was printed.
+fn printed_from_hostile(command: &str) -> (TempDir, PathBuf, String) {
     let dir = tempfile::tempdir().expect("a temp dir");
     let file = write(dir.path(), "notes.txt", HOSTILE.as_bytes());
-    let stdout = printed(&["view"], &file);
+    let stdout = printed(&[command], &file);
     assert_eq!(raw_controls(&stdout), Vec::<char>::new(), "{stdout:?}");
+    (dir, file, stdout)
+}
+
+#[test]
+fn view_prints_controls_and_bidi_overrides_as_visible_escapes() {
+    let (_dir, file, stdout) = printed_from_hostile("view");
     assert!(
         stdout.contains(
             "title \\u{1b}[2J\\u{7} csi \\u{9b}31m rlo \\u{202e}txt.exe isolate \\u{2066}x\\u{2069}\tend"
@@ -42,10 +54,7 @@ fn view_prints_controls_and_bidi_overrides_as_visible_escapes() {
 
 #[test]
 fn extract_prints_controls_as_escapes_and_writes_the_file_as_it_is() {
-    let dir = tempfile::tempdir().expect("a temp dir");
-    let file = write(dir.path(), "notes.txt", HOSTILE.as_bytes());
-    let stdout = printed(&["extract"], &file);
-    assert_eq!(raw_controls(&stdout), Vec::<char>::new(), "{stdout:?}");
+    let (dir, file, stdout) = printed_from_hostile("extract");
     assert!(stdout.contains("\\u{1b}[2J\\u{7}"), "{stdout:?}");
 
     let out = dir.path().join("notes.md");
