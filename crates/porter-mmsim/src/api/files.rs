@@ -139,10 +139,7 @@ async fn read_upload(
     query: &Query,
     limit: u64,
 ) -> Result<Upload, ApiError> {
-    let query_channel = query
-        .get("channel_id")
-        .filter(|s| !s.is_empty())
-        .map(str::to_owned);
+    let query_channel = query.given("channel_id").map(str::to_owned);
     let mut channel_id = query_channel.clone();
     let mut client_ids: Vec<String> = Vec::new();
     let mut expect_client_ids = true;

@@ -277,6 +277,12 @@ impl Query {
         self.0.get(key).map(String::as_str)
     }
 
+    /// A parameter's value when present and not empty: the server reads an
+    /// empty one as absent.
+    pub(crate) fn given(&self, key: &str) -> Option<&str> {
+        self.get(key).filter(|value| !value.is_empty())
+    }
+
     /// A parameter that is true only when exactly `true`, as the server
     /// reads flags such as `skipFetchThreads`.
     pub(crate) fn flag(&self, key: &str) -> bool {
@@ -291,22 +297,28 @@ impl Query {
     /// `per_page`: missing, negative or malformed means 60, and more than
     /// 200 is cut to 200 (the server's `PerPageMaximum`).
     pub(crate) fn per_page(&self) -> usize {
-        page_size(self.get("per_page"))
+        page_size(self.get("per_page"), PER_PAGE_DEFAULT)
     }
 
     /// The page of `items` that `page` and `per_page` select.
     pub(crate) fn page_of<T: Clone>(&self, items: &[T]) -> Vec<T> {
-        let per_page = self.per_page();
-        let start = self.page().saturating_mul(per_page).min(items.len());
-        let end = start.saturating_add(per_page).min(items.len());
-        items[start..end].to_vec()
+        items[page_range(self.page(), self.per_page(), items.len())].to_vec()
     }
 }
 
-/// Reads a page size the server's way (see [`Query::per_page`]).
-pub(crate) fn page_size(raw: Option<&str>) -> usize {
+/// Reads a page size the server's way: missing, negative or malformed
+/// means `default`, and more than [`PER_PAGE_MAX`] is cut to it.
+pub(crate) fn page_size(raw: Option<&str>, default: usize) -> usize {
     raw.and_then(|p| p.parse::<usize>().ok())
-        .map_or(PER_PAGE_DEFAULT, |n| n.min(PER_PAGE_MAX))
+        .map_or(default, |n| n.min(PER_PAGE_MAX))
+}
+
+/// Where page `page` (zero-based) of `per_page` items lies in a list of
+/// `total`: empty past the end.
+pub(crate) fn page_range(page: usize, per_page: usize, total: usize) -> std::ops::Range<usize> {
+    let start = page.saturating_mul(per_page).min(total);
+    let end = start.saturating_add(per_page).min(total);
+    start..end
 }
 
 impl<S: Send + Sync> FromRequestParts<S> for Query {

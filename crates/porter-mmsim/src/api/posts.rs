@@ -78,15 +78,15 @@ pub(crate) async fn for_channel(
     query: Query,
 ) -> ApiResult {
     require_id(&channel_id, "channel_id")?;
-    let after = query.get("after").filter(|s| !s.is_empty());
-    let before = query.get("before").filter(|s| !s.is_empty());
+    let after = query.given("after");
+    let before = query.given("before");
     if after.is_some_and(|id| !is_valid_id(id)) {
         return Err(ApiError::invalid_body_param("after"));
     }
     if before.is_some_and(|id| !is_valid_id(id)) {
         return Err(ApiError::invalid_body_param("before"));
     }
-    let since: i64 = match query.get("since").filter(|s| !s.is_empty()) {
+    let since: i64 = match query.given("since") {
         None => 0,
         Some(text) => text
             .parse()
@@ -231,7 +231,7 @@ pub(crate) async fn thread(
     PathParams(post_id): PathParams<String>,
     query: Query,
 ) -> ApiResult {
-    let per_page = match query.get("perPage").filter(|s| !s.is_empty()) {
+    let per_page = match query.given("perPage") {
         None => 0,
         Some(text) => match text.parse::<usize>() {
             Ok(n) if n <= super::PER_PAGE_MAX => n,

@@ -7,7 +7,10 @@ use axum::extract::State;
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
 
-use super::{ApiResult, Body, PathParams, Session, ok, page_size, require_id, require_team_member};
+use super::{
+    ApiResult, Body, PER_PAGE_DEFAULT, PathParams, Session, ok, page_range, page_size, require_id,
+    require_team_member,
+};
 use crate::Sim;
 use crate::error::ApiError;
 use crate::model::{Channel, parse_date, start_of_day_ms};
@@ -287,11 +290,13 @@ fn prepare(
 
 /// The slice of `total` results a page asks for, and whether more follow.
 fn page_bounds(search: &SearchBody, total: usize) -> (usize, usize, bool) {
-    let per_page = page_size(search.per_page.map(|n| n.to_string()).as_deref());
+    let per_page = page_size(
+        search.per_page.map(|n| n.to_string()).as_deref(),
+        PER_PAGE_DEFAULT,
+    );
     let page = usize::try_from(search.page.unwrap_or(0)).unwrap_or(0);
-    let start = page.saturating_mul(per_page).min(total);
-    let end = start.saturating_add(per_page).min(total);
-    (start, end, end < total)
+    let range = page_range(page, per_page, total);
+    (range.start, range.end, range.end < total)
 }
 
 /// Searches posts for the session's user.
