@@ -15,31 +15,23 @@ use serde::{Deserialize, Serialize};
 /// channel. Unknown keys are refused so a typo in a fixture is not silently
 /// ignored.
 #[derive(Clone, Debug, Default, Serialize, Deserialize, PartialEq)]
-#[serde(deny_unknown_fields)]
+#[serde(deny_unknown_fields, default)]
 pub struct Seed {
     /// Server settings the API reports and enforces.
-    #[serde(default)]
     pub config: SeedConfig,
     /// The people; the first is the one a demo prints a token for.
-    #[serde(default)]
     pub users: Vec<SeedUser>,
     /// The teams and who is in them.
-    #[serde(default)]
     pub teams: Vec<SeedTeam>,
     /// Public and private channels of the teams.
-    #[serde(default)]
     pub channels: Vec<SeedChannel>,
     /// Direct message channels, each by its two usernames.
-    #[serde(default)]
     pub direct_channels: Vec<Vec<String>>,
     /// Group message channels, each by its 3–8 usernames.
-    #[serde(default)]
     pub group_channels: Vec<Vec<String>>,
     /// Posts in order; a reply names its root by the root's `key`.
-    #[serde(default)]
     pub posts: Vec<SeedPost>,
     /// OAuth 2.0 apps an administrator registered.
-    #[serde(default)]
     pub oauth_apps: Vec<SeedOAuthApp>,
 }
 

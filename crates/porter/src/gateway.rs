@@ -8,7 +8,7 @@ use std::sync::Arc;
 use anyhow::Context as _;
 use clap::{Args, Subcommand};
 use porter_gateway::Gateway;
-use porter_gateway::config::Config;
+use porter_gateway::config::{Config, ConfigError};
 use porter_gateway::serve::HttpOptions;
 
 use crate::serve::{Reach, TransportArg};
@@ -76,12 +76,7 @@ pub fn run(args: GatewayArgs) -> ExitCode {
         GatewayCommand::Doctor(doctor) => run_doctor(&doctor),
         GatewayCommand::Serve(serve) => {
             crate::init_logging(porter_gateway::DEFAULT_LOG_FILTER);
-            let vars = |name: &str| std::env::var(name).ok();
-            let config = match &serve.config {
-                Some(path) => Config::load(path, &vars),
-                None => Config::from_yaml("", &vars),
-            };
-            let config = match config {
+            let config = match load_config(serve.config.as_deref()) {
                 Ok(config) => config,
                 Err(error) => {
                     eprintln!("porter: {error}");
@@ -89,14 +84,14 @@ pub fn run(args: GatewayArgs) -> ExitCode {
                 }
             };
             let mut config = config;
-            config.git = match config.git_resolved(&vars) {
+            config.git = match config.git_resolved(&env_var) {
                 Ok(git) => git,
                 Err(error) => {
                     eprintln!("porter: {error}");
                     return ExitCode::from(2);
                 }
             };
-            let keys = match config.keys(&vars) {
+            let keys = match config.keys(&env_var) {
                 Ok(keys) => keys,
                 Err(error) => {
                     eprintln!("porter: {error}");
@@ -113,16 +108,10 @@ pub fn run(args: GatewayArgs) -> ExitCode {
                 );
                 return ExitCode::from(2);
             }
-            let data_dir = data_dir(&config, &vars);
-            let runtime = match tokio::runtime::Builder::new_multi_thread()
-                .enable_all()
-                .build()
-            {
+            let data_dir = data_dir(&config, &env_var);
+            let runtime = match crate::runtime() {
                 Ok(runtime) => runtime,
-                Err(error) => {
-                    eprintln!("porter: cannot start the async runtime: {error}");
-                    return ExitCode::from(1);
-                }
+                Err(code) => return code,
             };
             match runtime.block_on(serve_gateway(serve, config, keys, &data_dir)) {
                 Ok(()) => ExitCode::SUCCESS,
@@ -138,12 +127,7 @@ pub fn run(args: GatewayArgs) -> ExitCode {
 /// `porter gateway doctor`: one line per check on stdout, exit 0 when all
 /// pass, 1 when any fails (a config that cannot be read is one).
 fn run_doctor(args: &DoctorArgs) -> ExitCode {
-    let vars = |name: &str| std::env::var(name).ok();
-    let config = match &args.config {
-        Some(path) => Config::load(path, &vars),
-        None => Config::from_yaml("", &vars),
-    };
-    let config = match config {
+    let config = match load_config(args.config.as_deref()) {
         Ok(config) => config,
         Err(error) => {
             let line = format!("config: FAILED: {error}\n");
@@ -151,7 +135,7 @@ fn run_doctor(args: &DoctorArgs) -> ExitCode {
         }
     };
     let _ = rustls::crypto::ring::default_provider().install_default();
-    let data_dir = data_dir(&config, &vars);
+    let data_dir = data_dir(&config, &env_var);
     let checks = porter_gateway::doctor::run(&config, &data_dir);
     let failed = checks.iter().filter(|check| !check.ok).count();
     let mut lines: Vec<String> = checks.iter().map(ToString::to_string).collect();
@@ -167,6 +151,20 @@ fn run_doctor(args: &DoctorArgs) -> ExitCode {
         ExitCode::from(1)
     };
     crate::output::finish(crate::output::print(&text), code)
+}
+
+/// An environment variable, as the config's `${VAR}`s and the data dir read
+/// it; unset or not Unicode is `None`.
+fn env_var(name: &str) -> Option<String> {
+    std::env::var(name).ok()
+}
+
+/// Reads the config file, or the embedded defaults when none is given.
+fn load_config(path: Option<&Path>) -> Result<Config, ConfigError> {
+    match path {
+        Some(path) => Config::load(path, &env_var),
+        None => Config::from_yaml("", &env_var),
+    }
 }
 
 async fn serve_gateway(

@@ -156,15 +156,9 @@ fn run_mmsim(args: &MmsimArgs) -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    let runtime = match tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-    {
+    let runtime = match crate::runtime() {
         Ok(runtime) => runtime,
-        Err(error) => {
-            eprintln!("porter: cannot start the async runtime: {error}");
-            return ExitCode::from(1);
-        }
+        Err(code) => return code,
     };
     runtime.block_on(async move {
         let running = match porter_mmsim::start(sim, args.listen).await {
@@ -195,6 +189,18 @@ fn run_mmsim(args: &MmsimArgs) -> ExitCode {
         running.shutdown().await;
         ExitCode::SUCCESS
     })
+}
+
+/// The multi-threaded tokio runtime a command runs on; when it cannot
+/// start, says so on stderr and gives exit code 1 to return.
+pub(crate) fn runtime() -> Result<tokio::runtime::Runtime, ExitCode> {
+    tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .map_err(|error| {
+            eprintln!("porter: cannot start the async runtime: {error}");
+            ExitCode::from(1)
+        })
 }
 
 /// `busy_hint` is what to do when a listener could not bind because the

@@ -60,15 +60,9 @@ struct ServeArgs {
 /// configuration error.
 pub(crate) fn run(args: MattermostArgs) -> ExitCode {
     crate::init_logging("warn,porter_mattermost=info,porter_mattermost_mcp=info");
-    let runtime = match tokio::runtime::Builder::new_multi_thread()
-        .enable_all()
-        .build()
-    {
+    let runtime = match crate::runtime() {
         Ok(runtime) => runtime,
-        Err(error) => {
-            eprintln!("porter: cannot start the async runtime: {error}");
-            return ExitCode::from(1);
-        }
+        Err(code) => return code,
     };
     let home = std::env::var_os("HOME").map(PathBuf::from);
     // MM_TOKEN wins when set; otherwise the token `login` kept for MM_URL.

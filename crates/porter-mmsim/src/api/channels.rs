@@ -7,8 +7,8 @@ use axum::extract::State;
 use axum::http::StatusCode;
 
 use super::{
-    ApiResult, Body, PathParams, Session, channel_not_found, json_response, ok, readable_channel,
-    require_id, require_self, user_param,
+    ApiResult, Body, PathParams, Session, channel_not_found, json_response, member_not_found, ok,
+    readable_channel, require_id, require_self, require_team_member, user_param,
 };
 use crate::Sim;
 use crate::error::ApiError;
@@ -27,11 +27,8 @@ fn own_team_state<'s>(
     require_id(team_id, "team_id")?;
     require_self(session, &user_id)?;
     let state = sim.lock();
-    if state.is_team_member(team_id, &session.user_id) {
-        Ok((user_id, state))
-    } else {
-        Err(ApiError::forbidden(&session.user_id, "view_team"))
-    }
+    require_team_member(&state, team_id, &user_id)?;
+    Ok((user_id, state))
 }
 
 /// `GET /users/{user_id}/teams/{team_id}/channels`: the channels one is in
@@ -83,13 +80,9 @@ pub(crate) async fn member(
     let user_id = user_param(&session, &raw_user)?;
     let state = sim.lock();
     readable_channel(&state, &session, &channel_id)?;
-    let member = state.member(&channel_id, &user_id).ok_or_else(|| {
-        ApiError::not_found(
-            "app.channel.get_member.missing.app_error",
-            "No channel member found for that user ID and channel ID.",
-            format!("channel_id={channel_id}, user_id={user_id}"),
-        )
-    })?;
+    let member = state
+        .member(&channel_id, &user_id)
+        .ok_or_else(|| member_not_found(&channel_id, &user_id))?;
     ok(member)
 }
 

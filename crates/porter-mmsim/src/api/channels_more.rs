@@ -11,8 +11,9 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::{
-    ApiResult, Body, PathParams, Query, Session, channel_not_found, json_response, ok, own_user,
-    readable_channel, require_id, require_self, user_param,
+    ApiResult, Body, PathParams, Query, Session, channel_not_found, json_response,
+    member_not_found, ok, own_user, readable_channel, require_id, require_self, status_ok,
+    user_not_found, user_param,
 };
 use crate::Sim;
 use crate::error::ApiError;
@@ -126,11 +127,10 @@ async fn members(
 
 /// The body of `POST /channels/{channel_id}/members`: one `user_id` or
 /// several `user_ids`.
-#[derive(Deserialize)]
+#[derive(Deserialize, Default)]
+#[serde(default)]
 struct AddMembers {
-    #[serde(default)]
     user_id: String,
-    #[serde(default)]
     user_ids: Vec<String>,
 }
 
@@ -228,13 +228,7 @@ async fn add_members(
         .detail(format!("channel_id={channel_id}")));
     }
     for id in &ids {
-        let user = state.user(id).ok_or_else(|| {
-            ApiError::not_found(
-                "app.user.missing_account.const",
-                "Unable to find the user.",
-                format!("user_id={id}"),
-            )
-        })?;
+        let user = state.user(id).ok_or_else(|| user_not_found(id))?;
         if user.is_deleted() || !state.is_team_member(&channel.team_id, id) {
             return Err(ApiError::new(
                 StatusCode::BAD_REQUEST,
@@ -305,29 +299,21 @@ async fn remove_member(
         ));
     }
     if !state.remove_channel_member(&channel_id, &user_id) {
-        return Err(ApiError::not_found(
-            "app.channel.get_member.missing.app_error",
-            "No channel member found for that user ID and channel ID.",
-            format!("channel_id={channel_id}, user_id={user_id}"),
-        ));
+        return Err(member_not_found(&channel_id, &user_id));
     }
-    ok(&json!({"status": "OK"}))
+    status_ok()
 }
 
 /// The body of `POST /channels`.
-#[derive(Deserialize)]
+#[derive(Deserialize, Default)]
+#[serde(default)]
 struct NewChannel {
-    #[serde(default)]
     team_id: String,
-    #[serde(default)]
     name: String,
-    #[serde(default)]
     display_name: String,
-    #[serde(default, rename = "type")]
+    #[serde(rename = "type")]
     kind: String,
-    #[serde(default)]
     purpose: String,
-    #[serde(default)]
     header: String,
 }
 
@@ -436,9 +422,9 @@ async fn create(State(sim): State<Sim>, session: Session, body: Body) -> ApiResu
 }
 
 /// The body of `POST /channels/members/{user_id}/view`.
-#[derive(Deserialize)]
+#[derive(Deserialize, Default)]
+#[serde(default)]
 struct View {
-    #[serde(default)]
     channel_id: String,
 }
 
@@ -487,14 +473,6 @@ fn status_of(state: &ServerState, user_id: &str) -> Status {
     })
 }
 
-fn missing_user(id: &str) -> ApiError {
-    ApiError::not_found(
-        "app.user.missing_account.const",
-        "Unable to find the user.",
-        format!("user_id={id}"),
-    )
-}
-
 /// `GET /users/{user_id}/status`.
 async fn status(
     State(sim): State<Sim>,
@@ -503,7 +481,9 @@ async fn status(
 ) -> ApiResult {
     let user_id = user_param(&session, &raw_user)?;
     let state = sim.lock();
-    state.user(&user_id).ok_or_else(|| missing_user(&user_id))?;
+    state
+        .user(&user_id)
+        .ok_or_else(|| user_not_found(&user_id))?;
     ok(&status_of(&state, &user_id))
 }
 
@@ -523,13 +503,11 @@ async fn statuses_by_ids(State(sim): State<Sim>, _session: Session, body: Body) 
 }
 
 /// The body of `PUT /users/{user_id}/status`.
-#[derive(Deserialize)]
+#[derive(Deserialize, Default)]
+#[serde(default)]
 struct NewStatus {
-    #[serde(default)]
     user_id: String,
-    #[serde(default)]
     status: String,
-    #[serde(default)]
     dnd_end_time: i64,
 }
 
@@ -566,15 +544,12 @@ async fn set_status(
 }
 
 /// The body of `PUT /users/{user_id}/status/custom`.
-#[derive(Deserialize, serde::Serialize)]
+#[derive(Deserialize, serde::Serialize, Default)]
+#[serde(default)]
 struct CustomStatus {
-    #[serde(default)]
     emoji: String,
-    #[serde(default)]
     text: String,
-    #[serde(default)]
     duration: String,
-    #[serde(default)]
     expires_at: String,
 }
 
@@ -617,11 +592,11 @@ async fn set_custom_status(
         .users
         .iter_mut()
         .find(|u| u.id == user_id)
-        .ok_or_else(|| missing_user(&user_id))?;
+        .ok_or_else(|| user_not_found(&user_id))?;
     user.props
         .insert("customStatus".to_owned(), Value::String(text));
     user.update_at = now_millis();
-    ok(&json!({"status": "OK"}))
+    status_ok()
 }
 
 /// `DELETE /users/{user_id}/status/custom`: clears one's custom status.
@@ -636,10 +611,10 @@ async fn clear_custom_status(
         .users
         .iter_mut()
         .find(|u| u.id == user_id)
-        .ok_or_else(|| missing_user(&user_id))?;
+        .ok_or_else(|| user_not_found(&user_id))?;
     user.props.remove("customStatus");
     user.update_at = now_millis();
-    ok(&json!({"status": "OK"}))
+    status_ok()
 }
 
 #[cfg(test)]

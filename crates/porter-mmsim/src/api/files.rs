@@ -2,7 +2,7 @@
 //! downloads with the server's headers.
 
 use axum::extract::State;
-use axum::extract::multipart::{Multipart, MultipartError, MultipartRejection};
+use axum::extract::multipart::{Field, Multipart, MultipartError, MultipartRejection};
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::IntoResponse;
 use bytes::{Bytes, BytesMut};
@@ -17,7 +17,7 @@ use crate::state::{State as ServerState, StoredFile};
 
 /// `FORM_VALUE_MAX_BYTES` is the most the server reads of a text field in an
 /// upload (`maxMultipartFormDataBytes`, 10 KiB).
-const FORM_VALUE_MAX_BYTES: usize = 10 * 1024;
+const FORM_VALUE_MAX_BYTES: u64 = 10 * 1024;
 
 /// `DRAIN_MAX_BYTES` is how much of a refused upload's remaining body is
 /// read and dropped (as the server's `maxUploadDrainBytes`), so the client
@@ -59,6 +59,29 @@ fn multipart_failure(err: &MultipartError, limit: u64) -> ApiError {
     } else {
         read_error(err.body_text())
     }
+}
+
+/// Reads a part whole, refusing it with `too_big(length)` as soon as it
+/// holds more than `max_bytes`; `limit` (the file size limit) is what a
+/// request over the body limit is refused with.
+async fn read_part(
+    field: &mut Field<'_>,
+    limit: u64,
+    max_bytes: u64,
+    too_big: impl Fn(usize) -> ApiError,
+) -> Result<BytesMut, ApiError> {
+    let mut bytes = BytesMut::new();
+    while let Some(chunk) = field
+        .chunk()
+        .await
+        .map_err(|err| multipart_failure(&err, limit))?
+    {
+        bytes.extend_from_slice(&chunk);
+        if bytes.len() as u64 > max_bytes {
+            return Err(too_big(bytes.len()));
+        }
+    }
+    Ok(bytes)
 }
 
 /// Reads and drops what is left of a refused upload, up to
@@ -116,10 +139,7 @@ async fn read_upload(
     query: &Query,
     limit: u64,
 ) -> Result<Upload, ApiError> {
-    let query_channel = query
-        .get("channel_id")
-        .filter(|s| !s.is_empty())
-        .map(str::to_owned);
+    let query_channel = query.given("channel_id").map(str::to_owned);
     let mut channel_id = query_channel.clone();
     let mut client_ids: Vec<String> = Vec::new();
     let mut expect_client_ids = true;
@@ -135,21 +155,14 @@ async fn read_upload(
             continue;
         }
         let Some(file_name) = field.file_name().map(str::to_owned) else {
-            let mut value = BytesMut::new();
-            while let Some(chunk) = field
-                .chunk()
-                .await
-                .map_err(|err| multipart_failure(&err, limit))?
-            {
-                value.extend_from_slice(&chunk);
-                if value.len() > FORM_VALUE_MAX_BYTES {
-                    return Err(ApiError::new(
-                        StatusCode::BAD_REQUEST,
-                        "api.file.upload_file.read_form_value.app_error",
-                        format!("Unable to read form value for {form_name}."),
-                    ));
-                }
-            }
+            let value = read_part(&mut field, limit, FORM_VALUE_MAX_BYTES, |_| {
+                ApiError::new(
+                    StatusCode::BAD_REQUEST,
+                    "api.file.upload_file.read_form_value.app_error",
+                    format!("Unable to read form value for {form_name}."),
+                )
+            })
+            .await?;
             let value = String::from_utf8_lossy(&value).into_owned();
             match form_name.as_str() {
                 "channel_id" => {
@@ -188,17 +201,10 @@ async fn read_upload(
             .next()
             .unwrap_or_default()
             .to_owned();
-        let mut content = BytesMut::new();
-        while let Some(chunk) = field
-            .chunk()
-            .await
-            .map_err(|err| multipart_failure(&err, limit))?
-        {
-            content.extend_from_slice(&chunk);
-            if content.len() as u64 > limit {
-                return Err(too_large(&name, content.len(), limit));
-            }
-        }
+        let content = read_part(&mut field, limit, limit, |length| {
+            too_large(&name, length, limit)
+        })
+        .await?;
         files.push(Part {
             name,
             bytes: content.freeze(),

@@ -16,7 +16,9 @@ mod users;
 use std::collections::HashMap;
 
 use axum::Router;
-use axum::extract::{DefaultBodyLimit, FromRequest, FromRequestParts, Request, State};
+use axum::extract::{
+    DefaultBodyLimit, FromRequest, FromRequestParts, OptionalFromRequestParts, Path, Request, State,
+};
 use axum::http::request::Parts;
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::middleware::{self, Next};
@@ -78,10 +80,10 @@ pub(crate) fn router(sim: &Sim) -> Router {
             "/teams/name/{team_name}/channels/name/{name}",
             get(channels::by_team_and_channel_name),
         )
-        .route("/teams/{team_id}/posts/search", post(search::posts_in_team))
-        .route("/posts/search", post(search::posts_everywhere))
-        .route("/teams/{team_id}/files/search", post(search::files_in_team))
-        .route("/files/search", post(search::files_everywhere))
+        .route("/teams/{team_id}/posts/search", post(search::posts))
+        .route("/posts/search", post(search::posts))
+        .route("/teams/{team_id}/files/search", post(search::files))
+        .route("/files/search", post(search::files))
         .route("/channels/direct", post(channels::create_direct))
         .route("/channels/group", post(channels::create_group))
         .route("/channels/{channel_id}", get(channels::get))
@@ -134,7 +136,7 @@ async fn inspect_requests(State(sim): State<Sim>) -> ApiResult {
 /// its own step causes.
 async fn inspect_clear(State(sim): State<Sim>) -> ApiResult {
     sim.clear_requests();
-    ok(&serde_json::json!({"status": "OK"}))
+    status_ok()
 }
 
 /// `GET /__sim/state`: the whole state (users, channels, posts, files), to
@@ -208,6 +210,12 @@ pub(crate) fn ok<T: Serialize + ?Sized>(value: &T) -> ApiResult {
     json_response(StatusCode::OK, value)
 }
 
+/// The server's `{"status": "OK"}`, the answer of a change that has
+/// nothing else to say.
+pub(crate) fn status_ok() -> ApiResult {
+    ok(&serde_json::json!({"status": "OK"}))
+}
+
 /// `Session` is the user a request authenticates as: from
 /// `Authorization: Bearer <token>` (or `Token <token>`, scheme in any
 /// case — Client4 sends `BEARER`), else the `MMAUTHTOKEN` cookie, else the
@@ -269,6 +277,12 @@ impl Query {
         self.0.get(key).map(String::as_str)
     }
 
+    /// A parameter's value when present and not empty: the server reads an
+    /// empty one as absent.
+    pub(crate) fn given(&self, key: &str) -> Option<&str> {
+        self.get(key).filter(|value| !value.is_empty())
+    }
+
     /// A parameter that is true only when exactly `true`, as the server
     /// reads flags such as `skipFetchThreads`.
     pub(crate) fn flag(&self, key: &str) -> bool {
@@ -283,22 +297,28 @@ impl Query {
     /// `per_page`: missing, negative or malformed means 60, and more than
     /// 200 is cut to 200 (the server's `PerPageMaximum`).
     pub(crate) fn per_page(&self) -> usize {
-        page_size(self.get("per_page"))
+        page_size(self.get("per_page"), PER_PAGE_DEFAULT)
     }
 
     /// The page of `items` that `page` and `per_page` select.
     pub(crate) fn page_of<T: Clone>(&self, items: &[T]) -> Vec<T> {
-        let per_page = self.per_page();
-        let start = self.page().saturating_mul(per_page).min(items.len());
-        let end = start.saturating_add(per_page).min(items.len());
-        items[start..end].to_vec()
+        items[page_range(self.page(), self.per_page(), items.len())].to_vec()
     }
 }
 
-/// Reads a page size the server's way (see [`Query::per_page`]).
-pub(crate) fn page_size(raw: Option<&str>) -> usize {
+/// Reads a page size the server's way: missing, negative or malformed
+/// means `default`, and more than [`PER_PAGE_MAX`] is cut to it.
+pub(crate) fn page_size(raw: Option<&str>, default: usize) -> usize {
     raw.and_then(|p| p.parse::<usize>().ok())
-        .map_or(PER_PAGE_DEFAULT, |n| n.min(PER_PAGE_MAX))
+        .map_or(default, |n| n.min(PER_PAGE_MAX))
+}
+
+/// Where page `page` (zero-based) of `per_page` items lies in a list of
+/// `total`: empty past the end.
+pub(crate) fn page_range(page: usize, per_page: usize, total: usize) -> std::ops::Range<usize> {
+    let start = page.saturating_mul(per_page).min(total);
+    let end = start.saturating_add(per_page).min(total);
+    start..end
 }
 
 impl<S: Send + Sync> FromRequestParts<S> for Query {
@@ -323,9 +343,27 @@ impl<S: Send + Sync, T: DeserializeOwned + Send> FromRequestParts<S> for PathPar
     type Rejection = ApiError;
 
     async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, Self::Rejection> {
-        axum::extract::Path::<T>::from_request_parts(parts, state)
+        <Path<T> as FromRequestParts<S>>::from_request_parts(parts, state)
             .await
-            .map(|axum::extract::Path(value)| PathParams(value))
+            .map(|Path(value)| PathParams(value))
+            .map_err(|_| ApiError::invalid_url_param("path"))
+    }
+}
+
+/// `Option<PathParams<T>>` lets one handler serve a route with parameters
+/// and one without any (`None`), as axum's `Option<Path<T>>` does.
+impl<S: Send + Sync, T: DeserializeOwned + Send + 'static> OptionalFromRequestParts<S>
+    for PathParams<T>
+{
+    type Rejection = ApiError;
+
+    async fn from_request_parts(
+        parts: &mut Parts,
+        state: &S,
+    ) -> Result<Option<Self>, Self::Rejection> {
+        <Path<T> as OptionalFromRequestParts<S>>::from_request_parts(parts, state)
+            .await
+            .map(|found| found.map(|Path(value)| PathParams(value)))
             .map_err(|_| ApiError::invalid_url_param("path"))
     }
 }
@@ -413,6 +451,37 @@ pub(crate) fn channel_not_found(id: &str) -> ApiError {
         "Unable to find the existing channel.",
         format!("channel_id={id}"),
     )
+}
+
+/// The server's 404 for a user id that names no account.
+pub(crate) fn user_not_found(id: &str) -> ApiError {
+    ApiError::not_found(
+        "app.user.missing_account.const",
+        "Unable to find the user.",
+        format!("user_id={id}"),
+    )
+}
+
+/// The server's 404 for a user who is not in a channel.
+pub(crate) fn member_not_found(channel_id: &str, user_id: &str) -> ApiError {
+    ApiError::not_found(
+        "app.channel.get_member.missing.app_error",
+        "No channel member found for that user ID and channel ID.",
+        format!("channel_id={channel_id}, user_id={user_id}"),
+    )
+}
+
+/// Refuses a team the user is not in with the server's 403 (`view_team`).
+pub(crate) fn require_team_member(
+    state: &ServerState,
+    team_id: &str,
+    user_id: &str,
+) -> Result<(), ApiError> {
+    if state.is_team_member(team_id, user_id) {
+        Ok(())
+    } else {
+        Err(ApiError::forbidden(user_id, "view_team"))
+    }
 }
 
 /// Finds a channel the session may read: 404 when it does not exist, 403

@@ -627,5 +627,5 @@ pub(crate) async fn expire_all(State(sim): State<Sim>) -> ApiResult {
     for at in state.oauth.expiries.values_mut() {
         *at = now;
     }
-    ok(&json!({"status": "OK"}))
+    super::status_ok()
 }

@@ -18,8 +18,8 @@ use serde_json::{Value, json};
 
 use super::posts::readable_post;
 use super::{
-    ApiResult, Body, PathParams, Session, json_response, ok, readable_channel, require_id,
-    require_self, user_param,
+    ApiResult, Body, PathParams, Session, json_response, ok, own_user, readable_channel,
+    require_id, require_team_member, status_ok,
 };
 use crate::Sim;
 use crate::error::ApiError;
@@ -96,25 +96,18 @@ pub(crate) struct Typing {
 
 /// `Draft` is `model.Draft`: one unsent message per person, channel and
 /// thread.
-#[derive(Clone, Debug, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, Serialize, Deserialize)]
+#[serde(default)]
 pub(crate) struct Draft {
-    #[serde(default)]
     pub create_at: i64,
-    #[serde(default)]
     pub update_at: i64,
-    #[serde(default)]
     pub delete_at: i64,
-    #[serde(default)]
     pub user_id: String,
-    #[serde(default)]
     pub channel_id: String,
-    #[serde(default)]
     pub root_id: String,
-    #[serde(default)]
     pub message: String,
     #[serde(default = "empty_object")]
     pub props: Value,
-    #[serde(default)]
     pub file_ids: Vec<String>,
 }
 
@@ -183,18 +176,6 @@ pub(crate) fn routes() -> Router<Sim> {
             "/users/{user_id}/channels/{channel_id}/drafts/{root_id}",
             delete(delete_thread_draft),
         )
-}
-
-/// The server's `{"status": "OK"}`.
-fn status_ok() -> ApiResult {
-    ok(&json!({"status": "OK"}))
-}
-
-/// The path's `user_id` (or `me`), which must be the session's own.
-fn own_user(session: &Session, raw: &str) -> Result<String, ApiError> {
-    let id = user_param(session, raw)?;
-    require_self(session, &id)?;
-    Ok(id)
 }
 
 /// A channel the session may post in (membership, as `create_post`
@@ -323,9 +304,7 @@ fn thread_target(
 ) -> Result<Following, ApiError> {
     let user_id = own_user(session, raw_user)?;
     require_id(team_id, "team_id")?;
-    if !state.is_team_member(team_id, &user_id) {
-        return Err(ApiError::forbidden(&user_id, "view_team"));
-    }
+    require_team_member(state, team_id, &user_id)?;
     let post = readable_post(state, session, thread_id)?;
     if !post.root_id.is_empty() {
         return Err(ApiError::invalid_url_param("thread_id"));
@@ -513,9 +492,7 @@ async fn drafts(
     let user_id = own_user(&session, &raw)?;
     require_id(&team_id, "team_id")?;
     let state = sim.lock();
-    if !state.is_team_member(&team_id, &user_id) {
-        return Err(ApiError::forbidden(&user_id, "view_team"));
-    }
+    require_team_member(&state, &team_id, &user_id)?;
     let mut list: Vec<&Draft> = state
         .own
         .drafts

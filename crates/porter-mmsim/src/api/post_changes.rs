@@ -11,8 +11,8 @@ use serde_json::{Map, Value, json};
 
 use super::posts::{post_list, readable_post};
 use super::{
-    ApiResult, Body, PathParams, Query, Session, ok, own_user, readable_channel, require_id,
-    user_param,
+    ApiResult, Body, PathParams, Query, Session, ok, own_user, page_size, readable_channel,
+    require_id, require_team_member, status_ok, user_param,
 };
 use crate::Sim;
 use crate::error::ApiError;
@@ -44,11 +44,6 @@ pub(crate) fn routes() -> Router<Sim> {
         .route("/users/{user_id}/teams/{team_id}/threads", get(threads))
 }
 
-/// The server's `{"status":"OK"}`.
-fn status_ok() -> ApiResult {
-    ok(&json!({"status": "OK"}))
-}
-
 /// Whether the account may act on others' posts (a system admin).
 fn is_admin(state: &ServerState, user_id: &str) -> bool {
     state
@@ -65,14 +60,12 @@ pub(crate) async fn users(State(sim): State<Sim>, _session: Session, query: Quer
         .iter()
         .filter(|u| {
             query
-                .get("in_channel")
-                .filter(|v| !v.is_empty())
+                .given("in_channel")
                 .is_none_or(|c| state.is_channel_member(c, &u.id))
         })
         .filter(|u| {
             query
-                .get("in_team")
-                .filter(|v| !v.is_empty())
+                .given("in_team")
                 .is_none_or(|t| state.is_team_member(t, &u.id))
         })
         .filter(|u| match query.get("active") {
@@ -374,21 +367,13 @@ pub(crate) async fn flagged(
                 .channel(&p.channel_id)
                 .is_some_and(|c| state.can_read(&user_id, c))
         })
+        .filter(|p| query.given("channel_id").is_none_or(|c| p.channel_id == c))
         .filter(|p| {
-            query
-                .get("channel_id")
-                .filter(|c| !c.is_empty())
-                .is_none_or(|c| p.channel_id == c)
-        })
-        .filter(|p| {
-            query
-                .get("team_id")
-                .filter(|t| !t.is_empty())
-                .is_none_or(|t| {
-                    state
-                        .channel(&p.channel_id)
-                        .is_some_and(|c| c.team_id == t || c.is_direct_or_group())
-                })
+            query.given("team_id").is_none_or(|t| {
+                state
+                    .channel(&p.channel_id)
+                    .is_some_and(|c| c.team_id == t || c.is_direct_or_group())
+            })
         })
         .collect();
     saved.sort_by_key(|p| std::cmp::Reverse(p.create_at));
@@ -409,9 +394,7 @@ pub(crate) async fn threads(
     let user_id = own_user(&session, &raw_user)?;
     require_id(&team_id, "team_id")?;
     let state = sim.lock();
-    if !state.is_team_member(&team_id, &user_id) {
-        return Err(ApiError::forbidden(&session.user_id, "view_team"));
-    }
+    require_team_member(&state, &team_id, &user_id)?;
     let mut all: Vec<(Value, i64, String, usize)> = Vec::new();
     for root in state.posts.iter().filter(|p| {
         p.delete_at == 0
@@ -480,20 +463,17 @@ pub(crate) async fn threads(
         .iter()
         .map(|t| t.0["unread_mentions"].as_i64().unwrap_or(0))
         .sum();
-    if let Some(before) = query.get("before").filter(|s| !s.is_empty())
+    if let Some(before) = query.given("before")
         && let Some(at) = all.iter().position(|t| t.2 == before)
     {
         all.drain(..=at);
     }
-    if let Some(after) = query.get("after").filter(|s| !s.is_empty())
+    if let Some(after) = query.given("after")
         && let Some(at) = all.iter().position(|t| t.2 == after)
     {
         all.truncate(at);
     }
-    let per_page = query
-        .get("per_page")
-        .and_then(|p| p.parse::<usize>().ok())
-        .map_or(THREADS_PAGE_DEFAULT, |n| n.min(super::PER_PAGE_MAX));
+    let per_page = page_size(query.get("per_page"), THREADS_PAGE_DEFAULT);
     let threads: Vec<Value> = if query.flag("totalsOnly") {
         Vec::new()
     } else {

@@ -78,15 +78,15 @@ pub(crate) async fn for_channel(
     query: Query,
 ) -> ApiResult {
     require_id(&channel_id, "channel_id")?;
-    let after = query.get("after").filter(|s| !s.is_empty());
-    let before = query.get("before").filter(|s| !s.is_empty());
+    let after = query.given("after");
+    let before = query.given("before");
     if after.is_some_and(|id| !is_valid_id(id)) {
         return Err(ApiError::invalid_body_param("after"));
     }
     if before.is_some_and(|id| !is_valid_id(id)) {
         return Err(ApiError::invalid_body_param("before"));
     }
-    let since: i64 = match query.get("since").filter(|s| !s.is_empty()) {
+    let since: i64 = match query.given("since") {
         None => 0,
         Some(text) => text
             .parse()
@@ -189,6 +189,15 @@ pub(crate) async fn for_channel(
     ))
 }
 
+/// The server's 404 for a post id that names no post.
+fn post_not_found(post_id: &str) -> ApiError {
+    ApiError::not_found(
+        "app.post.get.app_error",
+        "Unable to get the post.",
+        format!("post_id={post_id}"),
+    )
+}
+
 /// Finds a post the session may read: 400 for a malformed id, 404 when
 /// it does not exist, 403 when its channel is closed to the user.
 pub(crate) fn readable_post<'s>(
@@ -197,13 +206,7 @@ pub(crate) fn readable_post<'s>(
     post_id: &str,
 ) -> Result<&'s StoredPost, ApiError> {
     require_id(post_id, "post_id")?;
-    let post = state.post(post_id).ok_or_else(|| {
-        ApiError::not_found(
-            "app.post.get.app_error",
-            "Unable to get the post.",
-            format!("post_id={post_id}"),
-        )
-    })?;
+    let post = state.post(post_id).ok_or_else(|| post_not_found(post_id))?;
     readable_channel(state, session, &post.channel_id)?;
     Ok(post)
 }
@@ -228,7 +231,7 @@ pub(crate) async fn thread(
     PathParams(post_id): PathParams<String>,
     query: Query,
 ) -> ApiResult {
-    let per_page = match query.get("perPage").filter(|s| !s.is_empty()) {
+    let per_page = match query.given("perPage") {
         None => 0,
         Some(text) => match text.parse::<usize>() {
             Ok(n) if n <= super::PER_PAGE_MAX => n,
@@ -379,13 +382,9 @@ pub(crate) async fn permalink(
 ) -> ApiResult {
     require_id(&post_id, "post_id")?;
     let state = sim.lock();
-    let post = state.post(&post_id).ok_or_else(|| {
-        ApiError::not_found(
-            "app.post.get.app_error",
-            "Unable to get the post.",
-            format!("post_id={post_id}"),
-        )
-    })?;
+    let post = state
+        .post(&post_id)
+        .ok_or_else(|| post_not_found(&post_id))?;
     let channel_team = state
         .channel(&post.channel_id)
         .map(|c| c.team_id.clone())

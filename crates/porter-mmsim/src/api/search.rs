@@ -7,7 +7,10 @@ use axum::extract::State;
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
 
-use super::{ApiResult, Body, PathParams, Session, ok, page_size, require_id};
+use super::{
+    ApiResult, Body, PER_PAGE_DEFAULT, PathParams, Session, ok, page_range, page_size, require_id,
+    require_team_member,
+};
 use crate::Sim;
 use crate::error::ApiError;
 use crate::model::{Channel, parse_date, start_of_day_ms};
@@ -276,9 +279,7 @@ fn prepare(
 ) -> Result<SearchBody, ApiError> {
     if let Some(team_id) = team_id {
         require_id(team_id, "team_id")?;
-        if !state.is_team_member(team_id, &session.user_id) {
-            return Err(ApiError::forbidden(&session.user_id, "view_team"));
-        }
+        require_team_member(state, team_id, &session.user_id)?;
     }
     let search: SearchBody = body.json("terms")?;
     if search.terms.trim().is_empty() {
@@ -289,11 +290,13 @@ fn prepare(
 
 /// The slice of `total` results a page asks for, and whether more follow.
 fn page_bounds(search: &SearchBody, total: usize) -> (usize, usize, bool) {
-    let per_page = page_size(search.per_page.map(|n| n.to_string()).as_deref());
+    let per_page = page_size(
+        search.per_page.map(|n| n.to_string()).as_deref(),
+        PER_PAGE_DEFAULT,
+    );
     let page = usize::try_from(search.page.unwrap_or(0)).unwrap_or(0);
-    let start = page.saturating_mul(per_page).min(total);
-    let end = start.saturating_add(per_page).min(total);
-    (start, end, end < total)
+    let range = page_range(page, per_page, total);
+    (range.start, range.end, range.end < total)
 }
 
 /// Searches posts for the session's user.
@@ -393,46 +396,30 @@ fn search_files(
     }))
 }
 
-/// `POST /teams/{team_id}/posts/search`.
-pub(crate) async fn posts_in_team(
+/// `Team` is the `{team_id}` of a search route, or `None` on the route
+/// that searches every team the user is in.
+type Team = Option<PathParams<String>>;
+
+/// `POST /teams/{team_id}/posts/search` and `POST /posts/search`.
+pub(crate) async fn posts(
     State(sim): State<Sim>,
     session: Session,
-    PathParams(team_id): PathParams<String>,
+    team: Team,
     body: Body,
 ) -> ApiResult {
-    let state = sim.lock();
-    search_posts(&state, &session, Some(&team_id), &body)
+    let team_id = team.map(|PathParams(id)| id);
+    search_posts(&sim.lock(), &session, team_id.as_deref(), &body)
 }
 
-/// `POST /posts/search`: every team the user is in.
-pub(crate) async fn posts_everywhere(
+/// `POST /teams/{team_id}/files/search` and `POST /files/search`.
+pub(crate) async fn files(
     State(sim): State<Sim>,
     session: Session,
+    team: Team,
     body: Body,
 ) -> ApiResult {
-    let state = sim.lock();
-    search_posts(&state, &session, None, &body)
-}
-
-/// `POST /teams/{team_id}/files/search`.
-pub(crate) async fn files_in_team(
-    State(sim): State<Sim>,
-    session: Session,
-    PathParams(team_id): PathParams<String>,
-    body: Body,
-) -> ApiResult {
-    let state = sim.lock();
-    search_files(&state, &session, Some(&team_id), &body)
-}
-
-/// `POST /files/search`: every team the user is in.
-pub(crate) async fn files_everywhere(
-    State(sim): State<Sim>,
-    session: Session,
-    body: Body,
-) -> ApiResult {
-    let state = sim.lock();
-    search_files(&state, &session, None, &body)
+    let team_id = team.map(|PathParams(id)| id);
+    search_files(&sim.lock(), &session, team_id.as_deref(), &body)
 }
 
 #[cfg(test)]

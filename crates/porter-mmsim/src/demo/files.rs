@@ -169,6 +169,25 @@ fn zip_of(entries: &[(&str, Vec<u8>)]) -> Vec<u8> {
     writer.finish().map(Cursor::into_inner).unwrap_or_default()
 }
 
+/// An Open XML package: `[Content_Types].xml` with `overrides`, the
+/// package relationships (to the main part, the first of `parts`, and to
+/// the core properties), then `parts` in order, and last the core
+/// properties titled `title`.
+fn office_package(overrides: &[(&str, &str)], parts: Vec<(&str, Vec<u8>)>, title: &str) -> Vec<u8> {
+    let main = parts.first().map_or("", |(name, _)| *name);
+    let package_rels = rels(&[
+        ("rId1", REL_OFFICE_DOCUMENT, main),
+        ("rId2", REL_CORE, "docProps/core.xml"),
+    ]);
+    let mut entries = vec![
+        ("[Content_Types].xml", content_types(overrides).into_bytes()),
+        ("_rels/.rels", package_rels.into_bytes()),
+    ];
+    entries.extend(parts);
+    entries.push(("docProps/core.xml", core_properties(title).into_bytes()));
+    zip_of(&entries)
+}
+
 /// A Word document: a title, a heading, paragraphs and a table, with the
 /// styles they use defined.
 fn docx() -> Vec<u8> {
@@ -231,40 +250,27 @@ fn docx() -> Vec<u8> {
     let styles = format!(
         r#"{XML_HEAD}<w:styles xmlns:w="{W}"><w:docDefaults><w:rPrDefault><w:rPr><w:rFonts w:ascii="Calibri" w:hAnsi="Calibri"/><w:sz w:val="22"/></w:rPr></w:rPrDefault></w:docDefaults><w:style w:type="paragraph" w:default="1" w:styleId="Normal"><w:name w:val="Normal"/><w:pPr><w:spacing w:after="160"/></w:pPr></w:style><w:style w:type="paragraph" w:styleId="Title"><w:name w:val="Title"/><w:basedOn w:val="Normal"/><w:next w:val="Normal"/><w:rPr><w:b/><w:sz w:val="48"/></w:rPr></w:style><w:style w:type="paragraph" w:styleId="Heading1"><w:name w:val="heading 1"/><w:basedOn w:val="Normal"/><w:next w:val="Normal"/><w:pPr><w:keepNext/><w:outlineLvl w:val="0"/></w:pPr><w:rPr><w:b/><w:sz w:val="32"/></w:rPr></w:style><w:style w:type="table" w:styleId="TableGrid"><w:name w:val="Table Grid"/></w:style></w:styles>"#
     );
-    zip_of(&[
-        (
-            "[Content_Types].xml",
-            content_types(&[
-                (
-                    "/word/document.xml",
-                    "application/vnd.openxmlformats-officedocument.wordprocessingml.document.main+xml",
-                ),
-                (
-                    "/word/styles.xml",
-                    "application/vnd.openxmlformats-officedocument.wordprocessingml.styles+xml",
-                ),
-            ])
-            .into_bytes(),
-        ),
-        (
-            "_rels/.rels",
-            rels(&[
-                ("rId1", REL_OFFICE_DOCUMENT, "word/document.xml"),
-                ("rId2", REL_CORE, "docProps/core.xml"),
-            ])
-            .into_bytes(),
-        ),
-        ("word/document.xml", document.into_bytes()),
-        (
-            "word/_rels/document.xml.rels",
-            rels(&[("rId1", &format!("{REL_DOC}/styles"), "styles.xml")]).into_bytes(),
-        ),
-        ("word/styles.xml", styles.into_bytes()),
-        (
-            "docProps/core.xml",
-            core_properties("Kickoff meeting notes").into_bytes(),
-        ),
-    ])
+    office_package(
+        &[
+            (
+                "/word/document.xml",
+                "application/vnd.openxmlformats-officedocument.wordprocessingml.document.main+xml",
+            ),
+            (
+                "/word/styles.xml",
+                "application/vnd.openxmlformats-officedocument.wordprocessingml.styles+xml",
+            ),
+        ],
+        vec![
+            ("word/document.xml", document.into_bytes()),
+            (
+                "word/_rels/document.xml.rels",
+                rels(&[("rId1", &format!("{REL_DOC}/styles"), "styles.xml")]).into_bytes(),
+            ),
+            ("word/styles.xml", styles.into_bytes()),
+        ],
+        "Kickoff meeting notes",
+    )
 }
 
 /// One spreadsheet cell: numbers as values, text inline.
@@ -357,54 +363,44 @@ fn xlsx() -> Vec<u8> {
     );
     let worksheet_type =
         "application/vnd.openxmlformats-officedocument.spreadsheetml.worksheet+xml";
-    zip_of(&[
-        (
-            "[Content_Types].xml",
-            content_types(&[
-                (
-                    "/xl/workbook.xml",
-                    "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet.main+xml",
-                ),
-                ("/xl/worksheets/sheet1.xml", worksheet_type),
-                ("/xl/worksheets/sheet2.xml", worksheet_type),
-                (
-                    "/xl/styles.xml",
-                    "application/vnd.openxmlformats-officedocument.spreadsheetml.styles+xml",
-                ),
-            ])
-            .into_bytes(),
-        ),
-        (
-            "_rels/.rels",
-            rels(&[
-                ("rId1", REL_OFFICE_DOCUMENT, "xl/workbook.xml"),
-                ("rId2", REL_CORE, "docProps/core.xml"),
-            ])
-            .into_bytes(),
-        ),
-        ("xl/workbook.xml", workbook.into_bytes()),
-        (
-            "xl/_rels/workbook.xml.rels",
-            rels(&[
-                (
-                    "rId1",
-                    &format!("{REL_DOC}/worksheet"),
-                    "worksheets/sheet1.xml",
-                ),
-                (
-                    "rId2",
-                    &format!("{REL_DOC}/worksheet"),
-                    "worksheets/sheet2.xml",
-                ),
-                ("rId3", &format!("{REL_DOC}/styles"), "styles.xml"),
-            ])
-            .into_bytes(),
-        ),
-        ("xl/worksheets/sheet1.xml", sheet_xml(&budget).into_bytes()),
-        ("xl/worksheets/sheet2.xml", sheet_xml(&totals).into_bytes()),
-        ("xl/styles.xml", styles.into_bytes()),
-        ("docProps/core.xml", core_properties("Budget").into_bytes()),
-    ])
+    office_package(
+        &[
+            (
+                "/xl/workbook.xml",
+                "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet.main+xml",
+            ),
+            ("/xl/worksheets/sheet1.xml", worksheet_type),
+            ("/xl/worksheets/sheet2.xml", worksheet_type),
+            (
+                "/xl/styles.xml",
+                "application/vnd.openxmlformats-officedocument.spreadsheetml.styles+xml",
+            ),
+        ],
+        vec![
+            ("xl/workbook.xml", workbook.into_bytes()),
+            (
+                "xl/_rels/workbook.xml.rels",
+                rels(&[
+                    (
+                        "rId1",
+                        &format!("{REL_DOC}/worksheet"),
+                        "worksheets/sheet1.xml",
+                    ),
+                    (
+                        "rId2",
+                        &format!("{REL_DOC}/worksheet"),
+                        "worksheets/sheet2.xml",
+                    ),
+                    ("rId3", &format!("{REL_DOC}/styles"), "styles.xml"),
+                ])
+                .into_bytes(),
+            ),
+            ("xl/worksheets/sheet1.xml", sheet_xml(&budget).into_bytes()),
+            ("xl/worksheets/sheet2.xml", sheet_xml(&totals).into_bytes()),
+            ("xl/styles.xml", styles.into_bytes()),
+        ],
+        "Budget",
+    )
 }
 
 /// The namespaces a PresentationML part declares.
@@ -470,111 +466,98 @@ fn pptx() -> Vec<u8> {
         r#"{XML_HEAD}<p:sldLayout {PML_NS} type="blank" preserve="1"><p:cSld name="Blank"><p:spTree>{SP_TREE_HEAD}</p:spTree></p:cSld><p:clrMapOvr><a:masterClrMapping/></p:clrMapOvr></p:sldLayout>"#
     );
     let layout_rel = format!("{REL_DOC}/slideLayout");
-    zip_of(&[
-        (
-            "[Content_Types].xml",
-            content_types(&[
-                (
-                    "/ppt/presentation.xml",
-                    &format!("{pml}.presentation.main+xml"),
-                ),
-                ("/ppt/slides/slide1.xml", &format!("{pml}.slide+xml")),
-                ("/ppt/slides/slide2.xml", &format!("{pml}.slide+xml")),
-                (
-                    "/ppt/slideMasters/slideMaster1.xml",
-                    &format!("{pml}.slideMaster+xml"),
-                ),
-                (
-                    "/ppt/slideLayouts/slideLayout1.xml",
-                    &format!("{pml}.slideLayout+xml"),
-                ),
-                (
-                    "/ppt/theme/theme1.xml",
-                    "application/vnd.openxmlformats-officedocument.theme+xml",
-                ),
-            ])
-            .into_bytes(),
-        ),
-        (
-            "_rels/.rels",
-            rels(&[
-                ("rId1", REL_OFFICE_DOCUMENT, "ppt/presentation.xml"),
-                ("rId2", REL_CORE, "docProps/core.xml"),
-            ])
-            .into_bytes(),
-        ),
-        ("ppt/presentation.xml", presentation.into_bytes()),
-        (
-            "ppt/_rels/presentation.xml.rels",
-            rels(&[
-                (
+    office_package(
+        &[
+            (
+                "/ppt/presentation.xml",
+                &format!("{pml}.presentation.main+xml"),
+            ),
+            ("/ppt/slides/slide1.xml", &format!("{pml}.slide+xml")),
+            ("/ppt/slides/slide2.xml", &format!("{pml}.slide+xml")),
+            (
+                "/ppt/slideMasters/slideMaster1.xml",
+                &format!("{pml}.slideMaster+xml"),
+            ),
+            (
+                "/ppt/slideLayouts/slideLayout1.xml",
+                &format!("{pml}.slideLayout+xml"),
+            ),
+            (
+                "/ppt/theme/theme1.xml",
+                "application/vnd.openxmlformats-officedocument.theme+xml",
+            ),
+        ],
+        vec![
+            ("ppt/presentation.xml", presentation.into_bytes()),
+            (
+                "ppt/_rels/presentation.xml.rels",
+                rels(&[
+                    (
+                        "rId1",
+                        &format!("{REL_DOC}/slideMaster"),
+                        "slideMasters/slideMaster1.xml",
+                    ),
+                    ("rId2", &format!("{REL_DOC}/slide"), "slides/slide1.xml"),
+                    ("rId3", &format!("{REL_DOC}/slide"), "slides/slide2.xml"),
+                    ("rId4", &format!("{REL_DOC}/theme"), "theme/theme1.xml"),
+                ])
+                .into_bytes(),
+            ),
+            (
+                "ppt/slides/slide1.xml",
+                slide_xml(
+                    "Spring roadmap",
+                    &[
+                        "Typed Mattermost client",
+                        "An emulator Client4 accepts",
+                        "Files you can read in the chat",
+                    ],
+                )
+                .into_bytes(),
+            ),
+            (
+                "ppt/slides/slide2.xml",
+                slide_xml(
+                    "Milestones",
+                    &[
+                        "March: uploads and downloads",
+                        "April: search with filters",
+                        "May: release",
+                    ],
+                )
+                .into_bytes(),
+            ),
+            (
+                "ppt/slides/_rels/slide1.xml.rels",
+                rels(&[("rId1", &layout_rel, "../slideLayouts/slideLayout1.xml")]).into_bytes(),
+            ),
+            (
+                "ppt/slides/_rels/slide2.xml.rels",
+                rels(&[("rId1", &layout_rel, "../slideLayouts/slideLayout1.xml")]).into_bytes(),
+            ),
+            ("ppt/slideMasters/slideMaster1.xml", master.into_bytes()),
+            (
+                "ppt/slideMasters/_rels/slideMaster1.xml.rels",
+                rels(&[
+                    ("rId1", &layout_rel, "../slideLayouts/slideLayout1.xml"),
+                    ("rId2", &format!("{REL_DOC}/theme"), "../theme/theme1.xml"),
+                ])
+                .into_bytes(),
+            ),
+            ("ppt/slideLayouts/slideLayout1.xml", layout.into_bytes()),
+            (
+                "ppt/slideLayouts/_rels/slideLayout1.xml.rels",
+                rels(&[(
                     "rId1",
                     &format!("{REL_DOC}/slideMaster"),
-                    "slideMasters/slideMaster1.xml",
-                ),
-                ("rId2", &format!("{REL_DOC}/slide"), "slides/slide1.xml"),
-                ("rId3", &format!("{REL_DOC}/slide"), "slides/slide2.xml"),
-                ("rId4", &format!("{REL_DOC}/theme"), "theme/theme1.xml"),
-            ])
-            .into_bytes(),
-        ),
-        (
-            "ppt/slides/slide1.xml",
-            slide_xml(
-                "Spring roadmap",
-                &[
-                    "Typed Mattermost client",
-                    "An emulator Client4 accepts",
-                    "Files you can read in the chat",
-                ],
-            )
-            .into_bytes(),
-        ),
-        (
-            "ppt/slides/slide2.xml",
-            slide_xml(
-                "Milestones",
-                &[
-                    "March: uploads and downloads",
-                    "April: search with filters",
-                    "May: release",
-                ],
-            )
-            .into_bytes(),
-        ),
-        (
-            "ppt/slides/_rels/slide1.xml.rels",
-            rels(&[("rId1", &layout_rel, "../slideLayouts/slideLayout1.xml")]).into_bytes(),
-        ),
-        (
-            "ppt/slides/_rels/slide2.xml.rels",
-            rels(&[("rId1", &layout_rel, "../slideLayouts/slideLayout1.xml")]).into_bytes(),
-        ),
-        ("ppt/slideMasters/slideMaster1.xml", master.into_bytes()),
-        (
-            "ppt/slideMasters/_rels/slideMaster1.xml.rels",
-            rels(&[
-                ("rId1", &layout_rel, "../slideLayouts/slideLayout1.xml"),
-                ("rId2", &format!("{REL_DOC}/theme"), "../theme/theme1.xml"),
-            ])
-            .into_bytes(),
-        ),
-        ("ppt/slideLayouts/slideLayout1.xml", layout.into_bytes()),
-        (
-            "ppt/slideLayouts/_rels/slideLayout1.xml.rels",
-            rels(&[(
-                "rId1",
-                &format!("{REL_DOC}/slideMaster"),
-                "../slideMasters/slideMaster1.xml",
-            )])
-            .into_bytes(),
-        ),
-        ("ppt/theme/theme1.xml", theme_xml().into_bytes()),
-        (
-            "docProps/core.xml",
-            core_properties("Spring roadmap").into_bytes(),
-        ),
-    ])
+                    "../slideMasters/slideMaster1.xml",
+                )])
+                .into_bytes(),
+            ),
+            ("ppt/theme/theme1.xml", theme_xml().into_bytes()),
+        ],
+        "Spring roadmap",
+    )
 }
 
 /// A zip of a readme, a CSV and a nested folder.

@@ -14,6 +14,9 @@ const BOB: &str = "demo-bob-token";
 const CAROL: &str = "demo-carol-token";
 const DAVE: &str = "demo-dave-token";
 
+/// `INVALID_BODY_PARAM` is the error id of a body the server will not take.
+const INVALID_BODY_PARAM: &str = "api.context.invalid_body_param.app_error";
+
 /// One answer: status, headers and body.
 struct Answer {
     status: StatusCode,
@@ -54,6 +57,11 @@ impl Answer {
         assert!(body["detailed_error"].is_string());
         assert_eq!(body["request_id"].as_str().map(str::len), Some(26));
         body
+    }
+
+    /// Asserts the server's 403 for a permission the caller lacks.
+    fn assert_forbidden(&self) -> Value {
+        self.assert_error(403, "api.context.permissions.app_error")
     }
 }
 
@@ -106,6 +114,11 @@ async fn post_json(app: &Router, uri: &str, token: &str, body: &Value) -> Answer
         Some(("application/json", body.to_string().into_bytes())),
     )
     .await
+}
+
+/// Creates a post with `POST /api/v4/posts`.
+async fn create_post(app: &Router, token: &str, post: &Value) -> Answer {
+    post_json(app, "/api/v4/posts", token, post).await
 }
 
 /// One multipart part: field name, file name (for a file part), bytes.
@@ -181,6 +194,17 @@ async fn channel_id(app: &Router, name: &str) -> String {
     answer.json()["id"].as_str().expect("an id").to_owned()
 }
 
+/// A page of a channel's posts as Alice reads it; `query` picks the page.
+async fn posts_page(app: &Router, channel: &str, query: &str) -> Value {
+    get(
+        app,
+        &format!("/api/v4/channels/{channel}/posts?{query}"),
+        Some(ALICE),
+    )
+    .await
+    .json()
+}
+
 #[tokio::test]
 async fn a_request_without_a_valid_token_is_a_401_with_mattermosts_body() {
     let (_, app) = demo();
@@ -225,58 +249,62 @@ async fn a_private_channel_is_403_to_non_members_and_unknown_ids_are_404() {
     let design = channel_id(&app, "design").await;
     let body = get(&app, &format!("/api/v4/channels/{design}"), Some(CAROL))
         .await
-        .assert_error(403, "api.context.permissions.app_error");
+        .assert_forbidden();
     assert!(
         body["detailed_error"]
             .as_str()
             .is_some_and(|d| d.contains("read_channel"))
     );
-    get(
-        &app,
-        &format!("/api/v4/channels/{design}/posts"),
-        Some(CAROL),
-    )
-    .await
-    .assert_error(403, "api.context.permissions.app_error");
     assert_eq!(
         get(&app, &format!("/api/v4/channels/{design}"), Some(BOB))
             .await
             .status,
         StatusCode::OK
     );
-    // By name, a private channel is hidden from non-members as if absent.
     let team = team_id(&app).await;
-    get(
-        &app,
-        &format!("/api/v4/teams/{team}/channels/name/design"),
-        Some(CAROL),
-    )
-    .await
-    .assert_error(404, "app.channel.get_by_name.missing.app_error");
-    get(
-        &app,
-        "/api/v4/channels/abcdefghijklmnopqrstuvwxyz",
-        Some(ALICE),
-    )
-    .await
-    .assert_error(404, "app.channel.get.existing.app_error");
-    get(&app, "/api/v4/channels/not-an-id", Some(ALICE))
-        .await
-        .assert_error(400, "api.context.invalid_url_param.app_error");
-    get(
-        &app,
-        "/api/v4/posts/abcdefghijklmnopqrstuvwxyz",
-        Some(ALICE),
-    )
-    .await
-    .assert_error(404, "app.post.get.app_error");
-    get(
-        &app,
-        "/api/v4/users/abcdefghijklmnopqrstuvwxyz",
-        Some(ALICE),
-    )
-    .await
-    .assert_error(404, "app.user.missing_account.const");
+    let unknown = "abcdefghijklmnopqrstuvwxyz";
+    let refused = [
+        (
+            format!("/api/v4/channels/{design}/posts"),
+            CAROL,
+            403,
+            "api.context.permissions.app_error",
+        ),
+        // By name, a private channel is hidden from non-members as if absent.
+        (
+            format!("/api/v4/teams/{team}/channels/name/design"),
+            CAROL,
+            404,
+            "app.channel.get_by_name.missing.app_error",
+        ),
+        (
+            format!("/api/v4/channels/{unknown}"),
+            ALICE,
+            404,
+            "app.channel.get.existing.app_error",
+        ),
+        (
+            "/api/v4/channels/not-an-id".to_owned(),
+            ALICE,
+            400,
+            "api.context.invalid_url_param.app_error",
+        ),
+        (
+            format!("/api/v4/posts/{unknown}"),
+            ALICE,
+            404,
+            "app.post.get.app_error",
+        ),
+        (
+            format!("/api/v4/users/{unknown}"),
+            ALICE,
+            404,
+            "app.user.missing_account.const",
+        ),
+    ];
+    for (uri, token, status, id) in refused {
+        get(&app, &uri, Some(token)).await.assert_error(status, id);
+    }
 }
 
 #[tokio::test]
@@ -300,14 +328,9 @@ async fn a_public_channel_is_readable_by_team_members_who_did_not_join() {
         StatusCode::OK
     );
     // Reading is open; posting needs membership.
-    post_json(
-        &app,
-        "/api/v4/posts",
-        CAROL,
-        &json!({"channel_id": id, "message": "hi"}),
-    )
-    .await
-    .assert_error(403, "api.context.permissions.app_error");
+    create_post(&app, CAROL, &json!({"channel_id": id, "message": "hi"}))
+        .await
+        .assert_forbidden();
 }
 
 #[tokio::test]
@@ -354,80 +377,52 @@ async fn uploads_accept_only_channel_id_client_ids_and_files() {
     let (sim, app) = demo();
     let files = channel_id(&app, "files").await;
     let before = sim.snapshot();
-    let cases: Vec<(&str, Vec<FormPart<'_>>, u16, &str)> = vec![
+    let channel: FormPart<'_> = ("channel_id", None, files.as_bytes());
+    let x: FormPart<'_> = ("files", Some("x.txt"), b"x");
+    let y: FormPart<'_> = ("files", Some("y.txt"), b"y");
+    let client_id = |id: &'static [u8]| -> FormPart<'static> { ("client_ids", None, id) };
+    let cases: Vec<(&str, Vec<FormPart<'_>>, &str)> = vec![
         (
             "an unknown text field",
-            vec![
-                ("channel_id", None, files.as_bytes()),
-                ("filename", None, b"x.txt"),
-                ("files", Some("x.txt"), b"x"),
-            ],
-            400,
-            "api.context.invalid_body_param.app_error",
+            vec![channel, ("filename", None, b"x.txt"), x],
+            INVALID_BODY_PARAM,
         ),
         (
             "a file part under another name",
-            vec![
-                ("channel_id", None, files.as_bytes()),
-                ("file", Some("x.txt"), b"x"),
-            ],
-            400,
-            "api.context.invalid_body_param.app_error",
+            vec![channel, ("file", Some("x.txt"), b"x")],
+            INVALID_BODY_PARAM,
         ),
         (
             "more files than client ids",
-            vec![
-                ("channel_id", None, files.as_bytes()),
-                ("client_ids", None, b"a"),
-                ("files", Some("x.txt"), b"x"),
-                ("files", Some("y.txt"), b"y"),
-            ],
-            400,
-            "api.context.invalid_body_param.app_error",
+            vec![channel, client_id(b"a"), x, y],
+            INVALID_BODY_PARAM,
         ),
         (
             "more client ids than files",
-            vec![
-                ("channel_id", None, files.as_bytes()),
-                ("client_ids", None, b"a"),
-                ("client_ids", None, b"b"),
-                ("files", Some("x.txt"), b"x"),
-            ],
-            400,
+            vec![channel, client_id(b"a"), client_id(b"b"), x],
             "api.file.upload_file.incorrect_number_of_client_ids.app_error",
         ),
         (
             "a client id after files that had none",
-            vec![
-                ("channel_id", None, files.as_bytes()),
-                ("files", Some("x.txt"), b"x"),
-                ("client_ids", None, b"a"),
-            ],
-            400,
-            "api.context.invalid_body_param.app_error",
+            vec![channel, x, client_id(b"a")],
+            INVALID_BODY_PARAM,
         ),
         (
             "no channel",
-            vec![("files", Some("x.txt"), b"x")],
-            400,
+            vec![x],
             "api.context.invalid_url_param.app_error",
         ),
-        (
-            "no files",
-            vec![("channel_id", None, files.as_bytes())],
-            400,
-            "api.context.invalid_body_param.app_error",
-        ),
+        ("no files", vec![channel], INVALID_BODY_PARAM),
     ];
-    for (what, parts, status, id) in cases {
+    for (what, parts, id) in cases {
         let answer = upload(&app, "/api/v4/files", ALICE, &parts).await;
         assert_eq!(
             answer.status.as_u16(),
-            status,
+            400,
             "{what}: {}",
             String::from_utf8_lossy(&answer.body)
         );
-        answer.assert_error(status, id);
+        answer.assert_error(400, id);
     }
     assert_eq!(sim.snapshot(), before, "a refused upload stores nothing");
 
@@ -447,7 +442,7 @@ async fn uploads_accept_only_channel_id_client_ids_and_files() {
     let design = channel_id(&app, "design").await;
     upload_one(&app, CAROL, &design, "x.txt", b"x")
         .await
-        .assert_error(403, "api.context.permissions.app_error");
+        .assert_forbidden();
 }
 
 #[tokio::test]
@@ -518,9 +513,8 @@ async fn posts_attach_only_the_callers_unattached_files_of_that_channel() {
     let mine = id_of(upload_one(&app, ALICE, &files, "a.txt", b"a").await);
     let bobs = id_of(upload_one(&app, BOB, &files, "b.txt", b"b").await);
     let elsewhere = id_of(upload_one(&app, ALICE, &off_topic, "c.txt", b"c").await);
-    let created = post_json(
+    let created = create_post(
         &app,
-        "/api/v4/posts",
         ALICE,
         &json!({"channel_id": files, "message": "three files", "file_ids": [mine, bobs, elsewhere]}),
     )
@@ -529,9 +523,8 @@ async fn posts_attach_only_the_callers_unattached_files_of_that_channel() {
     let post = created.json();
     assert_eq!(post["file_ids"], json!([mine]));
     assert_eq!(post["metadata"]["files"][0]["id"], mine);
-    let again = post_json(
+    let again = create_post(
         &app,
-        "/api/v4/posts",
         ALICE,
         &json!({"channel_id": files, "message": "again", "file_ids": [mine]}),
     )
@@ -547,47 +540,34 @@ async fn a_post_breaking_the_servers_rules_is_refused() {
     let (_, app) = demo();
     let town = channel_id(&app, "town-square").await;
     let files = channel_id(&app, "files").await;
-    let root = post_json(
+    let root = create_post(&app, ALICE, &json!({"channel_id": town, "message": "root"}))
+        .await
+        .json();
+    let reply = create_post(
         &app,
-        "/api/v4/posts",
-        ALICE,
-        &json!({"channel_id": town, "message": "root"}),
-    )
-    .await
-    .json();
-    let reply = post_json(
-        &app,
-        "/api/v4/posts",
         ALICE,
         &json!({"channel_id": town, "message": "reply", "root_id": root["id"]}),
     )
     .await;
     assert_eq!(reply.status, StatusCode::CREATED);
     let reply = reply.json();
-    post_json(
-        &app,
-        "/api/v4/posts",
-        ALICE,
-        &json!({"channel_id": files, "message": "x", "root_id": root["id"]}),
-    )
-    .await
-    .assert_error(400, "api.post.create_post.channel_root_id.app_error");
-    post_json(
-        &app,
-        "/api/v4/posts",
-        ALICE,
-        &json!({"channel_id": town, "message": "x", "root_id": reply["id"]}),
-    )
-    .await
-    .assert_error(400, "api.post.create_post.root_id.app_error");
-    post_json(
-        &app,
-        "/api/v4/posts",
-        ALICE,
-        &json!({"channel_id": town, "message": "x".repeat(16_384)}),
-    )
-    .await
-    .assert_error(400, "model.post.is_valid.message_length.app_error");
+    let refused = [
+        (
+            json!({"channel_id": files, "message": "x", "root_id": root["id"]}),
+            "api.post.create_post.channel_root_id.app_error",
+        ),
+        (
+            json!({"channel_id": town, "message": "x", "root_id": reply["id"]}),
+            "api.post.create_post.root_id.app_error",
+        ),
+        (
+            json!({"channel_id": town, "message": "x".repeat(16_384)}),
+            "model.post.is_valid.message_length.app_error",
+        ),
+    ];
+    for (post, id) in refused {
+        create_post(&app, ALICE, &post).await.assert_error(400, id);
+    }
     call(
         &app,
         "POST",
@@ -596,7 +576,7 @@ async fn a_post_breaking_the_servers_rules_is_refused() {
         Some(("application/json", b"{not json".to_vec())),
     )
     .await
-    .assert_error(400, "api.context.invalid_body_param.app_error");
+    .assert_error(400, INVALID_BODY_PARAM);
 }
 
 /// A seed with one channel of `count` posts, a minute apart.
@@ -653,53 +633,40 @@ async fn pages_are_capped_at_200_and_cursors_point_at_the_neighbours() {
         .as_str()
         .expect("id")
         .to_owned();
-    let page = |query: &str| format!("/api/v4/channels/{busy}/posts?{query}");
+    let uri = |query: &str| format!("/api/v4/channels/{busy}/posts?{query}");
+    let page = async |query: &str| get(&app, &uri(query), Some("t-ann")).await.json();
 
-    let capped = get(&app, &page("per_page=1000"), Some("t-ann"))
-        .await
-        .json();
+    let capped = page("per_page=1000").await;
     assert_eq!(capped["order"].as_array().map(Vec::len), Some(200));
-    let default = get(&app, &page(""), Some("t-ann")).await.json();
+    let default = page("").await;
     assert_eq!(default["order"].as_array().map(Vec::len), Some(60));
-    let rest = get(&app, &page("page=1&per_page=1000"), Some("t-ann"))
-        .await
-        .json();
+    let rest = page("page=1&per_page=1000").await;
     assert_eq!(rest["order"].as_array().map(Vec::len), Some(50));
     assert_eq!(rest["prev_post_id"], "");
     assert_eq!(rest["has_next"], false);
     assert_eq!(rest["next_post_id"], capped["order"][199]);
 
-    let first = get(&app, &page("per_page=10"), Some("t-ann")).await.json();
+    let first = page("per_page=10").await;
     assert_eq!(
         first["posts"][first["order"][0].as_str().expect("id")]["message"],
         "post number 249"
     );
     assert_eq!(first["next_post_id"], "");
-    let before = get(
-        &app,
-        &page(&format!(
-            "before={}&per_page=10",
-            first["order"][9].as_str().expect("id")
-        )),
-        Some("t-ann"),
-    )
-    .await
-    .json();
+    let before = page(&format!(
+        "before={}&per_page=10",
+        first["order"][9].as_str().expect("id")
+    ))
+    .await;
     assert_eq!(before["order"][0], first["prev_post_id"]);
     assert_eq!(
         before["next_post_id"], first["order"][9],
         "page 0 before X points back at X"
     );
-    let after = get(
-        &app,
-        &page(&format!(
-            "after={}&per_page=10",
-            before["order"][0].as_str().expect("id")
-        )),
-        Some("t-ann"),
-    )
-    .await
-    .json();
+    let after = page(&format!(
+        "after={}&per_page=10",
+        before["order"][0].as_str().expect("id")
+    ))
+    .await;
     assert_eq!(after["order"], first["order"]);
     assert_eq!(after["prev_post_id"], before["order"][0]);
 
@@ -707,14 +674,12 @@ async fn pages_are_capped_at_200_and_cursors_point_at_the_neighbours() {
     let newest_at = first["posts"][first["order"][2].as_str().expect("id")]["update_at"]
         .as_i64()
         .expect("a time");
-    let since = get(&app, &page(&format!("since={newest_at}")), Some("t-ann"))
-        .await
-        .json();
+    let since = page(&format!("since={newest_at}")).await;
     assert_eq!(since["order"].as_array().map(Vec::len), Some(2));
     assert_eq!(since["next_post_id"], "");
-    get(&app, &page("since=yesterday"), Some("t-ann"))
+    get(&app, &uri("since=yesterday"), Some("t-ann"))
         .await
-        .assert_error(400, "api.context.invalid_body_param.app_error");
+        .assert_error(400, INVALID_BODY_PARAM);
 }
 
 #[tokio::test]
@@ -799,16 +764,15 @@ async fn search_applies_from_in_dates_exclusions_and_or() {
     assert_eq!(messages(&carol), Vec::<String>::new());
     post_json(&app, &uri, ALICE, &json!({"terms": ""}))
         .await
-        .assert_error(400, "api.context.invalid_body_param.app_error");
+        .assert_error(400, INVALID_BODY_PARAM);
 
-    let files = post_json(
-        &app,
-        &format!("/api/v4/teams/{team}/files/search"),
-        ALICE,
-        &search("ext:pdf", json!({})),
-    )
-    .await
-    .json();
+    let files_uri = format!("/api/v4/teams/{team}/files/search");
+    let search_files = async |terms: &str| {
+        post_json(&app, &files_uri, ALICE, &search(terms, json!({})))
+            .await
+            .json()
+    };
+    let files = search_files("ext:pdf").await;
     let names: Vec<&str> = files["order"]
         .as_array()
         .expect("order")
@@ -820,14 +784,7 @@ async fn search_applies_from_in_dates_exclusions_and_or() {
         })
         .collect();
     assert_eq!(names, ["handbook.pdf"]);
-    let plan = post_json(
-        &app,
-        &format!("/api/v4/teams/{team}/files/search"),
-        ALICE,
-        &search("floor", json!({})),
-    )
-    .await
-    .json();
+    let plan = search_files("floor").await;
     assert_eq!(plan["order"].as_array().map(Vec::len), Some(1));
 }
 
@@ -835,13 +792,7 @@ async fn search_applies_from_in_dates_exclusions_and_or() {
 async fn downloads_carry_the_type_and_mattermosts_content_disposition() {
     let (_, app) = demo();
     let files = channel_id(&app, "files").await;
-    let page = get(
-        &app,
-        &format!("/api/v4/channels/{files}/posts?per_page=60"),
-        Some(ALICE),
-    )
-    .await
-    .json();
+    let page = posts_page(&app, &files, "per_page=60").await;
     let info_named = |name: &str| -> Value {
         page["posts"]
             .as_object()
@@ -928,20 +879,14 @@ async fn downloads_carry_the_type_and_mattermosts_content_disposition() {
     // An unattached upload is its uploader's alone.
     get(&app, &format!("/api/v4/files/{id}"), Some(BOB))
         .await
-        .assert_error(403, "api.context.permissions.app_error");
+        .assert_forbidden();
 }
 
 #[tokio::test]
 async fn a_permalink_redirects_into_the_posts_team() {
     let (_, app) = demo();
     let town = channel_id(&app, "town-square").await;
-    let page = get(
-        &app,
-        &format!("/api/v4/channels/{town}/posts?per_page=1"),
-        Some(ALICE),
-    )
-    .await
-    .json();
+    let page = posts_page(&app, &town, "per_page=1").await;
     let id = page["order"][0].as_str().expect("an id").to_owned();
     let answer = get(&app, &format!("/_redirect/pl/{id}"), None).await;
     assert_eq!(answer.status, StatusCode::FOUND);
@@ -985,7 +930,7 @@ async fn direct_and_group_channels_follow_the_servers_rules() {
     assert_eq!(dm["name"], format!("{}__{}", pair[0], pair[1]));
     post_json(&app, "/api/v4/channels/direct", CAROL, &json!([alice, bob]))
         .await
-        .assert_error(403, "api.context.permissions.app_error");
+        .assert_forbidden();
     post_json(&app, "/api/v4/channels/group", ALICE, &json!([bob]))
         .await
         .assert_error(400, "api.channel.create_group.bad_size.app_error");
@@ -1078,49 +1023,28 @@ async fn a_started_server_answers_a_real_client_and_stops() {
         .no_proxy()
         .build()
         .expect("a client");
-    let me: Value = http
-        .get(format!("{}/api/v4/users/me", running.url))
-        .header("Authorization", format!("BEARER {ALICE}"))
-        .send()
-        .await
-        .expect("the server answers")
-        .json()
-        .await
-        .expect("JSON");
+    let url = |path: &str| format!("{}/api/v4{path}", running.url);
+    let json_of = async |request: reqwest::RequestBuilder| -> Value {
+        let answer = request.send().await.expect("the server answers");
+        answer.json().await.expect("JSON")
+    };
+    let me = json_of(
+        http.get(url("/users/me"))
+            .header("Authorization", format!("BEARER {ALICE}")),
+    )
+    .await;
     assert_eq!(me["username"], "alice");
 
-    let config: Value = http
-        .get(format!("{}/api/v4/config/client?format=old", running.url))
-        .send()
-        .await
-        .expect("answers")
-        .json()
-        .await
-        .expect("JSON");
+    let config = json_of(http.get(url("/config/client?format=old"))).await;
     assert_eq!(config["SiteURL"], running.url);
 
-    let team: Value = http
-        .get(format!("{}/api/v4/teams/name/porter", running.url))
-        .bearer_auth(ALICE)
-        .send()
-        .await
-        .expect("answers")
-        .json()
-        .await
-        .expect("JSON");
-    let channel: Value = http
-        .get(format!(
-            "{}/api/v4/teams/{}/channels/name/files",
-            running.url,
-            team["id"].as_str().expect("id")
-        ))
-        .bearer_auth(ALICE)
-        .send()
-        .await
-        .expect("answers")
-        .json()
-        .await
-        .expect("JSON");
+    let team = json_of(http.get(url("/teams/name/porter")).bearer_auth(ALICE)).await;
+    let team_id = team["id"].as_str().expect("id");
+    let channel = json_of(
+        http.get(url(&format!("/teams/{team_id}/channels/name/files")))
+            .bearer_auth(ALICE),
+    )
+    .await;
     let channel_id = channel["id"].as_str().expect("id").to_owned();
     let form = |size: usize| {
         reqwest::multipart::Form::new()
@@ -1131,22 +1055,16 @@ async fn a_started_server_answers_a_real_client_and_stops() {
                 reqwest::multipart::Part::bytes(vec![1u8; size]).file_name("blob.bin"),
             )
     };
-    let refused = http
-        .post(format!("{}/api/v4/files", running.url))
-        .bearer_auth(ALICE)
-        .multipart(form(65))
-        .send()
-        .await
-        .expect("answers");
+    let upload = |size: usize| {
+        http.post(url("/files"))
+            .bearer_auth(ALICE)
+            .multipart(form(size))
+            .send()
+    };
+    let refused = upload(65).await.expect("answers");
     assert_eq!(refused.status(), reqwest::StatusCode::PAYLOAD_TOO_LARGE);
     assert_eq!(refused.headers()["content-type"], "application/json");
-    let accepted = http
-        .post(format!("{}/api/v4/files", running.url))
-        .bearer_auth(ALICE)
-        .multipart(form(64))
-        .send()
-        .await
-        .expect("answers");
+    let accepted = upload(64).await.expect("answers");
     assert_eq!(accepted.status(), reqwest::StatusCode::CREATED);
     let body: Value = accepted.json().await.expect("JSON");
     assert_eq!(body["client_ids"], json!(["c1"]));
@@ -1164,49 +1082,18 @@ async fn a_started_server_answers_a_real_client_and_stops() {
 
 #[tokio::test]
 async fn the_inspection_routes_show_the_log_and_state_without_adding_to_the_log() {
-    let sim = Sim::new(&Seed::demo()).expect("the demo seed is valid");
-    let app = sim.app();
-    let me = Request::get("/api/v4/users/me")
-        .header("Authorization", "Bearer demo-alice-token")
-        .body(Body::empty())
-        .expect("a request");
-    let answer = app.clone().oneshot(me).await.expect("an answer");
-    assert_eq!(answer.status(), StatusCode::OK);
+    let (sim, app) = demo();
+    let me = get(&app, "/api/v4/users/me", Some(ALICE)).await;
+    assert_eq!(me.status, StatusCode::OK);
 
-    let log = app
-        .clone()
-        .oneshot(
-            Request::get("/__sim/requests")
-                .body(Body::empty())
-                .expect("a request"),
-        )
-        .await
-        .expect("an answer");
-    let log: serde_json::Value =
-        serde_json::from_slice(&to_bytes(log.into_body(), usize::MAX).await.expect("a body"))
-            .expect("JSON");
+    let log = get(&app, "/__sim/requests", None).await.json();
     assert_eq!(log.as_array().map(Vec::len), Some(1), "{log}");
     assert_eq!(log[0]["path"], "/api/v4/users/me");
 
-    let state = app
-        .clone()
-        .oneshot(
-            Request::get("/__sim/state")
-                .body(Body::empty())
-                .expect("a request"),
-        )
-        .await
-        .expect("an answer");
-    assert_eq!(state.status(), StatusCode::OK);
+    let state = get(&app, "/__sim/state", None).await;
+    assert_eq!(state.status, StatusCode::OK);
 
-    let cleared = app
-        .oneshot(
-            Request::post("/__sim/requests/clear")
-                .body(Body::empty())
-                .expect("a request"),
-        )
-        .await
-        .expect("an answer");
-    assert_eq!(cleared.status(), StatusCode::OK);
+    let cleared = call(&app, "POST", "/__sim/requests/clear", None, None).await;
+    assert_eq!(cleared.status, StatusCode::OK);
     assert!(sim.requests().is_empty());
 }

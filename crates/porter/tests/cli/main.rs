@@ -6,6 +6,7 @@ mod unix;
 mod worker;
 
 use std::path::Path;
+use std::process::Output;
 
 use assert_cmd::Command;
 use serde_json::Value;
@@ -24,6 +25,27 @@ fn json_of(output: &[u8]) -> Value {
     serde_json::from_slice(output).expect("--json prints one JSON object")
 }
 
+/// Runs `porter` with `args` and then `path`.
+fn run_on(args: &[&str], path: &Path) -> Output {
+    porter().args(args).arg(path).output().expect("porter runs")
+}
+
+/// Runs `porter` with `args` and then `path`, expects exit 0, and gives
+/// what it printed.
+fn printed(args: &[&str], path: &Path) -> String {
+    let output = run_on(args, path);
+    assert_eq!(output.status.code(), Some(0));
+    String::from_utf8(output.stdout).expect("text")
+}
+
+/// Runs `porter` with `args` (`--json` among them) and then `path`, expects
+/// exit 0, and gives the JSON it printed.
+fn printed_json(args: &[&str], path: &Path) -> Value {
+    let output = run_on(args, path);
+    assert_eq!(output.status.code(), Some(0));
+    json_of(&output.stdout)
+}
+
 fn small_png() -> Vec<u8> {
     let image = image::RgbImage::from_pixel(3, 2, image::Rgb([200, 10, 10]));
     let mut bytes = Vec::new();
@@ -40,13 +62,7 @@ fn small_png() -> Vec<u8> {
 fn plain_output_prints_the_numbered_text_window() {
     let dir = tempfile::tempdir().expect("a temp dir");
     let file = write(dir.path(), "two.txt", b"alpha\nbeta\n");
-    let output = porter()
-        .arg("view")
-        .arg(&file)
-        .output()
-        .expect("porter runs");
-    assert_eq!(output.status.code(), Some(0));
-    let stdout = String::from_utf8(output.stdout).expect("text");
+    let stdout = printed(&["view"], &file);
     assert!(stdout.starts_with("two.txt: text, 2 lines."), "{stdout}");
     assert!(stdout.contains("     1\talpha\n     2\tbeta\n"), "{stdout}");
 }
@@ -59,13 +75,10 @@ fn json_output_carries_mcp_content_blocks_and_the_structured_record() {
         .collect::<Vec<_>>()
         .concat();
     let file = write(dir.path(), "thirty.log", lines.as_bytes());
-    let output = porter()
-        .args(["view", "--json", "--start-line", "11", "--line-count", "10"])
-        .arg(&file)
-        .output()
-        .expect("porter runs");
-    assert_eq!(output.status.code(), Some(0));
-    let json = json_of(&output.stdout);
+    let json = printed_json(
+        &["view", "--json", "--start-line", "11", "--line-count", "10"],
+        &file,
+    );
     assert_eq!(json["content"][0]["type"], "text");
     let text = json["content"][0]["text"].as_str().expect("a text block");
     assert!(
@@ -82,24 +95,13 @@ fn an_image_prints_one_line_with_its_type_and_size_and_json_has_an_image_block()
     let dir = tempfile::tempdir().expect("a temp dir");
     let png = small_png();
     let file = write(dir.path(), "dot.png", &png);
-    let plain = porter()
-        .arg("view")
-        .arg(&file)
-        .output()
-        .expect("porter runs");
-    assert_eq!(plain.status.code(), Some(0));
-    let stdout = String::from_utf8(plain.stdout).expect("text");
+    let stdout = printed(&["view"], &file);
     assert!(
         stdout.lines().any(|l| l.starts_with("[image image/png, ")),
         "{stdout}"
     );
 
-    let json = porter()
-        .args(["view", "--json"])
-        .arg(&file)
-        .output()
-        .expect("porter runs");
-    let json = json_of(&json.stdout);
+    let json = json_of(&run_on(&["view", "--json"], &file).stdout);
     let image = json["content"]
         .as_array()
         .expect("content is a list")
@@ -114,8 +116,8 @@ fn an_image_prints_one_line_with_its_type_and_size_and_json_has_an_image_block()
 fn the_name_type_and_link_flags_reach_the_description() {
     let dir = tempfile::tempdir().expect("a temp dir");
     let file = write(dir.path(), "blob", &[0u8, 1, 2, 3, 0xFE, 0xFF, 0, 7]);
-    let output = porter()
-        .args([
+    let json = printed_json(
+        &[
             "view",
             "--json",
             "--name",
@@ -124,12 +126,9 @@ fn the_name_type_and_link_flags_reach_the_description() {
             "image/jpeg",
             "--link",
             "https://chat.example.invalid/pl/abc",
-        ])
-        .arg(&file)
-        .output()
-        .expect("porter runs");
-    assert_eq!(output.status.code(), Some(0));
-    let json = json_of(&output.stdout);
+        ],
+        &file,
+    );
     let text = json["content"][0]["text"].as_str().expect("a text block");
     assert!(
         text.starts_with("photo.jpg: binary data (application/octet-stream), 8 bytes."),
@@ -146,11 +145,7 @@ fn the_name_type_and_link_flags_reach_the_description() {
 fn a_window_past_the_end_exits_2_naming_the_line_count() {
     let dir = tempfile::tempdir().expect("a temp dir");
     let file = write(dir.path(), "short.txt", b"one\ntwo\n");
-    let output = porter()
-        .args(["view", "--start-line", "3"])
-        .arg(&file)
-        .output()
-        .expect("porter runs");
+    let output = run_on(&["view", "--start-line", "3"], &file);
     assert_eq!(output.status.code(), Some(2));
     let stderr = String::from_utf8(output.stderr).expect("text");
     assert!(stderr.contains("short.txt has 2 lines"), "{stderr}");
@@ -176,19 +171,11 @@ fn bad_arguments_exit_2() {
 #[test]
 fn a_file_that_cannot_be_read_exits_1_with_the_reason() {
     let dir = tempfile::tempdir().expect("a temp dir");
-    let missing = porter()
-        .arg("view")
-        .arg(dir.path().join("missing.txt"))
-        .output()
-        .expect("porter runs");
+    let missing = run_on(&["view"], &dir.path().join("missing.txt"));
     assert_eq!(missing.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&missing.stderr).contains("no such file"));
 
-    let directory = porter()
-        .arg("view")
-        .arg(dir.path())
-        .output()
-        .expect("porter runs");
+    let directory = run_on(&["view"], dir.path());
     assert_eq!(directory.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&directory.stderr).contains("a directory"));
 }
@@ -196,13 +183,7 @@ fn a_file_that_cannot_be_read_exits_1_with_the_reason() {
 #[test]
 fn the_readme_sample_is_shown() {
     let sample = porter_test::checkout_root().join("samples/welcome.md");
-    let output = porter()
-        .arg("view")
-        .arg(&sample)
-        .output()
-        .expect("porter runs");
-    assert_eq!(output.status.code(), Some(0));
-    let stdout = String::from_utf8(output.stdout).expect("text");
+    let stdout = printed(&["view"], &sample);
     assert!(stdout.contains("     1\t# Welcome to porter"), "{stdout}");
 }
 
@@ -214,18 +195,15 @@ fn a_file_over_the_64_mib_cap_is_described_from_its_size_without_being_read() {
     // A sparse file: 64 MiB and one byte, with nothing written.
     file.set_len(64 * 1024 * 1024 + 1)
         .expect("the file can be sized");
-    let output = porter()
-        .args([
+    let json = printed_json(
+        &[
             "view",
             "--json",
             "--link",
             "https://chat.example.invalid/f/1",
-        ])
-        .arg(&path)
-        .output()
-        .expect("porter runs");
-    assert_eq!(output.status.code(), Some(0));
-    let json = json_of(&output.stdout);
+        ],
+        &path,
+    );
     let text = json["content"][0]["text"].as_str().expect("a text block");
     assert!(
         text.starts_with("huge.log: text (text/plain), 64 MiB."),

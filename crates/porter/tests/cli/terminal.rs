@@ -3,19 +3,11 @@
 //! and bidi overrides from the file come out as visible escapes, while
 //! `--json` carries the text as it is.
 
-use std::path::Path;
+use std::path::PathBuf;
 
-use assert_cmd::Command;
+use tempfile::TempDir;
 
-fn porter() -> Command {
-    Command::cargo_bin("porter").expect("the porter binary is built for its tests")
-}
-
-fn write(dir: &Path, name: &str, bytes: &[u8]) -> std::path::PathBuf {
-    let path = dir.join(name);
-    std::fs::write(&path, bytes).expect("the temp dir is writable");
-    path
-}
+use super::{json_of, printed, run_on, write};
 
 /// A line that clears the screen, rings the bell, sends a C1 CSI, and
 /// turns the rest of the line around with a right-to-left override.
@@ -31,18 +23,20 @@ fn raw_controls(text: &str) -> Vec<char> {
         .collect()
 }
 
-#[test]
-fn view_prints_controls_and_bidi_overrides_as_visible_escapes() {
+/// Runs `porter <command>` on a file of [`HOSTILE`] text (in a new temp
+/// dir), expects exit 0 and no raw control on stdout, and gives the dir,
+/// the file and what was printed.
+fn printed_from_hostile(command: &str) -> (TempDir, PathBuf, String) {
     let dir = tempfile::tempdir().expect("a temp dir");
     let file = write(dir.path(), "notes.txt", HOSTILE.as_bytes());
-    let output = porter()
-        .arg("view")
-        .arg(&file)
-        .output()
-        .expect("porter runs");
-    assert_eq!(output.status.code(), Some(0));
-    let stdout = String::from_utf8(output.stdout).expect("text");
+    let stdout = printed(&[command], &file);
     assert_eq!(raw_controls(&stdout), Vec::<char>::new(), "{stdout:?}");
+    (dir, file, stdout)
+}
+
+#[test]
+fn view_prints_controls_and_bidi_overrides_as_visible_escapes() {
+    let (_dir, file, stdout) = printed_from_hostile("view");
     assert!(
         stdout.contains(
             "title \\u{1b}[2J\\u{7} csi \\u{9b}31m rlo \\u{202e}txt.exe isolate \\u{2066}x\\u{2069}\tend"
@@ -50,13 +44,7 @@ fn view_prints_controls_and_bidi_overrides_as_visible_escapes() {
         "{stdout:?}"
     );
 
-    let json = porter()
-        .arg("view")
-        .arg("--json")
-        .arg(&file)
-        .output()
-        .expect("porter runs");
-    let view: serde_json::Value = serde_json::from_slice(&json.stdout).expect("JSON");
+    let view = json_of(&run_on(&["view", "--json"], &file).stdout);
     let text = view["content"][0]["text"].as_str().expect("a text block");
     assert!(
         text.contains("\u{1b}[2J\u{7}"),
@@ -66,20 +54,11 @@ fn view_prints_controls_and_bidi_overrides_as_visible_escapes() {
 
 #[test]
 fn extract_prints_controls_as_escapes_and_writes_the_file_as_it_is() {
-    let dir = tempfile::tempdir().expect("a temp dir");
-    let file = write(dir.path(), "notes.txt", HOSTILE.as_bytes());
-    let output = porter()
-        .arg("extract")
-        .arg(&file)
-        .output()
-        .expect("porter runs");
-    assert_eq!(output.status.code(), Some(0));
-    let stdout = String::from_utf8(output.stdout).expect("text");
-    assert_eq!(raw_controls(&stdout), Vec::<char>::new(), "{stdout:?}");
+    let (dir, file, stdout) = printed_from_hostile("extract");
     assert!(stdout.contains("\\u{1b}[2J\\u{7}"), "{stdout:?}");
 
     let out = dir.path().join("notes.md");
-    let written = porter()
+    let written = super::porter()
         .arg("extract")
         .arg(&file)
         .arg("-o")

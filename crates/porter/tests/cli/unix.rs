@@ -11,9 +11,7 @@ use std::time::{Duration, Instant};
 
 use assert_cmd::Command;
 
-fn porter() -> Command {
-    Command::cargo_bin("porter").expect("the porter binary is built for its tests")
-}
+use super::porter;
 
 fn porter_path() -> PathBuf {
     assert_cmd::cargo::cargo_bin("porter")

@@ -5,15 +5,12 @@
 //! read in the confined worker.
 
 use std::os::unix::process::ExitStatusExt as _;
-use std::path::Path;
 use std::process::Output;
 use std::time::{Duration, Instant};
 
 use assert_cmd::Command;
 
-fn porter() -> Command {
-    Command::cargo_bin("porter").expect("the porter binary is built for its tests")
-}
+use super::{porter, write};
 
 /// A PDF of these objects (numbered from 1, the first the catalog) with a
 /// correct xref table, so that a reader follows it rather than giving up.
@@ -127,12 +124,6 @@ fn run(command: &mut Command) -> Output {
 
 fn signal_of(output: &Output) -> Option<i32> {
     output.status.signal()
-}
-
-fn write(dir: &Path, name: &str, bytes: &[u8]) -> std::path::PathBuf {
-    let path = dir.join(name);
-    std::fs::write(&path, bytes).expect("the temp dir is writable");
-    path
 }
 
 #[test]
