@@ -17,6 +17,7 @@
 
 pub mod garage;
 pub mod postgres;
+pub mod router;
 
 use std::path::PathBuf;
 

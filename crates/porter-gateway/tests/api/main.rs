@@ -10,15 +10,14 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use axum::Router;
-use axum::body::{Body, to_bytes};
-use axum::http::{HeaderMap, Request, StatusCode, header};
+use axum::body::to_bytes;
+use axum::http::{HeaderMap, StatusCode, header};
 use porter_gateway::access::{KeyInfo, Keys};
 use porter_gateway::api::{ApiState, router};
 use porter_gateway::config::{Grant, Role};
 use porter_gateway::file::Files;
 use porter_inbox::{FileRecord, Inbox, Incoming, Limits, Origin, Outcome, Owner, RunId, RunInfo};
 use serde_json::{Value, json};
-use tower::ServiceExt;
 
 #[path = "../common/loopback.rs"]
 mod loopback;
@@ -226,22 +225,8 @@ async fn call(
     key: Option<&str>,
     body: Option<&Value>,
 ) -> Answer {
-    let mut request = Request::builder().method(method).uri(uri);
-    if let Some(key) = key {
-        request = request.header(header::AUTHORIZATION, format!("Bearer {key}"));
-    }
-    let request = match body {
-        Some(body) => request
-            .header(header::CONTENT_TYPE, "application/json")
-            .body(Body::from(body.to_string())),
-        None => request.body(Body::empty()),
-    }
-    .expect("the request is well formed");
-    let response = app
-        .clone()
-        .oneshot(request)
-        .await
-        .expect("the router answers");
+    let body = body.map(|body| ("application/json", body.to_string().into_bytes()));
+    let response = porter_test::router::send(app, method, uri, key, body).await;
     let status = response.status();
     let headers = response.headers().clone();
     let streaming = headers

@@ -73,22 +73,7 @@ async fn call(
     token: Option<&str>,
     body: Option<(&str, Vec<u8>)>,
 ) -> Answer {
-    let mut request = Request::builder().method(method).uri(uri);
-    if let Some(token) = token {
-        request = request.header(header::AUTHORIZATION, format!("Bearer {token}"));
-    }
-    let request = match body {
-        Some((content_type, bytes)) => request
-            .header(header::CONTENT_TYPE, content_type)
-            .body(Body::from(bytes)),
-        None => request.body(Body::empty()),
-    }
-    .expect("the request is well formed");
-    let response = app
-        .clone()
-        .oneshot(request)
-        .await
-        .expect("the router answers");
+    let response = porter_test::router::send(app, method, uri, token, body).await;
     let status = response.status();
     let headers = response.headers().clone();
     let body = to_bytes(response.into_body(), usize::MAX)
