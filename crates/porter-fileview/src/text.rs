@@ -248,6 +248,16 @@ pub(crate) fn window(
     })
 }
 
+/// Appends to `text` as much of `piece` as keeps it within `cap` bytes (cut
+/// on a character boundary), and says whether all of `piece` fitted: the
+/// one rule of the outputs that stop taking text at a cap.
+pub(crate) fn push_capped(text: &mut String, piece: &str, cap: usize) -> bool {
+    let room = cap.saturating_sub(text.len());
+    let end = floor_char_boundary(piece, room);
+    text.push_str(&piece[..end]);
+    end == piece.len()
+}
+
 /// The largest index ≤ `at` that falls on a character boundary of `s`.
 pub(crate) fn floor_char_boundary(s: &str, at: usize) -> usize {
     if at >= s.len() {

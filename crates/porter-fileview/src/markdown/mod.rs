@@ -467,16 +467,8 @@ impl MdOut {
     }
 
     fn push(&mut self, piece: &str) {
-        if self.cut {
-            return;
-        }
-        let room = self.cap.saturating_sub(self.text.len());
-        if piece.len() <= room {
-            self.text.push_str(piece);
-        } else {
-            let end = text::floor_char_boundary(piece, room);
-            self.text.push_str(&piece[..end]);
-            self.cut = true;
+        if !self.cut {
+            self.cut = !text::push_capped(&mut self.text, piece, self.cap);
         }
     }
 
