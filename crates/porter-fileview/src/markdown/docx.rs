@@ -60,10 +60,7 @@ pub(crate) fn convert(
     options: &Options,
     cancel: &Cancel,
 ) -> Result<Markdown, Failure> {
-    let mut package = Package::open_checked(bytes, options)?;
-    let main = package
-        .main_part()?
-        .unwrap_or_else(|| DEFAULT_MAIN.to_owned());
+    let (mut package, main) = Package::open_with_main(bytes, options, DEFAULT_MAIN)?;
     let rels = package.relationships(&main)?;
     let part_of = |suffix: &str, fallback: &str| {
         rels.iter()

@@ -15,7 +15,7 @@ use crate::bounds::{Cancel, Failure};
 use crate::describe::human_size;
 use crate::document::{Block, Cell, Inline, Table, Writer};
 use crate::office::package::Package;
-use crate::office::xml::{Node, Xml, attribute, local, named, prefixed_id};
+use crate::office::xml::{Node, Xml, attribute, local, named, prefixed_id, relationship_ids};
 use crate::options::Options;
 use quick_xml::events::BytesStart;
 
@@ -40,12 +40,8 @@ pub(crate) fn convert(
     options: &Options,
     cancel: &Cancel,
 ) -> Result<Markdown, Failure> {
-    let mut package = Package::open_checked(bytes, options)?;
-    let main = package
-        .main_part()?
-        .unwrap_or_else(|| DEFAULT_MAIN.to_owned());
-    #[allow(clippy::redundant_closure)]
-    let Some(slide_ids) = package.read(&main, |xml| read_slide_ids(xml))? else {
+    let (mut package, main) = Package::open_with_main(bytes, options, DEFAULT_MAIN)?;
+    let Some(slide_ids) = package.read(&main, |xml| relationship_ids(xml, "sldId"))? else {
         return Err(Failure::unreadable(format!(
             "its main part {main} is missing"
         )));
@@ -135,24 +131,6 @@ pub(crate) fn convert(
 fn write_blocks(out: &mut Writer, blocks: &[Block]) {
     for block in blocks {
         out.push(block);
-    }
-}
-
-/// The relationship ids of the slides, in the order the presentation lists
-/// them.
-fn read_slide_ids<R: BufRead>(xml: &mut Xml<R>) -> Result<Vec<String>, Failure> {
-    let part = xml.part().to_owned();
-    let mut ids = Vec::new();
-    loop {
-        match xml.next()? {
-            Node::Start(start) if local(&start) == "sldId" => {
-                if let Some(id) = attribute(&start, &part, prefixed_id)? {
-                    ids.push(id);
-                }
-            }
-            Node::Eof => return Ok(ids),
-            _ => {}
-        }
     }
 }
 

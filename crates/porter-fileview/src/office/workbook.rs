@@ -20,13 +20,14 @@ use std::io::{BufRead, Cursor};
 use std::panic::{AssertUnwindSafe, catch_unwind};
 
 use calamine::{
-    Data, DataRef, Ods, Reader, SheetType, SheetVisible, Xlsx, XlsxError, open_workbook_from_rs,
+    Data, DataRef, Ods, Reader, Sheet, SheetType, SheetVisible, Xlsx, XlsxError,
+    open_workbook_from_rs,
 };
 
 use super::package::Package;
 #[cfg(test)]
 use super::text::TextOut;
-use super::xml::{Node, Xml, attribute, local, prefixed_id};
+use super::xml::{Node, Xml, attribute, local, relationship_ids};
 use super::{WorkbookFormat, xls};
 #[cfg(test)]
 use crate::bounds::Extracted;
@@ -167,23 +168,12 @@ fn xlsx(
     let sizes = Package::open_checked(bytes, options)?.measure_all(cancel)?;
     check_xlsx_declarations(bytes, &sizes, options, cancel)?;
 
-    let opened = guarded("workbook", || {
-        open_workbook_from_rs::<Xlsx<_>, _>(Cursor::new(bytes))
-    })?;
-    let mut book = opened
-        .map_err(|error| Failure::unreadable(format!("its workbook cannot be read ({error})")))?;
-    let sheets = book.sheets_metadata().to_vec();
-    for sheet in &sheets {
-        cancel.check()?;
-        if out.is_full() {
-            break;
-        }
-        out.sheet(&sheet.name, sheet.typ, sheet.visible);
+    each_sheet(bytes, cancel, out, |book: &mut Xlsx<_>, sheet, out| {
         if sheet.typ == SheetType::ChartSheet {
             out.end_sheet(true);
-            continue;
+            return Ok(());
         }
-        let mut grid = Grid::new(&mut *out, options.office_text_bytes);
+        let mut grid = Grid::new(out, options.office_text_bytes);
         let read = guarded("workbook", || -> Result<(), SheetError> {
             let mut cells = match book.worksheet_cells_reader(&sheet.name) {
                 Ok(cells) => cells,
@@ -213,7 +203,36 @@ fn xlsx(
                 )));
             }
         }
-        grid.finish(cancel)?;
+        grid.finish(cancel)
+    })
+}
+
+/// Opens the workbook in `bytes` with calamine's reader `R` and hands each
+/// of its sheets, in workbook order, to `read`, once `out` has been told a
+/// new sheet begins; it stops once `out` takes no more.
+fn each_sheet<'b, R>(
+    bytes: &'b [u8],
+    cancel: &Cancel,
+    out: &mut dyn SheetSink,
+    mut read: impl FnMut(&mut R, &Sheet, &mut dyn SheetSink) -> Result<(), Failure>,
+) -> Result<(), Failure>
+where
+    R: Reader<Cursor<&'b [u8]>>,
+    R::Error: std::fmt::Display,
+{
+    let opened = guarded("workbook", || {
+        open_workbook_from_rs::<R, _>(Cursor::new(bytes))
+    })?;
+    let mut book = opened
+        .map_err(|error| Failure::unreadable(format!("its workbook cannot be read ({error})")))?;
+    let sheets = book.sheets_metadata().to_vec();
+    for sheet in &sheets {
+        cancel.check()?;
+        if out.is_full() {
+            break;
+        }
+        out.sheet(&sheet.name, sheet.typ, sheet.visible);
+        read(&mut book, sheet, out)?;
     }
     Ok(())
 }
@@ -293,21 +312,7 @@ fn check_xlsx_declarations(
     };
     let rels = package.relationships(&main)?;
     let sheet_ids = package
-        .read(&main, |xml| {
-            let part = xml.part().to_owned();
-            let mut ids = Vec::new();
-            loop {
-                match xml.next()? {
-                    Node::Start(start) if local(&start) == "sheet" => {
-                        if let Some(id) = attribute(&start, &part, prefixed_id)? {
-                            ids.push(id);
-                        }
-                    }
-                    Node::Eof => return Ok(ids),
-                    _ => {}
-                }
-            }
-        })?
+        .read(&main, |xml| relationship_ids(xml, "sheet"))?
         .unwrap_or_default();
     let mut total: u64 = 0;
     for id in &sheet_ids {
@@ -419,24 +424,13 @@ fn ods(
         )));
     }
 
-    let opened = guarded("workbook", || {
-        open_workbook_from_rs::<Ods<_>, _>(Cursor::new(bytes))
-    })?;
-    let mut book = opened
-        .map_err(|error| Failure::unreadable(format!("its workbook cannot be read ({error})")))?;
-    let sheets = book.sheets_metadata().to_vec();
-    for sheet in &sheets {
-        cancel.check()?;
-        if out.is_full() {
-            break;
-        }
-        out.sheet(&sheet.name, sheet.typ, sheet.visible);
+    each_sheet(bytes, cancel, out, |book: &mut Ods<_>, sheet, out| {
         let range =
             guarded("workbook", || book.worksheet_range(&sheet.name))?.map_err(|error| {
                 Failure::unreadable(format!("its sheet {} cannot be read ({error})", sheet.name))
             })?;
         let (top, left) = range.start().unwrap_or((0, 0));
-        let mut grid = Grid::new(&mut *out, options.office_text_bytes);
+        let mut grid = Grid::new(out, options.office_text_bytes);
         for (row, column, value) in range.used_cells() {
             let row = top.saturating_add(u32::try_from(row).unwrap_or(u32::MAX));
             let column = left.saturating_add(u32::try_from(column).unwrap_or(u32::MAX));
@@ -445,9 +439,8 @@ fn ods(
                 break;
             }
         }
-        grid.finish(cancel)?;
-    }
-    Ok(())
+        grid.finish(cancel)
+    })
 }
 
 /// Works out, from `content.xml`, about how many bytes calamine will hold

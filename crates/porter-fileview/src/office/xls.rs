@@ -65,9 +65,7 @@ pub(crate) fn extract(
     options: &Options,
     cancel: &Cancel,
 ) -> Result<crate::bounds::Extracted, Failure> {
-    let mut out = super::text::TextOut::new(options.office_text_bytes);
-    read_into(bytes, options, cancel, &mut out)?;
-    Ok(out.finish(super::workbook::WORKBOOK_NOTE))
+    super::workbook::extract(bytes, super::WorkbookFormat::Xls, options, cancel)
 }
 
 /// Reads the XLS workbook in `bytes` into `out`, sheet by sheet.
