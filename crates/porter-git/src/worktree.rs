@@ -30,6 +30,7 @@ use git2::{Delta, FileMode, IndexEntry, IndexTime, Oid, Repository, Status, Tree
 
 use crate::error::GitError;
 use crate::paths::check_path;
+use crate::read::born_head;
 
 /// `MAX_LISTED_CONFLICTS` is how many paths a refused checkout names.
 const MAX_LISTED_CONFLICTS: usize = 10;
@@ -129,16 +130,9 @@ fn git_mode(mode: FileMode) -> u32 {
 
 /// The steps from HEAD's tree (nothing, when HEAD is unborn) to `tree`.
 fn safe_steps(repo: &Repository, tree: &Tree<'_>) -> Result<Vec<Step>, GitError> {
-    let baseline = match repo.head() {
-        Ok(head) => Some(head.peel_to_tree()?),
-        Err(e)
-            if e.code() == git2::ErrorCode::UnbornBranch
-                || e.code() == git2::ErrorCode::NotFound =>
-        {
-            None
-        }
-        Err(e) => return Err(e.into()),
-    };
+    let baseline = born_head(repo)?
+        .map(|head| head.peel_to_tree())
+        .transpose()?;
     let diff = repo.diff_tree_to_tree(baseline.as_ref(), Some(tree), None)?;
     let mut steps = Vec::new();
     for delta in diff.deltas() {
