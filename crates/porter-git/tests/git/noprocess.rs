@@ -16,7 +16,7 @@ use porter_git::change::{self, ResetMode};
 use porter_git::read::{self, DiffArgs};
 use porter_git::{Bounds, Window, network};
 
-use super::{Server, blocking, fetch_and_push, identity, write};
+use super::{Server, blocking, clone, commit_file, fetch_and_push, identity, push, write};
 
 /// The hooks git runs around the operations porter offers.
 const HOOKS: &[&str] = &[
@@ -81,10 +81,7 @@ async fn a_repository_armed_with_hooks_fsmonitor_filters_and_helpers_never_runs_
     let dir = temp.path().join("volume/armed");
     let marker = temp.path().join("marker");
     let network = server.network(fetch_and_push("t", "https://nowhere.invalid/"));
-    let (n, u, d) = (network.clone(), url.clone(), dir.clone());
-    blocking(move || network::clone(&n, &u, &d, Bounds::default()))
-        .await
-        .expect("clone");
+    clone(&network, &url, &dir).await.expect("clone");
     arm(&dir, &temp.path().join("scripts"), &marker);
 
     // The control: real git on the same repository runs what it names.
@@ -131,10 +128,7 @@ async fn a_repository_armed_with_hooks_fsmonitor_filters_and_helpers_never_runs_
         .await
         .expect("pull");
     untouched("pull");
-    let (n, d) = (network.clone(), dir.clone());
-    blocking(move || network::push(&n, &d, None, &[]))
-        .await
-        .expect("push");
+    push(&network, &dir).await.expect("push");
     untouched("push");
     assert_eq!(
         server.head_of("armed.git"),
@@ -214,16 +208,8 @@ async fn inner_clone_commit_and_push_for_strace() {
         return;
     };
     let dir = work.join("traced");
-    let (n, d) = (network.clone(), dir.clone());
-    blocking(move || network::clone(&n, &url, &d, Bounds::default()))
-        .await
-        .expect("clone");
-    write(&dir, "traced.txt", "under strace\n");
-    change::add(&dir, &["traced.txt".to_owned()]).expect("add");
-    let id = change::commit(&dir, "traced", &identity(), "run-trace", false).expect("commit");
-    let d = dir.clone();
-    blocking(move || network::push(&network, &d, None, &[]))
-        .await
-        .expect("push");
+    clone(&network, &url, &dir).await.expect("clone");
+    let id = commit_file(&dir, "traced.txt", "under strace\n", "traced", "run-trace");
+    push(&network, &dir).await.expect("push");
     std::fs::write(work.join("pushed"), id.to_string()).expect("the result is written");
 }

@@ -9,15 +9,12 @@
 //! cover, and a redirect to another host, port or scheme, or one without
 //! end, is refused by policy before anything is sent there.
 
-use std::path::Path;
 use std::process::Command;
 
 use porter_git::change;
-use porter_git::{
-    Access, Bounds, Credential, CredentialSource, GitError, NetClass, Network, Secret, network,
-};
+use porter_git::{Access, Credential, CredentialSource, GitError, NetClass, Network, Secret};
 
-use super::{Server, blocking, identity, write};
+use super::{Server, blocking, clone, commit_file, identity, push};
 
 const INNER: &str = "transport::inner_push_of_a_large_pack_measured";
 const URL_VAR: &str = "PORTER_PUSH_URL";
@@ -136,10 +133,7 @@ async fn inner_push_of_a_large_pack_measured() {
         return;
     };
     let dir = work.join("big");
-    let (n, d) = (network.clone(), dir.clone());
-    blocking(move || network::clone(&n, &url, &d, Bounds::default()))
-        .await
-        .expect("clone");
+    clone(&network, &url, &dir).await.expect("clone");
     let mut content = vec![0u8; FILE_BYTES];
     for n in 0..PACK_FILES {
         noise(n as u64, &mut content);
@@ -152,10 +146,7 @@ async fn inner_push_of_a_large_pack_measured() {
 
     std::fs::write("/proc/self/clear_refs", "5").expect("the peak resident set is reset");
     let before = peak_kib();
-    let d = dir.clone();
-    blocking(move || network::push(&network, &d, None, &[]))
-        .await
-        .expect("push");
+    push(&network, &dir).await.expect("push");
     let after = peak_kib();
     std::fs::write(work.join("growth-kib"), (after - before).to_string()).expect("written");
     std::fs::write(work.join("pushed"), id.to_string()).expect("written");
@@ -178,11 +169,6 @@ fn both_names(server: &Server, covered: &str) -> Network {
     })
 }
 
-async fn clone(network: &Network, url: String, dest: &Path) -> Result<String, GitError> {
-    let (n, d) = (network.clone(), dest.to_owned());
-    blocking(move || network::clone(&n, &url, &d, Bounds::default())).await
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_moved_repository_is_followed_on_its_host_and_later_requests_use_the_new_url() {
     let server = Server::start();
@@ -191,7 +177,7 @@ async fn a_moved_repository_is_followed_on_its_host_and_later_requests_use_the_n
     let network = both_names(&server, &format!("{origin}/"));
     let work = tempfile::tempdir().expect("a temp dir");
     let dir = work.path().join("moved");
-    clone(&network, format!("{origin}/moved.git"), &dir)
+    clone(&network, &format!("{origin}/moved.git"), &dir)
         .await
         .expect("the moved repository is cloned");
     assert_eq!(
@@ -199,11 +185,8 @@ async fn a_moved_repository_is_followed_on_its_host_and_later_requests_use_the_n
         "hello from the server\n"
     );
 
-    write(&dir, "moved.txt", "after the move\n");
-    change::add(&dir, &["moved.txt".to_owned()]).expect("add");
-    let id = change::commit(&dir, "moved", &identity(), "run-moved", false).expect("commit");
-    let (n, d) = (network.clone(), dir.clone());
-    blocking(move || network::push(&n, &d, None, &[]))
+    let id = commit_file(&dir, "moved.txt", "after the move\n", "moved", "run-moved");
+    push(&network, &dir)
         .await
         .expect("the push through the old URL arrives");
     assert_eq!(server.head_of("real.git"), id.to_string());
@@ -237,7 +220,7 @@ async fn a_credential_never_follows_a_redirect_to_a_url_it_does_not_cover() {
     let work = tempfile::tempdir().expect("a temp dir");
     clone(
         &network,
-        format!("{origin}/moved.git"),
+        &format!("{origin}/moved.git"),
         &work.path().join("c"),
     )
     .await
@@ -265,7 +248,7 @@ async fn redirects_to_another_host_port_or_scheme_and_endless_ones_are_refused_b
     for name in ["elsewhere.git", "otherport.git", "plain.git", "loop.git"] {
         let result = clone(
             &network,
-            format!("{origin}/{name}"),
+            &format!("{origin}/{name}"),
             &work.path().join(name),
         )
         .await;

@@ -11,9 +11,12 @@ use std::process::Command;
 
 use git2::Repository;
 use porter_git::change::{self, ResetMode};
-use porter_git::{Bounds, GitError, network, read};
+use porter_git::{Bounds, GitError, read};
 
-use super::{Server, blocking, committed_repo, fetch_and_push, hostile_commit, raw_tree, write};
+use super::{
+    Server, assert_every_move_to_is_unsafe, clone, committed_repo, fetch_and_push, hostile_commit,
+    raw_tree, succeeded, write,
+};
 
 /// Runs real git in `dir` with no system or global config, returning its
 /// output; a failure fails the test.
@@ -29,12 +32,7 @@ fn git(dir: &Path, args: &[&str]) -> String {
         .env("GIT_COMMITTER_EMAIL", "seed@example.org")
         .output()
         .expect("git runs");
-    assert!(
-        output.status.success(),
-        "git {args:?}: {}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    String::from_utf8(output.stdout).expect("utf-8")
+    String::from_utf8(succeeded(output, &format!("git {args:?}"))).expect("utf-8")
 }
 
 /// Everything in a work tree but `.git`: folders, files (content and
@@ -364,21 +362,7 @@ fn nothing_is_written_under_git_through_the_work_tree() {
     let via_link = raw_tree(&repo, &[("120000", b"h", link)]);
     hostile_commit(&repo, via_link, "via-link");
     for branch in ["into-git", "via-link"] {
-        let checkout = change::checkout(&dir, branch, false, Bounds::default());
-        assert!(
-            matches!(checkout, Err(GitError::UnsafePath { .. })),
-            "{branch}: {checkout:?}"
-        );
-        let merged = change::merge(&dir, branch, Bounds::default());
-        assert!(
-            matches!(merged, Err(GitError::UnsafePath { .. })),
-            "{branch}: {merged:?}"
-        );
-        let reset = change::reset(&dir, branch, ResetMode::Hard, Bounds::default());
-        assert!(
-            matches!(reset, Err(GitError::UnsafePath { .. })),
-            "{branch}: {reset:?}"
-        );
+        assert_every_move_to_is_unsafe(&dir, branch);
     }
     assert!(!dir.join(".git/hooks/x").exists());
     assert!(!dir.join("h").exists());
@@ -428,10 +412,7 @@ async fn a_clone_leaves_what_git_clone_leaves() {
     let theirs = work.path().join("theirs");
     let url = format!("https://127.0.0.1:{}/rich.git", server.port);
     let network = server.network(fetch_and_push("t", "https://nowhere.invalid/"));
-    let dest = ours.clone();
-    blocking(move || network::clone(&network, &url, &dest, Bounds::default()))
-        .await
-        .expect("clone works");
+    clone(&network, &url, &ours).await.expect("clone works");
     git(
         work.path(),
         &[
