@@ -516,6 +516,10 @@ mod tests {
     use super::*;
     use std::os::unix::fs::PermissionsExt as _;
 
+    fn text_of(path: &Path) -> String {
+        std::fs::read_to_string(path).expect("the file reads")
+    }
+
     fn tree_with_outside() -> (tempfile::TempDir, std::path::PathBuf, std::path::PathBuf) {
         let temp = tempfile::tempdir().expect("a temp dir");
         let root = temp.path().join("work");
@@ -544,10 +548,7 @@ mod tests {
         );
         work.write_file("a/b/plain.txt", b"again\n", false)
             .expect("rewritten");
-        assert_eq!(
-            std::fs::read_to_string(root.join("a/b/plain.txt")).expect("read"),
-            "again\n"
-        );
+        assert_eq!(text_of(&root.join("a/b/plain.txt")), "again\n");
         let names: Vec<_> = std::fs::read_dir(root.join("a/b"))
             .expect("listed")
             .flatten()
@@ -611,10 +612,7 @@ mod tests {
             .map(|e| e.file_name())
             .collect();
         assert_eq!(names, vec![std::ffi::OsString::from("victim")]);
-        assert_eq!(
-            std::fs::read_to_string(outside.join("victim")).expect("read"),
-            "keep\n"
-        );
+        assert_eq!(text_of(&outside.join("victim")), "keep\n");
     }
 
     #[test]
@@ -624,14 +622,8 @@ mod tests {
         std::fs::hard_link(outside.join("target"), root.join("file")).expect("linked");
         let mut work = WorkTree::open(&root).expect("opens");
         work.write_file("file", b"new\n", false).expect("written");
-        assert_eq!(
-            std::fs::read_to_string(outside.join("target")).expect("read"),
-            "keep\n"
-        );
-        assert_eq!(
-            std::fs::read_to_string(root.join("file")).expect("read"),
-            "new\n"
-        );
+        assert_eq!(text_of(&outside.join("target")), "keep\n");
+        assert_eq!(text_of(&root.join("file")), "new\n");
     }
 
     #[test]

@@ -9,7 +9,7 @@ use std::process::Command;
 use git2::Repository;
 use porter_git::{Bounds, GitError, NetClass, submodule};
 
-use super::{Server, blocking, clone, fetch_and_push, succeeded};
+use super::{Server, blocking, clone, fetch_and_push, succeeded, text_of};
 
 /// Runs the committed script into the server's `repos/` folder.
 fn build_hostile_repos(server: &Server) {
@@ -195,7 +195,7 @@ async fn the_benign_submodules_clone_check_out_detached_and_share_one_bound() {
             .expect("lib updates");
     assert!(only_lib.contains("lib (lib) cloned"), "{only_lib}");
     assert_eq!(
-        std::fs::read_to_string(dir.join("lib/inner.txt")).expect("checked out"),
+        text_of(&dir.join("lib/inner.txt")),
         "inside the submodule\n"
     );
     assert!(
@@ -212,7 +212,7 @@ async fn the_benign_submodules_clone_check_out_detached_and_share_one_bound() {
         "{all}"
     );
     assert_eq!(
-        std::fs::read_to_string(dir.join("rel/inner.txt")).expect("checked out"),
+        text_of(&dir.join("rel/inner.txt")),
         "inside the submodule\n"
     );
     for name in ["lib", "rel"] {

@@ -42,6 +42,11 @@ fn commit_file(dir: &Path, file: &str, text: &str, message: &str, run: &str) -> 
     change::commit(dir, message, &identity(), run, false).expect("commit")
 }
 
+/// The text of the file at `path`.
+fn text_of(path: &Path) -> String {
+    std::fs::read_to_string(path).expect("the file reads")
+}
+
 fn committed_repo(dir: &Path) {
     change::init(dir, Some("main")).expect("init works");
     write(dir, "README.md", "hello\nworld\n");
@@ -534,18 +539,61 @@ fn loopback_network(ca_file: &Path, access: Access) -> Network {
     }
 }
 
-/// `child_setup` is what a test re-run as a child process gets from its
-/// parent through the environment: the repository URL, a network to the
-/// parent's server, and a work folder; `None` when run on its own.
-fn child_setup(url_var: &str, ca_var: &str, work_var: &str) -> Option<(String, Network, PathBuf)> {
-    let url = std::env::var(url_var).ok()?;
-    let ca = std::env::var(ca_var).ok()?;
-    let work = std::env::var(work_var).ok()?;
-    let network = loopback_network(
-        Path::new(&ca),
-        fetch_and_push("t", "https://nowhere.invalid/"),
-    );
-    Some((url, network, PathBuf::from(work)))
+/// `ChildTest` is an ignored test that a test runs again as a child
+/// process of this binary (so that it can be measured or traced on its
+/// own), and the environment variables through which the parent hands it
+/// the repository URL, the server's CA file and a work folder.
+struct ChildTest {
+    name: &'static str,
+    /// The test that runs it, named in the line it writes when run alone.
+    parent: &'static str,
+    url_var: &'static str,
+    ca_var: &'static str,
+    work_var: &'static str,
+}
+
+impl ChildTest {
+    /// The parent's half: runs the child through `command` (this binary, or
+    /// a tracer in front of it) against `url` on `server` with `work` as its
+    /// folder, checks that it passed, and answers with the commit id it
+    /// wrote to `work/pushed`.
+    async fn run(&self, mut command: Command, server: &Server, url: String, work: &Path) -> String {
+        command
+            .args([self.name, "--exact", "--ignored", "--test-threads=1"])
+            .env(self.url_var, url)
+            .env(self.ca_var, server.root.path().join("ca.pem"))
+            .env(self.work_var, work);
+        let output = blocking(move || command.output().expect("the child test runs")).await;
+        let stdout = String::from_utf8_lossy(&output.stdout);
+        assert!(
+            output.status.success() && stdout.contains("1 passed"),
+            "the child test {} passed: {stdout}\n{}",
+            self.name,
+            String::from_utf8_lossy(&output.stderr)
+        );
+        let pushed = std::fs::read_to_string(work.join("pushed")).expect("the child test finished");
+        pushed.trim().to_owned()
+    }
+
+    /// The child's half: what it gets from its parent through the
+    /// environment (the repository URL, a network to the parent's server,
+    /// and a work folder), or `None`, said on stderr, when run on its own.
+    fn setup(&self) -> Option<(String, Network, PathBuf)> {
+        let Ok(url) = std::env::var(self.url_var) else {
+            eprintln!(
+                "{} runs only under {}, which sets {}",
+                self.name, self.parent, self.url_var
+            );
+            return None;
+        };
+        let ca = std::env::var(self.ca_var).ok()?;
+        let work = std::env::var(self.work_var).ok()?;
+        let network = loopback_network(
+            Path::new(&ca),
+            fetch_and_push("t", "https://nowhere.invalid/"),
+        );
+        Some((url, network, PathBuf::from(work)))
+    }
 }
 
 fn fetch_and_push(token: &str, covered: &str) -> Access {
@@ -595,10 +643,7 @@ async fn clone_commit_push_and_pull_go_through_porter_net_with_the_covering_cred
     let (a, b) = (work.path().join("a"), work.path().join("b"));
     let cloned = clone(&network, &url, &a).await.expect("clone works");
     assert!(cloned.contains("on branch main"), "{cloned}");
-    assert_eq!(
-        std::fs::read_to_string(a.join("hello.txt")).expect("checked out"),
-        "hello from the server\n"
-    );
+    assert_eq!(text_of(&a.join("hello.txt")), "hello from the server\n");
     clone(&network, &url, &b).await.expect("second clone");
 
     let id = commit_file(&a, "new.txt", "new\n", "from porter", "run-9");
@@ -610,10 +655,7 @@ async fn clone_commit_push_and_pull_go_through_porter_net_with_the_covering_cred
         .await
         .expect("pull works");
     assert!(pulled.contains("fast-forwarded"), "{pulled}");
-    assert_eq!(
-        std::fs::read_to_string(b.join("new.txt")).expect("pulled"),
-        "new\n"
-    );
+    assert_eq!(text_of(&b.join("new.txt")), "new\n");
 
     let (n, u) = (network.clone(), url.clone());
     let listed = blocking(move || network::ls_remote(&n, None, &u))
@@ -768,10 +810,7 @@ fn checkout_of_a_branch_only_one_remote_has_makes_a_local_branch_tracking_it_as_
         change::checkout(&clone, "swap", false, Bounds::default()).expect("swap is origin/swap's");
     assert!(answer.contains("origin/swap"), "{answer}");
     assert_eq!(read::rev_parse(&clone, "HEAD").expect("HEAD"), swap_tip);
-    assert_eq!(
-        std::fs::read_to_string(clone.join("swap.txt")).expect("checked out"),
-        "swapped\n"
-    );
+    assert_eq!(text_of(&clone.join("swap.txt")), "swapped\n");
     // Real git agrees: HEAD is the new branch, and it tracks origin/swap.
     assert_eq!(
         real_git(&clone, &["symbolic-ref", "HEAD"]),

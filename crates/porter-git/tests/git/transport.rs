@@ -14,12 +14,15 @@ use std::process::Command;
 use porter_git::change;
 use porter_git::{Access, Credential, CredentialSource, GitError, NetClass, Network, Secret};
 
-use super::{Server, blocking, clone, commit_file, identity, push};
+use super::{ChildTest, Server, clone, commit_file, identity, push, text_of};
 
-const INNER: &str = "transport::inner_push_of_a_large_pack_measured";
-const URL_VAR: &str = "PORTER_PUSH_URL";
-const CA_VAR: &str = "PORTER_PUSH_CA";
-const WORK_VAR: &str = "PORTER_PUSH_WORK";
+const CHILD: ChildTest = ChildTest {
+    name: "transport::inner_push_of_a_large_pack_measured",
+    parent: "the streaming test",
+    url_var: "PORTER_PUSH_URL",
+    ca_var: "PORTER_PUSH_CA",
+    work_var: "PORTER_PUSH_WORK",
+};
 
 /// `PACK_FILES` files of `FILE_BYTES` each: 64 MiB of content. Many small
 /// files, not one blob, because libgit2 holds a whole blob in memory while
@@ -69,26 +72,8 @@ async fn a_push_of_64_mib_streams_its_pack_and_peak_memory_stays_far_below_it() 
     let work = temp.path().join("work");
     std::fs::create_dir_all(&work).expect("the work folder");
     let exe = std::env::current_exe().expect("the test binary");
-    let ca = server.root.path().join("ca.pem");
-    let w = work.clone();
-    let output = blocking(move || {
-        Command::new(exe)
-            .args([INNER, "--exact", "--ignored", "--test-threads=1"])
-            .env(URL_VAR, url)
-            .env(CA_VAR, ca)
-            .env(WORK_VAR, &w)
-            .output()
-            .expect("the test binary runs")
-    })
-    .await;
-    let stdout = String::from_utf8_lossy(&output.stdout);
-    assert!(
-        output.status.success() && stdout.contains("1 passed"),
-        "the inner push passed: {stdout}\n{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    let pushed = std::fs::read_to_string(work.join("pushed")).expect("the inner test finished");
-    assert_eq!(server.head_of("big.git"), pushed.trim(), "the push arrived");
+    let pushed = CHILD.run(Command::new(exe), &server, url, &work).await;
+    assert_eq!(server.head_of("big.git"), pushed, "the push arrived");
 
     let pack_bytes = PACK_FILES * FILE_BYTES;
     let bodies = bodies(&server);
@@ -128,8 +113,7 @@ async fn a_push_of_64_mib_streams_its_pack_and_peak_memory_stays_far_below_it() 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "run by a_push_of_64_mib_streams_its_pack_and_peak_memory_stays_far_below_it"]
 async fn inner_push_of_a_large_pack_measured() {
-    let Some((url, network, work)) = super::child_setup(URL_VAR, CA_VAR, WORK_VAR) else {
-        eprintln!("{INNER} runs only under the streaming test, which sets {URL_VAR}");
+    let Some((url, network, work)) = CHILD.setup() else {
         return;
     };
     let dir = work.join("big");
@@ -180,10 +164,7 @@ async fn a_moved_repository_is_followed_on_its_host_and_later_requests_use_the_n
     clone(&network, &format!("{origin}/moved.git"), &dir)
         .await
         .expect("the moved repository is cloned");
-    assert_eq!(
-        std::fs::read_to_string(dir.join("hello.txt")).expect("checked out"),
-        "hello from the server\n"
-    );
+    assert_eq!(text_of(&dir.join("hello.txt")), "hello from the server\n");
 
     let id = commit_file(&dir, "moved.txt", "after the move\n", "moved", "run-moved");
     push(&network, &dir)

@@ -15,7 +15,7 @@ use porter_git::{Bounds, GitError, read};
 
 use super::{
     Server, assert_every_move_to_is_unsafe, clone, committed_repo, fetch_and_push, hostile_commit,
-    raw_tree, succeeded, write,
+    raw_tree, succeeded, text_of, write,
 };
 
 /// Runs real git in `dir` with no system or global config, returning its
@@ -191,10 +191,7 @@ fn checkout_fast_forward_and_reset_hard_leave_what_git_leaves() {
     change::reset(&ours, "HEAD~1", ResetMode::Hard, bounds).expect("reset --hard");
     git(&theirs, &["reset", "-q", "--hard", "HEAD~1"]);
     same_as_git(&ours, &theirs, "reset --hard");
-    assert_eq!(
-        std::fs::read_to_string(ours.join("untracked.txt")).expect("kept"),
-        "mine\n"
-    );
+    assert_eq!(text_of(&ours.join("untracked.txt")), "mine\n");
     assert!(!ours.join("staged.txt").exists());
 
     change::reset(&ours, "next", ResetMode::Mixed, bounds).expect("reset --mixed");
@@ -217,10 +214,7 @@ fn local_changes_block_a_safe_checkout_and_survive_it() {
     );
     let merged = change::merge(&ours, "next", bounds);
     assert!(matches!(merged, Err(GitError::Invalid(_))), "{merged:?}");
-    assert_eq!(
-        std::fs::read_to_string(ours.join("README.md")).expect("read"),
-        "edited here\n"
-    );
+    assert_eq!(text_of(&ours.join("README.md")), "edited here\n");
     assert_eq!(read::rev_parse(&ours, "HEAD").expect("head"), head);
     assert!(!ours.join("new").exists(), "nothing of next was written");
     git(&ours, &["checkout", "-q", "--", "README.md"]);
@@ -232,7 +226,7 @@ fn local_changes_block_a_safe_checkout_and_survive_it() {
         "{refused:?}"
     );
     assert_eq!(
-        std::fs::read_to_string(ours.join("new/deeper/c.txt")).expect("kept"),
+        text_of(&ours.join("new/deeper/c.txt")),
         "an untracked file in the way\n"
     );
     std::fs::remove_dir_all(ours.join("new")).expect("removed");
@@ -283,10 +277,7 @@ fn local_changes_block_a_safe_checkout_and_survive_it() {
     change::checkout(&ours, "next", false, bounds).expect("local changes elsewhere are carried");
     git(&theirs, &["checkout", "-q", "next"]);
     same_as_git(&ours, &theirs, "checkout with local changes carried along");
-    assert_eq!(
-        std::fs::read_to_string(ours.join("keep.txt")).expect("read"),
-        "changed again, unstaged\n"
-    );
+    assert_eq!(text_of(&ours.join("keep.txt")), "changed again, unstaged\n");
 }
 
 #[test]
@@ -341,10 +332,7 @@ fn a_folder_swapped_for_a_symlink_is_never_written_through() {
         git(&dir, &["checkout", "-q", "--", "src"]);
     }
     change::reset(&dir, "more", ResetMode::Hard, Bounds::default()).expect("a real folder works");
-    assert_eq!(
-        std::fs::read_to_string(dir.join("src/more.rs")).expect("read"),
-        "more\n"
-    );
+    assert_eq!(text_of(&dir.join("src/more.rs")), "more\n");
 }
 
 #[test]
