@@ -1275,10 +1275,7 @@ mod tests {
 
     #[test]
     fn a_prepared_file_answers_every_window_as_a_fresh_view_would() {
-        let text = (1..=1200)
-            .map(|n| format!("line {n}\n"))
-            .collect::<Vec<_>>()
-            .concat();
+        let text = text::numbered_lines("line ", 1200);
         let input = FileInput::new(text.as_bytes(), "log.txt");
         let options = Options::default();
         let prepared = prepare(&input, &options, &Cancel::new()).expect("text prepares");
