@@ -1029,11 +1029,29 @@ mod tests {
                 strings.len()
             ),
         ));
+        zip_of_owned(&parts)
+    }
+
+    /// [`zip_of`] for parts whose names and contents are owned strings.
+    fn zip_of_owned(parts: &[(String, String)]) -> Vec<u8> {
         let borrowed: Vec<(&str, &str)> = parts
             .iter()
             .map(|(n, c)| (n.as_str(), c.as_str()))
             .collect();
         zip_of(&borrowed)
+    }
+
+    /// Why the XLSX package of `parts` is refused under `options`.
+    fn xlsx_refusal(parts: &[(String, String)], options: &Options) -> String {
+        reason_for(&zip_of_owned(parts), WorkbookFormat::Xlsx, options)
+    }
+
+    /// The default options but for a cap of `bytes` on decompressed XML.
+    fn xml_capped(bytes: u64) -> Options {
+        Options {
+            office_xml_bytes: bytes,
+            ..Options::default()
+        }
     }
 
     fn read(bytes: &[u8], format: WorkbookFormat) -> Result<Extracted, Failure> {
@@ -1178,15 +1196,7 @@ mod tests {
                 format!(r#"<sst {MAIN_NS} uniqueCount="4000000000"><si><t>x</t></si></sst>"#),
             ),
         ];
-        let borrowed: Vec<(&str, &str)> = parts
-            .iter()
-            .map(|(n, c)| (n.as_str(), c.as_str()))
-            .collect();
-        let reason = reason_for(
-            &zip_of(&borrowed),
-            WorkbookFormat::Xlsx,
-            &Options::default(),
-        );
+        let reason = xlsx_refusal(&parts, &Options::default());
         assert!(reason.contains("declares 4000000000 strings"), "{reason}");
 
         // One 2 KB sheet part listed 100 times, against a 64 KB cap.
@@ -1217,15 +1227,7 @@ mod tests {
                 format!(r"<worksheet {MAIN_NS}><sheetData>{rows}</sheetData></worksheet>"),
             ),
         ];
-        let borrowed: Vec<(&str, &str)> = parts
-            .iter()
-            .map(|(n, c)| (n.as_str(), c.as_str()))
-            .collect();
-        let options = Options {
-            office_xml_bytes: 64 * 1024,
-            ..Options::default()
-        };
-        let reason = reason_for(&zip_of(&borrowed), WorkbookFormat::Xlsx, &options);
+        let reason = xlsx_refusal(&parts, &xml_capped(64 * 1024));
         assert!(reason.contains("list the same parts"), "{reason}");
     }
 
@@ -1243,15 +1245,7 @@ mod tests {
             ),
             ("xl/styles.xml".to_owned(), styles),
         ];
-        let borrowed: Vec<(&str, &str)> = parts
-            .iter()
-            .map(|(n, c)| (n.as_str(), c.as_str()))
-            .collect();
-        let options = Options {
-            office_xml_bytes: 1024 * 1024,
-            ..Options::default()
-        };
-        let reason = reason_for(&zip_of(&borrowed), WorkbookFormat::Xlsx, &options);
+        let reason = xlsx_refusal(&parts, &xml_capped(1024 * 1024));
         assert!(
             reason.starts_with("its cell formats would take more than 1 MiB"),
             "{reason}"
@@ -1264,12 +1258,8 @@ mod tests {
             .map(|r| format!(r#"<row r="{r}"><c r="A{r}"><v>{r}</v></c></row>"#))
             .collect();
         let bytes = xlsx_of(&[sheet("S", &rows)], false, &[]);
-        let options = Options {
-            office_xml_bytes: 4096,
-            ..Options::default()
-        };
         assert_eq!(
-            reason_for(&bytes, WorkbookFormat::Xlsx, &options),
+            reason_for(&bytes, WorkbookFormat::Xlsx, &xml_capped(4096)),
             "its XML comes to more than 4 KiB when decompressed"
         );
     }
