@@ -177,7 +177,7 @@ async fn the_benign_submodules_clone_check_out_detached_and_share_one_bound() {
     build_hostile_repos(&server);
     let temp = tempfile::tempdir().expect("a temp dir");
     let network = server.network(fetch_and_push("t", "https://nowhere.invalid/"));
-    let url = format!("https://127.0.0.1:{}/super.git", server.port);
+    let url = server.url("super.git");
     let sub_commit = Repository::open_bare(server.root.path().join("repos/sub.git"))
         .expect("sub")
         .refname_to_id("refs/heads/main")

@@ -496,7 +496,13 @@ impl Server {
             &["push", "-q", bare.to_str().expect("utf-8"), "main"],
             &seed,
         );
-        format!("https://127.0.0.1:{}/{name}", self.port)
+        self.url(name)
+    }
+
+    /// The server's HTTPS URL of `path` (a repository, or a folder ending
+    /// in `/`).
+    fn url(&self, path: &str) -> String {
+        format!("https://127.0.0.1:{}/{path}", self.port)
     }
 
     fn requests(&self) -> Vec<String> {
@@ -635,10 +641,7 @@ async fn clone_commit_push_and_pull_go_through_porter_net_with_the_covering_cred
     let server = Server::start();
     let url = server.repo("shared.git");
     let work = tempfile::tempdir().expect("a temp dir");
-    let network = server.network(fetch_and_push(
-        "s3cret-token",
-        &format!("https://127.0.0.1:{}/shared.git", server.port),
-    ));
+    let network = server.network(fetch_and_push("s3cret-token", &server.url("shared.git")));
 
     let (a, b) = (work.path().join("a"), work.path().join("b"));
     let cloned = clone(&network, &url, &a).await.expect("clone works");
@@ -684,10 +687,7 @@ async fn a_credential_that_does_not_cover_the_url_is_never_sent() {
     let server = Server::start();
     let url = server.repo("open.git");
     let work = tempfile::tempdir().expect("a temp dir");
-    let network = server.network(fetch_and_push(
-        "never-sent",
-        &format!("https://127.0.0.1:{}/private/", server.port),
-    ));
+    let network = server.network(fetch_and_push("never-sent", &server.url("private/")));
     clone(&network, &url, &work.path().join("c"))
         .await
         .expect("clone works");
@@ -763,7 +763,7 @@ async fn server_failures_reach_the_model_as_a_class_without_the_servers_words() 
         ("denied.git", NetClass::Auth),
     ];
     for (name, class) in cases {
-        let url = format!("https://127.0.0.1:{}/{name}", server.port);
+        let url = server.url(name);
         let result = clone(&network, &url, &work.path().join(name)).await;
         match result {
             Err(error @ GitError::Network { .. }) => {

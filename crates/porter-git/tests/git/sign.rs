@@ -196,7 +196,7 @@ fn a_signed_tag_passes_git_verify_tag_and_names_its_key() {
 const MINT: &str = "POST /api/v3/app/installations/77/access_tokens ";
 
 fn app_network(server: &Server, key_file: &str) -> Network {
-    let base = format!("https://127.0.0.1:{}/api/v3", server.port);
+    let base = server.url("api/v3");
     let app = GithubApp::load(4242, 77, &server.root.path().join(key_file), Some(&base))
         .expect("the app key loads");
     server.network(Access {
@@ -205,9 +205,7 @@ fn app_network(server: &Server, key_file: &str) -> Network {
         may_push: true,
         credentials: vec![Credential {
             name: "the-app".to_owned(),
-            allowed_urls: vec![
-                url::Url::parse(&format!("https://127.0.0.1:{}/", server.port)).expect("url"),
-            ],
+            allowed_urls: vec![url::Url::parse(&server.url("")).expect("url")],
             username: None,
             source: CredentialSource::GithubApp(app),
         }],
@@ -325,10 +323,7 @@ async fn a_push_with_an_app_key_github_does_not_know_fails_as_auth_and_pushes_no
     );
     assert!(push_tokens(&requests).is_empty(), "{requests:?}");
 
-    let plain = server.network(super::fetch_and_push(
-        "not-an-app-token",
-        &format!("https://127.0.0.1:{}/", server.port),
-    ));
+    let plain = server.network(super::fetch_and_push("not-an-app-token", &server.url("")));
     let refused = push(&plain, &dir).await;
     assert_eq!(
         refused.err().and_then(|e| e.class()),

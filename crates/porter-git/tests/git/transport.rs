@@ -157,11 +157,10 @@ fn both_names(server: &Server, covered: &str) -> Network {
 async fn a_moved_repository_is_followed_on_its_host_and_later_requests_use_the_new_url() {
     let server = Server::start();
     let _ = server.repo("real.git");
-    let origin = format!("https://127.0.0.1:{}", server.port);
-    let network = both_names(&server, &format!("{origin}/"));
+    let network = both_names(&server, &server.url(""));
     let work = tempfile::tempdir().expect("a temp dir");
     let dir = work.path().join("moved");
-    clone(&network, &format!("{origin}/moved.git"), &dir)
+    clone(&network, &server.url("moved.git"), &dir)
         .await
         .expect("the moved repository is cloned");
     assert_eq!(text_of(&dir.join("hello.txt")), "hello from the server\n");
@@ -196,16 +195,11 @@ async fn a_moved_repository_is_followed_on_its_host_and_later_requests_use_the_n
 async fn a_credential_never_follows_a_redirect_to_a_url_it_does_not_cover() {
     let server = Server::start();
     let _ = server.repo("real.git");
-    let origin = format!("https://127.0.0.1:{}", server.port);
-    let network = both_names(&server, &format!("{origin}/moved.git"));
+    let network = both_names(&server, &server.url("moved.git"));
     let work = tempfile::tempdir().expect("a temp dir");
-    clone(
-        &network,
-        &format!("{origin}/moved.git"),
-        &work.path().join("c"),
-    )
-    .await
-    .expect("the open repository is cloned without the credential");
+    clone(&network, &server.url("moved.git"), &work.path().join("c"))
+        .await
+        .expect("the open repository is cloned without the credential");
     let requests = server.requests();
     let (old, new): (Vec<&String>, Vec<&String>) =
         requests.iter().partition(|r| r.contains(" /moved.git/"));
@@ -223,16 +217,10 @@ async fn a_credential_never_follows_a_redirect_to_a_url_it_does_not_cover() {
 async fn redirects_to_another_host_port_or_scheme_and_endless_ones_are_refused_by_policy() {
     let server = Server::start();
     let _ = server.repo("real.git");
-    let origin = format!("https://127.0.0.1:{}", server.port);
-    let network = both_names(&server, &format!("{origin}/"));
+    let network = both_names(&server, &server.url(""));
     let work = tempfile::tempdir().expect("a temp dir");
     for name in ["elsewhere.git", "otherport.git", "plain.git", "loop.git"] {
-        let result = clone(
-            &network,
-            &format!("{origin}/{name}"),
-            &work.path().join(name),
-        )
-        .await;
+        let result = clone(&network, &server.url(name), &work.path().join(name)).await;
         assert!(
             matches!(
                 result,

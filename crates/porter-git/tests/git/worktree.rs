@@ -398,7 +398,7 @@ async fn a_clone_leaves_what_git_clone_leaves() {
 
     let ours = work.path().join("ours");
     let theirs = work.path().join("theirs");
-    let url = format!("https://127.0.0.1:{}/rich.git", server.port);
+    let url = server.url("rich.git");
     let network = server.network(fetch_and_push("t", "https://nowhere.invalid/"));
     clone(&network, &url, &ours).await.expect("clone works");
     git(
