@@ -1106,6 +1106,40 @@ mod tests {
         result.expect("the archive is listed")
     }
 
+    /// Every compression around a tar but none.
+    const COMPRESSED: [Compression; 4] = [
+        Compression::Gzip,
+        Compression::Bzip2,
+        Compression::Xz,
+        Compression::Zstd,
+    ];
+
+    /// A xorshift sequence from `seed`: noise that is the same on every run.
+    fn xorshift(mut state: u64) -> impl FnMut() -> u64 {
+        move || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state
+        }
+    }
+
+    /// The listing of the zip in `bytes`, with the default options.
+    fn zip_listing(bytes: &[u8]) -> Extracted {
+        listed(list_zip(bytes, &Options::default(), &Cancel::new()))
+    }
+
+    /// The listing of the tar in `bytes` inside `compression`, with the
+    /// default options.
+    fn tar_listing(bytes: &[u8], compression: Compression) -> Extracted {
+        listed(list_tar(
+            bytes,
+            compression,
+            &Options::default(),
+            &Cancel::new(),
+        ))
+    }
+
     fn lines(extracted: &Extracted) -> Vec<&str> {
         extracted.text.lines().collect()
     }
@@ -1145,7 +1179,7 @@ mod tests {
                 .expect("the entry is written");
             zip_file(writer, "one.txt", b"1");
         });
-        let extracted = listed(list_zip(&bytes, &Options::default(), &Cancel::new()));
+        let extracted = zip_listing(&bytes);
         assert_eq!(
             lines(&extracted),
             [
@@ -1173,7 +1207,7 @@ mod tests {
                 .add_symlink("far", &target, stored())
                 .expect("the link is added");
         });
-        let extracted = listed(list_zip(&bytes, &Options::default(), &Cancel::new()));
+        let extracted = zip_listing(&bytes);
         assert_eq!(
             lines(&extracted),
             ["far\tsymbolic link (its target is not shown)"]
@@ -1182,11 +1216,7 @@ mod tests {
 
     #[test]
     fn an_empty_zip_is_listed_as_empty() {
-        let extracted = listed(list_zip(
-            &zip_of(|_| {}),
-            &Options::default(),
-            &Cancel::new(),
-        ));
+        let extracted = zip_listing(&zip_of(|_| {}));
         assert_eq!(extracted.text, "");
         assert_eq!(
             extracted.notes,
@@ -1208,20 +1238,12 @@ mod tests {
             assert_eq!(shown(raw, "name"), expected, "{raw:?}");
         }
         let bytes = zip_of(|writer| zip_file(writer, "a\nb\tc\r.txt", b""));
-        assert_eq!(
-            listed(list_zip(&bytes, &Options::default(), &Cancel::new())).text,
-            "a?b?c?.txt\t0 bytes\n"
-        );
+        assert_eq!(zip_listing(&bytes).text, "a?b?c?.txt\t0 bytes\n");
         let bytes = tar_of(|builder| {
             tar_pax(builder, &[("path", "x\ny\u{1b}.txt".as_bytes())]);
             tar_file(builder, "short", b"ab");
         });
-        let extracted = listed(list_tar(
-            &bytes,
-            Compression::None,
-            &Options::default(),
-            &Cancel::new(),
-        ));
+        let extracted = tar_listing(&bytes, Compression::None);
         assert_eq!(extracted.text, "x?y?.txt\t2 bytes\n");
     }
 
@@ -1236,17 +1258,12 @@ mod tests {
         );
 
         let bytes = zip_of(|writer| zip_file(writer, &long, b"abc"));
-        let extracted = listed(list_zip(&bytes, &Options::default(), &Cancel::new()));
+        let extracted = zip_listing(&bytes);
         assert_eq!(extracted.text, format!("{expected}\t3 bytes\n"));
 
         // The tar builder writes a name this long as a GNU long-name entry.
         let bytes = tar_of(|builder| tar_file(builder, &long, b"abc"));
-        let extracted = listed(list_tar(
-            &bytes,
-            Compression::None,
-            &Options::default(),
-            &Cancel::new(),
-        ));
+        let extracted = tar_listing(&bytes, Compression::None);
         assert_eq!(extracted.text, format!("{expected}\t3 bytes\n"));
     }
 
@@ -1324,7 +1341,7 @@ mod tests {
     fn a_zip_declaring_a_huge_size_is_listed_with_a_bomb_note() {
         let bytes = zip_declaring(0xF000_0000);
         let started = Instant::now();
-        let extracted = listed(list_zip(&bytes, &Options::default(), &Cancel::new()));
+        let extracted = zip_listing(&bytes);
         assert!(started.elapsed() < Duration::from_secs(2));
         assert_eq!(lines(&extracted), ["bomb.bin\t3.8 GiB"]);
         let note = format!(
@@ -1364,7 +1381,7 @@ mod tests {
             }
         });
         let started = Instant::now();
-        let extracted = listed(list_zip(&bytes, &Options::default(), &Cancel::new()));
+        let extracted = zip_listing(&bytes);
         assert!(started.elapsed() < Duration::from_secs(5));
         assert_eq!(lines(&extracted).len(), 2001);
         assert!(
@@ -1388,7 +1405,7 @@ mod tests {
             .rposition(|window| window == b"PK\x01\x02")
             .expect("the zip has a central directory entry");
         bytes[central + 46] = b'b'; // the last entry, "c", now repeats "b"
-        let extracted = listed(list_zip(&bytes, &Options::default(), &Cancel::new()));
+        let extracted = zip_listing(&bytes);
         assert_eq!(lines(&extracted), ["a\t1 byte", "b\t1 byte"]);
         assert!(
             extracted.notes.contains(&"Some entries repeat the name of an earlier entry; only one entry of each name is listed.".to_owned()),
@@ -1464,12 +1481,7 @@ mod tests {
                 )
                 .expect("the link is written");
         });
-        let extracted = listed(list_tar(
-            &bytes,
-            Compression::None,
-            &Options::default(),
-            &Cancel::new(),
-        ));
+        let extracted = tar_listing(&bytes, Compression::None);
         let long_link = format!("long-link\tsymbolic link → {}", "far/".repeat(60));
         assert_eq!(
             lines(&extracted),
@@ -1517,12 +1529,7 @@ mod tests {
         ];
         for (compression, summary) in cases {
             let bytes = compress(&plain, compression);
-            let extracted = listed(list_tar(
-                &bytes,
-                compression,
-                &Options::default(),
-                &Cancel::new(),
-            ));
+            let extracted = tar_listing(&bytes, compression);
             assert_eq!(
                 extracted.text, "notes.txt\t11 bytes\nzeros.bin\t97.7 KiB\n",
                 "{compression:?}"
@@ -1546,20 +1553,10 @@ mod tests {
         let plain = tar_of_files(&["a", "b"]);
         // Two streams: the whole tar but for its end blocks, then the rest.
         let split = 3 * TAR_BLOCK_BYTES;
-        for compression in [
-            Compression::Gzip,
-            Compression::Bzip2,
-            Compression::Xz,
-            Compression::Zstd,
-        ] {
+        for compression in COMPRESSED {
             let mut bytes = compress(&plain[..split], compression);
             bytes.extend(compress(&plain[split..], compression));
-            let extracted = listed(list_tar(
-                &bytes,
-                compression,
-                &Options::default(),
-                &Cancel::new(),
-            ));
+            let extracted = tar_listing(&bytes, compression);
             assert_eq!(
                 lines(&extracted),
                 ["a\t1 byte", "b\t1 byte"],
@@ -1623,25 +1620,12 @@ mod tests {
             tar_file(builder, "first.txt", b"first");
             // Incompressible, and long enough to span several blocks of
             // every compression, so the first entries decode from half of it.
-            let mut state = 0x2545_f491_4f6c_dd1d_u64;
-            let noise: Vec<u8> = (0..600_000)
-                .map(|_| {
-                    state ^= state << 13;
-                    state ^= state >> 7;
-                    state ^= state << 17;
-                    state as u8
-                })
-                .collect();
+            let mut next = xorshift(0x2545_f491_4f6c_dd1d);
+            let noise: Vec<u8> = (0..600_000).map(|_| next() as u8).collect();
             tar_file(builder, "noise.bin", &noise);
             tar_file(builder, "last.txt", b"last");
         });
-        for compression in [
-            Compression::Gzip,
-            Compression::Bzip2,
-            Compression::Xz,
-            Compression::Zstd,
-            Compression::None,
-        ] {
+        for compression in COMPRESSED.into_iter().chain([Compression::None]) {
             let bytes = compress(&plain, compression);
             let cut = &bytes[..bytes.len() / 2];
             let extracted = list_tar(cut, compression, &Options::default(), &Cancel::new())
@@ -1689,12 +1673,7 @@ mod tests {
     fn a_damaged_header_after_some_entries_is_noted() {
         let mut bytes = tar_of_files(&["a", "b", "c"]);
         bytes[2 * 2 * TAR_BLOCK_BYTES] ^= 0xff; // the name of the third header
-        let extracted = listed(list_tar(
-            &bytes,
-            Compression::None,
-            &Options::default(),
-            &Cancel::new(),
-        ));
+        let extracted = tar_listing(&bytes, Compression::None);
         assert_eq!(lines(&extracted), ["a\t1 byte", "b\t1 byte"]);
         assert_eq!(
             extracted.notes[1],
@@ -1705,12 +1684,7 @@ mod tests {
     #[test]
     fn an_empty_tar_is_listed_as_empty() {
         let bytes = tar_of(|_| {});
-        let extracted = listed(list_tar(
-            &bytes,
-            Compression::None,
-            &Options::default(),
-            &Cancel::new(),
-        ));
+        let extracted = tar_listing(&bytes, Compression::None);
         assert_eq!(extracted.text, "");
         assert_eq!(extracted.notes, ["A tar archive with no entries."]);
     }
@@ -1732,12 +1706,7 @@ mod tests {
                 .expect("the long name is written");
             tar_file(builder, "short", b"abc");
         });
-        let extracted = listed(list_tar(
-            &at_limit,
-            Compression::None,
-            &Options::default(),
-            &Cancel::new(),
-        ));
+        let extracted = tar_listing(&at_limit, Compression::None);
         let expected = format!(
             "{}…(name of 1,048,575 characters)\t3 bytes\n",
             "n".repeat(NAME_CHARS)
@@ -1749,12 +1718,7 @@ mod tests {
         let mut over = tar_of(|builder| tar_file(builder, "before.txt", b"b"));
         over.truncate(2 * TAR_BLOCK_BYTES);
         over.extend_from_slice(long_name(TAR_EXTENSION_BYTES + 1).as_bytes());
-        let extracted = listed(list_tar(
-            &over,
-            Compression::None,
-            &Options::default(),
-            &Cancel::new(),
-        ));
+        let extracted = tar_listing(&over, Compression::None);
         assert_eq!(lines(&extracted), ["before.txt\t1 byte"]);
         assert_eq!(
             extracted.notes[1],
@@ -1832,48 +1796,20 @@ mod tests {
         let cases: Vec<(&str, Vec<u8>, Compression, bool)> = vec![
             ("plain tar", plain.clone(), Compression::None, true),
             ("v7 tar", v7.to_vec(), Compression::None, true),
-            (
-                "gzip tar",
-                compress(&plain, Compression::Gzip),
-                Compression::Gzip,
-                true,
-            ),
-            (
-                "bzip2 tar",
-                compress(&plain, Compression::Bzip2),
-                Compression::Bzip2,
-                true,
-            ),
-            (
-                "xz tar",
-                compress(&plain, Compression::Xz),
-                Compression::Xz,
-                true,
-            ),
-            (
-                "zstd tar",
-                compress(&plain, Compression::Zstd),
-                Compression::Zstd,
-                true,
-            ),
             ("bad checksum", bad_sum, Compression::None, false),
-            (
-                "gzip text",
-                compress(&text, Compression::Gzip),
-                Compression::Gzip,
-                false,
-            ),
-            (
-                "zstd text",
-                compress(&text, Compression::Zstd),
-                Compression::Zstd,
-                false,
-            ),
             ("zeros", vec![0; 4096], Compression::None, false),
             ("short", plain[..511].to_vec(), Compression::None, false),
             ("not gzip", plain.clone(), Compression::Gzip, false),
             ("not xz", text.clone(), Compression::Xz, false),
         ];
+        for compression in COMPRESSED {
+            let bytes = compress(&plain, compression);
+            assert!(wraps_tar(&bytes, compression), "{compression:?} tar");
+        }
+        for compression in [Compression::Gzip, Compression::Zstd] {
+            let bytes = compress(&text, compression);
+            assert!(!wraps_tar(&bytes, compression), "{compression:?} text");
+        }
         for (what, bytes, compression, expected) in cases {
             assert_eq!(wraps_tar(&bytes, compression), expected, "{what}");
         }
@@ -1924,21 +1860,12 @@ mod tests {
                 .add_directory("d/", stored())
                 .expect("the directory is added");
         });
-        let fixtures = [
-            (tar.clone(), Some(Compression::None)),
-            (compress(&tar, Compression::Gzip), Some(Compression::Gzip)),
-            (compress(&tar, Compression::Bzip2), Some(Compression::Bzip2)),
-            (compress(&tar, Compression::Xz), Some(Compression::Xz)),
-            (compress(&tar, Compression::Zstd), Some(Compression::Zstd)),
-            (zip, None),
-        ];
-        let mut state = 0x9e37_79b9_7f4a_7c15_u64;
-        let mut next = move || {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            state
-        };
+        let mut fixtures = vec![(tar.clone(), Some(Compression::None))];
+        for compression in COMPRESSED {
+            fixtures.push((compress(&tar, compression), Some(compression)));
+        }
+        fixtures.push((zip, None));
+        let mut next = xorshift(0x9e37_79b9_7f4a_7c15);
         let options = limits(50, 4096, 1 << 20);
         for (bytes, compression) in &fixtures {
             for _ in 0..300 {
@@ -1947,7 +1874,7 @@ mod tests {
                     let at = (next() % mangled.len() as u64) as usize;
                     mangled[at] = next() as u8;
                 }
-                if next() % 4 == 0 {
+                if next().is_multiple_of(4) {
                     mangled.truncate((next() % mangled.len() as u64) as usize);
                 }
                 match compression {

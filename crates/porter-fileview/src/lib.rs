@@ -563,22 +563,7 @@ impl File<'_> {
     /// A document read into its Markdown, ready to be cut into windows of
     /// numbered Markdown lines, with its outline in the record.
     fn paged_markdown(&self, kind: Kind, mime: &str, what: &str, document: Markdown) -> Prepared {
-        let (outline, note) = markdown::outline(&document.text);
-        let mut notes = document.notes;
-        notes.extend(note);
-        let mut prepared = self.paged(
-            kind,
-            mime,
-            &format!("{what}, as Markdown"),
-            Extracted {
-                text: document.text,
-                notes,
-            },
-        );
-        if let Prep::Paged(paged) = &mut prepared.0 {
-            paged.record.outline = outline;
-        }
-        prepared
+        self.paged_outlined(kind, mime, &format!("{what}, as Markdown"), document)
     }
 
     /// An image whose pixels hold text: the text read by OCR in numbered
@@ -589,29 +574,47 @@ impl File<'_> {
         mime: &str,
         what: &str,
         picture: picture::Picture,
-        read: Markdown,
-        ocr_notes: Vec<String>,
+        mut read: Markdown,
+        mut ocr_notes: Vec<String>,
         image: Block,
     ) -> Prepared {
-        let (outline, cut) = markdown::outline(&read.text);
-        let mut notes = ocr_notes;
-        notes.extend(read.notes);
-        notes.extend(cut);
-        notes.push(format!("The image follows the text: {}", picture.note));
-        let mut prepared = self.paged(
+        ocr_notes.append(&mut read.notes);
+        read.notes = ocr_notes;
+        let mut prepared = self.paged_outlined(
             Kind::Image,
             mime,
             &format!("{what}, text read from the image (OCR)"),
+            read,
+        );
+        if let Prep::Paged(paged) = &mut prepared.0 {
+            paged
+                .notes
+                .push(format!("The image follows the text: {}", picture.note));
+            paged.record.shown = Shown::Image;
+            paged.record.image = Some(picture.record);
+            paged.after.push(image);
+        }
+        prepared
+    }
+
+    /// Markdown text as [`File::paged`] pages it, described as `what`,
+    /// with its outline in the record (and a note after the document's own
+    /// when the outline was cut).
+    fn paged_outlined(&self, kind: Kind, mime: &str, what: &str, document: Markdown) -> Prepared {
+        let (outline, note) = markdown::outline(&document.text);
+        let mut notes = document.notes;
+        notes.extend(note);
+        let mut prepared = self.paged(
+            kind,
+            mime,
+            what,
             Extracted {
-                text: read.text,
+                text: document.text,
                 notes,
             },
         );
         if let Prep::Paged(paged) = &mut prepared.0 {
             paged.record.outline = outline;
-            paged.record.shown = Shown::Image;
-            paged.record.image = Some(picture.record);
-            paged.after.push(image);
         }
         prepared
     }
@@ -1181,13 +1184,12 @@ mod tests {
     use super::*;
 
     fn show(bytes: &[u8], name: &str, options: &Options) -> View {
-        view(
-            &FileInput::new(bytes, name),
-            &WindowRequest::default(),
-            options,
-            &Cancel::new(),
-        )
-        .expect("every file gets a view")
+        show_input(&FileInput::new(bytes, name), options)
+    }
+
+    fn show_input(input: &FileInput, options: &Options) -> View {
+        view(input, &WindowRequest::default(), options, &Cancel::new())
+            .expect("every file gets a view")
     }
 
     fn first_text(view: &View) -> &str {
@@ -1257,13 +1259,7 @@ mod tests {
             link: Some("https://chat.example.invalid/pl/1"),
             ..FileInput::new(&mp4, "clip.mp4")
         };
-        let shown = view(
-            &input,
-            &WindowRequest::default(),
-            &Options::default(),
-            &Cancel::new(),
-        )
-        .expect("a view");
+        let shown = show_input(&input, &Options::default());
         let json = serde_json::to_value(&shown.content).expect("blocks serialize");
         assert_eq!(json[1]["type"], "resource");
         assert_eq!(json[1]["resource"]["mimeType"], "video/mp4");
@@ -1279,10 +1275,7 @@ mod tests {
 
     #[test]
     fn a_prepared_file_answers_every_window_as_a_fresh_view_would() {
-        let text = (1..=1200)
-            .map(|n| format!("line {n}\n"))
-            .collect::<Vec<_>>()
-            .concat();
+        let text = text::numbered_lines("line ", 1200);
         let input = FileInput::new(text.as_bytes(), "log.txt");
         let options = Options::default();
         let prepared = prepare(&input, &options, &Cancel::new()).expect("text prepares");
@@ -1325,13 +1318,7 @@ mod tests {
             declared_type: Some("image/png"),
             ..FileInput::new(b"plain words\n", "words")
         };
-        let shown = view(
-            &input,
-            &WindowRequest::default(),
-            &Options::default(),
-            &Cancel::new(),
-        )
-        .expect("a view");
+        let shown = show_input(&input, &Options::default());
         assert_eq!(
             shown.structured.type_note.as_deref(),
             Some("image/png as declared, but its bytes are text/plain.")
@@ -1358,13 +1345,7 @@ mod tests {
             link: Some("https://chat.example.invalid/pl/9"),
             ..FileInput::new(&[0x00, 0x9D, 0x01, 0x02], "blob.bin")
         };
-        let shown = view(
-            &input,
-            &WindowRequest::default(),
-            &Options::default(),
-            &Cancel::new(),
-        )
-        .expect("a view");
+        let shown = show_input(&input, &Options::default());
         assert_eq!(
             first_text(&shown),
             "blob.bin: binary data (application/octet-stream), 4 bytes. It is not shown because its \

@@ -56,7 +56,7 @@ pub(crate) fn check_pdf(bytes: &[u8], limit: usize) -> Result<(), Failure> {
 
 /// The end of the literal string opened at `at`: parentheses nest, and a
 /// backslash escapes the next byte.
-fn string_end(bytes: &[u8], mut at: usize) -> usize {
+pub(crate) fn string_end(bytes: &[u8], mut at: usize) -> usize {
     let mut open = 0usize;
     while at < bytes.len() {
         match bytes[at] {

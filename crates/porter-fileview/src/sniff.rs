@@ -272,39 +272,51 @@ fn is_mpeg_audio_frame(bytes: &[u8]) -> bool {
         && (c & 0x0C) != 0x0C
 }
 
+/// The binary formats the view does not read, by their first bytes, with
+/// their type and what a description calls them; the first match names
+/// the file.
+const OTHER_SIGNATURES: &[(&[u8], &str, &str)] = &[
+    (
+        b"7z\xBC\xAF\x27\x1C",
+        "application/x-7z-compressed",
+        "7-Zip archive",
+    ),
+    (b"Rar!\x1A\x07", "application/vnd.rar", "RAR archive"),
+    (b"\x7FELF", "application/x-executable", "ELF executable"),
+    (
+        b"MZ",
+        "application/vnd.microsoft.portable-executable",
+        "Windows executable",
+    ),
+    (
+        b"SQLite format 3\0",
+        "application/vnd.sqlite3",
+        "SQLite database",
+    ),
+    (b"\0asm", "application/wasm", "WebAssembly module"),
+    (b"wOFF", "font/woff", "web font"),
+    (b"wOF2", "font/woff", "web font"),
+    (b"\0\x01\0\0\0", "font/ttf", "font"),
+    (b"OTTO", "font/ttf", "font"),
+    (b"\0\0\x01\0", "image/vnd.microsoft.icon", "icon"),
+    (b"8BPS", "image/vnd.adobe.photoshop", "Photoshop image"),
+    (
+        b"\xCA\xFE\xBA\xBE",
+        "application/java-vm",
+        "Java class file",
+    ),
+];
+
 /// Names for binary formats the view does not read, so the description
 /// says what the file is.
 fn other(bytes: &[u8]) -> Sniffed {
-    let starts = |sig: &[u8]| bytes.starts_with(sig);
-    let (mime, what) = if starts(b"7z\xBC\xAF\x27\x1C") {
-        ("application/x-7z-compressed", "7-Zip archive")
-    } else if starts(b"Rar!\x1A\x07") {
-        ("application/vnd.rar", "RAR archive")
-    } else if starts(b"\x7FELF") {
-        ("application/x-executable", "ELF executable")
-    } else if starts(b"MZ") {
-        (
-            "application/vnd.microsoft.portable-executable",
-            "Windows executable",
-        )
-    } else if starts(b"SQLite format 3\0") {
-        ("application/vnd.sqlite3", "SQLite database")
-    } else if starts(b"\0asm") {
-        ("application/wasm", "WebAssembly module")
-    } else if starts(b"wOFF") || starts(b"wOF2") {
-        ("font/woff", "web font")
-    } else if starts(b"\0\x01\0\0\0") || starts(b"OTTO") {
-        ("font/ttf", "font")
-    } else if starts(b"\0\0\x01\0") {
-        ("image/vnd.microsoft.icon", "icon")
-    } else if starts(b"8BPS") {
-        ("image/vnd.adobe.photoshop", "Photoshop image")
-    } else if starts(b"\xCA\xFE\xBA\xBE") {
-        ("application/java-vm", "Java class file")
-    } else if bytes.is_empty() {
-        ("application/octet-stream", "an empty file")
-    } else {
-        ("application/octet-stream", "binary data")
+    let (mime, what) = match OTHER_SIGNATURES
+        .iter()
+        .find(|(signature, _, _)| bytes.starts_with(signature))
+    {
+        Some(&(_, mime, what)) => (mime, what),
+        None if bytes.is_empty() => ("application/octet-stream", "an empty file"),
+        None => ("application/octet-stream", "binary data"),
     };
     Sniffed::Other {
         mime: mime.to_owned(),

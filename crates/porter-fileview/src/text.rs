@@ -248,6 +248,29 @@ pub(crate) fn window(
     })
 }
 
+/// Appends to `text` as much of `piece` as keeps it within `cap` bytes (cut
+/// on a character boundary), and says whether all of `piece` fitted: the
+/// one rule of the outputs that stop taking text at a cap.
+pub(crate) fn push_capped(text: &mut String, piece: &str, cap: usize) -> bool {
+    let room = cap.saturating_sub(text.len());
+    let end = floor_char_boundary(piece, room);
+    text.push_str(&piece[..end]);
+    end == piece.len()
+}
+
+/// `count` lines for tests, each its number after `prefix`
+/// (`line 1\nline 2\n…`).
+#[cfg(test)]
+pub(crate) fn numbered_lines(prefix: &str, count: usize) -> String {
+    let mut text = String::new();
+    for n in 1..=count {
+        text.push_str(prefix);
+        text.push_str(&n.to_string());
+        text.push('\n');
+    }
+    text
+}
+
 /// The largest index ≤ `at` that falls on a character boundary of `s`.
 pub(crate) fn floor_char_boundary(s: &str, at: usize) -> usize {
     if at >= s.len() {
@@ -305,10 +328,7 @@ mod tests {
 
     #[test]
     fn every_line_is_found_across_the_index_marks() {
-        let text = (1..=1000)
-            .map(|n| format!("{n}\n"))
-            .collect::<Vec<_>>()
-            .concat();
+        let text = numbered_lines("", 1000);
         let index = LineIndex::new(&text);
         assert_eq!(index.total_lines(), 1000);
         for line in [1, 2, 127, 128, 129, 130, 256, 257, 999, 1000] {
@@ -355,10 +375,7 @@ mod tests {
 
     #[test]
     fn a_window_stops_at_the_line_count_and_says_where_the_next_starts() {
-        let text = (1..=1200)
-            .map(|n| format!("line {n}\n"))
-            .collect::<Vec<_>>()
-            .concat();
+        let text = numbered_lines("line ", 1200);
         let options = Options::default();
         let first = window_of(&text, &WindowRequest::default(), &options).expect("fits");
         assert_eq!((first.end_line, first.next_start_line()), (500, Some(501)));
@@ -376,10 +393,7 @@ mod tests {
 
     #[test]
     fn the_line_limit_is_held_at_its_edge_and_a_bigger_request_is_capped_with_a_note() {
-        let text = (1..=3000)
-            .map(|n| format!("{n}\n"))
-            .collect::<Vec<_>>()
-            .concat();
+        let text = numbered_lines("", 3000);
         let options = Options::default();
         let at_limit = window_of(&text, &request(None, Some(2000)), &options).expect("fits");
         assert_eq!((at_limit.end_line, at_limit.notes.len()), (2000, 0));

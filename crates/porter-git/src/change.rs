@@ -11,7 +11,7 @@ use git2::{IndexAddOption, Oid, Repository, ResetType, Signature};
 
 use crate::error::GitError;
 use crate::paths::{Bounds, check_path, check_tree};
-use crate::read::open;
+use crate::read::{born_head, open};
 use crate::sign::Signer;
 use crate::worktree::{self, WorkTree};
 
@@ -185,16 +185,9 @@ fn record(
         ));
     }
     let tree = repo.find_tree(index.write_tree()?)?;
-    let parent = match repo.head() {
-        Ok(head) => Some(head.peel_to_commit()?),
-        Err(e)
-            if e.code() == git2::ErrorCode::UnbornBranch
-                || e.code() == git2::ErrorCode::NotFound =>
-        {
-            None
-        }
-        Err(e) => return Err(e.into()),
-    };
+    let parent = born_head(&repo)?
+        .map(|head| head.peel_to_commit())
+        .transpose()?;
     if !allow_empty && parent.as_ref().is_some_and(|p| p.tree_id() == tree.id()) {
         return Err(GitError::invalid(
             "commit: nothing staged changes the tree; add files first",

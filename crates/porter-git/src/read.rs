@@ -3,7 +3,10 @@
 
 use std::path::Path;
 
-use git2::{BlameOptions, DiffFormat, DiffOptions, ObjectType, Repository, Sort, StatusOptions};
+use git2::{
+    BlameOptions, DiffFormat, DiffOptions, ObjectType, Reference, Repository, Sort, Status,
+    StatusOptions,
+};
 use regex::RegexBuilder;
 
 use crate::error::GitError;
@@ -26,6 +29,20 @@ pub fn open(dir: &Path) -> Result<Repository, GitError> {
     })?;
     refuse_moved_work_tree(&repo, dir)?;
     Ok(repo)
+}
+
+/// HEAD of `repo`, or `None` while its branch is unborn (no commit yet).
+pub(crate) fn born_head(repo: &Repository) -> Result<Option<Reference<'_>>, GitError> {
+    match repo.head() {
+        Ok(head) => Ok(Some(head)),
+        Err(e)
+            if e.code() == git2::ErrorCode::UnbornBranch
+                || e.code() == git2::ErrorCode::NotFound =>
+        {
+            Ok(None)
+        }
+        Err(e) => Err(e.into()),
+    }
 }
 
 /// The repository in `dir` itself, without searching parent folders.
@@ -95,30 +112,8 @@ pub fn status(dir: &Path, window: Window) -> Result<Page, GitError> {
     pager.push(&format!("## {head}{detached}"));
     for entry in statuses.iter() {
         let s = entry.status();
-        let x = if s.is_index_new() {
-            'A'
-        } else if s.is_index_modified() {
-            'M'
-        } else if s.is_index_deleted() {
-            'D'
-        } else if s.is_index_renamed() {
-            'R'
-        } else if s.is_index_typechange() {
-            'T'
-        } else {
-            ' '
-        };
-        let y = if s.is_wt_new() {
-            '?'
-        } else if s.is_wt_modified() {
-            'M'
-        } else if s.is_wt_deleted() {
-            'D'
-        } else if s.is_wt_typechange() {
-            'T'
-        } else {
-            ' '
-        };
+        let x = status_letter(s, INDEX_LETTERS);
+        let y = status_letter(s, WORK_TREE_LETTERS);
         let (x, y) = if s.is_conflicted() {
             ('U', 'U')
         } else if s.is_wt_new() {
@@ -132,6 +127,34 @@ pub fn status(dir: &Path, window: Window) -> Result<Page, GitError> {
         }
     }
     Ok(pager.finish())
+}
+
+/// The letter `git status --short` gives a change staged in the index, by
+/// the first flag that holds.
+const INDEX_LETTERS: &[(Status, char)] = &[
+    (Status::INDEX_NEW, 'A'),
+    (Status::INDEX_MODIFIED, 'M'),
+    (Status::INDEX_DELETED, 'D'),
+    (Status::INDEX_RENAMED, 'R'),
+    (Status::INDEX_TYPECHANGE, 'T'),
+];
+
+/// The letter `git status --short` gives a change in the work tree, by the
+/// first flag that holds.
+const WORK_TREE_LETTERS: &[(Status, char)] = &[
+    (Status::WT_NEW, '?'),
+    (Status::WT_MODIFIED, 'M'),
+    (Status::WT_DELETED, 'D'),
+    (Status::WT_TYPECHANGE, 'T'),
+];
+
+/// The letter of the first flag of `letters` that `status` holds, or a
+/// space when it holds none.
+fn status_letter(status: Status, letters: &[(Status, char)]) -> char {
+    letters
+        .iter()
+        .find(|(flag, _)| status.contains(*flag))
+        .map_or(' ', |&(_, letter)| letter)
 }
 
 /// `log` lists commits from `rev` (default HEAD), newest first, one line

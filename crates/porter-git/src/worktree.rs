@@ -30,6 +30,7 @@ use git2::{Delta, FileMode, IndexEntry, IndexTime, Oid, Repository, Status, Tree
 
 use crate::error::GitError;
 use crate::paths::check_path;
+use crate::read::born_head;
 
 /// `MAX_LISTED_CONFLICTS` is how many paths a refused checkout names.
 const MAX_LISTED_CONFLICTS: usize = 10;
@@ -129,16 +130,9 @@ fn git_mode(mode: FileMode) -> u32 {
 
 /// The steps from HEAD's tree (nothing, when HEAD is unborn) to `tree`.
 fn safe_steps(repo: &Repository, tree: &Tree<'_>) -> Result<Vec<Step>, GitError> {
-    let baseline = match repo.head() {
-        Ok(head) => Some(head.peel_to_tree()?),
-        Err(e)
-            if e.code() == git2::ErrorCode::UnbornBranch
-                || e.code() == git2::ErrorCode::NotFound =>
-        {
-            None
-        }
-        Err(e) => return Err(e.into()),
-    };
+    let baseline = born_head(repo)?
+        .map(|head| head.peel_to_tree())
+        .transpose()?;
     let diff = repo.diff_tree_to_tree(baseline.as_ref(), Some(tree), None)?;
     let mut steps = Vec::new();
     for delta in diff.deltas() {
@@ -522,6 +516,10 @@ mod tests {
     use super::*;
     use std::os::unix::fs::PermissionsExt as _;
 
+    fn text_of(path: &Path) -> String {
+        std::fs::read_to_string(path).expect("the file reads")
+    }
+
     fn tree_with_outside() -> (tempfile::TempDir, std::path::PathBuf, std::path::PathBuf) {
         let temp = tempfile::tempdir().expect("a temp dir");
         let root = temp.path().join("work");
@@ -550,10 +548,7 @@ mod tests {
         );
         work.write_file("a/b/plain.txt", b"again\n", false)
             .expect("rewritten");
-        assert_eq!(
-            std::fs::read_to_string(root.join("a/b/plain.txt")).expect("read"),
-            "again\n"
-        );
+        assert_eq!(text_of(&root.join("a/b/plain.txt")), "again\n");
         let names: Vec<_> = std::fs::read_dir(root.join("a/b"))
             .expect("listed")
             .flatten()
@@ -617,10 +612,7 @@ mod tests {
             .map(|e| e.file_name())
             .collect();
         assert_eq!(names, vec![std::ffi::OsString::from("victim")]);
-        assert_eq!(
-            std::fs::read_to_string(outside.join("victim")).expect("read"),
-            "keep\n"
-        );
+        assert_eq!(text_of(&outside.join("victim")), "keep\n");
     }
 
     #[test]
@@ -630,14 +622,8 @@ mod tests {
         std::fs::hard_link(outside.join("target"), root.join("file")).expect("linked");
         let mut work = WorkTree::open(&root).expect("opens");
         work.write_file("file", b"new\n", false).expect("written");
-        assert_eq!(
-            std::fs::read_to_string(outside.join("target")).expect("read"),
-            "keep\n"
-        );
-        assert_eq!(
-            std::fs::read_to_string(root.join("file")).expect("read"),
-            "new\n"
-        );
+        assert_eq!(text_of(&outside.join("target")), "keep\n");
+        assert_eq!(text_of(&root.join("file")), "new\n");
     }
 
     #[test]

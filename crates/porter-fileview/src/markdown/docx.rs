@@ -14,9 +14,9 @@
 use std::collections::HashMap;
 use std::io::BufRead;
 
-use super::{Markdown, escape_inline};
+use super::{Markdown, OpenTables, escape_inline, table_block};
 use crate::bounds::{Cancel, Failure};
-use crate::document::{Block, Cell, Inline, Writer};
+use crate::document::{Block, Inline, Writer};
 use crate::office::package::Package;
 use crate::office::xml::{Node, Xml, attribute, local, named, prefixed_id};
 use crate::options::Options;
@@ -60,10 +60,7 @@ pub(crate) fn convert(
     options: &Options,
     cancel: &Cancel,
 ) -> Result<Markdown, Failure> {
-    let mut package = Package::open_checked(bytes, options)?;
-    let main = package
-        .main_part()?
-        .unwrap_or_else(|| DEFAULT_MAIN.to_owned());
+    let (mut package, main) = Package::open_with_main(bytes, options, DEFAULT_MAIN)?;
     let rels = package.relationships(&main)?;
     let part_of = |suffix: &str, fallback: &str| {
         rels.iter()
@@ -284,19 +281,13 @@ enum Frame {
     },
 }
 
-/// A table being read: its rows of cells.
-#[derive(Debug, Default)]
-struct Table {
-    rows: Vec<Vec<String>>,
-}
-
 /// The walk's state.
 struct Walk<'c, 'o> {
     context: &'c Context,
     out: &'o mut Writer,
     frames: Vec<Frame>,
     paragraphs: Vec<Paragraph>,
-    tables: Vec<Table>,
+    tables: OpenTables,
     /// Lines of text-box paragraphs waiting for their paragraph to end.
     pending: Vec<String>,
     runs: usize,
@@ -321,7 +312,7 @@ fn read_document<R: BufRead>(
         out,
         frames: Vec::new(),
         paragraphs: Vec::new(),
-        tables: Vec::new(),
+        tables: OpenTables::default(),
         pending: Vec::new(),
         runs: 0,
         used: 0,
@@ -439,20 +430,16 @@ impl Walk<'_, '_> {
                 Frame::Other
             }
             "tbl" => {
-                self.tables.push(Table::default());
+                self.tables.open();
                 Frame::Table
             }
             "tr" => {
-                if let Some(table) = self.tables.last_mut() {
-                    table.rows.push(Vec::new());
-                }
+                self.tables.row();
                 Frame::Row
             }
             "tc" => {
                 self.used += CELL_COST_BYTES;
-                if let Some(row) = self.tables.last_mut().and_then(|t| t.rows.last_mut()) {
-                    row.push(String::new());
-                }
+                self.tables.empty_cells(1);
                 Frame::Cell { span: 1 }
             }
             "gridSpan" => {
@@ -519,9 +506,7 @@ impl Walk<'_, '_> {
             Frame::Cell { span } => {
                 // The merged cell's text stays in its first column;
                 // the columns it covers follow it empty.
-                if let Some(row) = self.tables.last_mut().and_then(|t| t.rows.last_mut()) {
-                    row.extend(std::iter::repeat_n(String::new(), span - 1));
-                }
+                self.tables.empty_cells(span - 1);
             }
             Frame::Text | Frame::Row | Frame::Alternate { .. } => {}
         }
@@ -632,7 +617,7 @@ impl Walk<'_, '_> {
         if !self.frames.iter().any(|f| matches!(f, Frame::Cell { .. })) {
             return None;
         }
-        self.tables.last_mut()?.rows.last_mut()?.last_mut()
+        self.tables.last_cell()
     }
 
     /// Writes a body paragraph as a heading, a list item or a paragraph.
@@ -692,11 +677,11 @@ impl Walk<'_, '_> {
     /// Finishes the innermost table: as a GFM table in the body, or
     /// flattened into the cell that holds it.
     fn end_table(&mut self) {
-        let Some(finished) = self.tables.pop() else {
+        let Some(finished) = self.tables.close() else {
             return;
         };
         if let Some(cell) = self.current_cell() {
-            for row in &finished.rows {
+            for row in &finished {
                 let line = row
                     .iter()
                     .map(|c| c.replace('\n', " "))
@@ -713,16 +698,10 @@ impl Walk<'_, '_> {
             return;
         }
         if self.paragraphs.is_empty() {
-            let rows = finished
-                .rows
-                .into_iter()
-                .map(|row| row.into_iter().map(Cell::new).collect())
-                .collect();
-            self.out
-                .push(&Block::Table(crate::document::Table { rows }));
+            self.out.push(&table_block(finished));
         } else {
             // A table in a text box: its rows wait with the box's lines.
-            for row in &finished.rows {
+            for row in &finished {
                 self.pending.push(row.join(" "));
             }
         }

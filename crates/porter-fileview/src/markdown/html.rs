@@ -257,6 +257,25 @@ impl<'a> Reader<'a> {
         }
     }
 
+    /// Walks `node`'s children with `owner` making the blocks of their text,
+    /// then ends the last one and gives back the owner before.
+    fn children_owned_by(&mut self, node: &Node, owner: Owner) {
+        let saved = std::mem::replace(&mut self.owner, owner);
+        self.children(node);
+        self.flush();
+        self.owner = saved;
+    }
+
+    /// The text of `node`'s children as one table cell (or caption), after
+    /// the text gathered before it is ended as its own block.
+    fn cell_text(&mut self, node: &Node) -> String {
+        self.flush();
+        let saved = std::mem::replace(&mut self.owner, Owner::Cell);
+        self.children(node);
+        self.owner = saved;
+        self.inline.take()
+    }
+
     /// A structure where none may stand (a list, quote or table inside a
     /// cell or heading): its text, set apart by line breaks.
     fn as_lines(&mut self, node: &Node) {
@@ -296,17 +315,12 @@ impl<'a> Reader<'a> {
         match tag {
             "h1" | "h2" | "h3" | "h4" | "h5" | "h6" => {
                 if self.inline_owner() {
-                    self.block_break();
-                    self.children(node);
-                    self.block_break();
+                    self.as_lines(node);
                     return;
                 }
                 self.flush();
                 let level = tag.as_bytes()[1] - b'0';
-                let saved = std::mem::replace(&mut self.owner, Owner::Heading(level));
-                self.children(node);
-                self.flush();
-                self.owner = saved;
+                self.children_owned_by(node, Owner::Heading(level));
             }
             "br" => self.inline.line_break(),
             "hr" => {
@@ -382,10 +396,7 @@ impl<'a> Reader<'a> {
                     }
                     _ => None,
                 };
-                let saved = std::mem::replace(&mut self.owner, Owner::Item { level, marker });
-                self.children(node);
-                self.flush();
-                self.owner = saved;
+                self.children_owned_by(node, Owner::Item { level, marker });
             }
             "table" => {
                 if !self.structures_allowed() {
@@ -396,10 +407,7 @@ impl<'a> Reader<'a> {
                 }
                 self.flush();
                 let outer = self.table.replace(TableBuild::default());
-                let saved = std::mem::replace(&mut self.owner, Owner::Flow);
-                self.children(node);
-                self.flush();
-                self.owner = saved;
+                self.children_owned_by(node, Owner::Flow);
                 let built = std::mem::replace(&mut self.table, outer).unwrap_or_default();
                 if !built.caption.trim().is_empty() {
                     self.emit(Block::Paragraph(built.caption));
@@ -421,17 +429,9 @@ impl<'a> Reader<'a> {
                 self.children(node);
                 self.flush();
             }
-            "tr" => {
-                self.block_break();
-                self.children(node);
-                self.block_break();
-            }
+            "tr" => self.as_lines(node),
             "td" | "th" if self.owner != Owner::Cell && self.table.is_some() => {
-                self.flush();
-                let saved = std::mem::replace(&mut self.owner, Owner::Cell);
-                self.children(node);
-                self.owner = saved;
-                let text = self.inline.take();
+                let text = self.cell_text(node);
                 let (col_span, row_span) = self.spans(attrs);
                 if let Some(table) = &mut self.table {
                     if table.rows.is_empty() {
@@ -452,11 +452,7 @@ impl<'a> Reader<'a> {
                 self.inline.space();
             }
             "caption" if self.owner != Owner::Cell && self.table.is_some() => {
-                self.flush();
-                let saved = std::mem::replace(&mut self.owner, Owner::Cell);
-                self.children(node);
-                self.owner = saved;
-                let text = self.inline.take();
+                let text = self.cell_text(node);
                 if let Some(table) = &mut self.table {
                     table.caption = text;
                 }
@@ -468,10 +464,7 @@ impl<'a> Reader<'a> {
                 }
                 self.flush();
                 self.quotes.push(Vec::new());
-                let saved = std::mem::replace(&mut self.owner, Owner::Flow);
-                self.children(node);
-                self.flush();
-                self.owner = saved;
+                self.children_owned_by(node, Owner::Flow);
                 let quoted = self.quotes.pop().unwrap_or_default();
                 if !quoted.is_empty() {
                     self.emit(Block::Quote(quoted));
@@ -479,22 +472,13 @@ impl<'a> Reader<'a> {
             }
             "figure" => {
                 if self.inline_owner() {
-                    self.block_break();
-                    self.children(node);
-                    self.block_break();
+                    self.as_lines(node);
                     return;
                 }
                 self.flush();
-                let saved = std::mem::replace(&mut self.owner, Owner::Figure);
-                self.children(node);
-                self.flush();
-                self.owner = saved;
+                self.children_owned_by(node, Owner::Figure);
             }
-            _ if PARAGRAPH_TAGS.contains(&tag) => {
-                self.block_break();
-                self.children(node);
-                self.block_break();
-            }
+            _ if PARAGRAPH_TAGS.contains(&tag) => self.as_lines(node),
             _ => self.children(node),
         }
     }

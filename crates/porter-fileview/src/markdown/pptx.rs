@@ -10,12 +10,12 @@
 use std::collections::HashMap;
 use std::io::BufRead;
 
-use super::{Markdown, escape_inline};
+use super::{Markdown, OpenTables, escape_inline, table_block};
 use crate::bounds::{Cancel, Failure};
 use crate::describe::human_size;
-use crate::document::{Block, Cell, Inline, Table, Writer};
+use crate::document::{Block, Inline, Writer};
 use crate::office::package::Package;
-use crate::office::xml::{Node, Xml, attribute, local, named, prefixed_id};
+use crate::office::xml::{Node, Xml, attribute, local, named, prefixed_id, relationship_ids};
 use crate::options::Options;
 use quick_xml::events::BytesStart;
 
@@ -40,12 +40,8 @@ pub(crate) fn convert(
     options: &Options,
     cancel: &Cancel,
 ) -> Result<Markdown, Failure> {
-    let mut package = Package::open_checked(bytes, options)?;
-    let main = package
-        .main_part()?
-        .unwrap_or_else(|| DEFAULT_MAIN.to_owned());
-    #[allow(clippy::redundant_closure)]
-    let Some(slide_ids) = package.read(&main, |xml| read_slide_ids(xml))? else {
+    let (mut package, main) = Package::open_with_main(bytes, options, DEFAULT_MAIN)?;
+    let Some(slide_ids) = package.read(&main, |xml| relationship_ids(xml, "sldId"))? else {
         return Err(Failure::unreadable(format!(
             "its main part {main} is missing"
         )));
@@ -138,24 +134,6 @@ fn write_blocks(out: &mut Writer, blocks: &[Block]) {
     }
 }
 
-/// The relationship ids of the slides, in the order the presentation lists
-/// them.
-fn read_slide_ids<R: BufRead>(xml: &mut Xml<R>) -> Result<Vec<String>, Failure> {
-    let part = xml.part().to_owned();
-    let mut ids = Vec::new();
-    loop {
-        match xml.next()? {
-            Node::Start(start) if local(&start) == "sldId" => {
-                if let Some(id) = attribute(&start, &part, prefixed_id)? {
-                    ids.push(id);
-                }
-            }
-            Node::Eof => return Ok(ids),
-            _ => {}
-        }
-    }
-}
-
 /// A slide or notes page as document blocks (text as inline Markdown).
 #[derive(Debug, Default)]
 struct Slide {
@@ -228,7 +206,7 @@ fn read_slide<R: BufRead>(
         shapes: Vec::new(),
         paragraph: None,
         run_link: None,
-        tables: Vec::new(),
+        tables: OpenTables::default(),
         in_cell: 0,
         title: String::new(),
     };
@@ -280,7 +258,7 @@ struct SlideWalk<'a> {
     paragraph: Option<Paragraph>,
     /// The link of the run being read.
     run_link: Option<String>,
-    tables: Vec<Vec<Vec<String>>>,
+    tables: OpenTables,
     /// How many table cells are open around the walk.
     in_cell: usize,
     title: String,
@@ -370,20 +348,16 @@ impl SlideWalk<'_> {
                 Frame::Other
             }
             "tbl" => {
-                self.tables.push(Vec::new());
+                self.tables.open();
                 Frame::Table
             }
             "tr" => {
-                if let Some(table) = self.tables.last_mut() {
-                    table.push(Vec::new());
-                }
+                self.tables.row();
                 Frame::Row
             }
             "tc" => {
                 *used += CELL_COST_BYTES;
-                if let Some(row) = self.tables.last_mut().and_then(|t| t.last_mut()) {
-                    row.push(String::new());
-                }
+                self.tables.empty_cells(1);
                 self.in_cell += 1;
                 Frame::Cell
             }
@@ -423,12 +397,7 @@ impl SlideWalk<'_> {
                     return Ok(());
                 }
                 if self.in_cell > 0 {
-                    if let Some(cell) = self
-                        .tables
-                        .last_mut()
-                        .and_then(|t| t.last_mut())
-                        .and_then(|r| r.last_mut())
-                    {
+                    if let Some(cell) = self.tables.last_cell() {
                         if !cell.is_empty() {
                             cell.push('\n');
                         }
@@ -464,15 +433,10 @@ impl SlideWalk<'_> {
             Frame::Cell => self.in_cell = self.in_cell.saturating_sub(1),
             Frame::Table => {
                 cancel.check()?;
-                let Some(rows) = self.tables.pop() else {
+                let Some(rows) = self.tables.close() else {
                     return Ok(());
                 };
-                if let Some(cell) = self
-                    .tables
-                    .last_mut()
-                    .and_then(|t| t.last_mut())
-                    .and_then(|r| r.last_mut())
-                {
+                if let Some(cell) = self.tables.last_cell() {
                     for row in rows {
                         let line = row.join(" ");
                         if !line.trim().is_empty() {
@@ -481,11 +445,7 @@ impl SlideWalk<'_> {
                         }
                     }
                 } else {
-                    let rows = rows
-                        .into_iter()
-                        .map(|row| row.into_iter().map(Cell::new).collect())
-                        .collect();
-                    self.slide.blocks.push(Block::Table(Table { rows }));
+                    self.slide.blocks.push(table_block(rows));
                 }
             }
             Frame::Other | Frame::Text | Frame::Row | Frame::Alternate { .. } => {}

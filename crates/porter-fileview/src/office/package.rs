@@ -4,8 +4,10 @@
 //! `Options::office_xml_bytes`, so all the parts of one package together
 //! never decompress past it, whatever sizes the zip declares.
 
+use std::collections::HashMap;
 use std::io::{BufReader, Cursor};
 
+use quick_xml::events::BytesStart;
 use zip::ZipArchive;
 use zip::read::ZipFile;
 
@@ -129,48 +131,55 @@ impl<'a> Package<'a> {
     /// internal targets only, resolved to entry names. A part without a
     /// relationships part has none.
     pub(crate) fn relationships(&mut self, part: &str) -> Result<Vec<Rel>, Failure> {
-        let (dir, file) = match part.rfind('/') {
-            Some(at) => (&part[..=at], &part[at + 1..]),
-            None => ("", part),
-        };
-        let rels_name = format!("{dir}_rels/{file}.rels");
-        let found = self.read(&rels_name, |xml| {
-            let part = xml.part().to_owned();
-            let mut rels = Vec::new();
-            loop {
-                match xml.next()? {
-                    Node::Start(start) if local(&start) == "Relationship" => {
-                        let id = attribute(&start, &part, |k| k == "Id")?;
-                        let kind = attribute(&start, &part, |k| k == "Type")?;
-                        let target = attribute(&start, &part, |k| k == "Target")?;
-                        let mode = attribute(&start, &part, |k| k == "TargetMode")?;
-                        let external = mode.is_some_and(|m| m.eq_ignore_ascii_case("External"));
-                        if let (Some(id), Some(kind), Some(target), false) =
-                            (id, kind, target, external)
-                        {
-                            rels.push(Rel {
-                                id,
-                                kind,
-                                target: resolve(dir, &target),
-                            });
-                        }
-                    }
-                    Node::Eof => return Ok(rels),
-                    _ => {}
-                }
+        self.each_relationship(part, |start, part, dir, rels: &mut Vec<Rel>| {
+            let id = attribute(start, part, |k| k == "Id")?;
+            let kind = attribute(start, part, |k| k == "Type")?;
+            let target = attribute(start, part, |k| k == "Target")?;
+            let mode = attribute(start, part, |k| k == "TargetMode")?;
+            let external = mode.is_some_and(|m| m.eq_ignore_ascii_case("External"));
+            if let (Some(id), Some(kind), Some(target), false) = (id, kind, target, external) {
+                rels.push(Rel {
+                    id,
+                    kind,
+                    target: resolve(dir, &target),
+                });
             }
-        })?;
-        Ok(found.unwrap_or_default())
+            Ok(())
+        })
     }
 
     /// The hyperlinks of the part `part`: relationship id to target, as
     /// written (an external URL, or a path inside the package). Unlike
     /// [`Package::relationships`] this keeps external targets, since a
     /// hyperlink's whole point is where it leads.
-    pub(crate) fn hyperlinks(
+    pub(crate) fn hyperlinks(&mut self, part: &str) -> Result<HashMap<String, String>, Failure> {
+        self.each_relationship(
+            part,
+            |start, part, _, links: &mut HashMap<String, String>| {
+                let kind = attribute(start, part, |k| k == "Type")?;
+                if !kind.is_some_and(|k| k.ends_with("/hyperlink")) {
+                    return Ok(());
+                }
+                let id = attribute(start, part, |k| k == "Id")?;
+                let target = attribute(start, part, |k| k == "Target")?;
+                if let (Some(id), Some(target)) = (id, target) {
+                    links.insert(id, target);
+                }
+                Ok(())
+            },
+        )
+    }
+
+    /// Gathers into a `T` what `each` takes from every `Relationship`
+    /// element of `part`'s relationships part (`dir/_rels/name.rels`).
+    /// `each` is given the element, the relationships part's name (for its
+    /// errors) and `dir`, the folder its targets are relative to. A part
+    /// without a relationships part gathers nothing.
+    fn each_relationship<T: Default>(
         &mut self,
         part: &str,
-    ) -> Result<std::collections::HashMap<String, String>, Failure> {
+        mut each: impl FnMut(&BytesStart<'_>, &str, &str, &mut T) -> Result<(), Failure>,
+    ) -> Result<T, Failure> {
         let (dir, file) = match part.rfind('/') {
             Some(at) => (&part[..=at], &part[at + 1..]),
             None => ("", part),
@@ -178,21 +187,13 @@ impl<'a> Package<'a> {
         let rels_name = format!("{dir}_rels/{file}.rels");
         let found = self.read(&rels_name, |xml| {
             let part = xml.part().to_owned();
-            let mut links = std::collections::HashMap::new();
+            let mut gathered = T::default();
             loop {
                 match xml.next()? {
                     Node::Start(start) if local(&start) == "Relationship" => {
-                        let kind = attribute(&start, &part, |k| k == "Type")?;
-                        if !kind.is_some_and(|k| k.ends_with("/hyperlink")) {
-                            continue;
-                        }
-                        let id = attribute(&start, &part, |k| k == "Id")?;
-                        let target = attribute(&start, &part, |k| k == "Target")?;
-                        if let (Some(id), Some(target)) = (id, target) {
-                            links.insert(id, target);
-                        }
+                        each(&start, &part, dir, &mut gathered)?;
                     }
-                    Node::Eof => return Ok(links),
+                    Node::Eof => return Ok(gathered),
                     _ => {}
                 }
             }
@@ -208,6 +209,18 @@ impl<'a> Package<'a> {
             .into_iter()
             .find(|rel| rel.kind.ends_with(OFFICE_DOCUMENT))
             .map(|rel| rel.target))
+    }
+
+    /// Opens `bytes` as [`Package::open_checked`] does, with the name of
+    /// its main part: the one `_rels/.rels` names, else `fallback`.
+    pub(crate) fn open_with_main(
+        bytes: &'a [u8],
+        options: &Options,
+        fallback: &str,
+    ) -> Result<(Self, String), Failure> {
+        let mut package = Self::open_checked(bytes, options)?;
+        let main = package.main_part()?.unwrap_or_else(|| fallback.to_owned());
+        Ok((package, main))
     }
 
     /// The content type `[Content_Types].xml` declares for `part` by an

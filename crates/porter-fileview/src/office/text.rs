@@ -3,7 +3,7 @@
 
 use crate::bounds::Extracted;
 use crate::describe::human_size;
-use crate::text::floor_char_boundary;
+use crate::text::push_capped;
 
 /// `TextOut` gathers lines separated by `\n` and stops taking text once the
 /// cap is reached, remembering that it cut so that a note can say so.
@@ -93,16 +93,8 @@ impl TextOut {
 
     /// Appends what still fits under the cap, noting a cut.
     fn append(&mut self, piece: &str) {
-        if self.cut {
-            return;
-        }
-        let room = self.cap.saturating_sub(self.text.len());
-        if piece.len() <= room {
-            self.text.push_str(piece);
-        } else {
-            self.text
-                .push_str(&piece[..floor_char_boundary(piece, room)]);
-            self.cut = true;
+        if !self.cut {
+            self.cut = !push_capped(&mut self.text, piece, self.cap);
         }
     }
 }

@@ -20,13 +20,14 @@ use std::io::{BufRead, Cursor};
 use std::panic::{AssertUnwindSafe, catch_unwind};
 
 use calamine::{
-    Data, DataRef, Ods, Reader, SheetType, SheetVisible, Xlsx, XlsxError, open_workbook_from_rs,
+    Data, DataRef, Ods, Reader, Sheet, SheetType, SheetVisible, Xlsx, XlsxError,
+    open_workbook_from_rs,
 };
 
 use super::package::Package;
 #[cfg(test)]
 use super::text::TextOut;
-use super::xml::{Node, Xml, attribute, local, prefixed_id};
+use super::xml::{Node, Xml, attribute, local, relationship_ids};
 use super::{WorkbookFormat, xls};
 #[cfg(test)]
 use crate::bounds::Extracted;
@@ -167,23 +168,12 @@ fn xlsx(
     let sizes = Package::open_checked(bytes, options)?.measure_all(cancel)?;
     check_xlsx_declarations(bytes, &sizes, options, cancel)?;
 
-    let opened = guarded("workbook", || {
-        open_workbook_from_rs::<Xlsx<_>, _>(Cursor::new(bytes))
-    })?;
-    let mut book = opened
-        .map_err(|error| Failure::unreadable(format!("its workbook cannot be read ({error})")))?;
-    let sheets = book.sheets_metadata().to_vec();
-    for sheet in &sheets {
-        cancel.check()?;
-        if out.is_full() {
-            break;
-        }
-        out.sheet(&sheet.name, sheet.typ, sheet.visible);
+    each_sheet(bytes, cancel, out, |book: &mut Xlsx<_>, sheet, out| {
         if sheet.typ == SheetType::ChartSheet {
             out.end_sheet(true);
-            continue;
+            return Ok(());
         }
-        let mut grid = Grid::new(&mut *out, options.office_text_bytes);
+        let mut grid = Grid::new(out, options.office_text_bytes);
         let read = guarded("workbook", || -> Result<(), SheetError> {
             let mut cells = match book.worksheet_cells_reader(&sheet.name) {
                 Ok(cells) => cells,
@@ -213,7 +203,36 @@ fn xlsx(
                 )));
             }
         }
-        grid.finish(cancel)?;
+        grid.finish(cancel)
+    })
+}
+
+/// Opens the workbook in `bytes` with calamine's reader `R` and hands each
+/// of its sheets, in workbook order, to `read`, once `out` has been told a
+/// new sheet begins; it stops once `out` takes no more.
+fn each_sheet<'b, R>(
+    bytes: &'b [u8],
+    cancel: &Cancel,
+    out: &mut dyn SheetSink,
+    mut read: impl FnMut(&mut R, &Sheet, &mut dyn SheetSink) -> Result<(), Failure>,
+) -> Result<(), Failure>
+where
+    R: Reader<Cursor<&'b [u8]>>,
+    R::Error: std::fmt::Display,
+{
+    let opened = guarded("workbook", || {
+        open_workbook_from_rs::<R, _>(Cursor::new(bytes))
+    })?;
+    let mut book = opened
+        .map_err(|error| Failure::unreadable(format!("its workbook cannot be read ({error})")))?;
+    let sheets = book.sheets_metadata().to_vec();
+    for sheet in &sheets {
+        cancel.check()?;
+        if out.is_full() {
+            break;
+        }
+        out.sheet(&sheet.name, sheet.typ, sheet.visible);
+        read(&mut book, sheet, out)?;
     }
     Ok(())
 }
@@ -293,21 +312,7 @@ fn check_xlsx_declarations(
     };
     let rels = package.relationships(&main)?;
     let sheet_ids = package
-        .read(&main, |xml| {
-            let part = xml.part().to_owned();
-            let mut ids = Vec::new();
-            loop {
-                match xml.next()? {
-                    Node::Start(start) if local(&start) == "sheet" => {
-                        if let Some(id) = attribute(&start, &part, prefixed_id)? {
-                            ids.push(id);
-                        }
-                    }
-                    Node::Eof => return Ok(ids),
-                    _ => {}
-                }
-            }
-        })?
+        .read(&main, |xml| relationship_ids(xml, "sheet"))?
         .unwrap_or_default();
     let mut total: u64 = 0;
     for id in &sheet_ids {
@@ -419,24 +424,13 @@ fn ods(
         )));
     }
 
-    let opened = guarded("workbook", || {
-        open_workbook_from_rs::<Ods<_>, _>(Cursor::new(bytes))
-    })?;
-    let mut book = opened
-        .map_err(|error| Failure::unreadable(format!("its workbook cannot be read ({error})")))?;
-    let sheets = book.sheets_metadata().to_vec();
-    for sheet in &sheets {
-        cancel.check()?;
-        if out.is_full() {
-            break;
-        }
-        out.sheet(&sheet.name, sheet.typ, sheet.visible);
+    each_sheet(bytes, cancel, out, |book: &mut Ods<_>, sheet, out| {
         let range =
             guarded("workbook", || book.worksheet_range(&sheet.name))?.map_err(|error| {
                 Failure::unreadable(format!("its sheet {} cannot be read ({error})", sheet.name))
             })?;
         let (top, left) = range.start().unwrap_or((0, 0));
-        let mut grid = Grid::new(&mut *out, options.office_text_bytes);
+        let mut grid = Grid::new(out, options.office_text_bytes);
         for (row, column, value) in range.used_cells() {
             let row = top.saturating_add(u32::try_from(row).unwrap_or(u32::MAX));
             let column = left.saturating_add(u32::try_from(column).unwrap_or(u32::MAX));
@@ -445,9 +439,8 @@ fn ods(
                 break;
             }
         }
-        grid.finish(cancel)?;
-    }
-    Ok(())
+        grid.finish(cancel)
+    })
 }
 
 /// Works out, from `content.xml`, about how many bytes calamine will hold
@@ -1036,11 +1029,29 @@ mod tests {
                 strings.len()
             ),
         ));
+        zip_of_owned(&parts)
+    }
+
+    /// [`zip_of`] for parts whose names and contents are owned strings.
+    fn zip_of_owned(parts: &[(String, String)]) -> Vec<u8> {
         let borrowed: Vec<(&str, &str)> = parts
             .iter()
             .map(|(n, c)| (n.as_str(), c.as_str()))
             .collect();
         zip_of(&borrowed)
+    }
+
+    /// Why the XLSX package of `parts` is refused under `options`.
+    fn xlsx_refusal(parts: &[(String, String)], options: &Options) -> String {
+        reason_for(&zip_of_owned(parts), WorkbookFormat::Xlsx, options)
+    }
+
+    /// The default options but for a cap of `bytes` on decompressed XML.
+    fn xml_capped(bytes: u64) -> Options {
+        Options {
+            office_xml_bytes: bytes,
+            ..Options::default()
+        }
     }
 
     fn read(bytes: &[u8], format: WorkbookFormat) -> Result<Extracted, Failure> {
@@ -1185,15 +1196,7 @@ mod tests {
                 format!(r#"<sst {MAIN_NS} uniqueCount="4000000000"><si><t>x</t></si></sst>"#),
             ),
         ];
-        let borrowed: Vec<(&str, &str)> = parts
-            .iter()
-            .map(|(n, c)| (n.as_str(), c.as_str()))
-            .collect();
-        let reason = reason_for(
-            &zip_of(&borrowed),
-            WorkbookFormat::Xlsx,
-            &Options::default(),
-        );
+        let reason = xlsx_refusal(&parts, &Options::default());
         assert!(reason.contains("declares 4000000000 strings"), "{reason}");
 
         // One 2 KB sheet part listed 100 times, against a 64 KB cap.
@@ -1224,15 +1227,7 @@ mod tests {
                 format!(r"<worksheet {MAIN_NS}><sheetData>{rows}</sheetData></worksheet>"),
             ),
         ];
-        let borrowed: Vec<(&str, &str)> = parts
-            .iter()
-            .map(|(n, c)| (n.as_str(), c.as_str()))
-            .collect();
-        let options = Options {
-            office_xml_bytes: 64 * 1024,
-            ..Options::default()
-        };
-        let reason = reason_for(&zip_of(&borrowed), WorkbookFormat::Xlsx, &options);
+        let reason = xlsx_refusal(&parts, &xml_capped(64 * 1024));
         assert!(reason.contains("list the same parts"), "{reason}");
     }
 
@@ -1250,15 +1245,7 @@ mod tests {
             ),
             ("xl/styles.xml".to_owned(), styles),
         ];
-        let borrowed: Vec<(&str, &str)> = parts
-            .iter()
-            .map(|(n, c)| (n.as_str(), c.as_str()))
-            .collect();
-        let options = Options {
-            office_xml_bytes: 1024 * 1024,
-            ..Options::default()
-        };
-        let reason = reason_for(&zip_of(&borrowed), WorkbookFormat::Xlsx, &options);
+        let reason = xlsx_refusal(&parts, &xml_capped(1024 * 1024));
         assert!(
             reason.starts_with("its cell formats would take more than 1 MiB"),
             "{reason}"
@@ -1271,12 +1258,8 @@ mod tests {
             .map(|r| format!(r#"<row r="{r}"><c r="A{r}"><v>{r}</v></c></row>"#))
             .collect();
         let bytes = xlsx_of(&[sheet("S", &rows)], false, &[]);
-        let options = Options {
-            office_xml_bytes: 4096,
-            ..Options::default()
-        };
         assert_eq!(
-            reason_for(&bytes, WorkbookFormat::Xlsx, &options),
+            reason_for(&bytes, WorkbookFormat::Xlsx, &xml_capped(4096)),
             "its XML comes to more than 4 KiB when decompressed"
         );
     }

@@ -57,19 +57,6 @@ const STRING: u16 = 0x0207;
 /// The BOF version of BIFF8 (Excel 97 to 2003).
 const BIFF8: u16 = 0x0600;
 
-/// Extracts the cell values of the XLS workbook in `bytes` (the view goes
-/// through [`super::workbook::read_into`]; the tests here call this).
-#[cfg(test)]
-pub(crate) fn extract(
-    bytes: &[u8],
-    options: &Options,
-    cancel: &Cancel,
-) -> Result<crate::bounds::Extracted, Failure> {
-    let mut out = super::text::TextOut::new(options.office_text_bytes);
-    read_into(bytes, options, cancel, &mut out)?;
-    Ok(out.finish(super::workbook::WORKBOOK_NOTE))
-}
-
 /// Reads the XLS workbook in `bytes` into `out`, sheet by sheet.
 pub(crate) fn read_into(
     bytes: &[u8],
@@ -742,7 +729,21 @@ fn format_kind(code: &str) -> NumberKind {
 #[allow(clippy::format_collect, clippy::format_push_string)]
 mod tests {
     use super::*;
+    use crate::bounds::Extracted;
+    use crate::office::WorkbookFormat;
     use crate::office::cfb::tests::compound_of;
+    use crate::office::workbook::extract;
+
+    /// The cell values of the XLS workbook in `bytes`, read as the view
+    /// reads them.
+    fn read(bytes: &[u8]) -> Result<Extracted, Failure> {
+        extract(
+            bytes,
+            WorkbookFormat::Xls,
+            &Options::default(),
+            &Cancel::new(),
+        )
+    }
 
     fn record(kind: u16, data: &[u8]) -> Vec<u8> {
         let mut out = kind.to_le_bytes().to_vec();
@@ -835,13 +836,9 @@ mod tests {
     }
 
     fn text_of(stream: &[u8]) -> String {
-        extract(
-            &compound_of("Workbook", stream),
-            &Options::default(),
-            &Cancel::new(),
-        )
-        .expect("the test workbook is readable")
-        .text
+        read(&compound_of("Workbook", stream))
+            .expect("the test workbook is readable")
+            .text
     }
 
     #[test]
@@ -1001,20 +998,12 @@ mod tests {
             ),
         ] {
             assert_eq!(
-                extract(
-                    &compound_of("Workbook", &stream),
-                    &Options::default(),
-                    &Cancel::new()
-                ),
+                read(&compound_of("Workbook", &stream)),
                 Err(Failure::Unreadable(expected.to_owned()))
             );
         }
         assert_eq!(
-            extract(
-                &compound_of("Other", &good),
-                &Options::default(),
-                &Cancel::new()
-            ),
+            read(&compound_of("Other", &good)),
             Err(Failure::unreadable("it holds no Excel workbook stream"))
         );
     }

@@ -222,6 +222,28 @@ pub(crate) fn prefixed_id(key: &str) -> bool {
     key.rfind(':').is_some_and(|at| &key[at + 1..] == "id")
 }
 
+/// The relationship ids (`r:id`) of every `element` in the part, in the
+/// order the part lists them: how a presentation lists its slides and a
+/// workbook its sheets.
+pub(crate) fn relationship_ids<R: BufRead>(
+    xml: &mut Xml<R>,
+    element: &str,
+) -> Result<Vec<String>, Failure> {
+    let part = xml.part().to_owned();
+    let mut ids = Vec::new();
+    loop {
+        match xml.next()? {
+            Node::Start(start) if local(&start) == element => {
+                if let Some(id) = attribute(&start, &part, prefixed_id)? {
+                    ids.push(id);
+                }
+            }
+            Node::Eof => return Ok(ids),
+            _ => {}
+        }
+    }
+}
+
 /// The five entities XML predefines.
 fn predefined_entity(name: &str) -> Option<&'static str> {
     Some(match name {

@@ -25,6 +25,7 @@ use pdf_oxide::document::PdfDocument;
 use pdf_oxide::object::{Object, ObjectRef};
 
 use crate::describe::{count, human_size};
+use crate::nesting::string_end;
 use crate::options::Options;
 
 /// `DOCUMENT_PAGES` is how many pages' worth of the per-page content limits
@@ -550,27 +551,6 @@ fn regular(byte: u8) -> bool {
             | b'/'
             | b'%'
     )
-}
-
-/// The end of the literal string opened at `at`: parentheses nest, and a
-/// backslash escapes the next byte.
-fn string_end(bytes: &[u8], mut at: usize) -> usize {
-    let mut depth = 0usize;
-    while at < bytes.len() {
-        match bytes[at] {
-            b'\\' => at += 1,
-            b'(' => depth += 1,
-            b')' => {
-                depth -= 1;
-                if depth == 0 {
-                    return at + 1;
-                }
-            }
-            _ => {}
-        }
-        at += 1;
-    }
-    bytes.len()
 }
 
 /// Where an inline image's data that starts after `ID` at `at` ends: after

@@ -1564,6 +1564,16 @@ mod tests {
         }
     }
 
+    /// A piece of running text, set in the page's ordinary 10 points.
+    fn body(text: &str, x0: f32, y0: f32) -> Piece {
+        piece(text, x0, y0, 10.0, false)
+    }
+
+    /// The blocks of an A4 page (842 points high) of `pieces` and `rules`.
+    fn a4_blocks(pieces: Vec<Piece>, rules: &[Rule]) -> Vec<Block> {
+        page_blocks(pieces, Vec::new(), rules, Some((0.0, 842.0)))
+    }
+
     #[test]
     fn two_columns_are_read_one_after_the_other_under_a_wide_title() {
         let mut pieces = vec![piece(
@@ -1575,22 +1585,10 @@ mod tests {
         )];
         for row in 0..5u8 {
             let y = 80.0 + f32::from(row) * 12.0;
-            pieces.push(piece(
-                &format!("left line {row} of text"),
-                50.0,
-                y,
-                10.0,
-                false,
-            ));
-            pieces.push(piece(
-                &format!("right line {row} of text"),
-                300.0,
-                y,
-                10.0,
-                false,
-            ));
+            pieces.push(body(&format!("left line {row} of text"), 50.0, y));
+            pieces.push(body(&format!("right line {row} of text"), 300.0, y));
         }
-        let blocks = page_blocks(pieces, Vec::new(), &[], Some((0.0, 842.0)));
+        let blocks = a4_blocks(pieces, &[]);
         assert_eq!(
             blocks,
             vec![
@@ -1617,18 +1615,12 @@ mod tests {
         let pieces = vec![
             piece("3.", 50.0, 40.0, 10.0, true),
             piece("RECOLLECTION OF INITIATIVES", 62.0, 40.0, 10.0, true),
-            piece(
-                "Body text that runs on and is infor-",
-                50.0,
-                60.0,
-                10.0,
-                false,
-            ),
-            piece("mation about things.", 50.0, 72.0, 10.0, false),
-            piece("•", 50.0, 90.0, 10.0, false),
-            piece("Devising new ways", 60.0, 90.0, 10.0, false),
+            body("Body text that runs on and is infor-", 50.0, 60.0),
+            body("mation about things.", 50.0, 72.0),
+            body("•", 50.0, 90.0),
+            body("Devising new ways", 60.0, 90.0),
         ];
-        let blocks = page_blocks(pieces, Vec::new(), &[], Some((0.0, 842.0)));
+        let blocks = a4_blocks(pieces, &[]);
         assert_eq!(
             blocks,
             vec![
@@ -1675,22 +1667,17 @@ mod tests {
             v(350.0, 200.0),
         ];
         let pieces = vec![
-            piece("Before", 50.0, 150.0, 10.0, false),
-            piece("Name", 55.0, 205.0, 10.0, false),
-            piece("Result", 155.0, 205.0, 10.0, false),
-            piece("Ada", 55.0, 225.0, 10.0, false),
-            piece("12", 155.0, 225.0, 10.0, false),
-            piece("34", 255.0, 225.0, 10.0, false),
+            body("Before", 50.0, 150.0),
+            body("Name", 55.0, 205.0),
+            body("Result", 155.0, 205.0),
+            body("Ada", 55.0, 225.0),
+            body("12", 155.0, 225.0),
+            body("34", 255.0, 225.0),
         ];
-        let blocks = page_blocks(pieces, Vec::new(), &rules, Some((0.0, 842.0)));
+        let blocks = a4_blocks(pieces, &rules);
         let wide = Cell {
             text: "Result".to_owned(),
             col_span: 2,
-            row_span: 1,
-        };
-        let cell = |t: &str| Cell {
-            text: t.to_owned(),
-            col_span: 1,
             row_span: 1,
         };
         assert_eq!(
@@ -1699,8 +1686,8 @@ mod tests {
                 Block::Paragraph("Before".to_owned()),
                 Block::Table(Table {
                     rows: vec![
-                        vec![cell("Name"), wide],
-                        vec![cell("Ada"), cell("12"), cell("34")],
+                        vec![Cell::new("Name"), wide],
+                        vec![Cell::new("Ada"), Cell::new("12"), Cell::new("34")],
                     ]
                 }),
             ]
@@ -1712,24 +1699,12 @@ mod tests {
         let pieces = vec![
             piece("B.3", 50.0, 40.0, 14.0, true),
             piece("Prompt Engineering", 90.0, 40.0, 14.0, true),
-            piece(
-                "Body text set in the ordinary size.",
-                50.0,
-                70.0,
-                10.0,
-                false,
-            ),
+            body("Body text set in the ordinary size.", 50.0, 70.0),
             piece("9.5. Adapting to the New", 50.0, 100.0, 14.0, true),
             piece("Business Models", 50.0, 117.0, 14.0, false),
-            piece(
-                "More body text in the ordinary size.",
-                50.0,
-                140.0,
-                10.0,
-                false,
-            ),
+            body("More body text in the ordinary size.", 50.0, 140.0),
         ];
-        let headings: Vec<String> = page_blocks(pieces, Vec::new(), &[], Some((0.0, 842.0)))
+        let headings: Vec<String> = a4_blocks(pieces, &[])
             .into_iter()
             .filter_map(|b| match b {
                 Block::Heading { text, .. } => Some(text),
@@ -1747,12 +1722,10 @@ mod tests {
 
     #[test]
     fn rows_far_apart_in_aligned_columns_are_one_table_without_rules() {
-        let mut pieces = vec![piece(
+        let mut pieces = vec![body(
             "A paragraph of running text over the table, set across the page width.",
             50.0,
             40.0,
-            10.0,
-            false,
         )];
         for (row, (name, value)) in [
             ("Mineral", "Value"),
@@ -1765,24 +1738,19 @@ mod tests {
         {
             #[allow(clippy::cast_precision_loss)]
             let y = 80.0 + row as f32 * 30.0;
-            pieces.push(piece(name, 50.0, y, 10.0, false));
-            pieces.push(piece(value, 250.0, y, 10.0, false));
+            pieces.push(body(name, 50.0, y));
+            pieces.push(body(value, 250.0, y));
         }
-        let blocks = page_blocks(pieces, Vec::new(), &[], Some((0.0, 842.0)));
-        let cell = |t: &str| Cell {
-            text: t.to_owned(),
-            col_span: 1,
-            row_span: 1,
-        };
+        let blocks = a4_blocks(pieces, &[]);
         assert_eq!(blocks.len(), 2, "{blocks:?}");
         assert_eq!(
             blocks[1],
             Block::Table(Table {
                 rows: vec![
-                    vec![cell("Mineral"), cell("Value")],
-                    vec![cell("kaolinite"), cell("10")],
-                    vec![cell("illite"), cell("30")],
-                    vec![cell("vermiculite"), cell("150")],
+                    vec![Cell::new("Mineral"), Cell::new("Value")],
+                    vec![Cell::new("kaolinite"), Cell::new("10")],
+                    vec![Cell::new("illite"), Cell::new("30")],
+                    vec![Cell::new("vermiculite"), Cell::new("150")],
                 ]
             })
         );
@@ -1835,7 +1803,7 @@ mod tests {
                 pieces.push(piece(text, x, y, 12.0, false));
             }
         }
-        let blocks = page_blocks(pieces, Vec::new(), &[], Some((0.0, 842.0)));
+        let blocks = a4_blocks(pieces, &[]);
         let row = |cells: [&str; 4]| cells.iter().map(|t| Cell::new(*t)).collect::<Vec<_>>();
         let mut expected = vec![row(["Tube", "DI Water", "Glucose Solution", "Yeast"])];
         expected.extend(rows.iter().map(|r| row(*r)));
@@ -1867,7 +1835,7 @@ mod tests {
             9.0,
             false,
         ));
-        let blocks = page_blocks(pieces, Vec::new(), &[], Some((0.0, 842.0)));
+        let blocks = a4_blocks(pieces, &[]);
         assert_eq!(
             blocks,
             vec![Block::Paragraph(
@@ -1906,7 +1874,7 @@ mod tests {
                 pieces.push(piece(value, x, y, 9.0, false));
             }
         }
-        let blocks = page_blocks(pieces, Vec::new(), &[], Some((0.0, 842.0)));
+        let blocks = a4_blocks(pieces, &[]);
         assert!(
             !blocks.iter().any(|b| matches!(b, Block::Table(_))),
             "{blocks:?}"
@@ -1936,17 +1904,11 @@ mod tests {
         {
             #[allow(clippy::cast_precision_loss)]
             let y = 40.0 + row as f32 * 14.0;
-            pieces.push(piece(bullet, x, y, 10.0, false));
-            pieces.push(piece(text, x + 12.0, y, 10.0, false));
+            pieces.push(body(bullet, x, y));
+            pieces.push(body(text, x + 12.0, y));
         }
-        pieces.push(piece(
-            "A paragraph after the list.",
-            50.0,
-            120.0,
-            10.0,
-            false,
-        ));
-        let levels: Vec<(u8, String)> = page_blocks(pieces, Vec::new(), &[], Some((0.0, 842.0)))
+        pieces.push(body("A paragraph after the list.", 50.0, 120.0));
+        let levels: Vec<(u8, String)> = a4_blocks(pieces, &[])
             .into_iter()
             .filter_map(|b| match b {
                 Block::ListItem { level, text, .. } => Some((level, text)),
@@ -1969,36 +1931,22 @@ mod tests {
     #[test]
     fn a_number_that_running_text_wraps_onto_is_no_list_item() {
         let pieces = vec![
-            piece(
+            body(
                 "Women took part in formal politics and even tried to",
                 50.0,
                 40.0,
-                10.0,
-                false,
             ),
-            piece(
-                "form a party backing the candidacy (Torres 201",
-                50.0,
-                52.0,
-                10.0,
-                false,
-            ),
-            piece(
-                "6) attributes this to the student movement.",
-                50.0,
-                64.0,
-                10.0,
-                false,
-            ),
-            piece("Steps:", 50.0, 90.0, 10.0, false),
-            piece("1.", 50.0, 102.0, 10.0, false),
-            piece("Record the question.", 62.0, 102.0, 10.0, false),
-            piece("2.", 50.0, 114.0, 10.0, false),
-            piece("Record a hypothesis", 62.0, 114.0, 10.0, false),
-            piece("3.", 50.0, 126.0, 10.0, false),
-            piece("Predict the results", 62.0, 126.0, 10.0, false),
+            body("form a party backing the candidacy (Torres 201", 50.0, 52.0),
+            body("6) attributes this to the student movement.", 50.0, 64.0),
+            body("Steps:", 50.0, 90.0),
+            body("1.", 50.0, 102.0),
+            body("Record the question.", 62.0, 102.0),
+            body("2.", 50.0, 114.0),
+            body("Record a hypothesis", 62.0, 114.0),
+            body("3.", 50.0, 126.0),
+            body("Predict the results", 62.0, 126.0),
         ];
-        let blocks = page_blocks(pieces, Vec::new(), &[], Some((0.0, 842.0)));
+        let blocks = a4_blocks(pieces, &[]);
         assert_eq!(
             blocks[0],
             Block::Paragraph(
@@ -2038,7 +1986,7 @@ mod tests {
             pieces.push(spanning(l, 94.5, 324.7, y, 9.5, false));
             pieces.push(spanning(r, 329.1, 562.6, y, 9.5, false));
         }
-        let blocks = page_blocks(pieces, Vec::new(), &[], Some((0.0, 842.0)));
+        let blocks = a4_blocks(pieces, &[]);
         let join = |lines: &[&str]| lines.iter().map(|l| l.trim()).collect::<Vec<_>>().join(" ");
         assert_eq!(
             blocks,
@@ -2052,12 +2000,12 @@ mod tests {
     #[test]
     fn a_wide_space_after_a_full_stop_over_one_line_is_no_column() {
         let pieces = vec![
-            piece("In several applications p is", 90.0, 40.0, 10.0, false),
+            body("In several applications p is", 90.0, 40.0),
             // A sentence space of seven points, then the rest of the line.
-            piece("known. In that case it", 237.0, 40.0, 10.0, false),
-            piece("for accuracy.", 90.0, 52.0, 10.0, false),
+            body("known. In that case it", 237.0, 40.0),
+            body("for accuracy.", 90.0, 52.0),
         ];
-        let blocks = page_blocks(pieces, Vec::new(), &[], Some((0.0, 842.0)));
+        let blocks = a4_blocks(pieces, &[]);
         assert_eq!(
             blocks,
             vec![Block::Paragraph(
@@ -2084,7 +2032,7 @@ mod tests {
         pieces.push(piece("21", 200.0, 88.0, 9.0, false));
         pieces.push(piece("Events", 100.0, 110.0, 9.0, false));
         pieces.push(piece("Videos", 190.0, 110.0, 9.0, false));
-        let blocks = page_blocks(pieces, Vec::new(), &[], Some((0.0, 842.0)));
+        let blocks = a4_blocks(pieces, &[]);
         assert_eq!(
             blocks.get(1),
             Some(&Block::Figure("60 56 40 20 21 0 Events Videos".to_owned())),
@@ -2112,7 +2060,7 @@ mod tests {
                 true,
             ),
         ];
-        let blocks = page_blocks(pieces, Vec::new(), &[], Some((0.0, 842.0)));
+        let blocks = a4_blocks(pieces, &[]);
         assert!(
             !blocks.iter().any(|b| matches!(b, Block::Heading { .. })),
             "{blocks:?}"

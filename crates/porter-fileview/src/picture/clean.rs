@@ -12,6 +12,7 @@
 use std::borrow::Cow;
 
 use super::Format;
+use super::container::{le16, le32, skip_sub_blocks};
 
 /// The file's bytes as they may be passed on (borrowed when nothing had to
 /// go), or `None` when they may not be and the image must be re-encoded.
@@ -312,7 +313,7 @@ fn gif_clean(bytes: &[u8]) -> Option<bool> {
                 if *bytes.get(at + 1)? != 0xF9 {
                     return Some(false);
                 }
-                at = sub_blocks_end(bytes, at + 2)?;
+                at = skip_sub_blocks(bytes, at + 2)?;
             }
             0x2C => {
                 let left = u32::from(le16(bytes, at + 1)?);
@@ -328,25 +329,9 @@ fn gif_clean(bytes: &[u8]) -> Option<bool> {
                     at += 3 << ((packed & 0x07) + 1);
                 }
                 // The LZW minimum code size, then the data's sub-blocks.
-                at = sub_blocks_end(bytes, at + 1)?;
+                at = skip_sub_blocks(bytes, at + 1)?;
             }
             _ => return Some(false),
-        }
-    }
-}
-
-/// The end of a chain of GIF sub-blocks (each a length byte and that many
-/// bytes, ended by a zero length) that starts at `at`.
-fn sub_blocks_end(bytes: &[u8], mut at: usize) -> Option<usize> {
-    loop {
-        let length = usize::from(*bytes.get(at)?);
-        at += 1;
-        if length == 0 {
-            return Some(at);
-        }
-        at += length;
-        if at > bytes.len() {
-            return None;
         }
     }
 }
@@ -386,14 +371,6 @@ fn webp_clean(bytes: &[u8]) -> Option<bool> {
         at = end;
     }
     Some(frames == 1)
-}
-
-fn le16(bytes: &[u8], at: usize) -> Option<u16> {
-    Some(u16::from_le_bytes(bytes.get(at..at + 2)?.try_into().ok()?))
-}
-
-fn le32(bytes: &[u8], at: usize) -> Option<u32> {
-    Some(u32::from_le_bytes(bytes.get(at..at + 4)?.try_into().ok()?))
 }
 
 #[cfg(test)]

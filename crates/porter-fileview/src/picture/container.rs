@@ -120,7 +120,7 @@ pub(super) fn gif_sequence(bytes: &[u8], cancel: &Cancel) -> Result<Sequence, Fa
 
 /// The position just past a chain of GIF data sub-blocks starting at `at`
 /// (each a length byte then that many bytes, ended by a zero length).
-fn skip_sub_blocks(bytes: &[u8], mut at: usize) -> Option<usize> {
+pub(super) fn skip_sub_blocks(bytes: &[u8], mut at: usize) -> Option<usize> {
     loop {
         let length = usize::from(*bytes.get(at)?);
         at += 1;
@@ -231,27 +231,24 @@ pub(super) fn tiff_sequence(bytes: &[u8]) -> Sequence {
 /// zero when there is none.
 fn next_ifd(bytes: &[u8], big_endian: bool, big_tiff: bool) -> Option<u64> {
     let u16_at = |at: usize| {
-        let pair: [u8; 2] = bytes.get(at..at.checked_add(2)?)?.try_into().ok()?;
-        Some(if big_endian {
-            u16::from_be_bytes(pair)
+        array_at(bytes, at).map(if big_endian {
+            u16::from_be_bytes
         } else {
-            u16::from_le_bytes(pair)
+            u16::from_le_bytes
         })
     };
     let u32_at = |at: usize| {
-        let quad: [u8; 4] = bytes.get(at..at.checked_add(4)?)?.try_into().ok()?;
-        Some(if big_endian {
-            u32::from_be_bytes(quad)
+        array_at(bytes, at).map(if big_endian {
+            u32::from_be_bytes
         } else {
-            u32::from_le_bytes(quad)
+            u32::from_le_bytes
         })
     };
     let u64_at = |at: usize| {
-        let eight: [u8; 8] = bytes.get(at..at.checked_add(8)?)?.try_into().ok()?;
-        Some(if big_endian {
-            u64::from_be_bytes(eight)
+        array_at(bytes, at).map(if big_endian {
+            u64::from_be_bytes
         } else {
-            u64::from_le_bytes(eight)
+            u64::from_le_bytes
         })
     };
     if big_tiff {
@@ -269,23 +266,22 @@ fn next_ifd(bytes: &[u8], big_endian: bool, big_tiff: bool) -> Option<u64> {
     }
 }
 
+/// The `N` bytes at `at`, if the bytes reach that far.
+fn array_at<const N: usize>(bytes: &[u8], at: usize) -> Option<[u8; N]> {
+    bytes.get(at..at.checked_add(N)?)?.try_into().ok()
+}
+
 /// The big-endian `u32` at `at`, if the bytes reach that far.
 fn be32(bytes: &[u8], at: usize) -> Option<u32> {
-    Some(u32::from_be_bytes(
-        bytes.get(at..at.checked_add(4)?)?.try_into().ok()?,
-    ))
+    array_at(bytes, at).map(u32::from_be_bytes)
 }
 
 /// The little-endian `u32` at `at`, if the bytes reach that far.
-fn le32(bytes: &[u8], at: usize) -> Option<u32> {
-    Some(u32::from_le_bytes(
-        bytes.get(at..at.checked_add(4)?)?.try_into().ok()?,
-    ))
+pub(super) fn le32(bytes: &[u8], at: usize) -> Option<u32> {
+    array_at(bytes, at).map(u32::from_le_bytes)
 }
 
 /// The little-endian `u16` at `at`, if the bytes reach that far.
-fn le16(bytes: &[u8], at: usize) -> Option<u16> {
-    Some(u16::from_le_bytes(
-        bytes.get(at..at.checked_add(2)?)?.try_into().ok()?,
-    ))
+pub(super) fn le16(bytes: &[u8], at: usize) -> Option<u16> {
+    array_at(bytes, at).map(u16::from_le_bytes)
 }

@@ -880,10 +880,7 @@ mod tests {
 
     #[test]
     fn a_prepared_file_crosses_the_pipe_and_answers_every_window_the_same() {
-        let text = (1..=700)
-            .map(|n| format!("line {n}\n"))
-            .collect::<Vec<_>>()
-            .concat();
+        let text = crate::text::numbered_lines("line ", 700);
         let input = FileInput::new(text.as_bytes(), "log.txt");
         let options = Options::default();
         let here = crate::prepare_here(&input, &options, &Cancel::new()).expect("text prepares");

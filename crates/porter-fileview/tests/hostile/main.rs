@@ -98,29 +98,46 @@ const CASES: &[(&str, Expect)] = &[
     ("random.bin", Expect::Described),
 ];
 
-/// Views one hostile file on its own thread, so that a panic is caught and a
-/// hang is noticed at [`TIME_BOUND`] instead of stalling the run.
+/// Views one hostile file on its own thread, as [`on_its_own_thread`].
 fn view_hostile(file: &'static str) -> Result<(Result<View, ViewError>, Duration), String> {
+    on_its_own_thread(file, "view", |bytes, cancel| {
+        let input = FileInput {
+            bytes,
+            name: file,
+            declared_type: None,
+            link: None,
+        };
+        view(
+            &input,
+            &WindowRequest::default(),
+            &Options::default(),
+            cancel,
+        )
+    })
+}
+
+/// [`to_markdown`] of one hostile file on its own thread, as [`view_hostile`].
+fn markdown_hostile(file: &'static str) -> Result<(Result<Markdown, ViewError>, Duration), String> {
+    on_its_own_thread(file, "to_markdown", |bytes, cancel| {
+        to_markdown(&FileInput::new(bytes, file), &Options::default(), cancel)
+    })
+}
+
+/// Runs `call` (named `what`) on the bytes of one hostile file on its own
+/// thread, so that a panic is caught and a hang is noticed at
+/// [`TIME_BOUND`] instead of stalling the run; a hang is cancelled.
+fn on_its_own_thread<T: Send + 'static>(
+    file: &'static str,
+    what: &str,
+    call: impl FnOnce(&[u8], &Cancel) -> T + Send + 'static,
+) -> Result<(T, Duration), String> {
     let bytes = corpus_file(&format!("hostile/{file}"));
     let (sender, receiver) = mpsc::channel();
     let cancel = Cancel::new();
     let worker_cancel = cancel.clone();
     std::thread::spawn(move || {
         let started = Instant::now();
-        let outcome = std::panic::catch_unwind(AssertUnwindSafe(|| {
-            let input = FileInput {
-                bytes: &bytes,
-                name: file,
-                declared_type: None,
-                link: None,
-            };
-            view(
-                &input,
-                &WindowRequest::default(),
-                &Options::default(),
-                &worker_cancel,
-            )
-        }));
+        let outcome = std::panic::catch_unwind(AssertUnwindSafe(|| call(&bytes, &worker_cancel)));
         // The receiver is gone only when the case already timed out.
         let _ = sender.send(outcome.map(|result| (result, started.elapsed())));
     });
@@ -132,11 +149,13 @@ fn view_hostile(file: &'static str) -> Result<(Result<View, ViewError>, Duration
                 .map(ToString::to_string)
                 .or_else(|| panic.downcast_ref::<String>().cloned())
                 .unwrap_or_default();
-            Err(format!("{file}: panicked: {message}"))
+            Err(format!("{file}: {what} panicked: {message}"))
         }
         Err(_) => {
             cancel.cancel();
-            Err(format!("{file}: no answer within {TIME_BOUND:?}"))
+            Err(format!(
+                "{file}: {what} gave no answer within {TIME_BOUND:?}"
+            ))
         }
     }
 }
@@ -289,31 +308,4 @@ fn every_hostile_file_through_to_markdown_ends_promptly_in_bounded_markdown_or_a
         ));
     }
     assert!(failures.is_empty(), "{failures:#?}");
-}
-
-/// [`to_markdown`] of one hostile file on its own thread, as [`view_hostile`].
-fn markdown_hostile(file: &'static str) -> Result<(Result<Markdown, ViewError>, Duration), String> {
-    let bytes = corpus_file(&format!("hostile/{file}"));
-    let (sender, receiver) = mpsc::channel();
-    let cancel = Cancel::new();
-    let worker_cancel = cancel.clone();
-    std::thread::spawn(move || {
-        let started = Instant::now();
-        let outcome = std::panic::catch_unwind(AssertUnwindSafe(|| {
-            to_markdown(
-                &FileInput::new(&bytes, file),
-                &Options::default(),
-                &worker_cancel,
-            )
-        }));
-        let _ = sender.send(outcome.map(|result| (result, started.elapsed())));
-    });
-    match receiver.recv_timeout(TIME_BOUND) {
-        Ok(Ok(done)) => Ok(done),
-        Ok(Err(_)) => Err(format!("{file}: to_markdown panicked")),
-        Err(_) => {
-            cancel.cancel();
-            Err(format!("{file}: no Markdown within {TIME_BOUND:?}"))
-        }
-    }
 }

@@ -7,9 +7,9 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use git2::Repository;
-use porter_git::{Bounds, GitError, NetClass, network, submodule};
+use porter_git::{Bounds, GitError, NetClass, submodule};
 
-use super::{Server, blocking, fetch_and_push};
+use super::{Server, blocking, clone, fetch_and_push, succeeded, text_of};
 
 /// Runs the committed script into the server's `repos/` folder.
 fn build_hostile_repos(server: &Server) {
@@ -21,11 +21,7 @@ fn build_hostile_repos(server: &Server) {
         .env("HOME", server.root.path())
         .output()
         .expect("bash runs the script");
-    assert!(
-        output.status.success(),
-        "hostile-repos.sh failed: {}",
-        String::from_utf8_lossy(&output.stderr)
-    );
+    succeeded(output, "hostile-repos.sh failed");
 }
 
 /// Every path under `root` whose file name is `name`.
@@ -105,8 +101,7 @@ async fn every_hostile_repository_is_refused_and_nothing_is_written_outside_the_
     ];
     for (name, expected) in trees {
         let dest = volume.join(name);
-        let (n, u, d) = (network.clone(), url(name), dest.clone());
-        let result = blocking(move || network::clone(&n, &u, &d, Bounds::default())).await;
+        let result = clone(&network, &url(name), &dest).await;
         assert!(expected(&result), "{name}: {result:?}");
         let message = result.expect_err("refused").to_string();
         assert!(message.starts_with("refused:"), "{name}: {message}");
@@ -128,8 +123,7 @@ async fn every_hostile_repository_is_refused_and_nothing_is_written_outside_the_
     ];
     for (name, expected) in submodules {
         let dest = volume.join(name);
-        let (n, u, d) = (network.clone(), url(name), dest.clone());
-        let cloned = blocking(move || network::clone(&n, &u, &d, Bounds::default())).await;
+        let cloned = clone(&network, &url(name), &dest).await;
         cloned.unwrap_or_else(|e| panic!("{name}: the superproject clones: {e}"));
         assert!(dest.join("evil").is_dir(), "{name}: the gitlink's folder");
         let (n, d) = (network.clone(), dest.clone());
@@ -183,15 +177,14 @@ async fn the_benign_submodules_clone_check_out_detached_and_share_one_bound() {
     build_hostile_repos(&server);
     let temp = tempfile::tempdir().expect("a temp dir");
     let network = server.network(fetch_and_push("t", "https://nowhere.invalid/"));
-    let url = format!("https://127.0.0.1:{}/super.git", server.port);
+    let url = server.url("super.git");
     let sub_commit = Repository::open_bare(server.root.path().join("repos/sub.git"))
         .expect("sub")
         .refname_to_id("refs/heads/main")
         .expect("main");
 
     let dir = temp.path().join("super");
-    let (n, u, d) = (network.clone(), url.clone(), dir.clone());
-    blocking(move || network::clone(&n, &u, &d, Bounds::default()))
+    clone(&network, &url, &dir)
         .await
         .expect("the superproject clones");
 
@@ -202,7 +195,7 @@ async fn the_benign_submodules_clone_check_out_detached_and_share_one_bound() {
             .expect("lib updates");
     assert!(only_lib.contains("lib (lib) cloned"), "{only_lib}");
     assert_eq!(
-        std::fs::read_to_string(dir.join("lib/inner.txt")).expect("checked out"),
+        text_of(&dir.join("lib/inner.txt")),
         "inside the submodule\n"
     );
     assert!(
@@ -219,7 +212,7 @@ async fn the_benign_submodules_clone_check_out_detached_and_share_one_bound() {
         "{all}"
     );
     assert_eq!(
-        std::fs::read_to_string(dir.join("rel/inner.txt")).expect("checked out"),
+        text_of(&dir.join("rel/inner.txt")),
         "inside the submodule\n"
     );
     for name in ["lib", "rel"] {
@@ -245,8 +238,7 @@ async fn the_benign_submodules_clone_check_out_detached_and_share_one_bound() {
     );
 
     let second = temp.path().join("bounded");
-    let (n, u, d) = (network.clone(), url.clone(), second.clone());
-    blocking(move || network::clone(&n, &u, &d, Bounds::default()))
+    clone(&network, &url, &second)
         .await
         .expect("the superproject clones again");
     let one_file = Bounds {

@@ -34,6 +34,19 @@ fn write(dir: &Path, path: &str, text: &str) {
     std::fs::write(file, text).expect("the file is written");
 }
 
+/// Writes `text` to `file` in `dir`, stages it and commits it as `message`
+/// with the run id `run`.
+fn commit_file(dir: &Path, file: &str, text: &str, message: &str, run: &str) -> Oid {
+    write(dir, file, text);
+    change::add(dir, &[file.to_owned()]).expect("add");
+    change::commit(dir, message, &identity(), run, false).expect("commit")
+}
+
+/// The text of the file at `path`.
+fn text_of(path: &Path) -> String {
+    std::fs::read_to_string(path).expect("the file reads")
+}
+
 fn committed_repo(dir: &Path) {
     change::init(dir, Some("main")).expect("init works");
     write(dir, "README.md", "hello\nworld\n");
@@ -227,6 +240,37 @@ fn hostile_commit(repo: &Repository, tree: Oid, branch: &str) {
     .expect("the commit is written");
 }
 
+/// Checks that a checkout of, a merge of and a hard reset to `branch` in
+/// `dir` are each refused as an unsafe path.
+fn assert_every_move_to_is_unsafe(dir: &Path, branch: &str) {
+    let checkout = change::checkout(dir, branch, false, Bounds::default());
+    assert!(
+        matches!(checkout, Err(GitError::UnsafePath { .. })),
+        "{branch}: {checkout:?}"
+    );
+    let merged = change::merge(dir, branch, Bounds::default());
+    assert!(
+        matches!(merged, Err(GitError::UnsafePath { .. })),
+        "{branch}: {merged:?}"
+    );
+    let reset = change::reset(dir, branch, ResetMode::Hard, Bounds::default());
+    assert!(
+        matches!(reset, Err(GitError::UnsafePath { .. })),
+        "{branch}: {reset:?}"
+    );
+}
+
+/// The standard output of a command that ran, which must have succeeded;
+/// `what` names it when it did not.
+fn succeeded(output: std::process::Output, what: &str) -> Vec<u8> {
+    assert!(
+        output.status.success(),
+        "{what}: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    output.stdout
+}
+
 #[test]
 fn hostile_trees_are_refused_before_anything_is_written_and_head_stays() {
     let temp = tempfile::tempdir().expect("a temp dir");
@@ -262,21 +306,7 @@ fn hostile_trees_are_refused_before_anything_is_written_and_head_stays() {
     let head_before = read::rev_parse(&dir, "HEAD").expect("head");
     for (name, tree) in cases {
         hostile_commit(&repo, tree, name);
-        let result = change::checkout(&dir, name, false, Bounds::default());
-        assert!(
-            matches!(result, Err(GitError::UnsafePath { .. })),
-            "{name}: {result:?}"
-        );
-        let merged = change::merge(&dir, name, Bounds::default());
-        assert!(
-            matches!(merged, Err(GitError::UnsafePath { .. })),
-            "{name}: {merged:?}"
-        );
-        let reset = change::reset(&dir, name, ResetMode::Hard, Bounds::default());
-        assert!(
-            matches!(reset, Err(GitError::UnsafePath { .. })),
-            "{name}: {reset:?}"
-        );
+        assert_every_move_to_is_unsafe(&dir, name);
         assert_eq!(
             read::rev_parse(&dir, "HEAD").expect("head"),
             head_before,
@@ -466,7 +496,13 @@ impl Server {
             &["push", "-q", bare.to_str().expect("utf-8"), "main"],
             &seed,
         );
-        format!("https://127.0.0.1:{}/{name}", self.port)
+        self.url(name)
+    }
+
+    /// The server's HTTPS URL of `path` (a repository, or a folder ending
+    /// in `/`).
+    fn url(&self, path: &str) -> String {
+        format!("https://127.0.0.1:{}/{path}", self.port)
     }
 
     fn requests(&self) -> Vec<String> {
@@ -509,18 +545,61 @@ fn loopback_network(ca_file: &Path, access: Access) -> Network {
     }
 }
 
-/// `child_setup` is what a test re-run as a child process gets from its
-/// parent through the environment: the repository URL, a network to the
-/// parent's server, and a work folder; `None` when run on its own.
-fn child_setup(url_var: &str, ca_var: &str, work_var: &str) -> Option<(String, Network, PathBuf)> {
-    let url = std::env::var(url_var).ok()?;
-    let ca = std::env::var(ca_var).ok()?;
-    let work = std::env::var(work_var).ok()?;
-    let network = loopback_network(
-        Path::new(&ca),
-        fetch_and_push("t", "https://nowhere.invalid/"),
-    );
-    Some((url, network, PathBuf::from(work)))
+/// `ChildTest` is an ignored test that a test runs again as a child
+/// process of this binary (so that it can be measured or traced on its
+/// own), and the environment variables through which the parent hands it
+/// the repository URL, the server's CA file and a work folder.
+struct ChildTest {
+    name: &'static str,
+    /// The test that runs it, named in the line it writes when run alone.
+    parent: &'static str,
+    url_var: &'static str,
+    ca_var: &'static str,
+    work_var: &'static str,
+}
+
+impl ChildTest {
+    /// The parent's half: runs the child through `command` (this binary, or
+    /// a tracer in front of it) against `url` on `server` with `work` as its
+    /// folder, checks that it passed, and answers with the commit id it
+    /// wrote to `work/pushed`.
+    async fn run(&self, mut command: Command, server: &Server, url: String, work: &Path) -> String {
+        command
+            .args([self.name, "--exact", "--ignored", "--test-threads=1"])
+            .env(self.url_var, url)
+            .env(self.ca_var, server.root.path().join("ca.pem"))
+            .env(self.work_var, work);
+        let output = blocking(move || command.output().expect("the child test runs")).await;
+        let stdout = String::from_utf8_lossy(&output.stdout);
+        assert!(
+            output.status.success() && stdout.contains("1 passed"),
+            "the child test {} passed: {stdout}\n{}",
+            self.name,
+            String::from_utf8_lossy(&output.stderr)
+        );
+        let pushed = std::fs::read_to_string(work.join("pushed")).expect("the child test finished");
+        pushed.trim().to_owned()
+    }
+
+    /// The child's half: what it gets from its parent through the
+    /// environment (the repository URL, a network to the parent's server,
+    /// and a work folder), or `None`, said on stderr, when run on its own.
+    fn setup(&self) -> Option<(String, Network, PathBuf)> {
+        let Ok(url) = std::env::var(self.url_var) else {
+            eprintln!(
+                "{} runs only under {}, which sets {}",
+                self.name, self.parent, self.url_var
+            );
+            return None;
+        };
+        let ca = std::env::var(self.ca_var).ok()?;
+        let work = std::env::var(self.work_var).ok()?;
+        let network = loopback_network(
+            Path::new(&ca),
+            fetch_and_push("t", "https://nowhere.invalid/"),
+        );
+        Some((url, network, PathBuf::from(work)))
+    }
 }
 
 fn fetch_and_push(token: &str, covered: &str) -> Access {
@@ -543,38 +622,35 @@ async fn blocking<T: Send + 'static>(work: impl FnOnce() -> T + Send + 'static) 
         .expect("the blocking task ends")
 }
 
+/// [`network::clone`] of `url` into `dest` with the default bounds, off
+/// the runtime's threads.
+async fn clone(network: &Network, url: &str, dest: &Path) -> Result<String, GitError> {
+    let (n, u, d) = (network.clone(), url.to_owned(), dest.to_owned());
+    blocking(move || network::clone(&n, &u, &d, Bounds::default())).await
+}
+
+/// [`network::push`] of the current branch of `dir` to its origin, off the
+/// runtime's threads.
+async fn push(network: &Network, dir: &Path) -> Result<String, GitError> {
+    let (n, d) = (network.clone(), dir.to_owned());
+    blocking(move || network::push(&n, &d, None, &[])).await
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn clone_commit_push_and_pull_go_through_porter_net_with_the_covering_credential() {
     let server = Server::start();
     let url = server.repo("shared.git");
     let work = tempfile::tempdir().expect("a temp dir");
-    let network = server.network(fetch_and_push(
-        "s3cret-token",
-        &format!("https://127.0.0.1:{}/shared.git", server.port),
-    ));
+    let network = server.network(fetch_and_push("s3cret-token", &server.url("shared.git")));
 
     let (a, b) = (work.path().join("a"), work.path().join("b"));
-    let (n, u, aa) = (network.clone(), url.clone(), a.clone());
-    let cloned = blocking(move || network::clone(&n, &u, &aa, Bounds::default()))
-        .await
-        .expect("clone works");
+    let cloned = clone(&network, &url, &a).await.expect("clone works");
     assert!(cloned.contains("on branch main"), "{cloned}");
-    assert_eq!(
-        std::fs::read_to_string(a.join("hello.txt")).expect("checked out"),
-        "hello from the server\n"
-    );
-    let (n, u, bb) = (network.clone(), url.clone(), b.clone());
-    blocking(move || network::clone(&n, &u, &bb, Bounds::default()))
-        .await
-        .expect("second clone");
+    assert_eq!(text_of(&a.join("hello.txt")), "hello from the server\n");
+    clone(&network, &url, &b).await.expect("second clone");
 
-    write(&a, "new.txt", "new\n");
-    change::add(&a, &["new.txt".to_owned()]).expect("add");
-    let id = change::commit(&a, "from porter", &identity(), "run-9", false).expect("commit");
-    let (n, aa) = (network.clone(), a.clone());
-    blocking(move || network::push(&n, &aa, None, &[]))
-        .await
-        .expect("push works");
+    let id = commit_file(&a, "new.txt", "new\n", "from porter", "run-9");
+    push(&network, &a).await.expect("push works");
     assert_eq!(server.head_of("shared.git"), id.to_string());
 
     let (n, bb) = (network.clone(), b.clone());
@@ -582,10 +658,7 @@ async fn clone_commit_push_and_pull_go_through_porter_net_with_the_covering_cred
         .await
         .expect("pull works");
     assert!(pulled.contains("fast-forwarded"), "{pulled}");
-    assert_eq!(
-        std::fs::read_to_string(b.join("new.txt")).expect("pulled"),
-        "new\n"
-    );
+    assert_eq!(text_of(&b.join("new.txt")), "new\n");
 
     let (n, u) = (network.clone(), url.clone());
     let listed = blocking(move || network::ls_remote(&n, None, &u))
@@ -614,12 +687,8 @@ async fn a_credential_that_does_not_cover_the_url_is_never_sent() {
     let server = Server::start();
     let url = server.repo("open.git");
     let work = tempfile::tempdir().expect("a temp dir");
-    let network = server.network(fetch_and_push(
-        "never-sent",
-        &format!("https://127.0.0.1:{}/private/", server.port),
-    ));
-    let dest = work.path().join("c");
-    blocking(move || network::clone(&network, &url, &dest, Bounds::default()))
+    let network = server.network(fetch_and_push("never-sent", &server.url("private/")));
+    clone(&network, &url, &work.path().join("c"))
         .await
         .expect("clone works");
     let requests = server.requests();
@@ -634,13 +703,8 @@ async fn push_is_refused_by_policy_before_any_request_when_not_allowed() {
     let work = tempfile::tempdir().expect("a temp dir");
     let full = server.network(fetch_and_push("t", "https://nowhere.invalid/"));
     let dir = work.path().join("r");
-    let (n, u, d) = (full.clone(), url.clone(), dir.clone());
-    blocking(move || network::clone(&n, &u, &d, Bounds::default()))
-        .await
-        .expect("clone");
-    write(&dir, "x.txt", "x\n");
-    change::add(&dir, &["x.txt".to_owned()]).expect("add");
-    change::commit(&dir, "x", &identity(), "run", false).expect("commit");
+    clone(&full, &url, &dir).await.expect("clone");
+    commit_file(&dir, "x.txt", "x\n", "x", "run");
 
     let mut fetch_only = full.access.clone();
     fetch_only.may_push = false;
@@ -653,8 +717,7 @@ async fn push_is_refused_by_policy_before_any_request_when_not_allowed() {
             access,
             ..full.clone()
         };
-        let d = dir.clone();
-        let result = blocking(move || network::push(&n, &d, None, &[])).await;
+        let result = push(&n, &dir).await;
         assert!(
             matches!(
                 result,
@@ -675,10 +738,8 @@ async fn push_is_refused_by_policy_before_any_request_when_not_allowed() {
         server.requests()
     );
 
-    let n = full.clone();
-    let d = work.path().join("plain");
     let plain = format!("http://127.0.0.1:{}/guarded.git", server.port);
-    let result = blocking(move || network::clone(&n, &plain, &d, Bounds::default())).await;
+    let result = clone(&full, &plain, &work.path().join("plain")).await;
     assert!(
         matches!(
             result,
@@ -702,10 +763,8 @@ async fn server_failures_reach_the_model_as_a_class_without_the_servers_words() 
         ("denied.git", NetClass::Auth),
     ];
     for (name, class) in cases {
-        let n = network.clone();
-        let u = format!("https://127.0.0.1:{}/{name}", server.port);
-        let d = work.path().join(name);
-        let result = blocking(move || network::clone(&n, &u, &d, Bounds::default())).await;
+        let url = server.url(name);
+        let result = clone(&network, &url, &work.path().join(name)).await;
         match result {
             Err(error @ GitError::Network { .. }) => {
                 assert_eq!(error.class(), Some(class), "{name}");
@@ -725,12 +784,8 @@ fn real_git(dir: &Path, args: &[&str]) -> String {
         .env("HOME", dir)
         .output()
         .expect("git runs");
-    assert!(
-        output.status.success(),
-        "git {args:?}: {}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    String::from_utf8_lossy(&output.stdout).trim().to_owned()
+    let stdout = succeeded(output, &format!("git {args:?}"));
+    String::from_utf8_lossy(&stdout).trim().to_owned()
 }
 
 #[test]
@@ -755,10 +810,7 @@ fn checkout_of_a_branch_only_one_remote_has_makes_a_local_branch_tracking_it_as_
         change::checkout(&clone, "swap", false, Bounds::default()).expect("swap is origin/swap's");
     assert!(answer.contains("origin/swap"), "{answer}");
     assert_eq!(read::rev_parse(&clone, "HEAD").expect("HEAD"), swap_tip);
-    assert_eq!(
-        std::fs::read_to_string(clone.join("swap.txt")).expect("checked out"),
-        "swapped\n"
-    );
+    assert_eq!(text_of(&clone.join("swap.txt")), "swapped\n");
     // Real git agrees: HEAD is the new branch, and it tracks origin/swap.
     assert_eq!(
         real_git(&clone, &["symbolic-ref", "HEAD"]),

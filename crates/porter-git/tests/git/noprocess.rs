@@ -16,7 +16,9 @@ use porter_git::change::{self, ResetMode};
 use porter_git::read::{self, DiffArgs};
 use porter_git::{Bounds, Window, network};
 
-use super::{Server, blocking, fetch_and_push, identity, write};
+use super::{
+    ChildTest, Server, blocking, clone, commit_file, fetch_and_push, identity, push, write,
+};
 
 /// The hooks git runs around the operations porter offers.
 const HOOKS: &[&str] = &[
@@ -81,10 +83,7 @@ async fn a_repository_armed_with_hooks_fsmonitor_filters_and_helpers_never_runs_
     let dir = temp.path().join("volume/armed");
     let marker = temp.path().join("marker");
     let network = server.network(fetch_and_push("t", "https://nowhere.invalid/"));
-    let (n, u, d) = (network.clone(), url.clone(), dir.clone());
-    blocking(move || network::clone(&n, &u, &d, Bounds::default()))
-        .await
-        .expect("clone");
+    clone(&network, &url, &dir).await.expect("clone");
     arm(&dir, &temp.path().join("scripts"), &marker);
 
     // The control: real git on the same repository runs what it names.
@@ -131,10 +130,7 @@ async fn a_repository_armed_with_hooks_fsmonitor_filters_and_helpers_never_runs_
         .await
         .expect("pull");
     untouched("pull");
-    let (n, d) = (network.clone(), dir.clone());
-    blocking(move || network::push(&n, &d, None, &[]))
-        .await
-        .expect("push");
+    push(&network, &dir).await.expect("push");
     untouched("push");
     assert_eq!(
         server.head_of("armed.git"),
@@ -143,10 +139,13 @@ async fn a_repository_armed_with_hooks_fsmonitor_filters_and_helpers_never_runs_
     );
 }
 
-const INNER: &str = "noprocess::inner_clone_commit_and_push_for_strace";
-const URL_VAR: &str = "PORTER_TRACE_URL";
-const CA_VAR: &str = "PORTER_TRACE_CA";
-const WORK_VAR: &str = "PORTER_TRACE_WORK";
+const CHILD: ChildTest = ChildTest {
+    name: "noprocess::inner_clone_commit_and_push_for_strace",
+    parent: "the strace test",
+    url_var: "PORTER_TRACE_URL",
+    ca_var: "PORTER_TRACE_CA",
+    work_var: "PORTER_TRACE_WORK",
+};
 
 fn in_path(program: &str) -> Option<PathBuf> {
     std::env::var_os("PATH").and_then(|paths| {
@@ -170,29 +169,13 @@ async fn clone_commit_and_push_under_strace_execute_nothing_but_the_test_itself(
     let log = temp.path().join("execve.log");
     let work = temp.path().join("work");
     let exe = std::env::current_exe().expect("the test binary");
-    let ca = server.root.path().join("ca.pem");
-    let (l, e, w) = (log.clone(), exe.clone(), work.clone());
-    let output = blocking(move || {
-        Command::new(strace)
-            .args(["-f", "-qq", "-e", "trace=execve,execveat", "-o"])
-            .arg(&l)
-            .arg(&e)
-            .args([INNER, "--exact", "--ignored", "--test-threads=1"])
-            .env(URL_VAR, url)
-            .env(CA_VAR, ca)
-            .env(WORK_VAR, &w)
-            .output()
-            .expect("strace runs")
-    })
-    .await;
-    let stdout = String::from_utf8_lossy(&output.stdout);
-    assert!(
-        output.status.success() && stdout.contains("1 passed"),
-        "the inner test passed under strace: {stdout}\n{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    let pushed = std::fs::read_to_string(work.join("pushed")).expect("the inner test finished");
-    assert_eq!(server.head_of("traced.git"), pushed.trim());
+    let mut traced = Command::new(strace);
+    traced
+        .args(["-f", "-qq", "-e", "trace=execve,execveat", "-o"])
+        .arg(&log)
+        .arg(&exe);
+    let pushed = CHILD.run(traced, &server, url, &work).await;
+    assert_eq!(server.head_of("traced.git"), pushed);
 
     let traced = std::fs::read_to_string(&log).expect("the strace log");
     let execs: Vec<&str> = traced.lines().filter(|l| l.contains("execve")).collect();
@@ -209,21 +192,12 @@ async fn clone_commit_and_push_under_strace_execute_nothing_but_the_test_itself(
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "run by clone_commit_and_push_under_strace_execute_nothing_but_the_test_itself"]
 async fn inner_clone_commit_and_push_for_strace() {
-    let Some((url, network, work)) = super::child_setup(URL_VAR, CA_VAR, WORK_VAR) else {
-        eprintln!("{INNER} runs only under the strace test, which sets {URL_VAR}");
+    let Some((url, network, work)) = CHILD.setup() else {
         return;
     };
     let dir = work.join("traced");
-    let (n, d) = (network.clone(), dir.clone());
-    blocking(move || network::clone(&n, &url, &d, Bounds::default()))
-        .await
-        .expect("clone");
-    write(&dir, "traced.txt", "under strace\n");
-    change::add(&dir, &["traced.txt".to_owned()]).expect("add");
-    let id = change::commit(&dir, "traced", &identity(), "run-trace", false).expect("commit");
-    let d = dir.clone();
-    blocking(move || network::push(&network, &d, None, &[]))
-        .await
-        .expect("push");
+    clone(&network, &url, &dir).await.expect("clone");
+    let id = commit_file(&dir, "traced.txt", "under strace\n", "traced", "run-trace");
+    push(&network, &dir).await.expect("push");
     std::fs::write(work.join("pushed"), id.to_string()).expect("the result is written");
 }

@@ -16,7 +16,7 @@ use porter_git::{
 use ssh_key::private::{Ed25519Keypair, KeypairData};
 use ssh_key::{LineEnding, PrivateKey};
 
-use super::{Server, blocking, identity, write};
+use super::{Server, blocking, clone, commit_file, identity, push, write};
 
 fn signer(seed: u8) -> Signer {
     let pair = Ed25519Keypair::from_seed(&[seed; 32]);
@@ -196,7 +196,7 @@ fn a_signed_tag_passes_git_verify_tag_and_names_its_key() {
 const MINT: &str = "POST /api/v3/app/installations/77/access_tokens ";
 
 fn app_network(server: &Server, key_file: &str) -> Network {
-    let base = format!("https://127.0.0.1:{}/api/v3", server.port);
+    let base = server.url("api/v3");
     let app = GithubApp::load(4242, 77, &server.root.path().join(key_file), Some(&base))
         .expect("the app key loads");
     server.network(Access {
@@ -205,9 +205,7 @@ fn app_network(server: &Server, key_file: &str) -> Network {
         may_push: true,
         credentials: vec![Credential {
             name: "the-app".to_owned(),
-            allowed_urls: vec![
-                url::Url::parse(&format!("https://127.0.0.1:{}/", server.port)).expect("url"),
-            ],
+            allowed_urls: vec![url::Url::parse(&server.url("")).expect("url")],
             username: None,
             source: CredentialSource::GithubApp(app),
         }],
@@ -232,9 +230,7 @@ fn push_tokens(requests: &[String]) -> Vec<String> {
 }
 
 fn commit_in(dir: &Path, file: &str) -> git2::Oid {
-    write(dir, file, "change\n");
-    change::add(dir, &[file.to_owned()]).expect("add");
-    change::commit(dir, file, &identity(), "run-app", false).expect("commit")
+    commit_file(dir, file, "change\n", file, "run-app")
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -245,10 +241,7 @@ async fn a_push_mints_one_app_token_and_sends_it_while_a_fetch_never_does() {
     let network = app_network(&server, "app.pem");
     let dir = work.path().join("r");
 
-    let (n, u, d) = (network.clone(), url.clone(), dir.clone());
-    blocking(move || network::clone(&n, &u, &d, Bounds::default()))
-        .await
-        .expect("clone works");
+    clone(&network, &url, &dir).await.expect("clone works");
     let after_clone = server.requests();
     assert!(!after_clone.is_empty());
     assert!(
@@ -257,17 +250,13 @@ async fn a_push_mints_one_app_token_and_sends_it_while_a_fetch_never_does() {
     );
 
     let first = commit_in(&dir, "one.txt");
-    let (n, d) = (network.clone(), dir.clone());
-    blocking(move || network::push(&n, &d, None, &[]))
+    push(&network, &dir)
         .await
         .expect("the push with a minted token works");
     assert_eq!(server.head_of("app-push.git"), first.to_string());
 
     let second = commit_in(&dir, "two.txt");
-    let (n, d) = (network.clone(), dir.clone());
-    blocking(move || network::push(&n, &d, None, &[]))
-        .await
-        .expect("the second push works");
+    push(&network, &dir).await.expect("the second push works");
     assert_eq!(server.head_of("app-push.git"), second.to_string());
 
     let requests = server.requests();
@@ -310,15 +299,11 @@ async fn a_push_with_an_app_key_github_does_not_know_fails_as_auth_and_pushes_no
     let work = tempfile::tempdir().expect("a temp dir");
     let dir = work.path().join("r");
     let network = app_network(&server, "other-app.pem");
-    let (n, u, d) = (network.clone(), url.clone(), dir.clone());
-    blocking(move || network::clone(&n, &u, &d, Bounds::default()))
-        .await
-        .expect("clone works");
+    clone(&network, &url, &dir).await.expect("clone works");
     let before = server.head_of("app-guarded.git");
     commit_in(&dir, "x.txt");
 
-    let (n, d) = (network.clone(), dir.clone());
-    let refused = blocking(move || network::push(&n, &d, None, &[])).await;
+    let refused = push(&network, &dir).await;
     match refused {
         Err(error @ GitError::Network { .. }) => {
             assert_eq!(error.class(), Some(NetClass::Auth));
@@ -338,12 +323,8 @@ async fn a_push_with_an_app_key_github_does_not_know_fails_as_auth_and_pushes_no
     );
     assert!(push_tokens(&requests).is_empty(), "{requests:?}");
 
-    let plain = server.network(super::fetch_and_push(
-        "not-an-app-token",
-        &format!("https://127.0.0.1:{}/", server.port),
-    ));
-    let d = dir.clone();
-    let refused = blocking(move || network::push(&plain, &d, None, &[])).await;
+    let plain = server.network(super::fetch_and_push("not-an-app-token", &server.url("")));
+    let refused = push(&plain, &dir).await;
     assert_eq!(
         refused.err().and_then(|e| e.class()),
         Some(NetClass::Auth),

@@ -9,20 +9,20 @@
 //! cover, and a redirect to another host, port or scheme, or one without
 //! end, is refused by policy before anything is sent there.
 
-use std::path::Path;
 use std::process::Command;
 
 use porter_git::change;
-use porter_git::{
-    Access, Bounds, Credential, CredentialSource, GitError, NetClass, Network, Secret, network,
+use porter_git::{Access, Credential, CredentialSource, GitError, NetClass, Network, Secret};
+
+use super::{ChildTest, Server, clone, commit_file, identity, push, text_of};
+
+const CHILD: ChildTest = ChildTest {
+    name: "transport::inner_push_of_a_large_pack_measured",
+    parent: "the streaming test",
+    url_var: "PORTER_PUSH_URL",
+    ca_var: "PORTER_PUSH_CA",
+    work_var: "PORTER_PUSH_WORK",
 };
-
-use super::{Server, blocking, identity, write};
-
-const INNER: &str = "transport::inner_push_of_a_large_pack_measured";
-const URL_VAR: &str = "PORTER_PUSH_URL";
-const CA_VAR: &str = "PORTER_PUSH_CA";
-const WORK_VAR: &str = "PORTER_PUSH_WORK";
 
 /// `PACK_FILES` files of `FILE_BYTES` each: 64 MiB of content. Many small
 /// files, not one blob, because libgit2 holds a whole blob in memory while
@@ -72,26 +72,8 @@ async fn a_push_of_64_mib_streams_its_pack_and_peak_memory_stays_far_below_it() 
     let work = temp.path().join("work");
     std::fs::create_dir_all(&work).expect("the work folder");
     let exe = std::env::current_exe().expect("the test binary");
-    let ca = server.root.path().join("ca.pem");
-    let w = work.clone();
-    let output = blocking(move || {
-        Command::new(exe)
-            .args([INNER, "--exact", "--ignored", "--test-threads=1"])
-            .env(URL_VAR, url)
-            .env(CA_VAR, ca)
-            .env(WORK_VAR, &w)
-            .output()
-            .expect("the test binary runs")
-    })
-    .await;
-    let stdout = String::from_utf8_lossy(&output.stdout);
-    assert!(
-        output.status.success() && stdout.contains("1 passed"),
-        "the inner push passed: {stdout}\n{}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    let pushed = std::fs::read_to_string(work.join("pushed")).expect("the inner test finished");
-    assert_eq!(server.head_of("big.git"), pushed.trim(), "the push arrived");
+    let pushed = CHILD.run(Command::new(exe), &server, url, &work).await;
+    assert_eq!(server.head_of("big.git"), pushed, "the push arrived");
 
     let pack_bytes = PACK_FILES * FILE_BYTES;
     let bodies = bodies(&server);
@@ -131,15 +113,11 @@ async fn a_push_of_64_mib_streams_its_pack_and_peak_memory_stays_far_below_it() 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 #[ignore = "run by a_push_of_64_mib_streams_its_pack_and_peak_memory_stays_far_below_it"]
 async fn inner_push_of_a_large_pack_measured() {
-    let Some((url, network, work)) = super::child_setup(URL_VAR, CA_VAR, WORK_VAR) else {
-        eprintln!("{INNER} runs only under the streaming test, which sets {URL_VAR}");
+    let Some((url, network, work)) = CHILD.setup() else {
         return;
     };
     let dir = work.join("big");
-    let (n, d) = (network.clone(), dir.clone());
-    blocking(move || network::clone(&n, &url, &d, Bounds::default()))
-        .await
-        .expect("clone");
+    clone(&network, &url, &dir).await.expect("clone");
     let mut content = vec![0u8; FILE_BYTES];
     for n in 0..PACK_FILES {
         noise(n as u64, &mut content);
@@ -152,10 +130,7 @@ async fn inner_push_of_a_large_pack_measured() {
 
     std::fs::write("/proc/self/clear_refs", "5").expect("the peak resident set is reset");
     let before = peak_kib();
-    let d = dir.clone();
-    blocking(move || network::push(&network, &d, None, &[]))
-        .await
-        .expect("push");
+    push(&network, &dir).await.expect("push");
     let after = peak_kib();
     std::fs::write(work.join("growth-kib"), (after - before).to_string()).expect("written");
     std::fs::write(work.join("pushed"), id.to_string()).expect("written");
@@ -178,32 +153,20 @@ fn both_names(server: &Server, covered: &str) -> Network {
     })
 }
 
-async fn clone(network: &Network, url: String, dest: &Path) -> Result<String, GitError> {
-    let (n, d) = (network.clone(), dest.to_owned());
-    blocking(move || network::clone(&n, &url, &d, Bounds::default())).await
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_moved_repository_is_followed_on_its_host_and_later_requests_use_the_new_url() {
     let server = Server::start();
     let _ = server.repo("real.git");
-    let origin = format!("https://127.0.0.1:{}", server.port);
-    let network = both_names(&server, &format!("{origin}/"));
+    let network = both_names(&server, &server.url(""));
     let work = tempfile::tempdir().expect("a temp dir");
     let dir = work.path().join("moved");
-    clone(&network, format!("{origin}/moved.git"), &dir)
+    clone(&network, &server.url("moved.git"), &dir)
         .await
         .expect("the moved repository is cloned");
-    assert_eq!(
-        std::fs::read_to_string(dir.join("hello.txt")).expect("checked out"),
-        "hello from the server\n"
-    );
+    assert_eq!(text_of(&dir.join("hello.txt")), "hello from the server\n");
 
-    write(&dir, "moved.txt", "after the move\n");
-    change::add(&dir, &["moved.txt".to_owned()]).expect("add");
-    let id = change::commit(&dir, "moved", &identity(), "run-moved", false).expect("commit");
-    let (n, d) = (network.clone(), dir.clone());
-    blocking(move || network::push(&n, &d, None, &[]))
+    let id = commit_file(&dir, "moved.txt", "after the move\n", "moved", "run-moved");
+    push(&network, &dir)
         .await
         .expect("the push through the old URL arrives");
     assert_eq!(server.head_of("real.git"), id.to_string());
@@ -232,16 +195,11 @@ async fn a_moved_repository_is_followed_on_its_host_and_later_requests_use_the_n
 async fn a_credential_never_follows_a_redirect_to_a_url_it_does_not_cover() {
     let server = Server::start();
     let _ = server.repo("real.git");
-    let origin = format!("https://127.0.0.1:{}", server.port);
-    let network = both_names(&server, &format!("{origin}/moved.git"));
+    let network = both_names(&server, &server.url("moved.git"));
     let work = tempfile::tempdir().expect("a temp dir");
-    clone(
-        &network,
-        format!("{origin}/moved.git"),
-        &work.path().join("c"),
-    )
-    .await
-    .expect("the open repository is cloned without the credential");
+    clone(&network, &server.url("moved.git"), &work.path().join("c"))
+        .await
+        .expect("the open repository is cloned without the credential");
     let requests = server.requests();
     let (old, new): (Vec<&String>, Vec<&String>) =
         requests.iter().partition(|r| r.contains(" /moved.git/"));
@@ -259,16 +217,10 @@ async fn a_credential_never_follows_a_redirect_to_a_url_it_does_not_cover() {
 async fn redirects_to_another_host_port_or_scheme_and_endless_ones_are_refused_by_policy() {
     let server = Server::start();
     let _ = server.repo("real.git");
-    let origin = format!("https://127.0.0.1:{}", server.port);
-    let network = both_names(&server, &format!("{origin}/"));
+    let network = both_names(&server, &server.url(""));
     let work = tempfile::tempdir().expect("a temp dir");
     for name in ["elsewhere.git", "otherport.git", "plain.git", "loop.git"] {
-        let result = clone(
-            &network,
-            format!("{origin}/{name}"),
-            &work.path().join(name),
-        )
-        .await;
+        let result = clone(&network, &server.url(name), &work.path().join(name)).await;
         assert!(
             matches!(
                 result,

@@ -11,9 +11,12 @@ use std::process::Command;
 
 use git2::Repository;
 use porter_git::change::{self, ResetMode};
-use porter_git::{Bounds, GitError, network, read};
+use porter_git::{Bounds, GitError, read};
 
-use super::{Server, blocking, committed_repo, fetch_and_push, hostile_commit, raw_tree, write};
+use super::{
+    Server, assert_every_move_to_is_unsafe, clone, committed_repo, fetch_and_push, hostile_commit,
+    raw_tree, succeeded, text_of, write,
+};
 
 /// Runs real git in `dir` with no system or global config, returning its
 /// output; a failure fails the test.
@@ -29,12 +32,7 @@ fn git(dir: &Path, args: &[&str]) -> String {
         .env("GIT_COMMITTER_EMAIL", "seed@example.org")
         .output()
         .expect("git runs");
-    assert!(
-        output.status.success(),
-        "git {args:?}: {}",
-        String::from_utf8_lossy(&output.stderr)
-    );
-    String::from_utf8(output.stdout).expect("utf-8")
+    String::from_utf8(succeeded(output, &format!("git {args:?}"))).expect("utf-8")
 }
 
 /// Everything in a work tree but `.git`: folders, files (content and
@@ -193,10 +191,7 @@ fn checkout_fast_forward_and_reset_hard_leave_what_git_leaves() {
     change::reset(&ours, "HEAD~1", ResetMode::Hard, bounds).expect("reset --hard");
     git(&theirs, &["reset", "-q", "--hard", "HEAD~1"]);
     same_as_git(&ours, &theirs, "reset --hard");
-    assert_eq!(
-        std::fs::read_to_string(ours.join("untracked.txt")).expect("kept"),
-        "mine\n"
-    );
+    assert_eq!(text_of(&ours.join("untracked.txt")), "mine\n");
     assert!(!ours.join("staged.txt").exists());
 
     change::reset(&ours, "next", ResetMode::Mixed, bounds).expect("reset --mixed");
@@ -219,10 +214,7 @@ fn local_changes_block_a_safe_checkout_and_survive_it() {
     );
     let merged = change::merge(&ours, "next", bounds);
     assert!(matches!(merged, Err(GitError::Invalid(_))), "{merged:?}");
-    assert_eq!(
-        std::fs::read_to_string(ours.join("README.md")).expect("read"),
-        "edited here\n"
-    );
+    assert_eq!(text_of(&ours.join("README.md")), "edited here\n");
     assert_eq!(read::rev_parse(&ours, "HEAD").expect("head"), head);
     assert!(!ours.join("new").exists(), "nothing of next was written");
     git(&ours, &["checkout", "-q", "--", "README.md"]);
@@ -234,7 +226,7 @@ fn local_changes_block_a_safe_checkout_and_survive_it() {
         "{refused:?}"
     );
     assert_eq!(
-        std::fs::read_to_string(ours.join("new/deeper/c.txt")).expect("kept"),
+        text_of(&ours.join("new/deeper/c.txt")),
         "an untracked file in the way\n"
     );
     std::fs::remove_dir_all(ours.join("new")).expect("removed");
@@ -285,10 +277,7 @@ fn local_changes_block_a_safe_checkout_and_survive_it() {
     change::checkout(&ours, "next", false, bounds).expect("local changes elsewhere are carried");
     git(&theirs, &["checkout", "-q", "next"]);
     same_as_git(&ours, &theirs, "checkout with local changes carried along");
-    assert_eq!(
-        std::fs::read_to_string(ours.join("keep.txt")).expect("read"),
-        "changed again, unstaged\n"
-    );
+    assert_eq!(text_of(&ours.join("keep.txt")), "changed again, unstaged\n");
 }
 
 #[test]
@@ -343,10 +332,7 @@ fn a_folder_swapped_for_a_symlink_is_never_written_through() {
         git(&dir, &["checkout", "-q", "--", "src"]);
     }
     change::reset(&dir, "more", ResetMode::Hard, Bounds::default()).expect("a real folder works");
-    assert_eq!(
-        std::fs::read_to_string(dir.join("src/more.rs")).expect("read"),
-        "more\n"
-    );
+    assert_eq!(text_of(&dir.join("src/more.rs")), "more\n");
 }
 
 #[test]
@@ -364,21 +350,7 @@ fn nothing_is_written_under_git_through_the_work_tree() {
     let via_link = raw_tree(&repo, &[("120000", b"h", link)]);
     hostile_commit(&repo, via_link, "via-link");
     for branch in ["into-git", "via-link"] {
-        let checkout = change::checkout(&dir, branch, false, Bounds::default());
-        assert!(
-            matches!(checkout, Err(GitError::UnsafePath { .. })),
-            "{branch}: {checkout:?}"
-        );
-        let merged = change::merge(&dir, branch, Bounds::default());
-        assert!(
-            matches!(merged, Err(GitError::UnsafePath { .. })),
-            "{branch}: {merged:?}"
-        );
-        let reset = change::reset(&dir, branch, ResetMode::Hard, Bounds::default());
-        assert!(
-            matches!(reset, Err(GitError::UnsafePath { .. })),
-            "{branch}: {reset:?}"
-        );
+        assert_every_move_to_is_unsafe(&dir, branch);
     }
     assert!(!dir.join(".git/hooks/x").exists());
     assert!(!dir.join("h").exists());
@@ -426,12 +398,9 @@ async fn a_clone_leaves_what_git_clone_leaves() {
 
     let ours = work.path().join("ours");
     let theirs = work.path().join("theirs");
-    let url = format!("https://127.0.0.1:{}/rich.git", server.port);
+    let url = server.url("rich.git");
     let network = server.network(fetch_and_push("t", "https://nowhere.invalid/"));
-    let dest = ours.clone();
-    blocking(move || network::clone(&network, &url, &dest, Bounds::default()))
-        .await
-        .expect("clone works");
+    clone(&network, &url, &ours).await.expect("clone works");
     git(
         work.path(),
         &[
