@@ -310,6 +310,22 @@ pub fn kept_temp_dir(prefix: &str) -> PathBuf {
         .keep()
 }
 
+/// This process's peak resident set size so far, in bytes (`VmHWM` in
+/// `/proc/self/status`); `None` where there is no such file (not Linux).
+#[must_use]
+pub fn peak_rss_bytes() -> Option<u64> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let kib: u64 = status
+        .lines()
+        .find_map(|line| line.strip_prefix("VmHWM:"))?
+        .trim()
+        .trim_end_matches("kB")
+        .trim()
+        .parse()
+        .ok()?;
+    Some(kib * 1024)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -220,21 +220,6 @@ fn problems(file: &str, view: &Value, expect: Expect) -> Vec<String> {
     found
 }
 
-/// The process's peak resident set size, from `VmHWM` in
-/// `/proc/self/status`, or `None` where there is no such file.
-fn peak_rss_bytes() -> Option<u64> {
-    let status = std::fs::read_to_string("/proc/self/status").ok()?;
-    let line = status.lines().find(|line| line.starts_with("VmHWM:"))?;
-    let kib: u64 = line
-        .trim_start_matches("VmHWM:")
-        .trim()
-        .trim_end_matches("kB")
-        .trim()
-        .parse()
-        .ok()?;
-    Some(kib * 1024)
-}
-
 #[test]
 fn every_hostile_file_is_described_promptly_without_a_panic_and_within_bounded_memory() {
     let mut failures = Vec::new();
@@ -253,7 +238,7 @@ fn every_hostile_file_is_described_promptly_without_a_panic_and_within_bounded_m
             }
         }
     }
-    if let Some(peak) = peak_rss_bytes() {
+    if let Some(peak) = porter_test::peak_rss_bytes() {
         eprintln!("peak resident memory: {} MiB", peak / (1024 * 1024));
         if peak > PEAK_RSS_BYTES {
             failures.push(format!(
@@ -298,7 +283,7 @@ fn every_hostile_file_through_to_markdown_ends_promptly_in_bounded_markdown_or_a
             Ok((Err(error), _)) => failures.push(format!("{file}: an unexpected error: {error}")),
         }
     }
-    if let Some(peak) = peak_rss_bytes()
+    if let Some(peak) = porter_test::peak_rss_bytes()
         && peak > PEAK_RSS_BYTES
     {
         failures.push(format!(

@@ -29,19 +29,6 @@ const TIME_BOUND: Duration = if cfg!(debug_assertions) {
 /// now hold by itself.
 const PEAK_RSS_BYTES: u64 = 512 * 1024 * 1024;
 
-fn peak_rss_bytes() -> Option<u64> {
-    let status = std::fs::read_to_string("/proc/self/status").ok()?;
-    let line = status.lines().find(|line| line.starts_with("VmHWM:"))?;
-    let kib: u64 = line
-        .trim_start_matches("VmHWM:")
-        .trim()
-        .trim_end_matches("kB")
-        .trim()
-        .parse()
-        .ok()?;
-    Some(kib * 1024)
-}
-
 /// Writes every family of `scripts/hostile_pdf.py` into `dir`.
 fn generate(dir: &Path) {
     let script = porter_test::checkout_root().join("scripts/hostile_pdf.py");
@@ -150,14 +137,14 @@ fn hostile_pdf_families_are_read_in_process_within_bounds_with_a_note_saying_wha
         if elapsed > TIME_BOUND {
             failures.push(format!("{name}: the view took {elapsed:.1?}"));
         }
-        if let Some(peak) = peak_rss_bytes() {
+        if let Some(peak) = porter_test::peak_rss_bytes() {
             eprintln!(
                 "{name}: peak resident memory so far {} MiB",
                 peak / (1024 * 1024)
             );
         }
     }
-    if let Some(peak) = peak_rss_bytes() {
+    if let Some(peak) = porter_test::peak_rss_bytes() {
         eprintln!("peak resident memory: {} MiB", peak / (1024 * 1024));
         if peak > PEAK_RSS_BYTES {
             failures.push(format!(

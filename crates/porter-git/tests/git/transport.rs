@@ -48,12 +48,7 @@ fn noise(seed: u64, out: &mut [u8]) {
 
 /// The peak resident set of this process so far, in KiB.
 fn peak_kib() -> u64 {
-    let status = std::fs::read_to_string("/proc/self/status").expect("/proc/self/status");
-    status
-        .lines()
-        .find_map(|line| line.strip_prefix("VmHWM:"))
-        .and_then(|rest| rest.trim().trim_end_matches("kB").trim().parse().ok())
-        .expect("a VmHWM line")
+    porter_test::peak_rss_bytes().expect("a VmHWM line") / 1024
 }
 
 fn bodies(server: &Server) -> Vec<String> {

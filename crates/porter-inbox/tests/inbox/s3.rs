@@ -623,10 +623,5 @@ fn reset_peak_memory() {
 
 /// This process's peak resident memory, KiB.
 fn peak_memory_kib() -> u64 {
-    std::fs::read_to_string("/proc/self/status")
-        .expect("status")
-        .lines()
-        .find_map(|l| l.strip_prefix("VmHWM:"))
-        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
-        .expect("VmHWM")
+    porter_test::peak_rss_bytes().expect("VmHWM") / 1024
 }
