@@ -798,18 +798,13 @@ pub struct ChannelArgs {
 pub struct SearchChannelsArgs {
     /// Part of the channel's name or shown name.
     pub term: String,
-    /// The team, by id or name; all your teams when left out.
-    #[serde(default)]
-    pub team_id: Option<String>,
-    /// Most channels in this page (default 50, at most 200).
-    #[serde(default)]
-    pub limit: Option<u32>,
-    /// The next_cursor of the previous page.
-    #[serde(default)]
-    pub cursor: Option<String>,
+    // The team and the page, as `get_user_channels` takes them.
+    #[serde(flatten)]
+    pub page: UserChannelsArgs,
 }
 
-paged!(UserChannelsArgs, SearchChannelsArgs);
+paged!(UserChannelsArgs);
+paged!(page: SearchChannelsArgs);
 
 porter_mcp::tool! {
     /// `get_user_channels`: My channels.
@@ -922,7 +917,7 @@ impl MattermostServer {
                 "term is empty; pass part of a channel's name".to_owned(),
             ));
         }
-        let teams = self.teams_for(args.team_id.as_deref()).await?;
+        let teams = self.teams_for(args.page.team_id.as_deref()).await?;
         let mut scored: Vec<(usize, (Channel, Option<Team>))> = Vec::new();
         for (channel, team) in self.my_channels(&teams).await? {
             let channel = self.named_channel(channel).await;

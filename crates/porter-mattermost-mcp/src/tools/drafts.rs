@@ -28,19 +28,6 @@ pub(crate) const DRAFTS: Sizes = Sizes {
     max: 100,
 };
 
-/// A draft to save.
-#[derive(Debug, Default, Serialize, Deserialize, JsonSchema)]
-pub struct SaveDraftArgs {
-    // The channel, by id or name (and team).
-    #[serde(flatten)]
-    pub channel: ChannelRef,
-    /// The thread (a post id or permalink) for a reply draft.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub root_id: Option<String>,
-    /// The draft's text (Markdown).
-    pub message: String,
-}
-
 /// The place of a draft.
 // The names are those of the other tools' parameters.
 #[allow(clippy::struct_field_names)]
@@ -52,6 +39,16 @@ pub struct DraftPlaceArgs {
     /// The thread (a post id or permalink) for a reply draft.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub root_id: Option<String>,
+}
+
+/// A draft to save.
+#[derive(Debug, Default, Serialize, Deserialize, JsonSchema)]
+pub struct SaveDraftArgs {
+    // Where the draft goes, as `delete_draft` names it.
+    #[serde(flatten)]
+    pub place: DraftPlaceArgs,
+    /// The draft's text (Markdown).
+    pub message: String,
 }
 
 /// A page of drafts.
@@ -300,8 +297,9 @@ impl MattermostServer {
                 "the message is empty; pass the draft's text".to_owned(),
             ));
         }
+        let place = &args.place;
         let (channel, root) = self
-            .draft_place(&args.channel, args.root_id.as_deref())
+            .draft_place(&place.channel, place.root_id.as_deref())
             .await?;
         let label = channel_label(&channel);
         if let Some(existing) = self.find_draft(&channel, &root).await? {

@@ -81,6 +81,7 @@ use crate::paging::search_pages;
 use crate::render::channel_label;
 use crate::render::channel_line;
 use crate::render::post_text;
+use crate::tools::channels::ChannelArgs;
 
 /// The page sizes of the post lists (and of the followed threads): 20, at
 /// most 100, smaller than other lists, because each item is a whole post.
@@ -996,11 +997,9 @@ pub(crate) const POSTS: Sizes = Sizes {
 /// A page of a channel's posts.
 #[derive(Debug, Default, Serialize, Deserialize, JsonSchema)]
 pub struct ReadChannelArgs {
-    /// The channel: its id or name (`~town-square`, `town-square` or `Town Square`).
-    pub channel_id: String,
-    /// The team, by id or name, when the channel name is in several teams.
-    #[serde(default)]
-    pub team_id: Option<String>,
+    // The channel, as `get_channel_info` takes it.
+    #[serde(flatten)]
+    pub channel: ChannelArgs,
     /// Most posts in this page, newest first (default 30, at most 200).
     #[serde(default)]
     pub limit: Option<u32>,
@@ -1036,7 +1035,7 @@ impl MattermostServer {
     ) -> Result<CallToolResult, ToolError> {
         let paging = self.paging::<_, String>("read_channel", &args, POSTS)?;
         let (channel, team) = self
-            .resolve_channel(&args.channel_id, args.team_id.as_deref())
+            .resolve_channel(&args.channel.channel_id, args.channel.team_id.as_deref())
             .await?;
         let mut query = ChannelPosts::page(0, (paging.limit + 1) as u32);
         if !paging.position.is_empty() {
@@ -1331,6 +1330,17 @@ pub struct FileArg {
     pub content: Option<String>,
 }
 
+/// What a write call posts: the message and its files, flattened into
+/// the arguments of each tool that posts.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
+pub struct Posting {
+    /// The message (Markdown).
+    pub message: String,
+    /// Files to attach (at most 10).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub files: Vec<FileArg>,
+}
+
 /// A post in a channel.
 #[derive(Debug, Default, Serialize, Deserialize, JsonSchema)]
 pub struct CreatePostArgs {
@@ -1340,11 +1350,9 @@ pub struct CreatePostArgs {
     /// The post to reply to (id or permalink), to post in its thread.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub root_id: Option<String>,
-    /// The message (Markdown).
-    pub message: String,
-    /// Files to attach (at most 10).
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub files: Vec<FileArg>,
+    // The message and its files.
+    #[serde(flatten)]
+    pub posting: Posting,
 }
 
 /// A direct message.
@@ -1353,11 +1361,9 @@ pub struct DmArgs {
     /// Who to write to (with or without `@`); leave out to write to yourself.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub username: Option<String>,
-    /// The message (Markdown).
-    pub message: String,
-    /// Files to attach (at most 10).
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub files: Vec<FileArg>,
+    // The message and its files.
+    #[serde(flatten)]
+    pub posting: Posting,
 }
 
 /// A group message.
@@ -1365,11 +1371,9 @@ pub struct DmArgs {
 pub struct GroupMessageArgs {
     /// Who to write to besides yourself: 2 to 7 usernames (with or without `@`).
     pub usernames: Vec<String>,
-    /// The message (Markdown).
-    pub message: String,
-    /// Files to attach (at most 10).
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub files: Vec<FileArg>,
+    // The message and its files.
+    #[serde(flatten)]
+    pub posting: Posting,
 }
 
 porter_mcp::tool! {
@@ -1379,10 +1383,7 @@ porter_mcp::tool! {
         description: "Posts a message in a channel (or replies in a thread with root_id), with files: {path} from the person's machine (local server only) or {name, content} text you write.",
         call: |server, args, call| {
             let asking = server.asking(Self::NAME, &args, call, NOTHING_POSTED)?;
-            let posting = Posting {
-                message: args.message.clone(),
-                files: args.files.clone(),
-            };
+            let posting = args.posting.clone();
             server.write(asking, posting, Target::Channel(args)).await
         },
     }
@@ -1395,11 +1396,7 @@ porter_mcp::tool! {
         description: "Sends a direct message to one person (or, without username, to yourself), with files: {path} from the person's machine (local server only) or {name, content} text you write.",
         call: |server, args, call| {
             let asking = server.asking(Self::NAME, &args, call, NOTHING_POSTED)?;
-            let posting = Posting {
-                message: args.message.clone(),
-                files: args.files.clone(),
-            };
-            server.write(asking, posting, Target::Direct(args.username)).await
+            server.write(asking, args.posting, Target::Direct(args.username)).await
         },
     }
 }
@@ -1411,19 +1408,9 @@ porter_mcp::tool! {
         description: "Sends a message to a group of 2 to 7 other people, with files: {path} from the person's machine (local server only) or {name, content} text you write.",
         call: |server, args, call| {
             let asking = server.asking(Self::NAME, &args, call, NOTHING_POSTED)?;
-            let posting = Posting {
-                message: args.message.clone(),
-                files: args.files.clone(),
-            };
-            server.write(asking, posting, Target::Group(args.usernames)).await
+            server.write(asking, args.posting, Target::Group(args.usernames)).await
         },
     }
-}
-
-/// What a write call posts.
-pub(crate) struct Posting {
-    message: String,
-    files: Vec<FileArg>,
 }
 
 /// Where a write goes, as the call named it.
