@@ -20,6 +20,7 @@
 
 use std::collections::HashMap;
 use std::fmt::Write as _;
+use std::path::Path;
 use std::str::FromStr as _;
 
 use porter_mattermost::Channel;
@@ -59,6 +60,7 @@ use crate::outgoing::FileRequest;
 use crate::outgoing::OutgoingLimits;
 use crate::outgoing::Prepared;
 use crate::outgoing::PreparedFile;
+use crate::outgoing::Refusal;
 use crate::outgoing::checks;
 use crate::outgoing::checks::Reach;
 use crate::outgoing::checks::check_message;
@@ -1584,22 +1586,12 @@ impl MattermostServer {
         destination: &str,
     ) -> Result<Prepared, ToolError> {
         let requests = requests.to_vec();
-        let home = self.shared.options.home.clone();
-        let token = self.own_token().await;
         let destination = destination.to_owned();
-        tokio::task::spawn_blocking(move || {
-            outgoing::prepare(
-                &requests,
-                local,
-                &home,
-                &token,
-                &destination,
-                &OutgoingLimits::default(),
-            )
+        self.read_files("checking the files", move |home, token| {
+            let limits = OutgoingLimits::default();
+            outgoing::prepare(&requests, local, home, token, &destination, &limits)
         })
         .await
-        .map_err(|e| ToolError::Tool(format!("checking the files stopped unexpectedly: {e}")))?
-        .map_err(|refusal| ToolError::Tool(refusal.to_string()))
     }
 
     pub(crate) async fn reread(
@@ -1609,22 +1601,35 @@ impl MattermostServer {
         local: bool,
         destination: String,
     ) -> Result<Vec<(PreparedFile, Vec<u8>)>, ToolError> {
-        let home = self.shared.options.home.clone();
-        let token = self.own_token().await;
-        tokio::task::spawn_blocking(move || {
+        self.read_files("reading the files again", move |home, token| {
+            let limits = OutgoingLimits::default();
             outgoing::reread(
                 &prepared,
                 &requests,
                 local,
-                &home,
-                &token,
+                home,
+                token,
                 &destination,
-                &OutgoingLimits::default(),
+                &limits,
             )
         })
         .await
-        .map_err(|e| ToolError::Tool(format!("reading the files again stopped unexpectedly: {e}")))?
-        .map_err(|refusal| ToolError::Tool(refusal.to_string()))
+    }
+
+    /// Runs `read` (one of `outgoing`'s passes over a post's files, given
+    /// the home directory and the server's own token) off the async
+    /// threads, since it reads files; `doing` names it if the task stops.
+    async fn read_files<T: Send + 'static>(
+        &self,
+        doing: &str,
+        read: impl FnOnce(&Path, &str) -> Result<T, Refusal> + Send + 'static,
+    ) -> Result<T, ToolError> {
+        let home = self.shared.options.home.clone();
+        let token = self.own_token().await;
+        tokio::task::spawn_blocking(move || read(&home, &token))
+            .await
+            .map_err(|e| ToolError::Tool(format!("{doing} stopped unexpectedly: {e}")))?
+            .map_err(|refusal| ToolError::Tool(refusal.to_string()))
     }
 
     /// Looks the destination up without changing anything.
