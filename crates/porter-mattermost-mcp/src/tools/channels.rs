@@ -164,8 +164,7 @@ pub(crate) enum Look<'a> {
 
 /// The change to make once the person agreed.
 pub(crate) enum Act {
-    Join(Membership),
-    Leave(Membership),
+    Membership(Membership),
     Create(Creation),
     Add(Addition),
     Status(StatusChange),
@@ -323,10 +322,11 @@ pub(crate) fn box_words(look: &Look<'_>) -> (&'static str, &'static str) {
 
 // ----- the plans and acts -----
 
-/// Joining or leaving: who, where.
+/// Joining (`join`) or leaving: who, where.
 pub(crate) struct Membership {
     channel: Channel,
     me: String,
+    join: bool,
 }
 
 /// A channel to create.
@@ -385,8 +385,7 @@ impl MattermostServer {
     /// Makes a change the person agreed to.
     pub(crate) async fn make_change(&self, act: Act) -> Result<CallToolResult, ToolError> {
         match act {
-            Act::Join(m) => self.join_act(m).await,
-            Act::Leave(m) => self.leave_act(m).await,
+            Act::Membership(m) => self.membership_act(m).await,
             Act::Create(c) => self.create_act(c).await,
             Act::Add(a) => self.add_act(a).await,
             Act::Status(s) => self.status_act(s).await,
@@ -457,29 +456,23 @@ impl MattermostServer {
             title,
             question,
             fingerprint: format!("{verb}|{}|{}|member={member}", channel.id, me.id),
-            act: if join {
-                Act::Join(Membership { channel, me: me.id })
-            } else {
-                Act::Leave(Membership { channel, me: me.id })
-            },
+            act: Act::Membership(Membership {
+                channel,
+                me: me.id,
+                join,
+            }),
         })
     }
 
-    pub(crate) async fn join_act(&self, m: Membership) -> Result<CallToolResult, ToolError> {
-        self.shared
-            .client
-            .add_channel_members(&m.channel.id, &[&m.me])
-            .await?;
-        let text = format!("You joined ~{}.", m.channel.name);
-        channel_changed(text, &m.channel, Vec::new())
-    }
-
-    pub(crate) async fn leave_act(&self, m: Membership) -> Result<CallToolResult, ToolError> {
-        self.shared
-            .client
-            .remove_channel_member(&m.channel.id, &m.me)
-            .await?;
-        let text = format!("You left ~{}.", m.channel.name);
+    pub(crate) async fn membership_act(&self, m: Membership) -> Result<CallToolResult, ToolError> {
+        let client = &self.shared.client;
+        let text = if m.join {
+            client.add_channel_members(&m.channel.id, &[&m.me]).await?;
+            format!("You joined ~{}.", m.channel.name)
+        } else {
+            client.remove_channel_member(&m.channel.id, &m.me).await?;
+            format!("You left ~{}.", m.channel.name)
+        };
         channel_changed(text, &m.channel, Vec::new())
     }
 
