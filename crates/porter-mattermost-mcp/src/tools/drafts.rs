@@ -217,12 +217,7 @@ impl MattermostServer {
     pub(crate) async fn thread_of(&self, wanted: &str) -> Result<(String, String), ToolError> {
         let id = Self::post_id(wanted)?;
         let post = self.shared.client.post(&id).await?;
-        let root = if post.root_id.is_empty() {
-            post.id
-        } else {
-            post.root_id
-        };
-        Ok((root, post.channel_id))
+        Ok((post.thread_root().to_owned(), post.channel_id))
     }
 
     /// The team to use for a channel: its own, or (direct and group

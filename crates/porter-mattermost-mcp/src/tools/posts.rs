@@ -1647,11 +1647,7 @@ impl MattermostServer {
                             args.channel.channel_id
                         )));
                     }
-                    root_id = if post.root_id.is_empty() {
-                        post.id
-                    } else {
-                        post.root_id
-                    };
+                    post.thread_root().clone_into(&mut root_id);
                 }
                 let mut label = format!("posts in {}", channel_label(&channel));
                 if let Some(team) = team {

@@ -67,14 +67,9 @@ impl MattermostServer {
                     "Mattermost's thread of post {post_id} does not hold the post itself; try read_channel on its channel"
                 ))
             })?;
-        let root_id = if asked.root_id.is_empty() {
-            asked.id.clone()
-        } else {
-            asked.root_id.clone()
-        };
         let root = posts
             .iter()
-            .find(|p| p.id == root_id)
+            .find(|p| p.id == asked.thread_root())
             .cloned()
             .unwrap_or_else(|| asked.clone());
         let replies: Vec<Post> = posts.into_iter().filter(|p| p.id != root.id).collect();
