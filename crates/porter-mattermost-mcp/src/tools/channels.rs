@@ -176,21 +176,31 @@ impl Looked for Plan {
     }
 }
 
-porter_mcp::tool! {
+method_tools! {
     /// `get_channel_stats`: Count a channel.
-    pub(crate) GetChannelStats for MattermostServer {
+    GetChannelStats = get_channel_stats_impl(args) {
         name: "get_channel_stats", title: "Count a channel", hints: Hints::READ, args: OneChannelArgs, out: ChannelStatsOut,
         description: "Counts a channel's members, guests, pinned posts and files.",
-        call: |server, args, _call| Ok(server.get_channel_stats_impl(args).await?.into()),
     }
-}
-
-porter_mcp::tool! {
     /// `mark_channel_read`: Mark a channel read.
-    pub(crate) MarkChannelRead for MattermostServer {
+    MarkChannelRead = mark_channel_read_impl(args) {
         name: "mark_channel_read", title: "Mark a channel read", hints: Hints::write(false, true), args: OneChannelArgs, out: ChangedOut,
         description: "Marks a channel you are in as read, for you only (others see no change), so it stops counting as unread. It changes only your own state, so porter does not ask the person.",
-        call: |server, args, _call| Ok(server.mark_channel_read_impl(args).await?.into()),
+    }
+    /// `get_user_channels`: My channels.
+    GetUserChannels = get_user_channels_impl(args) {
+        name: "get_user_channels", title: "My channels", hints: Hints::READ, args: UserChannelsArgs, out: ChannelsOut,
+        description: "The channels you are a member of (public, private, direct and group messages), in one team or all.",
+    }
+    /// `get_channel_info`: Channel info.
+    GetChannelInfo = get_channel_info_impl(args) {
+        name: "get_channel_info", title: "Channel info", hints: Hints::READ, args: ChannelArgs, out: ChannelInfoOut,
+        description: "One channel: its names, kind, team, header and purpose.",
+    }
+    /// `search_channels`: Search channels.
+    SearchChannels = search_channels_impl(args) {
+        name: "search_channels", title: "Search channels", hints: Hints::READ, args: SearchChannelsArgs, out: ChannelsOut,
+        description: "Finds your channels whose name or shown name contains a term (or is close to it).",
     }
 }
 
@@ -798,33 +808,6 @@ pub struct SearchChannelsArgs {
 
 paged!(UserChannelsArgs);
 paged!(page: SearchChannelsArgs);
-
-porter_mcp::tool! {
-    /// `get_user_channels`: My channels.
-    pub(crate) GetUserChannels for MattermostServer {
-        name: "get_user_channels", title: "My channels", hints: Hints::READ, args: UserChannelsArgs, out: ChannelsOut,
-        description: "The channels you are a member of (public, private, direct and group messages), in one team or all.",
-        call: |server, args, _call| Ok(server.get_user_channels_impl(args).await?.into()),
-    }
-}
-
-porter_mcp::tool! {
-    /// `get_channel_info`: Channel info.
-    pub(crate) GetChannelInfo for MattermostServer {
-        name: "get_channel_info", title: "Channel info", hints: Hints::READ, args: ChannelArgs, out: ChannelInfoOut,
-        description: "One channel: its names, kind, team, header and purpose.",
-        call: |server, args, _call| Ok(server.get_channel_info_impl(args).await?.into()),
-    }
-}
-
-porter_mcp::tool! {
-    /// `search_channels`: Search channels.
-    pub(crate) SearchChannels for MattermostServer {
-        name: "search_channels", title: "Search channels", hints: Hints::READ, args: SearchChannelsArgs, out: ChannelsOut,
-        description: "Finds your channels whose name or shown name contains a term (or is close to it).",
-        call: |server, args, _call| Ok(server.search_channels_impl(args).await?.into()),
-    }
-}
 
 pub(crate) fn kind_order(kind: ChannelType) -> u8 {
     match kind {

@@ -110,21 +110,16 @@ pub struct DeletedDraftOut {
     pub deleted: DraftOut,
 }
 
-porter_mcp::tool! {
+method_tools! {
     /// `save_draft`: Save a draft.
-    pub(crate) SaveDraft for MattermostServer {
+    SaveDraft = save_draft_impl(args) {
         name: "save_draft", title: "Save a draft", hints: Hints::write(false, true), args: SaveDraftArgs, out: SaveDraftOut,
         description: "Saves an unsent message as your draft in a channel (or thread), where you can finish and send it yourself. It never replaces a different draft: if one is there, it is shown and nothing changes. Only you see drafts, so porter does not ask the person.",
-        call: |server, args, _call| Ok(server.save_draft_impl(args).await?.into()),
     }
-}
-
-porter_mcp::tool! {
     /// `list_drafts`: My drafts.
-    pub(crate) ListDrafts for MattermostServer {
+    ListDrafts = list_drafts_impl(args) {
         name: "list_drafts", title: "My drafts", hints: Hints::READ, args: ListDraftsArgs, out: DraftsOut,
         description: "Your unsent drafts, newest first, in one team or all (with your direct and group messages).",
-        call: |server, args, _call| Ok(server.list_drafts_impl(args).await?.into()),
     }
 }
 

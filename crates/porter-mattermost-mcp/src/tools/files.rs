@@ -335,30 +335,21 @@ pub struct SaveFileArgs {
     pub file_id: String,
 }
 
-porter_mcp::tool! {
+method_tools! {
     /// `search_files`: Search files.
-    pub(crate) SearchFiles for MattermostServer {
+    SearchFiles = search_files_impl(args) {
         name: "search_files", title: "Search files", hints: Hints::READ, args: SearchArgs, out: FilesOut,
         description: "Searches attached files by name (and content where the server indexes it); pass a result's id to read_file.",
-        call: |server, args, _call| Ok(server.search_files_impl(args).await?.into()),
     }
-}
-
-porter_mcp::tool! {
     /// `read_file`: Read an attached file.
-    pub(crate) ReadFile for MattermostServer {
+    ReadFile = read_file_impl(args, context) {
         name: "read_file", title: "Read an attached file", hints: Hints::READ, args: ReadFileArgs, out: ReadFileOut,
         description: "Shows an attached file as content: text in windows of numbered lines (pass next_start_line as start_line for the next window), Word, Excel, PowerPoint, PDF and HTML documents the same way as their Markdown (# headings, list items, | pipe | tables |, with an outline of the headings and their lines in the structured result), archives listed, images upright and scaled, small audio and video as themselves, anything else described with a link for the person. Files over 64 MiB are described without being downloaded.",
-        call: |server, args, call| Ok(server.read_file_impl(args, &call.context).await?.into()),
     }
-}
-
-porter_mcp::tool! {
     /// `save_file`: Save an attached file.
-    pub(crate) SaveFile for MattermostServer {
+    SaveFile = save_file_impl(args) {
         name: "save_file", title: "Save an attached file", hints: Hints::write(false, true), args: SaveFileArgs, out: SavedOut,
         description: "Saves an attached file into the person's download directory under its own name (made safe), never over an existing file: a name already taken gets \" (2)\" and so on. Saving the same file again answers the earlier copy. Use it when the person asks for a copy on their machine.",
-        call: |server, args, _call| Ok(server.save_file_impl(args).await?.into()),
     }
 }
 

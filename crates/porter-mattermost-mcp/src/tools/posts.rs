@@ -237,39 +237,46 @@ pub struct PostChangeOut {
 
 // ----- the tools -----
 
-porter_mcp::tool! {
+method_tools! {
     /// `read_unread`: Unread messages.
-    pub(crate) ReadUnread for MattermostServer {
+    ReadUnread = read_unread_impl(args) {
         name: "read_unread", title: "Unread messages", hints: Hints::READ, args: ReadUnreadArgs, out: UnreadOut,
         description: "The channels with messages you have not read, with the counts and the newest unread posts of each.",
-        call: |server, args, _call| Ok(server.read_unread_impl(args).await?.into()),
     }
-}
-
-porter_mcp::tool! {
     /// `list_pinned_posts`: Pinned posts.
-    pub(crate) ListPinnedPosts for MattermostServer {
+    ListPinnedPosts = list_pinned_impl(args) {
         name: "list_pinned_posts", title: "Pinned posts", hints: Hints::READ, args: PinnedArgs, out: PostsOut,
         description: "The posts pinned in a channel, newest first.",
-        call: |server, args, _call| Ok(server.list_pinned_impl(args).await?.into()),
     }
-}
-
-porter_mcp::tool! {
     /// `list_saved`: Saved posts.
-    pub(crate) ListSaved for MattermostServer {
+    ListSaved = list_saved_impl(args) {
         name: "list_saved", title: "Saved posts", hints: Hints::READ, args: SavedArgs, out: PostsOut,
         description: "The posts you saved (flagged), newest first.",
-        call: |server, args, _call| Ok(server.list_saved_impl(args).await?.into()),
     }
-}
-
-porter_mcp::tool! {
     /// `list_mentions`: Mentions of me.
-    pub(crate) ListMentions for MattermostServer {
+    ListMentions = list_mentions_impl(args) {
         name: "list_mentions", title: "Mentions of me", hints: Hints::READ, args: TeamPageArgs, out: PostsOut,
         description: "Posts by others that mention you by @username, newest first.",
-        call: |server, args, _call| Ok(server.list_mentions_impl(args).await?.into()),
+    }
+    /// `read_channel`: Read a channel.
+    ReadChannel = read_channel_impl(args) {
+        name: "read_channel", title: "Read a channel", hints: Hints::READ, args: ReadChannelArgs, out: PostsOut,
+        description: "A channel's posts, newest first, each with its author, time, permalink and files. Page back with next_cursor.",
+    }
+    /// `search_posts`: Search posts.
+    SearchPosts = search_posts_impl(args) {
+        name: "search_posts", title: "Search posts", hints: Hints::READ, args: SearchArgs, out: PostsOut,
+        description: "Searches posts with Mattermost's search syntax (words, \"phrases\", from:, in:, before:, after:, on:), newest first.",
+    }
+    /// `save_post`: Save a post.
+    SavePost = save_post_impl(args) {
+        name: "save_post", title: "Save a post", hints: Hints::write(false, true), args: SavePostArgs, out: DoneOut,
+        description: "Saves a post to your saved posts (or removes it with saved=false). It changes only your own state, so porter does not ask the person.",
+    }
+    /// `set_post_reminder`: Remind me of a post.
+    SetPostReminder = set_post_reminder_impl(args) {
+        name: "set_post_reminder", title: "Remind me of a post", hints: Hints::write(false, true), args: PostReminderArgs, out: ReminderOut,
+        description: "Has Mattermost remind you of a post at a time (ISO 8601; without an offset the time is read in your Mattermost time zone). It changes only your own state, so porter does not ask the person.",
     }
 }
 
@@ -1012,24 +1019,6 @@ pub struct ReadChannelArgs {
 
 paged!(ReadChannelArgs);
 
-porter_mcp::tool! {
-    /// `read_channel`: Read a channel.
-    pub(crate) ReadChannel for MattermostServer {
-        name: "read_channel", title: "Read a channel", hints: Hints::READ, args: ReadChannelArgs, out: PostsOut,
-        description: "A channel's posts, newest first, each with its author, time, permalink and files. Page back with next_cursor.",
-        call: |server, args, _call| Ok(server.read_channel_impl(args).await?.into()),
-    }
-}
-
-porter_mcp::tool! {
-    /// `search_posts`: Search posts.
-    pub(crate) SearchPosts for MattermostServer {
-        name: "search_posts", title: "Search posts", hints: Hints::READ, args: SearchArgs, out: PostsOut,
-        description: "Searches posts with Mattermost's search syntax (words, \"phrases\", from:, in:, before:, after:, on:), newest first.",
-        call: |server, args, _call| Ok(server.search_posts_impl(args).await?.into()),
-    }
-}
-
 impl MattermostServer {
     pub(crate) async fn read_channel_impl(
         &self,
@@ -1159,24 +1148,6 @@ pub struct ReminderOut {
     pub time_zone: String,
     /// Seconds since the epoch, as sent to Mattermost.
     pub target_time: i64,
-}
-
-porter_mcp::tool! {
-    /// `save_post`: Save a post.
-    pub(crate) SavePost for MattermostServer {
-        name: "save_post", title: "Save a post", hints: Hints::write(false, true), args: SavePostArgs, out: DoneOut,
-        description: "Saves a post to your saved posts (or removes it with saved=false). It changes only your own state, so porter does not ask the person.",
-        call: |server, args, _call| Ok(server.save_post_impl(args).await?.into()),
-    }
-}
-
-porter_mcp::tool! {
-    /// `set_post_reminder`: Remind me of a post.
-    pub(crate) SetPostReminder for MattermostServer {
-        name: "set_post_reminder", title: "Remind me of a post", hints: Hints::write(false, true), args: PostReminderArgs, out: ReminderOut,
-        description: "Has Mattermost remind you of a post at a time (ISO 8601; without an offset the time is read in your Mattermost time zone). It changes only your own state, so porter does not ask the person.",
-        call: |server, args, _call| Ok(server.set_post_reminder_impl(args).await?.into()),
-    }
 }
 
 /// Reads an ISO 8601 time: with an offset or `Z` as given, without one in

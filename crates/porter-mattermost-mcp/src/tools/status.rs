@@ -87,21 +87,21 @@ pub struct DiagnoseOut {
 
 // ----- the tools -----
 
-porter_mcp::tool! {
+method_tools! {
     /// `typing`: Show that you are typing.
-    pub(crate) Typing for MattermostServer {
+    Typing = typing_impl(args) {
         name: "typing", title: "Show that you are typing", hints: Hints::write(false, true), args: TypingArgs, out: DoneOut,
         description: "Shows \"is typing…\" in a channel (or a thread) for a few seconds. It changes nothing lasting, so porter does not ask the person.",
-        call: |server, args, _call| Ok(server.typing_impl(args).await?.into()),
     }
-}
-
-porter_mcp::tool! {
     /// `diagnose`: Diagnose the connection.
-    pub(crate) Diagnose for MattermostServer {
+    Diagnose = diagnose_impl(args, context) {
         name: "diagnose", title: "Diagnose the connection", hints: Hints::READ, args: DiagnoseArgs, out: DiagnoseOut,
         description: "Checks the Mattermost address, the token, the server's version, and whether this MCP client can show porter's questions (optionally by asking a harmless test question), and says what to fix.",
-        call: |server, args, call| Ok(server.diagnose_impl(args, &call.context).await?.into()),
+    }
+    /// `get_status`: Get people's status.
+    GetStatus = get_status_impl(args) {
+        name: "get_status", title: "Get people's status", hints: Hints::READ, args: GetStatusArgs, out: StatusesOut,
+        description: "Shows whether people are online, away, do-not-disturb (and until when) or offline, with their custom status; up to 100 usernames at once.",
     }
 }
 
@@ -302,15 +302,6 @@ pub struct StatusesOut {
     #[serde(skip_serializing_if = "Vec::is_empty")]
     #[schemars(default)]
     pub not_found: Vec<String>,
-}
-
-porter_mcp::tool! {
-    /// `get_status`: Get people's status.
-    pub(crate) GetStatus for MattermostServer {
-        name: "get_status", title: "Get people's status", hints: Hints::READ, args: GetStatusArgs, out: StatusesOut,
-        description: "Shows whether people are online, away, do-not-disturb (and until when) or offline, with their custom status; up to 100 usernames at once.",
-        call: |server, args, _call| Ok(server.get_status_impl(args).await?.into()),
-    }
 }
 
 porter_mcp::tool! {

@@ -27,12 +27,16 @@ pub struct PageArgs {
 
 paged!(PageArgs, TeamChannelsArgs);
 
-porter_mcp::tool! {
+method_tools! {
     /// `get_user_teams`: My teams.
-    pub(crate) GetUserTeams for MattermostServer {
+    GetUserTeams = get_user_teams_impl(args) {
         name: "get_user_teams", title: "My teams", hints: Hints::READ, args: PageArgs, out: TeamsOut,
         description: "The teams you belong to.",
-        call: |server, args, _call| Ok(server.get_user_teams_impl(args).await?.into()),
+    }
+    /// `get_team_info`: Get a team.
+    GetTeamInfo = get_team_info_impl(args) {
+        name: "get_team_info", title: "Get a team", hints: Hints::READ, args: TeamArgs, out: TeamInfoOut,
+        description: "Shows a team: its id, names and description.",
     }
 }
 
@@ -102,15 +106,6 @@ pub struct ChannelListOut {
     /// Pass this as `cursor` (with the same other arguments) for the next page; absent on the last page.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub next_cursor: Option<String>,
-}
-
-porter_mcp::tool! {
-    /// `get_team_info`: Get a team.
-    pub(crate) GetTeamInfo for MattermostServer {
-        name: "get_team_info", title: "Get a team", hints: Hints::READ, args: TeamArgs, out: TeamInfoOut,
-        description: "Shows a team: its id, names and description.",
-        call: |server, args, _call| Ok(server.get_team_info_impl(args).await?.into()),
-    }
 }
 
 porter_mcp::tool! {

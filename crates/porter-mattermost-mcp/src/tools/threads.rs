@@ -39,12 +39,21 @@ pub struct ReadPostArgs {
 
 paged!(ReadPostArgs);
 
-porter_mcp::tool! {
+method_tools! {
     /// `read_post`: Read a post and its thread.
-    pub(crate) ReadPost for MattermostServer {
+    ReadPost = read_post_impl(args) {
         name: "read_post", title: "Read a post and its thread", hints: Hints::READ, args: ReadPostArgs, out: ThreadOut,
         description: "One post (by id or permalink) with its whole thread: the first post and the replies, oldest first, with their files.",
-        call: |server, args, _call| Ok(server.read_post_impl(args).await?.into()),
+    }
+    /// `follow_thread`: Follow a thread.
+    FollowThread = follow_thread_impl(args) {
+        name: "follow_thread", title: "Follow a thread", hints: Hints::write(false, true), args: FollowThreadArgs, out: DoneOut,
+        description: "Follows a thread (or stops following it with follow=false), so its replies show in your threads. It changes only your own state, so porter does not ask the person.",
+    }
+    /// `list_threads`: Followed threads.
+    ListThreads = list_threads_impl(args) {
+        name: "list_threads", title: "Followed threads", hints: Hints::READ, args: TeamPageArgs, out: ThreadsOut,
+        description: "The threads you follow, most recent reply first, with their unread replies.",
     }
 }
 
@@ -125,15 +134,6 @@ pub struct FollowThreadArgs {
     pub follow: Option<bool>,
 }
 
-porter_mcp::tool! {
-    /// `follow_thread`: Follow a thread.
-    pub(crate) FollowThread for MattermostServer {
-        name: "follow_thread", title: "Follow a thread", hints: Hints::write(false, true), args: FollowThreadArgs, out: DoneOut,
-        description: "Follows a thread (or stops following it with follow=false), so its replies show in your threads. It changes only your own state, so porter does not ask the person.",
-        call: |server, args, _call| Ok(server.follow_thread_impl(args).await?.into()),
-    }
-}
-
 impl MattermostServer {
     pub(crate) async fn follow_thread_impl(
         &self,
@@ -193,15 +193,6 @@ pub struct ThreadsOut {
     /// Pass this as `cursor` for the next page; absent on the last page.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub next_cursor: Option<String>,
-}
-
-porter_mcp::tool! {
-    /// `list_threads`: Followed threads.
-    pub(crate) ListThreads for MattermostServer {
-        name: "list_threads", title: "Followed threads", hints: Hints::READ, args: TeamPageArgs, out: ThreadsOut,
-        description: "The threads you follow, most recent reply first, with their unread replies.",
-        call: |server, args, _call| Ok(server.list_threads_impl(args).await?.into()),
-    }
 }
 
 impl MattermostServer {

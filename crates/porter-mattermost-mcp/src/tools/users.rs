@@ -54,30 +54,21 @@ paged!(GetUsersArgs, SearchUsersArgs);
 
 // ----- the tools -----
 
-porter_mcp::tool! {
+method_tools! {
     /// `get_me`: Who am I.
-    pub(crate) GetMe for MattermostServer {
+    GetMe = get_me_impl() {
         name: "get_me", title: "Who am I", hints: Hints::READ, args: NoArgs, out: MeOut,
         description: "The Mattermost account porter acts as: username, name, id.",
-        call: |server, _args, _call| Ok(server.get_me_impl().await?.into()),
     }
-}
-
-porter_mcp::tool! {
     /// `get_users`: Get users.
-    pub(crate) GetUsers for MattermostServer {
+    GetUsers = get_users_impl(args) {
         name: "get_users", title: "Get users", hints: Hints::READ, args: GetUsersArgs, out: UsersOut,
         description: "Looks accounts up by username or id: names, position, whether deactivated.",
-        call: |server, args, _call| Ok(server.get_users_impl(args).await?.into()),
     }
-}
-
-porter_mcp::tool! {
     /// `search_users`: Search users.
-    pub(crate) SearchUsers for MattermostServer {
+    SearchUsers = search_users_impl(args) {
         name: "search_users", title: "Search users", hints: Hints::READ, args: SearchUsersArgs, out: UsersOut,
         description: "Finds accounts whose username, name, nickname or e-mail match a term.",
-        call: |server, args, _call| Ok(server.search_users_impl(args).await?.into()),
     }
 }
 
