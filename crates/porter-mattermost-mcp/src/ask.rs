@@ -9,7 +9,7 @@
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use porter_mcp::tool::{Call, ToolError};
-use rmcp::model::{CallToolResponse, ErrorCode, ProtocolVersion};
+use rmcp::model::{CallToolResponse, CallToolResult, ErrorCode, ProtocolVersion};
 use rmcp::model::{ElicitRequest, InputRequest, InputRequests, InputRequiredResult, SealOptions};
 use rmcp::model::{ElicitRequestParams, ElicitResult, ElicitationAction, ElicitationSchema};
 use rmcp::service::RequestContext;
@@ -221,6 +221,23 @@ pub(crate) struct Question {
 pub(crate) enum Gate<L> {
     Go(L),
     Answer(CallToolResponse),
+}
+
+impl<L> Gate<L> {
+    /// `then` acts on what was looked up when the call may go (`act`'s
+    /// result is the tool's answer), or answers now.
+    pub(crate) async fn then<Fut>(
+        self,
+        act: impl FnOnce(L) -> Fut,
+    ) -> Result<CallToolResponse, ToolError>
+    where
+        Fut: Future<Output = Result<CallToolResult, ToolError>>,
+    {
+        match self {
+            Gate::Go(found) => Ok(act(found).await?.into()),
+            Gate::Answer(response) => Ok(response),
+        }
+    }
 }
 
 impl MattermostServer {

@@ -29,7 +29,6 @@ use serde::Deserialize;
 use serde::Serialize;
 
 use crate::MattermostServer;
-use crate::ask::Gate;
 use crate::ask::Looked;
 use crate::ask::NOTHING_DONE;
 use crate::ask::Question;
@@ -296,10 +295,7 @@ impl MattermostServer {
                 },
             )
             .await?;
-        match gate {
-            Gate::Go(plan) => Ok(self.make_change(plan.act).await?.into()),
-            Gate::Answer(response) => Ok(response),
-        }
+        gate.then(|plan| self.make_change(plan.act)).await
     }
 }
 

@@ -11,7 +11,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::ask::{Asking, Gate, Looked, Question};
+use crate::ask::{Asking, Looked, Question};
 use crate::cursor::canonical_json;
 use crate::lookup::ChannelRef;
 use crate::paging::{Paging, Sizes, each_once, paged};
@@ -436,29 +436,27 @@ impl MattermostServer {
                 },
             )
             .await?;
-        let found = match gate {
-            Gate::Go(found) => found,
-            Gate::Answer(response) => return Ok(response),
-        };
-        let FoundDraft {
-            channel,
-            label,
-            place,
-            draft,
-            ..
-        } = found;
-        // A draft found again with the same fingerprint is there.
-        let draft = draft.unwrap_or_default();
-        self.shared
-            .client
-            .delete_draft(&channel.id, &draft.root_id)
-            .await?;
-        let out = Self::draft_out(&draft, &label);
-        let result = done(
-            format!("Deleted your draft in {place}: {}", quoted(&draft.message)),
-            &DeletedDraftOut { deleted: out },
-        )?;
-        Ok(CallToolResponse::from(result))
+        gate.then(|found| async move {
+            let FoundDraft {
+                channel,
+                label,
+                place,
+                draft,
+                ..
+            } = found;
+            // A draft found again with the same fingerprint is there.
+            let draft = draft.unwrap_or_default();
+            self.shared
+                .client
+                .delete_draft(&channel.id, &draft.root_id)
+                .await?;
+            let out = Self::draft_out(&draft, &label);
+            done(
+                format!("Deleted your draft in {place}: {}", quoted(&draft.message)),
+                &DeletedDraftOut { deleted: out },
+            )
+        })
+        .await
     }
 }
 

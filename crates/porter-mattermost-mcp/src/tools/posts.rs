@@ -48,7 +48,6 @@ use serde_json::Value;
 use crate::MattermostServer;
 use crate::Transport;
 use crate::ask::Asking;
-use crate::ask::Gate;
 use crate::ask::Looked;
 use crate::ask::NOTHING_DONE;
 use crate::ask::NOTHING_POSTED;
@@ -404,10 +403,7 @@ impl MattermostServer {
                 |_| changed_since(asking.tool),
             )
             .await?;
-        match gate {
-            Gate::Go(look) => Ok(self.act_change(&change, look).await?.into()),
-            Gate::Answer(response) => Ok(response),
-        }
+        gate.then(|look| self.act_change(&change, look)).await
     }
 
     /// Where a post is, for the question: `~name` or the conversation.
@@ -1500,21 +1496,19 @@ impl MattermostServer {
                 },
             )
             .await?;
-        let written = match gate {
-            Gate::Go(written) => written,
-            Gate::Answer(response) => return Ok(response),
-        };
         // Act: read every file again, compare, upload exactly those bytes,
         // open the channel only now, post.
-        let Written {
-            requests,
-            prepared,
-            place,
-            ..
-        } = written;
-        let bytes = self.reread(prepared, requests, local, given).await?;
-        let result = self.act(tool, &place, &call.message, bytes).await?;
-        Ok(CallToolResponse::from(result))
+        gate.then(|written| async move {
+            let Written {
+                requests,
+                prepared,
+                place,
+                ..
+            } = written;
+            let bytes = self.reread(prepared, requests, local, given).await?;
+            self.act(tool, &place, &call.message, bytes).await
+        })
+        .await
     }
 
     /// Every rule about the message and the files, before any request;
