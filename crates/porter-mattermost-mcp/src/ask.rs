@@ -9,7 +9,7 @@
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use porter_mcp::tool::{Call, ToolError};
-use rmcp::model::{CallToolResponse, CallToolResult, ErrorCode, ProtocolVersion};
+use rmcp::model::{CallToolResponse, ErrorCode, ProtocolVersion};
 use rmcp::model::{ElicitRequest, InputRequest, InputRequests, InputRequiredResult, SealOptions};
 use rmcp::model::{ElicitRequestParams, ElicitResult, ElicitationAction, ElicitationSchema};
 use rmcp::service::RequestContext;
@@ -20,6 +20,7 @@ use serde_json::Value;
 use crate::cursor::canonical_json;
 
 use crate::MattermostServer;
+use crate::tools::Reply;
 
 /// `NOTHING_POSTED` is what the posting tools say did not happen when the
 /// answer is not a yes.
@@ -231,7 +232,7 @@ impl<L> Gate<L> {
         act: impl FnOnce(L) -> Fut,
     ) -> Result<CallToolResponse, ToolError>
     where
-        Fut: Future<Output = Result<CallToolResult, ToolError>>,
+        Fut: Future<Output = Reply>,
     {
         match self {
             Gate::Go(found) => Ok(act(found).await?.into()),

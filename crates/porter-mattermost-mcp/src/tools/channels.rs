@@ -23,7 +23,6 @@ use porter_mcp::tool::Hints;
 use porter_mcp::tool::Outcome;
 use porter_mcp::tool::ToolError;
 use porter_mcp::tool::done;
-use rmcp::model::CallToolResult;
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde::Serialize;
@@ -46,6 +45,7 @@ use crate::paging::Paging;
 use crate::paging::page_text;
 use crate::paging::paged;
 use crate::render::channel_line;
+use crate::tools::Reply;
 
 /// `MAX_ADD_MEMBERS` is the most people `add_channel_members` adds at once,
 /// so the question can name every one.
@@ -127,11 +127,7 @@ pub struct ChangedOut {
 
 /// What a change to `channel` did (adding `added`), as text and
 /// `ChangedOut`.
-pub(crate) fn channel_changed(
-    text: String,
-    channel: &Channel,
-    added: Vec<String>,
-) -> Result<CallToolResult, ToolError> {
+pub(crate) fn channel_changed(text: String, channel: &Channel, added: Vec<String>) -> Reply {
     done(
         text.clone(),
         &ChangedOut {
@@ -389,7 +385,7 @@ impl MattermostServer {
     }
 
     /// Makes a change the person agreed to.
-    pub(crate) async fn make_change(&self, act: Act) -> Result<CallToolResult, ToolError> {
+    pub(crate) async fn make_change(&self, act: Act) -> Reply {
         match act {
             Act::Membership(m) => self.membership_act(m).await,
             Act::Create(c) => self.create_act(c).await,
@@ -470,7 +466,7 @@ impl MattermostServer {
         })
     }
 
-    pub(crate) async fn membership_act(&self, m: Membership) -> Result<CallToolResult, ToolError> {
+    pub(crate) async fn membership_act(&self, m: Membership) -> Reply {
         let client = &self.shared.client;
         let text = if m.join {
             client.add_channel_members(&m.channel.id, &[&m.me]).await?;
@@ -567,7 +563,7 @@ impl MattermostServer {
         })
     }
 
-    pub(crate) async fn create_act(&self, c: Creation) -> Result<CallToolResult, ToolError> {
+    pub(crate) async fn create_act(&self, c: Creation) -> Reply {
         let channel = self.shared.client.create_channel(&c.channel).await?;
         let text = format!("Created ~{} ({}).", channel.name, channel.id);
         channel_changed(text, &channel, Vec::new())
@@ -670,7 +666,7 @@ impl MattermostServer {
         })
     }
 
-    pub(crate) async fn add_act(&self, a: Addition) -> Result<CallToolResult, ToolError> {
+    pub(crate) async fn add_act(&self, a: Addition) -> Reply {
         let ids: Vec<&str> = a.people.iter().map(|u| u.id.as_str()).collect();
         self.shared
             .client
@@ -724,10 +720,7 @@ pub(crate) fn suggest_name(name: &str) -> String {
 // ----- the read tools -----
 
 impl MattermostServer {
-    pub(crate) async fn get_channel_stats_impl(
-        &self,
-        args: OneChannelArgs,
-    ) -> Result<CallToolResult, ToolError> {
+    pub(crate) async fn get_channel_stats_impl(&self, args: OneChannelArgs) -> Reply {
         let (channel, _) = self.channel_at(&args.channel).await?;
         let stats = self.shared.client.channel_stats(&channel.id).await?;
         let out = ChannelStatsOut {
@@ -744,10 +737,7 @@ impl MattermostServer {
         done(text, &out)
     }
 
-    pub(crate) async fn mark_channel_read_impl(
-        &self,
-        args: OneChannelArgs,
-    ) -> Result<CallToolResult, ToolError> {
+    pub(crate) async fn mark_channel_read_impl(&self, args: OneChannelArgs) -> Reply {
         let (channel, _) = self.channel_at(&args.channel).await?;
         let me = self.me().await?;
         if self
@@ -816,10 +806,7 @@ pub(crate) fn kind_order(kind: ChannelType) -> u8 {
 }
 
 impl MattermostServer {
-    pub(crate) async fn get_user_channels_impl(
-        &self,
-        args: UserChannelsArgs,
-    ) -> Result<CallToolResult, ToolError> {
+    pub(crate) async fn get_user_channels_impl(&self, args: UserChannelsArgs) -> Reply {
         let paging = self.paging::<_, usize>("get_user_channels", &args, LIST)?;
         let teams = self.teams_for(args.team_id.as_deref()).await?;
         let mut channels = self.my_channels(&teams).await?;
@@ -838,7 +825,7 @@ impl MattermostServer {
         channels: Vec<(Channel, Option<Team>)>,
         teams: &[Team],
         none: &str,
-    ) -> Result<CallToolResult, ToolError> {
+    ) -> Reply {
         let (page, next) = self.slice(paging, &channels);
         let names = team_names(teams);
         let opening = if channels.is_empty() {
@@ -862,10 +849,7 @@ impl MattermostServer {
         )
     }
 
-    pub(crate) async fn get_channel_info_impl(
-        &self,
-        args: ChannelArgs,
-    ) -> Result<CallToolResult, ToolError> {
+    pub(crate) async fn get_channel_info_impl(&self, args: ChannelArgs) -> Reply {
         let (channel, team) = self
             .resolve_channel(&args.channel_id, args.team_id.as_deref())
             .await?;
@@ -878,10 +862,7 @@ impl MattermostServer {
         done(text, &out)
     }
 
-    pub(crate) async fn search_channels_impl(
-        &self,
-        args: SearchChannelsArgs,
-    ) -> Result<CallToolResult, ToolError> {
+    pub(crate) async fn search_channels_impl(&self, args: SearchChannelsArgs) -> Reply {
         let paging = self.paging::<_, usize>("search_channels", &args, LIST)?;
         let key = name_key(&args.term);
         if key.is_empty() {

@@ -6,7 +6,7 @@
 
 use std::fmt::Write as _;
 
-use rmcp::model::{CallToolResponse, CallToolResult};
+use rmcp::model::CallToolResponse;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -20,6 +20,7 @@ use porter_mcp::tool::{Hints, ToolError, done};
 
 use crate::MattermostServer;
 use crate::render::channel_label;
+use crate::tools::Reply;
 use porter_mattermost::{Channel, Draft};
 
 /// The page sizes of `list_drafts`: 20, at most 100.
@@ -278,10 +279,7 @@ impl MattermostServer {
         }
     }
 
-    pub(crate) async fn save_draft_impl(
-        &self,
-        args: SaveDraftArgs,
-    ) -> Result<CallToolResult, ToolError> {
+    pub(crate) async fn save_draft_impl(&self, args: SaveDraftArgs) -> Reply {
         if args.message.trim().is_empty() {
             return Err(ToolError::Tool(
                 "the message is empty; pass the draft's text".to_owned(),
@@ -337,10 +335,7 @@ impl MattermostServer {
         )
     }
 
-    pub(crate) async fn list_drafts_impl(
-        &self,
-        args: ListDraftsArgs,
-    ) -> Result<CallToolResult, ToolError> {
+    pub(crate) async fn list_drafts_impl(&self, args: ListDraftsArgs) -> Reply {
         let paging: Paging<usize> = self.paging("list_drafts", &args, DRAFTS)?;
         let teams = self.teams_for(args.team_id.as_deref()).await?;
         let mut all = each_once(

@@ -19,6 +19,7 @@ use serde::{Deserialize, Serialize};
 use crate::output::{FileOut, FilesOut, HeadingOut, ReadFileOut, SavedOut};
 use crate::paging::{SEARCH_DEPTH, SearchArgs, each_once, page_text, search_pages};
 use crate::render::file_line;
+use crate::tools::Reply;
 use crate::{MattermostServer, SAVE_FILE_BYTES, lock};
 
 impl MattermostServer {
@@ -55,7 +56,7 @@ impl MattermostServer {
         &self,
         args: ReadFileArgs,
         context: &RequestContext<RoleServer>,
-    ) -> Result<CallToolResult, ToolError> {
+    ) -> Reply {
         let file_id = args.file_id.trim();
         if file_id.is_empty() {
             return Err(ToolError::Tool(
@@ -172,11 +173,7 @@ pub(crate) fn view_failure(error: &ViewError) -> ToolError {
 }
 
 /// A view as a tool result: its blocks unchanged, and the structured record.
-pub(crate) fn view_result(
-    info: &FileInfo,
-    link: &str,
-    view: &View,
-) -> Result<CallToolResult, ToolError> {
+pub(crate) fn view_result(info: &FileInfo, link: &str, view: &View) -> Reply {
     let content = blocks(&view.content)?;
     let record = &view.structured;
     let window = record.window;
@@ -227,10 +224,7 @@ pub(crate) fn enum_name<T: serde::Serialize>(value: &T) -> String {
 }
 
 impl MattermostServer {
-    pub(crate) async fn save_file_impl(
-        &self,
-        args: SaveFileArgs,
-    ) -> Result<CallToolResult, ToolError> {
+    pub(crate) async fn save_file_impl(&self, args: SaveFileArgs) -> Reply {
         let file_id = args.file_id.trim();
         if file_id.is_empty() {
             return Err(ToolError::Tool(
@@ -367,10 +361,7 @@ impl MattermostServer {
         .await
     }
 
-    pub(crate) async fn search_files_impl(
-        &self,
-        args: SearchArgs,
-    ) -> Result<CallToolResult, ToolError> {
+    pub(crate) async fn search_files_impl(&self, args: SearchArgs) -> Reply {
         let paging = self.search_paging("search_files", &args)?;
         let teams = self.teams_for(args.team_id.as_deref()).await?;
         let end = paging.end(SEARCH_DEPTH);

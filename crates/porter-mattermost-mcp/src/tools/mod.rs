@@ -1,6 +1,13 @@
 //! The tools, filed by noun: each file holds its tools' arguments, their
 //! questions and their calls.
 
+use porter_mcp::tool::ToolError;
+use rmcp::model::CallToolResult;
+
+/// `Reply` is what a tool's work comes to: its result for the model (text
+/// and structured content), or the error the model reads.
+pub(crate) type Reply = Result<CallToolResult, ToolError>;
+
 /// `method_tools!` declares the tools whose whole call is one method of the
 /// server, as a table: `Tool = method(args) { name, title, hints, args, out,
 /// description }`, each a [`porter_mcp::tool!`] for

@@ -39,7 +39,6 @@ use porter_mcp::tool::Hints;
 use porter_mcp::tool::ToolError;
 use porter_mcp::tool::done;
 use rmcp::model::CallToolResponse;
-use rmcp::model::CallToolResult;
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde::Serialize;
@@ -82,6 +81,7 @@ use crate::paging::search_pages;
 use crate::render::channel_label;
 use crate::render::channel_line;
 use crate::render::post_text;
+use crate::tools::Reply;
 use crate::tools::channels::ChannelArgs;
 
 /// The page sizes of the post lists (and of the followed threads): 20, at
@@ -599,11 +599,7 @@ impl MattermostServer {
         Ok(())
     }
 
-    pub(crate) async fn act_change(
-        &self,
-        change: &Change,
-        look: Look,
-    ) -> Result<CallToolResult, ToolError> {
+    pub(crate) async fn act_change(&self, change: &Change, look: Look) -> Reply {
         let client = &self.shared.client;
         let post_id = look.post.id.clone();
         let permalink = client.permalink(&post_id);
@@ -820,10 +816,7 @@ pub(crate) fn emoji_name(given: &str) -> Option<String> {
 // ----- the read tools' bodies -----
 
 impl MattermostServer {
-    pub(crate) async fn read_unread_impl(
-        &self,
-        args: ReadUnreadArgs,
-    ) -> Result<CallToolResult, ToolError> {
+    pub(crate) async fn read_unread_impl(&self, args: ReadUnreadArgs) -> Reply {
         let paging = self.paging::<_, usize>("read_unread", &args, POST_LIST)?;
         let per_channel = args
             .posts_per_channel
@@ -899,10 +892,7 @@ impl MattermostServer {
         )
     }
 
-    pub(crate) async fn list_pinned_impl(
-        &self,
-        args: PinnedArgs,
-    ) -> Result<CallToolResult, ToolError> {
+    pub(crate) async fn list_pinned_impl(&self, args: PinnedArgs) -> Reply {
         let paging = self.paging::<_, usize>("list_pinned_posts", &args, POST_LIST)?;
         let (channel, _) = self.channel_at(&args.channel).await?;
         let mut posts = self
@@ -920,10 +910,7 @@ impl MattermostServer {
             .await
     }
 
-    pub(crate) async fn list_saved_impl(
-        &self,
-        args: SavedArgs,
-    ) -> Result<CallToolResult, ToolError> {
+    pub(crate) async fn list_saved_impl(&self, args: SavedArgs) -> Reply {
         let paging = self.paging::<_, usize>("list_saved", &args, POST_LIST)?;
         let mut posts = all_pages(FETCH_PAGE, FETCH_DEPTH, |page| async move {
             let list = self.shared.client.flagged_posts(page, FETCH_PAGE).await?;
@@ -942,10 +929,7 @@ impl MattermostServer {
         .await
     }
 
-    pub(crate) async fn list_mentions_impl(
-        &self,
-        args: TeamPageArgs,
-    ) -> Result<CallToolResult, ToolError> {
+    pub(crate) async fn list_mentions_impl(&self, args: TeamPageArgs) -> Reply {
         let paging = self.paging::<_, usize>("list_mentions", &args, POST_LIST)?;
         let me = self.me().await?;
         let teams = self.teams_for(args.team_id.as_deref()).await?;
@@ -972,7 +956,7 @@ impl MattermostServer {
         empty: &str,
         head: &str,
         what: &str,
-    ) -> Result<CallToolResult, ToolError> {
+    ) -> Reply {
         let (page, next) = self.slice(paging, posts);
         let posts_out = self.posts_out(page).await;
         let opening = if posts.is_empty() { empty } else { head };
@@ -1016,10 +1000,7 @@ pub struct ReadChannelArgs {
 paged!(ReadChannelArgs);
 
 impl MattermostServer {
-    pub(crate) async fn read_channel_impl(
-        &self,
-        args: ReadChannelArgs,
-    ) -> Result<CallToolResult, ToolError> {
+    pub(crate) async fn read_channel_impl(&self, args: ReadChannelArgs) -> Reply {
         let paging = self.paging::<_, String>("read_channel", &args, POSTS)?;
         let (channel, team) = self
             .resolve_channel(&args.channel.channel_id, args.channel.team_id.as_deref())
@@ -1081,10 +1062,7 @@ impl MattermostServer {
         .await
     }
 
-    pub(crate) async fn search_posts_impl(
-        &self,
-        args: SearchArgs,
-    ) -> Result<CallToolResult, ToolError> {
+    pub(crate) async fn search_posts_impl(&self, args: SearchArgs) -> Reply {
         let paging = self.search_paging("search_posts", &args)?;
         let teams = self.teams_for(args.team_id.as_deref()).await?;
         let end = paging.end(SEARCH_DEPTH);
@@ -1182,10 +1160,7 @@ pub(crate) fn reminder_time(
 }
 
 impl MattermostServer {
-    pub(crate) async fn save_post_impl(
-        &self,
-        args: SavePostArgs,
-    ) -> Result<CallToolResult, ToolError> {
+    pub(crate) async fn save_post_impl(&self, args: SavePostArgs) -> Reply {
         let saved = args.saved.unwrap_or(true);
         let id = Self::post_id(&args.post_id)?;
         // Reading it first turns a wrong id into "no such post" rather than
@@ -1225,10 +1200,7 @@ impl MattermostServer {
         )
     }
 
-    pub(crate) async fn set_post_reminder_impl(
-        &self,
-        args: PostReminderArgs,
-    ) -> Result<CallToolResult, ToolError> {
+    pub(crate) async fn set_post_reminder_impl(&self, args: PostReminderArgs) -> Reply {
         let id = Self::post_id(&args.post_id)?;
         let zone_name = self.shared.client.my_timezone().await?;
         let when = reminder_time(&args.at, zone_name.as_deref())?;
@@ -1728,7 +1700,7 @@ impl MattermostServer {
         place: &Place,
         message: &str,
         files: Vec<(PreparedFile, Vec<u8>)>,
-    ) -> Result<CallToolResult, ToolError> {
+    ) -> Reply {
         let client = &self.shared.client;
         let (channel, root_id) = match place {
             Place::Channel {

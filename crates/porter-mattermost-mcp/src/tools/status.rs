@@ -11,7 +11,6 @@ use porter_mcp::tool::Hints;
 use porter_mcp::tool::ToolError;
 use porter_mcp::tool::done;
 use rmcp::RoleServer;
-use rmcp::model::CallToolResult;
 use rmcp::model::ElicitationAction;
 use rmcp::model::ProtocolVersion;
 use rmcp::service::RequestContext;
@@ -33,6 +32,7 @@ use crate::output::DoneOut;
 use crate::output::StatusOut;
 use crate::render::channel_label;
 use crate::render::iso_utc;
+use crate::tools::Reply;
 use crate::tools::channels::Act;
 use crate::tools::channels::ChangedOut;
 use crate::tools::channels::Look;
@@ -106,7 +106,7 @@ method_tools! {
 }
 
 impl MattermostServer {
-    pub(crate) async fn typing_impl(&self, args: TypingArgs) -> Result<CallToolResult, ToolError> {
+    pub(crate) async fn typing_impl(&self, args: TypingArgs) -> Reply {
         let (channel, root) = self
             .draft_place(&args.channel, args.root_id.as_deref())
             .await?;
@@ -129,7 +129,7 @@ impl MattermostServer {
         &self,
         args: DiagnoseArgs,
         context: &RequestContext<RoleServer>,
-    ) -> Result<CallToolResult, ToolError> {
+    ) -> Reply {
         let mut report = Report::default();
         let client = &self.shared.client;
         let options = &self.shared.options;
@@ -444,7 +444,7 @@ impl MattermostServer {
         })
     }
 
-    pub(crate) async fn status_act(&self, s: StatusChange) -> Result<CallToolResult, ToolError> {
+    pub(crate) async fn status_act(&self, s: StatusChange) -> Reply {
         let client = &self.shared.client;
         let mut parts = Vec::new();
         if let Some(status) = &s.wanted.status {
@@ -478,10 +478,7 @@ impl MattermostServer {
         )
     }
 
-    pub(crate) async fn get_status_impl(
-        &self,
-        args: GetStatusArgs,
-    ) -> Result<CallToolResult, ToolError> {
+    pub(crate) async fn get_status_impl(&self, args: GetStatusArgs) -> Reply {
         if args.usernames.len() > MAX_STATUS_NAMES {
             return Err(ToolError::Tool(format!(
                 "get_status looks up at most {MAX_STATUS_NAMES} people at once and {} were named; split the list",

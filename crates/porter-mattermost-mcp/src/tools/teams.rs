@@ -5,7 +5,6 @@ use std::fmt::Write as _;
 
 use porter_mattermost::Channel;
 use porter_mcp::tool::{Hints, ToolError, done};
-use rmcp::model::CallToolResult;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -13,6 +12,7 @@ use crate::MattermostServer;
 use crate::output::{ChannelOut, TeamOut, TeamsOut};
 use crate::paging::{LIST, all_pages, page_text, paged};
 use crate::render::{channel_line, team_line};
+use crate::tools::Reply;
 
 /// A page of a list.
 #[derive(Debug, Default, Serialize, Deserialize, JsonSchema)]
@@ -41,10 +41,7 @@ method_tools! {
 }
 
 impl MattermostServer {
-    pub(crate) async fn get_user_teams_impl(
-        &self,
-        args: PageArgs,
-    ) -> Result<CallToolResult, ToolError> {
+    pub(crate) async fn get_user_teams_impl(&self, args: PageArgs) -> Reply {
         let paging = self.paging::<_, usize>("get_user_teams", &args, LIST)?;
         let mut teams = self.my_teams().await?;
         teams.sort_by(|a, b| a.name.cmp(&b.name));
@@ -137,10 +134,7 @@ porter_mcp::tool! {
 }
 
 impl MattermostServer {
-    pub(crate) async fn get_team_info_impl(
-        &self,
-        args: TeamArgs,
-    ) -> Result<CallToolResult, ToolError> {
+    pub(crate) async fn get_team_info_impl(&self, args: TeamArgs) -> Reply {
         let team = self.one_team(args.team_id.as_deref()).await?;
         let team = self.shared.client.team(&team.id).await?;
         let out = TeamOut::from(&team);
@@ -160,7 +154,7 @@ impl MattermostServer {
         tool: &'static str,
         args: TeamChannelsArgs,
         archived: bool,
-    ) -> Result<CallToolResult, ToolError> {
+    ) -> Reply {
         let paging = self.paging::<_, usize>(tool, &args, LIST)?;
         let teams = self.teams_for(args.team_id.as_deref()).await?;
         let client = &self.shared.client;

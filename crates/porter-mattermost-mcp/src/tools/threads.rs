@@ -8,7 +8,6 @@ use porter_mattermost::Post;
 use porter_mcp::tool::Hints;
 use porter_mcp::tool::ToolError;
 use porter_mcp::tool::done;
-use rmcp::model::CallToolResult;
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde::Serialize;
@@ -22,6 +21,7 @@ use crate::paging::more_line;
 use crate::paging::paged;
 use crate::render::iso_utc;
 use crate::render::post_text;
+use crate::tools::Reply;
 use crate::tools::posts::{FETCH_DEPTH, FETCH_PAGE, POST_LIST, TeamPageArgs};
 
 /// One post and its thread.
@@ -58,10 +58,7 @@ method_tools! {
 }
 
 impl MattermostServer {
-    pub(crate) async fn read_post_impl(
-        &self,
-        args: ReadPostArgs,
-    ) -> Result<CallToolResult, ToolError> {
+    pub(crate) async fn read_post_impl(&self, args: ReadPostArgs) -> Reply {
         let paging = self.paging::<_, usize>("read_post", &args, LIST)?;
         let post_id = Self::post_id(&args.post_id)?;
         let thread = self.shared.client.post_thread(&post_id).await?;
@@ -135,10 +132,7 @@ pub struct FollowThreadArgs {
 }
 
 impl MattermostServer {
-    pub(crate) async fn follow_thread_impl(
-        &self,
-        args: FollowThreadArgs,
-    ) -> Result<CallToolResult, ToolError> {
+    pub(crate) async fn follow_thread_impl(&self, args: FollowThreadArgs) -> Reply {
         let follow = args.follow.unwrap_or(true);
         let (root, channel_id) = self.thread_of(&args.post_id).await?;
         let channel = self.shared.client.channel(&channel_id).await?;
@@ -196,10 +190,7 @@ pub struct ThreadsOut {
 }
 
 impl MattermostServer {
-    pub(crate) async fn list_threads_impl(
-        &self,
-        args: TeamPageArgs,
-    ) -> Result<CallToolResult, ToolError> {
+    pub(crate) async fn list_threads_impl(&self, args: TeamPageArgs) -> Reply {
         let paging = self.paging::<_, usize>("list_threads", &args, POST_LIST)?;
         let teams = self.teams_for(args.team_id.as_deref()).await?;
         let mut seen = HashSet::new();

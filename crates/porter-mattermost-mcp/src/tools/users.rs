@@ -2,7 +2,6 @@
 
 use porter_mattermost::{Error, UserSearch};
 use porter_mcp::tool::{Hints, NoArgs, ToolError, done};
-use rmcp::model::CallToolResult;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -11,6 +10,7 @@ use crate::names::{username, usernames};
 use crate::output::{MeOut, UserOut, UsersOut};
 use crate::paging::{Sizes, page_text, paged};
 use crate::render::user_line;
+use crate::tools::Reply;
 
 /// The user lists' page sizes: 20, at most 100.
 pub(crate) const USERS: Sizes = Sizes {
@@ -73,7 +73,7 @@ method_tools! {
 }
 
 impl MattermostServer {
-    pub(crate) async fn get_me_impl(&self) -> Result<CallToolResult, ToolError> {
+    pub(crate) async fn get_me_impl(&self) -> Reply {
         let me = self.shared.client.me().await?;
         self.set_me(me.clone());
         let out = MeOut {
@@ -84,10 +84,7 @@ impl MattermostServer {
         done(text, &out)
     }
 
-    pub(crate) async fn get_users_impl(
-        &self,
-        args: GetUsersArgs,
-    ) -> Result<CallToolResult, ToolError> {
+    pub(crate) async fn get_users_impl(&self, args: GetUsersArgs) -> Reply {
         let paging = self.paging::<_, usize>("get_users", &args, USERS)?;
         if args.usernames.is_empty() && args.user_ids.is_empty() {
             return Err(ToolError::Tool(
@@ -136,10 +133,7 @@ impl MattermostServer {
         )
     }
 
-    pub(crate) async fn search_users_impl(
-        &self,
-        args: SearchUsersArgs,
-    ) -> Result<CallToolResult, ToolError> {
+    pub(crate) async fn search_users_impl(&self, args: SearchUsersArgs) -> Reply {
         let paging = self.paging::<_, usize>("search_users", &args, USERS)?;
         let term = username(&args.term);
         if term.is_empty() {
