@@ -35,6 +35,7 @@ use porter_mattermost::Preference;
 use porter_mattermost::Team;
 use porter_mattermost::UploadFile;
 use porter_mattermost::User;
+use porter_mcp::tool::Call;
 use porter_mcp::tool::Hints;
 use porter_mcp::tool::ToolError;
 use porter_mcp::tool::done;
@@ -284,10 +285,7 @@ porter_mcp::tool! {
     pub(crate) UpdatePost for MattermostServer {
         name: "update_post", title: "Edit a post", hints: Hints::write(true, true), args: UpdatePostArgs, out: PostChangeOut,
         description: "Replaces the text of one of your posts; the person sees the old and the new text. Mentions must name real accounts.",
-        call: |server, args, call| {
-            let asking = server.asking(Self::NAME, &args, call, NOTHING_DONE)?;
-            server.change(&asking, Change::Update(args)).await
-        },
+        call: |server, args, call| server.change(Self::NAME, args, call, Change::Update).await,
     }
 }
 
@@ -296,10 +294,7 @@ porter_mcp::tool! {
     pub(crate) DeletePost for MattermostServer {
         name: "delete_post", title: "Delete a post", hints: Hints::write(true, true), args: PostArgs, out: PostChangeOut,
         description: "Deletes one of your posts; deleting a thread's first post deletes its replies too, and the person is told how many.",
-        call: |server, args, call| {
-            let asking = server.asking(Self::NAME, &args, call, NOTHING_DONE)?;
-            server.change(&asking, Change::Delete(args)).await
-        },
+        call: |server, args, call| server.change(Self::NAME, args, call, Change::Delete).await,
     }
 }
 
@@ -309,8 +304,7 @@ porter_mcp::tool! {
         name: "add_reaction", title: "React to a post", hints: Hints::write(false, true), args: ReactionArgs, out: PostChangeOut,
         description: "Adds your emoji reaction to a post (emoji by name, :name: or the character).",
         call: |server, args, call| {
-            let asking = server.asking(Self::NAME, &args, call, NOTHING_DONE)?;
-            server.change(&asking, Change::React(args, true)).await
+            server.change(Self::NAME, args, call, |args| Change::React(args, true)).await
         },
     }
 }
@@ -321,8 +315,7 @@ porter_mcp::tool! {
         name: "remove_reaction", title: "Remove a reaction", hints: Hints::write(true, true), args: ReactionArgs, out: PostChangeOut,
         description: "Removes your emoji reaction from a post (emoji by name, :name: or the character).",
         call: |server, args, call| {
-            let asking = server.asking(Self::NAME, &args, call, NOTHING_DONE)?;
-            server.change(&asking, Change::React(args, false)).await
+            server.change(Self::NAME, args, call, |args| Change::React(args, false)).await
         },
     }
 }
@@ -332,10 +325,7 @@ porter_mcp::tool! {
     pub(crate) PinPost for MattermostServer {
         name: "pin_post", title: "Pin a post", hints: Hints::write(false, true), args: PinArgs, out: PostChangeOut,
         description: "Pins a post to its channel for everyone in it (or, with unpin, takes the pin off).",
-        call: |server, args, call| {
-            let asking = server.asking(Self::NAME, &args, call, NOTHING_DONE)?;
-            server.change(&asking, Change::Pin(args)).await
-        },
+        call: |server, args, call| server.change(Self::NAME, args, call, Change::Pin).await,
     }
 }
 
@@ -380,16 +370,21 @@ pub(crate) fn fingerprint(parts: &[&str]) -> String {
 }
 
 impl MattermostServer {
-    /// A change to a post: asked about as it is now (see
-    /// [`MattermostServer::ask_first`]), then made.
-    pub(crate) async fn change(
+    /// A change to a post, the whole of its call: asked about (bound to
+    /// `args`) as the post is now (see [`MattermostServer::ask_first`]),
+    /// then `make(args)` made.
+    pub(crate) async fn change<A: Serialize>(
         &self,
-        asking: &Asking,
-        change: Change,
+        tool: &'static str,
+        args: A,
+        call: Call,
+        make: impl FnOnce(A) -> Change,
     ) -> Result<CallToolResponse, ToolError> {
+        let asking = self.asking(tool, &args, call, NOTHING_DONE)?;
+        let change = make(args);
         let gate = self
             .ask_first(
-                asking,
+                &asking,
                 || self.look(&change),
                 |look: &Look| {
                     let (label, about) = box_words(&change);
