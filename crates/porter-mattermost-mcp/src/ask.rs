@@ -20,6 +20,7 @@ use serde_json::Value;
 use crate::cursor::canonical_json;
 
 use crate::MattermostServer;
+use crate::tools::Reply;
 
 /// `NOTHING_POSTED` is what the posting tools say did not happen when the
 /// answer is not a yes.
@@ -221,6 +222,23 @@ pub(crate) struct Question {
 pub(crate) enum Gate<L> {
     Go(L),
     Answer(CallToolResponse),
+}
+
+impl<L> Gate<L> {
+    /// `then` acts on what was looked up when the call may go (`act`'s
+    /// result is the tool's answer), or answers now.
+    pub(crate) async fn then<Fut>(
+        self,
+        act: impl FnOnce(L) -> Fut,
+    ) -> Result<CallToolResponse, ToolError>
+    where
+        Fut: Future<Output = Reply>,
+    {
+        match self {
+            Gate::Go(found) => Ok(act(found).await?.into()),
+            Gate::Answer(response) => Ok(response),
+        }
+    }
 }
 
 impl MattermostServer {

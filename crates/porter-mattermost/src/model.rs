@@ -266,6 +266,19 @@ pub struct Post {
     pub delete_at: i64,
 }
 
+impl Post {
+    /// `thread_root` is the id of the first post of the thread this post is
+    /// in: its `root_id`, or its own id when it starts the thread.
+    #[must_use]
+    pub fn thread_root(&self) -> &str {
+        if self.root_id.is_empty() {
+            &self.id
+        } else {
+            &self.root_id
+        }
+    }
+}
+
 /// `PostList` is a page of posts as Mattermost sends it: the posts by id in
 /// a map, and their order (newest first) apart.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]

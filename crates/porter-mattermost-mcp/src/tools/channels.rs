@@ -23,13 +23,11 @@ use porter_mcp::tool::Hints;
 use porter_mcp::tool::Outcome;
 use porter_mcp::tool::ToolError;
 use porter_mcp::tool::done;
-use rmcp::model::CallToolResult;
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde::Serialize;
 
 use crate::MattermostServer;
-use crate::ask::Gate;
 use crate::ask::Looked;
 use crate::ask::NOTHING_DONE;
 use crate::ask::Question;
@@ -47,6 +45,7 @@ use crate::paging::Paging;
 use crate::paging::page_text;
 use crate::paging::paged;
 use crate::render::channel_line;
+use crate::tools::Reply;
 
 /// `MAX_ADD_MEMBERS` is the most people `add_channel_members` adds at once,
 /// so the question can name every one.
@@ -128,11 +127,7 @@ pub struct ChangedOut {
 
 /// What a change to `channel` did (adding `added`), as text and
 /// `ChangedOut`.
-pub(crate) fn channel_changed(
-    text: String,
-    channel: &Channel,
-    added: Vec<String>,
-) -> Result<CallToolResult, ToolError> {
+pub(crate) fn channel_changed(text: String, channel: &Channel, added: Vec<String>) -> Reply {
     done(
         text.clone(),
         &ChangedOut {
@@ -164,8 +159,7 @@ pub(crate) enum Look<'a> {
 
 /// The change to make once the person agreed.
 pub(crate) enum Act {
-    Join(Membership),
-    Leave(Membership),
+    Membership(Membership),
     Create(Creation),
     Add(Addition),
     Status(StatusChange),
@@ -177,21 +171,31 @@ impl Looked for Plan {
     }
 }
 
-porter_mcp::tool! {
+method_tools! {
     /// `get_channel_stats`: Count a channel.
-    pub(crate) GetChannelStats for MattermostServer {
+    GetChannelStats = get_channel_stats_impl(args) {
         name: "get_channel_stats", title: "Count a channel", hints: Hints::READ, args: OneChannelArgs, out: ChannelStatsOut,
         description: "Counts a channel's members, guests, pinned posts and files.",
-        call: |server, args, _call| Ok(server.get_channel_stats_impl(args).await?.into()),
     }
-}
-
-porter_mcp::tool! {
     /// `mark_channel_read`: Mark a channel read.
-    pub(crate) MarkChannelRead for MattermostServer {
+    MarkChannelRead = mark_channel_read_impl(args) {
         name: "mark_channel_read", title: "Mark a channel read", hints: Hints::write(false, true), args: OneChannelArgs, out: ChangedOut,
         description: "Marks a channel you are in as read, for you only (others see no change), so it stops counting as unread. It changes only your own state, so porter does not ask the person.",
-        call: |server, args, _call| Ok(server.mark_channel_read_impl(args).await?.into()),
+    }
+    /// `get_user_channels`: My channels.
+    GetUserChannels = get_user_channels_impl(args) {
+        name: "get_user_channels", title: "My channels", hints: Hints::READ, args: UserChannelsArgs, out: ChannelsOut,
+        description: "The channels you are a member of (public, private, direct and group messages), in one team or all.",
+    }
+    /// `get_channel_info`: Channel info.
+    GetChannelInfo = get_channel_info_impl(args) {
+        name: "get_channel_info", title: "Channel info", hints: Hints::READ, args: ChannelArgs, out: ChannelInfoOut,
+        description: "One channel: its names, kind, team, header and purpose.",
+    }
+    /// `search_channels`: Search channels.
+    SearchChannels = search_channels_impl(args) {
+        name: "search_channels", title: "Search channels", hints: Hints::READ, args: SearchChannelsArgs, out: ChannelsOut,
+        description: "Finds your channels whose name or shown name contains a term (or is close to it).",
     }
 }
 
@@ -287,10 +291,7 @@ impl MattermostServer {
                 },
             )
             .await?;
-        match gate {
-            Gate::Go(plan) => Ok(self.make_change(plan.act).await?.into()),
-            Gate::Answer(response) => Ok(response),
-        }
+        gate.then(|plan| self.make_change(plan.act)).await
     }
 }
 
@@ -323,10 +324,11 @@ pub(crate) fn box_words(look: &Look<'_>) -> (&'static str, &'static str) {
 
 // ----- the plans and acts -----
 
-/// Joining or leaving: who, where.
+/// Joining (`join`) or leaving: who, where.
 pub(crate) struct Membership {
     channel: Channel,
     me: String,
+    join: bool,
 }
 
 /// A channel to create.
@@ -383,10 +385,9 @@ impl MattermostServer {
     }
 
     /// Makes a change the person agreed to.
-    pub(crate) async fn make_change(&self, act: Act) -> Result<CallToolResult, ToolError> {
+    pub(crate) async fn make_change(&self, act: Act) -> Reply {
         match act {
-            Act::Join(m) => self.join_act(m).await,
-            Act::Leave(m) => self.leave_act(m).await,
+            Act::Membership(m) => self.membership_act(m).await,
             Act::Create(c) => self.create_act(c).await,
             Act::Add(a) => self.add_act(a).await,
             Act::Status(s) => self.status_act(s).await,
@@ -457,29 +458,23 @@ impl MattermostServer {
             title,
             question,
             fingerprint: format!("{verb}|{}|{}|member={member}", channel.id, me.id),
-            act: if join {
-                Act::Join(Membership { channel, me: me.id })
-            } else {
-                Act::Leave(Membership { channel, me: me.id })
-            },
+            act: Act::Membership(Membership {
+                channel,
+                me: me.id,
+                join,
+            }),
         })
     }
 
-    pub(crate) async fn join_act(&self, m: Membership) -> Result<CallToolResult, ToolError> {
-        self.shared
-            .client
-            .add_channel_members(&m.channel.id, &[&m.me])
-            .await?;
-        let text = format!("You joined ~{}.", m.channel.name);
-        channel_changed(text, &m.channel, Vec::new())
-    }
-
-    pub(crate) async fn leave_act(&self, m: Membership) -> Result<CallToolResult, ToolError> {
-        self.shared
-            .client
-            .remove_channel_member(&m.channel.id, &m.me)
-            .await?;
-        let text = format!("You left ~{}.", m.channel.name);
+    pub(crate) async fn membership_act(&self, m: Membership) -> Reply {
+        let client = &self.shared.client;
+        let text = if m.join {
+            client.add_channel_members(&m.channel.id, &[&m.me]).await?;
+            format!("You joined ~{}.", m.channel.name)
+        } else {
+            client.remove_channel_member(&m.channel.id, &m.me).await?;
+            format!("You left ~{}.", m.channel.name)
+        };
         channel_changed(text, &m.channel, Vec::new())
     }
 
@@ -568,7 +563,7 @@ impl MattermostServer {
         })
     }
 
-    pub(crate) async fn create_act(&self, c: Creation) -> Result<CallToolResult, ToolError> {
+    pub(crate) async fn create_act(&self, c: Creation) -> Reply {
         let channel = self.shared.client.create_channel(&c.channel).await?;
         let text = format!("Created ~{} ({}).", channel.name, channel.id);
         channel_changed(text, &channel, Vec::new())
@@ -671,7 +666,7 @@ impl MattermostServer {
         })
     }
 
-    pub(crate) async fn add_act(&self, a: Addition) -> Result<CallToolResult, ToolError> {
+    pub(crate) async fn add_act(&self, a: Addition) -> Reply {
         let ids: Vec<&str> = a.people.iter().map(|u| u.id.as_str()).collect();
         self.shared
             .client
@@ -725,10 +720,7 @@ pub(crate) fn suggest_name(name: &str) -> String {
 // ----- the read tools -----
 
 impl MattermostServer {
-    pub(crate) async fn get_channel_stats_impl(
-        &self,
-        args: OneChannelArgs,
-    ) -> Result<CallToolResult, ToolError> {
+    pub(crate) async fn get_channel_stats_impl(&self, args: OneChannelArgs) -> Reply {
         let (channel, _) = self.channel_at(&args.channel).await?;
         let stats = self.shared.client.channel_stats(&channel.id).await?;
         let out = ChannelStatsOut {
@@ -745,10 +737,7 @@ impl MattermostServer {
         done(text, &out)
     }
 
-    pub(crate) async fn mark_channel_read_impl(
-        &self,
-        args: OneChannelArgs,
-    ) -> Result<CallToolResult, ToolError> {
+    pub(crate) async fn mark_channel_read_impl(&self, args: OneChannelArgs) -> Reply {
         let (channel, _) = self.channel_at(&args.channel).await?;
         let me = self.me().await?;
         if self
@@ -798,45 +787,13 @@ pub struct ChannelArgs {
 pub struct SearchChannelsArgs {
     /// Part of the channel's name or shown name.
     pub term: String,
-    /// The team, by id or name; all your teams when left out.
-    #[serde(default)]
-    pub team_id: Option<String>,
-    /// Most channels in this page (default 50, at most 200).
-    #[serde(default)]
-    pub limit: Option<u32>,
-    /// The next_cursor of the previous page.
-    #[serde(default)]
-    pub cursor: Option<String>,
+    // The team and the page, as `get_user_channels` takes them.
+    #[serde(flatten)]
+    pub page: UserChannelsArgs,
 }
 
-paged!(UserChannelsArgs, SearchChannelsArgs);
-
-porter_mcp::tool! {
-    /// `get_user_channels`: My channels.
-    pub(crate) GetUserChannels for MattermostServer {
-        name: "get_user_channels", title: "My channels", hints: Hints::READ, args: UserChannelsArgs, out: ChannelsOut,
-        description: "The channels you are a member of (public, private, direct and group messages), in one team or all.",
-        call: |server, args, _call| Ok(server.get_user_channels_impl(args).await?.into()),
-    }
-}
-
-porter_mcp::tool! {
-    /// `get_channel_info`: Channel info.
-    pub(crate) GetChannelInfo for MattermostServer {
-        name: "get_channel_info", title: "Channel info", hints: Hints::READ, args: ChannelArgs, out: ChannelInfoOut,
-        description: "One channel: its names, kind, team, header and purpose.",
-        call: |server, args, _call| Ok(server.get_channel_info_impl(args).await?.into()),
-    }
-}
-
-porter_mcp::tool! {
-    /// `search_channels`: Search channels.
-    pub(crate) SearchChannels for MattermostServer {
-        name: "search_channels", title: "Search channels", hints: Hints::READ, args: SearchChannelsArgs, out: ChannelsOut,
-        description: "Finds your channels whose name or shown name contains a term (or is close to it).",
-        call: |server, args, _call| Ok(server.search_channels_impl(args).await?.into()),
-    }
-}
+paged!(UserChannelsArgs);
+paged!(page: SearchChannelsArgs);
 
 pub(crate) fn kind_order(kind: ChannelType) -> u8 {
     match kind {
@@ -849,10 +806,7 @@ pub(crate) fn kind_order(kind: ChannelType) -> u8 {
 }
 
 impl MattermostServer {
-    pub(crate) async fn get_user_channels_impl(
-        &self,
-        args: UserChannelsArgs,
-    ) -> Result<CallToolResult, ToolError> {
+    pub(crate) async fn get_user_channels_impl(&self, args: UserChannelsArgs) -> Reply {
         let paging = self.paging::<_, usize>("get_user_channels", &args, LIST)?;
         let teams = self.teams_for(args.team_id.as_deref()).await?;
         let mut channels = self.my_channels(&teams).await?;
@@ -871,7 +825,7 @@ impl MattermostServer {
         channels: Vec<(Channel, Option<Team>)>,
         teams: &[Team],
         none: &str,
-    ) -> Result<CallToolResult, ToolError> {
+    ) -> Reply {
         let (page, next) = self.slice(paging, &channels);
         let names = team_names(teams);
         let opening = if channels.is_empty() {
@@ -895,10 +849,7 @@ impl MattermostServer {
         )
     }
 
-    pub(crate) async fn get_channel_info_impl(
-        &self,
-        args: ChannelArgs,
-    ) -> Result<CallToolResult, ToolError> {
+    pub(crate) async fn get_channel_info_impl(&self, args: ChannelArgs) -> Reply {
         let (channel, team) = self
             .resolve_channel(&args.channel_id, args.team_id.as_deref())
             .await?;
@@ -911,10 +862,7 @@ impl MattermostServer {
         done(text, &out)
     }
 
-    pub(crate) async fn search_channels_impl(
-        &self,
-        args: SearchChannelsArgs,
-    ) -> Result<CallToolResult, ToolError> {
+    pub(crate) async fn search_channels_impl(&self, args: SearchChannelsArgs) -> Reply {
         let paging = self.paging::<_, usize>("search_channels", &args, LIST)?;
         let key = name_key(&args.term);
         if key.is_empty() {
@@ -922,7 +870,7 @@ impl MattermostServer {
                 "term is empty; pass part of a channel's name".to_owned(),
             ));
         }
-        let teams = self.teams_for(args.team_id.as_deref()).await?;
+        let teams = self.teams_for(args.page.team_id.as_deref()).await?;
         let mut scored: Vec<(usize, (Channel, Option<Team>))> = Vec::new();
         for (channel, team) in self.my_channels(&teams).await? {
             let channel = self.named_channel(channel).await;

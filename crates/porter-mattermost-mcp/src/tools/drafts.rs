@@ -6,12 +6,12 @@
 
 use std::fmt::Write as _;
 
-use rmcp::model::{CallToolResponse, CallToolResult};
+use rmcp::model::CallToolResponse;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::ask::{Asking, Gate, Looked, Question};
+use crate::ask::{Asking, Looked, Question};
 use crate::cursor::canonical_json;
 use crate::lookup::ChannelRef;
 use crate::paging::{Paging, Sizes, each_once, paged};
@@ -20,6 +20,7 @@ use porter_mcp::tool::{Hints, ToolError, done};
 
 use crate::MattermostServer;
 use crate::render::channel_label;
+use crate::tools::Reply;
 use porter_mattermost::{Channel, Draft};
 
 /// The page sizes of `list_drafts`: 20, at most 100.
@@ -27,19 +28,6 @@ pub(crate) const DRAFTS: Sizes = Sizes {
     default: 20,
     max: 100,
 };
-
-/// A draft to save.
-#[derive(Debug, Default, Serialize, Deserialize, JsonSchema)]
-pub struct SaveDraftArgs {
-    // The channel, by id or name (and team).
-    #[serde(flatten)]
-    pub channel: ChannelRef,
-    /// The thread (a post id or permalink) for a reply draft.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub root_id: Option<String>,
-    /// The draft's text (Markdown).
-    pub message: String,
-}
 
 /// The place of a draft.
 // The names are those of the other tools' parameters.
@@ -52,6 +40,16 @@ pub struct DraftPlaceArgs {
     /// The thread (a post id or permalink) for a reply draft.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub root_id: Option<String>,
+}
+
+/// A draft to save.
+#[derive(Debug, Default, Serialize, Deserialize, JsonSchema)]
+pub struct SaveDraftArgs {
+    // Where the draft goes, as `delete_draft` names it.
+    #[serde(flatten)]
+    pub place: DraftPlaceArgs,
+    /// The draft's text (Markdown).
+    pub message: String,
 }
 
 /// A page of drafts.
@@ -113,21 +111,16 @@ pub struct DeletedDraftOut {
     pub deleted: DraftOut,
 }
 
-porter_mcp::tool! {
+method_tools! {
     /// `save_draft`: Save a draft.
-    pub(crate) SaveDraft for MattermostServer {
+    SaveDraft = save_draft_impl(args) {
         name: "save_draft", title: "Save a draft", hints: Hints::write(false, true), args: SaveDraftArgs, out: SaveDraftOut,
         description: "Saves an unsent message as your draft in a channel (or thread), where you can finish and send it yourself. It never replaces a different draft: if one is there, it is shown and nothing changes. Only you see drafts, so porter does not ask the person.",
-        call: |server, args, _call| Ok(server.save_draft_impl(args).await?.into()),
     }
-}
-
-porter_mcp::tool! {
     /// `list_drafts`: My drafts.
-    pub(crate) ListDrafts for MattermostServer {
+    ListDrafts = list_drafts_impl(args) {
         name: "list_drafts", title: "My drafts", hints: Hints::READ, args: ListDraftsArgs, out: DraftsOut,
         description: "Your unsent drafts, newest first, in one team or all (with your direct and group messages).",
-        call: |server, args, _call| Ok(server.list_drafts_impl(args).await?.into()),
     }
 }
 
@@ -220,12 +213,7 @@ impl MattermostServer {
     pub(crate) async fn thread_of(&self, wanted: &str) -> Result<(String, String), ToolError> {
         let id = Self::post_id(wanted)?;
         let post = self.shared.client.post(&id).await?;
-        let root = if post.root_id.is_empty() {
-            post.id
-        } else {
-            post.root_id
-        };
-        Ok((root, post.channel_id))
+        Ok((post.thread_root().to_owned(), post.channel_id))
     }
 
     /// The team to use for a channel: its own, or (direct and group
@@ -291,17 +279,15 @@ impl MattermostServer {
         }
     }
 
-    pub(crate) async fn save_draft_impl(
-        &self,
-        args: SaveDraftArgs,
-    ) -> Result<CallToolResult, ToolError> {
+    pub(crate) async fn save_draft_impl(&self, args: SaveDraftArgs) -> Reply {
         if args.message.trim().is_empty() {
             return Err(ToolError::Tool(
                 "the message is empty; pass the draft's text".to_owned(),
             ));
         }
+        let place = &args.place;
         let (channel, root) = self
-            .draft_place(&args.channel, args.root_id.as_deref())
+            .draft_place(&place.channel, place.root_id.as_deref())
             .await?;
         let label = channel_label(&channel);
         if let Some(existing) = self.find_draft(&channel, &root).await? {
@@ -349,10 +335,7 @@ impl MattermostServer {
         )
     }
 
-    pub(crate) async fn list_drafts_impl(
-        &self,
-        args: ListDraftsArgs,
-    ) -> Result<CallToolResult, ToolError> {
+    pub(crate) async fn list_drafts_impl(&self, args: ListDraftsArgs) -> Reply {
         let paging: Paging<usize> = self.paging("list_drafts", &args, DRAFTS)?;
         let teams = self.teams_for(args.team_id.as_deref()).await?;
         let mut all = each_once(
@@ -448,29 +431,27 @@ impl MattermostServer {
                 },
             )
             .await?;
-        let found = match gate {
-            Gate::Go(found) => found,
-            Gate::Answer(response) => return Ok(response),
-        };
-        let FoundDraft {
-            channel,
-            label,
-            place,
-            draft,
-            ..
-        } = found;
-        // A draft found again with the same fingerprint is there.
-        let draft = draft.unwrap_or_default();
-        self.shared
-            .client
-            .delete_draft(&channel.id, &draft.root_id)
-            .await?;
-        let out = Self::draft_out(&draft, &label);
-        let result = done(
-            format!("Deleted your draft in {place}: {}", quoted(&draft.message)),
-            &DeletedDraftOut { deleted: out },
-        )?;
-        Ok(CallToolResponse::from(result))
+        gate.then(|found| async move {
+            let FoundDraft {
+                channel,
+                label,
+                place,
+                draft,
+                ..
+            } = found;
+            // A draft found again with the same fingerprint is there.
+            let draft = draft.unwrap_or_default();
+            self.shared
+                .client
+                .delete_draft(&channel.id, &draft.root_id)
+                .await?;
+            let out = Self::draft_out(&draft, &label);
+            done(
+                format!("Deleted your draft in {place}: {}", quoted(&draft.message)),
+                &DeletedDraftOut { deleted: out },
+            )
+        })
+        .await
     }
 }
 

@@ -19,6 +19,7 @@ use serde::{Deserialize, Serialize};
 use crate::output::{FileOut, FilesOut, HeadingOut, ReadFileOut, SavedOut};
 use crate::paging::{SEARCH_DEPTH, SearchArgs, each_once, page_text, search_pages};
 use crate::render::file_line;
+use crate::tools::Reply;
 use crate::{MattermostServer, SAVE_FILE_BYTES, lock};
 
 impl MattermostServer {
@@ -55,7 +56,7 @@ impl MattermostServer {
         &self,
         args: ReadFileArgs,
         context: &RequestContext<RoleServer>,
-    ) -> Result<CallToolResult, ToolError> {
+    ) -> Reply {
         let file_id = args.file_id.trim();
         if file_id.is_empty() {
             return Err(ToolError::Tool(
@@ -172,11 +173,7 @@ pub(crate) fn view_failure(error: &ViewError) -> ToolError {
 }
 
 /// A view as a tool result: its blocks unchanged, and the structured record.
-pub(crate) fn view_result(
-    info: &FileInfo,
-    link: &str,
-    view: &View,
-) -> Result<CallToolResult, ToolError> {
+pub(crate) fn view_result(info: &FileInfo, link: &str, view: &View) -> Reply {
     let content = blocks(&view.content)?;
     let record = &view.structured;
     let window = record.window;
@@ -227,10 +224,7 @@ pub(crate) fn enum_name<T: serde::Serialize>(value: &T) -> String {
 }
 
 impl MattermostServer {
-    pub(crate) async fn save_file_impl(
-        &self,
-        args: SaveFileArgs,
-    ) -> Result<CallToolResult, ToolError> {
+    pub(crate) async fn save_file_impl(&self, args: SaveFileArgs) -> Reply {
         let file_id = args.file_id.trim();
         if file_id.is_empty() {
             return Err(ToolError::Tool(
@@ -335,30 +329,21 @@ pub struct SaveFileArgs {
     pub file_id: String,
 }
 
-porter_mcp::tool! {
+method_tools! {
     /// `search_files`: Search files.
-    pub(crate) SearchFiles for MattermostServer {
+    SearchFiles = search_files_impl(args) {
         name: "search_files", title: "Search files", hints: Hints::READ, args: SearchArgs, out: FilesOut,
         description: "Searches attached files by name (and content where the server indexes it); pass a result's id to read_file.",
-        call: |server, args, _call| Ok(server.search_files_impl(args).await?.into()),
     }
-}
-
-porter_mcp::tool! {
     /// `read_file`: Read an attached file.
-    pub(crate) ReadFile for MattermostServer {
+    ReadFile = read_file_impl(args, context) {
         name: "read_file", title: "Read an attached file", hints: Hints::READ, args: ReadFileArgs, out: ReadFileOut,
         description: "Shows an attached file as content: text in windows of numbered lines (pass next_start_line as start_line for the next window), Word, Excel, PowerPoint, PDF and HTML documents the same way as their Markdown (# headings, list items, | pipe | tables |, with an outline of the headings and their lines in the structured result), archives listed, images upright and scaled, small audio and video as themselves, anything else described with a link for the person. Files over 64 MiB are described without being downloaded.",
-        call: |server, args, call| Ok(server.read_file_impl(args, &call.context).await?.into()),
     }
-}
-
-porter_mcp::tool! {
     /// `save_file`: Save an attached file.
-    pub(crate) SaveFile for MattermostServer {
+    SaveFile = save_file_impl(args) {
         name: "save_file", title: "Save an attached file", hints: Hints::write(false, true), args: SaveFileArgs, out: SavedOut,
         description: "Saves an attached file into the person's download directory under its own name (made safe), never over an existing file: a name already taken gets \" (2)\" and so on. Saving the same file again answers the earlier copy. Use it when the person asks for a copy on their machine.",
-        call: |server, args, _call| Ok(server.save_file_impl(args).await?.into()),
     }
 }
 
@@ -376,10 +361,7 @@ impl MattermostServer {
         .await
     }
 
-    pub(crate) async fn search_files_impl(
-        &self,
-        args: SearchArgs,
-    ) -> Result<CallToolResult, ToolError> {
+    pub(crate) async fn search_files_impl(&self, args: SearchArgs) -> Reply {
         let paging = self.search_paging("search_files", &args)?;
         let teams = self.teams_for(args.team_id.as_deref()).await?;
         let end = paging.end(SEARCH_DEPTH);

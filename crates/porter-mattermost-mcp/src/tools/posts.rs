@@ -20,6 +20,7 @@
 
 use std::collections::HashMap;
 use std::fmt::Write as _;
+use std::path::Path;
 use std::str::FromStr as _;
 
 use porter_mattermost::Channel;
@@ -34,11 +35,11 @@ use porter_mattermost::Preference;
 use porter_mattermost::Team;
 use porter_mattermost::UploadFile;
 use porter_mattermost::User;
+use porter_mcp::tool::Call;
 use porter_mcp::tool::Hints;
 use porter_mcp::tool::ToolError;
 use porter_mcp::tool::done;
 use rmcp::model::CallToolResponse;
-use rmcp::model::CallToolResult;
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde::Serialize;
@@ -47,7 +48,6 @@ use serde_json::Value;
 use crate::MattermostServer;
 use crate::Transport;
 use crate::ask::Asking;
-use crate::ask::Gate;
 use crate::ask::Looked;
 use crate::ask::NOTHING_DONE;
 use crate::ask::NOTHING_POSTED;
@@ -59,6 +59,7 @@ use crate::outgoing::FileRequest;
 use crate::outgoing::OutgoingLimits;
 use crate::outgoing::Prepared;
 use crate::outgoing::PreparedFile;
+use crate::outgoing::Refusal;
 use crate::outgoing::checks;
 use crate::outgoing::checks::Reach;
 use crate::outgoing::checks::check_message;
@@ -81,6 +82,8 @@ use crate::paging::search_pages;
 use crate::render::channel_label;
 use crate::render::channel_line;
 use crate::render::post_text;
+use crate::tools::Reply;
+use crate::tools::channels::ChannelArgs;
 
 /// The page sizes of the post lists (and of the followed threads): 20, at
 /// most 100, smaller than other lists, because each item is a whole post.
@@ -234,39 +237,46 @@ pub struct PostChangeOut {
 
 // ----- the tools -----
 
-porter_mcp::tool! {
+method_tools! {
     /// `read_unread`: Unread messages.
-    pub(crate) ReadUnread for MattermostServer {
+    ReadUnread = read_unread_impl(args) {
         name: "read_unread", title: "Unread messages", hints: Hints::READ, args: ReadUnreadArgs, out: UnreadOut,
         description: "The channels with messages you have not read, with the counts and the newest unread posts of each.",
-        call: |server, args, _call| Ok(server.read_unread_impl(args).await?.into()),
     }
-}
-
-porter_mcp::tool! {
     /// `list_pinned_posts`: Pinned posts.
-    pub(crate) ListPinnedPosts for MattermostServer {
+    ListPinnedPosts = list_pinned_impl(args) {
         name: "list_pinned_posts", title: "Pinned posts", hints: Hints::READ, args: PinnedArgs, out: PostsOut,
         description: "The posts pinned in a channel, newest first.",
-        call: |server, args, _call| Ok(server.list_pinned_impl(args).await?.into()),
     }
-}
-
-porter_mcp::tool! {
     /// `list_saved`: Saved posts.
-    pub(crate) ListSaved for MattermostServer {
+    ListSaved = list_saved_impl(args) {
         name: "list_saved", title: "Saved posts", hints: Hints::READ, args: SavedArgs, out: PostsOut,
         description: "The posts you saved (flagged), newest first.",
-        call: |server, args, _call| Ok(server.list_saved_impl(args).await?.into()),
     }
-}
-
-porter_mcp::tool! {
     /// `list_mentions`: Mentions of me.
-    pub(crate) ListMentions for MattermostServer {
+    ListMentions = list_mentions_impl(args) {
         name: "list_mentions", title: "Mentions of me", hints: Hints::READ, args: TeamPageArgs, out: PostsOut,
         description: "Posts by others that mention you by @username, newest first.",
-        call: |server, args, _call| Ok(server.list_mentions_impl(args).await?.into()),
+    }
+    /// `read_channel`: Read a channel.
+    ReadChannel = read_channel_impl(args) {
+        name: "read_channel", title: "Read a channel", hints: Hints::READ, args: ReadChannelArgs, out: PostsOut,
+        description: "A channel's posts, newest first, each with its author, time, permalink and files. Page back with next_cursor.",
+    }
+    /// `search_posts`: Search posts.
+    SearchPosts = search_posts_impl(args) {
+        name: "search_posts", title: "Search posts", hints: Hints::READ, args: SearchArgs, out: PostsOut,
+        description: "Searches posts with Mattermost's search syntax (words, \"phrases\", from:, in:, before:, after:, on:), newest first.",
+    }
+    /// `save_post`: Save a post.
+    SavePost = save_post_impl(args) {
+        name: "save_post", title: "Save a post", hints: Hints::write(false, true), args: SavePostArgs, out: DoneOut,
+        description: "Saves a post to your saved posts (or removes it with saved=false). It changes only your own state, so porter does not ask the person.",
+    }
+    /// `set_post_reminder`: Remind me of a post.
+    SetPostReminder = set_post_reminder_impl(args) {
+        name: "set_post_reminder", title: "Remind me of a post", hints: Hints::write(false, true), args: PostReminderArgs, out: ReminderOut,
+        description: "Has Mattermost remind you of a post at a time (ISO 8601; without an offset the time is read in your Mattermost time zone). It changes only your own state, so porter does not ask the person.",
     }
 }
 
@@ -275,10 +285,7 @@ porter_mcp::tool! {
     pub(crate) UpdatePost for MattermostServer {
         name: "update_post", title: "Edit a post", hints: Hints::write(true, true), args: UpdatePostArgs, out: PostChangeOut,
         description: "Replaces the text of one of your posts; the person sees the old and the new text. Mentions must name real accounts.",
-        call: |server, args, call| {
-            let asking = server.asking(Self::NAME, &args, call, NOTHING_DONE)?;
-            server.change(&asking, Change::Update(args)).await
-        },
+        call: |server, args, call| server.change(Self::NAME, args, call, Change::Update).await,
     }
 }
 
@@ -287,10 +294,7 @@ porter_mcp::tool! {
     pub(crate) DeletePost for MattermostServer {
         name: "delete_post", title: "Delete a post", hints: Hints::write(true, true), args: PostArgs, out: PostChangeOut,
         description: "Deletes one of your posts; deleting a thread's first post deletes its replies too, and the person is told how many.",
-        call: |server, args, call| {
-            let asking = server.asking(Self::NAME, &args, call, NOTHING_DONE)?;
-            server.change(&asking, Change::Delete(args)).await
-        },
+        call: |server, args, call| server.change(Self::NAME, args, call, Change::Delete).await,
     }
 }
 
@@ -300,8 +304,7 @@ porter_mcp::tool! {
         name: "add_reaction", title: "React to a post", hints: Hints::write(false, true), args: ReactionArgs, out: PostChangeOut,
         description: "Adds your emoji reaction to a post (emoji by name, :name: or the character).",
         call: |server, args, call| {
-            let asking = server.asking(Self::NAME, &args, call, NOTHING_DONE)?;
-            server.change(&asking, Change::React(args, true)).await
+            server.change(Self::NAME, args, call, |args| Change::React(args, true)).await
         },
     }
 }
@@ -312,8 +315,7 @@ porter_mcp::tool! {
         name: "remove_reaction", title: "Remove a reaction", hints: Hints::write(true, true), args: ReactionArgs, out: PostChangeOut,
         description: "Removes your emoji reaction from a post (emoji by name, :name: or the character).",
         call: |server, args, call| {
-            let asking = server.asking(Self::NAME, &args, call, NOTHING_DONE)?;
-            server.change(&asking, Change::React(args, false)).await
+            server.change(Self::NAME, args, call, |args| Change::React(args, false)).await
         },
     }
 }
@@ -323,10 +325,7 @@ porter_mcp::tool! {
     pub(crate) PinPost for MattermostServer {
         name: "pin_post", title: "Pin a post", hints: Hints::write(false, true), args: PinArgs, out: PostChangeOut,
         description: "Pins a post to its channel for everyone in it (or, with unpin, takes the pin off).",
-        call: |server, args, call| {
-            let asking = server.asking(Self::NAME, &args, call, NOTHING_DONE)?;
-            server.change(&asking, Change::Pin(args)).await
-        },
+        call: |server, args, call| server.change(Self::NAME, args, call, Change::Pin).await,
     }
 }
 
@@ -371,16 +370,21 @@ pub(crate) fn fingerprint(parts: &[&str]) -> String {
 }
 
 impl MattermostServer {
-    /// A change to a post: asked about as it is now (see
-    /// [`MattermostServer::ask_first`]), then made.
-    pub(crate) async fn change(
+    /// A change to a post, the whole of its call: asked about (bound to
+    /// `args`) as the post is now (see [`MattermostServer::ask_first`]),
+    /// then `make(args)` made.
+    pub(crate) async fn change<A: Serialize>(
         &self,
-        asking: &Asking,
-        change: Change,
+        tool: &'static str,
+        args: A,
+        call: Call,
+        make: impl FnOnce(A) -> Change,
     ) -> Result<CallToolResponse, ToolError> {
+        let asking = self.asking(tool, &args, call, NOTHING_DONE)?;
+        let change = make(args);
         let gate = self
             .ask_first(
-                asking,
+                &asking,
                 || self.look(&change),
                 |look: &Look| {
                     let (label, about) = box_words(&change);
@@ -394,10 +398,7 @@ impl MattermostServer {
                 |_| changed_since(asking.tool),
             )
             .await?;
-        match gate {
-            Gate::Go(look) => Ok(self.act_change(&change, look).await?.into()),
-            Gate::Answer(response) => Ok(response),
-        }
+        gate.then(|look| self.act_change(&change, look)).await
     }
 
     /// Where a post is, for the question: `~name` or the conversation.
@@ -593,11 +594,7 @@ impl MattermostServer {
         Ok(())
     }
 
-    pub(crate) async fn act_change(
-        &self,
-        change: &Change,
-        look: Look,
-    ) -> Result<CallToolResult, ToolError> {
+    pub(crate) async fn act_change(&self, change: &Change, look: Look) -> Reply {
         let client = &self.shared.client;
         let post_id = look.post.id.clone();
         let permalink = client.permalink(&post_id);
@@ -814,10 +811,7 @@ pub(crate) fn emoji_name(given: &str) -> Option<String> {
 // ----- the read tools' bodies -----
 
 impl MattermostServer {
-    pub(crate) async fn read_unread_impl(
-        &self,
-        args: ReadUnreadArgs,
-    ) -> Result<CallToolResult, ToolError> {
+    pub(crate) async fn read_unread_impl(&self, args: ReadUnreadArgs) -> Reply {
         let paging = self.paging::<_, usize>("read_unread", &args, POST_LIST)?;
         let per_channel = args
             .posts_per_channel
@@ -893,10 +887,7 @@ impl MattermostServer {
         )
     }
 
-    pub(crate) async fn list_pinned_impl(
-        &self,
-        args: PinnedArgs,
-    ) -> Result<CallToolResult, ToolError> {
+    pub(crate) async fn list_pinned_impl(&self, args: PinnedArgs) -> Reply {
         let paging = self.paging::<_, usize>("list_pinned_posts", &args, POST_LIST)?;
         let (channel, _) = self.channel_at(&args.channel).await?;
         let mut posts = self
@@ -914,10 +905,7 @@ impl MattermostServer {
             .await
     }
 
-    pub(crate) async fn list_saved_impl(
-        &self,
-        args: SavedArgs,
-    ) -> Result<CallToolResult, ToolError> {
+    pub(crate) async fn list_saved_impl(&self, args: SavedArgs) -> Reply {
         let paging = self.paging::<_, usize>("list_saved", &args, POST_LIST)?;
         let mut posts = all_pages(FETCH_PAGE, FETCH_DEPTH, |page| async move {
             let list = self.shared.client.flagged_posts(page, FETCH_PAGE).await?;
@@ -936,10 +924,7 @@ impl MattermostServer {
         .await
     }
 
-    pub(crate) async fn list_mentions_impl(
-        &self,
-        args: TeamPageArgs,
-    ) -> Result<CallToolResult, ToolError> {
+    pub(crate) async fn list_mentions_impl(&self, args: TeamPageArgs) -> Reply {
         let paging = self.paging::<_, usize>("list_mentions", &args, POST_LIST)?;
         let me = self.me().await?;
         let teams = self.teams_for(args.team_id.as_deref()).await?;
@@ -966,7 +951,7 @@ impl MattermostServer {
         empty: &str,
         head: &str,
         what: &str,
-    ) -> Result<CallToolResult, ToolError> {
+    ) -> Reply {
         let (page, next) = self.slice(paging, posts);
         let posts_out = self.posts_out(page).await;
         let opening = if posts.is_empty() { empty } else { head };
@@ -996,11 +981,9 @@ pub(crate) const POSTS: Sizes = Sizes {
 /// A page of a channel's posts.
 #[derive(Debug, Default, Serialize, Deserialize, JsonSchema)]
 pub struct ReadChannelArgs {
-    /// The channel: its id or name (`~town-square`, `town-square` or `Town Square`).
-    pub channel_id: String,
-    /// The team, by id or name, when the channel name is in several teams.
-    #[serde(default)]
-    pub team_id: Option<String>,
+    // The channel, as `get_channel_info` takes it.
+    #[serde(flatten)]
+    pub channel: ChannelArgs,
     /// Most posts in this page, newest first (default 30, at most 200).
     #[serde(default)]
     pub limit: Option<u32>,
@@ -1011,32 +994,11 @@ pub struct ReadChannelArgs {
 
 paged!(ReadChannelArgs);
 
-porter_mcp::tool! {
-    /// `read_channel`: Read a channel.
-    pub(crate) ReadChannel for MattermostServer {
-        name: "read_channel", title: "Read a channel", hints: Hints::READ, args: ReadChannelArgs, out: PostsOut,
-        description: "A channel's posts, newest first, each with its author, time, permalink and files. Page back with next_cursor.",
-        call: |server, args, _call| Ok(server.read_channel_impl(args).await?.into()),
-    }
-}
-
-porter_mcp::tool! {
-    /// `search_posts`: Search posts.
-    pub(crate) SearchPosts for MattermostServer {
-        name: "search_posts", title: "Search posts", hints: Hints::READ, args: SearchArgs, out: PostsOut,
-        description: "Searches posts with Mattermost's search syntax (words, \"phrases\", from:, in:, before:, after:, on:), newest first.",
-        call: |server, args, _call| Ok(server.search_posts_impl(args).await?.into()),
-    }
-}
-
 impl MattermostServer {
-    pub(crate) async fn read_channel_impl(
-        &self,
-        args: ReadChannelArgs,
-    ) -> Result<CallToolResult, ToolError> {
+    pub(crate) async fn read_channel_impl(&self, args: ReadChannelArgs) -> Reply {
         let paging = self.paging::<_, String>("read_channel", &args, POSTS)?;
         let (channel, team) = self
-            .resolve_channel(&args.channel_id, args.team_id.as_deref())
+            .resolve_channel(&args.channel.channel_id, args.channel.team_id.as_deref())
             .await?;
         let mut query = ChannelPosts::page(0, (paging.limit + 1) as u32);
         if !paging.position.is_empty() {
@@ -1095,10 +1057,7 @@ impl MattermostServer {
         .await
     }
 
-    pub(crate) async fn search_posts_impl(
-        &self,
-        args: SearchArgs,
-    ) -> Result<CallToolResult, ToolError> {
+    pub(crate) async fn search_posts_impl(&self, args: SearchArgs) -> Reply {
         let paging = self.search_paging("search_posts", &args)?;
         let teams = self.teams_for(args.team_id.as_deref()).await?;
         let end = paging.end(SEARCH_DEPTH);
@@ -1160,24 +1119,6 @@ pub struct ReminderOut {
     pub target_time: i64,
 }
 
-porter_mcp::tool! {
-    /// `save_post`: Save a post.
-    pub(crate) SavePost for MattermostServer {
-        name: "save_post", title: "Save a post", hints: Hints::write(false, true), args: SavePostArgs, out: DoneOut,
-        description: "Saves a post to your saved posts (or removes it with saved=false). It changes only your own state, so porter does not ask the person.",
-        call: |server, args, _call| Ok(server.save_post_impl(args).await?.into()),
-    }
-}
-
-porter_mcp::tool! {
-    /// `set_post_reminder`: Remind me of a post.
-    pub(crate) SetPostReminder for MattermostServer {
-        name: "set_post_reminder", title: "Remind me of a post", hints: Hints::write(false, true), args: PostReminderArgs, out: ReminderOut,
-        description: "Has Mattermost remind you of a post at a time (ISO 8601; without an offset the time is read in your Mattermost time zone). It changes only your own state, so porter does not ask the person.",
-        call: |server, args, _call| Ok(server.set_post_reminder_impl(args).await?.into()),
-    }
-}
-
 /// Reads an ISO 8601 time: with an offset or `Z` as given, without one in
 /// `zone` (an IANA name; UTC when the person set none).
 pub(crate) fn reminder_time(
@@ -1214,10 +1155,7 @@ pub(crate) fn reminder_time(
 }
 
 impl MattermostServer {
-    pub(crate) async fn save_post_impl(
-        &self,
-        args: SavePostArgs,
-    ) -> Result<CallToolResult, ToolError> {
+    pub(crate) async fn save_post_impl(&self, args: SavePostArgs) -> Reply {
         let saved = args.saved.unwrap_or(true);
         let id = Self::post_id(&args.post_id)?;
         // Reading it first turns a wrong id into "no such post" rather than
@@ -1257,10 +1195,7 @@ impl MattermostServer {
         )
     }
 
-    pub(crate) async fn set_post_reminder_impl(
-        &self,
-        args: PostReminderArgs,
-    ) -> Result<CallToolResult, ToolError> {
+    pub(crate) async fn set_post_reminder_impl(&self, args: PostReminderArgs) -> Reply {
         let id = Self::post_id(&args.post_id)?;
         let zone_name = self.shared.client.my_timezone().await?;
         let when = reminder_time(&args.at, zone_name.as_deref())?;
@@ -1331,6 +1266,17 @@ pub struct FileArg {
     pub content: Option<String>,
 }
 
+/// What a write call posts: the message and its files, flattened into
+/// the arguments of each tool that posts.
+#[derive(Debug, Clone, Default, Serialize, Deserialize, JsonSchema)]
+pub struct Posting {
+    /// The message (Markdown).
+    pub message: String,
+    /// Files to attach (at most 10).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub files: Vec<FileArg>,
+}
+
 /// A post in a channel.
 #[derive(Debug, Default, Serialize, Deserialize, JsonSchema)]
 pub struct CreatePostArgs {
@@ -1340,11 +1286,9 @@ pub struct CreatePostArgs {
     /// The post to reply to (id or permalink), to post in its thread.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub root_id: Option<String>,
-    /// The message (Markdown).
-    pub message: String,
-    /// Files to attach (at most 10).
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub files: Vec<FileArg>,
+    // The message and its files.
+    #[serde(flatten)]
+    pub posting: Posting,
 }
 
 /// A direct message.
@@ -1353,11 +1297,9 @@ pub struct DmArgs {
     /// Who to write to (with or without `@`); leave out to write to yourself.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub username: Option<String>,
-    /// The message (Markdown).
-    pub message: String,
-    /// Files to attach (at most 10).
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub files: Vec<FileArg>,
+    // The message and its files.
+    #[serde(flatten)]
+    pub posting: Posting,
 }
 
 /// A group message.
@@ -1365,11 +1307,9 @@ pub struct DmArgs {
 pub struct GroupMessageArgs {
     /// Who to write to besides yourself: 2 to 7 usernames (with or without `@`).
     pub usernames: Vec<String>,
-    /// The message (Markdown).
-    pub message: String,
-    /// Files to attach (at most 10).
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    pub files: Vec<FileArg>,
+    // The message and its files.
+    #[serde(flatten)]
+    pub posting: Posting,
 }
 
 porter_mcp::tool! {
@@ -1379,10 +1319,7 @@ porter_mcp::tool! {
         description: "Posts a message in a channel (or replies in a thread with root_id), with files: {path} from the person's machine (local server only) or {name, content} text you write.",
         call: |server, args, call| {
             let asking = server.asking(Self::NAME, &args, call, NOTHING_POSTED)?;
-            let posting = Posting {
-                message: args.message.clone(),
-                files: args.files.clone(),
-            };
+            let posting = args.posting.clone();
             server.write(asking, posting, Target::Channel(args)).await
         },
     }
@@ -1395,11 +1332,7 @@ porter_mcp::tool! {
         description: "Sends a direct message to one person (or, without username, to yourself), with files: {path} from the person's machine (local server only) or {name, content} text you write.",
         call: |server, args, call| {
             let asking = server.asking(Self::NAME, &args, call, NOTHING_POSTED)?;
-            let posting = Posting {
-                message: args.message.clone(),
-                files: args.files.clone(),
-            };
-            server.write(asking, posting, Target::Direct(args.username)).await
+            server.write(asking, args.posting, Target::Direct(args.username)).await
         },
     }
 }
@@ -1411,19 +1344,9 @@ porter_mcp::tool! {
         description: "Sends a message to a group of 2 to 7 other people, with files: {path} from the person's machine (local server only) or {name, content} text you write.",
         call: |server, args, call| {
             let asking = server.asking(Self::NAME, &args, call, NOTHING_POSTED)?;
-            let posting = Posting {
-                message: args.message.clone(),
-                files: args.files.clone(),
-            };
-            server.write(asking, posting, Target::Group(args.usernames)).await
+            server.write(asking, args.posting, Target::Group(args.usernames)).await
         },
     }
-}
-
-/// What a write call posts.
-pub(crate) struct Posting {
-    message: String,
-    files: Vec<FileArg>,
 }
 
 /// Where a write goes, as the call named it.
@@ -1540,21 +1463,19 @@ impl MattermostServer {
                 },
             )
             .await?;
-        let written = match gate {
-            Gate::Go(written) => written,
-            Gate::Answer(response) => return Ok(response),
-        };
         // Act: read every file again, compare, upload exactly those bytes,
         // open the channel only now, post.
-        let Written {
-            requests,
-            prepared,
-            place,
-            ..
-        } = written;
-        let bytes = self.reread(prepared, requests, local, given).await?;
-        let result = self.act(tool, &place, &call.message, bytes).await?;
-        Ok(CallToolResponse::from(result))
+        gate.then(|written| async move {
+            let Written {
+                requests,
+                prepared,
+                place,
+                ..
+            } = written;
+            let bytes = self.reread(prepared, requests, local, given).await?;
+            self.act(tool, &place, &call.message, bytes).await
+        })
+        .await
     }
 
     /// Every rule about the message and the files, before any request;
@@ -1597,22 +1518,12 @@ impl MattermostServer {
         destination: &str,
     ) -> Result<Prepared, ToolError> {
         let requests = requests.to_vec();
-        let home = self.shared.options.home.clone();
-        let token = self.own_token().await;
         let destination = destination.to_owned();
-        tokio::task::spawn_blocking(move || {
-            outgoing::prepare(
-                &requests,
-                local,
-                &home,
-                &token,
-                &destination,
-                &OutgoingLimits::default(),
-            )
+        self.read_files("checking the files", move |home, token| {
+            let limits = OutgoingLimits::default();
+            outgoing::prepare(&requests, local, home, token, &destination, &limits)
         })
         .await
-        .map_err(|e| ToolError::Tool(format!("checking the files stopped unexpectedly: {e}")))?
-        .map_err(|refusal| ToolError::Tool(refusal.to_string()))
     }
 
     pub(crate) async fn reread(
@@ -1622,22 +1533,35 @@ impl MattermostServer {
         local: bool,
         destination: String,
     ) -> Result<Vec<(PreparedFile, Vec<u8>)>, ToolError> {
-        let home = self.shared.options.home.clone();
-        let token = self.own_token().await;
-        tokio::task::spawn_blocking(move || {
+        self.read_files("reading the files again", move |home, token| {
+            let limits = OutgoingLimits::default();
             outgoing::reread(
                 &prepared,
                 &requests,
                 local,
-                &home,
-                &token,
+                home,
+                token,
                 &destination,
-                &OutgoingLimits::default(),
+                &limits,
             )
         })
         .await
-        .map_err(|e| ToolError::Tool(format!("reading the files again stopped unexpectedly: {e}")))?
-        .map_err(|refusal| ToolError::Tool(refusal.to_string()))
+    }
+
+    /// Runs `read` (one of `outgoing`'s passes over a post's files, given
+    /// the home directory and the server's own token) off the async
+    /// threads, since it reads files; `doing` names it if the task stops.
+    async fn read_files<T: Send + 'static>(
+        &self,
+        doing: &str,
+        read: impl FnOnce(&Path, &str) -> Result<T, Refusal> + Send + 'static,
+    ) -> Result<T, ToolError> {
+        let home = self.shared.options.home.clone();
+        let token = self.own_token().await;
+        tokio::task::spawn_blocking(move || read(&home, &token))
+            .await
+            .map_err(|e| ToolError::Tool(format!("{doing} stopped unexpectedly: {e}")))?
+            .map_err(|refusal| ToolError::Tool(refusal.to_string()))
     }
 
     /// Looks the destination up without changing anything.
@@ -1655,11 +1579,7 @@ impl MattermostServer {
                             args.channel.channel_id
                         )));
                     }
-                    root_id = if post.root_id.is_empty() {
-                        post.id
-                    } else {
-                        post.root_id
-                    };
+                    post.thread_root().clone_into(&mut root_id);
                 }
                 let mut label = format!("posts in {}", channel_label(&channel));
                 if let Some(team) = team {
@@ -1775,7 +1695,7 @@ impl MattermostServer {
         place: &Place,
         message: &str,
         files: Vec<(PreparedFile, Vec<u8>)>,
-    ) -> Result<CallToolResult, ToolError> {
+    ) -> Reply {
         let client = &self.shared.client;
         let (channel, root_id) = match place {
             Place::Channel {

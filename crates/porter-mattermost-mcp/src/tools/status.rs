@@ -11,7 +11,6 @@ use porter_mcp::tool::Hints;
 use porter_mcp::tool::ToolError;
 use porter_mcp::tool::done;
 use rmcp::RoleServer;
-use rmcp::model::CallToolResult;
 use rmcp::model::ElicitationAction;
 use rmcp::model::ProtocolVersion;
 use rmcp::service::RequestContext;
@@ -33,6 +32,7 @@ use crate::output::DoneOut;
 use crate::output::StatusOut;
 use crate::render::channel_label;
 use crate::render::iso_utc;
+use crate::tools::Reply;
 use crate::tools::channels::Act;
 use crate::tools::channels::ChangedOut;
 use crate::tools::channels::Look;
@@ -87,26 +87,26 @@ pub struct DiagnoseOut {
 
 // ----- the tools -----
 
-porter_mcp::tool! {
+method_tools! {
     /// `typing`: Show that you are typing.
-    pub(crate) Typing for MattermostServer {
+    Typing = typing_impl(args) {
         name: "typing", title: "Show that you are typing", hints: Hints::write(false, true), args: TypingArgs, out: DoneOut,
         description: "Shows \"is typing…\" in a channel (or a thread) for a few seconds. It changes nothing lasting, so porter does not ask the person.",
-        call: |server, args, _call| Ok(server.typing_impl(args).await?.into()),
     }
-}
-
-porter_mcp::tool! {
     /// `diagnose`: Diagnose the connection.
-    pub(crate) Diagnose for MattermostServer {
+    Diagnose = diagnose_impl(args, context) {
         name: "diagnose", title: "Diagnose the connection", hints: Hints::READ, args: DiagnoseArgs, out: DiagnoseOut,
         description: "Checks the Mattermost address, the token, the server's version, and whether this MCP client can show porter's questions (optionally by asking a harmless test question), and says what to fix.",
-        call: |server, args, call| Ok(server.diagnose_impl(args, &call.context).await?.into()),
+    }
+    /// `get_status`: Get people's status.
+    GetStatus = get_status_impl(args) {
+        name: "get_status", title: "Get people's status", hints: Hints::READ, args: GetStatusArgs, out: StatusesOut,
+        description: "Shows whether people are online, away, do-not-disturb (and until when) or offline, with their custom status; up to 100 usernames at once.",
     }
 }
 
 impl MattermostServer {
-    pub(crate) async fn typing_impl(&self, args: TypingArgs) -> Result<CallToolResult, ToolError> {
+    pub(crate) async fn typing_impl(&self, args: TypingArgs) -> Reply {
         let (channel, root) = self
             .draft_place(&args.channel, args.root_id.as_deref())
             .await?;
@@ -129,7 +129,7 @@ impl MattermostServer {
         &self,
         args: DiagnoseArgs,
         context: &RequestContext<RoleServer>,
-    ) -> Result<CallToolResult, ToolError> {
+    ) -> Reply {
         let mut report = Report::default();
         let client = &self.shared.client;
         let options = &self.shared.options;
@@ -305,15 +305,6 @@ pub struct StatusesOut {
 }
 
 porter_mcp::tool! {
-    /// `get_status`: Get people's status.
-    pub(crate) GetStatus for MattermostServer {
-        name: "get_status", title: "Get people's status", hints: Hints::READ, args: GetStatusArgs, out: StatusesOut,
-        description: "Shows whether people are online, away, do-not-disturb (and until when) or offline, with their custom status; up to 100 usernames at once.",
-        call: |server, args, _call| Ok(server.get_status_impl(args).await?.into()),
-    }
-}
-
-porter_mcp::tool! {
     /// `set_status`: Set your status.
     pub(crate) SetStatus for MattermostServer {
         name: "set_status", title: "Set your status", hints: Hints::write(false, true), args: SetStatusArgs, out: ChangedOut,
@@ -453,7 +444,7 @@ impl MattermostServer {
         })
     }
 
-    pub(crate) async fn status_act(&self, s: StatusChange) -> Result<CallToolResult, ToolError> {
+    pub(crate) async fn status_act(&self, s: StatusChange) -> Reply {
         let client = &self.shared.client;
         let mut parts = Vec::new();
         if let Some(status) = &s.wanted.status {
@@ -487,10 +478,7 @@ impl MattermostServer {
         )
     }
 
-    pub(crate) async fn get_status_impl(
-        &self,
-        args: GetStatusArgs,
-    ) -> Result<CallToolResult, ToolError> {
+    pub(crate) async fn get_status_impl(&self, args: GetStatusArgs) -> Reply {
         if args.usernames.len() > MAX_STATUS_NAMES {
             return Err(ToolError::Tool(format!(
                 "get_status looks up at most {MAX_STATUS_NAMES} people at once and {} were named; split the list",

@@ -5,7 +5,6 @@ use std::fmt::Write as _;
 
 use porter_mattermost::Channel;
 use porter_mcp::tool::{Hints, ToolError, done};
-use rmcp::model::CallToolResult;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -13,6 +12,7 @@ use crate::MattermostServer;
 use crate::output::{ChannelOut, TeamOut, TeamsOut};
 use crate::paging::{LIST, all_pages, page_text, paged};
 use crate::render::{channel_line, team_line};
+use crate::tools::Reply;
 
 /// A page of a list.
 #[derive(Debug, Default, Serialize, Deserialize, JsonSchema)]
@@ -27,20 +27,21 @@ pub struct PageArgs {
 
 paged!(PageArgs, TeamChannelsArgs);
 
-porter_mcp::tool! {
+method_tools! {
     /// `get_user_teams`: My teams.
-    pub(crate) GetUserTeams for MattermostServer {
+    GetUserTeams = get_user_teams_impl(args) {
         name: "get_user_teams", title: "My teams", hints: Hints::READ, args: PageArgs, out: TeamsOut,
         description: "The teams you belong to.",
-        call: |server, args, _call| Ok(server.get_user_teams_impl(args).await?.into()),
+    }
+    /// `get_team_info`: Get a team.
+    GetTeamInfo = get_team_info_impl(args) {
+        name: "get_team_info", title: "Get a team", hints: Hints::READ, args: TeamArgs, out: TeamInfoOut,
+        description: "Shows a team: its id, names and description.",
     }
 }
 
 impl MattermostServer {
-    pub(crate) async fn get_user_teams_impl(
-        &self,
-        args: PageArgs,
-    ) -> Result<CallToolResult, ToolError> {
+    pub(crate) async fn get_user_teams_impl(&self, args: PageArgs) -> Reply {
         let paging = self.paging::<_, usize>("get_user_teams", &args, LIST)?;
         let mut teams = self.my_teams().await?;
         teams.sort_by(|a, b| a.name.cmp(&b.name));
@@ -105,15 +106,6 @@ pub struct ChannelListOut {
 }
 
 porter_mcp::tool! {
-    /// `get_team_info`: Get a team.
-    pub(crate) GetTeamInfo for MattermostServer {
-        name: "get_team_info", title: "Get a team", hints: Hints::READ, args: TeamArgs, out: TeamInfoOut,
-        description: "Shows a team: its id, names and description.",
-        call: |server, args, _call| Ok(server.get_team_info_impl(args).await?.into()),
-    }
-}
-
-porter_mcp::tool! {
     /// `list_team_channels`: List a team's public channels.
     pub(crate) ListTeamChannels for MattermostServer {
         name: "list_team_channels", title: "List a team's public channels", hints: Hints::READ, args: TeamChannelsArgs, out: ChannelListOut,
@@ -142,10 +134,7 @@ porter_mcp::tool! {
 }
 
 impl MattermostServer {
-    pub(crate) async fn get_team_info_impl(
-        &self,
-        args: TeamArgs,
-    ) -> Result<CallToolResult, ToolError> {
+    pub(crate) async fn get_team_info_impl(&self, args: TeamArgs) -> Reply {
         let team = self.one_team(args.team_id.as_deref()).await?;
         let team = self.shared.client.team(&team.id).await?;
         let out = TeamOut::from(&team);
@@ -165,7 +154,7 @@ impl MattermostServer {
         tool: &'static str,
         args: TeamChannelsArgs,
         archived: bool,
-    ) -> Result<CallToolResult, ToolError> {
+    ) -> Reply {
         let paging = self.paging::<_, usize>(tool, &args, LIST)?;
         let teams = self.teams_for(args.team_id.as_deref()).await?;
         let client = &self.shared.client;

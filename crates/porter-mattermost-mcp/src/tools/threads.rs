@@ -8,7 +8,6 @@ use porter_mattermost::Post;
 use porter_mcp::tool::Hints;
 use porter_mcp::tool::ToolError;
 use porter_mcp::tool::done;
-use rmcp::model::CallToolResult;
 use schemars::JsonSchema;
 use serde::Deserialize;
 use serde::Serialize;
@@ -22,6 +21,7 @@ use crate::paging::more_line;
 use crate::paging::paged;
 use crate::render::iso_utc;
 use crate::render::post_text;
+use crate::tools::Reply;
 use crate::tools::posts::{FETCH_DEPTH, FETCH_PAGE, POST_LIST, TeamPageArgs};
 
 /// One post and its thread.
@@ -39,20 +39,26 @@ pub struct ReadPostArgs {
 
 paged!(ReadPostArgs);
 
-porter_mcp::tool! {
+method_tools! {
     /// `read_post`: Read a post and its thread.
-    pub(crate) ReadPost for MattermostServer {
+    ReadPost = read_post_impl(args) {
         name: "read_post", title: "Read a post and its thread", hints: Hints::READ, args: ReadPostArgs, out: ThreadOut,
         description: "One post (by id or permalink) with its whole thread: the first post and the replies, oldest first, with their files.",
-        call: |server, args, _call| Ok(server.read_post_impl(args).await?.into()),
+    }
+    /// `follow_thread`: Follow a thread.
+    FollowThread = follow_thread_impl(args) {
+        name: "follow_thread", title: "Follow a thread", hints: Hints::write(false, true), args: FollowThreadArgs, out: DoneOut,
+        description: "Follows a thread (or stops following it with follow=false), so its replies show in your threads. It changes only your own state, so porter does not ask the person.",
+    }
+    /// `list_threads`: Followed threads.
+    ListThreads = list_threads_impl(args) {
+        name: "list_threads", title: "Followed threads", hints: Hints::READ, args: TeamPageArgs, out: ThreadsOut,
+        description: "The threads you follow, most recent reply first, with their unread replies.",
     }
 }
 
 impl MattermostServer {
-    pub(crate) async fn read_post_impl(
-        &self,
-        args: ReadPostArgs,
-    ) -> Result<CallToolResult, ToolError> {
+    pub(crate) async fn read_post_impl(&self, args: ReadPostArgs) -> Reply {
         let paging = self.paging::<_, usize>("read_post", &args, LIST)?;
         let post_id = Self::post_id(&args.post_id)?;
         let thread = self.shared.client.post_thread(&post_id).await?;
@@ -67,14 +73,9 @@ impl MattermostServer {
                     "Mattermost's thread of post {post_id} does not hold the post itself; try read_channel on its channel"
                 ))
             })?;
-        let root_id = if asked.root_id.is_empty() {
-            asked.id.clone()
-        } else {
-            asked.root_id.clone()
-        };
         let root = posts
             .iter()
-            .find(|p| p.id == root_id)
+            .find(|p| p.id == asked.thread_root())
             .cloned()
             .unwrap_or_else(|| asked.clone());
         let replies: Vec<Post> = posts.into_iter().filter(|p| p.id != root.id).collect();
@@ -130,20 +131,8 @@ pub struct FollowThreadArgs {
     pub follow: Option<bool>,
 }
 
-porter_mcp::tool! {
-    /// `follow_thread`: Follow a thread.
-    pub(crate) FollowThread for MattermostServer {
-        name: "follow_thread", title: "Follow a thread", hints: Hints::write(false, true), args: FollowThreadArgs, out: DoneOut,
-        description: "Follows a thread (or stops following it with follow=false), so its replies show in your threads. It changes only your own state, so porter does not ask the person.",
-        call: |server, args, _call| Ok(server.follow_thread_impl(args).await?.into()),
-    }
-}
-
 impl MattermostServer {
-    pub(crate) async fn follow_thread_impl(
-        &self,
-        args: FollowThreadArgs,
-    ) -> Result<CallToolResult, ToolError> {
+    pub(crate) async fn follow_thread_impl(&self, args: FollowThreadArgs) -> Reply {
         let follow = args.follow.unwrap_or(true);
         let (root, channel_id) = self.thread_of(&args.post_id).await?;
         let channel = self.shared.client.channel(&channel_id).await?;
@@ -200,20 +189,8 @@ pub struct ThreadsOut {
     pub next_cursor: Option<String>,
 }
 
-porter_mcp::tool! {
-    /// `list_threads`: Followed threads.
-    pub(crate) ListThreads for MattermostServer {
-        name: "list_threads", title: "Followed threads", hints: Hints::READ, args: TeamPageArgs, out: ThreadsOut,
-        description: "The threads you follow, most recent reply first, with their unread replies.",
-        call: |server, args, _call| Ok(server.list_threads_impl(args).await?.into()),
-    }
-}
-
 impl MattermostServer {
-    pub(crate) async fn list_threads_impl(
-        &self,
-        args: TeamPageArgs,
-    ) -> Result<CallToolResult, ToolError> {
+    pub(crate) async fn list_threads_impl(&self, args: TeamPageArgs) -> Reply {
         let paging = self.paging::<_, usize>("list_threads", &args, POST_LIST)?;
         let teams = self.teams_for(args.team_id.as_deref()).await?;
         let mut seen = HashSet::new();

@@ -2,7 +2,6 @@
 
 use porter_mattermost::{Error, UserSearch};
 use porter_mcp::tool::{Hints, NoArgs, ToolError, done};
-use rmcp::model::CallToolResult;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -11,6 +10,7 @@ use crate::names::{username, usernames};
 use crate::output::{MeOut, UserOut, UsersOut};
 use crate::paging::{Sizes, page_text, paged};
 use crate::render::user_line;
+use crate::tools::Reply;
 
 /// The user lists' page sizes: 20, at most 100.
 pub(crate) const USERS: Sizes = Sizes {
@@ -54,35 +54,26 @@ paged!(GetUsersArgs, SearchUsersArgs);
 
 // ----- the tools -----
 
-porter_mcp::tool! {
+method_tools! {
     /// `get_me`: Who am I.
-    pub(crate) GetMe for MattermostServer {
+    GetMe = get_me_impl() {
         name: "get_me", title: "Who am I", hints: Hints::READ, args: NoArgs, out: MeOut,
         description: "The Mattermost account porter acts as: username, name, id.",
-        call: |server, _args, _call| Ok(server.get_me_impl().await?.into()),
     }
-}
-
-porter_mcp::tool! {
     /// `get_users`: Get users.
-    pub(crate) GetUsers for MattermostServer {
+    GetUsers = get_users_impl(args) {
         name: "get_users", title: "Get users", hints: Hints::READ, args: GetUsersArgs, out: UsersOut,
         description: "Looks accounts up by username or id: names, position, whether deactivated.",
-        call: |server, args, _call| Ok(server.get_users_impl(args).await?.into()),
     }
-}
-
-porter_mcp::tool! {
     /// `search_users`: Search users.
-    pub(crate) SearchUsers for MattermostServer {
+    SearchUsers = search_users_impl(args) {
         name: "search_users", title: "Search users", hints: Hints::READ, args: SearchUsersArgs, out: UsersOut,
         description: "Finds accounts whose username, name, nickname or e-mail match a term.",
-        call: |server, args, _call| Ok(server.search_users_impl(args).await?.into()),
     }
 }
 
 impl MattermostServer {
-    pub(crate) async fn get_me_impl(&self) -> Result<CallToolResult, ToolError> {
+    pub(crate) async fn get_me_impl(&self) -> Reply {
         let me = self.shared.client.me().await?;
         self.set_me(me.clone());
         let out = MeOut {
@@ -93,10 +84,7 @@ impl MattermostServer {
         done(text, &out)
     }
 
-    pub(crate) async fn get_users_impl(
-        &self,
-        args: GetUsersArgs,
-    ) -> Result<CallToolResult, ToolError> {
+    pub(crate) async fn get_users_impl(&self, args: GetUsersArgs) -> Reply {
         let paging = self.paging::<_, usize>("get_users", &args, USERS)?;
         if args.usernames.is_empty() && args.user_ids.is_empty() {
             return Err(ToolError::Tool(
@@ -145,10 +133,7 @@ impl MattermostServer {
         )
     }
 
-    pub(crate) async fn search_users_impl(
-        &self,
-        args: SearchUsersArgs,
-    ) -> Result<CallToolResult, ToolError> {
+    pub(crate) async fn search_users_impl(&self, args: SearchUsersArgs) -> Reply {
         let paging = self.paging::<_, usize>("search_users", &args, USERS)?;
         let term = username(&args.term);
         if term.is_empty() {
