@@ -250,7 +250,7 @@ impl S3Config {
                 .to_owned(),
             prefix: prefix.to_owned(),
             access_key_id,
-            secret_access_key,
+            secret_access_key: porter_net::Secret::new(secret_access_key),
             path_style: self.path_style.unwrap_or(true),
         })
     }
@@ -1468,7 +1468,7 @@ mod tests {
         let config =
             Config::from_yaml(&with(&[("prefix", "'/porter/prod/'")]), &vars).expect("valid");
         let s3 = config.storage.resolved_s3.clone().expect("resolved");
-        assert_eq!(s3.secret_access_key, "wJalr-never-shown");
+        assert_eq!(s3.secret_access_key.expose(), "wJalr-never-shown");
         assert_eq!(s3.prefix, "porter/prod");
         assert_eq!(s3.region, "us-east-1");
         assert!(s3.path_style);

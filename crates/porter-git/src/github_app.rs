@@ -29,7 +29,7 @@ use porter_net::reqwest::header::{
 use porter_net::{Net, RedirectRule, RequestOptions, display_url};
 use url::Url;
 
-use crate::remote::Secret;
+use porter_net::Secret;
 
 /// `DEFAULT_BASE_URL` is github.com's API; GitHub Enterprise Server uses
 /// `https://<host>/api/v3`.

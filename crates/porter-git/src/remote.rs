@@ -2,6 +2,7 @@
 //! apart), the profile's `git_remote` directions, and the credentials that
 //! resolve only for the URLs they cover.
 
+pub use porter_net::Secret;
 use url::Url;
 
 use crate::error::{GitError, NetClass};
@@ -14,31 +15,6 @@ pub enum Direction {
     Fetch,
     /// push: writing to a remote.
     Push,
-}
-
-/// `Secret` holds a token. Its `Debug` shows only that one is there, so no
-/// log line or error can print it.
-#[derive(Clone, PartialEq, Eq)]
-pub struct Secret(String);
-
-impl Secret {
-    /// `new` wraps a token.
-    #[must_use]
-    pub fn new(token: impl Into<String>) -> Secret {
-        Secret(token.into())
-    }
-
-    /// `expose` is the token itself, for the one header it goes into.
-    #[must_use]
-    pub fn expose(&self) -> &str {
-        &self.0
-    }
-}
-
-impl std::fmt::Debug for Secret {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("Secret(…)")
-    }
 }
 
 /// `Credential` is one operator credential (config `git.credentials`). It is

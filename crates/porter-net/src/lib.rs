@@ -21,7 +21,8 @@
 //! text afterwards; [`is_credential_header`] spots credentials among
 //! headers the model supplies; [`offered_file_name`] is the name a response
 //! offers for its body (Content-Disposition, else the URL's last segment,
-//! each percent-decoded by [`percent_decoded`]).
+//! each percent-decoded by [`percent_decoded`]). A credential held in
+//! memory is a [`Secret`], whose `Debug` never shows it.
 //!
 //! It deliberately does not read bodies, keep files or decide what is text:
 //! callers stream the response (`bytes_stream`) into the inbox and capture
@@ -60,6 +61,7 @@ mod guard;
 mod headers;
 mod names;
 mod policy;
+mod secret;
 mod urls;
 
 pub use client::{Net, RequestOptions};
@@ -70,6 +72,7 @@ pub use names::{
     disposition_file_name, offered_file_name, percent_decoded, percent_decoded_bytes, url_file_name,
 };
 pub use policy::{ANY_PUBLIC_HOST, DEFAULT_MAX_REDIRECTS, DEFAULT_TIMEOUT, Policy, RedirectRule};
+pub use secret::Secret;
 pub use urls::{MASK, MIN_SECRET_CHARS, Redactor, check_url, display_url};
 
 /// `reqwest` is re-exported so callers name the same `Method`, `Response`,

@@ -42,6 +42,7 @@ use object_store::path::Path;
 use object_store::{
     CopyMode, CopyOptions, ObjectStore, ObjectStoreExt as _, PutMode, PutOptions, PutPayload,
 };
+use porter_net::Secret;
 
 use super::{BlobReader, Blobs, Staged};
 use crate::names::is_inbox_path;
@@ -62,7 +63,7 @@ const CALL_TIMEOUT: Duration = Duration::from_secs(120);
 const STALE_AFTER: Duration = Duration::from_secs(60 * 60);
 
 /// `S3Settings` says where the bucket is and how to sign requests.
-#[derive(Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct S3Settings {
     /// `http://127.0.0.1:3900`, `https://s3.eu-west-1.amazonaws.com`, …
     pub endpoint: String,
@@ -76,24 +77,10 @@ pub struct S3Settings {
     /// The access key's id.
     pub access_key_id: String,
     /// The access key's secret: never shown.
-    pub secret_access_key: String,
+    pub secret_access_key: Secret,
     /// `true`: `endpoint/bucket/key` (Garage, MinIO); `false`:
     /// `bucket.endpoint/key`.
     pub path_style: bool,
-}
-
-impl std::fmt::Debug for S3Settings {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("S3Settings")
-            .field("endpoint", &self.endpoint)
-            .field("bucket", &self.bucket)
-            .field("region", &self.region)
-            .field("prefix", &self.prefix)
-            .field("access_key_id", &self.access_key_id)
-            .field("secret_access_key", &"***")
-            .field("path_style", &self.path_style)
-            .finish()
-    }
 }
 
 impl S3Settings {
@@ -255,7 +242,7 @@ impl S3Blobs {
             .with_bucket_name(&settings.bucket)
             .with_region(&settings.region)
             .with_access_key_id(&settings.access_key_id)
-            .with_secret_access_key(&settings.secret_access_key)
+            .with_secret_access_key(settings.secret_access_key.expose())
             .with_virtual_hosted_style_request(!settings.path_style)
             .with_conditional_put(S3ConditionalPut::ETagMatch)
             .with_copy_if_not_exists(S3CopyIfNotExists::Multipart)
@@ -962,7 +949,7 @@ mod tests {
     use std::sync::{Arc, Condvar, Mutex};
     use std::time::{Duration, Instant};
 
-    use super::{NameGuard, S3Blobs, S3Settings, Writer};
+    use super::{NameGuard, S3Blobs, S3Settings, Secret, Writer};
     use crate::RunId;
     use crate::store::Blobs as _;
 
@@ -1094,7 +1081,7 @@ mod tests {
             region: "us-east-1".to_owned(),
             prefix: String::new(),
             access_key_id: "key".to_owned(),
-            secret_access_key: "secret".to_owned(),
+            secret_access_key: Secret::new("secret"),
             path_style: true,
         })
         .expect("the bucket opens");

@@ -12,6 +12,7 @@ use object_store::aws::AmazonS3Builder;
 use object_store::{ObjectStore as _, ObjectStoreExt as _};
 use porter_inbox::store::{NameGuard, S3_PART_SIZE};
 use porter_inbox::{Inbox, InboxError, Limits, RunId, S3Blobs, S3Settings};
+use porter_net::Secret;
 
 use super::{KIB, MIB, incoming, kept, owner, sha256_hex, small_limits, start_writer};
 
@@ -22,7 +23,7 @@ fn settings(garage: &porter_test::garage::Garage, bucket: &str, prefix: &str) ->
         region: porter_test::garage::REGION.to_owned(),
         prefix: prefix.to_owned(),
         access_key_id: garage.access_key_id().to_owned(),
-        secret_access_key: garage.secret_access_key().to_owned(),
+        secret_access_key: Secret::new(garage.secret_access_key()),
         path_style: true,
     }
 }
@@ -36,7 +37,7 @@ fn job_for(dir: &Path, settings: &S3Settings) -> String {
         settings.bucket.clone(),
         settings.prefix.clone(),
         settings.access_key_id.clone(),
-        settings.secret_access_key.clone(),
+        settings.secret_access_key.expose().to_owned(),
     ]
     .join("\n")
 }
@@ -55,7 +56,7 @@ fn from_job(job: &str) -> (std::path::PathBuf, S3Settings) {
             region: porter_test::garage::REGION.to_owned(),
             prefix: prefix.to_owned(),
             access_key_id: key_id.to_owned(),
-            secret_access_key: secret.to_owned(),
+            secret_access_key: Secret::new(secret),
             path_style: true,
         },
     )
@@ -82,7 +83,7 @@ fn bucket_client(settings: &S3Settings) -> object_store::aws::AmazonS3 {
         .with_bucket_name(&settings.bucket)
         .with_region(&settings.region)
         .with_access_key_id(&settings.access_key_id)
-        .with_secret_access_key(&settings.secret_access_key)
+        .with_secret_access_key(settings.secret_access_key.expose())
         .build()
         .expect("a client")
 }
@@ -487,7 +488,7 @@ fn a_wrong_key_or_a_missing_bucket_is_refused_at_open_without_the_secret() {
     };
     let good = settings(garage, &garage.fresh_bucket(), "");
     let wrong_secret = S3Settings {
-        secret_access_key: "0".repeat(64),
+        secret_access_key: Secret::new("0".repeat(64)),
         ..good.clone()
     };
     let error = S3Blobs::open(&wrong_secret).expect_err("a wrong secret is refused");
@@ -504,9 +505,9 @@ fn a_wrong_key_or_a_missing_bucket_is_refused_at_open_without_the_secret() {
         .to_string();
     assert!(text.contains("no-such-bucket-here"), "{text}");
     assert!(text.contains("bucket"), "{text}");
-    assert!(!text.contains(&good.secret_access_key), "{text}");
+    assert!(!text.contains(good.secret_access_key.expose()), "{text}");
     let shown = format!("{good:?}");
-    assert!(!shown.contains(&good.secret_access_key), "{shown}");
+    assert!(!shown.contains(good.secret_access_key.expose()), "{shown}");
 }
 
 #[test]

@@ -1,0 +1,42 @@
+//! One type for a credential held in memory (a token, an access key's
+//! secret), so that no `Debug` of a config, a request or an error can print
+//! it.
+
+/// `Secret` holds a credential. Its `Debug` shows only that one is there;
+/// [`Secret::expose`] is the one way to the text, for the header or signer
+/// it goes into.
+#[derive(Clone, PartialEq, Eq)]
+pub struct Secret(String);
+
+impl Secret {
+    /// `new` wraps a credential.
+    #[must_use]
+    pub fn new(text: impl Into<String>) -> Secret {
+        Secret(text.into())
+    }
+
+    /// `expose` is the credential itself.
+    #[must_use]
+    pub fn expose(&self) -> &str {
+        &self.0
+    }
+}
+
+impl std::fmt::Debug for Secret {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Secret(…)")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Secret;
+
+    #[test]
+    fn a_secret_shows_that_it_is_there_and_never_what_it_is() {
+        let secret = Secret::new("wJalr-never-shown");
+        assert_eq!(format!("{secret:?}"), "Secret(…)");
+        assert_eq!(format!("{:?}", Some(&secret)), "Some(Secret(…))");
+        assert_eq!(secret.expose(), "wJalr-never-shown");
+    }
+}
