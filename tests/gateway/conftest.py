@@ -30,7 +30,7 @@ def shared_postgres():
 
     instance = start_postgres()
     yield instance
-    instance.stop()
+    instance.close()
 
 
 @pytest.fixture(params=["local", "s3"])

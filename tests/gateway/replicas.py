@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import os
 import re
+import secrets
 import shutil
 import socket
 import subprocess
@@ -27,7 +28,7 @@ from typing import Any
 from harness import start_http, write_config
 
 PG_USER = "porter"
-PG_PASSWORD = "pw-replicas-never-shown-3c1d"
+PG_PASSWORD = "pw-never-shown-3c1d"
 
 # The blob stores the replica tests run against. `local`: both replicas on
 # one data dir (same machine); `s3`: one bucket on Garage (conftest's
@@ -152,6 +153,20 @@ class Postgres:
             text=True,
         )
         return done.stdout.strip()
+
+    def rows(self, url: str, sql: str) -> list[list[str]]:
+        """What `sql` answers on the database at `url`, row by row."""
+        done = subprocess.run(
+            ["psql", "-X", "-A", "-t", "-F", "\t", "-v", "ON_ERROR_STOP=1", "-d", url, "-c", sql],
+            capture_output=True,
+            text=True,
+            check=True,
+        )
+        return [line.split("\t") for line in done.stdout.splitlines() if line]
+
+    def fresh_database(self) -> str:
+        """A new empty database's URL."""
+        return self.create_database(f"py_{secrets.token_hex(4)}")
 
     def create_database(self, name: str) -> str:
         subprocess.run(

@@ -22,15 +22,9 @@ from pathlib import Path
 
 import pytest
 
+from replicas import Postgres, free_port
+
 REGION = "garage"
-PG_USER = "porter"
-PG_PASSWORD = "pw-never-shown-s3-tests"
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 def garage_bin() -> Path:
@@ -143,70 +137,9 @@ def start_garage(db_engine: str = "sqlite") -> Garage:
     return garage
 
 
-def _pg_bin() -> Path:
-    found = sorted(Path("/usr/lib/postgresql").glob("*/bin/initdb"), key=lambda p: int(p.parts[-3]))
-    assert found, (
-        "PostgreSQL's initdb was not found: apt-get install -y --no-install-recommends postgresql, "
-        "or set PORTER_SKIP_POSTGRES=1"
-    )
-    return found[-1].parent
-
-
-@dataclass
-class Postgres:
-    dir: Path
-    bin: Path
-    port: int
-
-    def _as_server(self) -> list[str]:
-        return ["runuser", "-u", "postgres", "--"] if os.geteuid() == 0 else []
-
-    def fresh_database(self) -> str:
-        name = f"py_{secrets.token_hex(4)}"
-        subprocess.run(
-            [str(self.bin / "createdb"), "-h", "127.0.0.1", "-p", str(self.port), "-U", PG_USER, name],
-            check=True,
-            env={**os.environ, "PGPASSWORD": PG_PASSWORD},
-        )
-        return f"postgres://{PG_USER}:{PG_PASSWORD}@127.0.0.1:{self.port}/{name}"
-
-    def psql(self, url: str, sql: str) -> list[list[str]]:
-        done = subprocess.run(
-            ["psql", "-X", "-A", "-t", "-F", "\t", "-v", "ON_ERROR_STOP=1", "-d", url, "-c", sql],
-            capture_output=True,
-            text=True,
-            check=True,
-        )
-        return [line.split("\t") for line in done.stdout.splitlines() if line]
-
-    def stop(self) -> None:
-        subprocess.run(
-            [*self._as_server(), str(self.bin / "pg_ctl"), "-D", str(self.dir / "data"), "-m", "immediate", "-w", "stop"],
-            capture_output=True,
-        )
-        shutil.rmtree(self.dir, ignore_errors=True)
-
-
 def start_postgres() -> Postgres:
+    """A PostgreSQL of its own (replicas.Postgres: the one harness of the
+    gateway tests), unless `PORTER_SKIP_POSTGRES=1`."""
     if os.environ.get("PORTER_SKIP_POSTGRES") == "1":
         pytest.skip("PostgreSQL tests skipped: PORTER_SKIP_POSTGRES=1")
-    binary = _pg_bin()
-    root = Path(tempfile.mkdtemp(prefix="porter-pg-py-"))
-    as_server = ["runuser", "-u", "postgres", "--"] if os.geteuid() == 0 else []
-    (root / "pw").write_text(PG_PASSWORD)
-    if as_server:
-        subprocess.run(["chown", "-R", "postgres", str(root)], check=True)
-    subprocess.run(
-        [*as_server, str(binary / "initdb"), "-D", str(root / "data"), "-U", PG_USER, "--auth=scram-sha-256",
-         "-E", "UTF8", "--locale=C", f"--pwfile={root / 'pw'}"],
-        check=True,
-        capture_output=True,
-    )
-    port = free_port()
-    subprocess.run(
-        [*as_server, str(binary / "pg_ctl"), "-D", str(root / "data"), "-l", str(root / "server.log"), "-w",
-         "-t", "60", "-o", f"-c listen_addresses=127.0.0.1 -p {port} -k {root} -c fsync=off", "start"],
-        check=True,
-        capture_output=True,
-    )
-    return Postgres(dir=root, bin=binary, port=port)
+    return Postgres()

@@ -17,7 +17,7 @@ import httpx2
 import pytest
 
 from harness import STUB, NOT_KEPT, all_text, http_client, pseudo_random, sha256
-from replicas import ALICE, BLOB_BACKENDS, BOB, KEYS, S3_SECRET_ENV, Postgres, Replicas, s3_section, start_replicas
+from replicas import ALICE, BLOB_BACKENDS, BOB, KEYS, PG_PASSWORD, S3_SECRET_ENV, Postgres, Replicas, s3_section, start_replicas
 
 pytestmark = pytest.mark.anyio
 
@@ -250,7 +250,7 @@ async def test_postgres_down_for_five_seconds_under_load_fails_clearly_and_recov
     assert failed, "no call failed while PostgreSQL was down"
     for text in failed:
         assert "records database" in text, text
-        assert "pw-replicas-never-shown" not in text
+        assert PG_PASSWORD not in text
     # Once it is back, every replica works again.
     for name in ("a", "b"):
         last = [ok for n, _, ok, _ in outcomes if n == name][-3:]

@@ -22,6 +22,7 @@ import httpx2
 import pytest
 
 from harness import STUB, all_text, http_client, porter_bin, pseudo_random, sha256, start_http, texts, tiny_image, write_config
+from replicas import PG_PASSWORD
 from s3_stores import Garage, Postgres, start_garage, start_postgres
 
 pytestmark = pytest.mark.anyio
@@ -43,7 +44,7 @@ def garage():
 def postgres():
     instance = start_postgres()
     yield instance
-    instance.stop()
+    instance.close()
 
 
 class Stores:
@@ -108,7 +109,7 @@ class Stores:
     def recorded(self) -> dict[tuple[str, str], int]:
         """The file records, (run, path) → size."""
         assert self.postgres
-        rows = self.postgres.psql(self.db, "SELECT run, path, size FROM porter_files")
+        rows = self.postgres.rows(self.db, "SELECT run, path, size FROM porter_files")
         return {(run, path): int(size) for run, path, size in rows}
 
 
@@ -323,7 +324,7 @@ def test_doctor_passes_on_good_stores_and_names_what_to_fix_otherwise(tmp_path: 
     stores = Stores("s3", request)
     # A database of its own: this test stops it.
     stores.postgres = start_postgres()
-    request.addfinalizer(stores.postgres.stop)
+    request.addfinalizer(stores.postgres.close)
     stores.db = stores.postgres.fresh_database()
     config = config_for(tmp_path, stores)
     good = doctor(config, stores.env())
@@ -336,7 +337,7 @@ def test_doctor_passes_on_good_stores_and_names_what_to_fix_otherwise(tmp_path: 
     assert lines[1].endswith("the store ignores If-None-Match, so each name is claimed in PostgreSQL before it is written, which keeps names unique across replicas"), lines
     assert "every check passed" in lines[-1]
     assert stores.objects() == {}, "the probe object is gone"
-    assert stores.postgres.psql(stores.db, "SELECT to_regclass('porter_schema') IS NULL") == [["t"]], "doctor migrates nothing"
+    assert stores.postgres.rows(stores.db, "SELECT to_regclass('porter_schema') IS NULL") == [["t"]], "doctor migrates nothing"
 
     # A gateway ran: the schema is there, at this build's version.
     process, _ = start_http(tmp_path, config, env=stores.env())
@@ -365,5 +366,5 @@ def test_doctor_passes_on_good_stores_and_names_what_to_fix_otherwise(tmp_path: 
     down = doctor(config, stores.env())
     assert down.returncode == 1
     assert "records: FAILED:" in down.stdout and "check that it is up" in down.stdout, down.stdout
-    assert "pw-never-shown" not in down.stdout + down.stderr
+    assert PG_PASSWORD not in down.stdout + down.stderr
     assert "blobs: ok:" in down.stdout, "the bucket is still checked"

@@ -307,7 +307,6 @@ impl<'a> Reader<'a> {
         }
     }
 
-    #[allow(clippy::too_many_lines)]
     fn element(&mut self, tag: &str, attrs: &[Attribute], node: &Node) {
         if SKIPPED_TAGS.contains(&tag) || hidden(attrs) {
             return;
@@ -359,68 +358,9 @@ impl<'a> Reader<'a> {
                 _ => self.children(node),
             },
             "img" => self.image(attrs),
-            "ul" | "ol" | "menu" | "dir" => {
-                if !self.structures_allowed() {
-                    self.as_lines(node);
-                    return;
-                }
-                self.flush();
-                let start = attribute(attrs, "start")
-                    .and_then(|s| s.trim().parse::<i64>().ok())
-                    .unwrap_or(1);
-                self.lists.push(List {
-                    ordered: tag == "ol",
-                    next: start,
-                });
-                self.children(node);
-                self.lists.pop();
-                self.flush();
-            }
-            "li" => {
-                if !self.structures_allowed() {
-                    self.as_lines(node);
-                    return;
-                }
-                self.flush();
-                let level = u8::try_from(self.lists.len().saturating_sub(1)).unwrap_or(u8::MAX);
-                let marker = match self.lists.last_mut() {
-                    Some(list) if list.ordered => {
-                        if let Some(value) =
-                            attribute(attrs, "value").and_then(|v| v.trim().parse::<i64>().ok())
-                        {
-                            list.next = value;
-                        }
-                        let number = list.next;
-                        list.next = list.next.saturating_add(1);
-                        Some(format!("{number}."))
-                    }
-                    _ => None,
-                };
-                self.children_owned_by(node, Owner::Item { level, marker });
-            }
-            "table" => {
-                if !self.structures_allowed() {
-                    // A table inside a cell or heading: its text, a line a
-                    // row.
-                    self.as_lines(node);
-                    return;
-                }
-                self.flush();
-                let outer = self.table.replace(TableBuild::default());
-                self.children_owned_by(node, Owner::Flow);
-                let built = std::mem::replace(&mut self.table, outer).unwrap_or_default();
-                if !built.caption.trim().is_empty() {
-                    self.emit(Block::Paragraph(built.caption));
-                }
-                if built
-                    .rows
-                    .iter()
-                    .flatten()
-                    .any(|c| !c.text.trim().is_empty())
-                {
-                    self.emit(Block::Table(Table { rows: built.rows }));
-                }
-            }
+            "ul" | "ol" | "menu" | "dir" => self.list(tag == "ol", attrs, node),
+            "li" => self.list_item(attrs, node),
+            "table" => self.html_table(node),
             "tr" if self.owner != Owner::Cell && self.table.is_some() => {
                 self.flush();
                 if let Some(table) = &mut self.table {
@@ -431,20 +371,7 @@ impl<'a> Reader<'a> {
             }
             "tr" => self.as_lines(node),
             "td" | "th" if self.owner != Owner::Cell && self.table.is_some() => {
-                let text = self.cell_text(node);
-                let (col_span, row_span) = self.spans(attrs);
-                if let Some(table) = &mut self.table {
-                    if table.rows.is_empty() {
-                        table.rows.push(Vec::new());
-                    }
-                    if let Some(row) = table.rows.last_mut() {
-                        row.push(Cell {
-                            text,
-                            col_span,
-                            row_span,
-                        });
-                    }
-                }
+                self.cell(attrs, node);
             }
             "td" | "th" => {
                 self.inline.space();
@@ -480,6 +407,94 @@ impl<'a> Reader<'a> {
             }
             _ if PARAGRAPH_TAGS.contains(&tag) => self.as_lines(node),
             _ => self.children(node),
+        }
+    }
+
+    /// A list (`ordered` for `ol`): its items, numbered from its `start`.
+    fn list(&mut self, ordered: bool, attrs: &[Attribute], node: &Node) {
+        if !self.structures_allowed() {
+            self.as_lines(node);
+            return;
+        }
+        self.flush();
+        let start = attribute(attrs, "start")
+            .and_then(|s| s.trim().parse::<i64>().ok())
+            .unwrap_or(1);
+        self.lists.push(List {
+            ordered,
+            next: start,
+        });
+        self.children(node);
+        self.lists.pop();
+        self.flush();
+    }
+
+    /// A list item, with its number in an ordered list (an item's `value`
+    /// sets it, and the next item's).
+    fn list_item(&mut self, attrs: &[Attribute], node: &Node) {
+        if !self.structures_allowed() {
+            self.as_lines(node);
+            return;
+        }
+        self.flush();
+        let level = u8::try_from(self.lists.len().saturating_sub(1)).unwrap_or(u8::MAX);
+        let marker = match self.lists.last_mut() {
+            Some(list) if list.ordered => {
+                if let Some(value) =
+                    attribute(attrs, "value").and_then(|v| v.trim().parse::<i64>().ok())
+                {
+                    list.next = value;
+                }
+                let number = list.next;
+                list.next = list.next.saturating_add(1);
+                Some(format!("{number}."))
+            }
+            _ => None,
+        };
+        self.children_owned_by(node, Owner::Item { level, marker });
+    }
+
+    /// A table: its caption as a paragraph, then its rows, unless no cell
+    /// holds text.
+    fn html_table(&mut self, node: &Node) {
+        if !self.structures_allowed() {
+            // A table inside a cell or heading: its text, a line a row.
+            self.as_lines(node);
+            return;
+        }
+        self.flush();
+        let outer = self.table.replace(TableBuild::default());
+        self.children_owned_by(node, Owner::Flow);
+        let built = std::mem::replace(&mut self.table, outer).unwrap_or_default();
+        if !built.caption.trim().is_empty() {
+            self.emit(Block::Paragraph(built.caption));
+        }
+        if built
+            .rows
+            .iter()
+            .flatten()
+            .any(|c| !c.text.trim().is_empty())
+        {
+            self.emit(Block::Table(Table { rows: built.rows }));
+        }
+    }
+
+    /// A cell of the table being built, in its last row (a first row if
+    /// the cell comes before any).
+    fn cell(&mut self, attrs: &[Attribute], node: &Node) {
+        let text = self.cell_text(node);
+        let (col_span, row_span) = self.spans(attrs);
+        if let Some(table) = &mut self.table {
+            if table.rows.is_empty() {
+                table.rows.push(Vec::new());
+            }
+            if let Some(row) = table.rows.last_mut() {
+                row.push(Cell {
+                    text,
+                    col_span,
+                    row_span,
+                });
+            }
         }
     }
 

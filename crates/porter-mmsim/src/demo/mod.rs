@@ -7,8 +7,24 @@ use crate::seed::{
     DemoFile, Seed, SeedChannel, SeedConfig, SeedFile, SeedPost, SeedTeam, SeedTime, SeedUser,
 };
 
+impl Seed {
+    /// The built-in demo: team `porter` ("Porter"); users `alice`, `bob`,
+    /// `carol` and the deactivated `dave` (tokens `demo-<name>-token`);
+    /// channels `town-square` (everyone), `off-topic`, the private `design`
+    /// (alice and bob) and `files`, whose posts carry one real file of every
+    /// kind the file view handles; a DM alice–bob and a group alice–bob–carol;
+    /// and a thread with replies in `town-square`.
+    ///
+    /// Posts are dated from 2026-03-02 09:00 UTC on (`town-square` spans
+    /// three days), so date filters in searches have something to find.
+    #[must_use]
+    pub fn demo() -> Seed {
+        seed()
+    }
+}
+
 /// Builds [`Seed::demo`].
-pub(crate) fn seed() -> Seed {
+fn seed() -> Seed {
     let user = |username: &str, first: &str, last: &str, position: &str, deleted: bool| SeedUser {
         username: username.to_owned(),
         token: Some(format!("demo-{username}-token")),
