@@ -52,7 +52,7 @@ pub use content::{
     Block, Heading, ImageRecord, Kind, Record, ResourceBlob, Shown, View, WindowRecord,
 };
 pub use describe::{count, human_size, is_text_media_type};
-pub use markdown::{Markdown, begins_like_html, to_markdown};
+pub use markdown::{Markdown, begins_like_html};
 pub use options::*;
 pub use text::WindowRequest;
 
@@ -166,6 +166,30 @@ pub fn prepare(
         worker::Ran::Here => prepare_here(input, options, cancel),
         worker::Ran::Answered(result) => result,
         worker::Ran::Died(reason) => Ok(Prepared::whole(described_failure(input, &reason))),
+    }
+}
+
+/// Turns a document into Markdown: DOCX, XLSX/XLS/ODS, PPTX, HTML, PDF,
+/// plain text and Markdown. The type is decided by the file's bytes, as for
+/// [`crate::view`]. Any other kind of file, or a file of these kinds that
+/// cannot be read, is an error saying which and why, since a Markdown file
+/// of a description would only mislead whoever searches it later.
+///
+/// Where a [`crate::worker`] is installed the reading happens in a confined
+/// child process, and a file that kills its reader is an
+/// [`ViewError::Unreadable`] that says why.
+pub fn to_markdown(
+    input: &FileInput<'_>,
+    options: &Options,
+    cancel: &Cancel,
+) -> Result<Markdown, ViewError> {
+    match worker::to_markdown(input, options, cancel) {
+        worker::Ran::Here => markdown::to_markdown_here(input, options, cancel),
+        worker::Ran::Answered(result) => result,
+        worker::Ran::Died(reason) => Err(ViewError::Unreadable {
+            name: shown_name(input.name),
+            reason,
+        }),
     }
 }
 

@@ -14,7 +14,8 @@
 use std::collections::HashMap;
 use std::io::BufRead;
 
-use super::{Markdown, OpenTables, escape_inline, table_block};
+use super::out::{Markdown, escape_inline};
+use super::{OpenTables, table_block};
 use crate::bounds::{Cancel, Failure};
 use crate::document::{Block, Inline, Writer};
 use crate::office::package::Package;

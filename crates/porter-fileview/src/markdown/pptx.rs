@@ -10,7 +10,8 @@
 use std::collections::HashMap;
 use std::io::BufRead;
 
-use super::{Markdown, OpenTables, escape_inline, table_block};
+use super::out::{Markdown, escape_inline};
+use super::{OpenTables, table_block};
 use crate::bounds::{Cancel, Failure};
 use crate::describe::human_size;
 use crate::document::{Block, Inline, Writer};
@@ -454,9 +455,9 @@ impl SlideWalk<'_> {
     }
 }
 
-#[cfg(test)]
 // Fixtures are literal XML put together with `format!`.
 #[allow(clippy::format_push_string)]
+#[cfg(test)]
 mod tests {
     use super::*;
     use crate::office::tests::{content_types, root_rels, zip_of};

@@ -10,12 +10,13 @@
 
 use calamine::{SheetType, SheetVisible};
 
-use super::Markdown;
+use super::out::Markdown;
 use crate::bounds::{Cancel, Failure};
 use crate::describe::{count, human_size};
 use crate::document::{Block, Cell, Inline, Table, Writer};
 use crate::office::WorkbookFormat;
-use crate::office::workbook::{SheetSink, WORKBOOK_NOTE, heading, read_into};
+use crate::office::cells::{SheetSink, heading};
+use crate::office::workbook::{WORKBOOK_NOTE, read_into};
 use crate::options::Options;
 
 /// `SHEET_ROWS` is the most rows of one sheet written as a table: beyond
