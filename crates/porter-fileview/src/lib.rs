@@ -265,7 +265,8 @@ enum Prep {
 }
 
 /// Text to cut windows from, and everything each window's answer repeats.
-#[derive(Debug, Clone)]
+/// It crosses a worker's pipe as it is, but for its line index.
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 struct Paged {
     /// The record every window starts from (no window yet, the reader's
     /// notes).
@@ -273,6 +274,9 @@ struct Paged {
     /// What the header calls the text ("Word document, as Markdown").
     what: String,
     text: String,
+    /// Where the lines of `text` start: never sent, rebuilt from `text`
+    /// where a worker's answer is read.
+    #[serde(skip)]
     index: text::LineIndex,
     /// The reader's notes, said in every header.
     notes: Vec<String>,
