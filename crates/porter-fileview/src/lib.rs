@@ -162,11 +162,10 @@ pub fn prepare(
     options: &Options,
     cancel: &Cancel,
 ) -> Result<Prepared, ViewError> {
-    match worker::prepare(input, options, cancel) {
-        worker::Ran::Here => prepare_here(input, options, cancel),
-        worker::Ran::Answered(result) => result,
-        worker::Ran::Died(reason) => Ok(Prepared::whole(described_failure(input, &reason))),
-    }
+    worker::prepare(input, options, cancel).answer(
+        || prepare_here(input, options, cancel),
+        |reason| Ok(Prepared::whole(described_failure(input, &reason))),
+    )
 }
 
 /// Turns a document into Markdown: DOCX, XLSX/XLS/ODS, PPTX, HTML, PDF,
@@ -183,14 +182,15 @@ pub fn to_markdown(
     options: &Options,
     cancel: &Cancel,
 ) -> Result<Markdown, ViewError> {
-    match worker::to_markdown(input, options, cancel) {
-        worker::Ran::Here => markdown::to_markdown_here(input, options, cancel),
-        worker::Ran::Answered(result) => result,
-        worker::Ran::Died(reason) => Err(ViewError::Unreadable {
-            name: shown_name(input.name),
-            reason,
-        }),
-    }
+    worker::to_markdown(input, options, cancel).answer(
+        || markdown::to_markdown_here(input, options, cancel),
+        |reason| {
+            Err(ViewError::Unreadable {
+                name: shown_name(input.name),
+                reason,
+            })
+        },
+    )
 }
 
 /// A file whose reader died, described by what its bytes are and why.

@@ -367,6 +367,22 @@ pub(crate) enum Ran<T> {
     Died(String),
 }
 
+impl<T> Ran<T> {
+    /// The answer: the worker's; `here`'s when the file is read in this
+    /// process; `died`'s, given the reason, when the worker did not answer.
+    pub(crate) fn answer(
+        self,
+        here: impl FnOnce() -> Result<T, ViewError>,
+        died: impl FnOnce(String) -> Result<T, ViewError>,
+    ) -> Result<T, ViewError> {
+        match self {
+            Self::Here => here(),
+            Self::Answered(result) => result,
+            Self::Died(reason) => died(reason),
+        }
+    }
+}
+
 /// Reads the file as [`crate::prepare`] does, in a worker.
 pub(crate) fn prepare(input: &FileInput<'_>, options: &Options, cancel: &Cancel) -> Ran<Prepared> {
     match run(Job::Prepare, input, options, cancel) {
