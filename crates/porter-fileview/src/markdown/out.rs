@@ -19,6 +19,11 @@ pub struct Markdown {
     pub notes: Vec<String>,
 }
 
+/// `CELL_COST_BYTES` is what each table cell counts against the text cap
+/// besides its text: the `| ` and ` |` it is written with (see [`table`]).
+/// It keeps a row of millions of empty cells from being held at all.
+pub(crate) const CELL_COST_BYTES: usize = 4;
+
 /// `MdOut` gathers Markdown blocks, separated by blank lines (list items by
 /// a single newline), and stops taking text at its cap.
 pub(crate) struct MdOut {

@@ -10,7 +10,7 @@
 
 use calamine::{SheetType, SheetVisible};
 
-use super::out::Markdown;
+use super::out::{CELL_COST_BYTES, Markdown};
 use crate::bounds::{Cancel, Failure};
 use crate::describe::{count, human_size};
 use crate::document::{Block, Cell, Inline, Table, Writer};
@@ -25,9 +25,6 @@ pub(crate) const SHEET_ROWS: usize = 10_000;
 
 /// `SHEET_COLUMNS` is the most columns of one sheet's table.
 pub(crate) const SHEET_COLUMNS: u32 = 256;
-
-/// What each cell costs against the text budget besides its text.
-const CELL_COST_BYTES: usize = 4;
 
 /// Converts the workbook in `bytes`.
 pub(crate) fn convert(
