@@ -13,7 +13,7 @@
 //! by [`Inlines`], which escapes the document's own characters and writes
 //! each mark once, the same way for every reader.
 
-use crate::markdown::{Markdown, MdOut, escape_inline, escape_line, start_safe, table};
+use crate::markdown::out::{Markdown, MdOut, escape_inline, escape_line, start_safe, table};
 
 /// How the text inside a document's blocks is written.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

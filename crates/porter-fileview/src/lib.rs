@@ -52,7 +52,7 @@ pub use content::{
     Block, Heading, ImageRecord, Kind, Record, ResourceBlob, Shown, View, WindowRecord,
 };
 pub use describe::{count, human_size, is_text_media_type};
-pub use markdown::{Markdown, begins_like_html, to_markdown};
+pub use markdown::{Markdown, begins_like_html};
 pub use options::*;
 pub use text::WindowRequest;
 
@@ -162,11 +162,35 @@ pub fn prepare(
     options: &Options,
     cancel: &Cancel,
 ) -> Result<Prepared, ViewError> {
-    match worker::prepare(input, options, cancel) {
-        worker::Ran::Here => prepare_here(input, options, cancel),
-        worker::Ran::Answered(result) => result,
-        worker::Ran::Died(reason) => Ok(Prepared::whole(described_failure(input, &reason))),
-    }
+    worker::prepare(input, options, cancel).answer(
+        || prepare_here(input, options, cancel),
+        |reason| Ok(Prepared::whole(described_failure(input, &reason))),
+    )
+}
+
+/// Turns a document into Markdown: DOCX, XLSX/XLS/ODS, PPTX, HTML, PDF,
+/// plain text and Markdown. The type is decided by the file's bytes, as for
+/// [`crate::view`]. Any other kind of file, or a file of these kinds that
+/// cannot be read, is an error saying which and why, since a Markdown file
+/// of a description would only mislead whoever searches it later.
+///
+/// Where a [`crate::worker`] is installed the reading happens in a confined
+/// child process, and a file that kills its reader is an
+/// [`ViewError::Unreadable`] that says why.
+pub fn to_markdown(
+    input: &FileInput<'_>,
+    options: &Options,
+    cancel: &Cancel,
+) -> Result<Markdown, ViewError> {
+    worker::to_markdown(input, options, cancel).answer(
+        || markdown::to_markdown_here(input, options, cancel),
+        |reason| {
+            Err(ViewError::Unreadable {
+                name: shown_name(input.name),
+                reason,
+            })
+        },
+    )
 }
 
 /// A file whose reader died, described by what its bytes are and why.
@@ -241,7 +265,8 @@ enum Prep {
 }
 
 /// Text to cut windows from, and everything each window's answer repeats.
-#[derive(Debug, Clone)]
+/// It crosses a worker's pipe as it is, but for its line index.
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 struct Paged {
     /// The record every window starts from (no window yet, the reader's
     /// notes).
@@ -249,6 +274,9 @@ struct Paged {
     /// What the header calls the text ("Word document, as Markdown").
     what: String,
     text: String,
+    /// Where the lines of `text` start: never sent, rebuilt from `text`
+    /// where a worker's answer is read.
+    #[serde(skip)]
     index: text::LineIndex,
     /// The reader's notes, said in every header.
     notes: Vec<String>,

@@ -100,7 +100,8 @@ impl Window {
 /// `LINE_STRIDE`th one starts, so a window anywhere in a large text is found
 /// without scanning from the top, at a cost of one word per
 /// `LINE_STRIDE` lines.
-#[derive(Debug, Clone, PartialEq, Eq)]
+/// The default index is that of an empty text.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
 pub(crate) struct LineIndex {
     /// Byte offsets of lines 1, 1 + stride, 1 + 2 × stride, …
     marks: Vec<usize>,

@@ -14,7 +14,8 @@
 use std::collections::HashMap;
 use std::io::BufRead;
 
-use super::{Markdown, OpenTables, escape_inline, table_block};
+use super::out::{CELL_COST_BYTES, Markdown, escape_inline};
+use super::{OpenTables, table_block};
 use crate::bounds::{Cancel, Failure};
 use crate::document::{Block, Inline, Writer};
 use crate::office::package::Package;
@@ -32,11 +33,6 @@ const DOCX_NOTE: &str =
 /// `MAX_GRID_SPAN` is the most columns one merged cell is counted as (Word
 /// allows 63), so a crafted span cannot make a row millions of cells wide.
 const MAX_GRID_SPAN: usize = 64;
-
-/// `CELL_COST_BYTES` is what each table cell counts against the text cap
-/// besides its text: the `| ` and ` |` it is written with. It keeps a row
-/// of millions of empty cells from being held at all.
-const CELL_COST_BYTES: usize = 4;
 
 /// How deep a style's `basedOn` chain is followed.
 const STYLE_CHAIN: usize = 16;

@@ -19,7 +19,7 @@ use html5ever::tendril::TendrilSink;
 use html5ever::{Attribute, ParseOpts, parse_document};
 use markup5ever_rcdom::{Node, NodeData, RcDom};
 
-use super::{Markdown, escape_inline};
+use super::out::{Markdown, escape_inline};
 use crate::bounds::Failure;
 use crate::document::{Block, Cell, Inline, Inlines, Mark, Table, Writer, link_target};
 use crate::options::Options;

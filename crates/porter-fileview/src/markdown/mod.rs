@@ -11,11 +11,16 @@
 
 pub(crate) mod docx;
 pub(crate) mod html;
+pub(crate) mod out;
 pub(crate) mod pptx;
 pub(crate) mod sheets;
 
 use std::panic::{AssertUnwindSafe, catch_unwind};
 
+pub use self::out::Markdown;
+use self::out::MdOut;
+#[cfg(test)]
+use self::out::{escape_line, table};
 use crate::bounds::{Cancel, Failure};
 use crate::describe::{human_size, shown_name};
 use crate::office::{self, WorkbookFormat, ZipKind};
@@ -23,44 +28,7 @@ use crate::options::Options;
 use crate::sniff::{self, Sniffed};
 use crate::{FileInput, Heading, ViewError, document, pdf, text};
 
-/// `Markdown` is a document as Markdown: the text, the title it names for
-/// itself (when it has one), and notes on what was left out or cut.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Markdown {
-    /// The Markdown, ending in one newline (empty for an empty document).
-    pub text: String,
-    /// The document's own title: its Title-styled paragraph or first
-    /// top-level heading, the first slide's title, an HTML `<title>`.
-    pub title: Option<String>,
-    /// Whole sentences on what is not included or where a limit cut it.
-    pub notes: Vec<String>,
-}
-
-/// Turns a document into Markdown: DOCX, XLSX/XLS/ODS, PPTX, HTML, PDF,
-/// plain text and Markdown. The type is decided by the file's bytes, as for
-/// [`crate::view`]. Any other kind of file, or a file of these kinds that
-/// cannot be read, is an error saying which and why, since a Markdown file
-/// of a description would only mislead whoever searches it later.
-///
-/// Where a [`crate::worker`] is installed the reading happens in a confined
-/// child process, and a file that kills its reader is an
-/// [`ViewError::Unreadable`] that says why.
-pub fn to_markdown(
-    input: &FileInput<'_>,
-    options: &Options,
-    cancel: &Cancel,
-) -> Result<Markdown, ViewError> {
-    match crate::worker::to_markdown(input, options, cancel) {
-        crate::worker::Ran::Here => to_markdown_here(input, options, cancel),
-        crate::worker::Ran::Answered(result) => result,
-        crate::worker::Ran::Died(reason) => Err(ViewError::Unreadable {
-            name: shown_name(input.name),
-            reason,
-        }),
-    }
-}
-
-/// [`to_markdown`] in this process.
+/// [`crate::to_markdown`] in this process.
 pub(crate) fn to_markdown_here(
     input: &FileInput<'_>,
     options: &Options,
@@ -452,189 +420,10 @@ pub(crate) fn table_block(rows: Vec<Vec<String>>) -> document::Block {
     document::Block::Table(document::Table { rows })
 }
 
-/// `MdOut` gathers Markdown blocks, separated by blank lines (list items by
-/// a single newline), and stops taking text at its cap.
-pub(crate) struct MdOut {
-    text: String,
-    cap: usize,
-    cut: bool,
-    last_was_item: bool,
-}
-
-impl MdOut {
-    /// An empty Markdown text holding at most `cap` bytes.
-    pub(crate) fn new(cap: usize) -> Self {
-        Self {
-            text: String::new(),
-            cap,
-            cut: false,
-            last_was_item: false,
-        }
-    }
-
-    /// Adds a block (a paragraph, heading, table) after a blank line.
-    pub(crate) fn block(&mut self, block: &str) {
-        self.add(block, false);
-    }
-
-    /// Adds a list item, right under an item before it.
-    pub(crate) fn item(&mut self, item: &str) {
-        self.add(item, true);
-    }
-
-    /// Adds text exactly as it is (plain text and Markdown files).
-    fn raw(&mut self, text: &str) {
-        self.push(text);
-    }
-
-    /// Whether the cap was reached: nothing more will be taken.
-    pub(crate) fn is_full(&self) -> bool {
-        self.cut
-    }
-
-    /// How many more bytes it takes before its cap.
-    pub(crate) fn room(&self) -> usize {
-        self.cap.saturating_sub(self.text.len())
-    }
-
-    fn add(&mut self, block: &str, item: bool) {
-        if block.trim().is_empty() {
-            return;
-        }
-        if !self.text.is_empty() {
-            self.push(if item && self.last_was_item {
-                "\n"
-            } else {
-                "\n\n"
-            });
-        }
-        self.push(block.trim_end());
-        self.last_was_item = item;
-    }
-
-    fn push(&mut self, piece: &str) {
-        if !self.cut {
-            self.cut = !text::push_capped(&mut self.text, piece, self.cap);
-        }
-    }
-
-    /// The Markdown with its title and notes (plus one on the cut, when the
-    /// cap was reached).
-    pub(crate) fn finish(mut self, title: Option<String>, mut notes: Vec<String>) -> Markdown {
-        let trimmed = self.text.trim_end().len();
-        self.text.truncate(trimmed);
-        if !self.text.is_empty() {
-            self.text.push('\n');
-        }
-        if self.cut {
-            notes.push(format!(
-                "The Markdown was cut at {}; the rest of the document is not included.",
-                human_size(self.cap as u64)
-            ));
-        }
-        Markdown {
-            text: self.text,
-            title,
-            notes,
-        }
-    }
-}
-
-/// Text with the characters that Markdown would read as emphasis, code,
-/// links or raw HTML escaped, so a document's words stay words.
-pub(crate) fn escape_inline(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
-        if matches!(c, '\\' | '*' | '_' | '`' | '[' | ']' | '<' | '>') {
-            out.push('\\');
-        }
-        out.push(c);
-    }
-    out
-}
-
-/// One line of text made safe at the start of a Markdown line: inline
-/// escapes, and a leading `#`, `>`, `-`, `+`, `=`, or `1.` that would make
-/// it a heading, quote, list item or rule.
-pub(crate) fn escape_line(line: &str) -> String {
-    start_safe(&escape_inline(line))
-}
-
-/// A line, already inline-escaped, with a block marker at its start
-/// escaped.
-pub(crate) fn start_safe(line: &str) -> String {
-    let trimmed = line.trim_start();
-    let lead = &line[..line.len() - trimmed.len()];
-    let marker = trimmed.starts_with(['#', '-', '+', '=', '|', '~'])
-        || trimmed.starts_with('>')
-        || ordered_marker(trimmed);
-    if marker {
-        let digits = trimmed.bytes().take_while(u8::is_ascii_digit).count();
-        if digits > 0 {
-            // "1. text" → "1\. text": the dot is what makes the list.
-            return format!("{lead}{}\\{}", &trimmed[..digits], &trimmed[digits..]);
-        }
-        return format!("{lead}\\{trimmed}");
-    }
-    line.to_owned()
-}
-
-/// Whether a line starts like an ordered list item (`12.` or `3)` then a
-/// space or the end).
-fn ordered_marker(line: &str) -> bool {
-    let digits = line.bytes().take_while(u8::is_ascii_digit).count();
-    if digits == 0 || digits > 9 {
-        return false;
-    }
-    let rest = &line[digits..];
-    rest.starts_with(". ") || rest.starts_with(") ") || rest == "." || rest == ")"
-}
-
-/// A GFM table of `rows` (the first is the header), all padded to the
-/// widest row. Cells are escaped for a table: `|` as `\|`, line breaks as
-/// `<br>`. Empty rows at the end are left out; no rows is no table.
-pub(crate) fn table(rows: &[Vec<String>]) -> String {
-    let mut rows: Vec<&Vec<String>> = rows.iter().collect();
-    while rows
-        .last()
-        .is_some_and(|row| row.iter().all(|c| c.trim().is_empty()))
-    {
-        rows.pop();
-    }
-    let width = rows.iter().map(|row| row.len()).max().unwrap_or(0);
-    if width == 0 {
-        return String::new();
-    }
-    let mut out = String::new();
-    for (index, row) in rows.iter().enumerate() {
-        out.push('|');
-        for column in 0..width {
-            let cell = row.get(column).map_or("", String::as_str);
-            out.push(' ');
-            out.push_str(&table_cell(cell));
-            out.push_str(" |");
-        }
-        out.push('\n');
-        if index == 0 {
-            out.push('|');
-            for _ in 0..width {
-                out.push_str(" --- |");
-            }
-            out.push('\n');
-        }
-    }
-    out
-}
-
-/// One cell's text for a GFM table: on one line, `|` escaped.
-pub(crate) fn table_cell(cell: &str) -> String {
-    let lines: Vec<&str> = cell.trim().lines().map(str::trim).collect();
-    lines.join("<br>").replace('|', "\\|")
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::to_markdown;
 
     #[test]
     fn a_page_without_a_type_is_recognised_by_its_start() {

@@ -10,7 +10,8 @@
 use std::collections::HashMap;
 use std::io::BufRead;
 
-use super::{Markdown, OpenTables, escape_inline, table_block};
+use super::out::{CELL_COST_BYTES, Markdown, escape_inline};
+use super::{OpenTables, table_block};
 use crate::bounds::{Cancel, Failure};
 use crate::describe::human_size;
 use crate::document::{Block, Inline, Writer};
@@ -30,9 +31,6 @@ const NOTES_SKIPPED: &[&str] = &["sldImg", "sldNum", "hdr", "ftr", "dt"];
 
 /// The note every presentation's Markdown carries.
 const PPTX_NOTE: &str = "Pictures, charts, diagrams and formatting are not included.";
-
-/// What each table cell counts against the text budget besides its text.
-const CELL_COST_BYTES: usize = 4;
 
 /// Converts the presentation in `bytes`.
 pub(crate) fn convert(
@@ -454,9 +452,9 @@ impl SlideWalk<'_> {
     }
 }
 
-#[cfg(test)]
 // Fixtures are literal XML put together with `format!`.
 #[allow(clippy::format_push_string)]
+#[cfg(test)]
 mod tests {
     use super::*;
     use crate::office::tests::{content_types, root_rels, zip_of};

@@ -10,12 +10,13 @@
 
 use calamine::{SheetType, SheetVisible};
 
-use super::Markdown;
+use super::out::{CELL_COST_BYTES, Markdown};
 use crate::bounds::{Cancel, Failure};
 use crate::describe::{count, human_size};
 use crate::document::{Block, Cell, Inline, Table, Writer};
 use crate::office::WorkbookFormat;
-use crate::office::workbook::{SheetSink, WORKBOOK_NOTE, heading, read_into};
+use crate::office::cells::{SheetSink, heading};
+use crate::office::workbook::{WORKBOOK_NOTE, read_into};
 use crate::options::Options;
 
 /// `SHEET_ROWS` is the most rows of one sheet written as a table: beyond
@@ -24,9 +25,6 @@ pub(crate) const SHEET_ROWS: usize = 10_000;
 
 /// `SHEET_COLUMNS` is the most columns of one sheet's table.
 pub(crate) const SHEET_COLUMNS: u32 = 256;
-
-/// What each cell costs against the text budget besides its text.
-const CELL_COST_BYTES: usize = 4;
 
 /// Converts the workbook in `bytes`.
 pub(crate) fn convert(

@@ -791,7 +791,7 @@ pub(crate) fn picture_text(
     format: image::ImageFormat,
     options: &Options,
     cancel: &Cancel,
-) -> Result<(Option<crate::markdown::Markdown>, Vec<String>), Failure> {
+) -> Result<(Option<crate::markdown::out::Markdown>, Vec<String>), Failure> {
     let mut session = Session::new(options);
     if let Some(Read::Skipped(reason)) = session.admit(0) {
         return Ok((
@@ -831,7 +831,7 @@ pub(crate) fn picture_text(
             return Ok((None, notes));
         };
         let blocks = layout_blocks(&text);
-        let mut out = crate::markdown::MdOut::new(options.office_text_bytes);
+        let mut out = crate::markdown::out::MdOut::new(options.office_text_bytes);
         crate::document::write_markdown(&blocks, &mut out);
         Ok((Some(out.finish(None, Vec::new())), notes))
     }

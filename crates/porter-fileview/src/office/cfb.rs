@@ -267,10 +267,10 @@ impl<'a> Compound<'a> {
     }
 }
 
-#[cfg(test)]
 // Fixtures are literal XML and bytes put together with `format!`, which
 // reads more plainly here than a chain of `write!` calls.
 #[allow(clippy::format_collect, clippy::format_push_string)]
+#[cfg(test)]
 pub(crate) mod tests {
     use super::*;
 

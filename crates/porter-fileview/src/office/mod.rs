@@ -7,8 +7,9 @@
 //! one reader of each format ([`crate::markdown`]) holds the text to
 //! `office_text_bytes`. Workbooks are read by calamine (XLS by our own
 //! reader), after the package has been proven small enough to give it, and
-//! walked once into whatever [`workbook::SheetSink`] asks.
+//! walked once into whatever [`cells::SheetSink`] asks.
 
+pub(crate) mod cells;
 mod cfb;
 pub(crate) mod package;
 #[cfg(test)]
@@ -106,10 +107,10 @@ fn kind_of_main_part(main: &str) -> Option<ZipKind> {
     }
 }
 
-#[cfg(test)]
 // Fixtures are literal XML and bytes put together with `format!`, which
 // reads more plainly here than a chain of `write!` calls.
 #[allow(clippy::format_collect, clippy::format_push_string)]
+#[cfg(test)]
 pub(crate) mod tests {
     use std::io::{Cursor, Write};
 

@@ -13,8 +13,8 @@
 
 use calamine::{ExcelDateTime, ExcelDateTimeType, SheetType, SheetVisible};
 
+use super::cells::{Grid, SheetSink, clean, date_time_text, number_text};
 use super::cfb;
-use super::workbook::{Grid, SheetSink, clean, date_time_text, number_text};
 use crate::bounds::{Cancel, Failure};
 use crate::options::Options;
 
@@ -723,10 +723,10 @@ fn format_kind(code: &str) -> NumberKind {
     }
 }
 
-#[cfg(test)]
 // Fixtures are literal XML and bytes put together with `format!`, which
 // reads more plainly here than a chain of `write!` calls.
 #[allow(clippy::format_collect, clippy::format_push_string)]
+#[cfg(test)]
 mod tests {
     use super::*;
     use crate::bounds::Extracted;

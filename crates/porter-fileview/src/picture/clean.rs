@@ -11,8 +11,8 @@
 
 use std::borrow::Cow;
 
-use super::Format;
 use super::container::{le16, le32, skip_sub_blocks};
+use super::format::Format;
 
 /// The file's bytes as they may be passed on (borrowed when nothing had to
 /// go), or `None` when they may not be and the image must be re-encoded.

@@ -5,9 +5,9 @@ use image::codecs::png::{CompressionType, FilterType, PngEncoder};
 use image::{ExtendedColorType, ImageEncoder};
 use jpeg_encoder::{ChromaSubsamplingMethod, ColorType, Encoder};
 
-use super::human_size;
 use super::pixels::{Layout, Pixels};
 use crate::bounds::{Cancel, Failure};
+use crate::describe::human_size;
 
 /// `JPEG_QUALITY` is the quality a re-encoded JPEG is written at: high
 /// enough that text and edges stay clean, low enough that a 2048-pixel photo

@@ -9,8 +9,7 @@ use std::io;
 use image::metadata::Orientation;
 use jpeg_decoder::{CodingProcess, Decoder, ImageInfo, PixelFormat};
 
-use super::exif_orientation;
-use super::pixels::{Layout, Pixels};
+use super::pixels::{Layout, Pixels, exif_orientation, guarded};
 use crate::bounds::Failure;
 
 /// `Jpeg` is a JPEG whose header has been read: its size, pixel format and
@@ -30,7 +29,7 @@ impl<'a> Jpeg<'a> {
         decoder.set_max_decoding_buffer_size(
             usize::try_from(max_pixels.saturating_mul(4)).unwrap_or(usize::MAX),
         );
-        super::guarded(|| decoder.read_info().map_err(reason))?;
+        guarded(|| decoder.read_info().map_err(reason))?;
         let info = decoder
             .info()
             .ok_or_else(|| Failure::unreadable("its JPEG header holds no image frame"))?;
@@ -67,9 +66,9 @@ impl<'a> Jpeg<'a> {
     /// passed on as it is.
     pub(super) fn validate(mut self) -> Result<(), Failure> {
         if self.info.coding_process != CodingProcess::Lossless {
-            super::guarded(|| self.decoder.scale(1, 1).map_err(reason))?;
+            guarded(|| self.decoder.scale(1, 1).map_err(reason))?;
         }
-        super::guarded(|| self.decoder.decode().map_err(reason)).map(drop)
+        guarded(|| self.decoder.decode().map_err(reason)).map(drop)
     }
 
     /// Decodes at the smallest DCT scale (1/1, 1/2, 1/4, 1/8) whose result is
@@ -80,9 +79,9 @@ impl<'a> Jpeg<'a> {
                 u16::try_from(width).unwrap_or(u16::MAX),
                 u16::try_from(height).unwrap_or(u16::MAX),
             );
-            super::guarded(|| self.decoder.scale(width, height).map_err(reason))?;
+            guarded(|| self.decoder.scale(width, height).map_err(reason))?;
         }
-        let data = super::guarded(|| self.decoder.decode().map_err(reason))?;
+        let data = guarded(|| self.decoder.decode().map_err(reason))?;
         let info = self.decoder.info().unwrap_or(self.info);
         let (width, height) = (u32::from(info.width), u32::from(info.height));
         let pixels = width as usize * height as usize;

@@ -17,16 +17,16 @@
 mod clean;
 mod container;
 mod encode;
+mod format;
 mod jpeg;
 mod other;
 mod pixels;
-
-use std::panic::{self, AssertUnwindSafe};
 
 use image::metadata::Orientation;
 
 use self::container::Sequence;
 use self::encode::Encoding;
+pub(crate) use self::format::Format;
 use self::jpeg::Jpeg;
 use self::other::Other;
 use self::pixels::{fit_edge, swaps_sides};
@@ -34,55 +34,6 @@ use crate::bounds::{Cancel, Failure};
 use crate::content::ImageRecord;
 use crate::describe::human_size;
 use crate::options::Options;
-
-/// The image formats the view decodes.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Format {
-    /// PNG, including animated PNG.
-    Png,
-    /// JPEG (JFIF or EXIF).
-    Jpeg,
-    /// GIF, still or animated.
-    Gif,
-    /// WebP, lossy or lossless, still or animated.
-    Webp,
-    /// Windows bitmap.
-    Bmp,
-    /// TIFF, of one page or several.
-    Tiff,
-}
-
-impl Format {
-    /// The format's name in notes and reasons.
-    pub(crate) fn label(self) -> &'static str {
-        match self {
-            Self::Png => "PNG",
-            Self::Jpeg => "JPEG",
-            Self::Gif => "GIF",
-            Self::Webp => "WebP",
-            Self::Bmp => "BMP",
-            Self::Tiff => "TIFF",
-        }
-    }
-
-    /// The media type of the file's own bytes.
-    pub(crate) fn mime_type(self) -> &'static str {
-        match self {
-            Self::Png => "image/png",
-            Self::Jpeg => "image/jpeg",
-            Self::Gif => "image/gif",
-            Self::Webp => "image/webp",
-            Self::Bmp => "image/bmp",
-            Self::Tiff => "image/tiff",
-        }
-    }
-
-    /// Whether clients commonly show this format as it is. BMP and TIFF are
-    /// always converted.
-    fn shown_as_is(self) -> bool {
-        matches!(self, Self::Png | Self::Jpeg | Self::Gif | Self::Webp)
-    }
-}
 
 /// An image ready to return.
 pub(crate) struct Picture {
@@ -397,24 +348,6 @@ fn megapixels(pixels: u64) -> String {
         let tenths = (pixels + 50_000) / 100_000;
         format!("{}.{}", tenths / 10, tenths % 10)
     }
-}
-
-/// The orientation an EXIF block gives (from its TIFF header; a leading
-/// `Exif\0\0`, as some PNG writers put it, is skipped). Absent, damaged or
-/// out-of-range values mean upright, never an error.
-fn exif_orientation(exif: &[u8]) -> Orientation {
-    let exif = exif.strip_prefix(b"Exif\0\0").unwrap_or(exif);
-    Orientation::from_exif_chunk(exif).unwrap_or(Orientation::NoTransforms)
-}
-
-/// Runs a third-party decoder so that a panic on a crafted file becomes a
-/// reason instead of taking the caller down.
-fn guarded<T>(decode: impl FnOnce() -> Result<T, Failure>) -> Result<T, Failure> {
-    panic::catch_unwind(AssertUnwindSafe(decode)).unwrap_or_else(|_| {
-        Err(Failure::unreadable(
-            "its decoder stopped on data it could not handle",
-        ))
-    })
 }
 
 #[cfg(test)]

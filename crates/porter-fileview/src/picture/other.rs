@@ -12,8 +12,8 @@ use image::metadata::Orientation;
 use image::{DynamicImage, ImageDecoder, ImageError, Limits};
 
 use super::container::{self, Sequence};
-use super::pixels::Pixels;
-use super::{Format, exif_orientation};
+use super::format::Format;
+use super::pixels::{Pixels, exif_orientation, guarded};
 use crate::bounds::{Cancel, Failure};
 
 /// Bytes the decoders may allocate per pixel of the limit: enough for
@@ -133,7 +133,7 @@ impl<'a> Other<'a> {
                 crate::describe::human_size(budget)
             )));
         }
-        let image = super::guarded(|| {
+        let image = guarded(|| {
             DynamicImage::from_decoder(self.decoder).map_err(|error| reason(error, format))
         })?;
         Ok(Pixels::from_dynamic(image))

@@ -1,5 +1,8 @@
-//! Decoded pixels and what is done to them: scaling with a good filter and
-//! turning upright from the EXIF orientation.
+//! Decoded pixels and what is done to them: decoding under a guard against
+//! a decoder's panic, scaling with a good filter and turning upright from
+//! the EXIF orientation.
+
+use std::panic::{self, AssertUnwindSafe};
 
 use fast_image_resize::images::{Image, ImageRef};
 use fast_image_resize::{FilterType, PixelType, ResizeAlg, ResizeOptions, Resizer};
@@ -246,4 +249,22 @@ pub(super) fn fit_edge(width: u32, height: u32, edge: u32) -> (u32, u32) {
         (scaled as u32).clamp(1, edge)
     };
     (scale(width), scale(height))
+}
+
+/// The orientation an EXIF block gives (from its TIFF header; a leading
+/// `Exif\0\0`, as some PNG writers put it, is skipped). Absent, damaged or
+/// out-of-range values mean upright, never an error.
+pub(super) fn exif_orientation(exif: &[u8]) -> Orientation {
+    let exif = exif.strip_prefix(b"Exif\0\0").unwrap_or(exif);
+    Orientation::from_exif_chunk(exif).unwrap_or(Orientation::NoTransforms)
+}
+
+/// Runs a third-party decoder so that a panic on a crafted file becomes a
+/// reason instead of taking the caller down.
+pub(super) fn guarded<T>(decode: impl FnOnce() -> Result<T, Failure>) -> Result<T, Failure> {
+    panic::catch_unwind(AssertUnwindSafe(decode)).unwrap_or_else(|_| {
+        Err(Failure::unreadable(
+            "its decoder stopped on data it could not handle",
+        ))
+    })
 }

@@ -37,7 +37,7 @@ use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
 
-use crate::content::{Block, Record, View};
+use crate::content::View;
 use crate::describe::human_size;
 use crate::markdown::Markdown;
 use crate::{Cancel, FileInput, Options, Prep, Prepared, ViewError};
@@ -220,40 +220,15 @@ enum Reply {
 /// parent's side rather than sent.
 #[derive(Debug, Serialize, Deserialize)]
 enum WirePrep {
-    Whole(View),
-    Paged {
-        record: Record,
-        what: String,
-        text: String,
-        notes: Vec<String>,
-        empty: String,
-        after: Vec<Block>,
-    },
+    Whole(Box<View>),
+    Paged(Box<crate::Paged>),
 }
 
 impl From<Prepared> for WirePrep {
     fn from(prepared: Prepared) -> Self {
         match prepared.0 {
-            Prep::Whole(view) => Self::Whole(*view),
-            Prep::Paged(paged) => {
-                let crate::Paged {
-                    record,
-                    what,
-                    text,
-                    index: _,
-                    notes,
-                    empty,
-                    after,
-                } = *paged;
-                Self::Paged {
-                    record,
-                    what,
-                    text,
-                    notes,
-                    empty,
-                    after,
-                }
-            }
+            Prep::Whole(view) => Self::Whole(view),
+            Prep::Paged(paged) => Self::Paged(paged),
         }
     }
 }
@@ -261,25 +236,10 @@ impl From<Prepared> for WirePrep {
 impl From<WirePrep> for Prepared {
     fn from(wire: WirePrep) -> Self {
         match wire {
-            WirePrep::Whole(view) => Self::whole(view),
-            WirePrep::Paged {
-                record,
-                what,
-                text,
-                notes,
-                empty,
-                after,
-            } => {
-                let index = crate::text::LineIndex::new(&text);
-                Self(Prep::Paged(Box::new(crate::Paged {
-                    record,
-                    what,
-                    text,
-                    index,
-                    notes,
-                    empty,
-                    after,
-                })))
+            WirePrep::Whole(view) => Self(Prep::Whole(view)),
+            WirePrep::Paged(mut paged) => {
+                paged.index = crate::text::LineIndex::new(&paged.text);
+                Self(Prep::Paged(paged))
             }
         }
     }
@@ -405,6 +365,22 @@ pub(crate) enum Ran<T> {
     /// The worker did not answer; the reason completes "It is not shown
     /// because …".
     Died(String),
+}
+
+impl<T> Ran<T> {
+    /// The answer: the worker's; `here`'s when the file is read in this
+    /// process; `died`'s, given the reason, when the worker did not answer.
+    pub(crate) fn answer(
+        self,
+        here: impl FnOnce() -> Result<T, ViewError>,
+        died: impl FnOnce(String) -> Result<T, ViewError>,
+    ) -> Result<T, ViewError> {
+        match self {
+            Self::Here => here(),
+            Self::Answered(result) => result,
+            Self::Died(reason) => died(reason),
+        }
+    }
 }
 
 /// Reads the file as [`crate::prepare`] does, in a worker.
