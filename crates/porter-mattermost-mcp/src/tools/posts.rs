@@ -20,7 +20,6 @@
 
 use std::collections::HashMap;
 use std::fmt::Write as _;
-use std::path::Path;
 use std::str::FromStr as _;
 
 use porter_mattermost::Channel;
@@ -1517,12 +1516,14 @@ impl MattermostServer {
         local: bool,
         destination: &str,
     ) -> Result<Prepared, ToolError> {
-        let requests = requests.to_vec();
-        let destination = destination.to_owned();
-        self.read_files("checking the files", move |home, token| {
-            let limits = OutgoingLimits::default();
-            outgoing::prepare(&requests, local, home, token, &destination, &limits)
-        })
+        let (requests, destination) = (requests.to_vec(), destination.to_owned());
+        self.read_files(
+            "checking the files",
+            requests,
+            local,
+            destination,
+            outgoing::prepare,
+        )
         .await
     }
 
@@ -1533,35 +1534,41 @@ impl MattermostServer {
         local: bool,
         destination: String,
     ) -> Result<Vec<(PreparedFile, Vec<u8>)>, ToolError> {
-        self.read_files("reading the files again", move |home, token| {
-            let limits = OutgoingLimits::default();
-            outgoing::reread(
-                &prepared,
-                &requests,
-                local,
-                home,
-                token,
-                &destination,
-                &limits,
-            )
+        let doing = "reading the files again";
+        self.read_files(doing, requests, local, destination, move |post| {
+            outgoing::reread(&prepared, post)
         })
         .await
     }
 
-    /// Runs `read` (one of `outgoing`'s passes over a post's files, given
-    /// the home directory and the server's own token) off the async
-    /// threads, since it reads files; `doing` names it if the task stops.
+    /// Runs `read` (one of `outgoing`'s passes over a post's files: its
+    /// requests, whether the server is local, and its destination, with
+    /// the home directory, the server's own token and the default limits)
+    /// off the async threads, since it reads files; `doing` names it if the
+    /// task stops.
     async fn read_files<T: Send + 'static>(
         &self,
         doing: &str,
-        read: impl FnOnce(&Path, &str) -> Result<T, Refusal> + Send + 'static,
+        requests: Vec<FileRequest>,
+        local: bool,
+        destination: String,
+        read: impl FnOnce(&outgoing::Outgoing<'_>) -> Result<T, Refusal> + Send + 'static,
     ) -> Result<T, ToolError> {
         let home = self.shared.options.home.clone();
         let token = self.own_token().await;
-        tokio::task::spawn_blocking(move || read(&home, &token))
-            .await
-            .map_err(|e| ToolError::Tool(format!("{doing} stopped unexpectedly: {e}")))?
-            .map_err(|refusal| ToolError::Tool(refusal.to_string()))
+        tokio::task::spawn_blocking(move || {
+            read(&outgoing::Outgoing {
+                requests: &requests,
+                local,
+                home: &home,
+                token: &token,
+                destination: &destination,
+                limits: OutgoingLimits::default(),
+            })
+        })
+        .await
+        .map_err(|e| ToolError::Tool(format!("{doing} stopped unexpectedly: {e}")))?
+        .map_err(|refusal| ToolError::Tool(refusal.to_string()))
     }
 
     /// Looks the destination up without changing anything.
