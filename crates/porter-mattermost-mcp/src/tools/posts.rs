@@ -73,11 +73,10 @@ use crate::paging::SEARCH_DEPTH;
 use crate::paging::SearchArgs;
 use crate::paging::Sizes;
 use crate::paging::all_pages;
-use crate::paging::each_once;
 use crate::paging::more_line;
 use crate::paging::page_text;
 use crate::paging::paged;
-use crate::paging::search_pages;
+use crate::paging::search_teams;
 use crate::render::channel_label;
 use crate::render::channel_line;
 use crate::render::post_text;
@@ -932,7 +931,6 @@ impl MattermostServer {
             .search_posts_in(&teams, &query, paging.end(FETCH_DEPTH))
             .await?;
         posts.retain(|post| post.user_id != me.id);
-        newest_first(&mut posts);
         let head = format!("Posts that mention @{}, newest first:\n\n", me.username);
         let empty = format!("No post mentions @{}.\n", me.username);
         self.posts_page(&paging, &posts, None, &empty, &head, "posts")
@@ -1042,45 +1040,33 @@ impl MattermostServer {
         )
     }
 
-    /// Results `[0, end)` of a search in one team, fetched page by page.
-    pub(crate) async fn search_team_posts(
-        &self,
-        team: &Team,
-        terms: &str,
-        end: usize,
-    ) -> Result<Vec<Post>, ToolError> {
-        search_pages(terms, end, |search| async move {
-            let list = self.shared.client.search_posts(&team.id, &search).await?;
-            Ok((list.order.len(), list.into_ordered()))
-        })
-        .await
-    }
-
     pub(crate) async fn search_posts_impl(&self, args: SearchArgs) -> Reply {
         let paging = self.search_paging("search_posts", &args)?;
         let teams = self.teams_for(args.team_id.as_deref()).await?;
         let end = paging.end(SEARCH_DEPTH);
-        let mut found = self.search_posts_in(&teams, &args.terms, end).await?;
-        newest_first(&mut found);
+        let found = self.search_posts_in(&teams, &args.terms, end).await?;
         let empty = format!("No post matches {:?}.\n", args.terms);
         let head = format!("Posts matching {:?}, newest first:\n\n", args.terms);
         self.posts_page(&paging, &found, None, &empty, &head, "results")
             .await
     }
 
-    /// Results `[0, end)` of a search in each of `in_teams`, each post once.
+    /// Results `[0, end)` of a search in each of `in_teams`, each post
+    /// once, newest first.
     pub(crate) async fn search_posts_in(
         &self,
         in_teams: &[Team],
         terms: &str,
         end: usize,
     ) -> Result<Vec<Post>, ToolError> {
-        each_once(
-            in_teams,
-            |post: &Post| post.id.clone(),
-            |team| self.search_team_posts(team, terms, end),
-        )
-        .await
+        let key = |post: &Post| post.id.clone();
+        let mut found = search_teams(in_teams, terms, end, key, |team, search| async move {
+            let list = self.shared.client.search_posts(&team.id, &search).await?;
+            Ok((list.order.len(), list.into_ordered()))
+        })
+        .await?;
+        newest_first(&mut found);
+        Ok(found)
     }
 }
 
