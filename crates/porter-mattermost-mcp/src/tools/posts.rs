@@ -46,7 +46,6 @@ use serde_json::Value;
 
 use crate::MattermostServer;
 use crate::Transport;
-use crate::ask::Asking;
 use crate::ask::Looked;
 use crate::ask::NOTHING_DONE;
 use crate::ask::NOTHING_POSTED;
@@ -278,52 +277,31 @@ method_tools! {
     }
 }
 
-porter_mcp::tool! {
+method_tools! {
     /// `update_post`: Edit a post.
-    pub(crate) UpdatePost for MattermostServer {
+    UpdatePost = change(tool, args, call, Change::Update) {
         name: "update_post", title: "Edit a post", hints: Hints::write(true, true), args: UpdatePostArgs, out: PostChangeOut,
         description: "Replaces the text of one of your posts; the person sees the old and the new text. Mentions must name real accounts.",
-        call: |server, args, call| server.change(Self::NAME, args, call, Change::Update).await,
     }
-}
-
-porter_mcp::tool! {
     /// `delete_post`: Delete a post.
-    pub(crate) DeletePost for MattermostServer {
+    DeletePost = change(tool, args, call, Change::Delete) {
         name: "delete_post", title: "Delete a post", hints: Hints::write(true, true), args: PostArgs, out: PostChangeOut,
         description: "Deletes one of your posts; deleting a thread's first post deletes its replies too, and the person is told how many.",
-        call: |server, args, call| server.change(Self::NAME, args, call, Change::Delete).await,
     }
-}
-
-porter_mcp::tool! {
     /// `add_reaction`: React to a post.
-    pub(crate) AddReaction for MattermostServer {
+    AddReaction = change(tool, args, call, |args| Change::React(args, true)) {
         name: "add_reaction", title: "React to a post", hints: Hints::write(false, true), args: ReactionArgs, out: PostChangeOut,
         description: "Adds your emoji reaction to a post (emoji by name, :name: or the character).",
-        call: |server, args, call| {
-            server.change(Self::NAME, args, call, |args| Change::React(args, true)).await
-        },
     }
-}
-
-porter_mcp::tool! {
     /// `remove_reaction`: Remove a reaction.
-    pub(crate) RemoveReaction for MattermostServer {
+    RemoveReaction = change(tool, args, call, |args| Change::React(args, false)) {
         name: "remove_reaction", title: "Remove a reaction", hints: Hints::write(true, true), args: ReactionArgs, out: PostChangeOut,
         description: "Removes your emoji reaction from a post (emoji by name, :name: or the character).",
-        call: |server, args, call| {
-            server.change(Self::NAME, args, call, |args| Change::React(args, false)).await
-        },
     }
-}
-
-porter_mcp::tool! {
     /// `pin_post`: Pin a post.
-    pub(crate) PinPost for MattermostServer {
+    PinPost = change(tool, args, call, Change::Pin) {
         name: "pin_post", title: "Pin a post", hints: Hints::write(false, true), args: PinArgs, out: PostChangeOut,
         description: "Pins a post to its channel for everyone in it (or, with unpin, takes the pin off).",
-        call: |server, args, call| server.change(Self::NAME, args, call, Change::Pin).await,
     }
 }
 
@@ -1297,40 +1275,21 @@ pub struct GroupMessageArgs {
     pub posting: Posting,
 }
 
-porter_mcp::tool! {
+method_tools! {
     /// `create_post`: Post in a channel.
-    pub(crate) CreatePost for MattermostServer {
+    CreatePost = write(tool, args, call, |args| (args.posting.clone(), Target::Channel(args))) {
         name: "create_post", title: "Post in a channel", hints: Hints::write(false, false), args: CreatePostArgs, out: PostedOut,
         description: "Posts a message in a channel (or replies in a thread with root_id), with files: {path} from the person's machine (local server only) or {name, content} text you write.",
-        call: |server, args, call| {
-            let asking = server.asking(Self::NAME, &args, call, NOTHING_POSTED)?;
-            let posting = args.posting.clone();
-            server.write(asking, posting, Target::Channel(args)).await
-        },
     }
-}
-
-porter_mcp::tool! {
     /// `dm`: Send a direct message.
-    pub(crate) Dm for MattermostServer {
+    Dm = write(tool, args, call, |args| (args.posting, Target::Direct(args.username))) {
         name: "dm", title: "Send a direct message", hints: Hints::write(false, false), args: DmArgs, out: PostedOut,
         description: "Sends a direct message to one person (or, without username, to yourself), with files: {path} from the person's machine (local server only) or {name, content} text you write.",
-        call: |server, args, call| {
-            let asking = server.asking(Self::NAME, &args, call, NOTHING_POSTED)?;
-            server.write(asking, args.posting, Target::Direct(args.username)).await
-        },
     }
-}
-
-porter_mcp::tool! {
     /// `group_message`: Send a group message.
-    pub(crate) GroupMessage for MattermostServer {
+    GroupMessage = write(tool, args, call, |args| (args.posting, Target::Group(args.usernames))) {
         name: "group_message", title: "Send a group message", hints: Hints::write(false, false), args: GroupMessageArgs, out: PostedOut,
         description: "Sends a message to a group of 2 to 7 other people, with files: {path} from the person's machine (local server only) or {name, content} text you write.",
-        call: |server, args, call| {
-            let asking = server.asking(Self::NAME, &args, call, NOTHING_POSTED)?;
-            server.write(asking, args.posting, Target::Group(args.usernames)).await
-        },
     }
 }
 
@@ -1400,16 +1359,19 @@ impl Looked for Written {
 }
 
 impl MattermostServer {
-    /// A post to write: checked, asked about (see
-    /// [`MattermostServer::ask_first`]), then every file read again,
+    /// A post to write, the whole of its call: what `aim` makes of `args`
+    /// (the post and where it goes) checked, asked about (bound to `args`;
+    /// see [`MattermostServer::ask_first`]), then every file read again,
     /// compared, uploaded as read, and posted.
-    pub(crate) async fn write(
+    pub(crate) async fn write<A: Serialize>(
         &self,
-        asking: Asking,
-        call: Posting,
-        target: Target,
+        tool: &'static str,
+        args: A,
+        call: Call,
+        aim: impl FnOnce(A) -> (Posting, Target),
     ) -> Result<CallToolResponse, ToolError> {
-        let tool = asking.tool;
+        let asking = self.asking(tool, &args, call, NOTHING_POSTED)?;
+        let (posting, target) = aim(args);
         let local = self.shared.options.transport == Transport::Stdio;
         let given = target.as_given();
         // The files are read again just before posting (in `reread`).
@@ -1423,7 +1385,7 @@ impl MattermostServer {
         let gate = self
             .ask_first(
                 &asking,
-                || self.written(&call, &target, local, &given),
+                || self.written(&posting, &target, local, &given),
                 |written: &Written| {
                     let title = action_title(tool, &written.place);
                     let mut who_where = format!("@{who} {}", written.place.label());
@@ -1431,7 +1393,7 @@ impl MattermostServer {
                         who_where.push('\n');
                         who_where.push_str(note);
                     }
-                    let text = outgoing::question(&title, &who_where, &written.prepared, &call.message);
+                    let text = outgoing::question(&title, &who_where, &written.prepared, &posting.message);
                     // One required box without a default, so a client that
                     // approves everything cannot tick it unseen.
                     Question {
@@ -1458,7 +1420,7 @@ impl MattermostServer {
                 ..
             } = written;
             let bytes = self.reread(prepared, requests, local, given).await?;
-            self.act(tool, &place, &call.message, bytes).await
+            self.act(tool, &place, &posting.message, bytes).await
         })
         .await
     }
