@@ -331,6 +331,19 @@ pub(crate) struct Look {
     nothing_to_do: Option<String>,
 }
 
+impl Look {
+    /// Writes the question: `title`, who does what to the post (`doing`,
+    /// with where it is and its link), then the post's text quoted.
+    fn ask(&mut self, me: &User, title: String, doing: &str) {
+        self.text = format!(
+            "{title}\n\n@{} {doing}\n\n{}",
+            me.username,
+            quote(&self.post.message)
+        );
+        self.title = title;
+    }
+}
+
 impl Looked for Look {
     fn fingerprint(&self) -> &str {
         &self.fingerprint
@@ -445,18 +458,18 @@ impl MattermostServer {
                 let replies = look.replies;
                 look.fingerprint =
                     fingerprint(&["delete", &post.id, &post.message, &replies.to_string()]);
-                look.title = format!("Delete a post in {place}");
                 let what = match replies {
                     0 if post.root_id.is_empty() => "It has no replies.".to_owned(),
                     0 => "It is a reply; only it is deleted, not the thread.".to_owned(),
                     1 => "Its 1 reply is deleted with it.".to_owned(),
                     n => format!("Its {n} replies are deleted with it."),
                 };
-                look.text = format!(
-                    "{}\n\n@{} deletes this post by {author} in {place} ({link}). {what} It cannot be undone.\n\n{}",
-                    look.title,
-                    me.username,
-                    quote(&post.message)
+                look.ask(
+                    &me,
+                    format!("Delete a post in {place}"),
+                    &format!(
+                        "deletes this post by {author} in {place} ({link}). {what} It cannot be undone."
+                    ),
                 );
             }
             Change::React(args, add) => {
@@ -482,7 +495,7 @@ impl MattermostServer {
                 }
                 let verb = if *add { "add" } else { "remove" };
                 look.fingerprint = fingerprint(&[verb, &post.id, &post.message, &emoji]);
-                look.title = if *add {
+                let title = if *add {
                     format!("React with :{emoji}: in {place}")
                 } else {
                     format!("Remove your :{emoji}: reaction in {place}")
@@ -492,11 +505,10 @@ impl MattermostServer {
                 } else {
                     format!("removes their :{emoji}: reaction from")
                 };
-                look.text = format!(
-                    "{}\n\n@{} {doing} this post by {author} in {place} ({link}):\n\n{}",
-                    look.title,
-                    me.username,
-                    quote(&post.message)
+                look.ask(
+                    &me,
+                    title,
+                    &format!("{doing} this post by {author} in {place} ({link}):"),
                 );
                 look.emoji = emoji;
             }
@@ -1762,7 +1774,7 @@ fn pin_question(args: &PinArgs, look: &mut Look, naming: &Naming<'_>) {
     }
     let verb = if args.unpin { "unpin" } else { "pin" };
     look.fingerprint = fingerprint(&[verb, &post.id, &post.message]);
-    look.title = if args.unpin {
+    let title = if args.unpin {
         format!("Unpin a post in {place}")
     } else {
         format!("Pin a post in {place}")
@@ -1774,12 +1786,7 @@ fn pin_question(args: &PinArgs, look: &mut Look, naming: &Naming<'_>) {
             "pins this post by {author} to {place}, where everyone in the channel sees it among the pinned posts"
         )
     };
-    look.text = format!(
-        "{}\n\n@{} {doing} ({link}):\n\n{}",
-        look.title,
-        me.username,
-        quote(&post.message)
-    );
+    look.ask(me, title, &format!("{doing} ({link}):"));
 }
 
 /// What every post change's question names: the post's id, who asks, the
