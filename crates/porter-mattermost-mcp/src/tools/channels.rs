@@ -18,9 +18,7 @@ use porter_mattermost::Error;
 use porter_mattermost::NewChannel;
 use porter_mattermost::Team;
 use porter_mattermost::User;
-use porter_mcp::tool::Call;
 use porter_mcp::tool::Hints;
-use porter_mcp::tool::Outcome;
 use porter_mcp::tool::ToolError;
 use porter_mcp::tool::done;
 use schemars::JsonSchema;
@@ -28,8 +26,8 @@ use serde::Deserialize;
 use serde::Serialize;
 
 use crate::MattermostServer;
+use crate::ask::AskedChange;
 use crate::ask::Looked;
-use crate::ask::NOTHING_DONE;
 use crate::ask::Question;
 use crate::lookup::ChannelRef;
 use crate::lookup::team_names;
@@ -238,40 +236,31 @@ porter_mcp::tool! {
 
 // ----- asking -----
 
-impl MattermostServer {
-    /// The whole of a call that changes one thing after asking: asks about
-    /// the change found for what `look` makes of `args`, bound to `args`
-    /// (see [`MattermostServer::ask_first`]), and makes it once it may go.
-    pub(crate) async fn ask_then_change<A: Serialize>(
-        &self,
-        tool: &'static str,
-        args: A,
-        call: Call,
-        look: impl FnOnce(A) -> Look,
-    ) -> Outcome {
-        let asking = self.asking(tool, &args, call, NOTHING_DONE)?;
-        let look = &look(args);
-        let gate = self
-            .ask_first(
-                &asking,
-                || self.plan(look),
-                |plan: &Plan| {
-                    let (label, about) = box_words(look);
-                    Question {
-                        title: plan.title.clone(),
-                        text: plan.question.clone(),
-                        label,
-                        about,
-                    }
-                },
-                |_| {
-                    ToolError::Tool(format!(
-                        "what {tool} would change is no longer what the person was asked about (it changed in Mattermost meanwhile); nothing was changed. Call {tool} again to ask about it as it is now."
-                    ))
-                },
-            )
-            .await?;
-        gate.then(|plan| self.make_change(plan.act)).await
+impl AskedChange for Look {
+    type Found = Plan;
+
+    async fn look(&self, server: &MattermostServer) -> Result<Plan, ToolError> {
+        server.plan(self).await
+    }
+
+    fn question(&self, plan: &Plan) -> Question {
+        let (label, about) = box_words(self);
+        Question {
+            title: plan.title.clone(),
+            text: plan.question.clone(),
+            label,
+            about,
+        }
+    }
+
+    fn changed(&self, tool: &str) -> ToolError {
+        ToolError::Tool(format!(
+            "what {tool} would change is no longer what the person was asked about (it changed in Mattermost meanwhile); nothing was changed. Call {tool} again to ask about it as it is now."
+        ))
+    }
+
+    async fn make(&self, server: &MattermostServer, plan: Plan) -> Reply {
+        server.make_change(plan.act).await
     }
 }
 

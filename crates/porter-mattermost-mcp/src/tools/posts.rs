@@ -46,8 +46,8 @@ use serde_json::Value;
 
 use crate::MattermostServer;
 use crate::Transport;
+use crate::ask::AskedChange;
 use crate::ask::Looked;
-use crate::ask::NOTHING_DONE;
 use crate::ask::NOTHING_POSTED;
 use crate::ask::Question;
 use crate::lookup::ChannelRef;
@@ -279,27 +279,27 @@ method_tools! {
 
 method_tools! {
     /// `update_post`: Edit a post.
-    UpdatePost = change(tool, args, call, Change::Update) {
+    UpdatePost = ask_then_change(tool, args, call, Change::Update) {
         name: "update_post", title: "Edit a post", hints: Hints::write(true, true), args: UpdatePostArgs, out: PostChangeOut,
         description: "Replaces the text of one of your posts; the person sees the old and the new text. Mentions must name real accounts.",
     }
     /// `delete_post`: Delete a post.
-    DeletePost = change(tool, args, call, Change::Delete) {
+    DeletePost = ask_then_change(tool, args, call, Change::Delete) {
         name: "delete_post", title: "Delete a post", hints: Hints::write(true, true), args: PostArgs, out: PostChangeOut,
         description: "Deletes one of your posts; deleting a thread's first post deletes its replies too, and the person is told how many.",
     }
     /// `add_reaction`: React to a post.
-    AddReaction = change(tool, args, call, |args| Change::React(args, true)) {
+    AddReaction = ask_then_change(tool, args, call, |args| Change::React(args, true)) {
         name: "add_reaction", title: "React to a post", hints: Hints::write(false, true), args: ReactionArgs, out: PostChangeOut,
         description: "Adds your emoji reaction to a post (emoji by name, :name: or the character).",
     }
     /// `remove_reaction`: Remove a reaction.
-    RemoveReaction = change(tool, args, call, |args| Change::React(args, false)) {
+    RemoveReaction = ask_then_change(tool, args, call, |args| Change::React(args, false)) {
         name: "remove_reaction", title: "Remove a reaction", hints: Hints::write(true, true), args: ReactionArgs, out: PostChangeOut,
         description: "Removes your emoji reaction from a post (emoji by name, :name: or the character).",
     }
     /// `pin_post`: Pin a post.
-    PinPost = change(tool, args, call, Change::Pin) {
+    PinPost = ask_then_change(tool, args, call, Change::Pin) {
         name: "pin_post", title: "Pin a post", hints: Hints::write(false, true), args: PinArgs, out: PostChangeOut,
         description: "Pins a post to its channel for everyone in it (or, with unpin, takes the pin off).",
     }
@@ -354,42 +354,37 @@ impl Looked for Look {
     }
 }
 
+impl AskedChange for Change {
+    type Found = Look;
+
+    async fn look(&self, server: &MattermostServer) -> Result<Look, ToolError> {
+        server.look(self).await
+    }
+
+    fn question(&self, look: &Look) -> Question {
+        let (label, about) = box_words(self);
+        Question {
+            title: look.title.clone(),
+            text: look.text.clone(),
+            label,
+            about,
+        }
+    }
+
+    fn changed(&self, tool: &str) -> ToolError {
+        changed_since(tool)
+    }
+
+    async fn make(&self, server: &MattermostServer, look: Look) -> Reply {
+        server.act_change(self, look).await
+    }
+}
+
 pub(crate) fn fingerprint(parts: &[&str]) -> String {
     porter_paths::sha256_hex(parts.join("\0").as_bytes())
 }
 
 impl MattermostServer {
-    /// A change to a post, the whole of its call: asked about (bound to
-    /// `args`) as the post is now (see [`MattermostServer::ask_first`]),
-    /// then `make(args)` made.
-    pub(crate) async fn change<A: Serialize>(
-        &self,
-        tool: &'static str,
-        args: A,
-        call: Call,
-        make: impl FnOnce(A) -> Change,
-    ) -> Result<CallToolResponse, ToolError> {
-        let asking = self.asking(tool, &args, call, NOTHING_DONE)?;
-        let change = make(args);
-        let gate = self
-            .ask_first(
-                &asking,
-                || self.look(&change),
-                |look: &Look| {
-                    let (label, about) = box_words(&change);
-                    Question {
-                        title: look.title.clone(),
-                        text: look.text.clone(),
-                        label,
-                        about,
-                    }
-                },
-                |_| changed_since(asking.tool),
-            )
-            .await?;
-        gate.then(|look| self.act_change(&change, look)).await
-    }
-
     /// Where a post is, for the question: `~name` or the conversation.
     pub(crate) async fn post_place(&self, post: &Post) -> String {
         match self.shared.client.channel(&post.channel_id).await {
