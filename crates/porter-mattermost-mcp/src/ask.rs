@@ -225,14 +225,18 @@ pub(crate) trait AskedChange {
     /// What the change acts on, looked up.
     type Found: Looked;
 
+    /// What did not happen when the answer is not a yes.
+    const NOTHING_DONE: &'static str = NOTHING_DONE;
+
     /// Looks up what the change acts on, and writes the question.
     async fn look(&self, server: &MattermostServer) -> Result<Self::Found, ToolError>;
 
     /// The question about what was found.
     fn question(&self, found: &Self::Found) -> Question;
 
-    /// The refusal of `tool` when what it acts on moved after the question.
-    fn changed(&self, tool: &str) -> ToolError;
+    /// The refusal of `tool` when what it acts on moved after the question
+    /// (`found`, as it is now).
+    fn changed(&self, tool: &str, found: &Self::Found) -> ToolError;
 
     /// Makes the change.
     async fn make(&self, server: &MattermostServer, found: Self::Found) -> Reply;
@@ -273,14 +277,14 @@ impl MattermostServer {
         call: Call,
         make: impl FnOnce(A) -> C,
     ) -> Result<CallToolResponse, ToolError> {
-        let asking = self.asking(tool, &args, call, NOTHING_DONE)?;
+        let asking = self.asking(tool, &args, call, C::NOTHING_DONE)?;
         let change = make(args);
         let gate = self
             .ask_first(
                 &asking,
                 || change.look(self),
                 |found| change.question(found),
-                |_| change.changed(tool),
+                |found| change.changed(tool, found),
             )
             .await?;
         gate.then(|found| change.make(self, found)).await

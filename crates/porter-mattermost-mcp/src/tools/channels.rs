@@ -253,7 +253,7 @@ impl AskedChange for Look {
         }
     }
 
-    fn changed(&self, tool: &str) -> ToolError {
+    fn changed(&self, tool: &str, _: &Self::Found) -> ToolError {
         ToolError::Tool(format!(
             "what {tool} would change is no longer what the person was asked about (it changed in Mattermost meanwhile); nothing was changed. Call {tool} again to ask about it as it is now."
         ))

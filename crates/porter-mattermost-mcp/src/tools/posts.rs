@@ -371,7 +371,7 @@ impl AskedChange for Change {
         }
     }
 
-    fn changed(&self, tool: &str) -> ToolError {
+    fn changed(&self, tool: &str, _: &Self::Found) -> ToolError {
         changed_since(tool)
     }
 
