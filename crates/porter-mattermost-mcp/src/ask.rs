@@ -1,5 +1,6 @@
 //! What the asking tools share: the whole of asking before acting
-//! ([`MattermostServer::asking`], then [`MattermostServer::ask_first`]);
+//! ([`MattermostServer::asking`], then [`MattermostServer::ask_first`]; for
+//! a change, both and the act, [`MattermostServer::ask_then_change`]);
 //! the question put to the person (one confirm box), during the call
 //! (elicitation, up to protocol 2025-11-25) or as a request for input
 //! (2026-07-28); the answer judged (ticked, in time, for this very call);
