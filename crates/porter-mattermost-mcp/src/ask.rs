@@ -1,5 +1,6 @@
 //! What the asking tools share: the whole of asking before acting
-//! ([`MattermostServer::asking`], then [`MattermostServer::ask_first`]);
+//! ([`MattermostServer::asking`], then [`MattermostServer::ask_first`]; for
+//! a change, both and the act, [`MattermostServer::ask_then_change`]);
 //! the question put to the person (one confirm box), during the call
 //! (elicitation, up to protocol 2025-11-25) or as a request for input
 //! (2026-07-28); the answer judged (ticked, in time, for this very call);
@@ -217,6 +218,31 @@ pub(crate) struct Question {
     pub about: &'static str,
 }
 
+/// `AskedChange` is a change a tool makes once the person agreed, as its call
+/// named it: how what it acts on is looked up, the question about what was
+/// found, what the call answers when that moved after the question, and
+/// how the change is made.
+pub(crate) trait AskedChange {
+    /// What the change acts on, looked up.
+    type Found: Looked;
+
+    /// What did not happen when the answer is not a yes.
+    const NOTHING_DONE: &'static str = NOTHING_DONE;
+
+    /// Looks up what the change acts on, and writes the question.
+    async fn look(&self, server: &MattermostServer) -> Result<Self::Found, ToolError>;
+
+    /// The question about what was found.
+    fn question(&self, found: &Self::Found) -> Question;
+
+    /// The refusal of `tool` when what it acts on moved after the question
+    /// (`found`, as it is now).
+    fn changed(&self, tool: &str, found: &Self::Found) -> ToolError;
+
+    /// Makes the change.
+    async fn make(&self, server: &MattermostServer, found: Self::Found) -> Reply;
+}
+
 /// `Gate` is where asking left a call: act on what was looked up, or
 /// answer now (with the request for the person's input).
 pub(crate) enum Gate<L> {
@@ -242,6 +268,29 @@ impl<L> Gate<L> {
 }
 
 impl MattermostServer {
+    /// The whole of a call that changes one thing after asking: asks about
+    /// the change `make` finds in `args`, bound to `args` (see
+    /// [`MattermostServer::ask_first`]), and makes it once it may go.
+    pub(crate) async fn ask_then_change<A: Serialize, C: AskedChange>(
+        &self,
+        tool: &'static str,
+        args: A,
+        call: Call,
+        make: impl FnOnce(A) -> C,
+    ) -> Result<CallToolResponse, ToolError> {
+        let asking = self.asking(tool, &args, call, C::NOTHING_DONE)?;
+        let change = make(args);
+        let gate = self
+            .ask_first(
+                &asking,
+                || change.look(self),
+                |found| change.question(found),
+                |found| change.changed(tool, found),
+            )
+            .await?;
+        gate.then(|found| change.make(self, found)).await
+    }
+
     /// Starts a call of `tool` that asks before it acts: refuses a client
     /// that cannot be asked before anything is read, and on a 2026-07-28
     /// retry judges the person's answer first, so a "no" reads nothing.

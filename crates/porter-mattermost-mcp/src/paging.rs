@@ -224,6 +224,28 @@ where
     Ok(found.await?)
 }
 
+/// Results `[0, end)` of a search in each of `in_teams`, each item once
+/// (by `key`): `fetch` asks one team for one of Mattermost's search pages and
+/// answers how many results it held and which.
+pub(crate) async fn search_teams<'a, T, K, F, Fut>(
+    in_teams: &'a [Team],
+    terms: &str,
+    end: usize,
+    key: impl Fn(&T) -> K,
+    fetch: F,
+) -> Result<Vec<T>, ToolError>
+where
+    K: Eq + Hash,
+    F: Fn(&'a Team, Search) -> Fut,
+    Fut: Future<Output = Result<(usize, Vec<T>), porter_mattermost::Error>>,
+{
+    let fetch = &fetch;
+    each_once(in_teams, key, |team| {
+        search_pages(terms, end, move |search| fetch(team, search))
+    })
+    .await
+}
+
 impl MattermostServer {
     /// Reads `limit` and `cursor` of `args` for `tool`: a cursor must have
     /// been made for the same tool and other arguments.

@@ -196,20 +196,10 @@ impl MattermostServer {
             return Ok(CompleteResult::new(CompletionInfo::default()));
         };
         let teams = self.teams_for(None).await.map_err(tool_error)?;
-        let mut found: Vec<FileInfo> = Vec::new();
-        let mut seen = HashSet::new();
-        for team in &teams {
-            for file in self
-                .search_team_files(team, &typed, COMPLETIONS + 1)
-                .await
-                .map_err(tool_error)?
-            {
-                if seen.insert(file.id.clone()) {
-                    found.push(file);
-                }
-            }
-        }
-        found.sort_by(|a, b| b.create_at.cmp(&a.create_at).then_with(|| a.id.cmp(&b.id)));
+        let found = self
+            .search_files_in(&teams, &typed, COMPLETIONS + 1)
+            .await
+            .map_err(tool_error)?;
         let has_more = found.len() > COMPLETIONS;
         let values: Vec<String> = found
             .into_iter()

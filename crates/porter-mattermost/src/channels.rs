@@ -6,7 +6,7 @@
 use reqwest::Method;
 use serde::{Deserialize, Serialize};
 
-use crate::client::{Ask, Client, page_query};
+use crate::client::{Ask, Client};
 use crate::error::{Error, Target, Thing};
 use crate::model::{Channel, Team};
 
@@ -120,8 +120,7 @@ impl Client {
             "list the public channels of",
             Target::id(Thing::Team, team_id),
         );
-        let query = page_query(page, per_page);
-        self.get(&["teams", team_id, "channels"], &query, &ask)
+        self.get_page(&["teams", team_id, "channels"], page, per_page, &ask)
             .await
     }
 
@@ -137,9 +136,13 @@ impl Client {
             "list the archived channels of",
             Target::id(Thing::Team, team_id),
         );
-        let query = page_query(page, per_page);
-        self.get(&["teams", team_id, "channels", "deleted"], &query, &ask)
-            .await
+        self.get_page(
+            &["teams", team_id, "channels", "deleted"],
+            page,
+            per_page,
+            &ask,
+        )
+        .await
     }
 
     /// `channel_stats` are a channel's member, pinned post and file counts.
@@ -162,8 +165,7 @@ impl Client {
             "list the members of",
             Target::id(Thing::Channel, channel_id),
         );
-        let query = page_query(page, per_page);
-        self.get(&["channels", channel_id, "members"], &query, &ask)
+        self.get_page(&["channels", channel_id, "members"], page, per_page, &ask)
             .await
     }
 

@@ -134,14 +134,6 @@ impl Ask {
     }
 }
 
-/// The query of one page of a Mattermost list: `page` counts from 0.
-pub(crate) fn page_query(page: u32, per_page: u32) -> [(&'static str, String); 2] {
-    [
-        ("page", page.to_string()),
-        ("per_page", per_page.to_string()),
-    ]
-}
-
 impl Client {
     /// Sends a request with `method` and an optional JSON body, and reads
     /// the JSON answer.
@@ -297,6 +289,22 @@ impl Client {
             })
             .await?;
         self.read_json(response, &ask.target).await
+    }
+
+    /// Reads one page of `per_page` items of a Mattermost list; `page`
+    /// counts from 0.
+    pub(crate) async fn get_page<T: DeserializeOwned>(
+        &self,
+        segments: &[&str],
+        page: u32,
+        per_page: u32,
+        ask: &Ask,
+    ) -> Result<T, Error> {
+        let query = [
+            ("page", page.to_string()),
+            ("per_page", per_page.to_string()),
+        ];
+        self.get(segments, &query, ask).await
     }
 
     pub(crate) async fn post_json<B: Serialize + ?Sized, T: DeserializeOwned>(

@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use crate::channels::ChannelMember;
-use crate::client::{Ask, Client, page_query};
+use crate::client::{Ask, Client};
 use crate::error::{Error, Target, Thing};
 use crate::model::{ChannelPosts, NewPost, Post, PostList, Search, User, nullable};
 
@@ -104,8 +104,7 @@ impl Client {
     /// `users_page` is one page of every account, sorted by username.
     pub async fn users_page(&self, page: u32, per_page: u32) -> Result<Vec<User>, Error> {
         let ask = Ask::new("list", Target::several(Thing::User, &["all"]));
-        let query = page_query(page, per_page);
-        self.get(&["users"], &query, &ask).await
+        self.get_page(&["users"], page, per_page, &ask).await
     }
 
     /// `pinned_posts` are a channel's pinned posts.
@@ -122,8 +121,7 @@ impl Client {
     /// first.
     pub async fn flagged_posts(&self, page: u32, per_page: u32) -> Result<PostList, Error> {
         let ask = Ask::new("read the saved posts of", Target::own(Thing::User));
-        let query = page_query(page, per_page);
-        self.get(&["users", "me", "posts", "flagged"], &query, &ask)
+        self.get_page(&["users", "me", "posts", "flagged"], page, per_page, &ask)
             .await
     }
 

@@ -21,11 +21,18 @@
 //! `porter-fileview`, so a post's question and a file view agree.
 //!
 //! ```
-//! use porter_mattermost_mcp::outgoing::{prepare, question, FileRequest, OutgoingLimits};
+//! use porter_mattermost_mcp::outgoing::{prepare, question, FileRequest, Outgoing, OutgoingLimits};
 //!
 //! let files = [FileRequest::Written { name: "notes.md".into(), content: "# Minutes\n".into() }];
-//! let home = std::path::Path::new("/home/you");
-//! let prepared = prepare(&files, false, home, "a-token-of-26-characters-x", "channel:abc", &OutgoingLimits::default())?;
+//! let post = Outgoing {
+//!     requests: &files,
+//!     local: false,
+//!     home: std::path::Path::new("/home/you"),
+//!     token: "a-token-of-26-characters-x",
+//!     destination: "channel:abc",
+//!     limits: OutgoingLimits::default(),
+//! };
+//! let prepared = prepare(&post)?;
 //! let text = question("Post in ~town-square", "@you posts in ~town-square", &prepared, "Minutes attached.");
 //! assert!(text.contains("notes.md: 10 bytes, text/markdown, written for this post"));
 //! # Ok::<(), porter_mattermost_mcp::outgoing::Refusal>(())
@@ -228,23 +235,33 @@ impl Refusal {
 /// invite the model to find another way to the same file.
 const NEVER_SENT: &str = "porter never sends these; do not look for another way to attach it, and if the person wants it shared, they can attach it in Mattermost themselves.";
 
+/// `Outgoing` is a post's files and what they are checked against, given
+/// alike to both passes over them ([`prepare`], then [`reread`]).
+#[derive(Debug, Clone)]
+pub struct Outgoing<'a> {
+    /// The files, as the call named them.
+    pub requests: &'a [FileRequest],
+    /// Whether the server runs on the person's machine (stdio): only then
+    /// are paths read.
+    pub local: bool,
+    /// What `~` expands to.
+    pub home: &'a Path,
+    /// The server's own token, refused in any file.
+    pub token: &'a str,
+    /// Where the post goes (a channel id, or the users of a direct
+    /// message), bound into the fingerprint.
+    pub destination: &'a str,
+    /// The limits on the files.
+    pub limits: OutgoingLimits,
+}
+
 /// Checks a post's files by every refusal rule and reads and hashes each,
 /// without keeping the bytes: the result is what the person is asked
-/// about. `local` is true only for a server on the person's machine
-/// (stdio); `home` expands `~`; `token` is the server's own, refused in any
-/// file; `destination` names where the post goes (a channel id, or the
-/// users of a direct message) and is bound into the fingerprint.
-pub fn prepare(
-    requests: &[FileRequest],
-    local: bool,
-    home: &Path,
-    token: &str,
-    destination: &str,
-    limits: &OutgoingLimits,
-) -> Result<Prepared, Refusal> {
-    let files = gather(requests, local, home, token, limits, Stage::Prepare)?;
+/// about.
+pub fn prepare(post: &Outgoing<'_>) -> Result<Prepared, Refusal> {
+    let files = gather(post, Stage::Prepare)?;
     let files: Vec<PreparedFile> = files.into_iter().map(|(file, _)| file).collect();
-    let fingerprint = fingerprint_of(&files, destination);
+    let fingerprint = fingerprint_of(&files, post.destination);
     Ok(Prepared { files, fingerprint })
 }
 
@@ -253,17 +270,12 @@ pub fn prepare(
 /// gone, grown past its limit or turned into something refused, another
 /// destination, or another list of files, and nothing is returned. Answers
 /// each prepared file with exactly the bytes that were compared, to be
-/// uploaded as they are. The arguments are those [`prepare`] was given.
+/// uploaded as they are. `post` is what [`prepare`] was given.
 pub fn reread(
     prepared: &Prepared,
-    requests: &[FileRequest],
-    local: bool,
-    home: &Path,
-    token: &str,
-    destination: &str,
-    limits: &OutgoingLimits,
+    post: &Outgoing<'_>,
 ) -> Result<Vec<(PreparedFile, Vec<u8>)>, Refusal> {
-    let files = gather(requests, local, home, token, limits, Stage::Reread)?;
+    let files = gather(post, Stage::Reread)?;
     if files.len() != prepared.files.len() {
         return Err(Refusal::new(
             RefusalKind::Changed,
@@ -288,7 +300,7 @@ pub fn reread(
         checked.push((now, bytes.unwrap_or_default()));
     }
     let files: Vec<PreparedFile> = checked.iter().map(|(file, _)| file.clone()).collect();
-    if fingerprint_of(&files, destination) != prepared.fingerprint {
+    if fingerprint_of(&files, post.destination) != prepared.fingerprint {
         return Err(Refusal::new(
             RefusalKind::Changed,
             None,
@@ -374,14 +386,15 @@ type Gathered = (PreparedFile, Option<Vec<u8>>);
 
 /// Every rule, in order, then each file read and hashed. The bytes are kept
 /// only for a re-read.
-fn gather(
-    requests: &[FileRequest],
-    local: bool,
-    home: &Path,
-    token: &str,
-    limits: &OutgoingLimits,
-    stage: Stage,
-) -> Result<Vec<Gathered>, Refusal> {
+fn gather(post: &Outgoing<'_>, stage: Stage) -> Result<Vec<Gathered>, Refusal> {
+    let Outgoing {
+        requests,
+        local,
+        home,
+        token,
+        ref limits,
+        ..
+    } = *post;
     if !local
         && let Some(raw) = requests.iter().find_map(|r| match r {
             FileRequest::Path { path } => Some(path),

@@ -58,6 +58,19 @@ impl Home {
     fn at(&self, relative: &str) -> String {
         self.path.join(relative).to_string_lossy().into_owned()
     }
+
+    /// `requests` as a local server checks them in this home, for
+    /// [`WHERE`], with the default limits.
+    fn post<'a>(&'a self, requests: &'a [FileRequest]) -> Outgoing<'a> {
+        Outgoing {
+            requests,
+            local: true,
+            home: &self.path,
+            token: TOKEN,
+            destination: WHERE,
+            limits: OutgoingLimits::default(),
+        }
+    }
 }
 
 fn path(raw: impl Into<String>) -> FileRequest {
@@ -72,14 +85,7 @@ fn written(name: &str, content: impl Into<String>) -> FileRequest {
 }
 
 fn prepare_local(home: &Home, requests: &[FileRequest]) -> Result<Prepared, Refusal> {
-    prepare(
-        requests,
-        true,
-        &home.path,
-        TOKEN,
-        WHERE,
-        &OutgoingLimits::default(),
-    )
+    prepare(&home.post(requests))
 }
 
 #[test]
@@ -230,26 +236,17 @@ fn a_path_over_http_is_refused_before_any_other_rule() {
     let home = Home::new();
     let mut requests = vec![path("/proc/self/environ")];
     requests.extend((0..11).map(|n| written(&format!("{n}.txt"), "x")));
-    let refusal = prepare(
-        &requests,
-        false,
-        &home.path,
-        TOKEN,
-        WHERE,
-        &OutgoingLimits::default(),
-    )
-    .expect_err("over HTTP");
+    let over_http = |requests: &[FileRequest]| {
+        prepare(&Outgoing {
+            local: false,
+            ..home.post(requests)
+        })
+    };
+    let refusal = over_http(&requests).expect_err("over HTTP");
     assert_eq!(refusal.kind, RefusalKind::PathNotLocal);
     assert!(refusal.to_string().contains("{name, content}"), "{refusal}");
-    let only_written = prepare(
-        &[written("notes.md", "# Notes\n")],
-        false,
-        &home.path,
-        TOKEN,
-        WHERE,
-        &OutgoingLimits::default(),
-    )
-    .expect("written files go over HTTP");
+    let only_written =
+        over_http(&[written("notes.md", "# Notes\n")]).expect("written files go over HTTP");
     assert_eq!(only_written.files.len(), 1);
 }
 
@@ -329,12 +326,8 @@ fn the_question_names_every_file_with_size_type_and_source_then_the_message() {
 fn reread_answers_exactly_the_bytes_the_person_was_asked_about() {
     let home = Home::new();
     let requests = [path("~/report.txt"), written("notes.md", "# Minutes\n")];
-    let limits = OutgoingLimits::default();
     let prepared = prepare_local(&home, &requests).expect("accepted");
-    let files = reread(
-        &prepared, &requests, true, &home.path, TOKEN, WHERE, &limits,
-    )
-    .expect("unchanged");
+    let files = reread(&prepared, &home.post(&requests)).expect("unchanged");
     assert_eq!(files.len(), 2);
     assert_eq!(files[0].0, prepared.files[0]);
     assert_eq!(files[0].1, b"quarterly numbers\n");
@@ -345,16 +338,13 @@ fn reread_answers_exactly_the_bytes_the_person_was_asked_about() {
 fn a_file_changed_after_the_question_is_not_uploaded() {
     let home = Home::new();
     let requests = [path("~/report.txt"), written("notes.md", "# Minutes\n")];
-    let limits = OutgoingLimits::default();
     let again = |prepared: &Prepared, destination: &str| {
         reread(
             prepared,
-            &requests,
-            true,
-            &home.path,
-            TOKEN,
-            destination,
-            &limits,
+            &Outgoing {
+                destination,
+                ..home.post(&requests)
+            },
         )
     };
     let prepared = prepare_local(&home, &requests).expect("accepted");
@@ -389,14 +379,16 @@ fn a_file_changed_after_the_question_is_not_uploaded() {
     );
 
     home.write("report.txt", "quarterly numbers\n");
-    let small = OutgoingLimits {
-        max_path_bytes: 18,
-        ..OutgoingLimits::default()
+    let small = Outgoing {
+        limits: OutgoingLimits {
+            max_path_bytes: 18,
+            ..OutgoingLimits::default()
+        },
+        ..home.post(&requests)
     };
-    let prepared = prepare(&requests, true, &home.path, TOKEN, WHERE, &small).expect("fits");
+    let prepared = prepare(&small).expect("fits");
     home.write("report.txt", "quarterly numbers, grown\n");
-    let refusal =
-        reread(&prepared, &requests, true, &home.path, TOKEN, WHERE, &small).expect_err("grown");
+    let refusal = reread(&prepared, &small).expect_err("grown");
     assert_eq!(refusal.kind, RefusalKind::TooLarge);
 }
 
@@ -412,16 +404,7 @@ fn a_file_turned_into_a_key_link_after_the_question_is_refused_again() {
         home.path.join("report.txt"),
     )
     .expect("symlink");
-    let refusal = reread(
-        &prepared,
-        &requests,
-        true,
-        &home.path,
-        TOKEN,
-        WHERE,
-        &OutgoingLimits::default(),
-    )
-    .expect_err("now a key");
+    let refusal = reread(&prepared, &home.post(&requests)).expect_err("now a key");
     assert_eq!(refusal.kind, RefusalKind::Credential);
 }
 
@@ -447,32 +430,23 @@ fn a_file_listed_twice_goes_once_and_names_that_clash_are_numbered() {
 fn the_fingerprint_binds_names_hashes_and_the_destination() {
     let home = Home::new();
     let requests = [written("a.txt", "one")];
-    let limits = OutgoingLimits::default();
-    let here = prepare(&requests, false, &home.path, TOKEN, "here", &limits).expect("ok");
-    let there = prepare(&requests, false, &home.path, TOKEN, "there", &limits).expect("ok");
-    let renamed = prepare(
-        &[written("b.txt", "one")],
-        false,
-        &home.path,
-        TOKEN,
-        "here",
-        &limits,
-    )
-    .expect("ok");
-    let changed = prepare(
-        &[written("a.txt", "two")],
-        false,
-        &home.path,
-        TOKEN,
-        "here",
-        &limits,
-    )
-    .expect("ok");
+    let at = |requests: &[FileRequest], destination: &str| {
+        prepare(&Outgoing {
+            local: false,
+            destination,
+            ..home.post(requests)
+        })
+        .expect("ok")
+    };
+    let here = at(&requests, "here");
+    let there = at(&requests, "there");
+    let renamed = at(&[written("b.txt", "one")], "here");
+    let changed = at(&[written("a.txt", "two")], "here");
     assert_eq!(here.fingerprint.len(), 64);
     assert_ne!(here.fingerprint, there.fingerprint);
     assert_ne!(here.fingerprint, renamed.fingerprint);
     assert_ne!(here.fingerprint, changed.fingerprint);
-    let again = prepare(&requests, false, &home.path, TOKEN, "here", &limits).expect("ok");
+    let again = at(&requests, "here");
     assert_eq!(here.fingerprint, again.fingerprint);
 }
 

@@ -18,9 +18,7 @@ use porter_mattermost::Error;
 use porter_mattermost::NewChannel;
 use porter_mattermost::Team;
 use porter_mattermost::User;
-use porter_mcp::tool::Call;
 use porter_mcp::tool::Hints;
-use porter_mcp::tool::Outcome;
 use porter_mcp::tool::ToolError;
 use porter_mcp::tool::done;
 use schemars::JsonSchema;
@@ -28,8 +26,8 @@ use serde::Deserialize;
 use serde::Serialize;
 
 use crate::MattermostServer;
+use crate::ask::AskedChange;
 use crate::ask::Looked;
-use crate::ask::NOTHING_DONE;
 use crate::ask::Question;
 use crate::lookup::ChannelRef;
 use crate::lookup::team_names;
@@ -149,12 +147,12 @@ pub(crate) struct Plan {
 }
 
 /// What an asking call is about, as it arrived.
-pub(crate) enum Look<'a> {
-    Join(&'a OneChannelArgs),
-    Leave(&'a OneChannelArgs),
-    Create(&'a CreateChannelArgs),
-    Add(&'a AddMembersArgs),
-    Status(&'a StatusWanted),
+pub(crate) enum Look {
+    Join(OneChannelArgs),
+    Leave(OneChannelArgs),
+    Create(CreateChannelArgs),
+    Add(AddMembersArgs),
+    Status(StatusWanted),
 }
 
 /// The change to make once the person agreed.
@@ -199,42 +197,21 @@ method_tools! {
     }
 }
 
-porter_mcp::tool! {
+method_tools! {
     /// `join_channel`: Join a channel.
-    pub(crate) JoinChannel for MattermostServer {
+    JoinChannel = ask_then_change(tool, args, call, Look::Join) {
         name: "join_channel", title: "Join a channel", hints: Hints::write(false, true), args: OneChannelArgs, out: ChangedOut,
         description: "Joins a public channel of one of your teams; its members see that you joined.",
-        call: |server, args, call| {
-            server
-                .ask_then_change(Self::NAME, &args, call, &Look::Join(&args))
-                .await
-        },
     }
-}
-
-porter_mcp::tool! {
     /// `leave_channel`: Leave a channel.
-    pub(crate) LeaveChannel for MattermostServer {
+    LeaveChannel = ask_then_change(tool, args, call, Look::Leave) {
         name: "leave_channel", title: "Leave a channel", hints: Hints::write(true, true), args: OneChannelArgs, out: ChangedOut,
         description: "Leaves a channel you are in (not a team's Town Square); its members see that you left, and you can rejoin a private one only when a member adds you.",
-        call: |server, args, call| {
-            server
-                .ask_then_change(Self::NAME, &args, call, &Look::Leave(&args))
-                .await
-        },
     }
-}
-
-porter_mcp::tool! {
     /// `create_channel`: Create a channel.
-    pub(crate) CreateChannel for MattermostServer {
+    CreateChannel = ask_then_change(tool, args, call, Look::Create) {
         name: "create_channel", title: "Create a channel", hints: Hints::write(false, false), args: CreateChannelArgs, out: ChangedOut,
         description: "Creates a public (or, with private, a private) channel in one of your teams, with you as its first member.",
-        call: |server, args, call| {
-            server
-                .ask_then_change(Self::NAME, &args, call, &Look::Create(&args))
-                .await
-        },
     }
 }
 
@@ -251,7 +228,7 @@ porter_mcp::tool! {
                 )));
             }
             server
-                .ask_then_change(Self::NAME, &args, call, &Look::Add(&args))
+                .ask_then_change(Self::NAME, args, call, Look::Add)
                 .await
         },
     }
@@ -259,45 +236,37 @@ porter_mcp::tool! {
 
 // ----- asking -----
 
-impl MattermostServer {
-    /// The whole of a call that changes one thing after asking: asks about
-    /// the change `look` finds, bound to the call's arguments (see
-    /// [`MattermostServer::ask_first`]), and makes it once it may go.
-    pub(crate) async fn ask_then_change<A: Serialize>(
-        &self,
-        tool: &'static str,
-        args: &A,
-        call: Call,
-        look: &Look<'_>,
-    ) -> Outcome {
-        let asking = self.asking(tool, args, call, NOTHING_DONE)?;
-        let gate = self
-            .ask_first(
-                &asking,
-                || self.plan(look),
-                |plan: &Plan| {
-                    let (label, about) = box_words(look);
-                    Question {
-                        title: plan.title.clone(),
-                        text: plan.question.clone(),
-                        label,
-                        about,
-                    }
-                },
-                |_| {
-                    ToolError::Tool(format!(
-                        "what {tool} would change is no longer what the person was asked about (it changed in Mattermost meanwhile); nothing was changed. Call {tool} again to ask about it as it is now."
-                    ))
-                },
-            )
-            .await?;
-        gate.then(|plan| self.make_change(plan.act)).await
+impl AskedChange for Look {
+    type Found = Plan;
+
+    async fn look(&self, server: &MattermostServer) -> Result<Plan, ToolError> {
+        server.plan(self).await
+    }
+
+    fn question(&self, plan: &Plan) -> Question {
+        let (label, about) = box_words(self);
+        Question {
+            title: plan.title.clone(),
+            text: plan.question.clone(),
+            label,
+            about,
+        }
+    }
+
+    fn changed(&self, tool: &str, _: &Self::Found) -> ToolError {
+        ToolError::Tool(format!(
+            "what {tool} would change is no longer what the person was asked about (it changed in Mattermost meanwhile); nothing was changed. Call {tool} again to ask about it as it is now."
+        ))
+    }
+
+    async fn make(&self, server: &MattermostServer, plan: Plan) -> Reply {
+        server.make_change(plan.act).await
     }
 }
 
 /// The label and description of the question's box, naming the tool's
 /// own action.
-pub(crate) fn box_words(look: &Look<'_>) -> (&'static str, &'static str) {
+pub(crate) fn box_words(look: &Look) -> (&'static str, &'static str) {
     match look {
         Look::Join(_) => (
             "Yes, join this channel",
@@ -374,7 +343,7 @@ pub(crate) fn place_label(channel: &Channel, team: Option<&Team>) -> String {
 
 impl MattermostServer {
     /// Looks a change up, without changing anything.
-    pub(crate) async fn plan(&self, look: &Look<'_>) -> Result<Plan, ToolError> {
+    pub(crate) async fn plan(&self, look: &Look) -> Result<Plan, ToolError> {
         match look {
             Look::Join(args) => self.membership_plan(args, true).await,
             Look::Leave(args) => self.membership_plan(args, false).await,

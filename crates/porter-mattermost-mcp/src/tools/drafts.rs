@@ -6,12 +6,11 @@
 
 use std::fmt::Write as _;
 
-use rmcp::model::CallToolResponse;
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::ask::{Asking, Looked, Question};
+use crate::ask::{AskedChange, Looked, Question};
 use crate::cursor::canonical_json;
 use crate::lookup::ChannelRef;
 use crate::paging::{Paging, Sizes, each_once, paged};
@@ -124,15 +123,11 @@ method_tools! {
     }
 }
 
-porter_mcp::tool! {
+method_tools! {
     /// `delete_draft`: Delete a draft.
-    pub(crate) DeleteDraft for MattermostServer {
+    DeleteDraft = ask_then_change(tool, args, call, |place: DraftPlaceArgs| place) {
         name: "delete_draft", title: "Delete a draft", hints: Hints::write(true, true), args: DraftPlaceArgs, out: DeletedDraftOut,
         description: "Deletes your draft in a channel (or thread); its text is gone for good.",
-        call: |server, args, call| {
-            let asking = server.asking(Self::NAME, &args, call, NOTHING_DELETED)?;
-            server.delete_draft_impl(&asking, args).await
-        },
     }
 }
 
@@ -412,46 +407,49 @@ impl MattermostServer {
             missing,
         })
     }
+}
 
-    pub(crate) async fn delete_draft_impl(
-        &self,
-        asking: &Asking,
-        args: DraftPlaceArgs,
-    ) -> Result<CallToolResponse, ToolError> {
-        let gate = self
-            .ask_first(
-                asking,
-                || self.found_draft(&args),
-                delete_draft_question,
-                |found| {
-                    ToolError::Tool(format!(
-                        "the draft in {} changed after the person was asked about it; nothing was deleted. Call delete_draft again to ask about it as it is now.",
-                        found.place
-                    ))
-                },
-            )
+/// Deleting the draft at a place: asked about bound to the draft's text,
+/// and found again just before deleting.
+impl AskedChange for DraftPlaceArgs {
+    type Found = FoundDraft;
+    const NOTHING_DONE: &'static str = NOTHING_DELETED;
+
+    async fn look(&self, server: &MattermostServer) -> Result<FoundDraft, ToolError> {
+        server.found_draft(self).await
+    }
+
+    fn question(&self, found: &FoundDraft) -> Question {
+        delete_draft_question(found)
+    }
+
+    fn changed(&self, _tool: &str, found: &FoundDraft) -> ToolError {
+        ToolError::Tool(format!(
+            "the draft in {} changed after the person was asked about it; nothing was deleted. Call delete_draft again to ask about it as it is now.",
+            found.place
+        ))
+    }
+
+    async fn make(&self, server: &MattermostServer, found: FoundDraft) -> Reply {
+        let FoundDraft {
+            channel,
+            label,
+            place,
+            draft,
+            ..
+        } = found;
+        // A draft found again with the same fingerprint is there.
+        let draft = draft.unwrap_or_default();
+        server
+            .shared
+            .client
+            .delete_draft(&channel.id, &draft.root_id)
             .await?;
-        gate.then(|found| async move {
-            let FoundDraft {
-                channel,
-                label,
-                place,
-                draft,
-                ..
-            } = found;
-            // A draft found again with the same fingerprint is there.
-            let draft = draft.unwrap_or_default();
-            self.shared
-                .client
-                .delete_draft(&channel.id, &draft.root_id)
-                .await?;
-            let out = Self::draft_out(&draft, &label);
-            done(
-                format!("Deleted your draft in {place}: {}", quoted(&draft.message)),
-                &DeletedDraftOut { deleted: out },
-            )
-        })
-        .await
+        let out = MattermostServer::draft_out(&draft, &label);
+        done(
+            format!("Deleted your draft in {place}: {}", quoted(&draft.message)),
+            &DeletedDraftOut { deleted: out },
+        )
     }
 }
 

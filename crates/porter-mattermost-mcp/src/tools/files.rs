@@ -17,7 +17,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::output::{FileOut, FilesOut, HeadingOut, ReadFileOut, SavedOut};
-use crate::paging::{SEARCH_DEPTH, SearchArgs, each_once, page_text, search_pages};
+use crate::paging::{SEARCH_DEPTH, SearchArgs, page_text, search_teams};
 use crate::render::file_line;
 use crate::tools::Reply;
 use crate::{MattermostServer, SAVE_FILE_BYTES, lock};
@@ -348,30 +348,29 @@ method_tools! {
 }
 
 impl MattermostServer {
-    pub(crate) async fn search_team_files(
+    /// Results `[0, end)` of a file search in each of `in_teams`, each
+    /// file once, newest first.
+    pub(crate) async fn search_files_in(
         &self,
-        team: &Team,
+        in_teams: &[Team],
         terms: &str,
         end: usize,
     ) -> Result<Vec<FileInfo>, ToolError> {
-        search_pages(terms, end, |search| async move {
+        let key = |file: &FileInfo| file.id.clone();
+        let mut found = search_teams(in_teams, terms, end, key, |team, search| async move {
             let list = self.shared.client.search_files(&team.id, &search).await?;
             Ok((list.order.len(), list.into_ordered()))
         })
-        .await
+        .await?;
+        found.sort_by(|a, b| b.create_at.cmp(&a.create_at).then_with(|| a.id.cmp(&b.id)));
+        Ok(found)
     }
 
     pub(crate) async fn search_files_impl(&self, args: SearchArgs) -> Reply {
         let paging = self.search_paging("search_files", &args)?;
         let teams = self.teams_for(args.team_id.as_deref()).await?;
         let end = paging.end(SEARCH_DEPTH);
-        let mut found = each_once(
-            &teams,
-            |file: &FileInfo| file.id.clone(),
-            |team| self.search_team_files(team, &args.terms, end),
-        )
-        .await?;
-        found.sort_by(|a, b| b.create_at.cmp(&a.create_at).then_with(|| a.id.cmp(&b.id)));
+        let found = self.search_files_in(&teams, &args.terms, end).await?;
         let all: Vec<FileOut> = found.iter().map(FileOut::from).collect();
         let (page, next) = self.slice(&paging, &all);
         let opening = if all.is_empty() {

@@ -13,13 +13,16 @@ pub(crate) type Reply = Result<CallToolResult, ToolError>;
 /// description }`, each a [`porter_mcp::tool!`] for
 /// [`crate::MattermostServer`]. The method is handed what its parentheses
 /// name: nothing, the arguments (`args`), or the arguments and the
-/// request's context (`args, context`); its result is the tool's answer.
+/// request's context (`args, context`), and its result is the tool's
+/// answer; or, for a tool that asks the person first, the tool's name, the
+/// arguments, the call and what the arguments come to (`tool, args, call,
+/// make`), and its result is the tool's outcome.
 macro_rules! method_tools {
     ($(
         $(#[$attr:meta])*
-        $tool:ident = $method:ident($($with:ident),*) { $($fields:tt)* }
+        $tool:ident = $method:ident $with:tt { $($fields:tt)* }
     )+) => {
-        $(method_tools!(@tool $(#[$attr])* $tool, $method, ($($with),*), { $($fields)* });)+
+        $(method_tools!(@tool $(#[$attr])* $tool, $method, $with, { $($fields)* });)+
     };
     (@tool $(#[$attr:meta])* $tool:ident, $method:ident, (), { $($fields:tt)* }) => {
         porter_mcp::tool! {
@@ -45,6 +48,15 @@ macro_rules! method_tools {
             pub(crate) $tool for crate::MattermostServer {
                 $($fields)*
                 call: |server, args, call| Ok(server.$method(args, &call.context).await?.into()),
+            }
+        }
+    };
+    (@tool $(#[$attr:meta])* $tool:ident, $method:ident, (tool, args, call, $make:expr), { $($fields:tt)* }) => {
+        porter_mcp::tool! {
+            $(#[$attr])*
+            pub(crate) $tool for crate::MattermostServer {
+                $($fields)*
+                call: |server, args, call| server.$method(Self::NAME, args, call, $make).await,
             }
         }
     };

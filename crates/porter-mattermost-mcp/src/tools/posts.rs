@@ -20,7 +20,6 @@
 
 use std::collections::HashMap;
 use std::fmt::Write as _;
-use std::path::Path;
 use std::str::FromStr as _;
 
 use porter_mattermost::Channel;
@@ -47,9 +46,8 @@ use serde_json::Value;
 
 use crate::MattermostServer;
 use crate::Transport;
-use crate::ask::Asking;
+use crate::ask::AskedChange;
 use crate::ask::Looked;
-use crate::ask::NOTHING_DONE;
 use crate::ask::NOTHING_POSTED;
 use crate::ask::Question;
 use crate::lookup::ChannelRef;
@@ -74,11 +72,10 @@ use crate::paging::SEARCH_DEPTH;
 use crate::paging::SearchArgs;
 use crate::paging::Sizes;
 use crate::paging::all_pages;
-use crate::paging::each_once;
 use crate::paging::more_line;
 use crate::paging::page_text;
 use crate::paging::paged;
-use crate::paging::search_pages;
+use crate::paging::search_teams;
 use crate::render::channel_label;
 use crate::render::channel_line;
 use crate::render::post_text;
@@ -280,52 +277,31 @@ method_tools! {
     }
 }
 
-porter_mcp::tool! {
+method_tools! {
     /// `update_post`: Edit a post.
-    pub(crate) UpdatePost for MattermostServer {
+    UpdatePost = ask_then_change(tool, args, call, Change::Update) {
         name: "update_post", title: "Edit a post", hints: Hints::write(true, true), args: UpdatePostArgs, out: PostChangeOut,
         description: "Replaces the text of one of your posts; the person sees the old and the new text. Mentions must name real accounts.",
-        call: |server, args, call| server.change(Self::NAME, args, call, Change::Update).await,
     }
-}
-
-porter_mcp::tool! {
     /// `delete_post`: Delete a post.
-    pub(crate) DeletePost for MattermostServer {
+    DeletePost = ask_then_change(tool, args, call, Change::Delete) {
         name: "delete_post", title: "Delete a post", hints: Hints::write(true, true), args: PostArgs, out: PostChangeOut,
         description: "Deletes one of your posts; deleting a thread's first post deletes its replies too, and the person is told how many.",
-        call: |server, args, call| server.change(Self::NAME, args, call, Change::Delete).await,
     }
-}
-
-porter_mcp::tool! {
     /// `add_reaction`: React to a post.
-    pub(crate) AddReaction for MattermostServer {
+    AddReaction = ask_then_change(tool, args, call, |args| Change::React(args, true)) {
         name: "add_reaction", title: "React to a post", hints: Hints::write(false, true), args: ReactionArgs, out: PostChangeOut,
         description: "Adds your emoji reaction to a post (emoji by name, :name: or the character).",
-        call: |server, args, call| {
-            server.change(Self::NAME, args, call, |args| Change::React(args, true)).await
-        },
     }
-}
-
-porter_mcp::tool! {
     /// `remove_reaction`: Remove a reaction.
-    pub(crate) RemoveReaction for MattermostServer {
+    RemoveReaction = ask_then_change(tool, args, call, |args| Change::React(args, false)) {
         name: "remove_reaction", title: "Remove a reaction", hints: Hints::write(true, true), args: ReactionArgs, out: PostChangeOut,
         description: "Removes your emoji reaction from a post (emoji by name, :name: or the character).",
-        call: |server, args, call| {
-            server.change(Self::NAME, args, call, |args| Change::React(args, false)).await
-        },
     }
-}
-
-porter_mcp::tool! {
     /// `pin_post`: Pin a post.
-    pub(crate) PinPost for MattermostServer {
+    PinPost = ask_then_change(tool, args, call, Change::Pin) {
         name: "pin_post", title: "Pin a post", hints: Hints::write(false, true), args: PinArgs, out: PostChangeOut,
         description: "Pins a post to its channel for everyone in it (or, with unpin, takes the pin off).",
-        call: |server, args, call| server.change(Self::NAME, args, call, Change::Pin).await,
     }
 }
 
@@ -355,6 +331,19 @@ pub(crate) struct Look {
     nothing_to_do: Option<String>,
 }
 
+impl Look {
+    /// Writes the question: `title`, who does what to the post (`doing`,
+    /// with where it is and its link), then the post's text quoted.
+    fn ask(&mut self, me: &User, title: String, doing: &str) {
+        self.text = format!(
+            "{title}\n\n@{} {doing}\n\n{}",
+            me.username,
+            quote(&self.post.message)
+        );
+        self.title = title;
+    }
+}
+
 impl Looked for Look {
     fn fingerprint(&self) -> &str {
         &self.fingerprint
@@ -365,42 +354,37 @@ impl Looked for Look {
     }
 }
 
+impl AskedChange for Change {
+    type Found = Look;
+
+    async fn look(&self, server: &MattermostServer) -> Result<Look, ToolError> {
+        server.look(self).await
+    }
+
+    fn question(&self, look: &Look) -> Question {
+        let (label, about) = box_words(self);
+        Question {
+            title: look.title.clone(),
+            text: look.text.clone(),
+            label,
+            about,
+        }
+    }
+
+    fn changed(&self, tool: &str, _: &Self::Found) -> ToolError {
+        changed_since(tool)
+    }
+
+    async fn make(&self, server: &MattermostServer, look: Look) -> Reply {
+        server.act_change(self, look).await
+    }
+}
+
 pub(crate) fn fingerprint(parts: &[&str]) -> String {
     porter_paths::sha256_hex(parts.join("\0").as_bytes())
 }
 
 impl MattermostServer {
-    /// A change to a post, the whole of its call: asked about (bound to
-    /// `args`) as the post is now (see [`MattermostServer::ask_first`]),
-    /// then `make(args)` made.
-    pub(crate) async fn change<A: Serialize>(
-        &self,
-        tool: &'static str,
-        args: A,
-        call: Call,
-        make: impl FnOnce(A) -> Change,
-    ) -> Result<CallToolResponse, ToolError> {
-        let asking = self.asking(tool, &args, call, NOTHING_DONE)?;
-        let change = make(args);
-        let gate = self
-            .ask_first(
-                &asking,
-                || self.look(&change),
-                |look: &Look| {
-                    let (label, about) = box_words(&change);
-                    Question {
-                        title: look.title.clone(),
-                        text: look.text.clone(),
-                        label,
-                        about,
-                    }
-                },
-                |_| changed_since(asking.tool),
-            )
-            .await?;
-        gate.then(|look| self.act_change(&change, look)).await
-    }
-
     /// Where a post is, for the question: `~name` or the conversation.
     pub(crate) async fn post_place(&self, post: &Post) -> String {
         match self.shared.client.channel(&post.channel_id).await {
@@ -469,18 +453,18 @@ impl MattermostServer {
                 let replies = look.replies;
                 look.fingerprint =
                     fingerprint(&["delete", &post.id, &post.message, &replies.to_string()]);
-                look.title = format!("Delete a post in {place}");
                 let what = match replies {
                     0 if post.root_id.is_empty() => "It has no replies.".to_owned(),
                     0 => "It is a reply; only it is deleted, not the thread.".to_owned(),
                     1 => "Its 1 reply is deleted with it.".to_owned(),
                     n => format!("Its {n} replies are deleted with it."),
                 };
-                look.text = format!(
-                    "{}\n\n@{} deletes this post by {author} in {place} ({link}). {what} It cannot be undone.\n\n{}",
-                    look.title,
-                    me.username,
-                    quote(&post.message)
+                look.ask(
+                    &me,
+                    format!("Delete a post in {place}"),
+                    &format!(
+                        "deletes this post by {author} in {place} ({link}). {what} It cannot be undone."
+                    ),
                 );
             }
             Change::React(args, add) => {
@@ -506,7 +490,7 @@ impl MattermostServer {
                 }
                 let verb = if *add { "add" } else { "remove" };
                 look.fingerprint = fingerprint(&[verb, &post.id, &post.message, &emoji]);
-                look.title = if *add {
+                let title = if *add {
                     format!("React with :{emoji}: in {place}")
                 } else {
                     format!("Remove your :{emoji}: reaction in {place}")
@@ -516,11 +500,10 @@ impl MattermostServer {
                 } else {
                     format!("removes their :{emoji}: reaction from")
                 };
-                look.text = format!(
-                    "{}\n\n@{} {doing} this post by {author} in {place} ({link}):\n\n{}",
-                    look.title,
-                    me.username,
-                    quote(&post.message)
+                look.ask(
+                    &me,
+                    title,
+                    &format!("{doing} this post by {author} in {place} ({link}):"),
                 );
                 look.emoji = emoji;
             }
@@ -933,7 +916,6 @@ impl MattermostServer {
             .search_posts_in(&teams, &query, paging.end(FETCH_DEPTH))
             .await?;
         posts.retain(|post| post.user_id != me.id);
-        newest_first(&mut posts);
         let head = format!("Posts that mention @{}, newest first:\n\n", me.username);
         let empty = format!("No post mentions @{}.\n", me.username);
         self.posts_page(&paging, &posts, None, &empty, &head, "posts")
@@ -1043,45 +1025,33 @@ impl MattermostServer {
         )
     }
 
-    /// Results `[0, end)` of a search in one team, fetched page by page.
-    pub(crate) async fn search_team_posts(
-        &self,
-        team: &Team,
-        terms: &str,
-        end: usize,
-    ) -> Result<Vec<Post>, ToolError> {
-        search_pages(terms, end, |search| async move {
-            let list = self.shared.client.search_posts(&team.id, &search).await?;
-            Ok((list.order.len(), list.into_ordered()))
-        })
-        .await
-    }
-
     pub(crate) async fn search_posts_impl(&self, args: SearchArgs) -> Reply {
         let paging = self.search_paging("search_posts", &args)?;
         let teams = self.teams_for(args.team_id.as_deref()).await?;
         let end = paging.end(SEARCH_DEPTH);
-        let mut found = self.search_posts_in(&teams, &args.terms, end).await?;
-        newest_first(&mut found);
+        let found = self.search_posts_in(&teams, &args.terms, end).await?;
         let empty = format!("No post matches {:?}.\n", args.terms);
         let head = format!("Posts matching {:?}, newest first:\n\n", args.terms);
         self.posts_page(&paging, &found, None, &empty, &head, "results")
             .await
     }
 
-    /// Results `[0, end)` of a search in each of `in_teams`, each post once.
+    /// Results `[0, end)` of a search in each of `in_teams`, each post
+    /// once, newest first.
     pub(crate) async fn search_posts_in(
         &self,
         in_teams: &[Team],
         terms: &str,
         end: usize,
     ) -> Result<Vec<Post>, ToolError> {
-        each_once(
-            in_teams,
-            |post: &Post| post.id.clone(),
-            |team| self.search_team_posts(team, terms, end),
-        )
-        .await
+        let key = |post: &Post| post.id.clone();
+        let mut found = search_teams(in_teams, terms, end, key, |team, search| async move {
+            let list = self.shared.client.search_posts(&team.id, &search).await?;
+            Ok((list.order.len(), list.into_ordered()))
+        })
+        .await?;
+        newest_first(&mut found);
+        Ok(found)
     }
 }
 
@@ -1312,40 +1282,21 @@ pub struct GroupMessageArgs {
     pub posting: Posting,
 }
 
-porter_mcp::tool! {
+method_tools! {
     /// `create_post`: Post in a channel.
-    pub(crate) CreatePost for MattermostServer {
+    CreatePost = write(tool, args, call, |args| (args.posting.clone(), Target::Channel(args))) {
         name: "create_post", title: "Post in a channel", hints: Hints::write(false, false), args: CreatePostArgs, out: PostedOut,
         description: "Posts a message in a channel (or replies in a thread with root_id), with files: {path} from the person's machine (local server only) or {name, content} text you write.",
-        call: |server, args, call| {
-            let asking = server.asking(Self::NAME, &args, call, NOTHING_POSTED)?;
-            let posting = args.posting.clone();
-            server.write(asking, posting, Target::Channel(args)).await
-        },
     }
-}
-
-porter_mcp::tool! {
     /// `dm`: Send a direct message.
-    pub(crate) Dm for MattermostServer {
+    Dm = write(tool, args, call, |args| (args.posting, Target::Direct(args.username))) {
         name: "dm", title: "Send a direct message", hints: Hints::write(false, false), args: DmArgs, out: PostedOut,
         description: "Sends a direct message to one person (or, without username, to yourself), with files: {path} from the person's machine (local server only) or {name, content} text you write.",
-        call: |server, args, call| {
-            let asking = server.asking(Self::NAME, &args, call, NOTHING_POSTED)?;
-            server.write(asking, args.posting, Target::Direct(args.username)).await
-        },
     }
-}
-
-porter_mcp::tool! {
     /// `group_message`: Send a group message.
-    pub(crate) GroupMessage for MattermostServer {
+    GroupMessage = write(tool, args, call, |args| (args.posting, Target::Group(args.usernames))) {
         name: "group_message", title: "Send a group message", hints: Hints::write(false, false), args: GroupMessageArgs, out: PostedOut,
         description: "Sends a message to a group of 2 to 7 other people, with files: {path} from the person's machine (local server only) or {name, content} text you write.",
-        call: |server, args, call| {
-            let asking = server.asking(Self::NAME, &args, call, NOTHING_POSTED)?;
-            server.write(asking, args.posting, Target::Group(args.usernames)).await
-        },
     }
 }
 
@@ -1415,16 +1366,19 @@ impl Looked for Written {
 }
 
 impl MattermostServer {
-    /// A post to write: checked, asked about (see
-    /// [`MattermostServer::ask_first`]), then every file read again,
+    /// A post to write, the whole of its call: what `aim` makes of `args`
+    /// (the post and where it goes) checked, asked about (bound to `args`;
+    /// see [`MattermostServer::ask_first`]), then every file read again,
     /// compared, uploaded as read, and posted.
-    pub(crate) async fn write(
+    pub(crate) async fn write<A: Serialize>(
         &self,
-        asking: Asking,
-        call: Posting,
-        target: Target,
+        tool: &'static str,
+        args: A,
+        call: Call,
+        aim: impl FnOnce(A) -> (Posting, Target),
     ) -> Result<CallToolResponse, ToolError> {
-        let tool = asking.tool;
+        let asking = self.asking(tool, &args, call, NOTHING_POSTED)?;
+        let (posting, target) = aim(args);
         let local = self.shared.options.transport == Transport::Stdio;
         let given = target.as_given();
         // The files are read again just before posting (in `reread`).
@@ -1438,7 +1392,7 @@ impl MattermostServer {
         let gate = self
             .ask_first(
                 &asking,
-                || self.written(&call, &target, local, &given),
+                || self.written(&posting, &target, local, &given),
                 |written: &Written| {
                     let title = action_title(tool, &written.place);
                     let mut who_where = format!("@{who} {}", written.place.label());
@@ -1446,7 +1400,7 @@ impl MattermostServer {
                         who_where.push('\n');
                         who_where.push_str(note);
                     }
-                    let text = outgoing::question(&title, &who_where, &written.prepared, &call.message);
+                    let text = outgoing::question(&title, &who_where, &written.prepared, &posting.message);
                     // One required box without a default, so a client that
                     // approves everything cannot tick it unseen.
                     Question {
@@ -1473,7 +1427,7 @@ impl MattermostServer {
                 ..
             } = written;
             let bytes = self.reread(prepared, requests, local, given).await?;
-            self.act(tool, &place, &call.message, bytes).await
+            self.act(tool, &place, &posting.message, bytes).await
         })
         .await
     }
@@ -1517,12 +1471,14 @@ impl MattermostServer {
         local: bool,
         destination: &str,
     ) -> Result<Prepared, ToolError> {
-        let requests = requests.to_vec();
-        let destination = destination.to_owned();
-        self.read_files("checking the files", move |home, token| {
-            let limits = OutgoingLimits::default();
-            outgoing::prepare(&requests, local, home, token, &destination, &limits)
-        })
+        let (requests, destination) = (requests.to_vec(), destination.to_owned());
+        self.read_files(
+            "checking the files",
+            requests,
+            local,
+            destination,
+            outgoing::prepare,
+        )
         .await
     }
 
@@ -1533,35 +1489,41 @@ impl MattermostServer {
         local: bool,
         destination: String,
     ) -> Result<Vec<(PreparedFile, Vec<u8>)>, ToolError> {
-        self.read_files("reading the files again", move |home, token| {
-            let limits = OutgoingLimits::default();
-            outgoing::reread(
-                &prepared,
-                &requests,
-                local,
-                home,
-                token,
-                &destination,
-                &limits,
-            )
+        let doing = "reading the files again";
+        self.read_files(doing, requests, local, destination, move |post| {
+            outgoing::reread(&prepared, post)
         })
         .await
     }
 
-    /// Runs `read` (one of `outgoing`'s passes over a post's files, given
-    /// the home directory and the server's own token) off the async
-    /// threads, since it reads files; `doing` names it if the task stops.
+    /// Runs `read` (one of `outgoing`'s passes over a post's files: its
+    /// requests, whether the server is local, and its destination, with
+    /// the home directory, the server's own token and the default limits)
+    /// off the async threads, since it reads files; `doing` names it if the
+    /// task stops.
     async fn read_files<T: Send + 'static>(
         &self,
         doing: &str,
-        read: impl FnOnce(&Path, &str) -> Result<T, Refusal> + Send + 'static,
+        requests: Vec<FileRequest>,
+        local: bool,
+        destination: String,
+        read: impl FnOnce(&outgoing::Outgoing<'_>) -> Result<T, Refusal> + Send + 'static,
     ) -> Result<T, ToolError> {
         let home = self.shared.options.home.clone();
         let token = self.own_token().await;
-        tokio::task::spawn_blocking(move || read(&home, &token))
-            .await
-            .map_err(|e| ToolError::Tool(format!("{doing} stopped unexpectedly: {e}")))?
-            .map_err(|refusal| ToolError::Tool(refusal.to_string()))
+        tokio::task::spawn_blocking(move || {
+            read(&outgoing::Outgoing {
+                requests: &requests,
+                local,
+                home: &home,
+                token: &token,
+                destination: &destination,
+                limits: OutgoingLimits::default(),
+            })
+        })
+        .await
+        .map_err(|e| ToolError::Tool(format!("{doing} stopped unexpectedly: {e}")))?
+        .map_err(|refusal| ToolError::Tool(refusal.to_string()))
     }
 
     /// Looks the destination up without changing anything.
@@ -1807,7 +1769,7 @@ fn pin_question(args: &PinArgs, look: &mut Look, naming: &Naming<'_>) {
     }
     let verb = if args.unpin { "unpin" } else { "pin" };
     look.fingerprint = fingerprint(&[verb, &post.id, &post.message]);
-    look.title = if args.unpin {
+    let title = if args.unpin {
         format!("Unpin a post in {place}")
     } else {
         format!("Pin a post in {place}")
@@ -1819,12 +1781,7 @@ fn pin_question(args: &PinArgs, look: &mut Look, naming: &Naming<'_>) {
             "pins this post by {author} to {place}, where everyone in the channel sees it among the pinned posts"
         )
     };
-    look.text = format!(
-        "{}\n\n@{} {doing} ({link}):\n\n{}",
-        look.title,
-        me.username,
-        quote(&post.message)
-    );
+    look.ask(me, title, &format!("{doing} ({link}):"));
 }
 
 /// What every post change's question names: the post's id, who asks, the

@@ -312,7 +312,7 @@ porter_mcp::tool! {
         call: |server, args, call| {
             let wanted = status_change(&args)?;
             server
-                .ask_then_change(Self::NAME, &args, call, &Look::Status(&wanted))
+                .ask_then_change(Self::NAME, args, call, |_| Look::Status(wanted))
                 .await
         },
     }

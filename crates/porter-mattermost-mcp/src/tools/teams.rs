@@ -105,31 +105,16 @@ pub struct ChannelListOut {
     pub next_cursor: Option<String>,
 }
 
-porter_mcp::tool! {
+method_tools! {
     /// `list_team_channels`: List a team's public channels.
-    pub(crate) ListTeamChannels for MattermostServer {
+    ListTeamChannels = team_channels_impl(args) {
         name: "list_team_channels", title: "List a team's public channels", hints: Hints::READ, args: TeamChannelsArgs, out: ChannelListOut,
         description: "Lists a team's public channels, joined or not (archived ones: list_archived_channels).",
-        call: |server, args, _call| {
-            Ok(server
-                .channel_list("list_team_channels", args, false)
-                .await?
-                .into())
-        },
     }
-}
-
-porter_mcp::tool! {
     /// `list_archived_channels`: List a team's archived channels.
-    pub(crate) ListArchivedChannels for MattermostServer {
+    ListArchivedChannels = archived_channels_impl(args) {
         name: "list_archived_channels", title: "List a team's archived channels", hints: Hints::READ, args: TeamChannelsArgs, out: ChannelListOut,
         description: "Lists a team's archived channels (public ones, and private ones you were in).",
-        call: |server, args, _call| {
-            Ok(server
-                .channel_list("list_archived_channels", args, true)
-                .await?
-                .into())
-        },
     }
 }
 
@@ -147,6 +132,15 @@ impl MattermostServer {
             );
         }
         done(text, &TeamInfoOut { team: out })
+    }
+
+    pub(crate) async fn team_channels_impl(&self, args: TeamChannelsArgs) -> Reply {
+        self.channel_list("list_team_channels", args, false).await
+    }
+
+    pub(crate) async fn archived_channels_impl(&self, args: TeamChannelsArgs) -> Reply {
+        self.channel_list("list_archived_channels", args, true)
+            .await
     }
 
     pub(crate) async fn channel_list(
