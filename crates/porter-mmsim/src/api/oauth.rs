@@ -22,8 +22,6 @@
 //!
 //! `GET /login` and `POST /login` stand in for the web app's sign-in page.
 
-use std::collections::HashMap;
-
 use axum::Router;
 use axum::extract::{Form, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
@@ -38,85 +36,11 @@ use super::{ApiResult, Body, Query, json_response, ok};
 use crate::Sim;
 use crate::error::ApiError;
 use crate::model::{Ids, now_millis};
-use crate::seed::Seed;
+use crate::state::oauth::{Code, OAuthApp, Refresh};
 
 /// How long an authorization code can be exchanged (the server's
 /// `AUTHCODE_EXPIRE_TIME`, ten minutes).
 const CODE_MILLIS: i64 = 10 * 60 * 1000;
-
-/// `OAuthApp` is a registered app.
-#[derive(Debug, Clone)]
-pub(crate) struct OAuthApp {
-    pub id: String,
-    pub name: String,
-    /// Empty for a public client.
-    pub secret: String,
-    pub callback_urls: Vec<String>,
-}
-
-impl OAuthApp {
-    fn is_public(&self) -> bool {
-        self.secret.is_empty()
-    }
-}
-
-/// An authorization code not yet exchanged.
-#[derive(Debug, Clone)]
-struct Code {
-    client_id: String,
-    user_id: String,
-    redirect_uri: String,
-    challenge: String,
-    expires_at: i64,
-}
-
-/// A refresh token and what it renews.
-#[derive(Debug, Clone)]
-struct Refresh {
-    client_id: String,
-    user_id: String,
-    access_token: String,
-}
-
-/// `OAuthState` is the apps, codes and token lifetimes of the server.
-#[derive(Debug, Default)]
-pub(crate) struct OAuthState {
-    pub apps: Vec<OAuthApp>,
-    codes: HashMap<String, Code>,
-    /// Access token → when it expires (ms since the epoch).
-    expiries: HashMap<String, i64>,
-    refreshes: HashMap<String, Refresh>,
-}
-
-impl OAuthState {
-    /// The apps the seed registers.
-    pub(crate) fn from_seed(seed: &Seed) -> OAuthState {
-        OAuthState {
-            apps: seed
-                .oauth_apps
-                .iter()
-                .map(|app| OAuthApp {
-                    id: app.client_id.clone(),
-                    name: app.name.clone(),
-                    secret: app.client_secret.clone().unwrap_or_default(),
-                    callback_urls: app.callback_urls.clone(),
-                })
-                .collect(),
-            ..OAuthState::default()
-        }
-    }
-
-    /// Whether `token` is an OAuth access token past its expiry.
-    pub(crate) fn expired(&self, token: &str) -> bool {
-        self.expiries
-            .get(token)
-            .is_some_and(|at| *at <= now_millis())
-    }
-
-    fn app(&self, client_id: &str) -> Option<&OAuthApp> {
-        self.apps.iter().find(|a| a.id == client_id)
-    }
-}
 
 /// The routes outside `/api/v4`.
 pub(crate) fn web_routes() -> Router<Sim> {
