@@ -113,7 +113,6 @@ async fn members(
     PathParams(channel_id): PathParams<String>,
     query: Query,
 ) -> ApiResult {
-    require_id(&channel_id, "channel_id")?;
     let state = sim.lock();
     readable_channel(&state, &session, &channel_id)?;
     let list: Vec<ChannelMember> = state

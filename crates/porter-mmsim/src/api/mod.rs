@@ -484,13 +484,14 @@ pub(crate) fn require_team_member(
     }
 }
 
-/// Finds a channel the session may read: 404 when it does not exist, 403
-/// when the user may not read it.
+/// Finds a channel the session may read: 400 for a malformed id, 404 when
+/// it does not exist, 403 when the user may not read it.
 pub(crate) fn readable_channel<'s>(
     state: &'s ServerState,
     session: &Session,
     channel_id: &str,
 ) -> Result<&'s crate::model::Channel, ApiError> {
+    require_id(channel_id, "channel_id")?;
     let channel = state
         .channel(channel_id)
         .ok_or_else(|| channel_not_found(channel_id))?;
@@ -501,5 +502,22 @@ pub(crate) fn readable_channel<'s>(
             &session.user_id,
             "read_channel_content",
         ))
+    }
+}
+
+/// Refuses a channel the session's user is not in (or that does not exist)
+/// with the server's 403 for `permission`, what posting, uploading, pinning
+/// or reacting there needs.
+pub(crate) fn require_channel_member(
+    state: &ServerState,
+    session: &Session,
+    channel_id: &str,
+    permission: &str,
+) -> Result<(), ApiError> {
+    if state.channel(channel_id).is_some() && state.is_channel_member(channel_id, &session.user_id)
+    {
+        Ok(())
+    } else {
+        Err(ApiError::forbidden(&session.user_id, permission))
     }
 }

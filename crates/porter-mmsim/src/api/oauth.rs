@@ -35,7 +35,7 @@ use sha2::{Digest, Sha256};
 use super::{ApiResult, Body, Query, json_response, ok};
 use crate::Sim;
 use crate::error::ApiError;
-use crate::model::{Ids, now_millis};
+use crate::model::{Ids, escape_markup, now_millis};
 use crate::state::oauth::{Code, OAuthApp, Refresh};
 
 /// How long an authorization code can be exchanged (the server's
@@ -65,17 +65,10 @@ fn error_page(status: StatusCode, message: &str) -> Response {
         status,
         Html(format!(
             "<!doctype html><title>Error</title><h1>Error</h1><p id=\"error\">{}</p>",
-            escape(message)
+            escape_markup(message)
         )),
     )
         .into_response()
-}
-
-fn escape(text: &str) -> String {
-    text.replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
-        .replace('"', "&quot;")
 }
 
 /// The session a browser carries in its `MMAUTHTOKEN` cookie.
@@ -205,7 +198,7 @@ document.getElementById("allow").onclick = async () => {{
 }};
 document.getElementById("deny").onclick = () => {{ window.location.href = {denied}; }};
 </script>"#,
-        name = escape(&app.name),
+        name = escape_markup(&app.name),
         body = body,
         denied = serde_json::Value::String(denied),
     ))
@@ -404,7 +397,7 @@ async fn login_page(query: Query) -> Response {
 <label>Username <input name="login_id" id="login_id"></label>
 <label>Password <input type="password" name="password" id="password"></label>
 <button type="submit" id="login">Log in</button></form>"#,
-        to = escape(&to)
+        to = escape_markup(&to)
     ))
     .into_response()
 }

@@ -16,7 +16,7 @@ use serde::Deserialize;
 use super::posts::readable_post;
 use super::{
     ApiResult, Body, PathParams, Session, json_response, ok, own_user, readable_channel,
-    require_id, require_team_member, status_ok,
+    require_channel_member, require_id, require_team_member, status_ok,
 };
 use crate::Sim;
 use crate::error::ApiError;
@@ -63,19 +63,14 @@ pub(crate) fn routes() -> Router<Sim> {
 }
 
 /// A channel the session may post in (membership, as `create_post`
-/// needs): 404 when missing, 403 otherwise.
+/// needs): 400 for a malformed id, 404 when missing, 403 otherwise.
 fn postable_channel(
     state: &ServerState,
     session: &Session,
     channel_id: &str,
 ) -> Result<(), ApiError> {
-    require_id(channel_id, "channel_id")?;
-    let channel = readable_channel(state, session, channel_id)?;
-    if state.is_channel_member(&channel.id, &session.user_id) {
-        Ok(())
-    } else {
-        Err(ApiError::forbidden(&session.user_id, "create_post"))
-    }
+    readable_channel(state, session, channel_id)?;
+    require_channel_member(state, session, channel_id, "create_post")
 }
 
 // ----- login -----

@@ -12,7 +12,7 @@ use serde_json::{Map, Value, json};
 use super::posts::{post_list, readable_post};
 use super::{
     ApiResult, Body, PathParams, Query, Session, ok, own_user, page_size, readable_channel,
-    require_id, require_team_member, status_ok, user_param,
+    require_channel_member, require_id, require_team_member, status_ok, user_param,
 };
 use crate::Sim;
 use crate::error::ApiError;
@@ -86,7 +86,6 @@ pub(crate) async fn stats(
     PathParams(channel_id): PathParams<String>,
     query: Query,
 ) -> ApiResult {
-    require_id(&channel_id, "channel_id")?;
     let state = sim.lock();
     readable_channel(&state, &session, &channel_id)?;
     let pinned = state
@@ -120,7 +119,6 @@ pub(crate) async fn pinned(
     session: Session,
     PathParams(channel_id): PathParams<String>,
 ) -> ApiResult {
-    require_id(&channel_id, "channel_id")?;
     let state = sim.lock();
     readable_channel(&state, &session, &channel_id)?;
     let order: Vec<&StoredPost> = state
@@ -135,12 +133,7 @@ pub(crate) async fn pinned(
 fn set_pinned(sim: &Sim, session: &Session, post_id: &str, pinned: bool) -> ApiResult {
     let mut state = sim.lock();
     let channel_id = readable_post(&state, session, post_id)?.channel_id.clone();
-    if !state.is_channel_member(&channel_id, &session.user_id) {
-        return Err(ApiError::forbidden(
-            &session.user_id,
-            "read_channel_content",
-        ));
-    }
+    require_channel_member(&state, session, &channel_id, "read_channel_content")?;
     let at = now_millis();
     if let Some(post) = state.post_mut(post_id) {
         post.is_pinned = pinned;
@@ -294,9 +287,7 @@ pub(crate) async fn add_reaction(
     let channel_id = readable_post(&state, &session, &wanted.post_id)?
         .channel_id
         .clone();
-    if !state.is_channel_member(&channel_id, &session.user_id) {
-        return Err(ApiError::forbidden(&session.user_id, "add_reaction"));
-    }
+    require_channel_member(&state, &session, &channel_id, "add_reaction")?;
     if let Some(found) = state.reactions.iter().find(|r| {
         r.delete_at == 0
             && r.post_id == wanted.post_id
