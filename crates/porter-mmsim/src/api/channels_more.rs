@@ -552,6 +552,25 @@ struct CustomStatus {
     expires_at: String,
 }
 
+/// Keeps a custom status (as JSON text) in the user's
+/// `props.customStatus`, or with `None` takes it away.
+fn set_custom_status_prop(sim: &Sim, user_id: &str, text: Option<String>) -> ApiResult {
+    let mut state = sim.lock();
+    let user = state
+        .users
+        .iter_mut()
+        .find(|u| u.id == user_id)
+        .ok_or_else(|| user_not_found(user_id))?;
+    match text {
+        Some(text) => user
+            .props
+            .insert("customStatus".to_owned(), Value::String(text)),
+        None => user.props.remove("customStatus"),
+    };
+    user.update_at = now_millis();
+    status_ok()
+}
+
 /// `PUT /users/{user_id}/status/custom`: sets one's custom status (kept
 /// in the user's `props.customStatus` as a JSON string, as the server does).
 async fn set_custom_status(
@@ -586,16 +605,7 @@ async fn set_custom_status(
         return Err(ApiError::invalid_body_param("custom_status"));
     }
     let text = serde_json::to_string(&asked).map_err(|e| ApiError::internal(&e.to_string()))?;
-    let mut state = sim.lock();
-    let user = state
-        .users
-        .iter_mut()
-        .find(|u| u.id == user_id)
-        .ok_or_else(|| user_not_found(&user_id))?;
-    user.props
-        .insert("customStatus".to_owned(), Value::String(text));
-    user.update_at = now_millis();
-    status_ok()
+    set_custom_status_prop(&sim, &user_id, Some(text))
 }
 
 /// `DELETE /users/{user_id}/status/custom`: clears one's custom status.
@@ -605,15 +615,7 @@ async fn clear_custom_status(
     PathParams(raw_user): PathParams<String>,
 ) -> ApiResult {
     let user_id = own_user(&session, &raw_user)?;
-    let mut state = sim.lock();
-    let user = state
-        .users
-        .iter_mut()
-        .find(|u| u.id == user_id)
-        .ok_or_else(|| user_not_found(&user_id))?;
-    user.props.remove("customStatus");
-    user.update_at = now_millis();
-    status_ok()
+    set_custom_status_prop(&sim, &user_id, None)
 }
 
 #[cfg(test)]

@@ -444,6 +444,21 @@ pub(crate) fn own_user(session: &Session, raw: &str) -> Result<String, ApiError>
     Ok(user_id)
 }
 
+/// The `{user_id}` of a path about one's own things in a team (one's own,
+/// as [`own_user`] checks), once the `{team_id}` is well formed and names a
+/// team one is in.
+pub(crate) fn own_team_member(
+    state: &ServerState,
+    session: &Session,
+    raw_user: &str,
+    team_id: &str,
+) -> Result<String, ApiError> {
+    let user_id = own_user(session, raw_user)?;
+    require_id(team_id, "team_id")?;
+    require_team_member(state, team_id, &user_id)?;
+    Ok(user_id)
+}
+
 /// The server's 404 for a channel id that names no channel.
 pub(crate) fn channel_not_found(id: &str) -> ApiError {
     ApiError::not_found(

@@ -15,8 +15,8 @@ use serde::Deserialize;
 
 use super::posts::readable_post;
 use super::{
-    ApiResult, Body, PathParams, Session, json_response, ok, own_user, readable_channel,
-    require_channel_member, require_id, require_team_member, status_ok,
+    ApiResult, Body, PathParams, Session, json_response, ok, own_team_member, own_user,
+    readable_channel, require_channel_member, require_id, status_ok,
 };
 use crate::Sim;
 use crate::error::ApiError;
@@ -181,9 +181,7 @@ fn thread_target(
     team_id: &str,
     thread_id: &str,
 ) -> Result<Following, ApiError> {
-    let user_id = own_user(session, raw_user)?;
-    require_id(team_id, "team_id")?;
-    require_team_member(state, team_id, &user_id)?;
+    let user_id = own_team_member(state, session, raw_user, team_id)?;
     let post = readable_post(state, session, thread_id)?;
     if !post.root_id.is_empty() {
         return Err(ApiError::invalid_url_param("thread_id"));
@@ -368,10 +366,8 @@ async fn drafts(
     session: Session,
     PathParams((raw, team_id)): PathParams<(String, String)>,
 ) -> ApiResult {
-    let user_id = own_user(&session, &raw)?;
-    require_id(&team_id, "team_id")?;
     let state = sim.lock();
-    require_team_member(&state, &team_id, &user_id)?;
+    let user_id = own_team_member(&state, &session, &raw, &team_id)?;
     let mut list: Vec<&Draft> = state
         .own
         .drafts

@@ -394,9 +394,7 @@ pub(crate) async fn permalink(
             .or_else(|| state.teams_of(&post.user_id).first().copied())
     });
     let Some(team) = team else {
-        return Err(ApiError::not_found(
-            "app.team.get.find.app_error",
-            "Unable to find the existing team.",
+        return Err(super::teams::team_not_found(
             "the post's people are in no team".to_owned(),
         ));
     };

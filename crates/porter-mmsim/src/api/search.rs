@@ -211,6 +211,13 @@ impl Terms {
             && !self.not_from.iter().any(|f| f == username)
     }
 
+    /// Tells whether what a user made at a time passes `from:`, `-from:`
+    /// and the date filters (in the searcher's time zone).
+    fn made_ok(&self, state: &ServerState, user_id: &str, at: i64, search: &SearchBody) -> bool {
+        let author = state.user(user_id).map_or("", |u| u.username.as_str());
+        self.author_ok(author) && self.date_ok(at, search.time_zone_offset)
+    }
+
     /// Tells whether a channel passes `in:` and `-in:`.
     fn channel_ok(&self, state: &ServerState, channel: &Channel) -> bool {
         let named = |value: &String| channel_named(state, channel, value);
@@ -312,10 +319,7 @@ fn search_posts(
     let mut hits: Vec<(&crate::model::StoredPost, Vec<String>)> = Vec::new();
     for channel in channels.iter().filter(|c| terms.channel_ok(state, c)) {
         for post in state.channel_posts(&channel.id) {
-            let author = state
-                .user(&post.user_id)
-                .map_or("", |u| u.username.as_str());
-            if !terms.author_ok(author) || !terms.date_ok(post.create_at, search.time_zone_offset) {
+            if !terms.made_ok(state, &post.user_id, post.create_at, &search) {
                 continue;
             }
             if let Some(found) = terms.text_matches(&words_of(&post.message), search.is_or_search) {
@@ -363,11 +367,7 @@ fn search_files(
         .filter(|f| f.info.delete_at == 0 && state.post(&f.info.post_id).is_some())
         .filter(|f| channels.iter().any(|c| c.id == f.info.channel_id))
         .filter(|f| {
-            let author = state
-                .user(&f.info.user_id)
-                .map_or("", |u| u.username.as_str());
-            terms.author_ok(author)
-                && terms.date_ok(f.info.create_at, search.time_zone_offset)
+            terms.made_ok(state, &f.info.user_id, f.info.create_at, &search)
                 && (terms.extensions.is_empty() || terms.extensions.contains(&f.info.extension))
                 && !terms.not_extensions.contains(&f.info.extension)
                 && terms
