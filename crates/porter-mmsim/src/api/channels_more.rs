@@ -13,7 +13,7 @@ use serde_json::{Value, json};
 use super::{
     ApiResult, Body, PathParams, Query, Session, channel_not_found, json_response,
     member_not_found, ok, own_user, readable_channel, require_id, require_self, status_ok,
-    user_not_found, user_param,
+    user_id_list, user_not_found, user_param,
 };
 use crate::Sim;
 use crate::error::ApiError;
@@ -488,10 +488,7 @@ async fn status(
 
 /// `POST /users/status/ids`: the presences of the users among the ids.
 async fn statuses_by_ids(State(sim): State<Sim>, _session: Session, body: Body) -> ApiResult {
-    let ids: Vec<String> = body.json("user_ids")?;
-    if ids.is_empty() || ids.iter().any(|id| !is_valid_id(id)) {
-        return Err(ApiError::invalid_body_param("user_ids"));
-    }
+    let ids = user_id_list(&body)?;
     let state = sim.lock();
     let list: Vec<Status> = ids
         .iter()

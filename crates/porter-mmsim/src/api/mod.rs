@@ -20,7 +20,7 @@ use axum::extract::{
     DefaultBodyLimit, FromRequest, FromRequestParts, OptionalFromRequestParts, Path, Request, State,
 };
 use axum::http::request::Parts;
-use axum::http::{HeaderValue, StatusCode, header};
+use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
@@ -224,6 +224,16 @@ pub(crate) struct Session {
     pub user_id: String,
 }
 
+/// The session token a browser carries in its `MMAUTHTOKEN` cookie.
+pub(crate) fn cookie_token(headers: &HeaderMap) -> Option<String> {
+    headers
+        .get_all(header::COOKIE)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(';'))
+        .find_map(|pair| pair.trim().strip_prefix("MMAUTHTOKEN=").map(str::to_owned))
+}
+
 /// Finds the token a request carries, if any.
 fn token_of(parts: &Parts) -> Option<String> {
     if let Some(value) = parts
@@ -235,13 +245,8 @@ fn token_of(parts: &Parts) -> Option<String> {
     {
         return Some(token.trim().to_owned());
     }
-    for cookie in parts.headers.get_all(header::COOKIE) {
-        let Ok(text) = cookie.to_str() else { continue };
-        for pair in text.split(';') {
-            if let Some(token) = pair.trim().strip_prefix("MMAUTHTOKEN=") {
-                return Some(token.to_owned());
-            }
-        }
+    if let Some(token) = cookie_token(&parts.headers) {
+        return Some(token);
     }
     let query = parts.uri.query().unwrap_or("");
     url::form_urlencoded::parse(query.as_bytes())
@@ -405,6 +410,16 @@ impl Body {
             ApiError::invalid_body_param(name).detail(format!("could not parse the body: {err}"))
         })
     }
+}
+
+/// Reads a body that is a list of user ids: 400 when it is empty or an id
+/// is malformed.
+pub(crate) fn user_id_list(body: &Body) -> Result<Vec<String>, ApiError> {
+    let ids: Vec<String> = body.json("user_ids")?;
+    if ids.is_empty() || ids.iter().any(|id| !is_valid_id(id)) {
+        return Err(ApiError::invalid_body_param("user_ids"));
+    }
+    Ok(ids)
 }
 
 /// Checks a URL id parameter's shape before anything is looked up, as the

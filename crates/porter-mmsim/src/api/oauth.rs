@@ -32,7 +32,7 @@ use serde::Deserialize;
 use serde_json::json;
 use sha2::{Digest, Sha256};
 
-use super::{ApiResult, Body, Query, json_response, ok};
+use super::{ApiResult, Body, Query, cookie_token, json_response, ok};
 use crate::Sim;
 use crate::error::ApiError;
 use crate::model::{Ids, escape_markup, now_millis};
@@ -71,14 +71,20 @@ fn error_page(status: StatusCode, message: &str) -> Response {
         .into_response()
 }
 
-/// The session a browser carries in its `MMAUTHTOKEN` cookie.
+/// `base` with `pairs` added to its query (form-encoded, after `?` or `&`).
+fn with_query(mut base: String, pairs: &[(&str, &str)]) -> String {
+    base.push(if base.contains('?') { '&' } else { '?' });
+    base.push_str(
+        &url::form_urlencoded::Serializer::new(String::new())
+            .extend_pairs(pairs)
+            .finish(),
+    );
+    base
+}
+
+/// The user whose session a browser carries in its `MMAUTHTOKEN` cookie.
 fn cookie_user(sim: &Sim, headers: &HeaderMap) -> Option<String> {
-    let token = headers
-        .get_all(header::COOKIE)
-        .iter()
-        .filter_map(|v| v.to_str().ok())
-        .flat_map(|v| v.split(';'))
-        .find_map(|pair| pair.trim().strip_prefix("MMAUTHTOKEN=").map(str::to_owned))?;
+    let token = cookie_token(headers)?;
     let state = sim.lock();
     state.user_for_token(&token).map(|u| u.id.clone())
 }
@@ -175,14 +181,10 @@ async fn authorize_page(State(sim): State<Sim>, query: Query, headers: HeaderMap
         "code_challenge": ask.code_challenge,
         "code_challenge_method": ask.code_challenge_method,
     });
-    let mut denied = url::Url::parse(&ask.redirect_uri)
-        .map_or_else(|_| ask.redirect_uri.clone(), |u| u.to_string());
-    denied.push(if denied.contains('?') { '&' } else { '?' });
-    denied.push_str(
-        &url::form_urlencoded::Serializer::new(String::new())
-            .append_pair("error", "access_denied")
-            .append_pair("state", &ask.state)
-            .finish(),
+    let denied = with_query(
+        url::Url::parse(&ask.redirect_uri)
+            .map_or_else(|_| ask.redirect_uri.clone(), |u| u.to_string()),
+        &[("error", "access_denied"), ("state", &ask.state)],
     );
     Html(format!(
         r#"<!doctype html><title>Authorize {name}</title>
@@ -239,13 +241,9 @@ async fn authorize(State(sim): State<Sim>, headers: HeaderMap, body: Body) -> Ap
             expires_at: now_millis() + CODE_MILLIS,
         },
     );
-    let mut redirect = ask.redirect_uri.clone();
-    redirect.push(if redirect.contains('?') { '&' } else { '?' });
-    redirect.push_str(
-        &url::form_urlencoded::Serializer::new(String::new())
-            .append_pair("code", &code)
-            .append_pair("state", &ask.state)
-            .finish(),
+    let redirect = with_query(
+        ask.redirect_uri.clone(),
+        &[("code", &code), ("state", &ask.state)],
     );
     ok(&json!({ "redirect": redirect }))
 }
