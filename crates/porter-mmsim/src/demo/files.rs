@@ -819,8 +819,37 @@ fn pdf_string(text: &str) -> String {
         .replace(')', "\\)")
 }
 
-/// A one-page PDF with a title and paragraphs in Helvetica, written object
-/// by object with the byte offsets recorded for the cross-reference table.
+/// A PDF of `objects` (numbered from 1, the first the catalog) with a
+/// correct cross-reference table, so that a reader follows it rather than
+/// giving up; `info` is the number of the document information dictionary,
+/// when there is one. The demo's handbook is written with it, and porter's
+/// tests write hostile PDFs with it.
+#[must_use]
+pub fn pdf_with_xref(objects: &[Vec<u8>], info: Option<usize>) -> Vec<u8> {
+    let mut out = b"%PDF-1.4\n%\xe2\xe3\xcf\xd3\n".to_vec();
+    let mut offsets = Vec::with_capacity(objects.len());
+    for (at, body) in objects.iter().enumerate() {
+        offsets.push(out.len());
+        out.extend_from_slice(format!("{} 0 obj\n", at + 1).as_bytes());
+        out.extend_from_slice(body);
+        out.extend_from_slice(b"\nendobj\n");
+    }
+    let xref_at = out.len();
+    let size = objects.len() + 1;
+    out.extend_from_slice(format!("xref\n0 {size}\n0000000000 65535 f \n").as_bytes());
+    for offset in offsets {
+        out.extend_from_slice(format!("{offset:010} 00000 n \n").as_bytes());
+    }
+    let info = info.map(|n| format!(" /Info {n} 0 R")).unwrap_or_default();
+    out.extend_from_slice(
+        format!("trailer\n<< /Size {size} /Root 1 0 R{info} >>\nstartxref\n{xref_at}\n%%EOF\n")
+            .as_bytes(),
+    );
+    out
+}
+
+/// A one-page PDF with a title and paragraphs in Helvetica, and the
+/// document information (title, author) as its last object.
 fn pdf() -> Vec<u8> {
     let lines = [
         "Welcome to the team. This handbook covers the basics.",
@@ -843,28 +872,9 @@ fn pdf() -> Vec<u8> {
         "<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica /Encoding /WinAnsiEncoding >>".to_owned(),
         format!("<< /Length {} >>\nstream\n{content}endstream", content.len()),
         "<< /Title (Porter Team Handbook) /Author (Alice Example) /Producer (porter-mmsim) >>".to_owned(),
-    ];
-    let mut out: Vec<u8> = b"%PDF-1.4\n%\xe2\xe3\xcf\xd3\n".to_vec();
-    let mut offsets = Vec::with_capacity(objects.len());
-    for (n, body) in objects.iter().enumerate() {
-        offsets.push(out.len());
-        out.extend_from_slice(format!("{} 0 obj\n{body}\nendobj\n", n + 1).as_bytes());
-    }
-    let xref_at = out.len();
-    out.extend_from_slice(
-        format!("xref\n0 {}\n0000000000 65535 f \n", objects.len() + 1).as_bytes(),
-    );
-    for offset in offsets {
-        out.extend_from_slice(format!("{offset:010} 00000 n \n").as_bytes());
-    }
-    out.extend_from_slice(
-        format!(
-            "trailer\n<< /Size {} /Root 1 0 R /Info 6 0 R >>\nstartxref\n{xref_at}\n%%EOF\n",
-            objects.len() + 1
-        )
-        .as_bytes(),
-    );
-    out
+    ]
+    .map(String::into_bytes);
+    pdf_with_xref(&objects, Some(objects.len()))
 }
 
 #[cfg(test)]
