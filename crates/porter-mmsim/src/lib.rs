@@ -52,6 +52,7 @@ use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use serde::Serialize;
 
+pub use demo::files::pdf_with_xref;
 pub use seed::{
     DEFAULT_MAX_FILE_BYTES, DEFAULT_MAX_POST_CHARS, DEFAULT_OAUTH_ACCESS_SECONDS, DemoFile, Seed,
     SeedChannel, SeedConfig, SeedError, SeedFile, SeedOAuthApp, SeedPost, SeedTeam, SeedTime,

@@ -223,6 +223,15 @@ pub(crate) fn extension_of(name: &str) -> String {
     }
 }
 
+/// Escapes text for HTML or XML, in element content and in attribute
+/// values alike.
+pub(crate) fn escape_markup(text: &str) -> String {
+    text.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace('"', "&quot;")
+}
+
 /// `User` is `model.User` as the API returns it (password and auth data
 /// never leave the server, so they are not kept).
 #[derive(Clone, Debug, Serialize)]

@@ -1,6 +1,9 @@
 //! The emulator's in-memory server: everything a seed defines plus what the
 //! API has created since, and the rules that decide who may see what.
 
+pub(crate) mod oauth;
+pub(crate) mod own;
+
 use std::collections::HashMap;
 use std::fmt::Write as _;
 
@@ -8,6 +11,8 @@ use base64::Engine as _;
 use bytes::Bytes;
 use serde_json::{Value, json};
 
+use self::oauth::OAuthState;
+use self::own::OwnState;
 use crate::model::{
     Channel, ChannelMember, FileInfo, Ids, Reaction, StoredPost, Team, User, extension_of,
     mime_for_extension, now_millis,
@@ -57,9 +62,9 @@ pub(crate) struct State {
     /// Emoji reactions on posts, in the order they were made.
     pub reactions: Vec<Reaction>,
     /// Each person's own state: preferences, drafts, reminders, logins.
-    pub own: crate::api::own_state::OwnState,
+    pub own: OwnState,
     /// OAuth apps, codes and the expiry of OAuth access tokens.
-    pub oauth: crate::api::oauth::OAuthState,
+    pub oauth: OAuthState,
 }
 
 impl State {
@@ -83,13 +88,13 @@ impl State {
             file_index: HashMap::new(),
             statuses: std::collections::BTreeMap::new(),
             reactions: Vec::new(),
-            own: crate::api::own_state::OwnState::default(),
-            oauth: crate::api::oauth::OAuthState::from_seed(seed),
+            own: OwnState::default(),
+            oauth: OAuthState::from_seed(seed),
         };
         state.seed_users(seed)?;
         state.seed_teams_and_channels(seed)?;
         state.seed_posts(seed)?;
-        state.own = crate::api::own_state::OwnState::from_seed(seed, &mut state);
+        state.own = OwnState::from_seed(seed, &mut state.users);
         state.ids.go_random();
         Ok(state)
     }

@@ -65,7 +65,6 @@ pub(crate) async fn get(
     session: Session,
     PathParams(channel_id): PathParams<String>,
 ) -> ApiResult {
-    require_id(&channel_id, "channel_id")?;
     let state = sim.lock();
     ok(readable_channel(&state, &session, &channel_id)?)
 }

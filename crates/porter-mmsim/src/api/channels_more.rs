@@ -13,7 +13,7 @@ use serde_json::{Value, json};
 use super::{
     ApiResult, Body, PathParams, Query, Session, channel_not_found, json_response,
     member_not_found, ok, own_user, readable_channel, require_id, require_self, status_ok,
-    user_not_found, user_param,
+    user_id_list, user_not_found, user_param,
 };
 use crate::Sim;
 use crate::error::ApiError;
@@ -113,7 +113,6 @@ async fn members(
     PathParams(channel_id): PathParams<String>,
     query: Query,
 ) -> ApiResult {
-    require_id(&channel_id, "channel_id")?;
     let state = sim.lock();
     readable_channel(&state, &session, &channel_id)?;
     let list: Vec<ChannelMember> = state
@@ -489,10 +488,7 @@ async fn status(
 
 /// `POST /users/status/ids`: the presences of the users among the ids.
 async fn statuses_by_ids(State(sim): State<Sim>, _session: Session, body: Body) -> ApiResult {
-    let ids: Vec<String> = body.json("user_ids")?;
-    if ids.is_empty() || ids.iter().any(|id| !is_valid_id(id)) {
-        return Err(ApiError::invalid_body_param("user_ids"));
-    }
+    let ids = user_id_list(&body)?;
     let state = sim.lock();
     let list: Vec<Status> = ids
         .iter()
@@ -553,6 +549,25 @@ struct CustomStatus {
     expires_at: String,
 }
 
+/// Keeps a custom status (as JSON text) in the user's
+/// `props.customStatus`, or with `None` takes it away.
+fn set_custom_status_prop(sim: &Sim, user_id: &str, text: Option<String>) -> ApiResult {
+    let mut state = sim.lock();
+    let user = state
+        .users
+        .iter_mut()
+        .find(|u| u.id == user_id)
+        .ok_or_else(|| user_not_found(user_id))?;
+    match text {
+        Some(text) => user
+            .props
+            .insert("customStatus".to_owned(), Value::String(text)),
+        None => user.props.remove("customStatus"),
+    };
+    user.update_at = now_millis();
+    status_ok()
+}
+
 /// `PUT /users/{user_id}/status/custom`: sets one's custom status (kept
 /// in the user's `props.customStatus` as a JSON string, as the server does).
 async fn set_custom_status(
@@ -587,16 +602,7 @@ async fn set_custom_status(
         return Err(ApiError::invalid_body_param("custom_status"));
     }
     let text = serde_json::to_string(&asked).map_err(|e| ApiError::internal(&e.to_string()))?;
-    let mut state = sim.lock();
-    let user = state
-        .users
-        .iter_mut()
-        .find(|u| u.id == user_id)
-        .ok_or_else(|| user_not_found(&user_id))?;
-    user.props
-        .insert("customStatus".to_owned(), Value::String(text));
-    user.update_at = now_millis();
-    status_ok()
+    set_custom_status_prop(&sim, &user_id, Some(text))
 }
 
 /// `DELETE /users/{user_id}/status/custom`: clears one's custom status.
@@ -606,15 +612,7 @@ async fn clear_custom_status(
     PathParams(raw_user): PathParams<String>,
 ) -> ApiResult {
     let user_id = own_user(&session, &raw_user)?;
-    let mut state = sim.lock();
-    let user = state
-        .users
-        .iter_mut()
-        .find(|u| u.id == user_id)
-        .ok_or_else(|| user_not_found(&user_id))?;
-    user.props.remove("customStatus");
-    user.update_at = now_millis();
-    status_ok()
+    set_custom_status_prop(&sim, &user_id, None)
 }
 
 #[cfg(test)]

@@ -9,7 +9,9 @@ use bytes::{Bytes, BytesMut};
 use serde_json::json;
 use std::fmt::Write as _;
 
-use super::{ApiResult, PathParams, Query, Session, json_response, ok, require_id};
+use super::{
+    ApiResult, PathParams, Query, Session, json_response, ok, require_channel_member, require_id,
+};
 use crate::Sim;
 use crate::error::ApiError;
 use crate::model::now_millis;
@@ -237,11 +239,7 @@ async fn read_upload(
 fn store_upload(sim: &Sim, session: &Session, upload: Upload) -> ApiResult {
     require_id(&upload.channel_id, "channel_id")?;
     let mut state = sim.lock();
-    if state.channel(&upload.channel_id).is_none()
-        || !state.is_channel_member(&upload.channel_id, &session.user_id)
-    {
-        return Err(ApiError::forbidden(&session.user_id, "upload_file"));
-    }
+    require_channel_member(&state, session, &upload.channel_id, "upload_file")?;
     let at = now_millis();
     let mut infos = Vec::new();
     for part in upload.files {

@@ -20,7 +20,7 @@ use axum::extract::{
     DefaultBodyLimit, FromRequest, FromRequestParts, OptionalFromRequestParts, Path, Request, State,
 };
 use axum::http::request::Parts;
-use axum::http::{HeaderValue, StatusCode, header};
+use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
@@ -224,6 +224,16 @@ pub(crate) struct Session {
     pub user_id: String,
 }
 
+/// The session token a browser carries in its `MMAUTHTOKEN` cookie.
+pub(crate) fn cookie_token(headers: &HeaderMap) -> Option<String> {
+    headers
+        .get_all(header::COOKIE)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .flat_map(|v| v.split(';'))
+        .find_map(|pair| pair.trim().strip_prefix("MMAUTHTOKEN=").map(str::to_owned))
+}
+
 /// Finds the token a request carries, if any.
 fn token_of(parts: &Parts) -> Option<String> {
     if let Some(value) = parts
@@ -235,13 +245,8 @@ fn token_of(parts: &Parts) -> Option<String> {
     {
         return Some(token.trim().to_owned());
     }
-    for cookie in parts.headers.get_all(header::COOKIE) {
-        let Ok(text) = cookie.to_str() else { continue };
-        for pair in text.split(';') {
-            if let Some(token) = pair.trim().strip_prefix("MMAUTHTOKEN=") {
-                return Some(token.to_owned());
-            }
-        }
+    if let Some(token) = cookie_token(&parts.headers) {
+        return Some(token);
     }
     let query = parts.uri.query().unwrap_or("");
     url::form_urlencoded::parse(query.as_bytes())
@@ -407,6 +412,16 @@ impl Body {
     }
 }
 
+/// Reads a body that is a list of user ids: 400 when it is empty or an id
+/// is malformed.
+pub(crate) fn user_id_list(body: &Body) -> Result<Vec<String>, ApiError> {
+    let ids: Vec<String> = body.json("user_ids")?;
+    if ids.is_empty() || ids.iter().any(|id| !is_valid_id(id)) {
+        return Err(ApiError::invalid_body_param("user_ids"));
+    }
+    Ok(ids)
+}
+
 /// Checks a URL id parameter's shape before anything is looked up, as the
 /// server does (400, not 404, for a malformed id).
 pub(crate) fn require_id(value: &str, name: &str) -> Result<(), ApiError> {
@@ -441,6 +456,21 @@ pub(crate) fn require_self(session: &Session, user_id: &str) -> Result<(), ApiEr
 pub(crate) fn own_user(session: &Session, raw: &str) -> Result<String, ApiError> {
     let user_id = user_param(session, raw)?;
     require_self(session, &user_id)?;
+    Ok(user_id)
+}
+
+/// The `{user_id}` of a path about one's own things in a team (one's own,
+/// as [`own_user`] checks), once the `{team_id}` is well formed and names a
+/// team one is in.
+pub(crate) fn own_team_member(
+    state: &ServerState,
+    session: &Session,
+    raw_user: &str,
+    team_id: &str,
+) -> Result<String, ApiError> {
+    let user_id = own_user(session, raw_user)?;
+    require_id(team_id, "team_id")?;
+    require_team_member(state, team_id, &user_id)?;
     Ok(user_id)
 }
 
@@ -484,13 +514,14 @@ pub(crate) fn require_team_member(
     }
 }
 
-/// Finds a channel the session may read: 404 when it does not exist, 403
-/// when the user may not read it.
+/// Finds a channel the session may read: 400 for a malformed id, 404 when
+/// it does not exist, 403 when the user may not read it.
 pub(crate) fn readable_channel<'s>(
     state: &'s ServerState,
     session: &Session,
     channel_id: &str,
 ) -> Result<&'s crate::model::Channel, ApiError> {
+    require_id(channel_id, "channel_id")?;
     let channel = state
         .channel(channel_id)
         .ok_or_else(|| channel_not_found(channel_id))?;
@@ -501,5 +532,22 @@ pub(crate) fn readable_channel<'s>(
             &session.user_id,
             "read_channel_content",
         ))
+    }
+}
+
+/// Refuses a channel the session's user is not in (or that does not exist)
+/// with the server's 403 for `permission`, what posting, uploading, pinning
+/// or reacting there needs.
+pub(crate) fn require_channel_member(
+    state: &ServerState,
+    session: &Session,
+    channel_id: &str,
+    permission: &str,
+) -> Result<(), ApiError> {
+    if state.channel(channel_id).is_some() && state.is_channel_member(channel_id, &session.user_id)
+    {
+        Ok(())
+    } else {
+        Err(ApiError::forbidden(&session.user_id, permission))
     }
 }

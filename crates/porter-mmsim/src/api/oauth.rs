@@ -22,8 +22,6 @@
 //!
 //! `GET /login` and `POST /login` stand in for the web app's sign-in page.
 
-use std::collections::HashMap;
-
 use axum::Router;
 use axum::extract::{Form, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
@@ -34,89 +32,15 @@ use serde::Deserialize;
 use serde_json::json;
 use sha2::{Digest, Sha256};
 
-use super::{ApiResult, Body, Query, json_response, ok};
+use super::{ApiResult, Body, Query, cookie_token, json_response, ok};
 use crate::Sim;
 use crate::error::ApiError;
-use crate::model::{Ids, now_millis};
-use crate::seed::Seed;
+use crate::model::{Ids, escape_markup, now_millis};
+use crate::state::oauth::{Code, OAuthApp, Refresh};
 
 /// How long an authorization code can be exchanged (the server's
 /// `AUTHCODE_EXPIRE_TIME`, ten minutes).
 const CODE_MILLIS: i64 = 10 * 60 * 1000;
-
-/// `OAuthApp` is a registered app.
-#[derive(Debug, Clone)]
-pub(crate) struct OAuthApp {
-    pub id: String,
-    pub name: String,
-    /// Empty for a public client.
-    pub secret: String,
-    pub callback_urls: Vec<String>,
-}
-
-impl OAuthApp {
-    fn is_public(&self) -> bool {
-        self.secret.is_empty()
-    }
-}
-
-/// An authorization code not yet exchanged.
-#[derive(Debug, Clone)]
-struct Code {
-    client_id: String,
-    user_id: String,
-    redirect_uri: String,
-    challenge: String,
-    expires_at: i64,
-}
-
-/// A refresh token and what it renews.
-#[derive(Debug, Clone)]
-struct Refresh {
-    client_id: String,
-    user_id: String,
-    access_token: String,
-}
-
-/// `OAuthState` is the apps, codes and token lifetimes of the server.
-#[derive(Debug, Default)]
-pub(crate) struct OAuthState {
-    pub apps: Vec<OAuthApp>,
-    codes: HashMap<String, Code>,
-    /// Access token → when it expires (ms since the epoch).
-    expiries: HashMap<String, i64>,
-    refreshes: HashMap<String, Refresh>,
-}
-
-impl OAuthState {
-    /// The apps the seed registers.
-    pub(crate) fn from_seed(seed: &Seed) -> OAuthState {
-        OAuthState {
-            apps: seed
-                .oauth_apps
-                .iter()
-                .map(|app| OAuthApp {
-                    id: app.client_id.clone(),
-                    name: app.name.clone(),
-                    secret: app.client_secret.clone().unwrap_or_default(),
-                    callback_urls: app.callback_urls.clone(),
-                })
-                .collect(),
-            ..OAuthState::default()
-        }
-    }
-
-    /// Whether `token` is an OAuth access token past its expiry.
-    pub(crate) fn expired(&self, token: &str) -> bool {
-        self.expiries
-            .get(token)
-            .is_some_and(|at| *at <= now_millis())
-    }
-
-    fn app(&self, client_id: &str) -> Option<&OAuthApp> {
-        self.apps.iter().find(|a| a.id == client_id)
-    }
-}
 
 /// The routes outside `/api/v4`.
 pub(crate) fn web_routes() -> Router<Sim> {
@@ -141,27 +65,26 @@ fn error_page(status: StatusCode, message: &str) -> Response {
         status,
         Html(format!(
             "<!doctype html><title>Error</title><h1>Error</h1><p id=\"error\">{}</p>",
-            escape(message)
+            escape_markup(message)
         )),
     )
         .into_response()
 }
 
-fn escape(text: &str) -> String {
-    text.replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
-        .replace('"', "&quot;")
+/// `base` with `pairs` added to its query (form-encoded, after `?` or `&`).
+fn with_query(mut base: String, pairs: &[(&str, &str)]) -> String {
+    base.push(if base.contains('?') { '&' } else { '?' });
+    base.push_str(
+        &url::form_urlencoded::Serializer::new(String::new())
+            .extend_pairs(pairs)
+            .finish(),
+    );
+    base
 }
 
-/// The session a browser carries in its `MMAUTHTOKEN` cookie.
+/// The user whose session a browser carries in its `MMAUTHTOKEN` cookie.
 fn cookie_user(sim: &Sim, headers: &HeaderMap) -> Option<String> {
-    let token = headers
-        .get_all(header::COOKIE)
-        .iter()
-        .filter_map(|v| v.to_str().ok())
-        .flat_map(|v| v.split(';'))
-        .find_map(|pair| pair.trim().strip_prefix("MMAUTHTOKEN=").map(str::to_owned))?;
+    let token = cookie_token(headers)?;
     let state = sim.lock();
     state.user_for_token(&token).map(|u| u.id.clone())
 }
@@ -258,14 +181,10 @@ async fn authorize_page(State(sim): State<Sim>, query: Query, headers: HeaderMap
         "code_challenge": ask.code_challenge,
         "code_challenge_method": ask.code_challenge_method,
     });
-    let mut denied = url::Url::parse(&ask.redirect_uri)
-        .map_or_else(|_| ask.redirect_uri.clone(), |u| u.to_string());
-    denied.push(if denied.contains('?') { '&' } else { '?' });
-    denied.push_str(
-        &url::form_urlencoded::Serializer::new(String::new())
-            .append_pair("error", "access_denied")
-            .append_pair("state", &ask.state)
-            .finish(),
+    let denied = with_query(
+        url::Url::parse(&ask.redirect_uri)
+            .map_or_else(|_| ask.redirect_uri.clone(), |u| u.to_string()),
+        &[("error", "access_denied"), ("state", &ask.state)],
     );
     Html(format!(
         r#"<!doctype html><title>Authorize {name}</title>
@@ -281,7 +200,7 @@ document.getElementById("allow").onclick = async () => {{
 }};
 document.getElementById("deny").onclick = () => {{ window.location.href = {denied}; }};
 </script>"#,
-        name = escape(&app.name),
+        name = escape_markup(&app.name),
         body = body,
         denied = serde_json::Value::String(denied),
     ))
@@ -322,13 +241,9 @@ async fn authorize(State(sim): State<Sim>, headers: HeaderMap, body: Body) -> Ap
             expires_at: now_millis() + CODE_MILLIS,
         },
     );
-    let mut redirect = ask.redirect_uri.clone();
-    redirect.push(if redirect.contains('?') { '&' } else { '?' });
-    redirect.push_str(
-        &url::form_urlencoded::Serializer::new(String::new())
-            .append_pair("code", &code)
-            .append_pair("state", &ask.state)
-            .finish(),
+    let redirect = with_query(
+        ask.redirect_uri.clone(),
+        &[("code", &code), ("state", &ask.state)],
     );
     ok(&json!({ "redirect": redirect }))
 }
@@ -480,7 +395,7 @@ async fn login_page(query: Query) -> Response {
 <label>Username <input name="login_id" id="login_id"></label>
 <label>Password <input type="password" name="password" id="password"></label>
 <button type="submit" id="login">Log in</button></form>"#,
-        to = escape(&to)
+        to = escape_markup(&to)
     ))
     .into_response()
 }

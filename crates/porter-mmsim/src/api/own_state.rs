@@ -7,25 +7,22 @@
 //! channel"; the emulator checks the same and keeps what was set so tests
 //! can read it back through the API or `/__sim/state`.
 
-use std::collections::HashMap;
-
 use axum::Router;
 use axum::extract::State;
 use axum::http::{HeaderValue, StatusCode};
 use axum::routing::{delete, get, post, put};
-use serde::{Deserialize, Serialize};
-use serde_json::{Value, json};
+use serde::Deserialize;
 
 use super::posts::readable_post;
 use super::{
-    ApiResult, Body, PathParams, Session, json_response, ok, own_user, readable_channel,
-    require_id, require_team_member, status_ok,
+    ApiResult, Body, PathParams, Session, json_response, ok, own_team_member, own_user,
+    readable_channel, require_channel_member, require_id, status_ok,
 };
 use crate::Sim;
 use crate::error::ApiError;
 use crate::model::{Ids, now_millis};
-use crate::seed::Seed;
 use crate::state::State as ServerState;
+use crate::state::own::{Draft, Following, Preference, Reminder, Typing};
 
 /// `MAX_PREFERENCES` is the most preferences one request may set or
 /// delete, as on a server.
@@ -34,119 +31,6 @@ const MAX_PREFERENCES: usize = 100;
 /// `FLAGGED_POST` is the preference category Mattermost keeps saved
 /// ("flagged") posts in: one preference per post, named by its id.
 pub(crate) const FLAGGED_POST: &str = "flagged_post";
-
-/// `OwnState` is everything here that belongs to one person. Passwords
-/// and MFA codes are never serialized.
-#[derive(Clone, Debug, Default, Serialize)]
-pub(crate) struct OwnState {
-    pub preferences: Vec<Preference>,
-    pub following: Vec<Following>,
-    pub reminders: Vec<Reminder>,
-    pub drafts: Vec<Draft>,
-    pub typing: Vec<Typing>,
-    #[serde(skip)]
-    pub logins: HashMap<String, Login>,
-}
-
-/// `Login` is what signing in with a password needs: the password, and
-/// the one-time code when the account has MFA (a fixed code here, since
-/// the emulator keeps no authenticator clock).
-#[derive(Clone, Debug)]
-pub(crate) struct Login {
-    pub password: String,
-    pub mfa_code: Option<String>,
-}
-
-/// `Preference` is `model.Preference`.
-#[derive(Clone, Debug, Serialize, Deserialize, PartialEq, Eq)]
-pub(crate) struct Preference {
-    pub user_id: String,
-    pub category: String,
-    pub name: String,
-    pub value: String,
-}
-
-/// `Following` is one person following one thread.
-// The names are the server's JSON keys.
-#[allow(clippy::struct_field_names)]
-#[derive(Clone, Debug, Serialize, PartialEq, Eq)]
-pub(crate) struct Following {
-    pub user_id: String,
-    pub team_id: String,
-    pub thread_id: String,
-}
-
-/// `Reminder` is a post reminder: at `target_time` (seconds) the server
-/// would post a system message to the person.
-#[derive(Clone, Debug, Serialize)]
-pub(crate) struct Reminder {
-    pub user_id: String,
-    pub post_id: String,
-    pub target_time: i64,
-}
-
-/// `Typing` is one "is typing" event, kept so a test can see it arrived.
-#[derive(Clone, Debug, Serialize)]
-pub(crate) struct Typing {
-    pub user_id: String,
-    pub channel_id: String,
-    pub parent_id: String,
-    pub at: i64,
-}
-
-/// `Draft` is `model.Draft`: one unsent message per person, channel and
-/// thread.
-#[derive(Clone, Debug, Default, Serialize, Deserialize)]
-#[serde(default)]
-pub(crate) struct Draft {
-    pub create_at: i64,
-    pub update_at: i64,
-    pub delete_at: i64,
-    pub user_id: String,
-    pub channel_id: String,
-    pub root_id: String,
-    pub message: String,
-    #[serde(default = "empty_object")]
-    pub props: Value,
-    pub file_ids: Vec<String>,
-}
-
-/// Serde default for `props`: `{}`, as the server stores it.
-fn empty_object() -> Value {
-    json!({})
-}
-
-impl OwnState {
-    /// Takes what signing in needs (passwords, MFA codes) and each
-    /// person's time zone from the seed; the users must be loaded already.
-    pub(crate) fn from_seed(seed: &Seed, state: &mut ServerState) -> OwnState {
-        let mut own = OwnState::default();
-        for person in &seed.users {
-            let Some(user) = state
-                .users
-                .iter_mut()
-                .find(|u| u.username == person.username)
-            else {
-                continue;
-            };
-            if let Some(password) = &person.password {
-                own.logins.insert(
-                    user.id.clone(),
-                    Login {
-                        password: password.clone(),
-                        mfa_code: person.mfa_code.clone(),
-                    },
-                );
-            }
-            if let Some(zone) = &person.timezone {
-                user.timezone = json!({
-                    "automaticTimezone": "", "manualTimezone": zone, "useAutomaticTimezone": "false"
-                });
-            }
-        }
-        own
-    }
-}
 
 /// The routes of this file, merged into the API router.
 pub(crate) fn routes() -> Router<Sim> {
@@ -179,19 +63,14 @@ pub(crate) fn routes() -> Router<Sim> {
 }
 
 /// A channel the session may post in (membership, as `create_post`
-/// needs): 404 when missing, 403 otherwise.
+/// needs): 400 for a malformed id, 404 when missing, 403 otherwise.
 fn postable_channel(
     state: &ServerState,
     session: &Session,
     channel_id: &str,
 ) -> Result<(), ApiError> {
-    require_id(channel_id, "channel_id")?;
-    let channel = readable_channel(state, session, channel_id)?;
-    if state.is_channel_member(&channel.id, &session.user_id) {
-        Ok(())
-    } else {
-        Err(ApiError::forbidden(&session.user_id, "create_post"))
-    }
+    readable_channel(state, session, channel_id)?;
+    require_channel_member(state, session, channel_id, "create_post")
 }
 
 // ----- login -----
@@ -302,9 +181,7 @@ fn thread_target(
     team_id: &str,
     thread_id: &str,
 ) -> Result<Following, ApiError> {
-    let user_id = own_user(session, raw_user)?;
-    require_id(team_id, "team_id")?;
-    require_team_member(state, team_id, &user_id)?;
+    let user_id = own_team_member(state, session, raw_user, team_id)?;
     let post = readable_post(state, session, thread_id)?;
     if !post.root_id.is_empty() {
         return Err(ApiError::invalid_url_param("thread_id"));
@@ -489,10 +366,8 @@ async fn drafts(
     session: Session,
     PathParams((raw, team_id)): PathParams<(String, String)>,
 ) -> ApiResult {
-    let user_id = own_user(&session, &raw)?;
-    require_id(&team_id, "team_id")?;
     let state = sim.lock();
-    require_team_member(&state, &team_id, &user_id)?;
+    let user_id = own_team_member(&state, &session, &raw, &team_id)?;
     let mut list: Vec<&Draft> = state
         .own
         .drafts

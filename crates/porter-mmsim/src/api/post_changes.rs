@@ -11,8 +11,8 @@ use serde_json::{Map, Value, json};
 
 use super::posts::{post_list, readable_post};
 use super::{
-    ApiResult, Body, PathParams, Query, Session, ok, own_user, page_size, readable_channel,
-    require_id, require_team_member, status_ok, user_param,
+    ApiResult, Body, PathParams, Query, Session, ok, own_team_member, own_user, page_size,
+    readable_channel, require_channel_member, require_id, status_ok, user_param,
 };
 use crate::Sim;
 use crate::error::ApiError;
@@ -51,6 +51,22 @@ fn is_admin(state: &ServerState, user_id: &str) -> bool {
         .is_some_and(|u| u.roles.split_whitespace().any(|r| r == "system_admin"))
 }
 
+/// Checks the session may change a post: its author may, and an admin
+/// may change others' posts, which otherwise needs `permission`.
+fn require_author_or_admin(
+    state: &ServerState,
+    session: &Session,
+    post_id: &str,
+    permission: &str,
+) -> Result<(), ApiError> {
+    let author = &readable_post(state, session, post_id)?.user_id;
+    if *author == session.user_id || is_admin(state, &session.user_id) {
+        Ok(())
+    } else {
+        Err(ApiError::forbidden(&session.user_id, permission))
+    }
+}
+
 /// `GET /users`: accounts by username, paged, optionally only those in a
 /// channel or team, or only active ones (`active=true`).
 pub(crate) async fn users(State(sim): State<Sim>, _session: Session, query: Query) -> ApiResult {
@@ -86,7 +102,6 @@ pub(crate) async fn stats(
     PathParams(channel_id): PathParams<String>,
     query: Query,
 ) -> ApiResult {
-    require_id(&channel_id, "channel_id")?;
     let state = sim.lock();
     readable_channel(&state, &session, &channel_id)?;
     let pinned = state
@@ -120,7 +135,6 @@ pub(crate) async fn pinned(
     session: Session,
     PathParams(channel_id): PathParams<String>,
 ) -> ApiResult {
-    require_id(&channel_id, "channel_id")?;
     let state = sim.lock();
     readable_channel(&state, &session, &channel_id)?;
     let order: Vec<&StoredPost> = state
@@ -135,12 +149,7 @@ pub(crate) async fn pinned(
 fn set_pinned(sim: &Sim, session: &Session, post_id: &str, pinned: bool) -> ApiResult {
     let mut state = sim.lock();
     let channel_id = readable_post(&state, session, post_id)?.channel_id.clone();
-    if !state.is_channel_member(&channel_id, &session.user_id) {
-        return Err(ApiError::forbidden(
-            &session.user_id,
-            "read_channel_content",
-        ));
-    }
+    require_channel_member(&state, session, &channel_id, "read_channel_content")?;
     let at = now_millis();
     if let Some(post) = state.post_mut(post_id) {
         post.is_pinned = pinned;
@@ -188,10 +197,7 @@ pub(crate) async fn patch(
 ) -> ApiResult {
     let change: PostPatch = body.json("post")?;
     let mut state = sim.lock();
-    let author = readable_post(&state, &session, &post_id)?.user_id.clone();
-    if author != session.user_id && !is_admin(&state, &session.user_id) {
-        return Err(ApiError::forbidden(&session.user_id, "edit_others_posts"));
-    }
+    require_author_or_admin(&state, &session, &post_id, "edit_others_posts")?;
     if let Some(message) = &change.message
         && message.chars().count() as u64 > state.config.max_post_size
     {
@@ -230,10 +236,7 @@ pub(crate) async fn delete_post(
     PathParams(post_id): PathParams<String>,
 ) -> ApiResult {
     let mut state = sim.lock();
-    let author = readable_post(&state, &session, &post_id)?.user_id.clone();
-    if author != session.user_id && !is_admin(&state, &session.user_id) {
-        return Err(ApiError::forbidden(&session.user_id, "delete_others_posts"));
-    }
+    require_author_or_admin(&state, &session, &post_id, "delete_others_posts")?;
     state.delete_post(&post_id, now_millis());
     drop(state);
     status_ok()
@@ -294,9 +297,7 @@ pub(crate) async fn add_reaction(
     let channel_id = readable_post(&state, &session, &wanted.post_id)?
         .channel_id
         .clone();
-    if !state.is_channel_member(&channel_id, &session.user_id) {
-        return Err(ApiError::forbidden(&session.user_id, "add_reaction"));
-    }
+    require_channel_member(&state, &session, &channel_id, "add_reaction")?;
     if let Some(found) = state.reactions.iter().find(|r| {
         r.delete_at == 0
             && r.post_id == wanted.post_id
@@ -391,10 +392,8 @@ pub(crate) async fn threads(
     PathParams((raw_user, team_id)): PathParams<(String, String)>,
     query: Query,
 ) -> ApiResult {
-    let user_id = own_user(&session, &raw_user)?;
-    require_id(&team_id, "team_id")?;
     let state = sim.lock();
-    require_team_member(&state, &team_id, &user_id)?;
+    let user_id = own_team_member(&state, &session, &raw_user, &team_id)?;
     let mut all: Vec<(Value, i64, String, usize)> = Vec::new();
     for root in state.posts.iter().filter(|p| {
         p.delete_at == 0

@@ -10,11 +10,12 @@ use serde::Deserialize;
 use serde_json::{Map, Value, json};
 
 use super::{
-    ApiResult, Body, PathParams, Query, Session, json_response, ok, readable_channel, require_id,
+    ApiResult, Body, PathParams, Query, Session, json_response, ok, readable_channel,
+    require_channel_member, require_id,
 };
 use crate::Sim;
 use crate::error::ApiError;
-use crate::model::{StoredPost, is_valid_id};
+use crate::model::{StoredPost, escape_markup, is_valid_id};
 use crate::state::{MAX_FILES_PER_POST, State as ServerState};
 
 /// Builds a `PostList`: `order` as given, and `posts` holding those posts
@@ -296,11 +297,7 @@ pub(crate) async fn create(State(sim): State<Sim>, session: Session, body: Body)
         Some(_) => return Err(ApiError::invalid_body_param("post")),
     };
     let mut state = sim.lock();
-    if state.channel(&new.channel_id).is_none()
-        || !state.is_channel_member(&new.channel_id, &session.user_id)
-    {
-        return Err(ApiError::forbidden(&session.user_id, "create_post"));
-    }
+    require_channel_member(&state, &session, &new.channel_id, "create_post")?;
     if !new.root_id.is_empty() {
         let valid_root = state
             .post(&new.root_id)
@@ -397,22 +394,12 @@ pub(crate) async fn permalink(
             .or_else(|| state.teams_of(&post.user_id).first().copied())
     });
     let Some(team) = team else {
-        return Err(ApiError::not_found(
-            "app.team.get.find.app_error",
-            "Unable to find the existing team.",
+        return Err(super::teams::team_not_found(
             "the post's people are in no team".to_owned(),
         ));
     };
     let location = format!("/{}/pl/{post_id}", team.name);
     Ok((StatusCode::FOUND, [(header::LOCATION, location)]).into_response())
-}
-
-/// Escapes text for HTML.
-fn html_escape(text: &str) -> String {
-    text.replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
-        .replace('"', "&quot;")
 }
 
 /// `GET /{team}/pl/{post_id}`: where a permalink lands. The emulator has no
@@ -422,8 +409,8 @@ pub(crate) async fn permalink_page(
 ) -> Response {
     let body = format!(
         "<!doctype html><meta charset=\"utf-8\"><title>Post {id}</title><p>This Mattermost emulator has no web app. The permalink points at post <code>{id}</code> in team <code>{team}</code>; read it at <code>/api/v4/posts/{id}</code>.</p>\n",
-        id = html_escape(&post_id),
-        team = html_escape(&team),
+        id = escape_markup(&post_id),
+        team = escape_markup(&team),
     );
     (
         StatusCode::OK,

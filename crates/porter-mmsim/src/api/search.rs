@@ -270,33 +270,66 @@ fn searched_channels<'s>(
         .collect()
 }
 
-/// Checks a team search is allowed and reads its body.
-fn prepare(
-    state: &ServerState,
+/// A search ready to run: what was asked, its terms, and the channels it
+/// covers that pass `in:` and `-in:`.
+struct Search<'s> {
+    asked: SearchBody,
+    terms: Terms,
+    channels: Vec<&'s Channel>,
+}
+
+/// Checks a team search is allowed, reads its body and parses its terms.
+fn prepare<'s>(
+    state: &'s ServerState,
     session: &Session,
     team_id: Option<&str>,
     body: &Body,
-) -> Result<SearchBody, ApiError> {
+) -> Result<Search<'s>, ApiError> {
     if let Some(team_id) = team_id {
         require_id(team_id, "team_id")?;
         require_team_member(state, team_id, &session.user_id)?;
     }
-    let search: SearchBody = body.json("terms")?;
-    if search.terms.trim().is_empty() {
+    let asked: SearchBody = body.json("terms")?;
+    if asked.terms.trim().is_empty() {
         return Err(ApiError::invalid_body_param("terms"));
     }
-    Ok(search)
+    let terms = parse_terms(&asked.terms);
+    let channels = searched_channels(state, &session.user_id, team_id)
+        .into_iter()
+        .filter(|c| terms.channel_ok(state, c))
+        .collect();
+    Ok(Search {
+        asked,
+        terms,
+        channels,
+    })
 }
 
-/// The slice of `total` results a page asks for, and whether more follow.
-fn page_bounds(search: &SearchBody, total: usize) -> (usize, usize, bool) {
-    let per_page = page_size(
-        search.per_page.map(|n| n.to_string()).as_deref(),
-        PER_PAGE_DEFAULT,
-    );
-    let page = usize::try_from(search.page.unwrap_or(0)).unwrap_or(0);
-    let range = page_range(page, per_page, total);
-    (range.start, range.end, range.end < total)
+impl Search<'_> {
+    /// Tells whether what a user made at a time passes `from:`, `-from:`
+    /// and the date filters (in the searcher's time zone).
+    fn made_ok(&self, state: &ServerState, user_id: &str, at: i64) -> bool {
+        let author = state.user(user_id).map_or("", |u| u.username.as_str());
+        self.terms.author_ok(author) && self.terms.date_ok(at, self.asked.time_zone_offset)
+    }
+
+    /// The text terms found in `text`, or `None` when it does not match.
+    fn found_in(&self, text: &str) -> Option<Vec<String>> {
+        self.terms
+            .text_matches(&words_of(text), self.asked.is_or_search)
+    }
+
+    /// The slice of `total` results the page asks for, and whether more
+    /// follow.
+    fn page(&self, total: usize) -> (usize, usize, bool) {
+        let per_page = page_size(
+            self.asked.per_page.map(|n| n.to_string()).as_deref(),
+            PER_PAGE_DEFAULT,
+        );
+        let page = usize::try_from(self.asked.page.unwrap_or(0)).unwrap_or(0);
+        let range = page_range(page, per_page, total);
+        (range.start, range.end, range.end < total)
+    }
 }
 
 /// Searches posts for the session's user.
@@ -307,24 +340,19 @@ fn search_posts(
     body: &Body,
 ) -> ApiResult {
     let search = prepare(state, session, team_id, body)?;
-    let terms = parse_terms(&search.terms);
-    let channels = searched_channels(state, &session.user_id, team_id);
     let mut hits: Vec<(&crate::model::StoredPost, Vec<String>)> = Vec::new();
-    for channel in channels.iter().filter(|c| terms.channel_ok(state, c)) {
+    for channel in &search.channels {
         for post in state.channel_posts(&channel.id) {
-            let author = state
-                .user(&post.user_id)
-                .map_or("", |u| u.username.as_str());
-            if !terms.author_ok(author) || !terms.date_ok(post.create_at, search.time_zone_offset) {
+            if !search.made_ok(state, &post.user_id, post.create_at) {
                 continue;
             }
-            if let Some(found) = terms.text_matches(&words_of(&post.message), search.is_or_search) {
+            if let Some(found) = search.found_in(&post.message) {
                 hits.push((post, found));
             }
         }
     }
     hits.sort_by_key(|(p, _)| std::cmp::Reverse(p.create_at));
-    let (start, end, has_next) = page_bounds(&search, hits.len());
+    let (start, end, has_next) = search.page(hits.len());
     let page = &hits[start..end];
     let mut posts = Map::new();
     let mut matches = Map::new();
@@ -352,31 +380,21 @@ fn search_files(
     body: &Body,
 ) -> ApiResult {
     let search = prepare(state, session, team_id, body)?;
-    let terms = parse_terms(&search.terms);
-    let channels: Vec<&Channel> = searched_channels(state, &session.user_id, team_id)
-        .into_iter()
-        .filter(|c| terms.channel_ok(state, c))
-        .collect();
+    let terms = &search.terms;
     let mut hits: Vec<&crate::state::StoredFile> = state
         .files
         .iter()
         .filter(|f| f.info.delete_at == 0 && state.post(&f.info.post_id).is_some())
-        .filter(|f| channels.iter().any(|c| c.id == f.info.channel_id))
+        .filter(|f| search.channels.iter().any(|c| c.id == f.info.channel_id))
         .filter(|f| {
-            let author = state
-                .user(&f.info.user_id)
-                .map_or("", |u| u.username.as_str());
-            terms.author_ok(author)
-                && terms.date_ok(f.info.create_at, search.time_zone_offset)
+            search.made_ok(state, &f.info.user_id, f.info.create_at)
                 && (terms.extensions.is_empty() || terms.extensions.contains(&f.info.extension))
                 && !terms.not_extensions.contains(&f.info.extension)
-                && terms
-                    .text_matches(&words_of(&f.info.name), search.is_or_search)
-                    .is_some()
+                && search.found_in(&f.info.name).is_some()
         })
         .collect();
     hits.sort_by_key(|f| std::cmp::Reverse(f.info.create_at));
-    let (start, end, has_next) = page_bounds(&search, hits.len());
+    let (start, end, has_next) = search.page(hits.len());
     let page = &hits[start..end];
     let mut infos = Map::new();
     for file in page {

@@ -39,13 +39,9 @@ pub(crate) async fn get(
 ) -> ApiResult {
     require_id(&team_id, "team_id")?;
     let state = sim.lock();
-    let team = state.team(&team_id).ok_or_else(|| {
-        ApiError::not_found(
-            "app.team.get.find.app_error",
-            "Unable to find the existing team.",
-            format!("id={team_id}"),
-        )
-    })?;
+    let team = state
+        .team(&team_id)
+        .ok_or_else(|| team_not_found(format!("id={team_id}")))?;
     visible(&state, &session, team)
 }
 
@@ -60,6 +56,16 @@ pub(crate) async fn by_name(
         .team_by_name(&name)
         .ok_or_else(|| missing_team_name(&name))?;
     visible(&state, &session, team)
+}
+
+/// The server's 404 for a team that cannot be found; `detail` says what
+/// was looked for.
+pub(crate) fn team_not_found(detail: String) -> ApiError {
+    ApiError::not_found(
+        "app.team.get.find.app_error",
+        "Unable to find the existing team.",
+        detail,
+    )
 }
 
 /// The server's 404 for a team name that names no team.

@@ -4,10 +4,10 @@ use axum::extract::State;
 use axum::http::StatusCode;
 use serde::Deserialize;
 
-use super::{ApiResult, Body, PathParams, Session, ok, user_param};
+use super::{ApiResult, Body, PathParams, Session, ok, user_id_list, user_param};
 use crate::Sim;
 use crate::error::ApiError;
-use crate::model::{User, is_valid_id};
+use crate::model::User;
 
 /// `GET /users/{user_id}` (and `/users/me`).
 pub(crate) async fn get(
@@ -50,10 +50,7 @@ pub(crate) async fn by_username(
 /// `POST /users/ids`: the users among the ids given (unknown ids are
 /// skipped, as the server does).
 pub(crate) async fn by_ids(State(sim): State<Sim>, _session: Session, body: Body) -> ApiResult {
-    let ids: Vec<String> = body.json("user_ids")?;
-    if ids.is_empty() || ids.iter().any(|id| !is_valid_id(id)) {
-        return Err(ApiError::invalid_body_param("user_ids"));
-    }
+    let ids = user_id_list(&body)?;
     let state = sim.lock();
     let users: Vec<&User> = state.users.iter().filter(|u| ids.contains(&u.id)).collect();
     ok(&users)

@@ -14,6 +14,7 @@ use bytes::Bytes;
 use image::ImageEncoder;
 use zip::write::SimpleFileOptions;
 
+use crate::model::escape_markup;
 use crate::seed::DemoFile;
 
 /// `ALL_KINDS` lists every generated kind, in the order the demo posts them.
@@ -96,14 +97,6 @@ fn text() -> String {
     out
 }
 
-/// Escapes text for XML element content and attribute values.
-fn xml_escape(text: &str) -> String {
-    text.replace('&', "&amp;")
-        .replace('<', "&lt;")
-        .replace('>', "&gt;")
-        .replace('"', "&quot;")
-}
-
 /// The XML declaration every Open XML part starts with.
 const XML_HEAD: &str = r#"<?xml version="1.0" encoding="UTF-8" standalone="yes"?>"#;
 
@@ -148,7 +141,7 @@ fn content_types(overrides: &[(&str, &str)]) -> String {
 fn core_properties(title: &str) -> String {
     format!(
         r#"{XML_HEAD}<cp:coreProperties xmlns:cp="http://schemas.openxmlformats.org/package/2006/metadata/core-properties" xmlns:dc="http://purl.org/dc/elements/1.1/" xmlns:dcterms="http://purl.org/dc/terms/" xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance"><dc:title>{}</dc:title><dc:creator>Alice Example</dc:creator><dcterms:created xsi:type="dcterms:W3CDTF">2026-03-02T09:00:00Z</dcterms:created><dcterms:modified xsi:type="dcterms:W3CDTF">2026-03-02T09:00:00Z</dcterms:modified></cp:coreProperties>"#,
-        xml_escape(title)
+        escape_markup(title)
     )
 }
 
@@ -198,7 +191,7 @@ fn docx() -> Vec<u8> {
         });
         format!(
             r#"<w:p>{ppr}<w:r><w:t xml:space="preserve">{}</w:t></w:r></w:p>"#,
-            xml_escape(text)
+            escape_markup(text)
         )
     };
     let cell = |text: &str| {
@@ -299,7 +292,7 @@ fn sheet_xml(rows: &[Vec<Cell<'_>>]) -> String {
                     let _ = write!(
                         out,
                         r#"<c r="{reference}" t="inlineStr"><is><t>{}</t></is></c>"#,
-                        xml_escape(text)
+                        escape_markup(text)
                     );
                 }
                 Cell::Number(value) => {
@@ -309,7 +302,7 @@ fn sheet_xml(rows: &[Vec<Cell<'_>>]) -> String {
                     let _ = write!(
                         out,
                         r#"<c r="{reference}"><f>{}</f><v>{value}</v></c>"#,
-                        xml_escape(formula)
+                        escape_markup(formula)
                     );
                 }
             }
@@ -416,12 +409,12 @@ fn slide_xml(title: &str, lines: &[&str]) -> String {
         let _ = write!(
             body,
             r#"<a:p><a:pPr marL="342900" indent="-342900"><a:buFont typeface="Arial"/><a:buChar char="&#8226;"/></a:pPr><a:r><a:rPr lang="en-US" sz="2400"/><a:t>{}</a:t></a:r></a:p>"#,
-            xml_escape(line)
+            escape_markup(line)
         );
     }
     format!(
         r#"{XML_HEAD}<p:sld {PML_NS}><p:cSld><p:spTree>{SP_TREE_HEAD}<p:sp><p:nvSpPr><p:cNvPr id="2" name="Title 1"/><p:cNvSpPr><a:spLocks noGrp="1"/></p:cNvSpPr><p:nvPr><p:ph type="title"/></p:nvPr></p:nvSpPr><p:spPr><a:xfrm><a:off x="838200" y="365125"/><a:ext cx="10515600" cy="1325563"/></a:xfrm><a:prstGeom prst="rect"><a:avLst/></a:prstGeom></p:spPr><p:txBody><a:bodyPr/><a:lstStyle/><a:p><a:r><a:rPr lang="en-US" sz="4400" b="1"/><a:t>{}</a:t></a:r></a:p></p:txBody></p:sp><p:sp><p:nvSpPr><p:cNvPr id="3" name="Text 2"/><p:cNvSpPr txBox="1"/><p:nvPr/></p:nvSpPr><p:spPr><a:xfrm><a:off x="838200" y="1825625"/><a:ext cx="10515600" cy="4351338"/></a:xfrm><a:prstGeom prst="rect"><a:avLst/></a:prstGeom></p:spPr><p:txBody><a:bodyPr wrap="square"/><a:lstStyle/>{body}</p:txBody></p:sp></p:spTree></p:cSld><p:clrMapOvr><a:masterClrMapping/></p:clrMapOvr></p:sld>"#,
-        xml_escape(title)
+        escape_markup(title)
     )
 }
 
@@ -826,8 +819,37 @@ fn pdf_string(text: &str) -> String {
         .replace(')', "\\)")
 }
 
-/// A one-page PDF with a title and paragraphs in Helvetica, written object
-/// by object with the byte offsets recorded for the cross-reference table.
+/// A PDF of `objects` (numbered from 1, the first the catalog) with a
+/// correct cross-reference table, so that a reader follows it rather than
+/// giving up; `info` is the number of the document information dictionary,
+/// when there is one. The demo's handbook is written with it, and porter's
+/// tests write hostile PDFs with it.
+#[must_use]
+pub fn pdf_with_xref(objects: &[Vec<u8>], info: Option<usize>) -> Vec<u8> {
+    let mut out = b"%PDF-1.4\n%\xe2\xe3\xcf\xd3\n".to_vec();
+    let mut offsets = Vec::with_capacity(objects.len());
+    for (at, body) in objects.iter().enumerate() {
+        offsets.push(out.len());
+        out.extend_from_slice(format!("{} 0 obj\n", at + 1).as_bytes());
+        out.extend_from_slice(body);
+        out.extend_from_slice(b"\nendobj\n");
+    }
+    let xref_at = out.len();
+    let size = objects.len() + 1;
+    out.extend_from_slice(format!("xref\n0 {size}\n0000000000 65535 f \n").as_bytes());
+    for offset in offsets {
+        out.extend_from_slice(format!("{offset:010} 00000 n \n").as_bytes());
+    }
+    let info = info.map(|n| format!(" /Info {n} 0 R")).unwrap_or_default();
+    out.extend_from_slice(
+        format!("trailer\n<< /Size {size} /Root 1 0 R{info} >>\nstartxref\n{xref_at}\n%%EOF\n")
+            .as_bytes(),
+    );
+    out
+}
+
+/// A one-page PDF with a title and paragraphs in Helvetica, and the
+/// document information (title, author) as its last object.
 fn pdf() -> Vec<u8> {
     let lines = [
         "Welcome to the team. This handbook covers the basics.",
@@ -850,28 +872,9 @@ fn pdf() -> Vec<u8> {
         "<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica /Encoding /WinAnsiEncoding >>".to_owned(),
         format!("<< /Length {} >>\nstream\n{content}endstream", content.len()),
         "<< /Title (Porter Team Handbook) /Author (Alice Example) /Producer (porter-mmsim) >>".to_owned(),
-    ];
-    let mut out: Vec<u8> = b"%PDF-1.4\n%\xe2\xe3\xcf\xd3\n".to_vec();
-    let mut offsets = Vec::with_capacity(objects.len());
-    for (n, body) in objects.iter().enumerate() {
-        offsets.push(out.len());
-        out.extend_from_slice(format!("{} 0 obj\n{body}\nendobj\n", n + 1).as_bytes());
-    }
-    let xref_at = out.len();
-    out.extend_from_slice(
-        format!("xref\n0 {}\n0000000000 65535 f \n", objects.len() + 1).as_bytes(),
-    );
-    for offset in offsets {
-        out.extend_from_slice(format!("{offset:010} 00000 n \n").as_bytes());
-    }
-    out.extend_from_slice(
-        format!(
-            "trailer\n<< /Size {} /Root 1 0 R /Info 6 0 R >>\nstartxref\n{xref_at}\n%%EOF\n",
-            objects.len() + 1
-        )
-        .as_bytes(),
-    );
-    out
+    ]
+    .map(String::into_bytes);
+    pdf_with_xref(&objects, Some(objects.len()))
 }
 
 #[cfg(test)]

@@ -9,36 +9,9 @@ use std::process::Output;
 use std::time::{Duration, Instant};
 
 use assert_cmd::Command;
+use porter_mmsim::pdf_with_xref;
 
 use super::{porter, write};
-
-/// A PDF of these objects (numbered from 1, the first the catalog) with a
-/// correct xref table, so that a reader follows it rather than giving up.
-fn pdf(objects: &[Vec<u8>]) -> Vec<u8> {
-    let mut out = b"%PDF-1.4\n%\xe2\xe3\xcf\xd3\n".to_vec();
-    let mut offsets = Vec::new();
-    for (at, body) in objects.iter().enumerate() {
-        offsets.push(out.len());
-        out.extend_from_slice(format!("{} 0 obj\n", at + 1).as_bytes());
-        out.extend_from_slice(body);
-        out.extend_from_slice(b"\nendobj\n");
-    }
-    let xref = out.len();
-    out.extend_from_slice(
-        format!("xref\n0 {}\n0000000000 65535 f \n", objects.len() + 1).as_bytes(),
-    );
-    for offset in offsets {
-        out.extend_from_slice(format!("{offset:010} 00000 n \n").as_bytes());
-    }
-    out.extend_from_slice(
-        format!(
-            "trailer\n<< /Size {} /Root 1 0 R >>\nstartxref\n{xref}\n%%EOF\n",
-            objects.len() + 1
-        )
-        .as_bytes(),
-    );
-    out
-}
 
 fn content(text: &str) -> Vec<u8> {
     let data = format!("BT /F1 14 Tf 72 700 Td ({text}) Tj ET");
@@ -52,13 +25,16 @@ fn one_page(extra: &[u8]) -> Vec<u8> {
     let mut page = b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents 4 0 R /Resources << /Font << /F1 5 0 R >> >>".to_vec();
     page.extend_from_slice(extra);
     page.extend_from_slice(b" >>");
-    pdf(&[
-        b"<< /Type /Catalog /Pages 2 0 R >>".to_vec(),
-        b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>".to_vec(),
-        page,
-        content("hostile"),
-        FONT.to_vec(),
-    ])
+    pdf_with_xref(
+        &[
+            b"<< /Type /Catalog /Pages 2 0 R >>".to_vec(),
+            b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>".to_vec(),
+            page,
+            content("hostile"),
+            FONT.to_vec(),
+        ],
+        None,
+    )
 }
 
 /// A page tree `depth` Pages nodes deep, each the only kid of the one above.
@@ -91,7 +67,7 @@ fn deep_page_tree(depth: usize) -> Vec<u8> {
     );
     objects.push(content("the bottom of a deep tree"));
     objects.push(FONT.to_vec());
-    pdf(&objects)
+    pdf_with_xref(&objects, None)
 }
 
 fn nested(depth: usize, open: &str, close: &str) -> Vec<u8> {
