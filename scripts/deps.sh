@@ -41,3 +41,47 @@ install_build_deps() {
   mapfile -t missing < <(build_deps_missing)
   [ ${#missing[@]} -eq 0 ] || apt_install "${missing[@]}"
 }
+
+# Garage, the S3-compatible object store the inbox's S3 tests run against
+# (AGPL: only ever run as a separate process), is built once with
+# `cargo install` into a cache outside the clone, where later runs find it.
+# A cold build compiles about 290 crates, so it starts as early as it can
+# (.ci/run starts it before clippy), in the background at low priority, and
+# the tests wait for it only when they need it. The build holds a lock on
+# build.lock in the cache for as long as it runs, so a second script finds it
+# running instead of starting another, and waiting is taking that lock.
+# PORTER_SKIP_S3=1 skips the build (and the S3 tests); PORTER_GARAGE names
+# another binary.
+garage_root=${PORTER_GARAGE_ROOT:-$HOME/.cache/porter/garage}
+export PORTER_GARAGE=${PORTER_GARAGE:-$garage_root/bin/garage}
+
+start_garage_build() {
+  { [ "${PORTER_SKIP_S3:-}" != 1 ] && [ ! -x "$PORTER_GARAGE" ]; } || return 0
+  mkdir -p "$garage_root"
+  local lock
+  exec {lock}>"$garage_root/build.lock"
+  if ! flock -n "$lock"; then
+    exec {lock}>&-
+    return 0
+  fi
+  printf '\n==> building Garage 2.5.0 into %s in the background (log: %s)\n' \
+    "$garage_root" "$garage_root/install.log" >&2
+  # Its own temporary target dir (removed when done), never the project's.
+  env -u CARGO_TARGET_DIR nice -n 10 cargo install garage --version 2.5.0 --locked \
+    --root "$garage_root" >"$garage_root/install.log" 2>&1 &
+  # The build's copy of the lock is the only one left: it ends with the build.
+  exec {lock}>&-
+}
+
+wait_for_garage() {
+  [ "${PORTER_SKIP_S3:-}" != 1 ] || return 0
+  if [ -e "$garage_root/build.lock" ] && ! flock -n "$garage_root/build.lock" true; then
+    printf '\n==> waiting for the Garage build to finish\n' >&2
+    flock "$garage_root/build.lock" true
+  fi
+  if [ ! -x "$PORTER_GARAGE" ]; then
+    tail -n 30 "$garage_root/install.log" >&2 2>/dev/null || true
+    echo "no Garage at $PORTER_GARAGE: its build failed or never ran (log: $garage_root/install.log); run again to build it, or set PORTER_SKIP_S3=1 to run without the S3 tests" >&2
+    return 1
+  fi
+}

@@ -934,8 +934,12 @@ def build(root: Path, scratch: Path) -> list[str]:
 
 
 def main() -> int:
-    if len(sys.argv) != 2:
+    if len(sys.argv) == 2 and sys.argv[1] in ("-h", "--help"):
+        print(__doc__.strip())
+        return 0
+    if len(sys.argv) != 2 or sys.argv[1].startswith("-"):
         print(__doc__.strip().splitlines()[2], file=sys.stderr)
+        print("make_corpus: give one folder to write the corpus into (a folder whose name starts with - needs ./ before it)", file=sys.stderr)
         return 2
     out = Path(sys.argv[1])
     missing = [tool for tool in ("zip", "tar", "gzip", "bzip2", "xz") if shutil.which(tool) is None]
