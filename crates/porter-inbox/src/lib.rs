@@ -657,21 +657,21 @@ impl Inbox {
             .shared
             .records
             .names_taken(run, &within(names::split_extension(&name).0.to_owned()))?;
-        // Names claimed in shared records are no other writer's meanwhile.
-        let claims = self.shared.records.budget().is_some();
         let mut path = None;
         for n in 1..=MAX_NAME_TRIES {
             let candidate = within(names::numbered(&name, n));
             if taken.contains(&candidate) {
                 continue;
             }
-            if !limits::Budget::claim_name(self.shared.records.as_ref(), run, ticket, &candidate)? {
-                continue;
-            }
-            let committed = if claims {
-                staged.commit_claimed(&candidate)?
-            } else {
-                staged.commit(&candidate)?
+            let committed = match limits::Budget::claim_name(
+                self.shared.records.as_ref(),
+                run,
+                ticket,
+                &candidate,
+            )? {
+                limits::NameClaim::Taken => continue,
+                limits::NameClaim::Claimed => staged.commit_claimed(&candidate)?,
+                limits::NameClaim::Unclaimed => staged.commit(&candidate)?,
             };
             if committed {
                 path = Some(candidate);

@@ -49,6 +49,19 @@ pub trait SharedBudget: Send + Sync {
     fn used(&self, run: RunId) -> Result<u64, InboxError>;
 }
 
+/// `NameClaim` is what [`Budget::claim_name`] found for a name.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum NameClaim {
+    /// Another process's capture or a recorded file has it.
+    Taken,
+    /// Claimed in the shared records: no other writer puts bytes under it
+    /// until the claim ends.
+    Claimed,
+    /// Records of one process keep no claims: the blob store's commit
+    /// decides whether the name is free.
+    Unclaimed,
+}
+
 /// `Ticket` is one capture's hold on the budget: its name in a shared
 /// budget and the bytes it holds.
 #[derive(Debug)]
@@ -148,20 +161,23 @@ impl Budget {
     }
 
     /// Claims `path` for `ticket`'s capture before its bytes go under that
-    /// name: `false` when another process's capture or a recorded file has
-    /// it. Only a shared budget needs this; in one process the blob store's
-    /// commit already refuses a taken name.
+    /// name. Only a shared budget keeps claims; in one process the blob
+    /// store's commit already refuses a taken name.
     pub(crate) fn claim_name(
         records: &dyn Records,
         run: RunId,
         ticket: &mut Ticket,
         path: &str,
-    ) -> Result<bool, InboxError> {
+    ) -> Result<NameClaim, InboxError> {
         let Some(shared) = records.budget() else {
-            return Ok(true);
+            return Ok(NameClaim::Unclaimed);
         };
         ticket.named = true;
-        shared.claim_name(run, ticket.id, path)
+        Ok(if shared.claim_name(run, ticket.id, path)? {
+            NameClaim::Claimed
+        } else {
+            NameClaim::Taken
+        })
     }
 
     /// Frees the bytes of a file whose record was dropped.
