@@ -6,7 +6,7 @@
 //! volumes are decided by the `File` tool itself (`crate::tools::file`), since only
 //! it knows which volume a path names.
 
-use sha2::{Digest, Sha256};
+use porter_mcp::http::{bearer_token, same_digest, secret_digest};
 
 use crate::config::{Config, ConfigError, Expand, Grant, Role, expand, listing};
 
@@ -166,7 +166,7 @@ impl Keys {
     /// The keys, as [`crate::config::Config::keys`] resolves them.
     #[must_use]
     pub fn new(keys: Vec<KeyInfo>) -> Self {
-        let digests = keys.iter().map(|k| digest(&k.secret)).collect();
+        let digests = keys.iter().map(|k| secret_digest(&k.secret)).collect();
         Self { keys, digests }
     }
 
@@ -179,14 +179,10 @@ impl Keys {
         if presented.is_empty() {
             return None;
         }
-        let presented = digest(presented);
+        let presented = secret_digest(presented);
         let mut found = None;
         for (key, known) in self.keys.iter().zip(&self.digests) {
-            let mut difference = 0u8;
-            for (a, b) in presented.iter().zip(known) {
-                difference |= a ^ b;
-            }
-            if std::hint::black_box(difference) == 0 {
+            if same_digest(&presented, known) {
                 found = Some(key);
             }
         }
@@ -197,11 +193,7 @@ impl Keys {
     /// The scheme is case-insensitive (`bearer`, `BEARER`), as HTTP says.
     #[must_use]
     pub fn from_authorization(&self, header: Option<&str>) -> Option<&KeyInfo> {
-        let (scheme, key) = header?.trim().split_once(char::is_whitespace)?;
-        if !scheme.eq_ignore_ascii_case("bearer") {
-            return None;
-        }
-        self.authenticate(key.trim())
+        self.authenticate(bearer_token(header)?)
     }
 
     /// Whether no key is configured (the HTTP API then refuses every call).
@@ -221,10 +213,6 @@ impl std::fmt::Debug for Keys {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_list().entries(&self.keys).finish()
     }
-}
-
-fn digest(secret: &str) -> [u8; 32] {
-    Sha256::digest(secret.as_bytes()).into()
 }
 
 /// Whether `key` may read the run owned by `owner`: its owner, an admin, or a

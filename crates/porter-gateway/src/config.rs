@@ -102,7 +102,7 @@ pub enum BlobsBackend {
 }
 
 /// `S3Config` is an S3-compatible bucket (AWS S3, Garage, MinIO, …).
-#[derive(Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(default, deny_unknown_fields)]
 pub struct S3Config {
     /// The S3 API's base URL: `http://127.0.0.1:3900`,
@@ -121,24 +121,11 @@ pub struct S3Config {
     pub access_key_id: String,
     /// The access key's secret, or `${ENV_NAME}` to read it from the
     /// environment (recommended); never logged or shown in a message.
-    pub secret_access_key: String,
+    #[schemars(with = "String")]
+    pub secret_access_key: porter_net::Secret,
     /// `true` (default): `endpoint/bucket/key`, what Garage and MinIO
     /// expect; `false`: `bucket.endpoint/key` (virtual-hosted).
     pub path_style: Option<bool>,
-}
-
-impl std::fmt::Debug for S3Config {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("S3Config")
-            .field("endpoint", &self.endpoint)
-            .field("bucket", &self.bucket)
-            .field("region", &self.region)
-            .field("prefix", &self.prefix)
-            .field("access_key_id", &self.access_key_id)
-            .field("secret_access_key", &"***")
-            .field("path_style", &self.path_style)
-            .finish()
-    }
 }
 
 impl S3Config {
@@ -237,7 +224,8 @@ impl S3Config {
             Ok(value)
         };
         let access_key_id = credential("access_key_id", &self.access_key_id, false)?;
-        let secret_access_key = credential("secret_access_key", &self.secret_access_key, true)?;
+        let secret_access_key =
+            credential("secret_access_key", self.secret_access_key.expose(), true)?;
         Ok(porter_inbox::S3Settings {
             endpoint,
             bucket: bucket.to_owned(),
@@ -786,7 +774,7 @@ impl Config {
         for (index, credential) in git.credentials.iter_mut().enumerate() {
             match (&credential.token, &credential.github_app) {
                 (Some(token), None) => {
-                    let token = expand(token, vars).map_err(|e| match e {
+                    let token = expand(token.expose(), vars).map_err(|e| match e {
                         Expand::Unset(var) => ConfigError::MissingVar {
                             key: format!("git credential {}", credential.name),
                             var,
@@ -796,7 +784,7 @@ impl Config {
                             message: "`${` is not closed; write ${ENV_NAME}".to_owned(),
                         },
                     })?;
-                    credential.token = Some(token);
+                    credential.token = Some(porter_net::Secret::new(token));
                 }
                 (None, Some(app)) => {
                     let loaded = porter_git::GithubApp::load(
@@ -1281,7 +1269,8 @@ pub struct GitCredential {
     pub username: Option<String>,
     /// A static token, sent for fetches and pushes to the covered URLs.
     #[serde(default)]
-    pub token: Option<String>,
+    #[schemars(with = "Option<String>")]
+    pub token: Option<porter_net::Secret>,
     /// A GitHub App whose write-scoped installation token is minted (and
     /// cached until five minutes before it expires) when a push to a
     /// covered URL needs it; fetches never use it.

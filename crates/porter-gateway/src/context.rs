@@ -1,23 +1,19 @@
-//! What one tool call knows besides its arguments: the gateway and the run
-//! it is part of, who asks, the run's redactor, where its progress goes, and
-//! whether it was cancelled.
-
-use std::sync::Arc;
+//! What one tool call knows besides its arguments: the run it is part of,
+//! who asks, the run's redactor, where its progress goes, and whether it was
+//! cancelled. What a tool keeps between calls (its client, its store) is the
+//! tool's own.
 
 use porter_inbox::RunInfo;
 use rmcp::model::{ProgressNotificationParam, ProgressToken};
 use rmcp::{Peer, RoleServer};
 use tokio_util::sync::CancellationToken;
 
-use crate::Gateway;
 use crate::access::Caller;
 
 /// `Turn` is what one call of a gateway tool (a [`porter_mcp::Tool`] of
-/// `Turn`) works with: the gateway, the run it is part of, who asks, and
-/// what the call carries besides its arguments.
+/// `Turn`) works with: the run it is part of, who asks, and what the call
+/// carries besides its arguments.
 pub struct Turn {
-    /// The gateway, with the state each tool keeps.
-    pub gateway: Arc<Gateway>,
     /// The run the call belongs to.
     pub run: RunInfo,
     /// Who asks: the run's model, with its profile's grants and volumes.

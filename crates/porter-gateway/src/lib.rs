@@ -61,15 +61,16 @@ pub const DEFAULT_LOG_FILTER: &str =
     "warn,porter_gateway=info,porter_inbox=info,porter::audit=info";
 
 /// `Gateway` is what every session shares: the config, the inbox, the File
-/// tool, the upstream connections and the API keys.
+/// tool's files, the upstream connections, the API keys and the gateway's
+/// own tools (each holding what it keeps between calls).
 pub struct Gateway {
-    pub config: Config,
+    pub config: Arc<Config>,
     /// The one policy-checked HTTP client every network tool uses.
     pub net: porter_net::Net,
     pub inbox: Arc<Inbox>,
+    /// The `File` tool's work, which the run API and the admin endpoint
+    /// call too.
     pub files: Arc<Files>,
-    /// The `Documents` tool (search and read what `File import` added).
-    pub documents: Arc<DocumentsTool>,
     pub upstreams: Arc<Upstreams>,
     pub keys: Keys,
     /// The shared run of each key for requests without a session, with
@@ -78,10 +79,6 @@ pub struct Gateway {
     /// Each run's redactor, shared by every session and request of the run.
     redactors:
         std::sync::Mutex<std::collections::HashMap<porter_inbox::RunId, porter_net::Redactor>>,
-    /// The `HTTP` and `WebFetch` tools.
-    pub web: Web,
-    /// The `Git` tool.
-    pub git: git::GitTool,
     /// The gateway's own tools, by name, as sessions list and call them.
     pub tools: Registry<Turn>,
 }
@@ -112,39 +109,49 @@ impl Gateway {
         let files = Arc::new(
             Files::new(inbox.clone(), config.volumes.clone()).with_network(net.clone(), hooks),
         );
-        let documents = Arc::new(DocumentsTool::new(inbox.clone()));
         let upstreams = Arc::new(Upstreams::new(&config.mcp_servers));
-        let web = Web::new(net.clone(), inbox.clone());
         let git_net =
             porter_net::Net::new(git::GitTool::net_policy(&config.net_policy(), &config.git))?;
         let git = git::GitTool::new(git_net, config.git.clone(), config.volumes.clone());
+        let config = Arc::new(config);
+        // The gateway's own tools, each a [`porter_mcp::Tool`] of a [`Turn`]
+        // filed with its noun (its arguments, the grant it checks, its call)
+        // and holding what it keeps between calls.
+        let web = Arc::new(Web::new(net.clone(), inbox.clone()));
+        let tools = Registry::new()
+            .with(
+                file::File {
+                    files: files.clone(),
+                },
+                (),
+            )
+            .with(
+                documents::Documents {
+                    documents: Arc::new(DocumentsTool::new(inbox.clone())),
+                },
+                (),
+            )
+            .with(tools::http::Http { web: web.clone() }, ())
+            .with(tools::webfetch::WebFetch { web }, ())
+            .with(
+                git::Git {
+                    git: Arc::new(git),
+                    config: config.clone(),
+                },
+                (),
+            );
         Ok(Arc::new(Self {
             config,
             net,
             inbox,
             files,
-            documents,
             upstreams,
             keys,
             shared_runs: std::sync::Mutex::default(),
             redactors: std::sync::Mutex::default(),
-            web,
-            git,
-            tools: tools(),
+            tools,
         }))
     }
-}
-
-/// The gateway's own tools: each a [`porter_mcp::Tool`] of a [`Turn`],
-/// filed with its noun together with its arguments, the grant it checks and
-/// its call.
-fn tools() -> Registry<Turn> {
-    Registry::new()
-        .with(file::File, ())
-        .with(documents::Documents, ())
-        .with(tools::http::Http, ())
-        .with(tools::webfetch::WebFetch, ())
-        .with(git::Git, ())
 }
 
 #[cfg(test)]

@@ -7,9 +7,9 @@ use std::time::Duration;
 
 use axum::Router;
 use axum::extract::{Request, State};
-use axum::http::{HeaderValue, StatusCode, header};
+use axum::http::header;
 use axum::middleware::{self, Next};
-use axum::response::{IntoResponse, Response};
+use axum::response::Response;
 use rmcp::ServiceExt;
 use rmcp::transport::streamable_http_server::session::SessionStore;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
@@ -187,15 +187,8 @@ async fn authenticate(
         request.extensions_mut().insert(key);
         next.run(request).await
     } else {
-        let mut response = (
-            StatusCode::UNAUTHORIZED,
+        porter_mcp::http::unauthorized(
             "this endpoint needs Authorization: Bearer <key>, with a key from the gateway's api_keys\n",
         )
-            .into_response();
-        response.headers_mut().insert(
-            header::WWW_AUTHENTICATE,
-            HeaderValue::from_static("Bearer realm=\"porter\""),
-        );
-        response
     }
 }

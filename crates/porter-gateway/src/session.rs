@@ -846,7 +846,6 @@ impl ServerHandler for Session {
         let name = request.name.as_ref();
         if let Some(entry) = self.gateway.tools.get(name) {
             let turn = crate::context::Turn {
-                gateway: Arc::clone(&self.gateway),
                 run: run.clone(),
                 caller: caller.clone(),
                 cx: self.call_context(&context, run),

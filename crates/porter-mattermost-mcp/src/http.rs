@@ -8,21 +8,23 @@ use std::sync::Arc;
 
 use axum::Router;
 use axum::extract::{Request, State};
-use axum::http::{HeaderValue, StatusCode, header};
+use axum::http::header;
 use axum::middleware::{self, Next};
-use axum::response::{IntoResponse, Response};
+use axum::response::Response;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::streamable_http_server::tower::{
     StreamableHttpServerConfig, StreamableHttpService,
 };
-use sha2::{Digest, Sha256};
 use tokio_util::sync::CancellationToken;
 
 use crate::MattermostServer;
 use porter_mattermost::Token;
 
 pub use porter_mcp::http::LOOPBACK_HOSTS;
-use porter_mcp::http::{MCP_BODY_MAX_BYTES, allowed_hosts, allowed_origins, guard};
+use porter_mcp::http::{
+    MCP_BODY_MAX_BYTES, allowed_hosts, allowed_origins, bearer_token, guard, same_digest,
+    secret_digest, unauthorized,
+};
 
 /// `HttpOptions` are the HTTP transport's protections. The default accepts
 /// loopback names only and asks for no token.
@@ -53,10 +55,7 @@ pub fn http_app(server: MattermostServer, options: &HttpOptions) -> Router {
         Arc::new(LocalSessionManager::default()),
         config,
     );
-    let bearer = options
-        .bearer
-        .as_ref()
-        .map(|t| Arc::new(Sha256::digest(format!("Bearer {}", t.expose()).as_bytes()).to_vec()));
+    let bearer = options.bearer.as_ref().map(|t| secret_digest(t.expose()));
     guard(
         Router::new()
             .nest_service("/mcp", service)
@@ -85,7 +84,7 @@ pub async fn serve_http(
 /// Refuses a request without the operator's bearer token, comparing
 /// digests so the time taken says nothing about the token.
 async fn require_bearer(
-    State(expected): State<Option<Arc<Vec<u8>>>>,
+    State(expected): State<Option<[u8; 32]>>,
     request: Request,
     next: Next,
 ) -> Response {
@@ -95,32 +94,10 @@ async fn require_bearer(
     let given = request
         .headers()
         .get(header::AUTHORIZATION)
-        .and_then(|v| v.to_str().ok())
-        .map(|v| match v.split_once(' ') {
-            Some((scheme, token)) if scheme.eq_ignore_ascii_case("bearer") => {
-                format!("Bearer {}", token.trim())
-            }
-            _ => v.to_owned(),
-        })
-        .unwrap_or_default();
-    let digest = Sha256::digest(given.as_bytes());
-    let same = digest
-        .iter()
-        .zip(expected.iter())
-        .fold(0u8, |acc, (a, b)| acc | (a ^ b))
-        == 0;
-    if same {
+        .and_then(|v| v.to_str().ok());
+    if bearer_token(given).is_some_and(|token| same_digest(&secret_digest(token), &expected)) {
         next.run(request).await
     } else {
-        let mut response = (
-            StatusCode::UNAUTHORIZED,
-            "this MCP server needs Authorization: Bearer <PORTER_MCP_HTTP_TOKEN>\n",
-        )
-            .into_response();
-        response.headers_mut().insert(
-            header::WWW_AUTHENTICATE,
-            HeaderValue::from_static("Bearer realm=\"porter\""),
-        );
-        response
+        unauthorized("this MCP server needs Authorization: Bearer <PORTER_MCP_HTTP_TOKEN>\n")
     }
 }

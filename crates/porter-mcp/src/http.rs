@@ -1,5 +1,6 @@
 //! Middleware both servers put in front of their streamable HTTP endpoint,
-//! and the `Host` and `Origin` lists it accepts.
+//! the `Host` and `Origin` lists it accepts, and how both read and check a
+//! bearer token.
 
 use std::pin::Pin;
 use std::sync::Arc;
@@ -11,6 +12,7 @@ use axum::extract::{Request, State};
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
+use sha2::{Digest, Sha256};
 
 /// `MCP_BODY_MAX_BYTES` is the largest request body an MCP endpoint takes:
 /// one JSON-RPC message (4 MiB, rmcp's own limit, named so that both the
@@ -189,9 +191,87 @@ pub async fn ended_session(request: Request, next: Next) -> Response {
     response
 }
 
+/// The token of an `Authorization: Bearer <token>` header value: the
+/// scheme in any case (`bearer`, `BEARER`), as HTTP says, with the
+/// whitespace around and between them dropped. `None` for no header, another
+/// scheme or an empty token.
+#[must_use]
+pub fn bearer_token(header: Option<&str>) -> Option<&str> {
+    let (scheme, token) = header?.trim().split_once(char::is_whitespace)?;
+    let token = token.trim();
+    (scheme.eq_ignore_ascii_case("bearer") && !token.is_empty()).then_some(token)
+}
+
+/// SHA-256 of a secret, to keep in place of it and compare with
+/// [`same_digest`]: digests of any two secrets have the same length.
+#[must_use]
+pub fn secret_digest(secret: &str) -> [u8; 32] {
+    Sha256::digest(secret.as_bytes()).into()
+}
+
+/// Whether two digests are equal, looking at every byte whatever the first
+/// difference, so that the time taken says nothing about which bytes were
+/// right.
+#[must_use]
+pub fn same_digest(a: &[u8; 32], b: &[u8; 32]) -> bool {
+    let difference = a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y));
+    std::hint::black_box(difference) == 0
+}
+
+/// The `401` both servers answer a request without a valid bearer token
+/// with: `message` (what to send instead) as a plain-text body, and
+/// `WWW-Authenticate: Bearer realm="porter"`.
+#[must_use]
+pub fn unauthorized(message: &'static str) -> Response {
+    let mut response = (StatusCode::UNAUTHORIZED, message).into_response();
+    response.headers_mut().insert(
+        header::WWW_AUTHENTICATE,
+        HeaderValue::from_static(BEARER_CHALLENGE),
+    );
+    response
+}
+
+/// The `WWW-Authenticate` challenge of every `401` porter answers.
+pub const BEARER_CHALLENGE: &str = "Bearer realm=\"porter\"";
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_bearer_token_is_read_in_any_case_with_the_whitespace_around_it_dropped() {
+        for (header, token) in [
+            (Some("Bearer alice-0001"), Some("alice-0001")),
+            (Some("bearer alice-0001"), Some("alice-0001")),
+            (Some("  BEARER \t alice-0001  "), Some("alice-0001")),
+            (Some("Bearer"), None),
+            (Some("Bearer    "), None),
+            (Some("Basic YWxpY2U6cHc="), None),
+            (Some("alice-0001"), None),
+            (Some(""), None),
+            (None, None),
+        ] {
+            assert_eq!(bearer_token(header), token, "{header:?}");
+        }
+    }
+
+    #[test]
+    fn digests_are_the_same_only_for_the_same_secret() {
+        let known = secret_digest("root-secret-0003");
+        assert!(same_digest(&secret_digest("root-secret-0003"), &known));
+        assert!(!same_digest(&secret_digest("root-secret-0004"), &known));
+        assert!(!same_digest(&secret_digest(""), &known));
+    }
+
+    #[test]
+    fn a_refusal_says_what_to_send_and_names_the_bearer_scheme() {
+        let response = unauthorized("send a token\n");
+        assert_eq!(response.status(), StatusCode::UNAUTHORIZED);
+        assert_eq!(
+            response.headers()[header::WWW_AUTHENTICATE],
+            "Bearer realm=\"porter\""
+        );
+    }
     use axum::Router;
     use axum::body::Body;
     use axum::middleware;

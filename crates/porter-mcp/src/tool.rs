@@ -232,13 +232,17 @@ pub trait Tool<S>: Send + Sync + 'static {
     ) -> impl Future<Output = Outcome> + Send;
 }
 
-/// `tool!` declares a tool in one place: the unit struct, its facts
+/// `tool!` declares a tool in one place: the struct, its facts
 /// (`name`, `title`, `hints`, `args`, `out`, `description`), how its
 /// arguments are read and its calls allowed where it is not the default
 /// (`parse`, [`Tool::parse`]; `check`, [`Tool::check`]) and its `call`, each
 /// written as a closure (`call` over the server, the arguments and the
 /// [`Call`]). It expands to the struct and its [`Tool`] implementation, so
 /// a tool reads as one declaration.
+///
+/// A tool that keeps state of its own (a client, a store) names its fields
+/// in braces after its name; `check` and `call` see each field by its name.
+/// Without braces the tool is a unit struct.
 ///
 /// ```
 /// # use porter_mcp::{Hints, NoArgs, NoOut};
@@ -256,13 +260,49 @@ pub trait Tool<S>: Send + Sync + 'static {
 ///     }
 /// }
 ///
+/// porter_mcp::tool! {
+///     /// `greet`: answers with the greeting it was made with.
+///     pub Greet { pub greeting: String } for Server {
+///         name: "greet", title: "Greet", hints: Hints::READ, args: NoArgs, out: NoOut,
+///         description: "Answers with its greeting.",
+///         call: |_server, _args, _call| {
+///             Ok(CallToolResult::success(vec![ContentBlock::text(greeting.clone())]).into())
+///         },
+///     }
+/// }
+///
 /// assert_eq!(<Ping as porter_mcp::Tool<Server>>::NAME, "ping");
+/// let greet = Greet { greeting: "hello".to_owned() };
+/// assert_eq!(greet.greeting, "hello");
 /// ```
 #[macro_export]
 macro_rules! tool {
     (
         $(#[$attr:meta])*
+        $vis:vis $tool:ident { $($field_vis:vis $field:ident : $field_ty:ty),* $(,)? } for $server:ty {
+            $($facts:tt)*
+        }
+    ) => {
+        $(#[$attr])*
+        $vis struct $tool {
+            $($field_vis $field: $field_ty,)*
+        }
+
+        $crate::tool!(@impl $tool { $($field),* } for $server { $($facts)* });
+    };
+    (
+        $(#[$attr:meta])*
         $vis:vis $tool:ident for $server:ty {
+            $($facts:tt)*
+        }
+    ) => {
+        $(#[$attr])*
+        $vis struct $tool;
+
+        $crate::tool!(@impl $tool {} for $server { $($facts)* });
+    };
+    (
+        @impl $tool:ident $fields:tt for $server:ty {
             name: $name:expr, title: $title:expr, hints: $hints:expr,
             args: $args:ty, out: $out:ty,
             description: $description:expr,
@@ -271,9 +311,6 @@ macro_rules! tool {
             call: |$on:pat_param, $with:pat_param, $call:pat_param| $body:expr $(,)?
         }
     ) => {
-        $(#[$attr])*
-        $vis struct $tool;
-
         impl $crate::Tool<$server> for $tool {
             type Args = $args;
             type Out = $out;
@@ -292,6 +329,8 @@ macro_rules! tool {
 
             $(
                 fn check(&self, $checked: &$server, $asked: &$crate::Call) -> Result<(), $crate::ToolError> {
+                    #[allow(unused_variables)]
+                    let $tool $fields = self;
                     $check
                 }
             )?
@@ -302,6 +341,8 @@ macro_rules! tool {
                 $with: $args,
                 $call: $crate::Call,
             ) -> $crate::Outcome {
+                #[allow(unused_variables)]
+                let $tool $fields = self;
                 $body
             }
         }

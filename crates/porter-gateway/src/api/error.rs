@@ -88,7 +88,7 @@ impl IntoResponse for ApiError {
         if matches!(self, Self::Unauthorized) {
             headers.insert(
                 header::WWW_AUTHENTICATE,
-                HeaderValue::from_static("Bearer realm=\"porter\""),
+                HeaderValue::from_static(porter_mcp::http::BEARER_CHALLENGE),
             );
         }
         response

@@ -185,16 +185,16 @@ impl DocumentsTool {
 porter_mcp::tool! {
     /// `Documents` is the `Documents` tool; it needs a gateway that keeps a
     /// document store.
-    pub(crate) Documents for Turn {
+    pub(crate) Documents { pub(crate) documents: Arc<DocumentsTool> } for Turn {
         // `delete` removes a document for good.
         name: DOCUMENTS_TOOL, title: "Imported documents", hints: Hints::write(true, false),
         args: DocumentsArgs, out: NoOut,
         description: DESCRIPTION,
         parse: |arguments| parse(Value::Object(arguments.unwrap_or_default())),
-        check: |turn, _call| store(&turn.gateway.inbox).map(|_| ()),
+        check: |_turn, _call| store(&documents.inbox).map(|_| ()),
         call: |turn, args, _call| {
             let reader = Reader::of(&turn.caller, &turn.run);
-            Ok(turn.gateway.documents.run(&reader, args).await.into())
+            Ok(documents.run(&reader, args).await.into())
         },
     }
 }

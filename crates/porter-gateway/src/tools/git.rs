@@ -16,12 +16,13 @@
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use porter_git::change::{self, ResetMode};
 use porter_git::read::{self, DiffArgs, GrepArgs};
 use porter_git::{
-    Access, Bounds, Credential, CredentialSource, GitError, Identity, Network, Secret, Signer,
-    Window, network, submodule,
+    Access, Bounds, Credential, CredentialSource, GitError, Identity, Network, Signer, Window,
+    network, submodule,
 };
 use porter_inbox::Owner;
 use porter_mcp::tool::{Hints, NoOut, ToolError, parse_args_naming};
@@ -31,7 +32,7 @@ use serde::Deserialize;
 use serde_json::Value;
 
 use crate::access::Caller;
-use crate::config::{GitConfig, Grant, RemoteDirection, Volume, VolumeMode};
+use crate::config::{Config, GitConfig, Grant, RemoteDirection, Volume, VolumeMode};
 use crate::context::Turn;
 use crate::tools::file::grants::{self, Need};
 use crate::tools::file::reference::Place;
@@ -180,7 +181,7 @@ impl GitTool {
                 .iter()
                 .filter_map(|c| {
                     let source = match (&c.token, &c.app) {
-                        (Some(token), _) => CredentialSource::Token(Secret::new(token.clone())),
+                        (Some(token), _) => CredentialSource::Token(token.clone()),
                         (None, Some(app)) => CredentialSource::GithubApp(app.clone()),
                         (None, None) => {
                             tracing::warn!(credential = %c.name, "a git credential with neither a token nor a loaded GitHub App is not used");
@@ -394,7 +395,7 @@ const DESCRIPTION: &str = "Git on a repository in one of your volumes, without a
 porter_mcp::tool! {
     /// `Git` is the `Git` tool. It is open only to a run's own model, and only
     /// with the `Git` grant.
-    pub Git for Turn {
+    pub Git { pub(crate) git: Arc<GitTool>, pub(crate) config: Arc<Config> } for Turn {
         // It commits, resets and pushes, and fetches from and pushes to remotes.
         name: GIT_TOOL, title: "Git", hints: Hints::open_world(true, false),
         args: GitArgs, out: NoOut,
@@ -414,9 +415,9 @@ porter_mcp::tool! {
         },
         call: |turn, args, _call| {
             let run = &turn.run;
-            let remote = turn.gateway.config.git_remote_of(&run.owner.key_name);
+            let remote = config.git_remote_of(&run.owner.key_name);
             let id = run.id.to_string();
-            Ok(turn.gateway.git.run(&turn.caller, &run.owner, &remote, &id, args).await.into())
+            Ok(git.run(&turn.caller, &run.owner, &remote, &id, args).await.into())
         },
     }
 }
@@ -1017,7 +1018,7 @@ mod tests {
             name: "ci".to_owned(),
             allowed_urls: vec!["https://example.org/".to_owned()],
             username: None,
-            token: Some("ghp_secret".to_owned()),
+            token: Some(porter_net::Secret::new("ghp_secret")),
             github_app: None,
             app: None,
         };

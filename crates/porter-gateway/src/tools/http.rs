@@ -3,6 +3,7 @@
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
+use std::sync::Arc;
 
 use porter_inbox::{Origin, Outcome, RunInfo};
 use porter_mcp::tool::{Hints, NoOut, ToolError, parse_args_naming};
@@ -55,7 +56,7 @@ To read a web page as Markdown use WebFetch instead.";
 
 porter_mcp::tool! {
     /// `Http` is the `HTTP` tool; it needs the `HTTP` grant.
-    pub(crate) Http for Turn {
+    pub(crate) Http { pub(crate) web: Arc<Web> } for Turn {
         // It keeps what it fetches in the inbox, and reaches the open web.
         name: HTTP_TOOL, title: "HTTP request", hints: Hints::open_world(true, false),
         args: HttpArgs, out: NoOut,
@@ -66,7 +67,7 @@ porter_mcp::tool! {
             r#"call it like {"method": "GET", "url": "https://example.org/data.json"}"#,
         ),
         check: |turn, _call| need_http_grant(HTTP_TOOL, &turn.caller),
-        call: |turn, args, _call| Ok(call(&turn.gateway.web, &turn.run, args, &turn.cx).await?.into()),
+        call: |turn, args, _call| Ok(call(web, &turn.run, args, &turn.cx).await?.into()),
     }
 }
 

@@ -26,7 +26,14 @@ mod tests {
     /// snapshot to review (CONTRIBUTING.md says how).
     #[test]
     fn the_tool_listing_is_the_reviewed_one() {
-        insta::assert_json_snapshot!("gateway_tools", crate::tools().list());
+        let data = tempfile::tempdir().expect("a temporary data dir");
+        let gateway = crate::Gateway::new(
+            crate::config::Config::default(),
+            data.path(),
+            crate::access::Keys::default(),
+        )
+        .expect("a gateway on the default config");
+        insta::assert_json_snapshot!("gateway_tools", gateway.tools.list());
         insta::assert_json_snapshot!("admin_file_tool", crate::admin::AdminServer::tool());
     }
 }

@@ -6,6 +6,7 @@ mod assets;
 
 use std::collections::HashMap;
 use std::fmt::Write as _;
+use std::sync::Arc;
 
 use porter_inbox::{FileRecord, Incoming, Origin, Outcome, RunInfo, inbox_ref};
 use porter_mcp::tool::{Hints, NoOut, ToolError, parse_args_naming};
@@ -53,7 +54,7 @@ For other methods, request headers or a body use the HTTP tool.";
 
 porter_mcp::tool! {
     /// `WebFetch` is the `WebFetch` tool; it needs the `HTTP` grant.
-    pub(crate) WebFetch for Turn {
+    pub(crate) WebFetch { pub(crate) web: Arc<Web> } for Turn {
         // It keeps what it fetches in the inbox, and reaches the open web.
         name: WEBFETCH_TOOL, title: "Fetch a web page", hints: Hints::open_world(false, false),
         args: WebFetchArgs, out: NoOut,
@@ -64,7 +65,7 @@ porter_mcp::tool! {
             r#"call it like {"url": "https://example.org/", "assets": false}"#,
         ),
         check: |turn, _call| need_http_grant(WEBFETCH_TOOL, &turn.caller),
-        call: |turn, args, _call| Ok(call(&turn.gateway.web, &turn.run, args, &turn.cx).await?.into()),
+        call: |turn, args, _call| Ok(call(web, &turn.run, args, &turn.cx).await?.into()),
     }
 }
 

@@ -132,15 +132,12 @@ impl Files {
 porter_mcp::tool! {
     /// `File` is the `File` tool: one op on the run's inbox or a volume, each
     /// path checked against the caller's grants as it is resolved.
-    pub(crate) File for Turn {
+    pub(crate) File { pub(crate) files: Arc<Files> } for Turn {
         name: "File", title: "Files kept out of the context", hints: Hints::open_world(true, false),
         args: FileArgs, out: NoOut,
         description: DESCRIPTION,
         parse: |arguments| parse(Value::Object(arguments.unwrap_or_default())),
-        call: |turn, args, _call| {
-            let files = &turn.gateway.files;
-            Ok(files.run(&turn.caller, &turn.run, args, &turn.cx).await.into())
-        },
+        call: |turn, args, _call| Ok(files.run(&turn.caller, &turn.run, args, &turn.cx).await.into()),
     }
 }
 
