@@ -287,6 +287,12 @@ class Mmsim:
     def stop(self) -> None:
         stop_process(self.process)
 
+    def __enter__(self) -> Mmsim:
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self.stop()
+
     # -- HTTP
 
     def _request(self, method: str, path: str, body: Any = None, *, auth: bool = True, raw: bool = False) -> Any:
@@ -542,6 +548,18 @@ def start_http_server(command: list[str], env: dict[str, str], workdir: Path, st
 
 # --------------------------------------------------------------------------
 # Reading results
+
+
+async def read_file(served: Served, file_id: str, **window: Any) -> types.CallToolResult:
+    """read_file of `file_id`: whole, or the window asked (start_line, line_count)."""
+    return await served.client.call_tool("read_file", {"file_id": file_id, **window})
+
+
+async def read_ok(served: Served, file_id: str, **window: Any) -> types.CallToolResult:
+    """read_file that must answer without a tool error (else its text says why)."""
+    result = await read_file(served, file_id, **window)
+    assert not result.is_error, text_of(result)
+    return result
 
 
 def text_of(result: types.CallToolResult) -> str:

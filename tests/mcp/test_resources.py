@@ -155,10 +155,18 @@ async def read(served, uri: str) -> types.ReadResourceResult:
     return await served.client.read_resource(uri, cache_mode="refresh")
 
 
+async def read_attached(
+    sim: Mmsim, home: Home, transport: str, workdir: Path, name: str
+) -> tuple[str, types.ReadResourceResult]:
+    """The attached file `name` read whole as a resource, on a server of its
+    own: its file_id and the answer."""
+    file_id = sim.file_id(name)
+    async with serve(transport, server_env(sim, home), workdir) as served:
+        return file_id, await read(served, file_uri(sim, file_id))
+
+
 async def test_a_word_document_reads_as_its_markdown_whole(res_sim, home: Home, transport: str, tmp_path: Path):
-    file_id = res_sim.file_id("meeting-notes.docx")
-    async with serve(transport, server_env(res_sim, home), tmp_path) as served:
-        result = await read(served, file_uri(res_sim, file_id))
+    file_id, result = await read_attached(res_sim, home, transport, tmp_path, "meeting-notes.docx")
     assert len(result.contents) == 1, result.contents
     piece = result.contents[0]
     assert isinstance(piece, types.TextResourceContents), piece
@@ -174,9 +182,7 @@ async def test_a_word_document_reads_as_its_markdown_whole(res_sim, home: Home, 
 async def test_a_sideways_jpeg_reads_upright_as_a_blob(res_sim, home: Home, transport: str, tmp_path: Path):
     from PIL import Image
 
-    file_id = res_sim.file_id("whiteboard.jpg")
-    async with serve(transport, server_env(res_sim, home), tmp_path) as served:
-        result = await read(served, file_uri(res_sim, file_id))
+    _, result = await read_attached(res_sim, home, transport, tmp_path, "whiteboard.jpg")
     assert len(result.contents) == 1, result.contents
     piece = result.contents[0]
     assert isinstance(piece, types.BlobResourceContents), piece
@@ -188,9 +194,7 @@ async def test_a_sideways_jpeg_reads_upright_as_a_blob(res_sim, home: Home, tran
 
 
 async def test_a_zip_reads_as_its_listing(res_sim, home: Home, tmp_path: Path):
-    file_id = res_sim.file_id("assets.zip")
-    async with serve("stdio", server_env(res_sim, home), tmp_path) as served:
-        result = await read(served, file_uri(res_sim, file_id))
+    _, result = await read_attached(res_sim, home, "stdio", tmp_path, "assets.zip")
     [piece] = result.contents
     assert isinstance(piece, types.TextResourceContents), piece
     entries = piece.text.splitlines()
@@ -199,9 +203,7 @@ async def test_a_zip_reads_as_its_listing(res_sim, home: Home, tmp_path: Path):
 
 
 async def test_a_pdf_reads_as_its_text_and_itself(res_sim, home: Home, transport: str, tmp_path: Path):
-    file_id = res_sim.file_id("handbook.pdf")
-    async with serve(transport, server_env(res_sim, home), tmp_path) as served:
-        result = await read(served, file_uri(res_sim, file_id))
+    file_id, result = await read_attached(res_sim, home, transport, tmp_path, "handbook.pdf")
     texts = [c for c in result.contents if isinstance(c, types.TextResourceContents)]
     blobs = [c for c in result.contents if isinstance(c, types.BlobResourceContents)]
     assert len(texts) == 1 and len(blobs) == 1, result.contents
