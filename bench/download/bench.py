@@ -3,14 +3,11 @@
 from __future__ import annotations
 
 import asyncio
-import functools
 import os
 import shutil
 import subprocess
 import sys
-import threading
 import time
-from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -20,15 +17,11 @@ sys.path.insert(0, str(HERE.parent))
 
 from benchlib import gateway_pid, status_kib  # noqa: E402
 from harness import all_text, stdio_gateway, write_config  # noqa: E402
+from webserver import file_server  # noqa: E402
 
 MIB = 1024 * 1024
 SIZE_MIB = int(os.environ.get("SIZE_MIB", "1024"))
 ITER = int(os.environ.get("ITER", "3"))
-
-
-class Quiet(SimpleHTTPRequestHandler):
-    def log_message(self, format: str, *args: object) -> None:  # noqa: A002
-        pass
 
 
 def make_blob(path: Path, size: int) -> None:
@@ -87,15 +80,12 @@ def main() -> None:
     shutil.rmtree(work / "gw", ignore_errors=True)
     (work / "serve").mkdir(parents=True, exist_ok=True)
     make_blob(work / "serve" / "blob.bin", size)
-    handler = functools.partial(Quiet, directory=str(work / "serve"))
-    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    url = f"http://127.0.0.1:{server.server_address[1]}/blob.bin"
     try:
-        curl = [timed_curl(url, work / "curl.bin") for _ in range(ITER)]
-        gateway, hwm, idle = asyncio.run(timed_gateway(work, url, size))
+        with file_server(work / "serve") as base:
+            url = f"{base}/blob.bin"
+            curl = [timed_curl(url, work / "curl.bin") for _ in range(ITER)]
+            gateway, hwm, idle = asyncio.run(timed_gateway(work, url, size))
     finally:
-        server.shutdown()
         shutil.rmtree(work / "gw", ignore_errors=True)
     curl_mibs = SIZE_MIB / min(curl)
     gateway_mibs = SIZE_MIB / min(gateway)
