@@ -40,6 +40,14 @@ VIEWPORTS = [DESKTOP, PHONE]
 SCHEMES = ["light", "dark"]
 
 
+def on_each_screen(test: Any) -> Any:
+    """Marks an anyio test to run on each viewport (its `viewport`
+    argument) in each colour scheme (its `scheme`)."""
+    test = pytest.mark.parametrize("viewport", VIEWPORTS, ids=[v[0] for v in VIEWPORTS])(test)
+    test = pytest.mark.parametrize("scheme", SCHEMES)(test)
+    return pytest.mark.anyio(test)
+
+
 def screenshot_dir() -> Path:
     """Where screenshots go for a person to look at: target/gateway_web."""
     target = Path(os.environ.get("CARGO_TARGET_DIR", REPO / "target"))
@@ -268,6 +276,12 @@ async def enter_key(page: Page, key: str) -> None:
     await page.locator("#key").select_text()
     await page.keyboard.insert_text(key)
     await page.keyboard.press("Enter")
+
+
+async def sign_in(page: Page, key: str) -> None:
+    """Enters `key` and waits until the page's live stream runs."""
+    await enter_key(page, key)
+    await wait_for(page, "document.body.dataset.stream === 'live'", what="the live stream")
 
 
 async def click(page: Page, selector: str) -> None:
