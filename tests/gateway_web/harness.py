@@ -25,7 +25,9 @@ from playwright.async_api import Browser, BrowserContext, ConsoleMessage, Page
 from playwright.async_api import TimeoutError as PlaywrightTimeout
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "scripts"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import hostile_pdf  # noqa: E402  (the hand-written PDFs' writer)
+import processes  # noqa: E402  (tests/processes.py)
 
 REPO = Path(__file__).resolve().parents[2]
 HERE = Path(__file__).resolve().parent
@@ -161,12 +163,7 @@ class Gateway:
             return answer.read()
 
     def stop(self) -> None:
-        self.process.terminate()
-        try:
-            self.process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            self.process.kill()
-            self.process.wait()
+        processes.stop(self.process)
 
 
 class Problems:

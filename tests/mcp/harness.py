@@ -20,6 +20,7 @@ import shutil
 import signal
 import socket
 import subprocess
+import sys
 import tempfile
 import threading
 import time
@@ -33,6 +34,9 @@ from typing import Any
 import mcp_types as types
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters, stdio_client
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from processes import stop  # noqa: E402  (tests/processes.py)
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -171,15 +175,7 @@ def read_log(path: Path) -> str:
 
 def stop_process(process: subprocess.Popen, sig: int = signal.SIGINT) -> None:
     """Asks a process to stop (Ctrl-C by default), then kills it."""
-    if process.poll() is not None:
-        return
-    with contextlib.suppress(ProcessLookupError):
-        process.send_signal(sig)
-    try:
-        process.wait(timeout=5)
-    except subprocess.TimeoutExpired:
-        process.kill()
-        process.wait(timeout=5)
+    stop(process, sig=sig, timeout=5)
 
 
 # --------------------------------------------------------------------------
