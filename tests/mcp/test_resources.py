@@ -13,6 +13,7 @@ import json
 import os
 import subprocess
 from pathlib import Path
+from typing import Any
 from urllib.parse import urlsplit
 
 import mcp_types as types
@@ -165,11 +166,17 @@ async def read_attached(
         return file_id, await read(served, file_uri(sim, file_id))
 
 
-async def test_a_word_document_reads_as_its_markdown_whole(res_sim, home: Home, transport: str, tmp_path: Path):
-    file_id, result = await read_attached(res_sim, home, transport, tmp_path, "meeting-notes.docx")
+def only_piece(result: types.ReadResourceResult, kind: type) -> Any:
+    """The one piece a resource read answers, which is a `kind`."""
     assert len(result.contents) == 1, result.contents
     piece = result.contents[0]
-    assert isinstance(piece, types.TextResourceContents), piece
+    assert isinstance(piece, kind), piece
+    return piece
+
+
+async def test_a_word_document_reads_as_its_markdown_whole(res_sim, home: Home, transport: str, tmp_path: Path):
+    file_id, result = await read_attached(res_sim, home, transport, tmp_path, "meeting-notes.docx")
+    piece = only_piece(result, types.TextResourceContents)
     assert piece.mime_type == "text/markdown"
     assert piece.uri == file_uri(res_sim, file_id)
     lines = piece.text.splitlines()
@@ -183,9 +190,7 @@ async def test_a_sideways_jpeg_reads_upright_as_a_blob(res_sim, home: Home, tran
     from PIL import Image
 
     _, result = await read_attached(res_sim, home, transport, tmp_path, "whiteboard.jpg")
-    assert len(result.contents) == 1, result.contents
-    piece = result.contents[0]
-    assert isinstance(piece, types.BlobResourceContents), piece
+    piece = only_piece(result, types.BlobResourceContents)
     assert piece.mime_type == "image/jpeg"
     picture = Image.open(io.BytesIO(base64.b64decode(piece.blob))).convert("RGB")
     assert picture.size == (300, 400), picture.size
@@ -195,8 +200,7 @@ async def test_a_sideways_jpeg_reads_upright_as_a_blob(res_sim, home: Home, tran
 
 async def test_a_zip_reads_as_its_listing(res_sim, home: Home, tmp_path: Path):
     _, result = await read_attached(res_sim, home, "stdio", tmp_path, "assets.zip")
-    [piece] = result.contents
-    assert isinstance(piece, types.TextResourceContents), piece
+    piece = only_piece(result, types.TextResourceContents)
     entries = piece.text.splitlines()
     for path in ("assets/README.txt", "assets/data/usage.csv", "assets/icons/LICENSE.txt"):
         assert any(entry.startswith(path + "\t") for entry in entries), entries
