@@ -76,18 +76,32 @@ PG_STATS = os.environ.get("PG_STATS") == "1"
 # its sessions on the next line of stdin.
 
 
+class Countdown:
+    """An event that is set once each of `count` sessions has said so."""
+
+    def __init__(self, count: int) -> None:
+        self.left = count
+        self.event = asyncio.Event()
+
+    def arrive(self) -> None:
+        self.left -= 1
+        if self.left == 0:
+            self.event.set()
+
+    async def wait(self) -> None:
+        await self.event.wait()
+
+
 async def client_main(spec: dict[str, Any]) -> None:
     loop = asyncio.get_running_loop()
-    ready = asyncio.Event()
     go = asyncio.Event()
-    finished = asyncio.Event()
     close = asyncio.Event()
     latencies: list[float] = []
     errors: list[str] = []
     sizes: set[str] = set()
-    warmed = 0
-    done = 0
     counts: list[int] = spec["calls"]
+    ready = Countdown(len(counts))
+    finished = Countdown(len(counts))
 
     async def one(client: Any, timed: bool) -> None:
         started = time.perf_counter()
@@ -108,19 +122,14 @@ async def client_main(spec: dict[str, Any]) -> None:
                 raise
 
     async def session(count: int) -> None:
-        nonlocal warmed, done
         async with http_client(spec["url"], KEY, mode=spec["mode"]) as client:
             for _ in range(WARMUP):
                 await one(client, timed=False)
-            warmed += 1
-            if warmed == len(counts):
-                ready.set()
+            ready.arrive()
             await go.wait()
             for _ in range(count):
                 await one(client, timed=True)
-            done += 1
-            if done == len(counts):
-                finished.set()
+            finished.arrive()
             await close.wait()
 
     async def control() -> None:
