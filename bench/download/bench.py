@@ -3,30 +3,25 @@
 from __future__ import annotations
 
 import asyncio
-import functools
 import os
 import shutil
 import subprocess
 import sys
-import threading
 import time
-from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parents[1]
 sys.path.insert(0, str(REPO / "tests" / "gateway"))
+sys.path.insert(0, str(HERE.parent))
 
+from benchlib import gateway_pid, status_kib  # noqa: E402
 from harness import all_text, stdio_gateway, write_config  # noqa: E402
+from webserver import file_server  # noqa: E402
 
 MIB = 1024 * 1024
 SIZE_MIB = int(os.environ.get("SIZE_MIB", "1024"))
 ITER = int(os.environ.get("ITER", "3"))
-
-
-class Quiet(SimpleHTTPRequestHandler):
-    def log_message(self, format: str, *args: object) -> None:  # noqa: A002
-        pass
 
 
 def make_blob(path: Path, size: int) -> None:
@@ -38,26 +33,6 @@ def make_blob(path: Path, size: int) -> None:
             step = min(left, 16 * MIB)
             out.write(os.urandom(step))
             left -= step
-
-
-def gateway_pid(config: Path) -> int:
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            cmdline = (entry / "cmdline").read_bytes().split(b"\0")
-        except OSError:
-            continue
-        if str(config).encode() in cmdline and b"gateway" in cmdline:
-            return int(entry.name)
-    raise RuntimeError("the gateway process was not found")
-
-
-def vm_hwm_kib(pid: int) -> int:
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("VmHWM:"):
-            return int(line.split()[1])
-    raise RuntimeError("no VmHWM")
 
 
 def timed_curl(url: str, target: Path) -> float:
@@ -82,7 +57,7 @@ async def timed_gateway(work: Path, url: str, size: int) -> tuple[list[float], i
     async with stdio_gateway(work / "gw", config, env=env) as served:
         pid = gateway_pid(config)
         await served.client.list_tools()
-        idle = vm_hwm_kib(pid)
+        idle = status_kib(pid, "VmHWM")
         for _ in range(ITER):
             started = time.perf_counter()
             result = await served.client.call_tool("File", {"op": "download", "url": url})
@@ -95,7 +70,7 @@ async def timed_gateway(work: Path, url: str, size: int) -> tuple[list[float], i
             removed = await served.client.call_tool("File", {"op": "rm", "path": path})
             if removed.is_error:
                 raise RuntimeError(all_text(removed))
-        hwm = vm_hwm_kib(pid)
+        hwm = status_kib(pid, "VmHWM")
     return times, hwm, idle
 
 
@@ -105,15 +80,12 @@ def main() -> None:
     shutil.rmtree(work / "gw", ignore_errors=True)
     (work / "serve").mkdir(parents=True, exist_ok=True)
     make_blob(work / "serve" / "blob.bin", size)
-    handler = functools.partial(Quiet, directory=str(work / "serve"))
-    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    url = f"http://127.0.0.1:{server.server_address[1]}/blob.bin"
     try:
-        curl = [timed_curl(url, work / "curl.bin") for _ in range(ITER)]
-        gateway, hwm, idle = asyncio.run(timed_gateway(work, url, size))
+        with file_server(work / "serve") as base:
+            url = f"{base}/blob.bin"
+            curl = [timed_curl(url, work / "curl.bin") for _ in range(ITER)]
+            gateway, hwm, idle = asyncio.run(timed_gateway(work, url, size))
     finally:
-        server.shutdown()
         shutil.rmtree(work / "gw", ignore_errors=True)
     curl_mibs = SIZE_MIB / min(curl)
     gateway_mibs = SIZE_MIB / min(gateway)

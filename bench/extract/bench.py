@@ -28,13 +28,11 @@ import sys
 import time
 from pathlib import Path
 
-DOCUMENTS = [
-    ("docx", "report.docx"),
-    ("pptx", "deck.pptx"),
-    ("xlsx", "sheet.xlsx"),
-    ("pdf", "paper.pdf"),
-    ("html", "page.html"),
-]
+# The corpus and markitdown's timing are bench/fileview's.
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "fileview"))
+
+from peers import DOCUMENTS, convert_timed  # noqa: E402
+
 TARGET_RATIO = 20.0
 
 
@@ -70,12 +68,7 @@ def time_porter(binary, path, iterations):
 
 
 def time_markitdown(converter, path, iterations):
-    converter.convert(str(path))
-    times = []
-    for _ in range(iterations):
-        started = time.perf_counter()
-        converter.convert(str(path))
-        times.append((time.perf_counter() - started) * 1000)
+    _, times = convert_timed(converter, path, iterations)
     return statistics.median(times)
 
 

@@ -27,6 +27,10 @@ import httpx2
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters, stdio_client
 
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from benchlib import status_kib  # noqa: E402
+
 REPO = Path(__file__).resolve().parents[2]
 UPSTREAM = REPO / "tests" / "gateway" / "upstream.mjs"
 PORTER = os.environ["PORTER_BIN"]
@@ -37,13 +41,6 @@ RUNS = int(os.environ.get("RUNS", "1000"))
 def percentile(samples: list[float], p: float) -> float:
     ordered = sorted(samples)
     return ordered[min(len(ordered) - 1, int(p / 100 * len(ordered)))]
-
-
-def rss_kib(pid: int) -> int:
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("VmRSS:"):
-            return int(line.split()[1])
-    raise RuntimeError("no VmRSS")
 
 
 async def proxy(root: Path) -> None:
@@ -111,12 +108,12 @@ async def idle_runs(root: Path) -> None:
                 return session
             await open_session()
             time.sleep(0.5)
-            before = rss_kib(process.pid)
+            before = status_kib(process.pid, "VmRSS")
             sessions = []
             for start in range(0, RUNS, 50):
                 sessions += await asyncio.gather(*(open_session() for _ in range(min(50, RUNS - start))))
             time.sleep(1.0)
-            after = rss_kib(process.pid)
+            after = status_kib(process.pid, "VmRSS")
         per_run = (after - before) / RUNS
         print(f"\n{RUNS} idle runs over HTTP (each an MCP session with its run recorded)")
         print(f"  gateway RSS {before / 1024:.1f} MiB → {after / 1024:.1f} MiB: {per_run:.1f} KiB per idle run")

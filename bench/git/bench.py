@@ -14,7 +14,9 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parents[1]
 sys.path.insert(0, str(REPO / "tests" / "gateway"))
+sys.path.insert(0, str(HERE.parent))
 
+from benchlib import gateway_pid, stat_fields, status_kib  # noqa: E402
 from harness import all_text, stdio_gateway, write_config  # noqa: E402
 
 ITER = int(os.environ.get("ITER", "3"))
@@ -224,28 +226,8 @@ def timed_git_clone(url: str, dest: Path, ca: Path, home: Path) -> tuple[float, 
 
 def cpu_seconds(pid: int) -> float:
     """User plus system time of every thread of `pid` so far."""
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    fields = stat_fields(Path(f"/proc/{pid}/stat").read_text())
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
-
-
-def vm_kib(pid: int, field: str) -> int:
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith(f"{field}:"):
-            return int(line.split()[1])
-    raise RuntimeError(f"no {field}")
-
-
-def gateway_pid(config: Path) -> int:
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            cmdline = (entry / "cmdline").read_bytes().split(b"\0")
-        except OSError:
-            continue
-        if str(config).encode() in cmdline and b"gateway" in cmdline:
-            return int(entry.name)
-    raise RuntimeError("the gateway process was not found")
 
 
 def work_tree_files(repo: Path) -> int:
@@ -311,7 +293,7 @@ async def run(work: Path, server: GitServer, url: str) -> None:
     print(f"load average before: {load()}", flush=True)
     async with stdio_gateway(work / "gw", config) as served:
         pid = gateway_pid(config)
-        idle = vm_kib(pid, "VmRSS")
+        idle = status_kib(pid, "VmRSS")
         for round_ in range(ITER):
             dest = clones / f"git-{round_}"
             elapsed, cpu, rss = await asyncio.to_thread(timed_git_clone, url, dest, ca, home)
@@ -335,7 +317,7 @@ async def run(work: Path, server: GitServer, url: str) -> None:
             problems = await asyncio.to_thread(check_equal, dest, volume / name, home)
             if problems:
                 raise RuntimeError("the clones differ: " + "; ".join(problems))
-        peak = vm_kib(pid, "VmHWM")
+        peak = status_kib(pid, "VmHWM")
     print(f"load average after: {load()}")
     best_git, best_porter = min(git_times), min(porter_times)
     ratio = best_porter / best_git

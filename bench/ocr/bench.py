@@ -18,11 +18,14 @@ import os
 import random
 import subprocess
 import sys
-import time
 import zlib
 from pathlib import Path
 
 from PIL import Image, ImageChops
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from benchlib import timed_extract  # noqa: E402
 
 VARIANTS = [
     ("text", "text layer (the PDFs as they are)"),
@@ -84,15 +87,7 @@ def make_twins(pdf: Path, twins: Path) -> None:
 def extract(porter: Path, pdf: Path, target: Path) -> tuple[float, str | None, str]:
     """Runs porter extract: its seconds by the clock, why it failed if it
     did, and its notes (standard error)."""
-    start = time.perf_counter()
-    done = subprocess.run(
-        [str(porter), "extract", str(pdf), "-o", str(target)],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-        text=True,
-        check=False,
-    )
-    wall = time.perf_counter() - start
+    wall, done = timed_extract(porter, pdf, target)
     failed = None if done.returncode == 0 else f"exit {done.returncode}: {done.stderr.strip()}"
     return wall, failed, done.stderr
 

@@ -7,8 +7,11 @@ import os
 import re
 import subprocess
 import sys
-import time
 from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from benchlib import timed_extract  # noqa: E402
 
 PUBLISHED = [
     # engine, overall, NID, TEDS, MHS, s/page (the set's README: 200 pages, Apple M4)
@@ -31,15 +34,8 @@ def main() -> int:
     wall = 0.0
     for pdf in pdfs:
         target = out / (pdf.stem + ".md")
-        start = time.perf_counter()
-        done = subprocess.run(
-            [str(porter), "extract", str(pdf), "-o", str(target)],
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.PIPE,
-            text=True,
-            check=False,
-        )
-        wall += time.perf_counter() - start
+        seconds, done = timed_extract(porter, pdf, target)
+        wall += seconds
         if done.returncode != 0:
             failed.append((pdf.name, done.returncode, done.stderr.strip()))
             continue

@@ -42,9 +42,11 @@ from typing import Any
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parents[1]
 sys.path.insert(0, str(REPO / "tests" / "gateway"))
+sys.path.insert(0, str(HERE.parent))
 
 import httpx2  # noqa: E402
 
+from benchlib import each_process, stat_fields, status_kib  # noqa: E402
 from harness import STUB, all_text, http_client, start_http, write_config  # noqa: E402
 from replicas import S3_SECRET_ENV, Postgres, Replicas, s3_section, start_replicas  # noqa: E402
 
@@ -74,18 +76,32 @@ PG_STATS = os.environ.get("PG_STATS") == "1"
 # its sessions on the next line of stdin.
 
 
+class Countdown:
+    """An event that is set once each of `count` sessions has said so."""
+
+    def __init__(self, count: int) -> None:
+        self.left = count
+        self.event = asyncio.Event()
+
+    def arrive(self) -> None:
+        self.left -= 1
+        if self.left == 0:
+            self.event.set()
+
+    async def wait(self) -> None:
+        await self.event.wait()
+
+
 async def client_main(spec: dict[str, Any]) -> None:
     loop = asyncio.get_running_loop()
-    ready = asyncio.Event()
     go = asyncio.Event()
-    finished = asyncio.Event()
     close = asyncio.Event()
     latencies: list[float] = []
     errors: list[str] = []
     sizes: set[str] = set()
-    warmed = 0
-    done = 0
     counts: list[int] = spec["calls"]
+    ready = Countdown(len(counts))
+    finished = Countdown(len(counts))
 
     async def one(client: Any, timed: bool) -> None:
         started = time.perf_counter()
@@ -106,19 +122,14 @@ async def client_main(spec: dict[str, Any]) -> None:
                 raise
 
     async def session(count: int) -> None:
-        nonlocal warmed, done
         async with http_client(spec["url"], KEY, mode=spec["mode"]) as client:
             for _ in range(WARMUP):
                 await one(client, timed=False)
-            warmed += 1
-            if warmed == len(counts):
-                ready.set()
+            ready.arrive()
             await go.wait()
             for _ in range(count):
                 await one(client, timed=True)
-            done += 1
-            if done == len(counts):
-                finished.set()
+            finished.arrive()
             await close.wait()
 
     async def control() -> None:
@@ -144,16 +155,9 @@ async def client_main(spec: dict[str, Any]) -> None:
 def proc_table() -> dict[int, tuple[int, int]]:
     """pid → (ppid, utime + stime in ticks) for every process now."""
     table: dict[int, tuple[int, int]] = {}
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            stat = (entry / "stat").read_text()
-        except OSError:
-            continue
-        # The name is in parentheses and may hold spaces: split after it.
-        fields = stat[stat.rindex(")") + 2 :].split()
-        table[int(entry.name)] = (int(fields[1]), int(fields[11]) + int(fields[12]))
+    for pid, stat in each_process("stat"):
+        fields = stat_fields(stat.decode())
+        table[pid] = (int(fields[1]), int(fields[11]) + int(fields[12]))
     return table
 
 
@@ -197,13 +201,6 @@ def cpu_between(groups: Groups, before: dict[int, tuple[int, int]], after: dict[
         ticks = sum(after[p][1] - before.get(p, (0, 0))[1] for p in pids if p in after)
         used[name] = ticks / CLK_TCK
     return used
-
-
-def vm_hwm_mib(pid: int) -> float:
-    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
-        if line.startswith("VmHWM:"):
-            return int(line.split()[1]) / 1024
-    raise RuntimeError(f"no VmHWM for {pid}")
 
 
 def uptime() -> str:
@@ -284,7 +281,7 @@ def run_load(outcome: Outcome, url: str, gateways: list[int], groups: Groups) ->
         outcome.load_after = uptime()
         outcome.machine = (busy1 - busy0) / CLK_TCK
         outcome.cpu = cpu_between(groups, table0, table1)
-        outcome.rss_mib = [vm_hwm_mib(pid) for pid in gateways]
+        outcome.rss_mib = [status_kib(pid, "VmHWM") / 1024 for pid in gateways]
         for result in results:
             outcome.latencies += result["latencies"]
             outcome.errors += result["errors"]

@@ -8,7 +8,9 @@
 // The SDK is the one tests/gateway installs (its package-lock.json).
 import { dirname, join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
-import { crc32, deflateSync } from "node:zlib";
+import { deflateSync } from "node:zlib";
+
+import { PNG_SIGNATURE, pngChunk, pseudoRandom, rgbHeader } from "../../tests/media.mjs";
 
 const here = dirname(fileURLToPath(import.meta.url));
 const sdk = join(here, "..", "..", "tests", "gateway", "node_modules", "@modelcontextprotocol", "sdk", "dist", "esm");
@@ -16,42 +18,19 @@ const { Server } = await import(pathToFileURL(join(sdk, "server", "index.js")).h
 const { StdioServerTransport } = await import(pathToFileURL(join(sdk, "server", "stdio.js")).href);
 const { CallToolRequestSchema, ListToolsRequestSchema } = await import(pathToFileURL(join(sdk, "types.js")).href);
 
-function chunk(type, data) {
-  const length = Buffer.alloc(4);
-  length.writeUInt32BE(data.length);
-  const body = Buffer.concat([Buffer.from(type, "latin1"), data]);
-  const crc = Buffer.alloc(4);
-  crc.writeUInt32BE(crc32(body));
-  return Buffer.concat([length, body, crc]);
-}
-
 // 256 x 340 RGB pixels of xorshift32 bytes: deflate cannot shrink them, so
-// the file is about 256 KiB.
+// the file is about 256 KiB. Each row is stored unfiltered (its first byte 0).
 const WIDTH = 256;
 const HEIGHT = 340;
-const raw = Buffer.alloc((WIDTH * 3 + 1) * HEIGHT);
-let x = 0x2545f491;
-for (let i = 0; i < raw.length; i++) {
-  x ^= x << 13;
-  x >>>= 0;
-  x ^= x >>> 17;
-  x ^= x << 5;
-  x >>>= 0;
-  raw[i] = i % (WIDTH * 3 + 1) === 0 ? 0 : x & 0xff;
-}
-const header = Buffer.alloc(13);
-header.writeUInt32BE(WIDTH, 0);
-header.writeUInt32BE(HEIGHT, 4);
-header[8] = 8;
-header[9] = 2;
-const signature = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
-const head = Buffer.concat([signature, chunk("IHDR", header)]);
-const tail = Buffer.concat([chunk("IDAT", deflateSync(raw)), chunk("IEND", Buffer.alloc(0))]);
+const raw = pseudoRandom((WIDTH * 3 + 1) * HEIGHT, 0x2545f491);
+for (let i = 0; i < raw.length; i += WIDTH * 3 + 1) raw[i] = 0;
+const head = Buffer.concat([PNG_SIGNATURE, pngChunk("IHDR", rgbHeader(WIDTH, HEIGHT))]);
+const tail = Buffer.concat([pngChunk("IDAT", deflateSync(raw)), pngChunk("IEND", Buffer.alloc(0))]);
 
 let calls = 0;
 function image() {
   calls += 1;
-  const note = chunk("tEXt", Buffer.from(`Comment\0call ${process.pid}.${calls}`, "latin1"));
+  const note = pngChunk("tEXt", Buffer.from(`Comment\0call ${process.pid}.${calls}`, "latin1"));
   return Buffer.concat([head, note, tail]);
 }
 

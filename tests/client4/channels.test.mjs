@@ -18,7 +18,7 @@
 import { describe, test, before } from 'node:test';
 import assert from 'node:assert/strict';
 
-import { ID, client, env, rejectsWith } from './helpers.mjs';
+import { ID, client, demoStart, env, rejectsWith } from './helpers.mjs';
 
 
 function assertChannel(channel) {
@@ -47,12 +47,9 @@ describe('Client4 and teams, channels and people', () => {
     let closed;
 
     before(async () => {
-        me = await alice.getMe();
-        bobUser = await bob.getMe();
+        ({ me, bobUser, team, townSquare } = await demoStart(alice, bob));
         carolUser = await carol.login('carol', 'demo-carol-password', '123456');
         daveUser = await alice.getUserByUsername('dave');
-        [team] = await alice.getMyTeams();
-        townSquare = await alice.getChannelByName(team.id, 'town-square');
         open = await bob.createChannel({
             team_id: team.id,
             name: unique('client4-open'),

@@ -1,5 +1,6 @@
 // What the Client4 test files share: the environment they read, a signed-in
-// Client4, the shape of an id, and the check of a refused call. Not a test
+// Client4, where alice and bob start, the shape of an id, and the check of a
+// refused call. Not a test
 // file itself (node --test runs only the *.test.mjs files).
 
 import assert from 'node:assert/strict';
@@ -28,6 +29,16 @@ export function client(token, url = env('MM_URL')) {
         c.setToken(token);
     }
     return c;
+}
+
+// Where alice (a Client4 signed in as her) and bob (as him) start: their own
+// users, the demo team and its town-square, as alice sees them.
+export async function demoStart(alice, bob) {
+    const me = await alice.getMe();
+    const bobUser = await bob.getMe();
+    const [team] = await alice.getMyTeams();
+    const townSquare = await alice.getChannelByName(team.id, 'town-square');
+    return { me, bobUser, team, townSquare };
 }
 
 // Asserts that `promise` fails as Client4 reports a server's refusal: with

@@ -11,7 +11,7 @@
 import { describe, test, before } from 'node:test';
 import assert from 'node:assert/strict';
 
-import { ID, client, env, rejectsWith } from './helpers.mjs';
+import { ID, client, demoStart, env, rejectsWith } from './helpers.mjs';
 
 const MM_URL = env('MM_URL');
 const TOKEN = env('MM_TOKEN');
@@ -28,10 +28,7 @@ describe('Client4 and a person’s own state', () => {
     let root;
 
     before(async () => {
-        me = await alice.getMe();
-        bobUser = await bob.getMe();
-        [team] = await alice.getMyTeams();
-        townSquare = await alice.getChannelByName(team.id, 'town-square');
+        ({ me, bobUser, team, townSquare } = await demoStart(alice, bob));
         design = await alice.getChannelByName(team.id, 'design');
         const posts = await alice.getPosts(townSquare.id, 0, 60);
         root = posts.order.map((id) => posts.posts[id]).find((p) => p.root_id === '');

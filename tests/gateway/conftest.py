@@ -33,6 +33,16 @@ def shared_postgres():
     instance.close()
 
 
+@pytest.fixture
+def postgres():
+    """A PostgreSQL of the test's own (replicas.Postgres), closed after it."""
+    from replicas import Postgres
+
+    instance = Postgres()
+    yield instance
+    instance.close()
+
+
 @pytest.fixture(params=["local", "s3"])
 def storage_backend(request: pytest.FixtureRequest) -> Iterator[str]:
     """Runs a test (marked `harness.each_backend`) on SQLite + the data dir,
@@ -44,19 +54,14 @@ def storage_backend(request: pytest.FixtureRequest) -> Iterator[str]:
     for variable in ("PORTER_SKIP_S3", "PORTER_SKIP_POSTGRES"):
         if os.environ.get(variable) == "1":
             pytest.skip(f"the PostgreSQL + Garage run of this test is skipped: {variable}=1")
-    from replicas import S3_SECRET_ENV, s3_section
+    from replicas import S3_SECRET_ENV, s3_section, storage_config
 
     garage = request.getfixturevalue("shared_garage")
     postgres = request.getfixturevalue("shared_postgres")
     bucket = garage.fresh_bucket()
     prefix = "gw/each"
     harness.BACKEND = harness.Backend(
-        storage={
-            "records": "postgres",
-            "postgres_url": "${PORTER_TEST_PG_URL}",
-            "blobs": "s3",
-            "s3": s3_section(garage.endpoint, bucket, garage.key_id, prefix=prefix),
-        },
+        storage=storage_config("s3", "${PORTER_TEST_PG_URL}", s3_section(garage.endpoint, bucket, garage.key_id, prefix=prefix)),
         env={"PORTER_TEST_PG_URL": postgres.fresh_database(), S3_SECRET_ENV: garage.secret},
         s3=garage.client(),
         bucket=bucket,

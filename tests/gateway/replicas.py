@@ -19,6 +19,7 @@ import secrets
 import shutil
 import socket
 import subprocess
+import sys
 import tempfile
 import time
 from dataclasses import dataclass, field
@@ -26,6 +27,9 @@ from pathlib import Path
 from typing import Any
 
 from harness import start_http, write_config
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from processes import stop  # noqa: E402  (tests/processes.py)
 
 PG_USER = "porter"
 PG_PASSWORD = "pw-never-shown-3c1d"
@@ -322,12 +326,7 @@ http {{
         return [m.groupdict() for line in path.read_text().splitlines() if (m := LOG_LINE.match(line))]
 
     def close(self) -> None:
-        self.process.terminate()
-        try:
-            self.process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            self.process.kill()
-            self.process.wait()
+        stop(self.process)
 
 
 # The environment variable a replica reads the bucket's secret from.
@@ -373,15 +372,7 @@ class Replicas:
 
     def close(self) -> None:
         self.nginx.close()
-        for process in self.processes:
-            if process.poll() is None:
-                process.terminate()
-        for process in self.processes:
-            try:
-                process.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                process.kill()
-                process.wait()
+        stop(*self.processes)
 
     def upstream_of(self, url: str) -> str:
         return url.removeprefix("http://")

@@ -12,24 +12,10 @@ import {
   ListToolsRequestSchema,
 } from "@modelcontextprotocol/sdk/types.js";
 
-function pseudoRandom(size, seed) {
-  const out = Buffer.alloc(size);
-  let x = seed >>> 0 || 1;
-  for (let i = 0; i < size; i++) {
-    x ^= x << 13;
-    x >>>= 0;
-    x ^= x >>> 17;
-    x ^= x << 5;
-    x >>>= 0;
-    out[i] = x & 0xff;
-  }
-  return out;
-}
-
-const PNG_MAGIC = Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]);
+import { PNG_SIGNATURE, pseudoRandom } from "../media.mjs";
 
 function image(size, seed) {
-  const data = Buffer.concat([PNG_MAGIC, pseudoRandom(size, seed)]).toString("base64");
+  const data = Buffer.concat([PNG_SIGNATURE, pseudoRandom(size, seed)]).toString("base64");
   return { type: "image", data, mimeType: "image/png" };
 }
 

@@ -14,13 +14,10 @@ line of each heading in its outline.
 from __future__ import annotations
 
 import contextlib
-import functools
 import io
 import re
-import threading
 import uuid
-from collections.abc import Iterator
-from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -32,6 +29,7 @@ from pptx import Presentation
 from pptx.util import Inches
 
 from harness import STUB, all_text, each_backend, http_client, start_http, stdio_gateway, write_config
+from webserver import file_server
 
 pytestmark = pytest.mark.anyio
 
@@ -95,21 +93,6 @@ def numbered_lines(text: str) -> dict[int, str]:
     return {int(m.group(1)): m.group(2) for line in text.splitlines() if (m := NUMBERED.match(line))}
 
 
-@contextlib.contextmanager
-def file_server(root: Path) -> Iterator[str]:
-    """Serves `root` on 127.0.0.1 at a free port, in a thread."""
-    handler = functools.partial(SimpleHTTPRequestHandler, directory=str(root))
-    handler.log_message = lambda *args: None  # type: ignore[method-assign]
-    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}"
-    finally:
-        server.shutdown()
-        server.server_close()
-
-
 @pytest.fixture
 def served_files(tmp_path: Path) -> Iterator[str]:
     root = tmp_path / "www"
@@ -126,6 +109,15 @@ def web_extra() -> dict[str, Any]:
         "mcp_servers": {},
         "http": {"allow_hosts": ["*"], "private_hosts": ["127.0.0.1"], "timeout": "5s"},
     }
+
+
+@contextlib.asynccontextmanager
+async def web_gateway(tmp_path: Path) -> AsyncIterator[Any]:
+    """A stdio gateway whose default profile has File and HTTP, fetching
+    from loopback."""
+    config = write_config(tmp_path, extra={**web_extra(), "profiles": {"default": {"grants": ["File", "HTTP"]}}})
+    async with stdio_gateway(tmp_path, config) as served:
+        yield served
 
 
 async def fetch(client: Any, url: str) -> str:
@@ -153,8 +145,7 @@ async def search(client: Any, query: str) -> dict[str, Any]:
 
 @each_backend
 async def test_search_finds_a_table_cell_and_speaker_notes_under_their_headings(tmp_path: Path, served_files: str) -> None:
-    config = write_config(tmp_path, extra={**web_extra(), "profiles": {"default": {"grants": ["File", "HTTP"]}}})
-    async with stdio_gateway(tmp_path, config) as served:
+    async with web_gateway(tmp_path) as served:
         client = served.client
         tools = {tool.name for tool in (await client.list_tools()).tools}
         assert {"File", "Documents"} <= tools
@@ -216,8 +207,7 @@ async def test_search_finds_a_table_cell_and_speaker_notes_under_their_headings(
 async def test_file_read_shows_a_word_document_as_markdown_with_an_outline_of_its_heading_lines(
     tmp_path: Path, served_files: str
 ) -> None:
-    config = write_config(tmp_path, extra={**web_extra(), "profiles": {"default": {"grants": ["File", "HTTP"]}}})
-    async with stdio_gateway(tmp_path, config) as served:
+    async with web_gateway(tmp_path) as served:
         client = served.client
         path = await fetch(client, f"{served_files}/plan.docx")
         result = await client.call_tool("File", {"op": "read", "path": path})

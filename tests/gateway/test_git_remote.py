@@ -13,6 +13,7 @@ import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -26,6 +27,21 @@ TOKEN = "tok-9f3e1c2b7a"
 def git(cwd: Path, *args: str) -> str:
     env = {"GIT_CONFIG_NOSYSTEM": "1", "HOME": str(cwd), "PATH": "/usr/bin:/bin"}
     return subprocess.run(["git", *args], cwd=cwd, env=env, check=True, capture_output=True, text=True).stdout
+
+
+def fixture_repo(root: Path, work: Path) -> None:
+    """A new repository at `work` (made from `root`) on main, whose commits
+    are the fixture's."""
+    git(root, "init", "-q", "-b", "main", str(work))
+    git(work, "config", "user.email", "fixture@example.invalid")
+    git(work, "config", "user.name", "Fixture")
+
+
+def push_all(work: Path, message: str, bare: Path, branch: str = "main") -> None:
+    """Commits everything in `work` and pushes `branch` to `bare`, by real git."""
+    git(work, "add", ".")
+    git(work, "commit", "-q", "-m", message)
+    git(work, "push", "-q", str(bare), branch)
 
 
 @dataclass
@@ -49,22 +65,16 @@ class GitServer:
         git(self.root, "init", "-q", "--bare", "-b", "main", str(bare))
         git(bare, "config", "http.receivepack", "true")
         seed = self.root / f"seed-{name}"
-        git(self.root, "init", "-q", "-b", "main", str(seed))
-        git(seed, "config", "user.email", "fixture@example.invalid")
-        git(seed, "config", "user.name", "Fixture")
+        fixture_repo(self.root, seed)
         (seed / "hello.txt").write_text("hello from the server\n")
-        git(seed, "add", ".")
-        git(seed, "commit", "-q", "-m", "seed")
-        git(seed, "push", "-q", str(bare), "main")
+        push_all(seed, "seed", bare)
 
     def advance(self, name: str, file: str, text: str) -> str:
         """A new commit on the server's main, made by real git."""
         seed = self.root / f"seed-{name}"
         git(seed, "pull", "-q", str(self.bare(name)), "main")
         (seed / file).write_text(text)
-        git(seed, "add", ".")
-        git(seed, "commit", "-q", "-m", f"server adds {file}")
-        git(seed, "push", "-q", str(self.bare(name)), "main")
+        push_all(seed, f"server adds {file}", self.bare(name))
         return git(seed, "rev-parse", "HEAD").strip()
 
 
@@ -90,7 +100,9 @@ def server(tmp_path: Path) -> Iterator[GitServer]:
         proc.wait(timeout=10)
 
 
-def config_for(tmp_path: Path, server: GitServer, remote: list[str]) -> Path:
+def config_for(tmp_path: Path, server: GitServer, remote: list[str], **git: Any) -> Path:
+    """The gateway's config: a `work` volume, the git server trusted, and the
+    `git` section (fields of `git` added or put in place)."""
     work = tmp_path / "work"
     work.mkdir(exist_ok=True)
     return write_config(
@@ -108,9 +120,25 @@ def config_for(tmp_path: Path, server: GitServer, remote: list[str]) -> Path:
                 "credentials": [
                     {"name": "forge", "allowed_urls": [server.url("project.git")], "token": "${GIT_TEST_TOKEN}"}
                 ],
+                **git,
             },
         },
     )
+
+
+async def clone(call: Any, repo: str, url: str) -> Any:
+    """The Git tool's clone of `url` into `repo`, which must succeed."""
+    cloned = await call("Git", {"op": "clone", "repo": repo, "url": url})
+    assert not cloned.is_error, all_text(cloned)
+    return cloned
+
+
+async def commit_file(call: Any, work: Path, repo: str, name: str, text: str, **commit: Any) -> Any:
+    """Writes `name` into the clone at `work`, then adds and commits it with
+    the Git tool (`commit`: the commit's arguments); the commit's answer."""
+    (work / name).write_text(text)
+    await call("Git", {"op": "add", "repo": repo, "paths": [name]})
+    return await call("Git", {"op": "commit", "repo": repo, **commit})
 
 
 async def test_clone_commit_push_fetch_and_pull_go_through_the_gateway(tmp_path: Path, server: GitServer) -> None:
@@ -120,8 +148,7 @@ async def test_clone_commit_push_fetch_and_pull_go_through_the_gateway(tmp_path:
     repo = "volume:work:project"
     async with stdio_gateway(tmp_path, config, env={"GIT_TEST_TOKEN": TOKEN}) as served:
         call = served.client.call_tool
-        cloned = await call("Git", {"op": "clone", "repo": repo, "url": server.url("project.git")})
-        assert not cloned.is_error, all_text(cloned)
+        cloned = await clone(call, repo, server.url("project.git"))
         assert "on branch main" in all_text(cloned)
         assert (tmp_path / "work" / "project" / "hello.txt").read_text() == "hello from the server\n"
 
@@ -153,8 +180,7 @@ async def test_clone_commit_push_fetch_and_pull_go_through_the_gateway(tmp_path:
         assert (tmp_path / "work" / "project" / "server.txt").read_text() == "later\n"
 
         # A repository the credential does not cover is cloned without it.
-        other = await call("Git", {"op": "clone", "repo": "volume:work:other", "url": server.url("other.git")})
-        assert not other.is_error, all_text(other)
+        other = await clone(call, "volume:work:other", server.url("other.git"))
 
         # Every answer is free of the token.
         for result in (cloned, added, committed, pushed, listed, fetched, pulled, other):
@@ -180,11 +206,8 @@ async def test_a_fetch_only_profile_clones_but_cannot_push(tmp_path: Path, serve
     repo = "volume:work:project"
     async with stdio_gateway(tmp_path, config, env={"GIT_TEST_TOKEN": TOKEN}) as served:
         call = served.client.call_tool
-        cloned = await call("Git", {"op": "clone", "repo": repo, "url": server.url("project.git")})
-        assert not cloned.is_error, all_text(cloned)
-        (tmp_path / "work" / "project" / "x.txt").write_text("x\n")
-        await call("Git", {"op": "add", "repo": repo, "paths": ["x.txt"]})
-        committed = await call("Git", {"op": "commit", "repo": repo, "message": "x"})
+        await clone(call, repo, server.url("project.git"))
+        committed = await commit_file(call, tmp_path / "work" / "project", repo, "x.txt", "x\n", message="x")
         assert not committed.is_error, all_text(committed)
         pushed = await call("Git", {"op": "push", "repo": repo})
         assert pushed.is_error
@@ -204,9 +227,7 @@ def make_superproject(server: GitServer, name: str, url: str) -> None:
     bare = server.bare(name)
     git(server.root, "init", "-q", "--bare", "-b", "main", str(bare))
     work = server.root / f"seed-{name}"
-    git(server.root, "init", "-q", "-b", "main", str(work))
-    git(work, "config", "user.email", "fixture@example.invalid")
-    git(work, "config", "user.name", "Fixture")
+    fixture_repo(server.root, work)
     (work / ".gitmodules").write_text(f'[submodule "lib"]\n\tpath = lib\n\turl = {url}\n')
     (work / "top.txt").write_text("the superproject\n")
     git(work, "add", ".gitmodules", "top.txt")
@@ -249,8 +270,7 @@ async def test_submodules_update_through_the_gateway_and_a_hostile_url_is_refuse
     async with stdio_gateway(tmp_path, config, env={"GIT_TEST_TOKEN": TOKEN}) as served:
         call = served.client.call_tool
         for name in ("super", "evil"):
-            cloned = await call("Git", {"op": "clone", "repo": f"volume:work:{name}", "url": server.url(f"{name}.git")})
-            assert not cloned.is_error, all_text(cloned)
+            await clone(call, f"volume:work:{name}", server.url(f"{name}.git"))
         updated = await call("Git", {"op": "submodule_update", "repo": "volume:work:super"})
         assert not updated.is_error, all_text(updated)
         assert "lib" in all_text(updated) and "cloned" in all_text(updated)
@@ -272,20 +292,13 @@ async def test_signed_commits_and_tags_verify_with_real_git(tmp_path: Path, serv
     public = ed25519_key(key_file)
     signers = tmp_path / "allowed_signers"
     signers.write_text(f"operator@example.invalid {public}\n")
-    config = config_for(tmp_path, server, ["fetch"])
-    import json
-
-    settings = json.loads(config.read_text())
-    settings["git"]["signing"] = {"key_file": str(key_file)}
-    config.write_text(json.dumps(settings))
+    config = config_for(tmp_path, server, ["fetch"], signing={"key_file": str(key_file)})
     repo = "volume:work:project"
+    project = tmp_path / "work" / "project"
     async with stdio_gateway(tmp_path, config, env={"GIT_TEST_TOKEN": TOKEN}) as served:
         call = served.client.call_tool
-        cloned = await call("Git", {"op": "clone", "repo": repo, "url": server.url("project.git")})
-        assert not cloned.is_error, all_text(cloned)
-        (tmp_path / "work" / "project" / "signed.txt").write_text("signed\n")
-        await call("Git", {"op": "add", "repo": repo, "paths": ["signed.txt"]})
-        committed = await call("Git", {"op": "commit", "repo": repo, "message": "Signed change", "sign": True})
+        await clone(call, repo, server.url("project.git"))
+        committed = await commit_file(call, project, repo, "signed.txt", "signed\n", message="Signed change", sign=True)
         assert not committed.is_error, all_text(committed)
         assert f"signed_by: {' '.join(public.split()[:2])}" in all_text(committed), all_text(committed)
         tagged = await call(
@@ -293,11 +306,8 @@ async def test_signed_commits_and_tags_verify_with_real_git(tmp_path: Path, serv
         )
         assert not tagged.is_error, all_text(tagged)
         assert "signed_by:" in all_text(tagged)
-        (tmp_path / "work" / "project" / "plain.txt").write_text("plain\n")
-        await call("Git", {"op": "add", "repo": repo, "paths": ["plain.txt"]})
-        unsigned = await call("Git", {"op": "commit", "repo": repo, "message": "Unsigned change"})
+        unsigned = await commit_file(call, project, repo, "plain.txt", "plain\n", message="Unsigned change")
         assert not unsigned.is_error and "signed_by" not in all_text(unsigned), all_text(unsigned)
-    project = tmp_path / "work" / "project"
     # The unsigned commit does not verify; the signed one under it does.
     assert verify(project, "verify-commit", "HEAD", signers).returncode != 0
     assert verify(project, "verify-commit", "HEAD~1", signers).returncode == 0
@@ -312,32 +322,24 @@ async def test_signed_commits_and_tags_verify_with_real_git(tmp_path: Path, serv
 
 async def test_a_push_uses_a_github_app_token_minted_for_it_alone(tmp_path: Path, server: GitServer) -> None:
     server.seed("app-project.git")
-    config = config_for(tmp_path, server, ["fetch", "push"])
-    import json
-
-    settings = json.loads(config.read_text())
-    settings["git"]["credentials"] = [
-        {
-            "name": "the-app",
-            "allowed_urls": [server.url("app-project.git")],
-            "github_app": {
-                "app_id": 4242,
-                "installation_id": 77,
-                "private_key_file": str(server.root / "app.pem"),
-                "base_url": f"https://127.0.0.1:{server.port}/api/v3",
-            },
-        }
-    ]
-    config.write_text(json.dumps(settings))
+    app = {
+        "name": "the-app",
+        "allowed_urls": [server.url("app-project.git")],
+        "github_app": {
+            "app_id": 4242,
+            "installation_id": 77,
+            "private_key_file": str(server.root / "app.pem"),
+            "base_url": f"https://127.0.0.1:{server.port}/api/v3",
+        },
+    }
+    config = config_for(tmp_path, server, ["fetch", "push"], credentials=[app])
     repo = "volume:work:app"
     async with stdio_gateway(tmp_path, config) as served:
         call = served.client.call_tool
-        cloned = await call("Git", {"op": "clone", "repo": repo, "url": server.url("app-project.git")})
-        assert not cloned.is_error, all_text(cloned)
+        await clone(call, repo, server.url("app-project.git"))
         minted_before_push = [r for r in server.requests() if "/access_tokens" in r]
-        (tmp_path / "work" / "app" / "change.txt").write_text("pushed with an app token\n")
-        await call("Git", {"op": "add", "repo": repo, "paths": ["change.txt"]})
-        committed = await call("Git", {"op": "commit", "repo": repo, "message": "App push"})
+        work = tmp_path / "work" / "app"
+        committed = await commit_file(call, work, repo, "change.txt", "pushed with an app token\n", message="App push")
         assert not committed.is_error, all_text(committed)
         pushed = await call("Git", {"op": "push", "repo": repo})
         assert not pushed.is_error, all_text(pushed)
@@ -359,17 +361,14 @@ async def test_checkout_of_a_remote_branch_tracks_it_and_other_schemes_are_refus
     seed = server.root / "seed-project.git"
     git(seed, "checkout", "-q", "-b", "swap")
     (seed / "swap.txt").write_text("swapped\n")
-    git(seed, "add", ".")
-    git(seed, "commit", "-q", "-m", "swap work")
-    git(seed, "push", "-q", str(server.bare("project.git")), "swap")
+    push_all(seed, "swap work", server.bare("project.git"), "swap")
     swap_tip = git(seed, "rev-parse", "HEAD").strip()
     config = config_for(tmp_path, server, ["fetch"])
     repo = "volume:work:project"
     work = tmp_path / "work" / "project"
     async with stdio_gateway(tmp_path, config, env={"GIT_TEST_TOKEN": TOKEN}) as served:
         call = served.client.call_tool
-        cloned = await call("Git", {"op": "clone", "repo": repo, "url": server.url("project.git")})
-        assert not cloned.is_error, all_text(cloned)
+        cloned = await clone(call, repo, server.url("project.git"))
         # The answer names the folder as the model knows it.
         assert "volume:work:project" in all_text(cloned), all_text(cloned)
         assert str(tmp_path) not in all_text(cloned), all_text(cloned)

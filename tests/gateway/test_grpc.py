@@ -14,12 +14,13 @@ as it records each event, not with what the stream says of itself.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import importlib
 import json
 import signal
 import sys
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import AsyncIterator, Callable, Iterator
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -122,6 +123,23 @@ def runs_of(url: str, key: str) -> list[dict]:
     return answer.json()["runs"]
 
 
+@contextlib.asynccontextmanager
+async def alice_and_runs(rpc: ModuleType, mcp_url: str, grpc_url: str) -> AsyncIterator[tuple[Any, Any]]:
+    """Alice's MCP client at `mcp_url`, and the Runs service on a channel to `grpc_url`."""
+    async with http_client(mcp_url, ALICE, mode="legacy") as client, channel(grpc_url) as chan:
+        yield client, rpc.RunsStub(chan)
+
+
+async def refusal(
+    pb: ModuleType, runs: Any, run_id: str, metadata: list[tuple[str, str]] | None
+) -> tuple[grpc.StatusCode, str]:
+    """How WatchEvents of `run_id` with `metadata` is refused: its code and details."""
+    call = runs.WatchEvents(pb.WatchEventsRequest(run_id=run_id), metadata=metadata)
+    with pytest.raises(grpc.aio.AioRpcError) as refused:
+        await take(call, 1)
+    return refused.value.code(), refused.value.details()
+
+
 async def capture(client: Any, tool: str = "mcp__everything__get-tiny-image") -> str:
     """Calls a tool that returns an image; the path its stub names."""
     result = await client.call_tool(tool, {})
@@ -135,8 +153,7 @@ async def test_a_capture_streams_as_file_captured_and_a_resumed_stream_has_exact
 ) -> None:
     pb, rpc = stubs
     url, data = gateway
-    async with http_client(url, ALICE, mode="legacy") as client, channel(url) as chan:
-        runs = rpc.RunsStub(chan)
+    async with alice_and_runs(rpc, url, url) as (client, runs):
         first = await capture(client)
         [run] = runs_of(url, ALICE)
         run_id = run["id"]
@@ -225,25 +242,18 @@ async def test_another_tenants_run_is_not_found_like_a_missing_one_and_a_bad_key
 ) -> None:
     pb, rpc = stubs
     url, _ = gateway
-    async with http_client(url, ALICE, mode="legacy") as client, channel(url) as chan:
+    async with alice_and_runs(rpc, url, url) as (client, runs):
         await capture(client)
         [run] = runs_of(url, ALICE)
-        runs = rpc.RunsStub(chan)
 
-        async def refusal(run_id: str, metadata: list[tuple[str, str]] | None) -> tuple[grpc.StatusCode, str]:
-            call = runs.WatchEvents(pb.WatchEventsRequest(run_id=run_id), metadata=metadata)
-            with pytest.raises(grpc.aio.AioRpcError) as refused:
-                await take(call, 1)
-            return refused.value.code(), refused.value.details()
-
-        theirs = await refusal(run["id"], bearer(BOB))
-        assert theirs == await refusal(MISSING_RUN, bearer(BOB))
-        assert theirs == await refusal("not-a-run-id", bearer(BOB))
+        theirs = await refusal(pb, runs, run["id"], bearer(BOB))
+        assert theirs == await refusal(pb, runs, MISSING_RUN, bearer(BOB))
+        assert theirs == await refusal(pb, runs, "not-a-run-id", bearer(BOB))
         assert theirs[0] == grpc.StatusCode.NOT_FOUND
         assert "GET /v1/runs lists the runs you may read" in theirs[1]
 
         for metadata in (bearer("not-a-key"), None, [("authorization", f"Basic {ALICE}")]):
-            code, details = await refusal(run["id"], metadata)
+            code, details = await refusal(pb, runs, run["id"], metadata)
             assert code == grpc.StatusCode.UNAUTHENTICATED
             assert "authorization: Bearer <key>" in details and "api_keys" in details
             with pytest.raises(grpc.aio.AioRpcError) as refused:
@@ -255,13 +265,6 @@ async def test_another_tenants_run_is_not_found_like_a_missing_one_and_a_bad_key
         assert (started.seq, started.kind) == (1, "run_started")
 
 
-@pytest.fixture
-def postgres() -> Iterator[Postgres]:
-    pg = Postgres()
-    yield pg
-    pg.close()
-
-
 async def test_a_capture_through_replica_a_streams_on_replica_b_within_a_second(
     tmp_path: Path, postgres: Postgres, stubs: tuple[ModuleType, ModuleType]
 ) -> None:
@@ -269,10 +272,9 @@ async def test_a_capture_through_replica_a_streams_on_replica_b_within_a_second(
     replicas = start_replicas(tmp_path / "gw", postgres, keys=KEYS)
     try:
         a, b = replicas.urls
-        async with http_client(a, ALICE, mode="legacy") as client, channel(b) as chan:
+        async with alice_and_runs(rpc, a, b) as (client, runs):
             await client.call_tool("mcp__fixtures__echo", {"message": "hello"})
             [run] = runs_of(b, ALICE)
-            runs = rpc.RunsStub(chan)
             one = runs.WatchEvents(pb.WatchEventsRequest(run_id=run["id"], from_seq=2), metadata=bearer(ALICE))
             every = runs.WatchAll(pb.WatchAllRequest(), metadata=bearer(ALICE))
             received: dict[str, float] = {}
@@ -297,11 +299,7 @@ async def test_a_capture_through_replica_a_streams_on_replica_b_within_a_second(
         for url in replicas.urls:
             async with channel(url) as chan:
                 runs = rpc.RunsStub(chan)
-                answers = []
-                for run_id in (run["id"], MISSING_RUN):
-                    with pytest.raises(grpc.aio.AioRpcError) as refused:
-                        await take(runs.WatchEvents(pb.WatchEventsRequest(run_id=run_id), metadata=bearer(BOB)), 1)
-                    answers.append((refused.value.code(), refused.value.details()))
+                answers = [await refusal(pb, runs, run_id, bearer(BOB)) for run_id in (run["id"], MISSING_RUN)]
                 assert answers[0] == answers[1] and answers[0][0] == grpc.StatusCode.NOT_FOUND
     finally:
         replicas.close()
@@ -317,10 +315,9 @@ async def test_streams_through_nginx_reach_both_replicas_and_each_sees_a_capture
     replicas = start_replicas(tmp_path / "gw", postgres, keys=KEYS, grpc=True)
     try:
         front = replicas.nginx
-        async with http_client(front.url, ALICE, mode="legacy") as client, channel(front.grpc_url) as chan:
+        async with alice_and_runs(rpc, front.url, front.grpc_url) as (client, runs):
             await client.call_tool("mcp__fixtures__echo", {"message": "hello"})
             [run] = runs_of(front.url, ALICE)
-            runs = rpc.RunsStub(chan)
             calls = [
                 runs.WatchEvents(pb.WatchEventsRequest(run_id=run["id"], from_seq=2), metadata=bearer(ALICE)),
                 runs.WatchAll(pb.WatchAllRequest(), metadata=bearer(ALICE)),
@@ -330,11 +327,7 @@ async def test_streams_through_nginx_reach_both_replicas_and_each_sees_a_capture
             path = await capture(client, "mcp__fixtures__image")
             seen = await asyncio.wait_for(asyncio.gather(*readers), STREAM_TIMEOUT_S)
             # Another tenant's probe through nginx answers like a missing run.
-            answers = []
-            for run_id in (run["id"], MISSING_RUN):
-                with pytest.raises(grpc.aio.AioRpcError) as refused:
-                    await take(runs.WatchEvents(pb.WatchEventsRequest(run_id=run_id), metadata=bearer(BOB)), 1)
-                answers.append((refused.value.code(), refused.value.details()))
+            answers = [await refusal(pb, runs, run_id, bearer(BOB)) for run_id in (run["id"], MISSING_RUN)]
         for [event] in seen:
             assert (event.run_id, event.seq, event.kind) == (run["id"], 2, "file_captured"), event
             assert json.loads(event.data_json)["path"] == path

@@ -18,8 +18,9 @@ from pathlib import Path
 
 import pytest
 
-from harness import STUB, all_text, stdio_gateway, write_config
-from test_documents import fetch, file_server, numbered_lines, web_extra
+from harness import STUB, all_text
+from test_documents import fetch, numbered_lines, web_gateway
+from webserver import file_server
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import scans  # noqa: E402
@@ -40,8 +41,7 @@ def served_scans(tmp_path: Path) -> Iterator[str]:
 async def test_file_read_and_extract_give_the_text_of_a_scanned_pdf_and_a_photo_of_a_page(
     tmp_path: Path, served_scans: str
 ) -> None:
-    config = write_config(tmp_path, extra={**web_extra(), "profiles": {"default": {"grants": ["File", "HTTP"]}}})
-    async with stdio_gateway(tmp_path, config) as served:
+    async with web_gateway(tmp_path) as served:
         client = served.client
         pdf = await fetch(client, f"{served_scans}/minutes.pdf")
         photo = await fetch(client, f"{served_scans}/roster.jpg")

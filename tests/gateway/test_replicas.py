@@ -22,13 +22,6 @@ from replicas import ALICE, BLOB_BACKENDS, BOB, KEYS, PG_PASSWORD, S3_SECRET_ENV
 pytestmark = pytest.mark.anyio
 
 
-@pytest.fixture
-def postgres() -> Iterator[Postgres]:
-    pg = Postgres()
-    yield pg
-    pg.close()
-
-
 @pytest.fixture(params=BLOB_BACKENDS)
 def backend(request: pytest.FixtureRequest) -> str:
     return request.param

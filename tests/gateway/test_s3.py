@@ -10,7 +10,6 @@ embedded SQLite + data dir) and `s3` (PostgreSQL + Garage).
 from __future__ import annotations
 
 import asyncio
-import hashlib
 import json
 import os
 import signal
@@ -22,8 +21,8 @@ import httpx2
 import pytest
 
 from harness import STUB, all_text, http_client, porter_bin, pseudo_random, sha256, start_http, texts, tiny_image, write_config
-from replicas import PG_PASSWORD
-from s3_stores import Garage, Postgres, start_garage, start_postgres
+from replicas import PG_PASSWORD, S3_SECRET_ENV, s3_section, storage_config
+from s3_stores import Garage, Postgres, start_postgres
 
 pytestmark = pytest.mark.anyio
 
@@ -31,20 +30,6 @@ KEY = "alice-s3-key-0123456789"
 KEYS = [{"name": "alice", "key": KEY, "tenant": "acme", "role": "user", "profile": "files"}]
 BIG = 40 * 1024 * 1024
 PREFIX = "gw/prod"
-
-
-@pytest.fixture(scope="module")
-def garage():
-    node = start_garage()
-    yield node
-    node.stop()
-
-
-@pytest.fixture(scope="module")
-def postgres():
-    instance = start_postgres()
-    yield instance
-    instance.close()
 
 
 class Stores:
@@ -57,8 +42,9 @@ class Stores:
         self.bucket = ""
         self.db = ""
         if backend == "s3":
-            self.garage = request.getfixturevalue("garage")
-            self.postgres = request.getfixturevalue("postgres")
+            # The Garage node and PostgreSQL the whole run shares (conftest.py).
+            self.garage = request.getfixturevalue("shared_garage")
+            self.postgres = request.getfixturevalue("shared_postgres")
             self.bucket = self.garage.fresh_bucket()
             self.db = self.postgres.fresh_database()
 
@@ -66,26 +52,14 @@ class Stores:
         if self.backend == "local":
             return {}
         assert self.garage
-        return {
-            "records": "postgres",
-            "postgres_url": "${PORTER_TEST_PG_URL}",
-            "blobs": "s3",
-            "s3": {
-                "endpoint": self.garage.endpoint,
-                "bucket": self.bucket,
-                "region": "garage",
-                "prefix": PREFIX,
-                "access_key_id": self.garage.key_id,
-                "secret_access_key": "${PORTER_TEST_S3_SECRET}",
-                "path_style": True,
-            },
-        }
+        s3 = s3_section(self.garage.endpoint, self.bucket, self.garage.key_id, prefix=PREFIX)
+        return storage_config("s3", "${PORTER_TEST_PG_URL}", s3)
 
     def env(self) -> dict[str, str]:
         if self.backend == "local":
             return {}
         assert self.garage
-        return {"PORTER_TEST_PG_URL": self.db, "PORTER_TEST_S3_SECRET": self.garage.secret}
+        return {"PORTER_TEST_PG_URL": self.db, S3_SECRET_ENV: self.garage.secret}
 
     def objects(self, prefix: str = "") -> dict[str, int]:
         """Every key in the bucket under `prefix`, with its size."""

@@ -8,16 +8,20 @@ over a small cap (with and without Content-Length), a slow body, and a page
 that echoes its query (to prove the query's secret is masked). Every file is
 built here in code, and `FILES` holds the exact bytes served so a test can
 compare the inbox's copy with them.
+
+`file_server` serves a folder's files instead, the same way.
 """
 
 from __future__ import annotations
 
 import contextlib
+import functools
 import threading
 import time
 import urllib.parse
 from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler, SimpleHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 
 from harness import pdf_like, png
 
@@ -129,10 +133,28 @@ class Handler(BaseHTTPRequestHandler):
             self.send_body(404, b"not here\n", "text/plain")
 
 
+class Files(SimpleHTTPRequestHandler):
+    """A folder's files, as they are, without a log line per request."""
+
+    def log_message(self, format: str, *args: object) -> None:  # noqa: A002 - stdlib name
+        pass
+
+
+def web_server() -> contextlib.AbstractContextManager[str]:
+    """Serves the cases above until the block ends; yields the base URL."""
+    return serving(Handler)
+
+
+def file_server(root: Path) -> contextlib.AbstractContextManager[str]:
+    """Serves the files of `root` until the block ends; yields the base URL."""
+    return serving(functools.partial(Files, directory=str(root)))
+
+
 @contextlib.contextmanager
-def web_server() -> Iterator[str]:
-    """Serves on 127.0.0.1 (a free port) until the block ends; yields the base URL."""
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+def serving(handler: type[BaseHTTPRequestHandler] | functools.partial) -> Iterator[str]:
+    """Serves with `handler` on 127.0.0.1 (a free port), in a thread, until
+    the block ends; yields the base URL."""
+    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
     server.daemon_threads = True
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()

@@ -25,7 +25,9 @@ from playwright.async_api import Browser, BrowserContext, ConsoleMessage, Page
 from playwright.async_api import TimeoutError as PlaywrightTimeout
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "scripts"))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import hostile_pdf  # noqa: E402  (the hand-written PDFs' writer)
+import processes  # noqa: E402  (tests/processes.py)
 
 REPO = Path(__file__).resolve().parents[2]
 HERE = Path(__file__).resolve().parent
@@ -38,6 +40,14 @@ DESKTOP = ("desktop", 1280, 800, False)
 PHONE = ("phone", 390, 844, True)
 VIEWPORTS = [DESKTOP, PHONE]
 SCHEMES = ["light", "dark"]
+
+
+def on_each_screen(test: Any) -> Any:
+    """Marks an anyio test to run on each viewport (its `viewport`
+    argument) in each colour scheme (its `scheme`)."""
+    test = pytest.mark.parametrize("viewport", VIEWPORTS, ids=[v[0] for v in VIEWPORTS])(test)
+    test = pytest.mark.parametrize("scheme", SCHEMES)(test)
+    return pytest.mark.anyio(test)
 
 
 def screenshot_dir() -> Path:
@@ -153,12 +163,7 @@ class Gateway:
             return answer.read()
 
     def stop(self) -> None:
-        self.process.terminate()
-        try:
-            self.process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            self.process.kill()
-            self.process.wait()
+        processes.stop(self.process)
 
 
 class Problems:
@@ -268,6 +273,12 @@ async def enter_key(page: Page, key: str) -> None:
     await page.locator("#key").select_text()
     await page.keyboard.insert_text(key)
     await page.keyboard.press("Enter")
+
+
+async def sign_in(page: Page, key: str) -> None:
+    """Enters `key` and waits until the page's live stream runs."""
+    await enter_key(page, key)
+    await wait_for(page, "document.body.dataset.stream === 'live'", what="the live stream")
 
 
 async def click(page: Page, selector: str) -> None:

@@ -19,11 +19,11 @@ from harness import (
     Gateway,
     axe_violations,
     click,
-    enter_key,
     open_page,
     page_problems,
     porter_bin,
     screenshot,
+    sign_in,
     wait_for,
 )
 
@@ -52,8 +52,7 @@ async def test_an_ended_run_says_until_when_its_files_stay_and_an_empty_one_says
     assert with_file["expires_at"] == with_file["ended_at"] + 24 * 3600 * 1000
 
     page = await open_page(browser, gateway.url + "/", DESKTOP, "light")
-    await enter_key(page, gateway.admin_key)
-    await wait_for(page, "document.body.dataset.stream === 'live'", what="the live stream")
+    await sign_in(page, gateway.admin_key)
     await wait_for(page, "document.querySelectorAll('.run').length === 1", what="the run with a file")
     meta = await page.text_content(".run .meta")
     assert "ended" in meta and "files kept until" in meta and "left)" in meta, meta

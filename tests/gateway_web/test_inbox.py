@@ -31,17 +31,16 @@ from playwright.async_api import Browser, Page
 
 from harness import (
     DESKTOP,
-    SCHEMES,
-    VIEWPORTS,
     Gateway,
     axe_violations,
     click,
-    enter_key,
     minimal_pdf,
+    on_each_screen,
     open_page,
     page_problems,
     press,
     screenshot,
+    sign_in,
     small_targets,
     wait_for,
 )
@@ -160,14 +159,11 @@ async def captures(gateway: Gateway, base: str) -> None:
 async def signed_in(browser: Browser, gateway: Gateway, viewport: tuple, scheme: str,
                     context=None) -> Page:  # noqa: ANN001
     page = await open_page(browser, gateway.url + "/", viewport, scheme, context=context)
-    await enter_key(page, gateway.key)
-    await wait_for(page, "document.body.dataset.stream === 'live'", what="the live stream")
+    await sign_in(page, gateway.key)
     return page
 
 
-@pytest.mark.anyio
-@pytest.mark.parametrize("scheme", SCHEMES)
-@pytest.mark.parametrize("viewport", VIEWPORTS, ids=[v[0] for v in VIEWPORTS])
+@on_each_screen
 async def test_a_person_finds_previews_keeps_downloads_and_removes_captures(
     gateway: Gateway, browser: Browser, viewport: tuple, scheme: str
 ) -> None:

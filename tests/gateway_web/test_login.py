@@ -7,21 +7,20 @@ from __future__ import annotations
 
 import io
 
-import pytest
 from PIL import Image, ImageChops
 from playwright.async_api import Browser
 
 from harness import (
-    SCHEMES,
-    VIEWPORTS,
     Gateway,
     axe_violations,
     enter_key,
+    on_each_screen,
     open_page,
     page_problems,
     screenshot,
     seen,
     shows,
+    sign_in,
     wait_for,
 )
 
@@ -40,9 +39,7 @@ def differing_box(before: bytes, after: bytes) -> tuple[int, int, int, int] | No
     return ImageChops.difference(first, second).getbbox()
 
 
-@pytest.mark.anyio
-@pytest.mark.parametrize("scheme", SCHEMES)
-@pytest.mark.parametrize("viewport", VIEWPORTS, ids=[v[0] for v in VIEWPORTS])
+@on_each_screen
 async def test_after_login_the_key_form_is_gone_from_the_screen(
     gateway: Gateway, browser: Browser, viewport: tuple, scheme: str
 ) -> None:
@@ -63,8 +60,7 @@ async def test_after_login_the_key_form_is_gone_from_the_screen(
     await screenshot(page, f"wrong-key-{name}")
     assert await axe_violations(page) == []
 
-    await enter_key(page, gateway.key)
-    await wait_for(page, "document.body.dataset.stream === 'live'", what="the live stream")
+    await sign_in(page, gateway.key)
     # What a person sees: no key field, no button, no old red message.
     for gone in ["#login", "#key", "#use-key", "#login-message"]:
         assert not await shows(page, gone), (gone, await seen(page, gone))

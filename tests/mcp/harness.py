@@ -20,6 +20,7 @@ import shutil
 import signal
 import socket
 import subprocess
+import sys
 import tempfile
 import threading
 import time
@@ -33,6 +34,9 @@ from typing import Any
 import mcp_types as types
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters, stdio_client
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from processes import stop  # noqa: E402  (tests/processes.py)
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -171,15 +175,7 @@ def read_log(path: Path) -> str:
 
 def stop_process(process: subprocess.Popen, sig: int = signal.SIGINT) -> None:
     """Asks a process to stop (Ctrl-C by default), then kills it."""
-    if process.poll() is not None:
-        return
-    with contextlib.suppress(ProcessLookupError):
-        process.send_signal(sig)
-    try:
-        process.wait(timeout=5)
-    except subprocess.TimeoutExpired:
-        process.kill()
-        process.wait(timeout=5)
+    stop(process, sig=sig, timeout=5)
 
 
 # --------------------------------------------------------------------------
@@ -286,6 +282,12 @@ class Mmsim:
 
     def stop(self) -> None:
         stop_process(self.process)
+
+    def __enter__(self) -> Mmsim:
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self.stop()
 
     # -- HTTP
 
@@ -542,6 +544,18 @@ def start_http_server(command: list[str], env: dict[str, str], workdir: Path, st
 
 # --------------------------------------------------------------------------
 # Reading results
+
+
+async def read_file(served: Served, file_id: str, **window: Any) -> types.CallToolResult:
+    """read_file of `file_id`: whole, or the window asked (start_line, line_count)."""
+    return await served.client.call_tool("read_file", {"file_id": file_id, **window})
+
+
+async def read_ok(served: Served, file_id: str, **window: Any) -> types.CallToolResult:
+    """read_file that must answer without a tool error (else its text says why)."""
+    result = await read_file(served, file_id, **window)
+    assert not result.is_error, text_of(result)
+    return result
 
 
 def text_of(result: types.CallToolResult) -> str:

@@ -98,8 +98,7 @@ def test_settings_left_alone_reach_porter_as_its_own_defaults(unpacked: Path, tm
 
 
 async def test_the_bundle_started_as_its_manifest_says_serves_the_emulator(unpacked: Path, tmp_path: Path) -> None:
-    sim = Mmsim(write_seed(tmp_path / "seed"), tmp_path / "sim")
-    try:
+    with Mmsim(write_seed(tmp_path / "seed"), tmp_path / "sim") as sim:
         downloads = tmp_path / "downloads"
         downloads.mkdir()
         done = resolve(
@@ -127,8 +126,6 @@ async def test_the_bundle_started_as_its_manifest_says_serves_the_emulator(unpac
                 me = await client.call_tool("get_me", {})
                 assert not me.is_error, text_of(me)
                 assert "alice" in text_of(me)
-    finally:
-        sim.stop()
 
 
 def test_the_registry_entry_follows_the_server_json_schema(bundle: tuple[Path, Path]) -> None:

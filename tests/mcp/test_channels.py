@@ -242,8 +242,7 @@ async def test_joining_and_adding_one_person_use_the_body_every_mattermost_reads
 ):
     """Before 9.3 `POST /channels/{id}/members` reads only `user_id`: joining
     alone and adding one person work on such a server too."""
-    sim = Mmsim(old_server(tmp_path / "seed", version), tmp_path / "sim")
-    try:
+    with Mmsim(old_server(tmp_path / "seed", version), tmp_path / "sim") as sim:
         person = Person()
         async with serve("stdio", server_env(sim, home, writes=True), tmp_path, person=person) as served:
             joined = await served.client.call_tool("join_channel", {"channel_id": "ops"})
@@ -251,5 +250,3 @@ async def test_joining_and_adding_one_person_use_the_body_every_mattermost_reads
         assert not joined.is_error, text_of(joined)
         assert not added.is_error, text_of(added)
         assert {user_id(sim, "alice"), user_id(sim, "erin")} <= members_of(sim, "ops")
-    finally:
-        sim.stop()

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from harness import Home, decode_image, image_blocks, serve, server_env, structured, text_of, write_seed
+from harness import Home, decode_image, image_blocks, read_file, read_ok, serve, server_env, structured, text_of, write_seed
 from harness import Mmsim  # noqa: E402
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "scripts"))
@@ -57,16 +57,15 @@ async def test_a_file_that_kills_its_reader_is_described_and_the_server_answers_
     text_id = hostile_sim.file_id("release-notes.txt")
     async with serve(transport, server_env(hostile_sim, home), tmp_path) as served:
         for name, (why, _) in HOSTILE.items():
-            result = await served.client.call_tool("read_file", {"file_id": hostile_sim.file_id(name)})
+            result = await read_ok(served, hostile_sim.file_id(name))
             text = text_of(result)
-            assert not result.is_error, text
             assert text.startswith(f"{name}: PDF"), text
             assert why in text, text
             record = structured(result)
             assert record["shown"] == "described", record
             assert why in record["reason"], record
 
-            after = await served.client.call_tool("read_file", {"file_id": text_id, "line_count": 3})
+            after = await read_file(served, text_id, line_count=3)
             assert not after.is_error, f"after {name}: {text_of(after)}"
             assert "Porter release notes" in text_of(after), f"after {name}: {text_of(after)}"
 
@@ -80,14 +79,13 @@ async def test_a_pdf_past_the_readers_work_limits_is_read_with_a_note_naming_the
     text_id = hostile_sim.file_id("release-notes.txt")
     async with serve("stdio", server_env(hostile_sim, home), tmp_path) as served:
         for name, (why, _) in NOTED.items():
-            result = await served.client.call_tool("read_file", {"file_id": hostile_sim.file_id(name)})
+            result = await read_ok(served, hostile_sim.file_id(name))
             text = text_of(result)
-            assert not result.is_error, text
             assert text.startswith(f"{name}: PDF of 1 page, as Markdown"), text
             assert f"Page 1 was not read: {why}, past what porter reads of one page." in text, text
             assert "could not read it" not in text, text
 
-            after = await served.client.call_tool("read_file", {"file_id": text_id, "line_count": 3})
+            after = await read_file(served, text_id, line_count=3)
             assert not after.is_error, f"after {name}: {text_of(after)}"
             assert "Porter release notes" in text_of(after), f"after {name}: {text_of(after)}"
 
@@ -121,10 +119,10 @@ async def test_every_hostile_family_is_answered_and_the_server_answers_the_next_
     text_id = sim.file_id("release-notes.txt")
     async with serve("stdio", server_env(sim, home), tmp_path) as served:
         for name in sim.names:
-            result = await served.client.call_tool("read_file", {"file_id": sim.file_id(name)})
+            result = await read_file(served, sim.file_id(name))
             text = text_of(result)
             assert name in text, text
             for block in image_blocks(result):
                 decode_image(block)
-            after = await served.client.call_tool("read_file", {"file_id": text_id, "line_count": 3})
+            after = await read_file(served, text_id, line_count=3)
             assert "Porter release notes" in text_of(after), f"after {name}: {text_of(after)}"

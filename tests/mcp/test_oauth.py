@@ -115,6 +115,17 @@ class Machine:
         env["PORTER_KEYCHAIN_FILE"] = str(self.keychain)
         return env
 
+    def porter(self, command: str) -> subprocess.CompletedProcess:
+        """`porter mattermost COMMAND` on this machine, as serving sees it."""
+        return subprocess.run(
+            [str(porter_bin()), "mattermost", command],
+            env=self.serve_env(),
+            capture_output=True,
+            text=True,
+            timeout=60,
+            stdin=subprocess.DEVNULL,
+        )
+
 
 def expire_all(sim: Mmsim) -> None:
     request = urllib.request.Request(sim.url + "/__sim/oauth/expire", data=b"", method="POST")
@@ -141,12 +152,12 @@ def port() -> int:
 
 
 def started(tmp_path: Path, port: int, *, lifetime: int, registration: bool = False) -> Mmsim:
+    """The emulator with the OAuth seed; stopped when its `with` block ends."""
     return Mmsim(oauth_seed(tmp_path / "seed", port, lifetime=lifetime, registration=registration), tmp_path / "sim")
 
 
 async def test_a_confidential_app_signs_in_in_the_browser_serves_and_is_renewed(tmp_path: Path, port: int):
-    sim = started(tmp_path, port, lifetime=4)
-    try:
+    with started(tmp_path, port, lifetime=4) as sim:
         machine = Machine(tmp_path, sim, port)
         sim.clear()
         done = machine.login(machine.env(client_id="confidentialapp0000000000a", secret=SECRET))
@@ -187,18 +198,13 @@ async def test_a_confidential_app_signs_in_in_the_browser_serves_and_is_renewed(
             assert paths[0] == "/oauth/access_token", show(log)
             assert machine.sign_in()["refresh_token"] != second["refresh_token"]
 
-        doctor = subprocess.run(
-            [str(porter_bin()), "mattermost", "doctor"], env=machine.serve_env(), capture_output=True, text=True, timeout=60
-        )
+        doctor = machine.porter("doctor")
         assert "signed in with OAuth" in doctor.stdout and "expires" in doctor.stdout, doctor.stdout + doctor.stderr
-    finally:
-        sim.stop()
 
 
 async def test_a_public_apps_expired_sign_in_sends_nothing_and_says_how_to_renew(tmp_path: Path, port: int):
     # Long enough to start serving on a busy machine, short enough to wait out.
-    sim = started(tmp_path, port, lifetime=6)
-    try:
+    with started(tmp_path, port, lifetime=6) as sim:
         machine = Machine(tmp_path, sim, port)
         done = machine.login(machine.env(client_id="publicapp00000000000000000a"))
         assert done.returncode == 0, f"{done.stdout}\n{done.stderr}"
@@ -214,19 +220,12 @@ async def test_a_public_apps_expired_sign_in_sends_nothing_and_says_how_to_renew
         assert "porter mattermost login --oauth" in text_of(found) and "expired" in text_of(found), text_of(found)
         assert log == [], f"a request went out with the expired token:\n{show(log)}"
 
-        start = subprocess.run(
-            [str(porter_bin()), "mattermost", "serve"], env=machine.serve_env(), capture_output=True, text=True, timeout=60,
-            stdin=subprocess.DEVNULL,
-        )
+        start = machine.porter("serve")
         assert start.returncode == 2 and "login --oauth" in start.stderr, start.stderr
 
-        logout = subprocess.run(
-            [str(porter_bin()), "mattermost", "logout"], env=machine.serve_env(), capture_output=True, text=True, timeout=60
-        )
+        logout = machine.porter("logout")
         assert logout.returncode == 0 and "Removed" in logout.stdout, logout.stdout + logout.stderr
         assert machine.kept() == {}, "logout forgets the OAuth sign-in"
-    finally:
-        sim.stop()
 
 
 @pytest.mark.parametrize(
@@ -234,8 +233,7 @@ async def test_a_public_apps_expired_sign_in_sends_nothing_and_says_how_to_renew
     [("forge-state", "state porter did not send"), ("deny", "declined in the browser")],
 )
 async def test_a_forged_state_or_a_denied_consent_keeps_nothing(tmp_path: Path, port: int, action: str, words: str):
-    sim = started(tmp_path, port, lifetime=60)
-    try:
+    with started(tmp_path, port, lifetime=60) as sim:
         machine = Machine(tmp_path, sim, port)
         sim.clear()
         done = machine.login(machine.env(client_id="confidentialapp0000000000a", secret=SECRET, action=action))
@@ -244,13 +242,10 @@ async def test_a_forged_state_or_a_denied_consent_keeps_nothing(tmp_path: Path, 
         assert machine.kept() == {}, machine.kept()
         assert machine.browser().get("landed", "").startswith(f"http://127.0.0.1:{port}/callback?"), machine.browser()
         assert not token_requests(sim.requests()), "no code was exchanged"
-    finally:
-        sim.stop()
 
 
 async def test_a_busy_port_or_no_app_is_a_clear_message_and_opens_no_browser(tmp_path: Path, port: int):
-    sim = started(tmp_path, port, lifetime=60)
-    try:
+    with started(tmp_path, port, lifetime=60) as sim:
         machine = Machine(tmp_path, sim, port)
         with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as taken:
             taken.bind(("127.0.0.1", port))
@@ -262,13 +257,10 @@ async def test_a_busy_port_or_no_app_is_a_clear_message_and_opens_no_browser(tmp
         assert no_app.returncode == 2, no_app.stderr
         assert "MM_OAUTH_CLIENT_ID" in no_app.stderr and f"http://127.0.0.1:{port}/callback" in no_app.stderr, no_app.stderr
         assert machine.kept() == {} and not machine.browser_log.exists()
-    finally:
-        sim.stop()
 
 
 async def test_dynamic_registration_signs_in_as_a_confidential_client(tmp_path: Path, port: int):
-    sim = started(tmp_path, port, lifetime=60, registration=True)
-    try:
+    with started(tmp_path, port, lifetime=60, registration=True) as sim:
         machine = Machine(tmp_path, sim, port)
         sim.clear()
         done = machine.login(machine.env(client_id=None))
@@ -276,8 +268,6 @@ async def test_dynamic_registration_signs_in_as_a_confidential_client(tmp_path: 
         assert_porter_says_who_it_is(sim.requests(), 4)
         kept = machine.sign_in()
         assert kept["client_secret"] and kept["refresh_token"], "registered as a confidential client, so it can refresh"
-    finally:
-        sim.stop()
 
 
 # --------------------------------------------------------------------------
@@ -325,8 +315,7 @@ def code_for(sim: Mmsim, redirect: str, challenge: str) -> str:
 
 
 def test_the_emulator_refuses_a_reused_code_a_wrong_redirect_and_a_missing_verifier(tmp_path: Path, port: int):
-    sim = started(tmp_path, port, lifetime=60)
-    try:
+    with started(tmp_path, port, lifetime=60) as sim:
         redirect = f"http://127.0.0.1:{port}/callback"
         verifier = "v" * 50
         challenge = base64.urlsafe_b64encode(hashlib.sha256(verifier.encode()).digest()).rstrip(b"=").decode()
@@ -352,15 +341,12 @@ def test_the_emulator_refuses_a_reused_code_a_wrong_redirect_and_a_missing_verif
         with pytest.raises(urllib.error.HTTPError) as page:
             urllib.request.urlopen(sim.url + "/oauth/authorize?" + query, timeout=10)
         assert page.value.code == 400
-    finally:
-        sim.stop()
 
 
 async def test_a_file_holding_the_renewed_token_is_refused_before_anyone_is_asked(tmp_path: Path, port: int):
     from harness import Person
 
-    sim = started(tmp_path, port, lifetime=60)
-    try:
+    with started(tmp_path, port, lifetime=60) as sim:
         machine = Machine(tmp_path, sim, port)
         done = machine.login(machine.env(client_id="confidentialapp0000000000a", secret=SECRET))
         assert done.returncode == 0, f"{done.stdout}\n{done.stderr}"
@@ -381,14 +367,11 @@ async def test_a_file_holding_the_renewed_token_is_refused_before_anyone_is_aske
         assert not person.questions
         assert not [r for r in log if r["method"] == "POST"], show(log)
         assert token not in text_of(result)
-    finally:
-        sim.stop()
 
 
 async def test_a_redirect_the_app_does_not_list_stops_at_mattermost_and_porter_names_the_callback(tmp_path: Path, port: int):
     other = free_port()
-    sim = started(tmp_path, port, lifetime=60)
-    try:
+    with started(tmp_path, port, lifetime=60) as sim:
         machine = Machine(tmp_path, sim, other)  # porter listens where the app has no callback
         env = {**machine.env(client_id="confidentialapp0000000000a", secret=SECRET), "MM_OAUTH_WAIT_SECONDS": "8"}
         done = machine.login(env)
@@ -396,5 +379,3 @@ async def test_a_redirect_the_app_does_not_list_stops_at_mattermost_and_porter_n
         assert "redirect" in machine.browser().get("error", ""), machine.browser()
         assert f"http://127.0.0.1:{other}/callback" in done.stderr and "nothing was stored" in done.stderr, done.stderr
         assert machine.kept() == {}
-    finally:
-        sim.stop()

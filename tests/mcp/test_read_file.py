@@ -7,7 +7,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import mcp_types as types
 import pytest
 
 from harness import (
@@ -16,6 +15,8 @@ from harness import (
     image_blocks,
     mean_colour,
     numbered_lines,
+    read_file,
+    read_ok,
     serve,
     server_env,
     show,
@@ -27,17 +28,12 @@ from harness import (
 pytestmark = pytest.mark.anyio
 
 
-async def read_file(served, file_id: str, **window) -> types.CallToolResult:
-    return await served.client.call_tool("read_file", {"file_id": file_id, **window})
-
-
 async def test_a_text_file_is_read_in_windows_with_the_next_start_line_and_its_web_url(
     read_sim, home: Home, transport: str, tmp_path: Path
 ):
     file_id = read_sim.file_id("release-notes.txt")
     async with serve(transport, server_env(read_sim, home), tmp_path) as served:
-        first = await read_file(served, file_id, start_line=1, line_count=50)
-        assert not first.is_error, text_of(first)
+        first = await read_ok(served, file_id, start_line=1, line_count=50)
         record = structured(first)
         window = window_of(record)
         assert (window["start_line"], window["end_line"], window["total_lines"]) == (1, 50, 120), record
@@ -51,8 +47,7 @@ async def test_a_text_file_is_read_in_windows_with_the_next_start_line_and_its_w
         assert lines[0][1] == "Porter release notes"
         assert "start_line=51" in text_of(first)
 
-        second = await read_file(served, file_id, start_line=window["next_start_line"], line_count=50)
-        assert not second.is_error, text_of(second)
+        second = await read_ok(served, file_id, start_line=window["next_start_line"], line_count=50)
         lines = numbered_lines(text_of(second))
         assert [n for n, _ in lines] == list(range(51, 101))
         # Line 51 is entry 48 of the generated notes.
@@ -75,8 +70,7 @@ async def test_a_word_document_is_read_as_its_markdown_with_an_outline_of_its_he
 ):
     file_id = read_sim.file_id("meeting-notes.docx")
     async with serve(transport, server_env(read_sim, home), tmp_path) as served:
-        result = await read_file(served, file_id)
-        assert not result.is_error, text_of(result)
+        result = await read_ok(served, file_id)
         record = structured(result)
         assert record["kind"] == "document", record
         text = text_of(result)
@@ -103,8 +97,7 @@ async def test_a_word_document_is_read_as_its_markdown_with_an_outline_of_its_he
 
         # A window asked for at a heading's line starts with that heading.
         action_items = outline[2]["line"]
-        section = await read_file(served, file_id, start_line=action_items, line_count=3)
-        assert not section.is_error, text_of(section)
+        section = await read_ok(served, file_id, start_line=action_items, line_count=3)
         first = numbered_lines(text_of(section))[0]
         assert first == (action_items, "# Action items"), text_of(section)
         assert structured(section)["outline"] == outline
@@ -113,8 +106,7 @@ async def test_a_word_document_is_read_as_its_markdown_with_an_outline_of_its_he
 async def test_a_sideways_jpeg_is_returned_upright(read_sim, home: Home, transport: str, tmp_path: Path):
     file_id = read_sim.file_id("whiteboard.jpg")
     async with serve(transport, server_env(read_sim, home), tmp_path) as served:
-        result = await read_file(served, file_id)
-        assert not result.is_error, text_of(result)
+        result = await read_ok(served, file_id)
         images = image_blocks(result)
         assert len(images) == 1, result.content
         picture = decode_image(images[0])
@@ -136,8 +128,7 @@ async def test_a_sideways_jpeg_is_returned_upright(read_sim, home: Home, transpo
 async def test_a_zip_is_listed_not_extracted(read_sim, home: Home, transport: str, tmp_path: Path):
     file_id = read_sim.file_id("assets.zip")
     async with serve(transport, server_env(read_sim, home), tmp_path) as served:
-        result = await read_file(served, file_id)
-        assert not result.is_error, text_of(result)
+        result = await read_ok(served, file_id)
         assert structured(result)["kind"] == "archive"
         entries = [line for _, line in numbered_lines(text_of(result))]
         for path in ("assets/README.txt", "assets/data/usage.csv", "assets/icons/LICENSE.txt"):
@@ -149,8 +140,7 @@ async def test_a_binary_is_described_with_a_link_a_person_can_open(
 ):
     file_id = read_sim.file_id("firmware.bin")
     async with serve(transport, server_env(read_sim, home), tmp_path) as served:
-        result = await read_file(served, file_id)
-        assert not result.is_error, text_of(result)
+        result = await read_ok(served, file_id)
         record = structured(result)
         assert record["kind"] == "other", record
         assert not image_blocks(result)
@@ -185,8 +175,7 @@ async def test_paging_a_file_downloads_it_once(read_sim, home: Home, tmp_path: P
     async with serve("stdio", server_env(read_sim, home), tmp_path) as served:
         read_sim.clear()
         for start in (1, 41, 81):
-            result = await read_file(served, file_id, start_line=start, line_count=40)
-            assert not result.is_error, text_of(result)
+            await read_ok(served, file_id, start_line=start, line_count=40)
         log = read_sim.requests()
     downloads = [r for r in log if r["method"] == "GET" and r["path"] == f"/api/v4/files/{file_id}"]
     assert len(downloads) == 1, f"three windows should download the file once:\n{show(log)}"

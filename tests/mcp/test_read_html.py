@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from harness import Home, Mmsim, numbered_lines, serve, server_env, structured, text_of, write_seed
+from harness import Home, Mmsim, numbered_lines, read_ok, serve, server_env, structured, text_of, write_seed
 
 pytestmark = pytest.mark.anyio
 
@@ -62,8 +62,7 @@ async def test_an_html_page_is_read_as_its_markdown_with_an_outline_of_its_headi
 ):
     file_id = html_sim.file_id("handbook.html")
     async with serve(transport, server_env(html_sim, home), tmp_path) as served:
-        result = await served.client.call_tool("read_file", {"file_id": file_id})
-        assert not result.is_error, text_of(result)
+        result = await read_ok(served, file_id)
         text = text_of(result)
         assert "HTML page, as Markdown" in text, text
         lines = dict(numbered_lines(text))
@@ -105,6 +104,5 @@ async def test_an_html_page_is_read_as_its_markdown_with_an_outline_of_its_headi
 
         # A window asked for at a heading's line starts with that heading.
         contacts = outline[2]["line"]
-        section = await served.client.call_tool("read_file", {"file_id": file_id, "start_line": contacts, "line_count": 3})
-        assert not section.is_error, text_of(section)
+        section = await read_ok(served, file_id, start_line=contacts, line_count=3)
         assert numbered_lines(text_of(section))[0] == (contacts, "## Contacts"), text_of(section)

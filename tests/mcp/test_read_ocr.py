@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from harness import Home, Mmsim, image_blocks, numbered_lines, serve, server_env, structured, text_of, write_seed
+from harness import Home, Mmsim, image_blocks, numbered_lines, read_ok, serve, server_env, structured, text_of, write_seed
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import scans  # noqa: E402
@@ -45,8 +45,7 @@ async def test_a_scanned_pdf_and_a_photo_of_a_page_are_read_as_text(
     scan_sim: Mmsim, home: Home, transport: str, tmp_path: Path
 ):
     async with serve(transport, server_env(scan_sim, home), tmp_path) as served:
-        result = await served.client.call_tool("read_file", {"file_id": scan_sim.file_id("minutes.pdf")})
-        assert not result.is_error, text_of(result)
+        result = await read_ok(served, scan_sim.file_id("minutes.pdf"))
         text = text_of(result)
         shown = "\n".join(line for _, line in numbered_lines(text))
         assert scans.found(scans.TEXT_PAGE, shown) == scans.TEXT_PAGE, text
@@ -58,8 +57,7 @@ async def test_a_scanned_pdf_and_a_photo_of_a_page_are_read_as_text(
         notes = structured(result)["notes"]
         assert any("Scanned sideways or upside down, read upright: page 3." == n for n in notes), notes
 
-        result = await served.client.call_tool("read_file", {"file_id": scan_sim.file_id("roster.jpg")})
-        assert not result.is_error, text_of(result)
+        result = await read_ok(served, scan_sim.file_id("roster.jpg"))
         text = text_of(result)
         header = text.split("\n", 1)[0]
         assert "roster.jpg: JPEG image, text read from the image (OCR)" in header, header

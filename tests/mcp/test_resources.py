@@ -13,6 +13,7 @@ import json
 import os
 import subprocess
 from pathlib import Path
+from typing import Any
 from urllib.parse import urlsplit
 
 import mcp_types as types
@@ -155,13 +156,27 @@ async def read(served, uri: str) -> types.ReadResourceResult:
     return await served.client.read_resource(uri, cache_mode="refresh")
 
 
-async def test_a_word_document_reads_as_its_markdown_whole(res_sim, home: Home, transport: str, tmp_path: Path):
-    file_id = res_sim.file_id("meeting-notes.docx")
-    async with serve(transport, server_env(res_sim, home), tmp_path) as served:
-        result = await read(served, file_uri(res_sim, file_id))
+async def read_attached(
+    sim: Mmsim, home: Home, transport: str, workdir: Path, name: str
+) -> tuple[str, types.ReadResourceResult]:
+    """The attached file `name` read whole as a resource, on a server of its
+    own: its file_id and the answer."""
+    file_id = sim.file_id(name)
+    async with serve(transport, server_env(sim, home), workdir) as served:
+        return file_id, await read(served, file_uri(sim, file_id))
+
+
+def only_piece(result: types.ReadResourceResult, kind: type) -> Any:
+    """The one piece a resource read answers, which is a `kind`."""
     assert len(result.contents) == 1, result.contents
     piece = result.contents[0]
-    assert isinstance(piece, types.TextResourceContents), piece
+    assert isinstance(piece, kind), piece
+    return piece
+
+
+async def test_a_word_document_reads_as_its_markdown_whole(res_sim, home: Home, transport: str, tmp_path: Path):
+    file_id, result = await read_attached(res_sim, home, transport, tmp_path, "meeting-notes.docx")
+    piece = only_piece(result, types.TextResourceContents)
     assert piece.mime_type == "text/markdown"
     assert piece.uri == file_uri(res_sim, file_id)
     lines = piece.text.splitlines()
@@ -174,12 +189,8 @@ async def test_a_word_document_reads_as_its_markdown_whole(res_sim, home: Home, 
 async def test_a_sideways_jpeg_reads_upright_as_a_blob(res_sim, home: Home, transport: str, tmp_path: Path):
     from PIL import Image
 
-    file_id = res_sim.file_id("whiteboard.jpg")
-    async with serve(transport, server_env(res_sim, home), tmp_path) as served:
-        result = await read(served, file_uri(res_sim, file_id))
-    assert len(result.contents) == 1, result.contents
-    piece = result.contents[0]
-    assert isinstance(piece, types.BlobResourceContents), piece
+    _, result = await read_attached(res_sim, home, transport, tmp_path, "whiteboard.jpg")
+    piece = only_piece(result, types.BlobResourceContents)
     assert piece.mime_type == "image/jpeg"
     picture = Image.open(io.BytesIO(base64.b64decode(piece.blob))).convert("RGB")
     assert picture.size == (300, 400), picture.size
@@ -188,20 +199,15 @@ async def test_a_sideways_jpeg_reads_upright_as_a_blob(res_sim, home: Home, tran
 
 
 async def test_a_zip_reads_as_its_listing(res_sim, home: Home, tmp_path: Path):
-    file_id = res_sim.file_id("assets.zip")
-    async with serve("stdio", server_env(res_sim, home), tmp_path) as served:
-        result = await read(served, file_uri(res_sim, file_id))
-    [piece] = result.contents
-    assert isinstance(piece, types.TextResourceContents), piece
+    _, result = await read_attached(res_sim, home, "stdio", tmp_path, "assets.zip")
+    piece = only_piece(result, types.TextResourceContents)
     entries = piece.text.splitlines()
     for path in ("assets/README.txt", "assets/data/usage.csv", "assets/icons/LICENSE.txt"):
         assert any(entry.startswith(path + "\t") for entry in entries), entries
 
 
 async def test_a_pdf_reads_as_its_text_and_itself(res_sim, home: Home, transport: str, tmp_path: Path):
-    file_id = res_sim.file_id("handbook.pdf")
-    async with serve(transport, server_env(res_sim, home), tmp_path) as served:
-        result = await read(served, file_uri(res_sim, file_id))
+    file_id, result = await read_attached(res_sim, home, transport, tmp_path, "handbook.pdf")
     texts = [c for c in result.contents if isinstance(c, types.TextResourceContents)]
     blobs = [c for c in result.contents if isinstance(c, types.BlobResourceContents)]
     assert len(texts) == 1 and len(blobs) == 1, result.contents
