@@ -75,7 +75,7 @@ pub fn run(args: GatewayArgs) -> ExitCode {
         }
         GatewayCommand::Doctor(doctor) => run_doctor(&doctor),
         GatewayCommand::Serve(serve) => {
-            crate::init_logging(porter_gateway::DEFAULT_LOG_FILTER);
+            crate::process::init_logging(porter_gateway::DEFAULT_LOG_FILTER);
             let config = match load_config(serve.config.as_deref()) {
                 Ok(config) => config,
                 Err(error) => {
@@ -109,7 +109,7 @@ pub fn run(args: GatewayArgs) -> ExitCode {
                 return ExitCode::from(2);
             }
             let data_dir = data_dir(&config, &env_var);
-            let runtime = match crate::runtime() {
+            let runtime = match crate::process::runtime() {
                 Ok(runtime) => runtime,
                 Err(code) => return code,
             };
@@ -182,7 +182,7 @@ async fn serve_gateway(
             let listener = match tokio::net::TcpListener::bind(args.listen).await {
                 Ok(listener) => listener,
                 Err(error) => {
-                    let hint = crate::busy_hint(
+                    let hint = crate::process::busy_hint(
                         &error,
                         "pass another --listen address (--listen 127.0.0.1:0 picks a free port)",
                     );

@@ -13,8 +13,9 @@ use porter_mattermost_mcp::{
     HttpOptions, MattermostServer, Need, Options as ServerOptions, Settings, Transport,
 };
 
+use crate::process::busy_hint;
 use crate::serve::{Reach, TransportArg};
-use crate::{busy_hint, login, output};
+use crate::{login, output};
 
 #[derive(Debug, Args)]
 pub(crate) struct MattermostArgs {
@@ -59,8 +60,8 @@ struct ServeArgs {
 /// connection (or after Ctrl-C over HTTP), 1 for a failure, 2 for a
 /// configuration error.
 pub(crate) fn run(args: MattermostArgs) -> ExitCode {
-    crate::init_logging("warn,porter_mattermost=info,porter_mattermost_mcp=info");
-    let runtime = match crate::runtime() {
+    crate::process::init_logging("warn,porter_mattermost=info,porter_mattermost_mcp=info");
+    let runtime = match crate::process::runtime() {
         Ok(runtime) => runtime,
         Err(code) => return code,
     };
