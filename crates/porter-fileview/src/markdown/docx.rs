@@ -15,7 +15,7 @@ use std::collections::HashMap;
 use std::io::BufRead;
 
 use super::out::{CELL_COST_BYTES, Markdown, escape_inline};
-use super::{OpenTables, table_block};
+use super::tables::{OpenTables, table_block};
 use crate::bounds::{Cancel, Failure};
 use crate::document::{Block, Inline, Writer};
 use crate::office::package::Package;
@@ -636,10 +636,10 @@ impl Walk<'_, '_> {
             let one_line = text.split_whitespace().collect::<Vec<_>>().join(" ");
             let is_title = style.is_some_and(|s| s.eq_ignore_ascii_case("title"));
             if is_title && self.title.is_none() {
-                self.title = Some(super::unescape(&one_line));
+                self.title = Some(super::out::unescape(&one_line));
             }
             if level == 1 && self.first_heading.is_none() {
-                self.first_heading = Some(super::unescape(&one_line));
+                self.first_heading = Some(super::out::unescape(&one_line));
             }
             self.out.push(&Block::Heading {
                 // At most 9, from the style or outline level.

@@ -14,19 +14,22 @@ pub(crate) mod html;
 pub(crate) mod out;
 pub(crate) mod pptx;
 pub(crate) mod sheets;
+pub(crate) mod tables;
 
 use std::panic::{AssertUnwindSafe, catch_unwind};
 
 pub use self::out::Markdown;
-use self::out::MdOut;
+use self::out::{MdOut, unescape};
 #[cfg(test)]
 use self::out::{escape_line, table};
 use crate::bounds::{Cancel, Failure};
+use crate::content::Heading;
 use crate::describe::{human_size, shown_name};
+use crate::input::{FileInput, ViewError};
 use crate::office::{self, WorkbookFormat, ZipKind};
 use crate::options::Options;
 use crate::sniff::{self, Sniffed};
-use crate::{FileInput, Heading, ViewError, document, pdf, text};
+use crate::{document, pdf, text};
 
 /// [`crate::to_markdown`] in this process.
 pub(crate) fn to_markdown_here(
@@ -353,71 +356,6 @@ fn unescaped(text: &str, wanted: char) -> Option<usize> {
         }
     }
     None
-}
-
-/// Markdown text with its backslash escapes of punctuation undone (a
-/// title taken from a heading the readers wrote, for one).
-pub(crate) fn unescape(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    let mut chars = text.chars().peekable();
-    while let Some(c) = chars.next() {
-        if c == '\\'
-            && let Some(&next) = chars.peek()
-            && next.is_ascii_punctuation()
-        {
-            out.push(next);
-            chars.next();
-            continue;
-        }
-        out.push(c);
-    }
-    out
-}
-
-/// `OpenTables` are the tables a Word or PowerPoint walk is inside,
-/// innermost last, each built as its rows and cells open: rows of cell
-/// texts.
-#[derive(Debug, Default)]
-pub(crate) struct OpenTables(Vec<Vec<Vec<String>>>);
-
-impl OpenTables {
-    /// A table opens inside the others.
-    pub(crate) fn open(&mut self) {
-        self.0.push(Vec::new());
-    }
-
-    /// A row opens in the innermost table.
-    pub(crate) fn row(&mut self) {
-        if let Some(table) = self.0.last_mut() {
-            table.push(Vec::new());
-        }
-    }
-
-    /// `count` empty cells join the innermost row.
-    pub(crate) fn empty_cells(&mut self, count: usize) {
-        if let Some(row) = self.0.last_mut().and_then(|table| table.last_mut()) {
-            row.extend(std::iter::repeat_n(String::new(), count));
-        }
-    }
-
-    /// The text of the innermost table's last cell, where its text goes.
-    pub(crate) fn last_cell(&mut self) -> Option<&mut String> {
-        self.0.last_mut()?.last_mut()?.last_mut()
-    }
-
-    /// The innermost table closes: its rows.
-    pub(crate) fn close(&mut self) -> Option<Vec<Vec<String>>> {
-        self.0.pop()
-    }
-}
-
-/// A table block of the cell texts `rows`, each cell one column and row.
-pub(crate) fn table_block(rows: Vec<Vec<String>>) -> document::Block {
-    let rows = rows
-        .into_iter()
-        .map(|row| row.into_iter().map(document::Cell::new).collect())
-        .collect();
-    document::Block::Table(document::Table { rows })
 }
 
 #[cfg(test)]

@@ -203,3 +203,22 @@ pub(crate) fn table_cell(cell: &str) -> String {
     let lines: Vec<&str> = cell.trim().lines().map(str::trim).collect();
     lines.join("<br>").replace('|', "\\|")
 }
+
+/// Markdown text with its backslash escapes of punctuation undone (a
+/// title taken from a heading the readers wrote, for one).
+pub(crate) fn unescape(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c == '\\'
+            && let Some(&next) = chars.peek()
+            && next.is_ascii_punctuation()
+        {
+            out.push(next);
+            chars.next();
+            continue;
+        }
+        out.push(c);
+    }
+    out
+}

@@ -11,7 +11,7 @@ use std::collections::HashMap;
 use std::io::BufRead;
 
 use super::out::{CELL_COST_BYTES, Markdown, escape_inline};
-use super::{OpenTables, table_block};
+use super::tables::{OpenTables, table_block};
 use crate::bounds::{Cancel, Failure};
 use crate::describe::human_size;
 use crate::document::{Block, Inline, Writer};
@@ -92,7 +92,7 @@ pub(crate) fn convert(
             heading.push_str(": ");
             heading.push_str(slide_title);
             if title.is_none() {
-                title = Some(super::unescape(slide_title));
+                title = Some(super::out::unescape(slide_title));
             }
         }
         if slide.hidden {

@@ -9,7 +9,7 @@
 //! time of a dense page. Porter orders lines by their boxes, so where a
 //! half's blocks end does not change the reading order.
 
-use super::Gray;
+use super::gray::Gray;
 
 /// A page shorter than this many inches is read whole: two engines would
 /// cost more in starting up than they save.

@@ -21,7 +21,7 @@ use tesseract_plumbing::tesseract_sys::{
     TessOcrEngineMode_OEM_LSTM_ONLY, TessPageSegMode_PSM_AUTO, TessPageSegMode_PSM_AUTO_OSD,
 };
 
-use super::Gray;
+use super::gray::Gray;
 
 /// What became of a page handed to the engine.
 #[derive(Debug)]

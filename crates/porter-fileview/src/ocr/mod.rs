@@ -31,6 +31,7 @@
 mod bands;
 #[cfg(feature = "ocr")]
 mod engine;
+mod gray;
 #[cfg(feature = "ocr")]
 pub(crate) mod prep;
 
@@ -42,16 +43,10 @@ use crate::bounds::{Cancel, Failure};
 use crate::describe::count;
 use crate::options::Options;
 
+use gray::Gray;
+
 /// What a note says where OCR would have run in a build without it.
 pub(crate) const NOT_AVAILABLE: &str = "OCR is not available in this build";
-
-/// A page as 8-bit grey pixels, row by row.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct Gray {
-    pub width: u32,
-    pub height: u32,
-    pub pixels: Vec<u8>,
-}
 
 /// One word as Tesseract read it, its box in the page's pixels.
 #[derive(Debug, Clone, PartialEq)]

@@ -7,7 +7,7 @@
 use image::GrayImage;
 use image::imageops::{self, FilterType};
 
-use super::Gray;
+use super::gray::Gray;
 
 /// The resolution Tesseract reads best at.
 pub(crate) const TARGET_PPI: f32 = 300.0;

@@ -25,6 +25,7 @@
 //! and `catch_unwind` only.
 
 #[cfg(target_os = "linux")]
+mod limits;
 mod sandbox;
 
 use std::ffi::OsString;
@@ -37,10 +38,14 @@ use std::time::{Duration, Instant};
 
 use serde::{Deserialize, Serialize};
 
+use crate::bounds::Cancel;
 use crate::content::View;
 use crate::describe::human_size;
+use crate::input::{FileInput, ViewError};
 use crate::markdown::Markdown;
-use crate::{Cancel, FileInput, Options, Prep, Prepared, ViewError};
+use crate::options::Options;
+use crate::prepared::{Paged, Prep, Prepared};
+use limits::Limits;
 
 /// `Spec` says how to start a worker: a program and the one argument that
 /// makes it call [`serve`], and how many to keep started ahead of need.
@@ -121,7 +126,7 @@ pub fn serve(args: impl IntoIterator<Item = OsString>) -> u8 {
     };
     let cancel = Cancel::new();
     let reply = match request.job {
-        Job::Prepare => match crate::prepare_here(&file, &request.options, &cancel) {
+        Job::Prepare => match crate::read::prepare_here(&file, &request.options, &cancel) {
             Ok(prepared) => Reply::Prepared(Box::new(WirePrep::from(prepared))),
             Err(error) => Reply::Failed(WireError::from(error)),
         },
@@ -171,7 +176,9 @@ fn warm_up() {
         (&png, "warm.png"),
     ];
     for (bytes, name) in samples {
-        if let Ok(prepared) = crate::prepare_here(&FileInput::new(bytes, name), &options, &cancel) {
+        if let Ok(prepared) =
+            crate::read::prepare_here(&FileInput::new(bytes, name), &options, &cancel)
+        {
             let reply = Reply::Prepared(Box::new(WirePrep::from(prepared)));
             let _ = serde_json::to_vec(&reply).map(|json| serde_json::from_slice::<Reply>(&json));
         }
@@ -221,7 +228,7 @@ enum Reply {
 #[derive(Debug, Serialize, Deserialize)]
 enum WirePrep {
     Whole(Box<View>),
-    Paged(Box<crate::Paged>),
+    Paged(Box<Paged>),
 }
 
 impl From<Prepared> for WirePrep {
@@ -294,66 +301,6 @@ fn read_request(input: &mut impl BufRead) -> Option<(Request, Vec<u8>)> {
 
 /// `REQUEST_LINE_BYTES` caps the request line (names and options).
 const REQUEST_LINE_BYTES: u64 = 1024 * 1024;
-
-/// The limits a worker is started with, and the OCR languages it loads
-/// before it confines itself, which therefore pick which warm worker can
-/// serve a request.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct Limits {
-    /// Address space beyond what the worker holds at start, in bytes.
-    pub(crate) memory_bytes: u64,
-    /// CPU seconds.
-    pub(crate) cpu_seconds: u64,
-    /// The languages OCR reads with, when it may run: the worker starts
-    /// Tesseract with them (and loads their data) while it may still open
-    /// files.
-    pub(crate) ocr_languages: Option<String>,
-}
-
-/// What stands for "no OCR" among a worker's arguments.
-const NO_OCR: &str = "-";
-
-impl Limits {
-    fn of(options: &Options) -> Self {
-        Self {
-            memory_bytes: options.worker_memory_bytes,
-            cpu_seconds: options.worker_cpu_seconds.max(1),
-            ocr_languages: (options.ocr
-                && crate::ocr::check_languages(options.ocr_languages.trim()).is_ok())
-            .then(|| options.ocr_languages.trim().to_owned()),
-        }
-    }
-
-    fn to_args(&self) -> [String; 3] {
-        [
-            self.memory_bytes.to_string(),
-            self.cpu_seconds.to_string(),
-            self.ocr_languages
-                .clone()
-                .unwrap_or_else(|| NO_OCR.to_owned()),
-        ]
-    }
-
-    fn from_args(args: impl IntoIterator<Item = OsString>) -> Option<Self> {
-        let mut args = args.into_iter();
-        let mut number = || args.next()?.to_str()?.parse::<u64>().ok();
-        let memory_bytes = number()?;
-        let cpu_seconds = number()?;
-        let languages = args.next()?.into_string().ok()?;
-        let ocr_languages = if languages == NO_OCR {
-            None
-        } else {
-            crate::ocr::check_languages(&languages).ok()?;
-            Some(languages)
-        };
-        let limits = Self {
-            memory_bytes,
-            cpu_seconds,
-            ocr_languages,
-        };
-        (args.next().is_none()).then_some(limits)
-    }
-}
 
 /// What became of a file sent to a worker.
 pub(crate) enum Ran<T> {
@@ -859,7 +806,8 @@ mod tests {
         let text = crate::text::numbered_lines("line ", 700);
         let input = FileInput::new(text.as_bytes(), "log.txt");
         let options = Options::default();
-        let here = crate::prepare_here(&input, &options, &Cancel::new()).expect("text prepares");
+        let here =
+            crate::read::prepare_here(&input, &options, &Cancel::new()).expect("text prepares");
         let wire = serde_json::to_vec(&Reply::Prepared(Box::new(WirePrep::from(here.clone()))))
             .expect("a reply serialises");
         let Ok(Reply::Prepared(back)) = serde_json::from_slice::<Reply>(&wire) else {

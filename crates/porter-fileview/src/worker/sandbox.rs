@@ -26,7 +26,7 @@ use seccompiler::{
     SeccompRule, TargetArch,
 };
 
-use super::Limits;
+use super::limits::Limits;
 
 /// Applies the limits and the filter to this process.
 pub(super) fn confine(limits: &Limits) -> Result<(), String> {
