@@ -19,8 +19,8 @@ use std::sync::{Mutex, MutexGuard, PoisonError};
 use rusqlite::{Connection, OptionalExtension, Row, params};
 use serde::{Deserialize, Serialize};
 
+use crate::model::{InboxError, Owner, RunId};
 use crate::store::{as_i64, failed, open_wal};
-use crate::{InboxError, Owner, RunId};
 
 /// `QUERY_MAX_TERMS` is the most terms one search may hold, so that a
 /// pasted page cannot become a query that scans the index for each word.

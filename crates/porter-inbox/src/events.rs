@@ -14,24 +14,14 @@ use std::sync::{Mutex, MutexGuard, PoisonError};
 
 use tokio::sync::broadcast;
 
+use crate::model::{Event, InboxError, Notice, RunId};
 use crate::store::Records;
-use crate::{Event, InboxError, RunId};
 
 /// `RUN_CHANNEL_EVENTS` is how many events a slow subscriber of one run may
 /// fall behind before it is told it lagged (and re-subscribes by seq).
 const RUN_CHANNEL_EVENTS: usize = 256;
 /// `ALL_CHANNEL_EVENTS` is the same for the all-runs channel.
 const ALL_CHANNEL_EVENTS: usize = 1024;
-
-/// `Notice` says that a process sharing the records (this one or
-/// another) stored event `seq` of `run`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Notice {
-    /// The run the event belongs to.
-    pub run: RunId,
-    /// Its number in the run.
-    pub seq: u64,
-}
 
 /// `Hub` hands out event numbers and channels. One lock covers storing an
 /// event and sending it, and also subscribing and reading the backlog, so a

@@ -5,10 +5,11 @@ use std::io::{self, Write};
 
 use sha2::{Digest as _, Sha256};
 
+use crate::inbox::Inbox;
 use crate::limits::{Ticket, over_file_limit, over_inbox_limit};
 use crate::media::{SNIFF_BYTES, media_type};
+use crate::model::{InboxError, Incoming, Outcome, RunId, hex};
 use crate::store::Staged;
-use crate::{Inbox, InboxError, Incoming, Outcome, RunId};
 
 /// `Keeper` streams one file into the inbox (HTTP bodies, downloads).
 ///
@@ -40,6 +41,17 @@ pub struct Keeper {
     expected: Option<u64>,
     refused: Option<(io::ErrorKind, String)>,
     failed: Option<io::Error>,
+}
+
+impl Inbox {
+    /// Starts streaming a file into the inbox; see [`Keeper`] for how the
+    /// caps are held.
+    pub fn keeper(&self, run: RunId, incoming: Incoming) -> Result<Keeper, InboxError> {
+        Ok(match self.staging(run)? {
+            Ok(staged) => Keeper::new(self.clone(), run, incoming, Some(staged), None),
+            Err(why) => Keeper::new(self.clone(), run, incoming, None, Some(why)),
+        })
+    }
 }
 
 impl Keeper {
@@ -208,14 +220,4 @@ impl Drop for Keeper {
         self.staged = None;
         self.inbox.release(self.run, &mut self.ticket);
     }
-}
-
-/// Lower-case hex of a digest.
-pub(crate) fn hex(bytes: &[u8]) -> String {
-    use std::fmt::Write as _;
-    let mut out = String::with_capacity(bytes.len() * 2);
-    for b in bytes {
-        let _ = write!(out, "{b:02x}");
-    }
-    out
 }

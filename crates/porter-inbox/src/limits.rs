@@ -11,43 +11,8 @@
 use std::collections::HashMap;
 use std::sync::{Mutex, PoisonError};
 
+use crate::model::{FileRecord, InboxError, RunId};
 use crate::store::Records;
-use crate::{FileRecord, InboxError, RunId};
-
-/// `SharedBudget` is a per-run byte budget that every process sharing a
-/// records store holds together.
-///
-/// Each capture holds one reservation, named by its ticket, whose size
-/// grows as the capture is written. A reservation lapses when it is not
-/// renewed for a while (a replica killed mid-capture never gives its bytes
-/// back): the store says how long in its own docs.
-pub trait SharedBudget: Send + Sync {
-    /// Sets the reservation `ticket` of `run` to `total` bytes (creating
-    /// it, renewing its lease) if the run's files plus every other live
-    /// reservation plus `total` stay within `cap`; `Ok(false)`, changing
-    /// nothing, when they would not.
-    fn reserve(
-        &self,
-        run: RunId,
-        ticket: uuid::Uuid,
-        total: u64,
-        cap: u64,
-    ) -> Result<bool, InboxError>;
-    /// Drops a reservation; a missing one is not an error.
-    fn release(&self, ticket: uuid::Uuid) -> Result<(), InboxError>;
-    /// Records a kept file and drops the reservation that held its bytes,
-    /// in one step, so no one ever counts the bytes twice or not at all.
-    fn insert_reserved_file(&self, file: &FileRecord, ticket: uuid::Uuid)
-    -> Result<(), InboxError>;
-    /// Claims `path` in `run` for the capture `ticket` (in place of any
-    /// name it claimed before), so that no other process writes under it
-    /// meanwhile: `Ok(false)` when a recorded file or another live capture
-    /// has it. The claim ends with the reservation: when the file is
-    /// recorded, released or its lease lapses.
-    fn claim_name(&self, run: RunId, ticket: uuid::Uuid, path: &str) -> Result<bool, InboxError>;
-    /// The bytes a run's files and live reservations hold together.
-    fn used(&self, run: RunId) -> Result<u64, InboxError>;
-}
 
 /// `NameClaim` is what [`Budget::claim_name`] found for a name.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -3,7 +3,7 @@
 //! sticky sessions): the session's run, and the state the client set up
 //! the session with (opaque text here; the gateway knows what it means).
 
-use crate::{InboxError, RunId, RunInfo};
+use crate::model::{InboxError, RunId, RunInfo};
 
 /// `StoredSession` is one session as the records keep it.
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -2,7 +2,7 @@
 
 use std::fmt;
 
-use crate::{Origin, Outcome};
+use crate::model::{Origin, Outcome};
 
 /// `HASH_SHOWN_CHARS` is how much of the SHA-256 a stub shows: enough to tell
 /// files apart at a glance; the record has all of it.
@@ -24,6 +24,14 @@ impl fmt::Display for Origin {
 #[must_use]
 pub fn inbox_ref(path: &str) -> String {
     format!("volume:inbox:{path}")
+}
+
+impl Outcome {
+    /// The one line the model gets in place of the bytes.
+    #[must_use]
+    pub fn stub(&self) -> String {
+        render(self)
+    }
 }
 
 /// Renders the stub of an outcome (see [`Outcome::stub`]).
@@ -54,7 +62,7 @@ pub(crate) fn render(outcome: &Outcome) -> String {
 
 #[cfg(test)]
 mod tests {
-    use crate::{FileRecord, Origin, Outcome, RunId};
+    use crate::model::{FileRecord, Origin, Outcome, RunId};
 
     #[test]
     fn a_kept_file_stub_has_the_exact_agreed_shape() {

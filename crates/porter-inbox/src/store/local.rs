@@ -5,8 +5,8 @@ use std::io::{self, Write};
 use std::path::{Path, PathBuf};
 
 use super::{BlobReader, Blobs, Staged};
+use crate::model::{InboxError, RunId};
 use crate::names::is_inbox_path;
-use crate::{InboxError, RunId};
 
 /// `LocalBlobs` keeps each run's files in a folder of its own, readable by
 /// this user only (folders 0700, files 0600).

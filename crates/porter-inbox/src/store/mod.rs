@@ -3,7 +3,7 @@
 //! records in PostgreSQL without the tools noticing.
 //!
 //! The local ones ([`LocalBlobs`], [`SqliteRecords`]) are what
-//! [`Inbox::open`](crate::Inbox::open) uses.
+//! [`Inbox::open`](crate::inbox::Inbox::open) uses.
 
 mod local;
 mod postgres;
@@ -19,13 +19,48 @@ pub use s3::{NameGuard, PART_SIZE as S3_PART_SIZE, S3Blobs, S3Settings};
 pub use sqlite::SqliteRecords;
 pub(crate) use sqlite::{failed, open_wal};
 
+/// `SharedBudget` is a per-run byte budget that every process sharing a
+/// records store holds together.
+///
+/// Each capture holds one reservation, named by its ticket, whose size
+/// grows as the capture is written. A reservation lapses when it is not
+/// renewed for a while (a replica killed mid-capture never gives its bytes
+/// back): the store says how long in its own docs.
+pub trait SharedBudget: Send + Sync {
+    /// Sets the reservation `ticket` of `run` to `total` bytes (creating
+    /// it, renewing its lease) if the run's files plus every other live
+    /// reservation plus `total` stay within `cap`; `Ok(false)`, changing
+    /// nothing, when they would not.
+    fn reserve(
+        &self,
+        run: RunId,
+        ticket: uuid::Uuid,
+        total: u64,
+        cap: u64,
+    ) -> Result<bool, InboxError>;
+    /// Drops a reservation; a missing one is not an error.
+    fn release(&self, ticket: uuid::Uuid) -> Result<(), InboxError>;
+    /// Records a kept file and drops the reservation that held its bytes,
+    /// in one step, so no one ever counts the bytes twice or not at all.
+    fn insert_reserved_file(&self, file: &FileRecord, ticket: uuid::Uuid)
+    -> Result<(), InboxError>;
+    /// Claims `path` in `run` for the capture `ticket` (in place of any
+    /// name it claimed before), so that no other process writes under it
+    /// meanwhile: `Ok(false)` when a recorded file or another live capture
+    /// has it. The claim ends with the reservation: when the file is
+    /// recorded, released or its lease lapses.
+    fn claim_name(&self, run: RunId, ticket: uuid::Uuid, path: &str) -> Result<bool, InboxError>;
+    /// The bytes a run's files and live reservations hold together.
+    fn used(&self, run: RunId) -> Result<u64, InboxError>;
+}
+
 /// A count or size as the databases store it (a signed 64-bit integer),
 /// saturating: no size porter keeps comes near `i64::MAX`.
 pub(crate) fn as_i64(n: impl TryInto<i64>) -> i64 {
     n.try_into().unwrap_or(i64::MAX)
 }
 
-use crate::{Event, FileRecord, InboxError, RunId, RunInfo};
+use crate::model::{Event, FileRecord, InboxError, RunId, RunInfo};
 
 /// `Blobs` holds the bytes of kept files, per run, under relative
 /// `/`-separated paths that [`crate::names::is_inbox_path`] accepts.
@@ -70,7 +105,7 @@ pub trait Staged: Write + Send {
 
     /// [`Staged::commit`] of a `path` the caller has claimed in records
     /// shared by every process that writes this store
-    /// ([`crate::SharedBudget::claim_name`]): no other writer holds it at the
+    /// ([`crate::store::SharedBudget::claim_name`]): no other writer holds it at the
     /// same time, so a store may skip its own check that the name is free.
     /// An object found there anyway has no record (its capture died between
     /// its write and its record) and is replaced.
@@ -136,26 +171,28 @@ pub trait Records: Send + Sync {
     /// The byte budget that every process sharing these records holds
     /// together; `None` (the default) when the records are this process's
     /// alone and the inbox counts in memory.
-    fn budget(&self) -> Option<&dyn crate::SharedBudget> {
+    fn budget(&self) -> Option<&dyn crate::store::SharedBudget> {
         None
     }
     /// Starts following the events that any process sharing these records
     /// stores, as they commit; `None` (the default) when no other process
     /// can store any.
-    fn follow(&self) -> Result<Option<std::sync::mpsc::Receiver<crate::Notice>>, InboxError> {
+    fn follow(
+        &self,
+    ) -> Result<Option<std::sync::mpsc::Receiver<crate::model::Notice>>, InboxError> {
         Ok(None)
     }
     /// Takes the right to run `job` now, which one process sharing these
     /// records holds at a time: `None` while another holds it. Granted
     /// always (the default) when the records are this process's alone.
-    fn lock_job(&self, job: crate::Job) -> Result<Option<crate::JobLock>, InboxError> {
+    fn lock_job(&self, job: crate::jobs::Job) -> Result<Option<crate::jobs::JobLock>, InboxError> {
         let _ = job;
-        Ok(Some(crate::JobLock::default()))
+        Ok(Some(crate::jobs::JobLock::default()))
     }
     /// Where client sessions are kept so that any process sharing these
     /// records can resume them; `None` (the default) when no other process
     /// can be asked to.
-    fn sessions(&self) -> Option<&dyn crate::SessionRecords> {
+    fn sessions(&self) -> Option<&dyn crate::sessions::SessionRecords> {
         None
     }
 }

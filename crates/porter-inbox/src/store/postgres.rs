@@ -47,13 +47,13 @@ use tokio_postgres::Row;
 use tokio_postgres::types::ToSql;
 
 use super::{Records, as_i64};
-use crate::events::Notice;
 use crate::jobs::{Job, JobLock};
-use crate::limits::SharedBudget;
+use crate::model::Notice;
 use crate::sessions::{SessionRecords, SharedClaim, StoredSession};
+use crate::store::SharedBudget;
 
 mod documents;
-use crate::{Event, FileRecord, InboxError, Owner, RunId, RunInfo};
+use crate::model::{Event, FileRecord, InboxError, Owner, RunId, RunInfo};
 
 /// The advisory lock key migrations run under ("porter" in ASCII).
 const MIGRATION_LOCK: i64 = 0x706f_7274_6572;
@@ -66,6 +66,36 @@ fn job_lock(job: Job) -> i64 {
         Job::Sweep => MIGRATION_LOCK + 2,
     }
 }
+
+/// How much of a document's Markdown is indexed, in characters. A
+/// `tsvector` holds at most 1 MiB; text of short distinct words costs about
+/// two bytes of it per character, so this much always fits. The rest of a
+/// longer document is kept and read back whole, but not searched.
+pub(super) const INDEXED_CHARS: i32 = 400_000;
+
+/// The schema step that adds the documents (see `MIGRATIONS`).
+pub(super) const DOCUMENTS_MIGRATION: &str = "
+CREATE TABLE porter_documents (
+    seq BIGSERIAL PRIMARY KEY,
+    id TEXT NOT NULL UNIQUE,
+    tenant TEXT NOT NULL,
+    key_name TEXT NOT NULL,
+    run TEXT NOT NULL,
+    title TEXT NOT NULL,
+    markdown TEXT NOT NULL,
+    source_path TEXT NOT NULL,
+    source_sha256 TEXT NOT NULL,
+    origin TEXT NOT NULL,
+    call TEXT NOT NULL,
+    created_at BIGINT NOT NULL,
+    search tsvector GENERATED ALWAYS AS (
+        setweight(to_tsvector('simple'::regconfig, title), 'A')
+        || setweight(to_tsvector('simple'::regconfig, left(markdown, 400000)), 'B')
+    ) STORED
+);
+CREATE INDEX porter_documents_by_tenant ON porter_documents (tenant, created_at);
+CREATE INDEX porter_documents_search ON porter_documents USING GIN (search);
+";
 
 /// The schema, one step per version: step `i` takes the database from
 /// version `i` to `i + 1`. Steps are only ever appended.
@@ -107,7 +137,7 @@ CREATE TABLE porter_events (
     "
 ALTER TABLE porter_runs ADD COLUMN client TEXT;
 ",
-    documents::MIGRATION,
+    DOCUMENTS_MIGRATION,
     "
 CREATE TABLE porter_reservations (
     ticket TEXT PRIMARY KEY,
@@ -1177,10 +1207,10 @@ async fn listen(config: tokio_postgres::Config, shown: String, sender: mpsc::Sen
                 tracing::info!(database = %shown, "the live event connection to the records database is back");
             }
             down = false;
-            cut_off_at = Some(crate::now_ms());
+            cut_off_at = Some(crate::model::now_ms());
         } else {
             // Still down: everything since it was first cut off may be unheard.
-            cut_off_at.get_or_insert_with(crate::now_ms);
+            cut_off_at.get_or_insert_with(crate::model::now_ms);
         }
         if !down {
             tracing::warn!(database = %shown, error = %why, "the live event connection to the records database is down; connecting again every second");

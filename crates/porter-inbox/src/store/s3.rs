@@ -21,7 +21,7 @@
 //! a name is claimed by a `HEAD` and the write while this process holds the
 //! name (writes of other names go on meanwhile). That is exact within one
 //! process; processes sharing records on PostgreSQL claim each name there
-//! first ([`crate::SharedBudget::claim_name`]), so two replicas never write
+//! first ([`crate::store::SharedBudget::claim_name`]), so two replicas never write
 //! the same name.
 //!
 //! The [`Blobs`] trait is synchronous, so, as the PostgreSQL store does, the
@@ -45,8 +45,8 @@ use object_store::{
 use porter_net::Secret;
 
 use super::{BlobReader, Blobs, Staged};
+use crate::model::{InboxError, RunId};
 use crate::names::is_inbox_path;
-use crate::{InboxError, RunId};
 
 /// `PART_SIZE` is the most of a capture held in memory: a capture larger
 /// than this goes up in parts of this size.
@@ -950,7 +950,7 @@ mod tests {
     use std::time::{Duration, Instant};
 
     use super::{NameGuard, S3Blobs, S3Settings, Secret, Writer};
-    use crate::RunId;
+    use crate::model::RunId;
     use crate::store::Blobs as _;
 
     /// A bucket that ignores conditional writes, as Garage 2.x does: every

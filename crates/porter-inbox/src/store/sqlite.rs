@@ -9,7 +9,7 @@ use std::time::Duration;
 use rusqlite::{Connection, OptionalExtension, Row, params};
 
 use super::{Records, as_i64};
-use crate::{Event, FileRecord, InboxError, Owner, RunId, RunInfo};
+use crate::model::{Event, FileRecord, InboxError, Owner, RunId, RunInfo};
 
 /// `SqliteRecords` is the local [`Records`] store.
 pub struct SqliteRecords {

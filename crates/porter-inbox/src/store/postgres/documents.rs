@@ -11,43 +11,13 @@
 //! prefix as a `to_tsquery` text this module writes with every lexeme
 //! quoted, so no input can make a syntax error.
 
-use super::{Cached as _, Failure, PostgresRecords, connect};
+use super::{Cached as _, Failure, INDEXED_CHARS, PostgresRecords, connect};
 use crate::documents::{
     DOCUMENT_COLUMNS, Document, DocumentSummary, Documents, Hit, MARK_CLOSE, MARK_OPEN,
     SNIPPET_TOKENS, SearchQuery, hit_from_excerpt,
 };
+use crate::model::{InboxError, Owner};
 use crate::store::as_i64;
-use crate::{InboxError, Owner};
-
-/// How much of a document's Markdown is indexed, in characters. A
-/// `tsvector` holds at most 1 MiB; text of short distinct words costs about
-/// two bytes of it per character, so this much always fits. The rest of a
-/// longer document is kept and read back whole, but not searched.
-pub(super) const INDEXED_CHARS: i32 = 400_000;
-
-/// The schema step that adds the documents (see `MIGRATIONS`).
-pub(super) const MIGRATION: &str = "
-CREATE TABLE porter_documents (
-    seq BIGSERIAL PRIMARY KEY,
-    id TEXT NOT NULL UNIQUE,
-    tenant TEXT NOT NULL,
-    key_name TEXT NOT NULL,
-    run TEXT NOT NULL,
-    title TEXT NOT NULL,
-    markdown TEXT NOT NULL,
-    source_path TEXT NOT NULL,
-    source_sha256 TEXT NOT NULL,
-    origin TEXT NOT NULL,
-    call TEXT NOT NULL,
-    created_at BIGINT NOT NULL,
-    search tsvector GENERATED ALWAYS AS (
-        setweight(to_tsvector('simple'::regconfig, title), 'A')
-        || setweight(to_tsvector('simple'::regconfig, left(markdown, 400000)), 'B')
-    ) STORED
-);
-CREATE INDEX porter_documents_by_tenant ON porter_documents (tenant, created_at);
-CREATE INDEX porter_documents_search ON porter_documents USING GIN (search);
-";
 
 fn document_from(row: &tokio_postgres::Row) -> Result<Document, Failure> {
     let run: String = row.try_get(7)?;
@@ -252,7 +222,8 @@ impl Documents for PostgresRecords {
 
 #[cfg(test)]
 mod tests {
-    use super::{INDEXED_CHARS, MIGRATION, prefix_query};
+    use super::prefix_query;
+    use crate::store::postgres::{DOCUMENTS_MIGRATION as MIGRATION, INDEXED_CHARS};
 
     #[test]
     fn the_index_covers_the_characters_the_search_excerpts() {
