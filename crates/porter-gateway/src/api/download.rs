@@ -17,7 +17,8 @@ use porter_inbox::store::LocalReader;
 use porter_inbox::{BlobReader, FileRecord, Inbox, InboxError, RunId};
 use sha2::{Digest as _, Sha256};
 
-use super::{ApiError, ApiState, blocking, readable_run};
+use super::error::ApiError;
+use super::state::{ApiState, blocking, readable_run};
 use crate::access::KeyInfo;
 
 /// `SANDBOX_CSP` keeps a file that a browser opens anyway (typed in the

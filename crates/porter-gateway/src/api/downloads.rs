@@ -25,7 +25,8 @@ use serde_json::json;
 use tokio::sync::mpsc;
 
 use super::download::{attachment_headers, hex, open_recorded, plausible_path, serve_recorded};
-use super::{ApiError, ApiState, blocking, readable_run};
+use super::error::ApiError;
+use super::state::{ApiState, blocking, readable_run};
 use crate::access::KeyInfo;
 
 /// How long a download link works if it is not used.

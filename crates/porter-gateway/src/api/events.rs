@@ -21,7 +21,8 @@ use porter_inbox::{Event, Inbox, RunId};
 use serde::Deserialize;
 use tokio::sync::{broadcast, mpsc};
 
-use super::{ApiError, ApiState, blocking, readable_run};
+use super::error::ApiError;
+use super::state::{ApiState, blocking, readable_run};
 use crate::access::{KeyInfo, can_read};
 
 /// `RUN_DISCOVERY_INTERVAL` is how often `GET /v1/events` looks for runs

@@ -16,7 +16,9 @@ use std::sync::Arc;
 use futures_util::{Stream, StreamExt as _};
 use tonic::{Request, Response, Status};
 
-use super::{ApiError, ApiState, events, readable_run};
+use super::error::ApiError;
+use super::events;
+use super::state::{ApiState, readable_run};
 use crate::access::KeyInfo;
 
 /// The messages and the server trait generated from `runs.proto`.

@@ -41,6 +41,7 @@ mod events;
 pub mod grpc;
 mod page;
 mod runs;
+mod state;
 
 use std::sync::Arc;
 
@@ -50,26 +51,14 @@ use axum::http::header;
 use axum::middleware::{self, Next};
 use axum::response::Response;
 use axum::routing::{get, post};
-use porter_inbox::{Inbox, RunId, RunInfo};
-
-use crate::access::{KeyInfo, Keys, can_read};
-use crate::tools::file::Files;
 
 pub use error::ApiError;
+pub use state::ApiState;
 
 /// `API_BODY_MAX_BYTES` is the largest request body the API takes (the
 /// `File` tool's arguments; 2 MiB). A body that declares more is refused on
 /// its `Content-Length` before it is read.
 pub const API_BODY_MAX_BYTES: usize = 2 * 1024 * 1024;
-
-/// `ApiState` is what every route needs: the inbox (runs, records, files,
-/// events), the `File` tool the API runs on a caller's behalf, and the keys
-/// that may call it.
-pub struct ApiState {
-    pub inbox: Arc<Inbox>,
-    pub files: Arc<Files>,
-    pub keys: Keys,
-}
 
 /// The HTTP API and the web page, ready to be merged with the MCP endpoint
 /// on one listener. The page at `/` loads without a key (it asks for one);
@@ -124,31 +113,4 @@ async fn authenticate(
         .ok_or(ApiError::Unauthorized)?;
     request.extensions_mut().insert(key);
     Ok(next.run(request).await)
-}
-
-/// Runs blocking inbox work (SQLite, the disk) off the async threads.
-pub(crate) async fn blocking<T, F>(inbox: &Arc<Inbox>, work: F) -> Result<T, ApiError>
-where
-    F: FnOnce(&Inbox) -> Result<T, ApiError> + Send + 'static,
-    T: Send + 'static,
-{
-    let inbox = Arc::clone(inbox);
-    tokio::task::spawn_blocking(move || work(&inbox))
-        .await
-        .map_err(ApiError::internal)?
-}
-
-/// The run named by `run_id` when `key` may read it. A malformed id, a
-/// missing run and a run of someone else all give [`ApiError::NoRun`].
-pub(crate) async fn readable_run(
-    state: &ApiState,
-    key: &KeyInfo,
-    run_id: &str,
-) -> Result<RunInfo, ApiError> {
-    let id: RunId = run_id.parse().map_err(|_| ApiError::NoRun)?;
-    let run = blocking(&state.inbox, move |inbox| Ok(inbox.run(id)?)).await?;
-    match run {
-        Some(run) if can_read(key, &run.owner) => Ok(run),
-        _ => Err(ApiError::NoRun),
-    }
 }

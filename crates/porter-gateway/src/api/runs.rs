@@ -11,7 +11,8 @@ use rmcp::model::{CallToolResult, ContentBlock};
 use serde::Serialize;
 use serde_json::Value;
 
-use super::{ApiError, ApiState, blocking, readable_run};
+use super::error::ApiError;
+use super::state::{ApiState, blocking, readable_run};
 use crate::access::{KeyInfo, can_change, can_read};
 
 /// The ops any reader of a run may run; every other op changes the run (or

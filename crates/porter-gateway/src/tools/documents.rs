@@ -356,7 +356,7 @@ fn get(
         document.source_path,
         document.source_sha256,
         document.origin,
-        crate::tools::file::rfc3339(document.created_at)
+        porter_mcp::rfc3339_utc(document.created_at)
     );
     let mut content = vec![ContentBlock::text(about)];
     content.extend(
@@ -372,7 +372,7 @@ fn get(
         "origin": document.origin,
         "call": document.call,
         "run": document.run,
-        "created_at": crate::tools::file::rfc3339(document.created_at),
+        "created_at": porter_mcp::rfc3339_utc(document.created_at),
         "window": shown.structured.window,
     }));
     Ok(result)
@@ -400,7 +400,7 @@ fn list(store: &dyn Store, reader: &Reader, args: &DocumentsArgs) -> Answer {
             document.title,
             porter_fileview::human_size(document.markdown_bytes),
             document.source_path,
-            crate::tools::file::rfc3339(document.created_at)
+            porter_mcp::rfc3339_utc(document.created_at)
         ));
     }
     if let Some(cursor) = &next_cursor {

@@ -17,8 +17,8 @@ use sha2::{Digest, Sha256};
 
 use super::disk::{self, Contents};
 use super::grants::Need;
+use super::local::{Answer, Shared, blocks, io_fault, store_fault};
 use super::reference::{Place, Reference};
-use super::{Answer, Shared, blocks, io_fault, store_fault};
 use crate::access::Caller;
 
 /// `TITLE_MAX_CHARS` is the longest title a document keeps; a longer one
@@ -185,7 +185,7 @@ impl Shared {
             .map(|t| t.split_whitespace().collect::<Vec<_>>().join(" "))
             .find(|t| !t.is_empty())
             .unwrap_or_else(|| name.to_owned());
-        let title = super::clipped(&title, TITLE_MAX_CHARS);
+        let title = super::local::clipped(&title, TITLE_MAX_CHARS);
         let (origin, call) = match (&extracted.record, &reference.place) {
             (Some(record), _) => (record.origin.clone(), record.call.clone()),
             (None, Place::Volume(volume)) => (format!("volume:{volume}"), String::new()),
@@ -219,7 +219,7 @@ impl Shared {
             text.push_str("\nNote: ");
             text.push_str(note);
         }
-        Ok(super::answer(
+        Ok(super::local::answer(
             text,
             json!({
                 "id": document.id,

@@ -31,9 +31,10 @@ use sha2::{Digest as _, Sha256};
 use url::Url;
 
 use super::args::{FileArgs, Op, UploadMethod};
+use super::disk;
 use super::grants::Need;
+use super::local::{Answer, Shared, answer};
 use super::reference::{Place, Reference};
-use super::{Answer, Shared, answer, disk};
 use crate::access::Caller;
 use crate::config::Grant;
 use crate::context::CallContext;
@@ -98,7 +99,7 @@ pub(crate) async fn call(
     cx: &CallContext,
 ) -> CallToolResult {
     let answer = run_op(shared, network, caller, run, args, cx).await;
-    let result = answer.unwrap_or_else(super::failed);
+    let result = answer.unwrap_or_else(super::local::failed);
     redacted(result, cx)
 }
 
@@ -350,7 +351,7 @@ impl Transfer<'_> {
                 let root = self
                     .shared
                     .root(self.run, &reference)?
-                    .ok_or_else(|| super::missing(&reference))?;
+                    .ok_or_else(|| super::local::missing(&reference))?;
                 let folder = folder || root.metadata(reference.fs_path()).is_ok_and(|m| m.is_dir());
                 Ok(Target::Volume { reference, folder })
             }
@@ -367,7 +368,7 @@ impl Transfer<'_> {
             .shared
             .inbox
             .keeper(self.run.id, incoming)
-            .map_err(|e| super::store_fault(self.run, &e))?;
+            .map_err(|e| super::local::store_fault(self.run, &e))?;
         if let Some(length) = length
             && keeper.expect_size(length).is_err()
         {
@@ -452,7 +453,7 @@ impl Transfer<'_> {
         let root = self
             .shared
             .root(self.run, &reference)?
-            .ok_or_else(|| super::missing(&reference))?;
+            .ok_or_else(|| super::local::missing(&reference))?;
         let file = VolumeFile::create(&root, &reference, overwrite, cap)?;
         let (file, streamed) = self.stream(response, file, length).await?;
         match streamed {
@@ -464,7 +465,7 @@ impl Transfer<'_> {
                     porter_fileview::human_size(cap)
                 )));
             }
-            Streamed::Done(Err(error)) => return Err(super::io_fault(&reference, &error)),
+            Streamed::Done(Err(error)) => return Err(super::local::io_fault(&reference, &error)),
             Streamed::Cancelled => return Err(cancelled_download()),
             Streamed::Failed(error) => {
                 return Err(ToolError::tool(format!(
@@ -480,7 +481,7 @@ impl Transfer<'_> {
                 "{} already exists; pass overwrite: true to replace it, or download to another path",
                 reference.shown()
             )),
-            _ => super::io_fault(&reference, &error),
+            _ => super::local::io_fault(&reference, &error),
         })?;
         Ok(answer(
             format!(
@@ -588,7 +589,7 @@ impl Transfer<'_> {
                 .await
                 .map_err(|_| ToolError::tool("the upload stopped unexpectedly; nothing was sent"))?
         };
-        let (file, size, sha256) = opened.map_err(|e| super::io_fault(&from, &e))?;
+        let (file, size, sha256) = opened.map_err(|e| super::local::io_fault(&from, &e))?;
         let method_word = match method {
             UploadMethod::Put => "put",
             UploadMethod::Post => "post",
@@ -916,7 +917,7 @@ impl VolumeFile {
         overwrite: bool,
         cap: u64,
     ) -> Result<Self, ToolError> {
-        let fault = |error: io::Error| super::io_fault(reference, &error);
+        let fault = |error: io::Error| super::local::io_fault(reference, &error);
         let (parent_rel, name) = match reference.rel.rsplit_once('/') {
             Some((parent, name)) => (parent, name),
             None => (".", reference.rel.as_str()),
