@@ -20,7 +20,7 @@ use serde_json::Value;
 
 use crate::cursor::canonical_json;
 
-use crate::MattermostServer;
+use crate::server::MattermostServer;
 use crate::tools::Reply;
 
 /// `NOTHING_POSTED` is what the posting tools say did not happen when the

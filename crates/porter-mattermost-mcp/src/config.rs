@@ -189,7 +189,7 @@ impl Settings {
             ca_file: get("MM_MCP_CA_FILE").map(|p| PathBuf::from(p.trim())),
             http_token: get("PORTER_MCP_HTTP_TOKEN").map(|t| Token::new(t.trim())),
             file_cache_bytes: match get("PORTER_MM_FILE_CACHE_BYTES") {
-                None => crate::FILE_CACHE_BYTES,
+                None => crate::cache::FILE_CACHE_BYTES,
                 Some(value) => value.trim().parse().map_err(|_| ConfigError::Invalid {
                     name: "PORTER_MM_FILE_CACHE_BYTES",
                     value: value.clone(),

@@ -4,7 +4,7 @@
 use std::fmt;
 use std::path::Path;
 
-use crate::Settings;
+use crate::config::Settings;
 use porter_mattermost::{Client, ClientOptions, Error, OLDEST_SUPPORTED_VERSION, Version};
 
 /// `Level` is how a check came out.

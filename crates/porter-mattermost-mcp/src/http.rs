@@ -17,7 +17,7 @@ use rmcp::transport::streamable_http_server::tower::{
 };
 use tokio_util::sync::CancellationToken;
 
-use crate::MattermostServer;
+use crate::server::MattermostServer;
 use porter_mattermost::Token;
 
 pub use porter_mcp::http::LOOPBACK_HOSTS;

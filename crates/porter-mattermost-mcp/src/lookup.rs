@@ -14,7 +14,7 @@ use crate::names::{Candidate, Match, find, looks_like_id, post_id_of};
 use crate::output::{FileOut, PostOut};
 use crate::paging::each_once;
 use crate::render::iso_utc;
-use crate::{MattermostServer, lock};
+use crate::server::{MattermostServer, lock};
 
 /// A channel as the tools name it: by id or name, with the team when
 /// the name is in several; flattened into a tool's arguments.

@@ -14,7 +14,7 @@ use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::MattermostServer;
+use crate::server::MattermostServer;
 
 /// `Sizes` is a list's default page size and the largest a call may ask
 /// for.

@@ -25,15 +25,9 @@ use rmcp::service::RequestContext;
 use rmcp::{ErrorData, RoleServer};
 use serde_json::Value;
 
-use crate::MattermostServer;
 use crate::names::looks_like_id;
+use crate::server::MattermostServer;
 use crate::tools::files::{Prepared, view_failure};
-
-/// `RESOURCE_BYTES` is the most one resource content piece holds: the
-/// 3,750,000 bytes that are 5,000,000 base64 characters, the size clients
-/// commonly accept for one piece (the file view's limit for an image or
-/// media returned as itself).
-pub const RESOURCE_BYTES: usize = 3_750_000;
 
 /// `FILE_ID` is the template's one variable.
 pub const FILE_ID: &str = "file_id";

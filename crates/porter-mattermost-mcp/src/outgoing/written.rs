@@ -6,7 +6,7 @@ use base64::engine::general_purpose::{STANDARD, STANDARD_NO_PAD, URL_SAFE, URL_S
 use porter_fileview::{Kind, human_size, sniff_type};
 use porter_paths::{is_invisible, shown};
 
-use super::{OutgoingLimits, Refusal, RefusalKind, Stage};
+use super::rules::{OutgoingLimits, Refusal, RefusalKind, Stage};
 
 /// `BASE64_MIN_CHARS` is the shortest run judged as possibly encoded bytes:
 /// shorter runs are tokens, hashes and identifiers that happen to fit the

@@ -25,7 +25,6 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde::Serialize;
 
-use crate::MattermostServer;
 use crate::ask::AskedChange;
 use crate::ask::Looked;
 use crate::ask::Question;
@@ -43,6 +42,7 @@ use crate::paging::Paging;
 use crate::paging::page_text;
 use crate::paging::paged;
 use crate::render::channel_line;
+use crate::server::MattermostServer;
 use crate::tools::Reply;
 
 /// `MAX_ADD_MEMBERS` is the most people `add_channel_members` adds at once,

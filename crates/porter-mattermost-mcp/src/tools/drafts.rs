@@ -17,8 +17,8 @@ use crate::paging::{Paging, Sizes, each_once, paged};
 use crate::render::iso_utc;
 use porter_mcp::tool::{Hints, ToolError, done};
 
-use crate::MattermostServer;
 use crate::render::channel_label;
+use crate::server::MattermostServer;
 use crate::tools::Reply;
 use porter_mattermost::{Channel, Draft};
 

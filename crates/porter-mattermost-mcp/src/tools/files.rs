@@ -16,11 +16,12 @@ use porter_mcp::tool::{Hints, ToolError, done};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
+use crate::options::SAVE_FILE_BYTES;
 use crate::output::{FileOut, FilesOut, HeadingOut, ReadFileOut, SavedOut};
 use crate::paging::{SEARCH_DEPTH, SearchArgs, page_text, search_teams};
 use crate::render::file_line;
+use crate::server::{MattermostServer, lock};
 use crate::tools::Reply;
-use crate::{MattermostServer, SAVE_FILE_BYTES, lock};
 
 impl MattermostServer {
     /// Where a person can open a file: its post's permalink, or the server.

@@ -11,7 +11,7 @@ pub(crate) type Reply = Result<CallToolResult, ToolError>;
 /// `method_tools!` declares the tools whose whole call is one method of the
 /// server, as a table: `Tool = method(args) { name, title, hints, args, out,
 /// description }`, each a [`porter_mcp::tool!`] for
-/// [`crate::MattermostServer`]. The method is handed what its parentheses
+/// [`crate::server::MattermostServer`]. The method is handed what its parentheses
 /// name: nothing, the arguments (`args`), or the arguments and the
 /// request's context (`args, context`), and its result is the tool's
 /// answer; or, for a tool that asks the person first, the tool's name, the
@@ -27,7 +27,7 @@ macro_rules! method_tools {
     (@tool $(#[$attr:meta])* $tool:ident, $method:ident, (), { $($fields:tt)* }) => {
         porter_mcp::tool! {
             $(#[$attr])*
-            pub(crate) $tool for crate::MattermostServer {
+            pub(crate) $tool for crate::server::MattermostServer {
                 $($fields)*
                 call: |server, _args, _call| Ok(server.$method().await?.into()),
             }
@@ -36,7 +36,7 @@ macro_rules! method_tools {
     (@tool $(#[$attr:meta])* $tool:ident, $method:ident, (args), { $($fields:tt)* }) => {
         porter_mcp::tool! {
             $(#[$attr])*
-            pub(crate) $tool for crate::MattermostServer {
+            pub(crate) $tool for crate::server::MattermostServer {
                 $($fields)*
                 call: |server, args, _call| Ok(server.$method(args).await?.into()),
             }
@@ -45,7 +45,7 @@ macro_rules! method_tools {
     (@tool $(#[$attr:meta])* $tool:ident, $method:ident, (args, context), { $($fields:tt)* }) => {
         porter_mcp::tool! {
             $(#[$attr])*
-            pub(crate) $tool for crate::MattermostServer {
+            pub(crate) $tool for crate::server::MattermostServer {
                 $($fields)*
                 call: |server, args, call| Ok(server.$method(args, &call.context).await?.into()),
             }
@@ -54,7 +54,7 @@ macro_rules! method_tools {
     (@tool $(#[$attr:meta])* $tool:ident, $method:ident, (tool, args, call, $make:expr), { $($fields:tt)* }) => {
         porter_mcp::tool! {
             $(#[$attr])*
-            pub(crate) $tool for crate::MattermostServer {
+            pub(crate) $tool for crate::server::MattermostServer {
                 $($fields)*
                 call: |server, args, call| server.$method(Self::NAME, args, call, $make).await,
             }

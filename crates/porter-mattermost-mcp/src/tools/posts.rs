@@ -44,14 +44,13 @@ use serde::Deserialize;
 use serde::Serialize;
 use serde_json::Value;
 
-use crate::MattermostServer;
-use crate::Transport;
 use crate::ask::AskedChange;
 use crate::ask::Looked;
 use crate::ask::NOTHING_POSTED;
 use crate::ask::Question;
 use crate::lookup::ChannelRef;
 use crate::names::username;
+use crate::options::Transport;
 use crate::outgoing;
 use crate::outgoing::FileRequest;
 use crate::outgoing::OutgoingLimits;
@@ -79,6 +78,7 @@ use crate::paging::search_teams;
 use crate::render::channel_label;
 use crate::render::channel_line;
 use crate::render::post_text;
+use crate::server::MattermostServer;
 use crate::tools::Reply;
 use crate::tools::channels::ChannelArgs;
 

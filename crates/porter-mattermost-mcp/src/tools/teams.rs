@@ -8,10 +8,10 @@ use porter_mcp::tool::{Hints, ToolError, done};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use crate::MattermostServer;
 use crate::output::{ChannelOut, TeamOut, TeamsOut};
 use crate::paging::{LIST, all_pages, page_text, paged};
 use crate::render::{channel_line, team_line};
+use crate::server::MattermostServer;
 use crate::tools::Reply;
 
 /// A page of a list.

@@ -12,7 +12,6 @@ use schemars::JsonSchema;
 use serde::Deserialize;
 use serde::Serialize;
 
-use crate::MattermostServer;
 use crate::output::DoneOut;
 use crate::output::PostOut;
 use crate::output::ThreadOut;
@@ -21,6 +20,7 @@ use crate::paging::more_line;
 use crate::paging::paged;
 use crate::render::iso_utc;
 use crate::render::post_text;
+use crate::server::MattermostServer;
 use crate::tools::Reply;
 use crate::tools::posts::{FETCH_DEPTH, FETCH_PAGE, POST_LIST, TeamPageArgs};
 

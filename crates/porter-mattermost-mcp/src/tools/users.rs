@@ -5,11 +5,11 @@ use porter_mcp::tool::{Hints, NoArgs, ToolError, done};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
-use crate::MattermostServer;
 use crate::names::{username, usernames};
 use crate::output::{MeOut, UserOut, UsersOut};
 use crate::paging::{Sizes, page_text, paged};
 use crate::render::user_line;
+use crate::server::MattermostServer;
 use crate::tools::Reply;
 
 /// The user lists' page sizes: 20, at most 100.
