@@ -57,6 +57,7 @@
 //! assert_eq!(result["content"][0]["text"], "[file: 8 bytes · image/png]");
 //! ```
 
+mod free;
 mod recognise;
 mod scan;
 mod schema;
@@ -68,6 +69,7 @@ use std::hash::{BuildHasher, RandomState};
 use porter_fileview::{Cancel, FileInput, Options, WindowRequest, human_size};
 use serde_json::{Map, Value};
 
+use free::release;
 use recognise::{decode_block_data, decode_into, recognised};
 use scan::{MIN_BASE64_CHARS, data_uri, in_dotted_token, next_run, quoting};
 use schema::Step;
@@ -252,24 +254,6 @@ fn may_hold_blocks(text: &str) -> bool {
 struct Seen {
     hasher: RandomState,
     stubs: HashMap<(u64, usize), String>,
-}
-
-/// `BACKGROUND_FREE_BYTES` is the buffer size from which [`release`] frees
-/// on another thread.
-const BACKGROUND_FREE_BYTES: usize = 8 << 20;
-
-/// Frees a buffer the capture is done with. A big one (a replaced 50 MB
-/// text, a decoded file) is freed on a thread of its own: handing tens of
-/// megabytes of pages back to the system takes milliseconds that the
-/// caller, who is waiting to send the result on, need not wait for.
-pub(crate) fn release(buffer: Vec<u8>) {
-    if buffer.capacity() >= BACKGROUND_FREE_BYTES {
-        // Should the thread not start, the closure and the buffer are
-        // dropped right here instead.
-        let _ = std::thread::Builder::new()
-            .name("porter-capture-free".to_owned())
-            .spawn(move || drop(buffer));
-    }
 }
 
 /// `MAX_STRUCTURED_DEPTH` is how deep structured content is walked; JSON

@@ -34,7 +34,7 @@ pub(crate) fn decode_into(text: &[u8], alphabet: Alphabet, into: &mut Vec<u8>) -
         Alphabet::Standard => &STANDARD,
         Alphabet::UrlSafe => &URL_SAFE,
     };
-    crate::release(std::mem::take(into));
+    crate::free::release(std::mem::take(into));
     let mut out = vec![0u8; text.len().div_ceil(4) * 3];
     let written = if text.len() < PARALLEL_DECODE_CHARS {
         engine.decode_slice(text, &mut out).ok()

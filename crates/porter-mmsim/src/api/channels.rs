@@ -6,13 +6,13 @@ use std::sync::MutexGuard;
 use axum::extract::State;
 use axum::http::StatusCode;
 
-use super::{
+use super::shared::{
     ApiResult, Body, PathParams, Session, channel_not_found, json_response, member_not_found, ok,
     readable_channel, require_id, require_self, require_team_member, user_param,
 };
-use crate::Sim;
 use crate::error::ApiError;
 use crate::model::{Channel, ChannelMember, is_valid_id, now_millis};
+use crate::sim::Sim;
 use crate::state::State as ServerState;
 
 /// The caller's own id (`raw_user` must name them) and the state, for the

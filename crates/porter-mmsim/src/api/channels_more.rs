@@ -10,14 +10,14 @@ use axum::routing::{get, post, put};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::{
+use super::shared::{
     ApiResult, Body, PathParams, Query, Session, channel_not_found, json_response,
     member_not_found, ok, own_user, readable_channel, require_id, require_self, status_ok,
     user_id_list, user_not_found, user_param,
 };
-use crate::Sim;
 use crate::error::ApiError;
 use crate::model::{Channel, ChannelMember, Status, is_valid_id, now_millis};
+use crate::sim::Sim;
 use crate::state::State as ServerState;
 
 /// `CHANNEL_NAME_MAX` is the longest channel URL name the server takes.

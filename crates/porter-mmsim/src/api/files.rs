@@ -9,12 +9,12 @@ use bytes::{Bytes, BytesMut};
 use serde_json::json;
 use std::fmt::Write as _;
 
-use super::{
+use super::shared::{
     ApiResult, PathParams, Query, Session, json_response, ok, require_channel_member, require_id,
 };
-use crate::Sim;
 use crate::error::ApiError;
 use crate::model::now_millis;
+use crate::sim::Sim;
 use crate::state::{State as ServerState, StoredFile};
 
 /// `FORM_VALUE_MAX_BYTES` is the most the server reads of a text field in an

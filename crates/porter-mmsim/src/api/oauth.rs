@@ -32,10 +32,10 @@ use serde::Deserialize;
 use serde_json::json;
 use sha2::{Digest, Sha256};
 
-use super::{ApiResult, Body, Query, cookie_token, json_response, ok};
-use crate::Sim;
+use super::shared::{ApiResult, Body, Query, cookie_token, json_response, ok};
 use crate::error::ApiError;
 use crate::model::{Ids, escape_markup, now_millis};
+use crate::sim::Sim;
 use crate::state::oauth::{Code, OAuthApp, Refresh};
 
 /// How long an authorization code can be exchanged (the server's
@@ -542,5 +542,5 @@ pub(crate) async fn expire_all(State(sim): State<Sim>) -> ApiResult {
     for at in state.oauth.expiries.values_mut() {
         *at = now;
     }
-    super::status_ok()
+    super::shared::status_ok()
 }

@@ -14,13 +14,13 @@ use axum::routing::{delete, get, post, put};
 use serde::Deserialize;
 
 use super::posts::readable_post;
-use super::{
+use super::shared::{
     ApiResult, Body, PathParams, Session, json_response, ok, own_team_member, own_user,
     readable_channel, require_channel_member, require_id, status_ok,
 };
-use crate::Sim;
 use crate::error::ApiError;
 use crate::model::{Ids, now_millis};
+use crate::sim::Sim;
 use crate::state::State as ServerState;
 use crate::state::own::{Draft, Following, Preference, Reminder, Typing};
 

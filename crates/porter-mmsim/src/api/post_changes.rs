@@ -10,13 +10,13 @@ use serde::Deserialize;
 use serde_json::{Map, Value, json};
 
 use super::posts::{post_list, readable_post};
-use super::{
+use super::shared::{
     ApiResult, Body, PathParams, Query, Session, ok, own_team_member, own_user, page_size,
     readable_channel, require_channel_member, require_id, status_ok, user_param,
 };
-use crate::Sim;
 use crate::error::ApiError;
 use crate::model::{Reaction, StoredPost, now_millis};
+use crate::sim::Sim;
 use crate::state::State as ServerState;
 
 /// `THREADS_PAGE_DEFAULT` is the server's page of followed threads.

@@ -9,13 +9,13 @@ use axum::response::{IntoResponse, Response};
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
 
-use super::{
+use super::shared::{
     ApiResult, Body, PathParams, Query, Session, json_response, ok, readable_channel,
     require_channel_member, require_id,
 };
-use crate::Sim;
 use crate::error::ApiError;
 use crate::model::{StoredPost, escape_markup, is_valid_id};
+use crate::sim::Sim;
 use crate::state::{MAX_FILES_PER_POST, State as ServerState};
 
 /// Builds a `PostList`: `order` as given, and `posts` holding those posts
@@ -235,7 +235,7 @@ pub(crate) async fn thread(
     let per_page = match query.given("perPage") {
         None => 0,
         Some(text) => match text.parse::<usize>() {
-            Ok(n) if n <= super::PER_PAGE_MAX => n,
+            Ok(n) if n <= super::shared::PER_PAGE_MAX => n,
             _ => return Err(ApiError::invalid_body_param("perPage")),
         },
     };

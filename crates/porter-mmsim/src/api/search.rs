@@ -7,13 +7,13 @@ use axum::extract::State;
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
 
-use super::{
+use super::shared::{
     ApiResult, Body, PER_PAGE_DEFAULT, PathParams, Session, ok, page_range, page_size, require_id,
     require_team_member,
 };
-use crate::Sim;
 use crate::error::ApiError;
 use crate::model::{Channel, parse_date, start_of_day_ms};
+use crate::sim::Sim;
 use crate::state::State as ServerState;
 
 /// The body of a search (`model.SearchParameter`).

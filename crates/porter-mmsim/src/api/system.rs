@@ -4,9 +4,9 @@ use axum::extract::State;
 use axum::http::{HeaderMap, StatusCode, header};
 use serde_json::json;
 
-use super::{ApiResult, Query, ok};
-use crate::Sim;
+use super::shared::{ApiResult, Query, ok};
 use crate::error::ApiError;
+use crate::sim::Sim;
 
 /// `GET /system/ping`: the server is up (no login needed).
 pub(crate) async fn ping(query: Query) -> ApiResult {

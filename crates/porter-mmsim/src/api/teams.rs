@@ -2,10 +2,10 @@
 
 use axum::extract::State;
 
-use super::{ApiResult, PathParams, Session, ok, require_id, require_self, user_param};
-use crate::Sim;
+use super::shared::{ApiResult, PathParams, Session, ok, require_id, require_self, user_param};
 use crate::error::ApiError;
 use crate::model::Team;
+use crate::sim::Sim;
 use crate::state::State as ServerState;
 
 /// `GET /users/{user_id}/teams`: the teams a user (only oneself) is in.

@@ -4,10 +4,10 @@ use axum::extract::State;
 use axum::http::StatusCode;
 use serde::Deserialize;
 
-use super::{ApiResult, Body, PathParams, Session, ok, user_id_list, user_param};
-use crate::Sim;
+use super::shared::{ApiResult, Body, PathParams, Session, ok, user_id_list, user_param};
 use crate::error::ApiError;
 use crate::model::User;
+use crate::sim::Sim;
 
 /// `GET /users/{user_id}` (and `/users/me`).
 pub(crate) async fn get(
@@ -141,5 +141,5 @@ pub(crate) async fn search(State(sim): State<Sim>, _session: Session, body: Body
         .filter(|u| matches(u))
         .take(usize::try_from(limit).unwrap_or(usize::MAX))
         .collect();
-    super::json_response(StatusCode::OK, &users)
+    super::shared::json_response(StatusCode::OK, &users)
 }
