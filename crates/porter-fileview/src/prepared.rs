@@ -8,7 +8,7 @@ use crate::options::Options;
 use crate::text::{self, WindowRequest};
 
 /// `Prepared` is a file read once, ready to answer any window of it; see
-/// [`prepare`].
+/// [`prepare`](crate::prepare).
 #[derive(Debug, Clone)]
 pub struct Prepared(pub(crate) Prep);
 

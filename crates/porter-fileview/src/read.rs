@@ -119,7 +119,7 @@ pub fn describe_too_large(
 }
 
 /// `TypeFound` is what [`sniff_type`] tells of a file: the same kind, media
-/// type and type note a [`view`] of it would carry.
+/// type and type note a [`view`](crate::view) of it would carry.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TypeFound {
     /// What the file is, by its bytes.
@@ -133,7 +133,7 @@ pub struct TypeFound {
     pub type_note: Option<String>,
 }
 
-/// Tells what a file is from its bytes and name, the way [`view`] decides
+/// Tells what a file is from its bytes and name, the way [`view`](crate::view) decides
 /// it, without extracting anything: callers that only need the type (the
 /// question before a post with files names each file's type and any
 /// disagreement with its name) get the same answer a view would give, from

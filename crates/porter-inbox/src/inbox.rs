@@ -102,7 +102,7 @@ impl Inbox {
         })
     }
 
-    /// Opens the inbox with its files in `blobs` (say [`S3Blobs`]) and its
+    /// Opens the inbox with its files in `blobs` (say [`S3Blobs`](crate::S3Blobs)) and its
     /// records and Documents in the PostgreSQL database at `postgres_url`,
     /// else in the SQLite file under `data_dir`. `data_dir` keeps the
     /// transcripts and, for blobs off the local disk, the copies of files
