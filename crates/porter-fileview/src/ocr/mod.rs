@@ -31,6 +31,7 @@
 mod bands;
 #[cfg(feature = "ocr")]
 mod engine;
+#[cfg(feature = "ocr")]
 mod gray;
 #[cfg(feature = "ocr")]
 pub(crate) mod prep;
@@ -43,6 +44,7 @@ use crate::bounds::{Cancel, Failure};
 use crate::describe::count;
 use crate::options::Options;
 
+#[cfg(feature = "ocr")]
 use gray::Gray;
 
 /// What a note says where OCR would have run in a build without it.
