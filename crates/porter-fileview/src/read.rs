@@ -19,14 +19,7 @@ use crate::{archive, markdown, nesting, ocr, office, picture, text};
 
 /// A file whose reader died, described by what its bytes are and why.
 pub(crate) fn described_failure(input: &FileInput<'_>, reason: &str) -> View {
-    let file = File {
-        bytes: input.bytes,
-        name: shown_name(input.name),
-        size: input.bytes.len() as u64,
-        declared: input.declared_type.filter(|d| !d.trim().is_empty()),
-        link: input.link.filter(|l| !l.trim().is_empty()),
-        name_type: name_type(input.name),
-    };
+    let file = File::of(input);
     let (kind, mime, what) = identity(&file, &sniff::sniff(input.bytes));
     file.described(kind, &mime, &what, reason)
 }
@@ -50,14 +43,7 @@ pub(crate) fn prepare_here(
     if cancel.is_cancelled() {
         return Err(ViewError::Cancelled);
     }
-    let file = File {
-        bytes: input.bytes,
-        name: shown_name(input.name),
-        size,
-        declared: input.declared_type.filter(|d| !d.trim().is_empty()),
-        link: input.link.filter(|l| !l.trim().is_empty()),
-        name_type: name_type(input.name),
-    };
+    let file = File::of(input);
     let sniffed = sniff::sniff(input.bytes);
     // The readers below lean on young third-party parsers (pdf_oxide,
     // calamine, the image decoders); a panic in one becomes a description
@@ -140,14 +126,7 @@ pub struct TypeFound {
 /// one set of rules.
 #[must_use]
 pub fn sniff_type(bytes: &[u8], name: &str) -> TypeFound {
-    let file = File {
-        bytes,
-        name: shown_name(name),
-        size: bytes.len() as u64,
-        declared: None,
-        link: None,
-        name_type: name_type(name),
-    };
+    let file = File::of(&FileInput::new(bytes, name));
     let sniffed = sniff::sniff(bytes);
     let (kind, mime, what) = if sniffed == Sniffed::Zip {
         let zip_kind = catch_unwind(|| office::zip_kind(bytes, &Options::default()))
@@ -181,6 +160,21 @@ struct File<'a> {
     link: Option<&'a str>,
     /// The type the name's extension suggests.
     name_type: Option<String>,
+}
+
+impl<'a> File<'a> {
+    /// The file `input` names, its name made safe to print and blank
+    /// declared types and links dropped.
+    fn of(input: &FileInput<'a>) -> Self {
+        Self {
+            bytes: input.bytes,
+            name: shown_name(input.name),
+            size: input.bytes.len() as u64,
+            declared: input.declared_type.filter(|d| !d.trim().is_empty()),
+            link: input.link.filter(|l| !l.trim().is_empty()),
+            name_type: name_type(input.name),
+        }
+    }
 }
 
 impl File<'_> {
