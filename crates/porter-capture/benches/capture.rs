@@ -102,13 +102,10 @@ fn settings() -> Result<Settings, String> {
 fn file_bytes(len: usize) -> Vec<u8> {
     let mut bytes = Vec::with_capacity(len);
     bytes.extend_from_slice(b"%PDF-1.7\n");
-    let mut state: u64 = 0x9E37_79B9_7F4A_7C15;
+    let mut next = porter_test::xorshift(0x9E37_79B9_7F4A_7C15);
     while bytes.len() < len {
-        state ^= state << 13;
-        state ^= state >> 7;
-        state ^= state << 17;
         let take = (len - bytes.len()).min(8);
-        bytes.extend_from_slice(&state.to_le_bytes()[..take]);
+        bytes.extend_from_slice(&next().to_le_bytes()[..take]);
     }
     bytes
 }

@@ -815,6 +815,7 @@ mod tests {
     use serde_json::json;
 
     use super::*;
+    use porter_test::noise;
 
     /// `Kept` is what the test keeper was handed for one file.
     #[derive(Debug, Clone, PartialEq, Eq)]
@@ -867,19 +868,6 @@ mod tests {
             name: name.map(str::to_owned),
             declared_type: declared_type.map(str::to_owned),
         }
-    }
-
-    /// Bytes no format claims: a fixed xorshift stream.
-    fn noise(len: usize, seed: u64) -> Vec<u8> {
-        let mut state = seed | 1;
-        (0..len)
-            .map(|_| {
-                state ^= state << 13;
-                state ^= state >> 7;
-                state ^= state << 17;
-                (state >> 24) as u8
-            })
-            .collect()
     }
 
     fn pdf(len: usize) -> Vec<u8> {

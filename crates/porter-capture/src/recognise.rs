@@ -284,25 +284,13 @@ fn readable_text(bytes: &[u8]) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use porter_test::noise;
 
     fn hints(declared_type: Option<&str>, name: Option<&str>) -> Hints {
         Hints {
             declared_type: declared_type.map(str::to_owned),
             name: name.map(str::to_owned),
         }
-    }
-
-    /// Bytes no format claims: a fixed xorshift stream.
-    fn noise(len: usize, seed: u64) -> Vec<u8> {
-        let mut state = seed | 1;
-        (0..len)
-            .map(|_| {
-                state ^= state << 13;
-                state ^= state >> 7;
-                state ^= state << 17;
-                (state >> 24) as u8
-            })
-            .collect()
     }
 
     #[test]

@@ -984,6 +984,7 @@ mod tests {
     use zip::{CompressionMethod, ZipWriter};
 
     use super::*;
+    use porter_test::xorshift;
 
     /// Options with small archive limits, for tests at their edges.
     fn limits(entries: usize, listing_bytes: usize, expanded_bytes: u64) -> Options {
@@ -1113,16 +1114,6 @@ mod tests {
         Compression::Xz,
         Compression::Zstd,
     ];
-
-    /// A xorshift sequence from `seed`: noise that is the same on every run.
-    fn xorshift(mut state: u64) -> impl FnMut() -> u64 {
-        move || {
-            state ^= state << 13;
-            state ^= state >> 7;
-            state ^= state << 17;
-            state
-        }
-    }
 
     /// The listing of the zip in `bytes`, with the default options.
     fn zip_listing(bytes: &[u8]) -> Extracted {

@@ -326,6 +326,26 @@ pub fn peak_rss_bytes() -> Option<u64> {
     Some(kib * 1024)
 }
 
+/// A xorshift sequence from `seed`: numbers that look random and are the
+/// same on every run, for test files that no format claims and no encoder
+/// can squeeze.
+pub fn xorshift(mut state: u64) -> impl FnMut() -> u64 {
+    move || {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        state
+    }
+}
+
+/// `len` bytes of noise from `seed` (bits 24 to 31 of each [`xorshift`]
+/// number; a zero seed is taken as one).
+#[must_use]
+pub fn noise(len: usize, seed: u64) -> Vec<u8> {
+    let mut next = xorshift(seed | 1);
+    (0..len).map(|_| (next() >> 24) as u8).collect()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
