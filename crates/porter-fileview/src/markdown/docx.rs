@@ -15,7 +15,7 @@ use std::collections::HashMap;
 use std::io::BufRead;
 
 use super::out::{CELL_COST_BYTES, Markdown, escape_inline};
-use super::tables::{OpenTables, table_block};
+use super::tables::{OpenTables, TablePart, table_block};
 use crate::bounds::{Cancel, Failure};
 use crate::document::{Block, Inline, Writer};
 use crate::office::package::Package;
@@ -369,6 +369,13 @@ impl Walk<'_, '_> {
         }
         let in_properties = self.paragraphs.last().is_some_and(|p| p.in_properties);
         let value = || attribute(start, part, |k| named(k, "val"));
+        if let Some(table_part) = self.tables.start(&name, &mut self.used) {
+            return Ok(Some(match table_part {
+                TablePart::Table => Frame::Table,
+                TablePart::Row => Frame::Row,
+                TablePart::Cell => Frame::Cell { span: 1 },
+            }));
+        }
         let frame = match name.as_str() {
             "del" | "moveFrom" | "delText" | "instrText" | "delInstrText" | "pPrChange"
             | "rPrChange" | "sectPr" => {
@@ -424,19 +431,6 @@ impl Walk<'_, '_> {
             "noBreakHyphen" if self.runs > 0 => {
                 self.append("-");
                 Frame::Other
-            }
-            "tbl" => {
-                self.tables.open();
-                Frame::Table
-            }
-            "tr" => {
-                self.tables.row();
-                Frame::Row
-            }
-            "tc" => {
-                self.used += CELL_COST_BYTES;
-                self.tables.empty_cells(1);
-                Frame::Cell { span: 1 }
             }
             "gridSpan" => {
                 let span = value()?

@@ -10,8 +10,8 @@
 use std::collections::HashMap;
 use std::io::BufRead;
 
-use super::out::{CELL_COST_BYTES, Markdown, escape_inline};
-use super::tables::{OpenTables, table_block};
+use super::out::{Markdown, escape_inline};
+use super::tables::{OpenTables, TablePart, table_block};
 use crate::bounds::{Cancel, Failure};
 use crate::describe::human_size;
 use crate::document::{Block, Inline, Writer};
@@ -281,6 +281,16 @@ impl SlideWalk<'_> {
         {
             return Ok(read.then_some(Frame::Other));
         }
+        if let Some(table_part) = self.tables.start(&name, used) {
+            return Ok(Some(match table_part {
+                TablePart::Table => Frame::Table,
+                TablePart::Row => Frame::Row,
+                TablePart::Cell => {
+                    self.in_cell += 1;
+                    Frame::Cell
+                }
+            }));
+        }
         let frame = match name.as_str() {
             "sp" => {
                 self.shapes.push(ShapeKind::Plain);
@@ -344,20 +354,6 @@ impl SlideWalk<'_> {
                     p.text.push('\n');
                 }
                 Frame::Other
-            }
-            "tbl" => {
-                self.tables.open();
-                Frame::Table
-            }
-            "tr" => {
-                self.tables.row();
-                Frame::Row
-            }
-            "tc" => {
-                *used += CELL_COST_BYTES;
-                self.tables.empty_cells(1);
-                self.in_cell += 1;
-                Frame::Cell
             }
             "AlternateContent" => Frame::Alternate { taken: false },
             _ => Frame::Other,

@@ -1,6 +1,7 @@
 //! The tables a Word or PowerPoint walk is inside, and the table block
 //! each becomes.
 
+use super::out::CELL_COST_BYTES;
 use crate::document;
 
 /// `OpenTables` are the tables a Word or PowerPoint walk is inside,
@@ -9,14 +10,45 @@ use crate::document;
 #[derive(Debug, Default)]
 pub(crate) struct OpenTables(Vec<Vec<Vec<String>>>);
 
+/// `TablePart` is the part of a table an element opens.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum TablePart {
+    Table,
+    Row,
+    Cell,
+}
+
 impl OpenTables {
+    /// Opens the part of a table that the element named `local` stands for
+    /// (`tbl`, `tr` and `tc`, the same local names in WordprocessingML and
+    /// DrawingML), a cell adding its cost to `used`; `None` for any other
+    /// element.
+    pub(crate) fn start(&mut self, local: &str, used: &mut usize) -> Option<TablePart> {
+        match local {
+            "tbl" => {
+                self.open();
+                Some(TablePart::Table)
+            }
+            "tr" => {
+                self.row();
+                Some(TablePart::Row)
+            }
+            "tc" => {
+                *used += CELL_COST_BYTES;
+                self.empty_cells(1);
+                Some(TablePart::Cell)
+            }
+            _ => None,
+        }
+    }
+
     /// A table opens inside the others.
-    pub(crate) fn open(&mut self) {
+    fn open(&mut self) {
         self.0.push(Vec::new());
     }
 
     /// A row opens in the innermost table.
-    pub(crate) fn row(&mut self) {
+    fn row(&mut self) {
         if let Some(table) = self.0.last_mut() {
             table.push(Vec::new());
         }
