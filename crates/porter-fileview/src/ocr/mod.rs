@@ -154,6 +154,7 @@ pub(crate) enum Read {
 /// characters, `(cid:N)` placeholders — or, over at least 40 characters,
 /// fewer than a quarter of them letters or digits (symbol soup from a font
 /// whose codes were read as another encoding).
+#[cfg(any(feature = "pdf", test))]
 pub(crate) fn unreadable_text(text: &str) -> bool {
     let mut total = 0usize;
     let mut bad = 0usize;
@@ -468,6 +469,7 @@ impl<'a> Session<'a> {
     }
 
     /// Counts `spent` decoding a picture, for [`TIMES_VARIABLE`].
+    #[cfg(feature = "pdf")]
     pub(crate) fn decoded(&mut self, spent: Duration) {
         self.times.decode += spent;
     }
