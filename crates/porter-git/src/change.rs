@@ -1,7 +1,7 @@
 //! Change operations: they write to the repository, so the gateway allows
 //! them only on read-write volumes. Every tree about to be checked out is
 //! walked first ([`crate::paths::check_tree`]) and then written by porter
-//! through directory handles beneath the work tree ([`crate::worktree`]),
+//! through directory handles beneath the work tree (`crate::worktree`),
 //! never by libgit2's path-based checkout; a reset, checkout or merge that
 //! fails puts HEAD, the branch and the index back as they were.
 

@@ -15,7 +15,7 @@
 //! transport, its recorded commit's tree walked against what is left of the
 //! [`Bounds`] (the bounds hold across the whole update, not per submodule)
 //! and checked out detached at its path through
-//! [`crate::change::safe_checkout`]. Nested submodules are not recursed
+//! `crate::change::safe_checkout`. Nested submodules are not recursed
 //! into: the answer says so, and `submodule_update` on the submodule's own
 //! folder updates them.
 //!

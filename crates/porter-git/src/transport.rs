@@ -159,7 +159,7 @@ static SETUP_RESULT: OnceLock<Result<(), String>> = OnceLock::new();
 /// `init` sets libgit2 up once per process, before any repository is
 /// opened: the system, global, XDG and ProgramData config search paths are
 /// emptied (no `~/.gitconfig` or `/etc/gitconfig` can name a helper or
-/// rewrite a URL), `https` goes through [`HttpsSubtransport`], and `http`,
+/// rewrite a URL), `https` goes through `HttpsSubtransport`, and `http`,
 /// `git`, `ssh` and `file` URLs are refused by a transport that never
 /// connects. Every operation calls it; only the first call does anything.
 pub fn init() -> Result<(), GitError> {

@@ -85,7 +85,7 @@ pub enum Match {
     One(Candidate),
     /// Several candidates share the name.
     Ambiguous(Vec<Candidate>),
-    /// None does; the closest names, best first (at most [`CLOSEST`]).
+    /// None does; the closest names, best first (at most `CLOSEST`).
     Unknown(Vec<Candidate>),
 }
 

@@ -1,6 +1,6 @@
 //! What `porter mattermost` and `porter gateway` share about being an MCP
 //! server, so that each rule is written once: one shape for a tool and the
-//! registry that lists and calls tools ([`tool`]), the file view's answer
+//! registry that lists and calls tools ([`mod@tool`]), the file view's answer
 //! as content ([`content`]), the HTTP guards in front of the streamable
 //! HTTP endpoint ([`http`]), the tool schemas a client's validator reads
 //! without warnings ([`schema`]), the edit distance behind "did you

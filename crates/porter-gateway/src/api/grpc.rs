@@ -4,7 +4,7 @@
 //! it under `/porter.v1.Runs/`).
 //!
 //! It is the SSE streams' twin, not a second event source: `WatchEvents` is
-//! [`events::run_stream`] and `WatchAll` is [`events::all_stream`], so an
+//! `events::run_stream` and `WatchAll` is `events::all_stream`, so an
 //! event stored by any replica sharing the records reaches a gRPC stream on
 //! every replica, in seq order, once. The key comes from the metadata
 //! `authorization: Bearer <key>` and is checked as the run API checks it; a

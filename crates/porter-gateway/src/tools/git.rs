@@ -433,7 +433,9 @@ fn parse(arguments: Value) -> Result<GitArgs, ToolError> {
 
 /// `GitArgs` are the tool's arguments; which apply depends on `op`.
 // Each flag is a separate, optional argument of one op, as the model sends it.
-#[allow(clippy::struct_excessive_bools)]
+// The field docs are the schema's descriptions, which the model reads as
+// plain text (`volume:<name>:<path>`), not as rustdoc's HTML.
+#[allow(clippy::struct_excessive_bools, rustdoc::invalid_html_tags)]
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct GitArgs {

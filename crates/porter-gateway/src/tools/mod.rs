@@ -2,10 +2,10 @@
 //! arguments, the grant it checks and its call, and each a
 //! [`porter_mcp::Tool`] over the gateway's [`Turn`](crate::context::Turn):
 //!
-//! - [`file`]: `File`, the run's inbox and the operator's volumes;
+//! - [`mod@file`]: `File`, the run's inbox and the operator's volumes;
 //! - [`documents`]: `Documents`, search and read what `File import` added;
-//! - [`http`]: `HTTP`, one request under the network policy;
-//! - [`webfetch`]: `WebFetch`, a page as Markdown (and its assets kept);
+//! - `http`: `HTTP`, one request under the network policy;
+//! - `webfetch`: `WebFetch`, a page as Markdown (and its assets kept);
 //! - [`git`]: `Git`, clone, commit and push inside a volume.
 //!
 //! [`web`] is what `HTTP` and `WebFetch` share: the client and inbox they

@@ -3,7 +3,7 @@
 //! binary body kept in the run's inbox instead of the model's context.
 //!
 //! A response is judged by its Content-Type, then by a sniff of its first
-//! bytes, then by the URL's extension ([`body`]). Text comes back as text
+//! bytes, then by the URL's extension (`body`). Text comes back as text
 //! (text labelled `application/octet-stream` included); anything else is
 //! streamed chunk by chunk into the inbox and answered with its stub.
 //! `HTTP` answers the status line, the headers (credentials masked), a

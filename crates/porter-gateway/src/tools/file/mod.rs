@@ -1,13 +1,13 @@
 //! The `File` tool: `stat`, `ls`, `read`, `keep`, `rm` and `clear` on a
 //! run's inbox and the configured volumes.
 //!
-//! Every path is parsed ([`reference`]), checked against the caller's grants
-//! ([`grants`]) and then opened beneath its root with cap-std ([`disk`]), so
+//! Every path is parsed (`reference`), checked against the caller's grants
+//! (`grants`) and then opened beneath its root with cap-std (`disk`), so
 //! neither `..`, an absolute path nor a planted symlink reaches a file outside
 //! the root. Failures the model should read come back as tool errors that
 //! say what was wrong and what to do next. `extract` and `import` turn
-//! documents into Markdown ([`extract`]); `download` and `upload` reach the
-//! network ([`transfer`]).
+//! documents into Markdown (`extract`); `download` and `upload` reach the
+//! network (`transfer`).
 
 mod args;
 mod disk;
