@@ -183,14 +183,19 @@ impl Garage {
         }
     }
 
-    fn try_cli(&self, args: &[&str]) -> Option<String> {
-        let output = Command::new(&self.bin)
+    /// The Garage CLI with this node's config and `args`, stdin closed.
+    fn cli_command(&self, args: &[&str]) -> Command {
+        let mut command = Command::new(&self.bin);
+        command
             .arg("-c")
             .arg(&self.config)
             .args(args)
-            .stdin(Stdio::null())
-            .output()
-            .ok()?;
+            .stdin(Stdio::null());
+        command
+    }
+
+    fn try_cli(&self, args: &[&str]) -> Option<String> {
+        let output = self.cli_command(args).output().ok()?;
         output
             .status
             .success()
@@ -204,11 +209,8 @@ impl Garage {
     /// When the command fails.
     #[must_use = "the output is the point; use `let _ =` to drop it"]
     pub fn cli(&self, args: &[&str]) -> String {
-        let output = Command::new(&self.bin)
-            .arg("-c")
-            .arg(&self.config)
-            .args(args)
-            .stdin(Stdio::null())
+        let output = self
+            .cli_command(args)
             .output()
             .unwrap_or_else(|e| panic!("could not run garage {args:?}: {e}"));
         assert!(
