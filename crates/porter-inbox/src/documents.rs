@@ -16,10 +16,11 @@
 use std::path::Path;
 use std::sync::{Mutex, MutexGuard, PoisonError};
 
-use rusqlite::{Connection, OptionalExtension, Row, params};
+use rusqlite::{Connection, OptionalExtension, params};
 use serde::{Deserialize, Serialize};
 
 use crate::model::{InboxError, Owner, RunId};
+use crate::store::row::{StoredRow, owner_at, run_id};
 use crate::store::{as_i64, failed, open_wal};
 
 /// `QUERY_MAX_TERMS` is the most terms one search may hold, so that a
@@ -281,24 +282,32 @@ impl SqliteDocuments {
     }
 }
 
-fn document_from(row: &Row<'_>) -> rusqlite::Result<Document> {
-    let run: String = row.get(7)?;
+/// A document from a row of [`DOCUMENT_COLUMNS`], in either database.
+pub(crate) fn document_from<R: StoredRow>(row: &R) -> Result<Document, R::Error> {
     Ok(Document {
-        id: row.get(0)?,
-        title: row.get(1)?,
-        markdown: row.get(2)?,
-        source_path: row.get(3)?,
-        source_sha256: row.get(4)?,
-        origin: row.get(5)?,
-        call: row.get(6)?,
-        run: run.parse().map_err(|e| {
-            rusqlite::Error::FromSqlConversionFailure(7, rusqlite::types::Type::Text, Box::new(e))
-        })?,
-        owner: Owner {
-            key_name: row.get(8)?,
-            tenant: row.get(9)?,
-        },
-        created_at: row.get(10)?,
+        id: row.text(0)?,
+        title: row.text(1)?,
+        markdown: row.text(2)?,
+        source_path: row.text(3)?,
+        source_sha256: row.text(4)?,
+        origin: row.text(5)?,
+        call: row.text(6)?,
+        run: run_id(row, 7)?,
+        owner: owner_at(row, 8)?,
+        created_at: row.integer(10)?,
+    })
+}
+
+/// A document's summary from a row of its id, title, source path, origin,
+/// the Markdown's length in bytes and its time, in either database.
+pub(crate) fn summary_from<R: StoredRow>(row: &R) -> Result<DocumentSummary, R::Error> {
+    Ok(DocumentSummary {
+        id: row.text(0)?,
+        title: row.text(1)?,
+        source_path: row.text(2)?,
+        origin: row.text(3)?,
+        markdown_bytes: u64::try_from(row.integer(4)?).unwrap_or(0),
+        created_at: row.integer(5)?,
     })
 }
 
@@ -333,7 +342,7 @@ impl Documents for SqliteDocuments {
             .query_row(
                 &format!("SELECT {DOCUMENT_COLUMNS} FROM documents WHERE id = ?1 AND tenant = ?2"),
                 params![id, tenant],
-                document_from,
+                |row| document_from(row),
             )
             .optional()
             .map_err(failed("read a document"))
@@ -355,15 +364,7 @@ impl Documents for SqliteDocuments {
             .map_err(failed("list documents"))?;
         statement
             .query_map(params![tenant, as_i64(limit), as_i64(offset)], |row| {
-                let bytes: i64 = row.get(4)?;
-                Ok(DocumentSummary {
-                    id: row.get(0)?,
-                    title: row.get(1)?,
-                    source_path: row.get(2)?,
-                    origin: row.get(3)?,
-                    markdown_bytes: u64::try_from(bytes).unwrap_or(0),
-                    created_at: row.get(5)?,
-                })
+                summary_from(row)
             })
             .and_then(Iterator::collect)
             .map_err(failed("list documents"))

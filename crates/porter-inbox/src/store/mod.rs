@@ -7,6 +7,7 @@
 
 mod local;
 mod postgres;
+pub(crate) mod row;
 mod s3;
 mod sqlite;
 

@@ -46,6 +46,10 @@ use deadpool_postgres::{Manager, ManagerConfig, Object, Pool, RecyclingMethod};
 use tokio_postgres::Row;
 use tokio_postgres::types::ToSql;
 
+use super::row::{
+    self, EVENT_COLUMNS, FILE_COLUMNS, RUN_COLUMNS, StoredRow, event_from, file_from, run_from,
+    run_id, unsigned,
+};
 use super::{Records, as_i64};
 use crate::jobs::{Job, JobLock};
 use crate::model::Notice;
@@ -53,7 +57,7 @@ use crate::sessions::{SessionRecords, SharedClaim, StoredSession};
 use crate::store::SharedBudget;
 
 mod documents;
-use crate::model::{Event, FileRecord, InboxError, Owner, RunId, RunInfo};
+use crate::model::{Event, FileRecord, InboxError, RunId, RunInfo};
 
 /// The advisory lock key migrations run under ("porter" in ASCII).
 const MIGRATION_LOCK: i64 = 0x706f_7274_6572;
@@ -192,9 +196,6 @@ pub const SCHEMA_VERSION: i64 = MIGRATIONS.len() as i64;
 /// How long one call may take, waiting for a connection included, before it
 /// fails with a message instead of hanging.
 const CALL_TIMEOUT: Duration = Duration::from_secs(10);
-
-const RUN_COLUMNS: &str = "id, key_name, tenant, started_at, ended_at, purged, client";
-const FILE_COLUMNS: &str = "run, path, size, media_type, sha256, origin, call, created_at";
 
 /// `PostgresRecords` is the [`Records`] store on PostgreSQL.
 pub struct PostgresRecords {
@@ -383,7 +384,7 @@ impl PostgresRecords {
 
 /// What went wrong inside a call, turned into a message by [`PostgresRecords::call`].
 #[derive(Debug)]
-enum Failure {
+pub(crate) enum Failure {
     /// No connection could be had.
     Connect(String),
     /// A statement failed.
@@ -473,27 +474,35 @@ async fn migrate(client: &mut Object) -> Result<(), Failure> {
 }
 
 fn parse_run(text: &str) -> Result<RunId, Failure> {
-    text.parse()
-        .map_err(|e| Failure::Data(format!("a stored run id {text:?} is not a UUID: {e}")))
+    row::parse_run(text).map_err(Failure::Data)
 }
 
-fn as_u64(n: i64, what: &str) -> Result<u64, Failure> {
-    u64::try_from(n).map_err(|_| Failure::Data(format!("a stored {what} is negative: {n}")))
-}
+impl StoredRow for Row {
+    type Error = Failure;
 
-/// Sizes and seqs are stored as signed BIGINTs; none comes near `i64::MAX`.
-fn run_from(row: &Row) -> Result<RunInfo, Failure> {
-    Ok(RunInfo {
-        id: parse_run(row.try_get(0)?)?,
-        owner: Owner {
-            key_name: row.try_get(1)?,
-            tenant: row.try_get(2)?,
-        },
-        started_at: row.try_get(3)?,
-        ended_at: row.try_get(4)?,
-        purged: row.try_get(5)?,
-        client: row.try_get(6)?,
-    })
+    fn text(&self, column: usize) -> Result<String, Failure> {
+        Ok(self.try_get(column)?)
+    }
+
+    fn text_or_null(&self, column: usize) -> Result<Option<String>, Failure> {
+        Ok(self.try_get(column)?)
+    }
+
+    fn integer(&self, column: usize) -> Result<i64, Failure> {
+        Ok(self.try_get(column)?)
+    }
+
+    fn integer_or_null(&self, column: usize) -> Result<Option<i64>, Failure> {
+        Ok(self.try_get(column)?)
+    }
+
+    fn flag(&self, column: usize) -> Result<bool, Failure> {
+        Ok(self.try_get(column)?)
+    }
+
+    fn unreadable(&self, _column: usize, problem: String) -> Failure {
+        Failure::Data(problem)
+    }
 }
 
 /// Statements prepared once per pooled connection and reused: PostgreSQL
@@ -561,31 +570,6 @@ async fn insert_file_row(client: &impl Cached, file: &FileRecord) -> Result<(), 
         )
         .await?;
     Ok(())
-}
-
-fn file_from(row: &Row) -> Result<FileRecord, Failure> {
-    Ok(FileRecord {
-        run: parse_run(row.try_get(0)?)?,
-        path: row.try_get(1)?,
-        size: as_u64(row.try_get(2)?, "size")?,
-        media_type: row.try_get(3)?,
-        sha256: row.try_get(4)?,
-        origin: row.try_get(5)?,
-        call: row.try_get(6)?,
-        created_at: row.try_get(7)?,
-    })
-}
-
-fn event_from(row: &Row) -> Result<Event, Failure> {
-    let data: &str = row.try_get(3)?;
-    Ok(Event {
-        run: parse_run(row.try_get(0)?)?,
-        seq: as_u64(row.try_get(1)?, "event number")?,
-        kind: row.try_get(2)?,
-        data: serde_json::from_str(data)
-            .map_err(|e| Failure::Data(format!("a stored event's data is not JSON: {e}")))?,
-        at: row.try_get(4)?,
-    })
 }
 
 impl Records for PostgresRecords {
@@ -704,7 +688,7 @@ impl Records for PostgresRecords {
                 )
                 .await?
                 .iter()
-                .map(|row| parse_run(row.try_get(0)?))
+                .map(|row| run_id(row, 0))
                 .collect()
         })
     }
@@ -806,7 +790,7 @@ impl Records for PostgresRecords {
                     &[&run.to_string()],
                 )
                 .await?;
-            as_u64(row.try_get(0)?, "size")
+            unsigned(&row, 0, "size")
         })
     }
 
@@ -841,7 +825,7 @@ impl Records for PostgresRecords {
                     &[&run.to_string(), &stored_kind, &text, &at],
                 )
                 .await?;
-            as_u64(row.try_get(0)?, "event number")
+            unsigned(&row, 0, "event number")
         })?;
         Ok(Event {
             seq,
@@ -857,8 +841,10 @@ impl Records for PostgresRecords {
             connect(&pool)
                 .await?
                 .cached_query(
-                    "SELECT run, seq, kind, data, at FROM porter_events
-                     WHERE run = $1 AND seq >= $2 ORDER BY seq",
+                    &format!(
+                        "SELECT {EVENT_COLUMNS} FROM porter_events
+                         WHERE run = $1 AND seq >= $2 ORDER BY seq"
+                    ),
                     &[&run.to_string(), &as_i64(from_seq)],
                 )
                 .await?
@@ -912,7 +898,7 @@ impl SharedBudget for PostgresRecords {
                     &[&id, &ticket],
                 )
                 .await?;
-            let used = as_u64(row.try_get(0)?, "size")?;
+            let used = unsigned(&row, 0, "size")?;
             if used.checked_add(total).is_none_or(|after| after > cap) {
                 return Ok(false);
             }
@@ -1022,7 +1008,7 @@ impl SharedBudget for PostgresRecords {
                     &[&run.to_string()],
                 )
                 .await?;
-                as_u64(row.try_get(0)?, "size")
+                unsigned(&row, 0, "size")
             },
         )
     }
@@ -1184,7 +1170,7 @@ impl SessionRecords for PostgresRecords {
                 )
                 .await?
                 .iter()
-                .map(|row| parse_run(row.try_get(0)?))
+                .map(|row| run_id(row, 0))
                 .collect()
         })
     }

@@ -8,8 +8,12 @@ use std::time::Duration;
 
 use rusqlite::{Connection, OptionalExtension, Row, params};
 
+use super::row::{
+    EVENT_COLUMNS, FILE_COLUMNS, RUN_COLUMNS, StoredRow, event_from, file_from, run_from, run_id,
+    unsigned,
+};
 use super::{Records, as_i64};
-use crate::model::{Event, FileRecord, InboxError, Owner, RunId, RunInfo};
+use crate::model::{Event, FileRecord, InboxError, RunId, RunInfo};
 
 /// `SqliteRecords` is the local [`Records`] store.
 pub struct SqliteRecords {
@@ -46,9 +50,6 @@ CREATE TABLE IF NOT EXISTS events (
     PRIMARY KEY (run, seq)
 );
 ";
-
-const RUN_COLUMNS: &str = "id, key_name, tenant, started_at, ended_at, purged, client";
-const FILE_COLUMNS: &str = "run, path, size, media_type, sha256, origin, call, created_at";
 
 impl SqliteRecords {
     /// Opens (creating) the database at `path` in WAL mode.
@@ -109,64 +110,35 @@ pub(crate) fn failed(what: &'static str) -> impl Fn(rusqlite::Error) -> InboxErr
     move |e| InboxError::Records(format!("could not {what}: {e}"))
 }
 
-fn run_from(row: &Row<'_>) -> rusqlite::Result<RunInfo> {
-    Ok(RunInfo {
-        id: parse_run(row, 0)?,
-        owner: Owner {
-            key_name: row.get(1)?,
-            tenant: row.get(2)?,
-        },
-        started_at: row.get(3)?,
-        ended_at: row.get(4)?,
-        purged: row.get(5)?,
-        client: row.get(6)?,
-    })
-}
+impl StoredRow for Row<'_> {
+    type Error = rusqlite::Error;
 
-fn file_from(row: &Row<'_>) -> rusqlite::Result<FileRecord> {
-    Ok(FileRecord {
-        run: parse_run(row, 0)?,
-        path: row.get(1)?,
-        size: get_u64(row, 2)?,
-        media_type: row.get(3)?,
-        sha256: row.get(4)?,
-        origin: row.get(5)?,
-        call: row.get(6)?,
-        created_at: row.get(7)?,
-    })
-}
+    fn text(&self, column: usize) -> rusqlite::Result<String> {
+        self.get(column)
+    }
 
-fn event_from(row: &Row<'_>) -> rusqlite::Result<Event> {
-    let data: String = row.get(3)?;
-    Ok(Event {
-        run: parse_run(row, 0)?,
-        seq: get_u64(row, 1)?,
-        kind: row.get(2)?,
-        data: serde_json::from_str(&data).map_err(|e| {
-            rusqlite::Error::FromSqlConversionFailure(3, rusqlite::types::Type::Text, Box::new(e))
-        })?,
-        at: row.get(4)?,
-    })
-}
+    fn text_or_null(&self, column: usize) -> rusqlite::Result<Option<String>> {
+        self.get(column)
+    }
 
-/// Sizes and seqs are stored as SQLite's signed integers; none comes near
-/// `i64::MAX`, so the clamp never changes a real value.
-fn get_u64(row: &Row<'_>, column: usize) -> rusqlite::Result<u64> {
-    let n: i64 = row.get(column)?;
-    u64::try_from(n).map_err(|e| {
-        rusqlite::Error::FromSqlConversionFailure(
-            column,
-            rusqlite::types::Type::Integer,
-            Box::new(e),
-        )
-    })
-}
+    fn integer(&self, column: usize) -> rusqlite::Result<i64> {
+        self.get(column)
+    }
 
-fn parse_run(row: &Row<'_>, column: usize) -> rusqlite::Result<RunId> {
-    let text: String = row.get(column)?;
-    text.parse().map_err(|e| {
-        rusqlite::Error::FromSqlConversionFailure(column, rusqlite::types::Type::Text, Box::new(e))
-    })
+    fn integer_or_null(&self, column: usize) -> rusqlite::Result<Option<i64>> {
+        self.get(column)
+    }
+
+    fn flag(&self, column: usize) -> rusqlite::Result<bool> {
+        self.get(column)
+    }
+
+    fn unreadable(&self, column: usize, problem: String) -> rusqlite::Error {
+        let stored = self
+            .get_ref(column)
+            .map_or(rusqlite::types::Type::Null, |value| value.data_type());
+        rusqlite::Error::FromSqlConversionFailure(column, stored, problem.into())
+    }
 }
 
 impl Records for SqliteRecords {
@@ -212,7 +184,7 @@ impl Records for SqliteRecords {
             .query_row(
                 &format!("SELECT {RUN_COLUMNS} FROM runs WHERE id = ?1"),
                 [run.to_string()],
-                run_from,
+                |row| run_from(row),
             )
             .optional()
             .map_err(failed("look a run up"))
@@ -226,7 +198,7 @@ impl Records for SqliteRecords {
             ))
             .map_err(failed("list runs"))?;
         statement
-            .query_map([], run_from)
+            .query_map([], |row| run_from(row))
             .and_then(Iterator::collect)
             .map_err(failed("list runs"))
     }
@@ -240,7 +212,7 @@ impl Records for SqliteRecords {
             )
             .map_err(failed("list ended runs"))?;
         statement
-            .query_map([cutoff], |row| parse_run(row, 0))
+            .query_map([cutoff], |row| run_id(row, 0))
             .and_then(Iterator::collect)
             .map_err(failed("list ended runs"))
     }
@@ -284,7 +256,7 @@ impl Records for SqliteRecords {
             .query_row(
                 &format!("SELECT {FILE_COLUMNS} FROM files WHERE run = ?1 AND path = ?2"),
                 params![run.to_string(), path],
-                file_from,
+                |row| file_from(row),
             )
             .optional()
             .map_err(failed("look a file up"))
@@ -298,7 +270,7 @@ impl Records for SqliteRecords {
             ))
             .map_err(failed("list files"))?;
         statement
-            .query_map([run.to_string()], file_from)
+            .query_map([run.to_string()], |row| file_from(row))
             .and_then(Iterator::collect)
             .map_err(failed("list files"))
     }
@@ -330,7 +302,7 @@ impl Records for SqliteRecords {
             .query_row(
                 "SELECT COALESCE(SUM(size), 0) FROM files WHERE run = ?1",
                 [run.to_string()],
-                |row| get_u64(row, 0),
+                |row| unsigned(row, 0, "size"),
             )
             .map_err(failed("sum a run's files"))
     }
@@ -349,7 +321,7 @@ impl Records for SqliteRecords {
                  VALUES (?1, (SELECT COALESCE(MAX(seq), 0) + 1 FROM events WHERE run = ?1), ?2, ?3, ?4)
                  RETURNING seq",
                 params![run.to_string(), kind, data.to_string(), at],
-                |row| get_u64(row, 0),
+                |row| unsigned(row, 0, "event number"),
             )
             .map_err(failed("record an event"))?;
         Ok(Event {
@@ -364,11 +336,57 @@ impl Records for SqliteRecords {
     fn events(&self, run: RunId, from_seq: u64) -> Result<Vec<Event>, InboxError> {
         let db = self.db();
         let mut statement = db
-            .prepare("SELECT run, seq, kind, data, at FROM events WHERE run = ?1 AND seq >= ?2 ORDER BY seq")
+            .prepare(&format!(
+                "SELECT {EVENT_COLUMNS} FROM events WHERE run = ?1 AND seq >= ?2 ORDER BY seq"
+            ))
             .map_err(failed("list events"))?;
         statement
-            .query_map(params![run.to_string(), as_i64(from_seq)], event_from)
+            .query_map(params![run.to_string(), as_i64(from_seq)], |row| {
+                event_from(row)
+            })
             .and_then(Iterator::collect)
             .map_err(failed("list events"))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use rusqlite::params;
+
+    use super::SqliteRecords;
+    use crate::model::RunId;
+    use crate::store::Records as _;
+
+    #[test]
+    fn a_damaged_row_is_refused_with_what_is_wrong_with_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let records = SqliteRecords::open(&dir.path().join("records.db")).unwrap();
+        let run = RunId::new();
+        records
+            .db()
+            .execute(
+                "INSERT INTO files (run, path, size, media_type, sha256, origin, call, created_at)
+                 VALUES (?1, 'a.txt', -1, 'text/plain', '', 'test', 'test', 0)",
+                params![run.to_string()],
+            )
+            .unwrap();
+        let error = records.files(run).unwrap_err().to_string();
+        assert!(
+            error.contains("could not list files")
+                && error.contains("a stored size is negative: -1"),
+            "{error}"
+        );
+        records
+            .db()
+            .execute(
+                "INSERT INTO events (run, seq, kind, data, at) VALUES (?1, 1, 'note', '{', 0)",
+                params![run.to_string()],
+            )
+            .unwrap();
+        let error = records.events(run, 0).unwrap_err().to_string();
+        assert!(
+            error.contains("a stored event's data is not JSON"),
+            "{error}"
+        );
     }
 }

@@ -11,32 +11,13 @@
 //! prefix as a `to_tsquery` text this module writes with every lexeme
 //! quoted, so no input can make a syntax error.
 
-use super::{Cached as _, Failure, INDEXED_CHARS, PostgresRecords, connect};
+use super::{Cached as _, INDEXED_CHARS, PostgresRecords, connect};
 use crate::documents::{
     DOCUMENT_COLUMNS, Document, DocumentSummary, Documents, Hit, MARK_CLOSE, MARK_OPEN,
-    SNIPPET_TOKENS, SearchQuery, hit_from_excerpt,
+    SNIPPET_TOKENS, SearchQuery, document_from, hit_from_excerpt, summary_from,
 };
-use crate::model::{InboxError, Owner};
+use crate::model::InboxError;
 use crate::store::as_i64;
-
-fn document_from(row: &tokio_postgres::Row) -> Result<Document, Failure> {
-    let run: String = row.try_get(7)?;
-    Ok(Document {
-        id: row.try_get(0)?,
-        title: row.try_get(1)?,
-        markdown: row.try_get(2)?,
-        source_path: row.try_get(3)?,
-        source_sha256: row.try_get(4)?,
-        origin: row.try_get(5)?,
-        call: row.try_get(6)?,
-        run: super::parse_run(&run)?,
-        owner: Owner {
-            key_name: row.try_get(8)?,
-            tenant: row.try_get(9)?,
-        },
-        created_at: row.try_get(10)?,
-    })
-}
 
 /// A `to_tsquery` text for a `word*` prefix: the stem's runs of letters and
 /// digits, each a quoted lexeme, in sequence (`<->`), the last one a
@@ -139,17 +120,7 @@ impl Documents for PostgresRecords {
                 )
                 .await?
                 .iter()
-                .map(|row| {
-                    let bytes: i64 = row.try_get(4)?;
-                    Ok(DocumentSummary {
-                        id: row.try_get(0)?,
-                        title: row.try_get(1)?,
-                        source_path: row.try_get(2)?,
-                        origin: row.try_get(3)?,
-                        markdown_bytes: u64::try_from(bytes).unwrap_or(0),
-                        created_at: row.try_get(5)?,
-                    })
-                })
+                .map(summary_from)
                 .collect()
         })
     }
