@@ -48,11 +48,7 @@ pub struct Garage {
 /// When the node cannot be started: the message says how to get Garage.
 pub fn instance() -> Option<&'static Garage> {
     static SHARED: OnceLock<Garage> = OnceLock::new();
-    if std::env::var(SKIP_ENV).is_ok_and(|v| v == "1") {
-        eprintln!("object-store (Garage) tests skipped: {SKIP_ENV}=1");
-        return None;
-    }
-    Some(SHARED.get_or_init(Garage::start))
+    crate::shared_server(&SHARED, SKIP_ENV, "object-store (Garage)", Garage::start)
 }
 
 /// Where the Garage binary is.

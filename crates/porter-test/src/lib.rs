@@ -295,6 +295,22 @@ pub fn free_port() -> u16 {
         .expect("a free loopback port")
 }
 
+/// The server this test process shares, started by `start` on first use;
+/// `None`, saying so on stderr, when the variable `skip_env` is `1` (so a
+/// server's tests are never skipped silently). `what` names the tests.
+pub(crate) fn shared_server<T>(
+    cell: &'static std::sync::OnceLock<T>,
+    skip_env: &str,
+    what: &str,
+    start: fn() -> T,
+) -> Option<&'static T> {
+    if std::env::var(skip_env).is_ok_and(|v| v == "1") {
+        eprintln!("{what} tests skipped: {skip_env}=1");
+        return None;
+    }
+    Some(cell.get_or_init(start))
+}
+
 /// A new temporary folder named with `prefix`, kept after the test (a
 /// server started in it removes it when it stops).
 ///

@@ -46,15 +46,7 @@ pub struct Postgres {
 /// When the server cannot be started: the message says what to install.
 pub fn instance() -> Option<&'static Postgres> {
     static SHARED: OnceLock<Postgres> = OnceLock::new();
-    if skipped() {
-        eprintln!("PostgreSQL tests skipped: {SKIP_ENV}=1");
-        return None;
-    }
-    Some(SHARED.get_or_init(Postgres::start))
-}
-
-fn skipped() -> bool {
-    std::env::var(SKIP_ENV).is_ok_and(|v| v == "1")
+    crate::shared_server(&SHARED, SKIP_ENV, "PostgreSQL", Postgres::start)
 }
 
 fn is_root() -> bool {
