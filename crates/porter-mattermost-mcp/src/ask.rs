@@ -146,10 +146,7 @@ pub(crate) fn answer_of(
 
 /// A digest of the call's input: the tool and its canonical arguments.
 pub(crate) fn input_digest(tool: &str, input: &Value) -> String {
-    let mut bytes = tool.as_bytes().to_vec();
-    bytes.push(0);
-    bytes.extend_from_slice(canonical_json(input).as_bytes());
-    porter_paths::sha256_hex(&bytes)
+    porter_paths::fingerprint(&[tool.as_bytes(), canonical_json(input).as_bytes()])
 }
 
 /// What a sealed question is bound to.

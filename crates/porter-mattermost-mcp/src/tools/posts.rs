@@ -380,8 +380,11 @@ impl AskedChange for Change {
     }
 }
 
+/// The fingerprint a question about a post is bound to: its parts, each
+/// kept apart by its length (no text can run into the next part).
 pub(crate) fn fingerprint(parts: &[&str]) -> String {
-    porter_paths::sha256_hex(parts.join("\0").as_bytes())
+    let bytes: Vec<&[u8]> = parts.iter().map(|part| part.as_bytes()).collect();
+    porter_paths::fingerprint(&bytes)
 }
 
 impl MattermostServer {
@@ -1823,6 +1826,16 @@ mod tests {
         assert_eq!(a, fingerprint(&["update", "p1", "old text"]));
         assert_ne!(a, fingerprint(&["update", "p1", "old text!"]));
         assert_ne!(a, fingerprint(&["delete", "p1", "old text"]));
+    }
+
+    #[test]
+    fn no_text_can_shift_a_fingerprint_into_the_next_part() {
+        // A message may hold any character, NUL too: the reaction asked
+        // about must not share a fingerprint with another message and emoji.
+        assert_ne!(
+            fingerprint(&["react", "p1", "yes\0no", "thumbsup"]),
+            fingerprint(&["react", "p1", "yes", "no\0thumbsup"])
+        );
     }
 
     #[test]
