@@ -71,8 +71,7 @@ pub fn check_component(name: &[u8]) -> Result<(), UnsafeComponent> {
     if trimmed.is_empty() {
         return Err(UnsafeComponent::OnlyDotsAndSpaces);
     }
-    let stem = trimmed.split('.').next().unwrap_or(trimmed).trim_end();
-    if crate::is_device_name(stem) {
+    if crate::device_stem_end(trimmed).is_some() {
         return Err(UnsafeComponent::Device);
     }
     Ok(())

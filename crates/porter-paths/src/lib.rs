@@ -315,15 +315,24 @@ pub fn safe_name(name: &str) -> String {
     if cleaned.is_empty() {
         return "file".to_owned();
     }
+    if let Some(end) = device_stem_end(&cleaned) {
+        cleaned.insert(end, '_');
+    }
     let (stem, ext) = split_extension(&cleaned);
-    let stem = if is_device_name(stem.trim_end()) {
-        format!("{stem}_")
-    } else {
-        stem.to_owned()
-    };
     let ext = truncate_bytes(ext, 32);
-    let stem = truncate_bytes(&stem, SAFE_NAME_BYTES.saturating_sub(ext.len()));
+    let stem = truncate_bytes(stem, SAFE_NAME_BYTES.saturating_sub(ext.len()));
+    // A cut may end the name in a dot or a space, which Windows drops.
     format!("{stem}{ext}")
+        .trim_end_matches(['.', ' '])
+        .to_owned()
+}
+
+/// Where the part of `name` that Windows reads as a device ends (its first
+/// dot, or the end of the name), when that part is a device name: `CON`,
+/// `con .txt` and `nul.tar.gz` all open a device there.
+pub(crate) fn device_stem_end(name: &str) -> Option<usize> {
+    let end = name.find('.').unwrap_or(name.len());
+    is_device_name(name[..end].trim_end()).then_some(end)
 }
 
 fn is_unsafe_char(c: char) -> bool {
@@ -369,6 +378,9 @@ pub fn ascii_name(name: &str) -> String {
 }
 
 #[cfg(test)]
+mod properties;
+
+#[cfg(test)]
 pub(crate) mod tests {
     use super::*;
 
@@ -401,6 +413,8 @@ pub(crate) mod tests {
             ("conin$.log", "conin$_.log"),
             ("COM\u{b9}.txt", "COM\u{b9}_.txt"),
             ("lpt9 .txt", "lpt9 _.txt"),
+            ("nul.tar.gz", "nul_.tar.gz"),
+            ("con..con", "con_..con"),
             ("com10.txt", "com10.txt"),
             ("Résumé – 2026.pdf", "Résumé – 2026.pdf"),
             ("日本語.txt", "日本語.txt"),
@@ -408,6 +422,14 @@ pub(crate) mod tests {
         for (name, expected) in cases {
             assert_eq!(safe_name(name), expected, "{name:?}");
         }
+    }
+
+    #[test]
+    fn a_cut_name_does_not_end_in_a_space_or_a_dot() {
+        let stem = "a".repeat(SAFE_NAME_BYTES - 1);
+        assert_eq!(safe_name(&format!("{stem} b")), stem);
+        let spaces = " ".repeat(40);
+        assert_eq!(safe_name(&format!("x.b{spaces}c")), "x.b");
     }
 
     #[test]
