@@ -506,7 +506,22 @@ pub(super) fn attachment_headers(
 
 #[cfg(test)]
 mod tests {
+    use proptest::prelude::*;
+
     use super::*;
+
+    proptest! {
+        /// What the download writes, the fetch tools read back: the exact
+        /// name, whatever it holds.
+        #[test]
+        fn a_disposition_reads_back_as_the_name_it_was_made_for(name in any::<String>()) {
+            // A blank name is no name to the reader.
+            prop_assume!(!name.trim().is_empty());
+            let header = disposition(&name);
+            prop_assert!(header.is_ascii(), "{header}");
+            prop_assert_eq!(porter_net::disposition_file_name(&header), Some(name));
+        }
+    }
 
     #[test]
     fn types_a_browser_could_run_go_out_as_octet_stream() {
