@@ -58,6 +58,30 @@ pub struct Document {
     pub created_at: i64,
 }
 
+impl Document {
+    /// This document as both stores keep it: PostgreSQL's text cannot hold
+    /// a NUL, so each becomes U+FFFD (a character that could not be read)
+    /// in every stored text, in SQLite too, and the two answer alike.
+    pub(crate) fn storable(&self) -> Self {
+        let keep = |text: &str| text.replace('\0', "\u{fffd}");
+        Self {
+            id: keep(&self.id),
+            title: keep(&self.title),
+            markdown: keep(&self.markdown),
+            source_path: keep(&self.source_path),
+            source_sha256: keep(&self.source_sha256),
+            origin: keep(&self.origin),
+            call: keep(&self.call),
+            run: self.run,
+            owner: Owner {
+                key_name: keep(&self.owner.key_name),
+                tenant: keep(&self.owner.tenant),
+            },
+            created_at: self.created_at,
+        }
+    }
+}
+
 /// `DocumentSummary` is a document without its Markdown, for lists.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct DocumentSummary {
@@ -131,8 +155,15 @@ impl SearchQuery {
         if chars > QUERY_MAX_CHARS {
             return Err(QueryError::TooLong(chars));
         }
+        // Control characters separate words, as both indexes read them; a
+        // NUL would end the expression early in FTS5 (an unterminated
+        // string) and is refused in a PostgreSQL text.
+        let text: String = text
+            .chars()
+            .map(|c| if c.is_control() { ' ' } else { c })
+            .collect();
         let mut terms: Vec<(String, bool)> = Vec::new();
-        let mut rest = text;
+        let mut rest = text.as_str();
         loop {
             rest = rest.trim_start();
             if rest.is_empty() {
@@ -313,6 +344,7 @@ pub(crate) fn summary_from<R: StoredRow>(row: &R) -> Result<DocumentSummary, R::
 
 impl Documents for SqliteDocuments {
     fn add(&self, document: &Document) -> Result<(), InboxError> {
+        let document = &document.storable();
         self.db()
             .execute(
                 &format!(
@@ -568,7 +600,51 @@ fn heading_level(line: &str) -> Option<usize> {
 // tests/inbox/documents.rs; these test what needs no store.
 #[cfg(test)]
 mod tests {
+    use proptest::prelude::*;
+
     use super::*;
+
+    /// Search text from pieces FTS5 would read as syntax, and any character.
+    fn search_texts() -> impl Strategy<Value = String> {
+        let piece = prop_oneof![
+            prop::sample::select(vec![
+                " ", "\"", "*", "OR", "AND", "NOT", "NEAR(", ")", "(", "^", ":", "-", "+", "{",
+                "}", "'", ",", "\0", "a", "rev", "é", "日本", "\u{0301}", "\u{200b}",
+            ])
+            .prop_map(str::to_owned),
+            any::<char>().prop_map(String::from),
+        ];
+        prop::collection::vec(piece, 0..24).prop_map(|pieces| pieces.concat())
+    }
+
+    #[test]
+    fn no_search_text_that_parses_makes_an_fts5_error() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = SqliteDocuments::open(&dir.path().join("records.db")).unwrap();
+        store
+            .add(&Document {
+                id: "d1".to_owned(),
+                title: "Revenue (draft)".to_owned(),
+                markdown: "NEAR the \"end\": 日本 rev*".to_owned(),
+                source_path: "a.md".to_owned(),
+                source_sha256: String::new(),
+                origin: "test".to_owned(),
+                call: "test".to_owned(),
+                run: RunId::new(),
+                owner: Owner {
+                    key_name: "k".to_owned(),
+                    tenant: "t".to_owned(),
+                },
+                created_at: 0,
+            })
+            .unwrap();
+        proptest!(ProptestConfig::with_cases(500), |(text in search_texts())| {
+            if let Ok(query) = SearchQuery::parse(&text) {
+                let found = store.search("t", &query, 10, 0);
+                prop_assert!(found.is_ok(), "{text:?}: {found:?}");
+            }
+        });
+    }
 
     #[test]
     fn search_text_becomes_quoted_fts5_strings_whatever_it_holds() {

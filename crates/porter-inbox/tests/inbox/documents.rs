@@ -259,3 +259,31 @@ fn lists_page_newest_first_and_results_rank_the_title_higher() {
         );
     }
 }
+
+#[test]
+fn a_nul_is_kept_as_u_fffd_and_control_characters_in_a_search_break_words() {
+    for (backend, place) in places() {
+        let store = place.documents();
+        store
+            .add(&document(
+                "d1",
+                "acme",
+                "Null\0title",
+                "# Plain\n\nnothing \0 to see\u{1}here\n",
+            ))
+            .unwrap_or_else(|e| panic!("{backend}: {e}"));
+        let kept = store.get("acme", "d1").expect("reads").expect("is there");
+        assert_eq!(kept.title, "Null\u{fffd}title", "{backend}");
+        assert_eq!(
+            kept.markdown, "# Plain\n\nnothing \u{fffd} to see\u{1}here\n",
+            "{backend}"
+        );
+        for text in ["see\0here", "\0nothing", "\"to\u{7}see\"", "\0her*"] {
+            assert_eq!(
+                ids(&search(&store, "acme", text)),
+                ["d1"],
+                "{backend}: {text:?}"
+            );
+        }
+    }
+}

@@ -57,7 +57,7 @@ fn tsquery(query: &SearchQuery, first: usize) -> (String, Vec<String>) {
 
 impl Documents for PostgresRecords {
     fn add(&self, document: &Document) -> Result<(), InboxError> {
-        let document = document.clone();
+        let document = document.storable();
         self.call("store a document", |pool| async move {
             connect(&pool)
                 .await?
