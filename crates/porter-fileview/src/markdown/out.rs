@@ -112,17 +112,42 @@ impl MdOut {
     }
 }
 
-/// Text with the characters that Markdown would read as emphasis, code,
-/// links or raw HTML escaped, so a document's words stay words.
+/// Text with the characters that Markdown would read as emphasis,
+/// strikethrough, code, links, raw HTML or an entity escaped, so a
+/// document's words stay words.
 pub(crate) fn escape_inline(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
-        if matches!(c, '\\' | '*' | '_' | '`' | '[' | ']' | '<' | '>') {
+    for (at, c) in text.char_indices() {
+        if matches!(c, '\\' | '*' | '_' | '~' | '`' | '[' | ']' | '<' | '>')
+            || (c == '&' && starts_entity(&text[at + 1..]))
+        {
             out.push('\\');
         }
         out.push(c);
     }
     out
+}
+
+/// Whether the text after a `&` makes it an entity or character reference
+/// (`&amp;`, `&#35;`, `&#x23;`), which Markdown would read as the character
+/// it names.
+fn starts_entity(rest: &str) -> bool {
+    let Some(end) = rest.find(';') else {
+        return false;
+    };
+    let name = &rest[..end];
+    let digits = |text: &str, radix: u32| {
+        (1..=7).contains(&text.len()) && text.chars().all(|c| c.is_digit(radix))
+    };
+    if let Some(number) = name.strip_prefix('#') {
+        return match number.strip_prefix(['x', 'X']) {
+            Some(hex) => digits(hex, 16),
+            None => digits(number, 10),
+        };
+    }
+    name.starts_with(|c: char| c.is_ascii_alphabetic())
+        && name.len() <= 32
+        && name.chars().all(|c| c.is_ascii_alphanumeric())
 }
 
 /// One line of text made safe at the start of a Markdown line: inline
@@ -221,4 +246,152 @@ pub(crate) fn unescape(text: &str) -> String {
         out.push(c);
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use proptest::prelude::*;
+    use pulldown_cmark::{Event, Options, Parser, Tag, TagEnd};
+
+    use super::{escape_inline, escape_line, table};
+
+    fn gfm() -> Options {
+        let mut options = Options::empty();
+        options.insert(Options::ENABLE_TABLES);
+        options.insert(Options::ENABLE_STRIKETHROUGH);
+        options
+    }
+
+    /// What a CommonMark reader (GFM tables and strikethrough on) finds in
+    /// `markdown`: the text, and every element it opened other than a
+    /// paragraph (a heading, list, quote, emphasis, link, code, HTML…).
+    fn read_back(markdown: &str) -> (String, Vec<String>) {
+        let mut text = String::new();
+        let mut structure = Vec::new();
+        for event in Parser::new_ext(markdown, gfm()) {
+            match event {
+                Event::Text(t) => text.push_str(&t),
+                Event::Start(Tag::Paragraph) | Event::End(_) => {}
+                other => structure.push(format!("{other:?}")),
+            }
+        }
+        (text, structure)
+    }
+
+    /// One line of text: pieces Markdown reads as syntax, and any printable
+    /// character.
+    fn lines() -> impl Strategy<Value = String> {
+        let piece = prop_oneof![
+            prop::sample::select(vec![
+                " ",
+                "    ",
+                "#",
+                "##",
+                ">",
+                "-",
+                "+",
+                "*",
+                "_",
+                "=",
+                "~",
+                "~~",
+                "`",
+                "```",
+                "|",
+                "1.",
+                "2)",
+                "[",
+                "]",
+                "(",
+                ")",
+                "!",
+                "<",
+                ">",
+                "&",
+                "&amp;",
+                "&copy;",
+                "&#35;",
+                "\\",
+                "http://a.b",
+                "<a>",
+                "a",
+                "word",
+                "é",
+                "日本",
+            ])
+            .prop_map(str::to_owned),
+            any::<char>()
+                .prop_filter("one line", |c| !c.is_control())
+                .prop_map(String::from),
+        ];
+        prop::collection::vec(piece, 1..16).prop_map(|pieces| pieces.concat())
+    }
+
+    /// The cells of the one table in `markdown`, row by row, as a GFM
+    /// reader finds them; anything but text inside a cell is a failure.
+    fn table_cells(markdown: &str) -> Result<Vec<Vec<String>>, String> {
+        let mut rows: Vec<Vec<String>> = Vec::new();
+        for event in Parser::new_ext(markdown, gfm()) {
+            match event {
+                Event::Start(Tag::TableHead | Tag::TableRow) => rows.push(Vec::new()),
+                Event::Start(Tag::TableCell) => rows
+                    .last_mut()
+                    .ok_or("a cell outside a row")?
+                    .push(String::new()),
+                Event::Text(t) => rows
+                    .last_mut()
+                    .and_then(|row| row.last_mut())
+                    .ok_or_else(|| format!("text outside a cell: {t:?}"))?
+                    .push_str(&t),
+                Event::Start(Tag::Table(_))
+                | Event::End(
+                    TagEnd::Table | TagEnd::TableHead | TagEnd::TableRow | TagEnd::TableCell,
+                ) => {}
+                other => return Err(format!("{other:?}")),
+            }
+        }
+        Ok(rows)
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(2000))]
+
+        /// A table's cells read back as their texts, whatever they hold.
+        #[test]
+        fn a_tables_cells_read_back_as_their_text(
+            rows in prop::collection::vec(prop::collection::vec(lines(), 1..4), 1..4),
+        ) {
+            let escaped: Vec<Vec<String>> = rows
+                .iter()
+                .map(|row| row.iter().map(|cell| escape_inline(cell)).collect())
+                .collect();
+            let markdown = table(&escaped);
+            prop_assume!(!markdown.is_empty());
+            let width = rows.iter().map(Vec::len).max().unwrap_or(0);
+            let expected: Vec<Vec<String>> = rows
+                .iter()
+                .take(markdown.lines().count() - 1)
+                .map(|row| {
+                    (0..width)
+                        .map(|i| row.get(i).map_or("", |c| c.trim()).to_owned())
+                        .collect()
+                })
+                .collect();
+            prop_assert_eq!(table_cells(&markdown), Ok(expected), "{}", markdown);
+        }
+
+        /// A document's words stay words: an escaped line reads back as its
+        /// own text in one paragraph.
+        #[test]
+        fn an_escaped_line_reads_back_as_its_text(line in lines()) {
+            prop_assume!(!line.trim_matches(' ').is_empty());
+            // Four spaces of indent are kept, and make a code block that
+            // holds the same text: the readers' own choice, not an escape.
+            prop_assume!(!line.starts_with("    "));
+            let (text, structure) = read_back(&escape_line(&line));
+            prop_assert!(structure.is_empty(), "{line:?} -> {:?}: {structure:?}", escape_line(&line));
+            // A paragraph drops the spaces around its text (ASCII ones only).
+            prop_assert_eq!(text, line.trim_matches(' '), "{:?}", escape_line(&line));
+        }
+    }
 }
