@@ -82,7 +82,57 @@ fn embedded_v4(high: u16, low: u16) -> Ipv4Addr {
 
 #[cfg(test)]
 mod tests {
+    use proptest::prelude::*;
+
     use super::*;
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(4000))]
+
+        /// Every address the standard library itself calls special is
+        /// refused: the guard's list is a superset of std's.
+        #[test]
+        fn what_std_calls_special_is_private(v4 in any::<u32>(), v6 in any::<u128>()) {
+            let v4 = Ipv4Addr::from(v4);
+            let special_v4 = v4.is_private()
+                || v4.is_loopback()
+                || v4.is_link_local()
+                || v4.is_unspecified()
+                || v4.is_broadcast()
+                || v4.is_documentation()
+                || v4.is_multicast();
+            prop_assert!(!special_v4 || is_private(IpAddr::V4(v4)), "{v4}");
+            let v6 = Ipv6Addr::from(v6);
+            let special_v6 = v6.is_loopback()
+                || v6.is_unspecified()
+                || v6.is_multicast()
+                || v6.is_unique_local()
+                || v6.is_unicast_link_local();
+            prop_assert!(!special_v6 || is_private(IpAddr::V6(v6)), "{v6}");
+        }
+
+        /// An IPv4 address is judged the same in every IPv6 form that
+        /// carries it (mapped, compatible, NAT64, 6to4).
+        #[test]
+        fn an_ipv4_address_is_judged_alike_in_every_ipv6_form(
+            v4 in any::<u32>(),
+            host in any::<u64>(),
+        ) {
+            let inside = Ipv4Addr::from(v4);
+            let verdict = is_private(IpAddr::V4(inside));
+            let [high, low] = [(v4 >> 16) as u16, v4 as u16];
+            let [h0, h1, h2, h3] = [(host >> 48) as u16, (host >> 32) as u16, (host >> 16) as u16, host as u16];
+            let forms = [
+                inside.to_ipv6_mapped(),
+                Ipv6Addr::new(0, 0, 0, 0, 0, 0, high, low),
+                Ipv6Addr::new(0x64, 0xff9b, 0, 0, 0, 0, high, low),
+                Ipv6Addr::new(0x2002, high, low, 0, h0, h1, h2, h3),
+            ];
+            for form in forms {
+                prop_assert_eq!(is_private(IpAddr::V6(form)), verdict, "{} in {}", inside, form);
+            }
+        }
+    }
 
     const PRIVATE: &[&str] = &[
         "0.0.0.0",
