@@ -606,15 +606,14 @@ mod tests {
 
     /// Search text from pieces FTS5 would read as syntax, and any character.
     fn search_texts() -> impl Strategy<Value = String> {
-        let piece = prop_oneof![
-            prop::sample::select(vec![
+        porter_test::text_from(
+            &[
                 " ", "\"", "*", "OR", "AND", "NOT", "NEAR(", ")", "(", "^", ":", "-", "+", "{",
                 "}", "'", ",", "\0", "a", "rev", "é", "日本", "\u{0301}", "\u{200b}",
-            ])
-            .prop_map(str::to_owned),
-            any::<char>().prop_map(String::from),
-        ];
-        prop::collection::vec(piece, 0..24).prop_map(|pieces| pieces.concat())
+            ],
+            any::<char>(),
+            0..24,
+        )
     }
 
     #[test]

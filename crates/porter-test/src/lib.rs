@@ -311,6 +311,21 @@ pub(crate) fn shared_server<T>(
     Some(cell.get_or_init(start))
 }
 
+/// Generated text for property tests: `count` pieces, each one of `words`
+/// (the syntax a rule must survive) or one character from `chars`, joined.
+pub fn text_from(
+    words: &[&'static str],
+    chars: impl proptest::strategy::Strategy<Value = char> + 'static,
+    count: std::ops::Range<usize>,
+) -> impl proptest::strategy::Strategy<Value = String> {
+    use proptest::prelude::*;
+    let piece = prop_oneof![
+        prop::sample::select(words.to_vec()).prop_map(str::to_owned),
+        chars.prop_map(String::from),
+    ];
+    prop::collection::vec(piece, count).prop_map(|pieces| pieces.concat())
+}
+
 /// A new temporary folder named with `prefix`, kept after the test (a
 /// server started in it removes it when it stops).
 ///

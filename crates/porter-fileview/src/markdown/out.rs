@@ -281,8 +281,9 @@ mod tests {
     /// One line of text: pieces Markdown reads as syntax, and any printable
     /// character.
     fn lines() -> impl Strategy<Value = String> {
-        let piece = prop_oneof![
-            prop::sample::select(vec![
+        let printable = any::<char>().prop_filter("one line", |c| !c.is_control());
+        porter_test::text_from(
+            &[
                 " ",
                 "    ",
                 "#",
@@ -318,13 +319,10 @@ mod tests {
                 "word",
                 "é",
                 "日本",
-            ])
-            .prop_map(str::to_owned),
-            any::<char>()
-                .prop_filter("one line", |c| !c.is_control())
-                .prop_map(String::from),
-        ];
-        prop::collection::vec(piece, 1..16).prop_map(|pieces| pieces.concat())
+            ],
+            printable,
+            1..16,
+        )
     }
 
     /// The cells of the one table in `markdown`, row by row, as a GFM
