@@ -351,6 +351,16 @@ mod tests {
         Ok(rows)
     }
 
+    #[test]
+    fn an_entity_and_a_tilde_are_escaped_and_a_lone_ampersand_is_not() {
+        assert_eq!(
+            escape_line("&amp; &#35; &#x23;"),
+            "\\&amp; \\&#35; \\&#x23;"
+        );
+        assert_eq!(escape_line("#~~#~~"), "\\#\\~\\~#\\~\\~");
+        assert_eq!(escape_line("AT&T & co; a&b;c"), "AT&T & co; a\\&b;c");
+    }
+
     proptest! {
         #![proptest_config(ProptestConfig::with_cases(2000))]
 
