@@ -3,17 +3,15 @@
 //! `from:`, `in:`, `before:`, `after:`, `on:` (and `ext:` for files), with
 //! all words required unless `is_or_search`.
 
-use axum::extract::State;
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
 
 use super::shared::{
-    ApiResult, Body, PER_PAGE_DEFAULT, PathParams, Session, ok, page_range, page_size, require_id,
-    require_team_member,
+    ApiResult, Body, Caller, PER_PAGE_DEFAULT, PathParams, Session, ok, page_range, page_size,
+    require_id, require_team_member,
 };
 use crate::error::ApiError;
 use crate::model::{Channel, parse_date, start_of_day_ms};
-use crate::sim::Sim;
 use crate::state::State as ServerState;
 
 /// The body of a search (`model.SearchParameter`).
@@ -419,25 +417,15 @@ fn search_files(
 type Team = Option<PathParams<String>>;
 
 /// `POST /teams/{team_id}/posts/search` and `POST /posts/search`.
-pub(crate) async fn posts(
-    State(sim): State<Sim>,
-    session: Session,
-    team: Team,
-    body: Body,
-) -> ApiResult {
+pub(crate) async fn posts(caller: Caller, team: Team, body: Body) -> ApiResult {
     let team_id = team.map(|PathParams(id)| id);
-    search_posts(&sim.lock(), &session, team_id.as_deref(), &body)
+    search_posts(&caller.lock(), &caller.session, team_id.as_deref(), &body)
 }
 
 /// `POST /teams/{team_id}/files/search` and `POST /files/search`.
-pub(crate) async fn files(
-    State(sim): State<Sim>,
-    session: Session,
-    team: Team,
-    body: Body,
-) -> ApiResult {
+pub(crate) async fn files(caller: Caller, team: Team, body: Body) -> ApiResult {
     let team_id = team.map(|PathParams(id)| id);
-    search_files(&sim.lock(), &session, team_id.as_deref(), &body)
+    search_files(&caller.lock(), &caller.session, team_id.as_deref(), &body)
 }
 
 #[cfg(test)]

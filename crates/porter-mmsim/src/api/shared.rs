@@ -3,6 +3,7 @@
 //! checks and 404s of the server's own wording.
 
 use std::collections::HashMap;
+use std::sync::MutexGuard;
 
 use axum::extract::{FromRequest, FromRequestParts, OptionalFromRequestParts, Path, Request};
 use axum::http::request::Parts;
@@ -65,6 +66,33 @@ pub(crate) fn cookie_token(headers: &HeaderMap) -> Option<String> {
         .filter_map(|v| v.to_str().ok())
         .flat_map(|v| v.split(';'))
         .find_map(|pair| pair.trim().strip_prefix("MMAUTHTOKEN=").map(str::to_owned))
+}
+
+/// `Caller` is what a handler for a signed-in user starts from: the
+/// request's [`Session`] and the server it asks, whose state
+/// [`Caller::lock`] opens.
+pub(crate) struct Caller {
+    sim: Sim,
+    pub session: Session,
+}
+
+impl Caller {
+    /// Locks the server state.
+    pub(crate) fn lock(&self) -> MutexGuard<'_, ServerState> {
+        self.sim.lock()
+    }
+}
+
+impl FromRequestParts<Sim> for Caller {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, sim: &Sim) -> Result<Self, Self::Rejection> {
+        let session = Session::from_request_parts(parts, sim).await?;
+        Ok(Caller {
+            sim: sim.clone(),
+            session,
+        })
+    }
 }
 
 /// Finds the token a request carries, if any.
