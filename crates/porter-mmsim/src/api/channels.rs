@@ -68,8 +68,7 @@ pub(crate) async fn member(
 ) -> ApiResult {
     require_id(&channel_id, "channel_id")?;
     let user_id = user_param(&caller.session, &raw_user)?;
-    let state = caller.lock();
-    readable_channel(&state, &caller.session, &channel_id)?;
+    let state = caller.lock_readable_channel(&channel_id)?;
     let member = state
         .member(&channel_id, &user_id)
         .ok_or_else(|| member_not_found(&channel_id, &user_id))?;

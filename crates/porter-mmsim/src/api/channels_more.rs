@@ -11,8 +11,8 @@ use serde_json::{Value, json};
 
 use super::shared::{
     ApiResult, Body, Caller, PathParams, Query, Session, channel_not_found, json_response,
-    member_not_found, ok, own_user, readable_channel, require_id, require_self, status_ok,
-    user_id_list, user_not_found, user_param,
+    member_not_found, ok, own_user, require_id, require_self, status_ok, user_id_list,
+    user_not_found, user_param,
 };
 use crate::error::ApiError;
 use crate::model::{Channel, ChannelMember, Status, is_valid_id, now_millis};
@@ -109,8 +109,7 @@ async fn members(
     PathParams(channel_id): PathParams<String>,
     query: Query,
 ) -> ApiResult {
-    let state = caller.lock();
-    readable_channel(&state, &caller.session, &channel_id)?;
+    let state = caller.lock_readable_channel(&channel_id)?;
     let list: Vec<ChannelMember> = state
         .members
         .iter()

@@ -13,10 +13,9 @@ use axum::http::{HeaderValue, StatusCode};
 use axum::routing::{delete, get, post, put};
 use serde::Deserialize;
 
-use super::posts::readable_post;
 use super::shared::{
     ApiResult, Body, Caller, PathParams, Session, json_response, ok, own_team_member, own_user,
-    readable_channel, require_channel_member, require_id, status_ok,
+    readable_channel, readable_post, require_channel_member, require_id, status_ok,
 };
 use crate::error::ApiError;
 use crate::model::{Ids, now_millis};
@@ -238,8 +237,7 @@ async fn reminder(
     }
     let user_id = own_user(&caller.session, &raw)?;
     let asked: ReminderBody = body.json("target_time")?;
-    let mut state = caller.lock();
-    readable_post(&state, &caller.session, &post_id)?;
+    let mut state = caller.lock_readable_post(&post_id)?;
     if asked.target_time <= now_millis() / 1000 {
         return Err(ApiError::new(
             StatusCode::BAD_REQUEST,

@@ -8,10 +8,10 @@ use axum::routing::{delete, get, post, put};
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
 
-use super::posts::{post_list, readable_post};
+use super::posts::post_list;
 use super::shared::{
     ApiResult, Body, Caller, PathParams, Query, Session, ok, own_team_member, own_user, page_size,
-    readable_channel, require_channel_member, require_id, status_ok, user_param,
+    readable_post, require_channel_member, require_id, status_ok, user_param,
 };
 use crate::error::ApiError;
 use crate::model::{Reaction, StoredPost, now_millis};
@@ -100,8 +100,7 @@ pub(crate) async fn stats(
     PathParams(channel_id): PathParams<String>,
     query: Query,
 ) -> ApiResult {
-    let state = caller.lock();
-    readable_channel(&state, &caller.session, &channel_id)?;
+    let state = caller.lock_readable_channel(&channel_id)?;
     let pinned = state
         .channel_posts(&channel_id)
         .iter()
@@ -132,8 +131,7 @@ pub(crate) async fn pinned(
     caller: Caller,
     PathParams(channel_id): PathParams<String>,
 ) -> ApiResult {
-    let state = caller.lock();
-    readable_channel(&state, &caller.session, &channel_id)?;
+    let state = caller.lock_readable_channel(&channel_id)?;
     let order: Vec<&StoredPost> = state
         .channel_posts(&channel_id)
         .into_iter()
@@ -236,8 +234,7 @@ pub(crate) async fn reactions(
     caller: Caller,
     PathParams(post_id): PathParams<String>,
 ) -> ApiResult {
-    let state = caller.lock();
-    readable_post(&state, &caller.session, &post_id)?;
+    let state = caller.lock_readable_post(&post_id)?;
     ok(&state.reactions_of(&post_id))
 }
 
@@ -326,8 +323,7 @@ pub(crate) async fn remove_reaction(
             "remove_others_reactions",
         ));
     }
-    let mut state = caller.lock();
-    readable_post(&state, &caller.session, &post_id)?;
+    let mut state = caller.lock_readable_post(&post_id)?;
     state
         .reactions
         .retain(|r| !(r.post_id == post_id && r.user_id == user_id && r.emoji_name == emoji_name));

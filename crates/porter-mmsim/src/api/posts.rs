@@ -10,8 +10,8 @@ use serde::Deserialize;
 use serde_json::{Map, Value, json};
 
 use super::shared::{
-    ApiResult, Body, Caller, PathParams, Query, Session, json_response, ok, readable_channel,
-    require_channel_member, require_id,
+    ApiResult, Body, Caller, PathParams, Query, Session, json_response, ok, post_not_found,
+    readable_post, require_channel_member, require_id,
 };
 use crate::error::ApiError;
 use crate::model::{StoredPost, escape_markup, is_valid_id};
@@ -96,8 +96,7 @@ pub(crate) async fn for_channel(
     let per_page = query.per_page();
     let collapsed = query.flag("collapsedThreads");
 
-    let state = caller.lock();
-    readable_channel(&state, &caller.session, &channel_id)?;
+    let state = caller.lock_readable_channel(&channel_id)?;
     let all: Vec<&StoredPost> = state
         .channel_posts(&channel_id)
         .into_iter()
@@ -187,28 +186,6 @@ pub(crate) async fn for_channel(
         &prev_post_id,
         Some(has_next),
     ))
-}
-
-/// The server's 404 for a post id that names no post.
-fn post_not_found(post_id: &str) -> ApiError {
-    ApiError::not_found(
-        "app.post.get.app_error",
-        "Unable to get the post.",
-        format!("post_id={post_id}"),
-    )
-}
-
-/// Finds a post the session may read: 400 for a malformed id, 404 when
-/// it does not exist, 403 when its channel is closed to the user.
-pub(crate) fn readable_post<'s>(
-    state: &'s ServerState,
-    session: &Session,
-    post_id: &str,
-) -> Result<&'s StoredPost, ApiError> {
-    require_id(post_id, "post_id")?;
-    let post = state.post(post_id).ok_or_else(|| post_not_found(post_id))?;
-    readable_channel(state, session, &post.channel_id)?;
-    Ok(post)
 }
 
 /// `GET /posts/{post_id}`.
