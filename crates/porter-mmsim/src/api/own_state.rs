@@ -272,14 +272,20 @@ async fn preferences(caller: Caller, PathParams(raw): PathParams<String>) -> Api
     ok(&mine)
 }
 
-/// Reads and checks a list of preferences: 1 to 100, each the session's.
-fn preference_list(body: &Body, user_id: &str) -> Result<Vec<Preference>, ApiError> {
+/// Reads and checks a list of preferences for the `{user_id}` of the path,
+/// which must be one's own: 1 to 100, each the session's.
+fn preference_list(
+    session: &Session,
+    raw_user: &str,
+    body: &Body,
+) -> Result<Vec<Preference>, ApiError> {
+    let user_id = own_user(session, raw_user)?;
     let list: Vec<Preference> = body.json("preferences")?;
     if list.is_empty() || list.len() > MAX_PREFERENCES {
         return Err(ApiError::invalid_body_param("preferences"));
     }
     if list.iter().any(|p| p.user_id != user_id) {
-        return Err(ApiError::forbidden(user_id, "edit_other_users"));
+        return Err(ApiError::forbidden(&user_id, "edit_other_users"));
     }
     if list
         .iter()
@@ -301,8 +307,7 @@ async fn save_preferences(
     PathParams(raw): PathParams<String>,
     body: Body,
 ) -> ApiResult {
-    let user_id = own_user(&caller.session, &raw)?;
-    let list = preference_list(&body, &user_id)?;
+    let list = preference_list(&caller.session, &raw, &body)?;
     let mut state = caller.lock();
     for preference in &list {
         if preference.category == FLAGGED_POST {
@@ -329,8 +334,7 @@ async fn delete_preferences(
     PathParams(raw): PathParams<String>,
     body: Body,
 ) -> ApiResult {
-    let user_id = own_user(&caller.session, &raw)?;
-    let list = preference_list(&body, &user_id)?;
+    let list = preference_list(&caller.session, &raw, &body)?;
     let mut state = caller.lock();
     state.own.preferences.retain(|p| {
         !list

@@ -1,16 +1,13 @@
 //! `/teams/...` and `/users/{id}/teams`.
 
-use super::shared::{
-    ApiResult, Caller, PathParams, Session, ok, require_id, require_self, user_param,
-};
+use super::shared::{ApiResult, Caller, PathParams, Session, ok, own_user, require_id};
 use crate::error::ApiError;
 use crate::model::Team;
 use crate::state::State as ServerState;
 
 /// `GET /users/{user_id}/teams`: the teams a user (only oneself) is in.
 pub(crate) async fn for_user(caller: Caller, PathParams(raw): PathParams<String>) -> ApiResult {
-    let user_id = user_param(&caller.session, &raw)?;
-    require_self(&caller.session, &user_id)?;
+    let user_id = own_user(&caller.session, &raw)?;
     let state = caller.lock();
     let teams: Vec<&Team> = state.teams_of(&user_id);
     ok(&teams)
