@@ -3,30 +3,28 @@
 
 use std::sync::MutexGuard;
 
-use axum::extract::State;
 use axum::http::StatusCode;
 
 use super::shared::{
-    ApiResult, Body, PathParams, Session, channel_not_found, json_response, member_not_found, ok,
-    readable_channel, require_id, require_self, require_team_member, user_param,
+    ApiResult, Body, Caller, PathParams, Session, channel_not_found, json_response,
+    member_not_found, ok, readable_channel, require_id, require_self, require_team_member,
+    user_param,
 };
 use crate::error::ApiError;
 use crate::model::{Channel, ChannelMember, is_valid_id, now_millis};
-use crate::sim::Sim;
 use crate::state::State as ServerState;
 
 /// The caller's own id (`raw_user` must name them) and the state, for the
 /// routes about one's channels in a team one is in.
 fn own_team_state<'s>(
-    sim: &'s Sim,
-    session: &Session,
+    caller: &'s Caller,
     raw_user: &str,
     team_id: &str,
 ) -> Result<(String, MutexGuard<'s, ServerState>), ApiError> {
-    let user_id = user_param(session, raw_user)?;
+    let user_id = user_param(&caller.session, raw_user)?;
     require_id(team_id, "team_id")?;
-    require_self(session, &user_id)?;
-    let state = sim.lock();
+    require_self(&caller.session, &user_id)?;
+    let state = caller.lock();
     require_team_member(&state, team_id, &user_id)?;
     Ok((user_id, state))
 }
@@ -34,11 +32,10 @@ fn own_team_state<'s>(
 /// `GET /users/{user_id}/teams/{team_id}/channels`: the channels one is in
 /// for a team, with one's direct and group channels.
 pub(crate) async fn for_user(
-    State(sim): State<Sim>,
-    session: Session,
+    caller: Caller,
     PathParams((raw_user, team_id)): PathParams<(String, String)>,
 ) -> ApiResult {
-    let (user_id, state) = own_team_state(&sim, &session, &raw_user, &team_id)?;
+    let (user_id, state) = own_team_state(&caller, &raw_user, &team_id)?;
     let channels: Vec<&Channel> = state.channels_of(&user_id, &team_id);
     ok(&channels)
 }
@@ -46,11 +43,10 @@ pub(crate) async fn for_user(
 /// `GET /users/{user_id}/teams/{team_id}/channels/members`: one's
 /// memberships of those channels.
 pub(crate) async fn members_for_user(
-    State(sim): State<Sim>,
-    session: Session,
+    caller: Caller,
     PathParams((raw_user, team_id)): PathParams<(String, String)>,
 ) -> ApiResult {
-    let (user_id, state) = own_team_state(&sim, &session, &raw_user, &team_id)?;
+    let (user_id, state) = own_team_state(&caller, &raw_user, &team_id)?;
     let members: Vec<&ChannelMember> = state
         .channels_of(&user_id, &team_id)
         .iter()
@@ -60,25 +56,19 @@ pub(crate) async fn members_for_user(
 }
 
 /// `GET /channels/{channel_id}`.
-pub(crate) async fn get(
-    State(sim): State<Sim>,
-    session: Session,
-    PathParams(channel_id): PathParams<String>,
-) -> ApiResult {
-    let state = sim.lock();
-    ok(readable_channel(&state, &session, &channel_id)?)
+pub(crate) async fn get(caller: Caller, PathParams(channel_id): PathParams<String>) -> ApiResult {
+    let state = caller.lock();
+    ok(readable_channel(&state, &caller.session, &channel_id)?)
 }
 
 /// `GET /channels/{channel_id}/members/{user_id}`: one membership.
 pub(crate) async fn member(
-    State(sim): State<Sim>,
-    session: Session,
+    caller: Caller,
     PathParams((channel_id, raw_user)): PathParams<(String, String)>,
 ) -> ApiResult {
     require_id(&channel_id, "channel_id")?;
-    let user_id = user_param(&session, &raw_user)?;
-    let state = sim.lock();
-    readable_channel(&state, &session, &channel_id)?;
+    let user_id = user_param(&caller.session, &raw_user)?;
+    let state = caller.lock_readable_channel(&channel_id)?;
     let member = state
         .member(&channel_id, &user_id)
         .ok_or_else(|| member_not_found(&channel_id, &user_id))?;
@@ -109,27 +99,25 @@ fn by_name_answer(state: &ServerState, session: &Session, team_id: &str, name: &
 
 /// `GET /teams/{team_id}/channels/name/{name}`.
 pub(crate) async fn by_name(
-    State(sim): State<Sim>,
-    session: Session,
+    caller: Caller,
     PathParams((team_id, name)): PathParams<(String, String)>,
 ) -> ApiResult {
     require_id(&team_id, "team_id")?;
-    let state = sim.lock();
-    by_name_answer(&state, &session, &team_id, &name)
+    let state = caller.lock();
+    by_name_answer(&state, &caller.session, &team_id, &name)
 }
 
 /// `GET /teams/name/{team_name}/channels/name/{name}`.
 pub(crate) async fn by_team_and_channel_name(
-    State(sim): State<Sim>,
-    session: Session,
+    caller: Caller,
     PathParams((team_name, name)): PathParams<(String, String)>,
 ) -> ApiResult {
-    let state = sim.lock();
+    let state = caller.lock();
     let team_id = state
         .team_by_name(&team_name)
         .map(|t| t.id.clone())
         .ok_or_else(|| super::teams::missing_team_name(&team_name))?;
-    by_name_answer(&state, &session, &team_id, &name)
+    by_name_answer(&state, &caller.session, &team_id, &name)
 }
 
 /// Checks every id in a user id list has the right shape and names a user.
@@ -152,19 +140,18 @@ fn existing_users(state: &ServerState, ids: &[String]) -> Result<(), ApiError> {
 
 /// `POST /channels/direct` with `[user_id, user_id]`: the direct channel of
 /// the two (one of them the caller), made when needed; 201 either way.
-pub(crate) async fn create_direct(
-    State(sim): State<Sim>,
-    session: Session,
-    body: Body,
-) -> ApiResult {
+pub(crate) async fn create_direct(caller: Caller, body: Body) -> ApiResult {
     let ids: Vec<String> = body.json("user_ids")?;
     if ids.len() != 2 {
         return Err(ApiError::invalid_body_param("user_ids"));
     }
-    let mut state = sim.lock();
+    let mut state = caller.lock();
     existing_users(&state, &ids)?;
-    if !ids.contains(&session.user_id) {
-        return Err(ApiError::forbidden(&session.user_id, "manage_system"));
+    if !ids.contains(&caller.session.user_id) {
+        return Err(ApiError::forbidden(
+            &caller.session.user_id,
+            "manage_system",
+        ));
     }
     let (id, _) = state.direct_channel(&ids[0], &ids[1], now_millis());
     let channel = state
@@ -175,16 +162,12 @@ pub(crate) async fn create_direct(
 
 /// `POST /channels/group` with user ids (the caller is added when absent):
 /// the group channel of exactly those 3–8 people, made when needed.
-pub(crate) async fn create_group(
-    State(sim): State<Sim>,
-    session: Session,
-    body: Body,
-) -> ApiResult {
+pub(crate) async fn create_group(caller: Caller, body: Body) -> ApiResult {
     let mut ids: Vec<String> = body.json("user_ids")?;
-    let mut state = sim.lock();
+    let mut state = caller.lock();
     existing_users(&state, &ids)?;
-    if !ids.contains(&session.user_id) {
-        ids.push(session.user_id.clone());
+    if !ids.contains(&caller.session.user_id) {
+        ids.push(caller.session.user_id.clone());
     }
     ids.sort();
     ids.dedup();

@@ -4,16 +4,15 @@
 //! status).
 
 use axum::Router;
-use axum::extract::State;
 use axum::http::StatusCode;
 use axum::routing::{get, post, put};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::shared::{
-    ApiResult, Body, PathParams, Query, Session, channel_not_found, json_response,
-    member_not_found, ok, own_user, readable_channel, require_id, require_self, status_ok,
-    user_id_list, user_not_found, user_param,
+    ApiResult, Body, Caller, PathParams, Query, Session, channel_not_found, json_response,
+    member_not_found, ok, own_user, require_id, require_self, status_ok, user_id_list,
+    user_not_found, user_param,
 };
 use crate::error::ApiError;
 use crate::model::{Channel, ChannelMember, Status, is_valid_id, now_millis};
@@ -62,15 +61,14 @@ fn require_team(state: &ServerState, session: &Session, team_id: &str) -> Result
 /// A page of the team's channels that `keep` admits, in shown-name order,
 /// for a user who is in the team.
 fn team_listing(
-    sim: &Sim,
-    session: &Session,
+    caller: &Caller,
     team_id: &str,
     query: &Query,
     keep: impl Fn(&ServerState, &Channel) -> bool,
 ) -> ApiResult {
     require_id(team_id, "team_id")?;
-    let state = sim.lock();
-    require_team(&state, session, team_id)?;
+    let state = caller.lock();
+    require_team(&state, &caller.session, team_id)?;
     let mut list: Vec<Channel> = state
         .channels
         .iter()
@@ -83,12 +81,11 @@ fn team_listing(
 
 /// `GET /teams/{team_id}/channels`: the team's public, unarchived channels.
 async fn team_channels(
-    State(sim): State<Sim>,
-    session: Session,
+    caller: Caller,
     PathParams(team_id): PathParams<String>,
     query: Query,
 ) -> ApiResult {
-    team_listing(&sim, &session, &team_id, &query, |_, c| {
+    team_listing(&caller, &team_id, &query, |_, c| {
         c.kind == "O" && c.delete_at == 0
     })
 }
@@ -96,25 +93,23 @@ async fn team_channels(
 /// `GET /teams/{team_id}/channels/deleted`: the team's archived channels:
 /// public ones, and private ones the user is in.
 async fn archived_channels(
-    State(sim): State<Sim>,
-    session: Session,
+    caller: Caller,
     PathParams(team_id): PathParams<String>,
     query: Query,
 ) -> ApiResult {
-    team_listing(&sim, &session, &team_id, &query, |state, c| {
-        c.delete_at != 0 && (c.kind == "O" || state.is_channel_member(&c.id, &session.user_id))
+    team_listing(&caller, &team_id, &query, |state, c| {
+        c.delete_at != 0
+            && (c.kind == "O" || state.is_channel_member(&c.id, &caller.session.user_id))
     })
 }
 
 /// `GET /channels/{channel_id}/members`: the memberships, paged.
 async fn members(
-    State(sim): State<Sim>,
-    session: Session,
+    caller: Caller,
     PathParams(channel_id): PathParams<String>,
     query: Query,
 ) -> ApiResult {
-    let state = sim.lock();
-    readable_channel(&state, &session, &channel_id)?;
+    let state = caller.lock_readable_channel(&channel_id)?;
     let list: Vec<ChannelMember> = state
         .members
         .iter()
@@ -171,14 +166,13 @@ fn reads_user_ids(version: &str) -> bool {
 /// answering the membership) or several (`user_ids`, answering the list;
 /// from 9.3 on, as the seed's version says); 201.
 async fn add_members(
-    State(sim): State<Sim>,
-    session: Session,
+    caller: Caller,
     PathParams(channel_id): PathParams<String>,
     body: Body,
 ) -> ApiResult {
     require_id(&channel_id, "channel_id")?;
     let mut asked: AddMembers = body.json("user_id")?;
-    if !reads_user_ids(&sim.lock().config.version) {
+    if !reads_user_ids(&caller.lock().config.version) {
         asked.user_ids.clear();
         if asked.user_id.is_empty() {
             return Err(ApiError::invalid_body_param("user_id"));
@@ -197,7 +191,7 @@ async fn add_members(
             "user_ids"
         }));
     }
-    let mut state = sim.lock();
+    let mut state = caller.lock();
     let channel = state
         .channel(&channel_id)
         .cloned()
@@ -209,14 +203,14 @@ async fn add_members(
             "Can not add user to this channel type.",
         ));
     }
-    let only_self = ids.iter().all(|id| *id == session.user_id);
-    if !may_manage(&state, &session, &channel, only_self) {
+    let only_self = ids.iter().all(|id| *id == caller.session.user_id);
+    if !may_manage(&state, &caller.session, &channel, only_self) {
         let permission = if only_self {
             "join_public_channels"
         } else {
             manage_permission(&channel)
         };
-        return Err(ApiError::forbidden(&session.user_id, permission));
+        return Err(ApiError::forbidden(&caller.session.user_id, permission));
     }
     if channel.delete_at != 0 {
         return Err(ApiError::new(
@@ -259,19 +253,18 @@ async fn add_members(
 /// removing someone; never from a direct or group channel, nor from the
 /// team's default channel.
 async fn remove_member(
-    State(sim): State<Sim>,
-    session: Session,
+    caller: Caller,
     PathParams((channel_id, raw_user)): PathParams<(String, String)>,
 ) -> ApiResult {
     require_id(&channel_id, "channel_id")?;
-    let user_id = user_param(&session, &raw_user)?;
-    let mut state = sim.lock();
+    let user_id = user_param(&caller.session, &raw_user)?;
+    let mut state = caller.lock();
     let channel = state
         .channel(&channel_id)
         .cloned()
         .ok_or_else(|| channel_not_found(&channel_id))?;
-    if !state.can_read(&session.user_id, &channel) {
-        return Err(ApiError::forbidden(&session.user_id, "read_channel"));
+    if !state.can_read(&caller.session.user_id, &channel) {
+        return Err(ApiError::forbidden(&caller.session.user_id, "read_channel"));
     }
     if channel.is_direct_or_group() {
         return Err(ApiError::new(
@@ -290,10 +283,10 @@ async fn remove_member(
             ),
         ));
     }
-    let only_self = user_id == session.user_id;
-    if !only_self && !state.is_channel_member(&channel_id, &session.user_id) {
+    let only_self = user_id == caller.session.user_id;
+    if !only_self && !state.is_channel_member(&channel_id, &caller.session.user_id) {
         return Err(ApiError::forbidden(
-            &session.user_id,
+            &caller.session.user_id,
             manage_permission(&channel),
         ));
     }
@@ -337,7 +330,7 @@ fn invalid_channel(id: &'static str, message: &str, detail: String) -> ApiError 
 
 /// `POST /channels`: a new public (`O`) or private (`P`) channel in a team
 /// the user is in, with them as its admin; 201.
-async fn create(State(sim): State<Sim>, session: Session, body: Body) -> ApiResult {
+async fn create(caller: Caller, body: Body) -> ApiResult {
     let asked: NewChannel = body.json("channel")?;
     if asked.kind == "D" || asked.kind == "G" {
         return Err(ApiError::new(
@@ -352,14 +345,14 @@ async fn create(State(sim): State<Sim>, session: Session, body: Body) -> ApiResu
     if !is_valid_id(&asked.team_id) {
         return Err(ApiError::invalid_body_param("channel.team_id"));
     }
-    let mut state = sim.lock();
-    if !state.is_team_member(&asked.team_id, &session.user_id) {
+    let mut state = caller.lock();
+    if !state.is_team_member(&asked.team_id, &caller.session.user_id) {
         let permission = if asked.kind == "O" {
             "create_public_channel"
         } else {
             "create_private_channel"
         };
-        return Err(ApiError::forbidden(&session.user_id, permission));
+        return Err(ApiError::forbidden(&caller.session.user_id, permission));
     }
     let display = asked.display_name.trim();
     if display.is_empty() || display.chars().count() > CHANNEL_NAME_MAX {
@@ -409,7 +402,7 @@ async fn create(State(sim): State<Sim>, session: Session, body: Body) -> ApiResu
         &asked.kind,
         &asked.name,
         display,
-        &session.user_id,
+        &caller.session.user_id,
         now_millis(),
     );
     if let Some(made) = state.channels.iter_mut().find(|c| c.id == id) {
@@ -429,18 +422,13 @@ struct View {
 
 /// `POST /channels/members/{user_id}/view`: marks a channel read for
 /// oneself; answers the times set, per channel (none when not a member).
-async fn view(
-    State(sim): State<Sim>,
-    session: Session,
-    PathParams(raw_user): PathParams<String>,
-    body: Body,
-) -> ApiResult {
-    let user_id = own_user(&session, &raw_user)?;
+async fn view(caller: Caller, PathParams(raw_user): PathParams<String>, body: Body) -> ApiResult {
+    let user_id = own_user(&caller.session, &raw_user)?;
     let asked: View = body.json("channel_id")?;
     if !is_valid_id(&asked.channel_id) {
         return Err(ApiError::invalid_body_param("channel_view.channel_id"));
     }
-    let mut state = sim.lock();
+    let mut state = caller.lock();
     let count = state
         .channel(&asked.channel_id)
         .map(|c| (c.total_msg_count, c.total_msg_count_root));
@@ -473,13 +461,9 @@ fn status_of(state: &ServerState, user_id: &str) -> Status {
 }
 
 /// `GET /users/{user_id}/status`.
-async fn status(
-    State(sim): State<Sim>,
-    session: Session,
-    PathParams(raw_user): PathParams<String>,
-) -> ApiResult {
-    let user_id = user_param(&session, &raw_user)?;
-    let state = sim.lock();
+async fn status(caller: Caller, PathParams(raw_user): PathParams<String>) -> ApiResult {
+    let user_id = user_param(&caller.session, &raw_user)?;
+    let state = caller.lock();
     state
         .user(&user_id)
         .ok_or_else(|| user_not_found(&user_id))?;
@@ -487,9 +471,9 @@ async fn status(
 }
 
 /// `POST /users/status/ids`: the presences of the users among the ids.
-async fn statuses_by_ids(State(sim): State<Sim>, _session: Session, body: Body) -> ApiResult {
+async fn statuses_by_ids(caller: Caller, body: Body) -> ApiResult {
     let ids = user_id_list(&body)?;
-    let state = sim.lock();
+    let state = caller.lock();
     let list: Vec<Status> = ids
         .iter()
         .filter(|id| state.user(id).is_some())
@@ -509,17 +493,16 @@ struct NewStatus {
 
 /// `PUT /users/{user_id}/status`: sets one's own presence by hand.
 async fn set_status(
-    State(sim): State<Sim>,
-    session: Session,
+    caller: Caller,
     PathParams(raw_user): PathParams<String>,
     body: Body,
 ) -> ApiResult {
-    let user_id = user_param(&session, &raw_user)?;
+    let user_id = user_param(&caller.session, &raw_user)?;
     let asked: NewStatus = body.json("status")?;
     if asked.user_id != user_id {
         return Err(ApiError::invalid_body_param("user_id"));
     }
-    require_self(&session, &user_id)?;
+    require_self(&caller.session, &user_id)?;
     if !STATUSES.contains(&asked.status.as_str()) {
         return Err(ApiError::invalid_body_param("status"));
     }
@@ -534,7 +517,7 @@ async fn set_status(
         manual: true,
         last_activity_at: now_millis(),
     };
-    let mut state = sim.lock();
+    let mut state = caller.lock();
     state.statuses.insert(user_id, status.clone());
     ok(&status)
 }
@@ -551,8 +534,8 @@ struct CustomStatus {
 
 /// Keeps a custom status (as JSON text) in the user's
 /// `props.customStatus`, or with `None` takes it away.
-fn set_custom_status_prop(sim: &Sim, user_id: &str, text: Option<String>) -> ApiResult {
-    let mut state = sim.lock();
+fn set_custom_status_prop(caller: &Caller, user_id: &str, text: Option<String>) -> ApiResult {
+    let mut state = caller.lock();
     let user = state
         .users
         .iter_mut()
@@ -571,12 +554,11 @@ fn set_custom_status_prop(sim: &Sim, user_id: &str, text: Option<String>) -> Api
 /// `PUT /users/{user_id}/status/custom`: sets one's custom status (kept
 /// in the user's `props.customStatus` as a JSON string, as the server does).
 async fn set_custom_status(
-    State(sim): State<Sim>,
-    session: Session,
+    caller: Caller,
     PathParams(raw_user): PathParams<String>,
     body: Body,
 ) -> ApiResult {
-    let user_id = own_user(&session, &raw_user)?;
+    let user_id = own_user(&caller.session, &raw_user)?;
     let asked: CustomStatus = body.json("custom_status")?;
     if asked.text.trim().is_empty() && asked.emoji.trim().is_empty() {
         return Err(ApiError::new(
@@ -602,17 +584,16 @@ async fn set_custom_status(
         return Err(ApiError::invalid_body_param("custom_status"));
     }
     let text = serde_json::to_string(&asked).map_err(|e| ApiError::internal(&e.to_string()))?;
-    set_custom_status_prop(&sim, &user_id, Some(text))
+    set_custom_status_prop(&caller, &user_id, Some(text))
 }
 
 /// `DELETE /users/{user_id}/status/custom`: clears one's custom status.
 async fn clear_custom_status(
-    State(sim): State<Sim>,
-    session: Session,
+    caller: Caller,
     PathParams(raw_user): PathParams<String>,
 ) -> ApiResult {
-    let user_id = own_user(&session, &raw_user)?;
-    set_custom_status_prop(&sim, &user_id, None)
+    let user_id = own_user(&caller.session, &raw_user)?;
+    set_custom_status_prop(&caller, &user_id, None)
 }
 
 #[cfg(test)]

@@ -1,7 +1,6 @@
 //! Files: multipart upload with the server's field rules, file infos, and
 //! downloads with the server's headers.
 
-use axum::extract::State;
 use axum::extract::multipart::{Field, Multipart, MultipartError, MultipartRejection};
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::IntoResponse;
@@ -10,11 +9,11 @@ use serde_json::json;
 use std::fmt::Write as _;
 
 use super::shared::{
-    ApiResult, PathParams, Query, Session, json_response, ok, require_channel_member, require_id,
+    ApiResult, Caller, PathParams, Query, Session, json_response, ok, require_channel_member,
+    require_id,
 };
 use crate::error::ApiError;
 use crate::model::now_millis;
-use crate::sim::Sim;
 use crate::state::{State as ServerState, StoredFile};
 
 /// `FORM_VALUE_MAX_BYTES` is the most the server reads of a text field in an
@@ -111,15 +110,14 @@ async fn drain(multipart: &mut Multipart) {
 /// caller must be a member of the channel. Nothing is stored unless the
 /// whole request is accepted.
 pub(crate) async fn upload(
-    State(sim): State<Sim>,
-    session: Session,
+    caller: Caller,
     query: Query,
     multipart: Result<Multipart, MultipartRejection>,
 ) -> ApiResult {
     let mut multipart = multipart.map_err(|rejection| read_error(rejection.body_text()))?;
-    let limit = sim.lock().config.max_file_size;
+    let limit = caller.lock().config.max_file_size;
     match read_upload(&mut multipart, &query, limit).await {
-        Ok(upload) => store_upload(&sim, &session, upload),
+        Ok(upload) => store_upload(&caller, upload),
         Err(err) => {
             drain(&mut multipart).await;
             Err(err)
@@ -236,15 +234,15 @@ async fn read_upload(
 }
 
 /// Checks the channel and stores an accepted upload.
-fn store_upload(sim: &Sim, session: &Session, upload: Upload) -> ApiResult {
+fn store_upload(caller: &Caller, upload: Upload) -> ApiResult {
     require_id(&upload.channel_id, "channel_id")?;
-    let mut state = sim.lock();
-    require_channel_member(&state, session, &upload.channel_id, "upload_file")?;
+    let mut state = caller.lock();
+    require_channel_member(&state, &caller.session, &upload.channel_id, "upload_file")?;
     let at = now_millis();
     let mut infos = Vec::new();
     for part in upload.files {
         let id = state.add_file(
-            &session.user_id,
+            &caller.session.user_id,
             &upload.channel_id,
             &part.name,
             part.bytes,
@@ -299,13 +297,9 @@ fn readable_file<'s>(
 }
 
 /// `GET /files/{file_id}/info`.
-pub(crate) async fn info(
-    State(sim): State<Sim>,
-    session: Session,
-    PathParams(file_id): PathParams<String>,
-) -> ApiResult {
-    let state = sim.lock();
-    ok(&readable_file(&state, &session, &file_id)?.info)
+pub(crate) async fn info(caller: Caller, PathParams(file_id): PathParams<String>) -> ApiResult {
+    let state = caller.lock();
+    ok(&readable_file(&state, &caller.session, &file_id)?.info)
 }
 
 /// Types the server never serves as themselves (a browser would run
@@ -368,14 +362,13 @@ pub(crate) fn content_disposition(kind: &str, name: &str) -> String {
 
 /// `GET /files/{file_id}`: the bytes, with the server's headers.
 pub(crate) async fn download(
-    State(sim): State<Sim>,
-    session: Session,
+    caller: Caller,
     PathParams(file_id): PathParams<String>,
     query: Query,
 ) -> ApiResult {
     let (bytes, name, mime) = {
-        let state = sim.lock();
-        let file = readable_file(&state, &session, &file_id)?;
+        let state = caller.lock();
+        let file = readable_file(&state, &caller.session, &file_id)?;
         (
             file.bytes.clone(),
             file.info.name.clone(),

@@ -13,10 +13,9 @@ use axum::http::{HeaderValue, StatusCode};
 use axum::routing::{delete, get, post, put};
 use serde::Deserialize;
 
-use super::posts::readable_post;
 use super::shared::{
-    ApiResult, Body, PathParams, Session, json_response, ok, own_team_member, own_user,
-    readable_channel, require_channel_member, require_id, status_ok,
+    ApiResult, Body, Caller, PathParams, Session, json_response, ok, own_team_member, own_user,
+    readable_channel, readable_post, require_channel_member, require_id, status_ok,
 };
 use crate::error::ApiError;
 use crate::model::{Ids, now_millis};
@@ -151,18 +150,13 @@ struct TypingBody {
 }
 
 /// `POST /users/{user_id}/typing`: tells the channel the person is typing.
-async fn typing(
-    State(sim): State<Sim>,
-    session: Session,
-    PathParams(raw): PathParams<String>,
-    body: Body,
-) -> ApiResult {
-    let user_id = own_user(&session, &raw)?;
+async fn typing(caller: Caller, PathParams(raw): PathParams<String>, body: Body) -> ApiResult {
+    let user_id = own_user(&caller.session, &raw)?;
     let asked: TypingBody = body.json("channel_id")?;
-    let mut state = sim.lock();
-    postable_channel(&state, &session, &asked.channel_id)?;
+    let mut state = caller.lock();
+    postable_channel(&state, &caller.session, &asked.channel_id)?;
     if !asked.parent_id.is_empty() {
-        readable_post(&state, &session, &asked.parent_id)?;
+        readable_post(&state, &caller.session, &asked.parent_id)?;
     }
     state.own.typing.push(Typing {
         user_id,
@@ -195,12 +189,11 @@ fn thread_target(
 
 /// `PUT /users/{user_id}/teams/{team_id}/threads/{thread_id}/following`.
 async fn follow(
-    State(sim): State<Sim>,
-    session: Session,
+    caller: Caller,
     PathParams((raw, team_id, thread_id)): PathParams<(String, String, String)>,
 ) -> ApiResult {
-    let mut state = sim.lock();
-    let target = thread_target(&state, &session, &raw, &team_id, &thread_id)?;
+    let mut state = caller.lock();
+    let target = thread_target(&state, &caller.session, &raw, &team_id, &thread_id)?;
     let known = state
         .own
         .following
@@ -214,12 +207,11 @@ async fn follow(
 
 /// `DELETE /users/{user_id}/teams/{team_id}/threads/{thread_id}/following`.
 async fn unfollow(
-    State(sim): State<Sim>,
-    session: Session,
+    caller: Caller,
     PathParams((raw, team_id, thread_id)): PathParams<(String, String, String)>,
 ) -> ApiResult {
-    let mut state = sim.lock();
-    let target = thread_target(&state, &session, &raw, &team_id, &thread_id)?;
+    let mut state = caller.lock();
+    let target = thread_target(&state, &caller.session, &raw, &team_id, &thread_id)?;
     state
         .own
         .following
@@ -236,18 +228,16 @@ struct ReminderBody {
 /// `POST /users/{user_id}/posts/{post_id}/reminder`: `target_time` is in
 /// seconds since the epoch and must be in the future.
 async fn reminder(
-    State(sim): State<Sim>,
-    session: Session,
+    caller: Caller,
     PathParams((raw, post_id)): PathParams<(String, String)>,
     body: Body,
 ) -> ApiResult {
-    if !sim.lock().config.post_reminders {
+    if !caller.lock().config.post_reminders {
         return Err(ApiError::no_route());
     }
-    let user_id = own_user(&session, &raw)?;
+    let user_id = own_user(&caller.session, &raw)?;
     let asked: ReminderBody = body.json("target_time")?;
-    let mut state = sim.lock();
-    readable_post(&state, &session, &post_id)?;
+    let mut state = caller.lock_readable_post(&post_id)?;
     if asked.target_time <= now_millis() / 1000 {
         return Err(ApiError::new(
             StatusCode::BAD_REQUEST,
@@ -270,13 +260,9 @@ async fn reminder(
 // ----- preferences -----
 
 /// `GET /users/{user_id}/preferences`: every preference of the person.
-async fn preferences(
-    State(sim): State<Sim>,
-    session: Session,
-    PathParams(raw): PathParams<String>,
-) -> ApiResult {
-    let user_id = own_user(&session, &raw)?;
-    let state = sim.lock();
+async fn preferences(caller: Caller, PathParams(raw): PathParams<String>) -> ApiResult {
+    let user_id = own_user(&caller.session, &raw)?;
+    let state = caller.lock();
     let mine: Vec<&Preference> = state
         .own
         .preferences
@@ -286,14 +272,20 @@ async fn preferences(
     ok(&mine)
 }
 
-/// Reads and checks a list of preferences: 1 to 100, each the session's.
-fn preference_list(body: &Body, user_id: &str) -> Result<Vec<Preference>, ApiError> {
+/// Reads and checks a list of preferences for the `{user_id}` of the path,
+/// which must be one's own: 1 to 100, each the session's.
+fn preference_list(
+    session: &Session,
+    raw_user: &str,
+    body: &Body,
+) -> Result<Vec<Preference>, ApiError> {
+    let user_id = own_user(session, raw_user)?;
     let list: Vec<Preference> = body.json("preferences")?;
     if list.is_empty() || list.len() > MAX_PREFERENCES {
         return Err(ApiError::invalid_body_param("preferences"));
     }
     if list.iter().any(|p| p.user_id != user_id) {
-        return Err(ApiError::forbidden(user_id, "edit_other_users"));
+        return Err(ApiError::forbidden(&user_id, "edit_other_users"));
     }
     if list
         .iter()
@@ -311,17 +303,15 @@ fn preference_list(body: &Body, user_id: &str) -> Result<Vec<Preference>, ApiErr
 /// `PUT /users/{user_id}/preferences`: sets each (category, name); saving a
 /// post (`flagged_post`) needs read access to it.
 async fn save_preferences(
-    State(sim): State<Sim>,
-    session: Session,
+    caller: Caller,
     PathParams(raw): PathParams<String>,
     body: Body,
 ) -> ApiResult {
-    let user_id = own_user(&session, &raw)?;
-    let list = preference_list(&body, &user_id)?;
-    let mut state = sim.lock();
+    let list = preference_list(&caller.session, &raw, &body)?;
+    let mut state = caller.lock();
     for preference in &list {
         if preference.category == FLAGGED_POST {
-            readable_post(&state, &session, &preference.name)?;
+            readable_post(&state, &caller.session, &preference.name)?;
         }
     }
     for preference in list {
@@ -340,14 +330,12 @@ async fn save_preferences(
 
 /// `POST /users/{user_id}/preferences/delete`.
 async fn delete_preferences(
-    State(sim): State<Sim>,
-    session: Session,
+    caller: Caller,
     PathParams(raw): PathParams<String>,
     body: Body,
 ) -> ApiResult {
-    let user_id = own_user(&session, &raw)?;
-    let list = preference_list(&body, &user_id)?;
-    let mut state = sim.lock();
+    let list = preference_list(&caller.session, &raw, &body)?;
+    let mut state = caller.lock();
     state.own.preferences.retain(|p| {
         !list
             .iter()
@@ -362,12 +350,11 @@ async fn delete_preferences(
 /// the team's channels and in their direct and group channels, newest
 /// first.
 async fn drafts(
-    State(sim): State<Sim>,
-    session: Session,
+    caller: Caller,
     PathParams((raw, team_id)): PathParams<(String, String)>,
 ) -> ApiResult {
-    let state = sim.lock();
-    let user_id = own_team_member(&state, &session, &raw, &team_id)?;
+    let state = caller.lock();
+    let user_id = own_team_member(&state, &caller.session, &raw, &team_id)?;
     let mut list: Vec<&Draft> = state
         .own
         .drafts
@@ -385,15 +372,15 @@ async fn drafts(
 
 /// `POST /drafts`: creates or replaces the draft for (user, channel,
 /// root); answers it with 201, as the server does.
-async fn upsert_draft(State(sim): State<Sim>, session: Session, body: Body) -> ApiResult {
+async fn upsert_draft(caller: Caller, body: Body) -> ApiResult {
     let mut draft: Draft = body.json("draft")?;
-    if draft.user_id != session.user_id {
-        return Err(ApiError::forbidden(&session.user_id, "create_post"));
+    if draft.user_id != caller.session.user_id {
+        return Err(ApiError::forbidden(&caller.session.user_id, "create_post"));
     }
-    let mut state = sim.lock();
-    postable_channel(&state, &session, &draft.channel_id)?;
+    let mut state = caller.lock();
+    postable_channel(&state, &caller.session, &draft.channel_id)?;
     if !draft.root_id.is_empty() {
-        let root = readable_post(&state, &session, &draft.root_id)?;
+        let root = readable_post(&state, &caller.session, &draft.root_id)?;
         if root.channel_id != draft.channel_id {
             return Err(ApiError::invalid_body_param("root_id"));
         }
@@ -428,19 +415,13 @@ async fn upsert_draft(State(sim): State<Sim>, session: Session, body: Body) -> A
 }
 
 /// Deletes the draft of (session, channel, root).
-fn delete_draft(
-    sim: &Sim,
-    session: &Session,
-    raw: &str,
-    channel_id: &str,
-    root_id: &str,
-) -> ApiResult {
-    let user_id = own_user(session, raw)?;
+fn delete_draft(caller: &Caller, raw: &str, channel_id: &str, root_id: &str) -> ApiResult {
+    let user_id = own_user(&caller.session, raw)?;
     require_id(channel_id, "channel_id")?;
     if !root_id.is_empty() {
         require_id(root_id, "root_id")?;
     }
-    let mut state = sim.lock();
+    let mut state = caller.lock();
     state
         .own
         .drafts
@@ -450,18 +431,16 @@ fn delete_draft(
 
 /// `DELETE /users/{user_id}/channels/{channel_id}/drafts`.
 async fn delete_channel_draft(
-    State(sim): State<Sim>,
-    session: Session,
+    caller: Caller,
     PathParams((raw, channel_id)): PathParams<(String, String)>,
 ) -> ApiResult {
-    delete_draft(&sim, &session, &raw, &channel_id, "")
+    delete_draft(&caller, &raw, &channel_id, "")
 }
 
 /// `DELETE /users/{user_id}/channels/{channel_id}/drafts/{root_id}`.
 async fn delete_thread_draft(
-    State(sim): State<Sim>,
-    session: Session,
+    caller: Caller,
     PathParams((raw, channel_id, root_id)): PathParams<(String, String, String)>,
 ) -> ApiResult {
-    delete_draft(&sim, &session, &raw, &channel_id, &root_id)
+    delete_draft(&caller, &raw, &channel_id, &root_id)
 }

@@ -3,16 +3,15 @@
 //! channel's stats, and the list of accounts (for closest-name hints).
 
 use axum::Router;
-use axum::extract::State;
 use axum::http::StatusCode;
 use axum::routing::{delete, get, post, put};
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
 
-use super::posts::{post_list, readable_post};
+use super::posts::post_list;
 use super::shared::{
-    ApiResult, Body, PathParams, Query, Session, ok, own_team_member, own_user, page_size,
-    readable_channel, require_channel_member, require_id, status_ok, user_param,
+    ApiResult, Body, Caller, PathParams, Query, Session, ok, own_team_member, own_user, page_size,
+    readable_post, require_channel_member, require_id, status_ok, user_param,
 };
 use crate::error::ApiError;
 use crate::model::{Reaction, StoredPost, now_millis};
@@ -69,8 +68,8 @@ fn require_author_or_admin(
 
 /// `GET /users`: accounts by username, paged, optionally only those in a
 /// channel or team, or only active ones (`active=true`).
-pub(crate) async fn users(State(sim): State<Sim>, _session: Session, query: Query) -> ApiResult {
-    let state = sim.lock();
+pub(crate) async fn users(caller: Caller, query: Query) -> ApiResult {
+    let state = caller.lock();
     let mut list: Vec<&crate::model::User> = state
         .users
         .iter()
@@ -97,13 +96,11 @@ pub(crate) async fn users(State(sim): State<Sim>, _session: Session, query: Quer
 /// `GET /channels/{channel_id}/stats`: how many active members a channel
 /// has, its pinned posts and (unless excluded) its files.
 pub(crate) async fn stats(
-    State(sim): State<Sim>,
-    session: Session,
+    caller: Caller,
     PathParams(channel_id): PathParams<String>,
     query: Query,
 ) -> ApiResult {
-    let state = sim.lock();
-    readable_channel(&state, &session, &channel_id)?;
+    let state = caller.lock_readable_channel(&channel_id)?;
     let pinned = state
         .channel_posts(&channel_id)
         .iter()
@@ -131,12 +128,10 @@ pub(crate) async fn stats(
 /// `GET /channels/{channel_id}/pinned`: the channel's pinned posts, newest
 /// first, as a post list.
 pub(crate) async fn pinned(
-    State(sim): State<Sim>,
-    session: Session,
+    caller: Caller,
     PathParams(channel_id): PathParams<String>,
 ) -> ApiResult {
-    let state = sim.lock();
-    readable_channel(&state, &session, &channel_id)?;
+    let state = caller.lock_readable_channel(&channel_id)?;
     let order: Vec<&StoredPost> = state
         .channel_posts(&channel_id)
         .into_iter()
@@ -146,10 +141,12 @@ pub(crate) async fn pinned(
 }
 
 /// Sets or clears a post's pin.
-fn set_pinned(sim: &Sim, session: &Session, post_id: &str, pinned: bool) -> ApiResult {
-    let mut state = sim.lock();
-    let channel_id = readable_post(&state, session, post_id)?.channel_id.clone();
-    require_channel_member(&state, session, &channel_id, "read_channel_content")?;
+fn set_pinned(caller: &Caller, post_id: &str, pinned: bool) -> ApiResult {
+    let mut state = caller.lock();
+    let channel_id = readable_post(&state, &caller.session, post_id)?
+        .channel_id
+        .clone();
+    require_channel_member(&state, &caller.session, &channel_id, "read_channel_content")?;
     let at = now_millis();
     if let Some(post) = state.post_mut(post_id) {
         post.is_pinned = pinned;
@@ -160,21 +157,13 @@ fn set_pinned(sim: &Sim, session: &Session, post_id: &str, pinned: bool) -> ApiR
 }
 
 /// `POST /posts/{post_id}/pin`.
-pub(crate) async fn pin(
-    State(sim): State<Sim>,
-    session: Session,
-    PathParams(post_id): PathParams<String>,
-) -> ApiResult {
-    set_pinned(&sim, &session, &post_id, true)
+pub(crate) async fn pin(caller: Caller, PathParams(post_id): PathParams<String>) -> ApiResult {
+    set_pinned(&caller, &post_id, true)
 }
 
 /// `POST /posts/{post_id}/unpin`.
-pub(crate) async fn unpin(
-    State(sim): State<Sim>,
-    session: Session,
-    PathParams(post_id): PathParams<String>,
-) -> ApiResult {
-    set_pinned(&sim, &session, &post_id, false)
+pub(crate) async fn unpin(caller: Caller, PathParams(post_id): PathParams<String>) -> ApiResult {
+    set_pinned(&caller, &post_id, false)
 }
 
 /// The body of `PUT /posts/{post_id}/patch` (`model.PostPatch`): only the
@@ -190,14 +179,13 @@ struct PostPatch {
 /// `PUT /posts/{post_id}/patch`: changes one's own post (others' need
 /// `edit_others_posts`); a new message sets `edit_at`.
 pub(crate) async fn patch(
-    State(sim): State<Sim>,
-    session: Session,
+    caller: Caller,
     PathParams(post_id): PathParams<String>,
     body: Body,
 ) -> ApiResult {
     let change: PostPatch = body.json("post")?;
-    let mut state = sim.lock();
-    require_author_or_admin(&state, &session, &post_id, "edit_others_posts")?;
+    let mut state = caller.lock();
+    require_author_or_admin(&state, &caller.session, &post_id, "edit_others_posts")?;
     if let Some(message) = &change.message
         && message.chars().count() as u64 > state.config.max_post_size
     {
@@ -231,12 +219,11 @@ pub(crate) async fn patch(
 /// `DELETE /posts/{post_id}`: deletes one's own post (others' need
 /// `delete_others_posts`), and a thread's replies with its root.
 pub(crate) async fn delete_post(
-    State(sim): State<Sim>,
-    session: Session,
+    caller: Caller,
     PathParams(post_id): PathParams<String>,
 ) -> ApiResult {
-    let mut state = sim.lock();
-    require_author_or_admin(&state, &session, &post_id, "delete_others_posts")?;
+    let mut state = caller.lock();
+    require_author_or_admin(&state, &caller.session, &post_id, "delete_others_posts")?;
     state.delete_post(&post_id, now_millis());
     drop(state);
     status_ok()
@@ -244,12 +231,10 @@ pub(crate) async fn delete_post(
 
 /// `GET /posts/{post_id}/reactions`: every reaction on a post, oldest first.
 pub(crate) async fn reactions(
-    State(sim): State<Sim>,
-    session: Session,
+    caller: Caller,
     PathParams(post_id): PathParams<String>,
 ) -> ApiResult {
-    let state = sim.lock();
-    readable_post(&state, &session, &post_id)?;
+    let state = caller.lock_readable_post(&post_id)?;
     ok(&state.reactions_of(&post_id))
 }
 
@@ -280,24 +265,23 @@ struct NewReaction {
 
 /// `POST /reactions`: adds the session's own reaction to a post in a
 /// channel it belongs to; the same reaction again answers the one there.
-pub(crate) async fn add_reaction(
-    State(sim): State<Sim>,
-    session: Session,
-    body: Body,
-) -> ApiResult {
+pub(crate) async fn add_reaction(caller: Caller, body: Body) -> ApiResult {
     let wanted: NewReaction = body.json("reaction")?;
     require_id(&wanted.post_id, "post_id")?;
-    if wanted.user_id != session.user_id {
-        return Err(ApiError::forbidden(&session.user_id, "edit_other_users"));
+    if wanted.user_id != caller.session.user_id {
+        return Err(ApiError::forbidden(
+            &caller.session.user_id,
+            "edit_other_users",
+        ));
     }
     if !valid_emoji_name(&wanted.emoji_name) {
         return Err(invalid_emoji());
     }
-    let mut state = sim.lock();
-    let channel_id = readable_post(&state, &session, &wanted.post_id)?
+    let mut state = caller.lock();
+    let channel_id = readable_post(&state, &caller.session, &wanted.post_id)?
         .channel_id
         .clone();
-    require_channel_member(&state, &session, &channel_id, "add_reaction")?;
+    require_channel_member(&state, &caller.session, &channel_id, "add_reaction")?;
     if let Some(found) = state.reactions.iter().find(|r| {
         r.delete_at == 0
             && r.post_id == wanted.post_id
@@ -325,23 +309,21 @@ pub(crate) async fn add_reaction(
 /// `DELETE /users/{user_id}/posts/{post_id}/reactions/{emoji_name}`:
 /// removes one's own reaction; removing one that is not there is no error.
 pub(crate) async fn remove_reaction(
-    State(sim): State<Sim>,
-    session: Session,
+    caller: Caller,
     PathParams((raw_user, post_id, emoji_name)): PathParams<(String, String, String)>,
 ) -> ApiResult {
-    let user_id = user_param(&session, &raw_user)?;
+    let user_id = user_param(&caller.session, &raw_user)?;
     require_id(&post_id, "post_id")?;
     if !valid_emoji_name(&emoji_name) {
         return Err(invalid_emoji());
     }
-    if user_id != session.user_id {
+    if user_id != caller.session.user_id {
         return Err(ApiError::forbidden(
-            &session.user_id,
+            &caller.session.user_id,
             "remove_others_reactions",
         ));
     }
-    let mut state = sim.lock();
-    readable_post(&state, &session, &post_id)?;
+    let mut state = caller.lock_readable_post(&post_id)?;
     state
         .reactions
         .retain(|r| !(r.post_id == post_id && r.user_id == user_id && r.emoji_name == emoji_name));
@@ -352,13 +334,12 @@ pub(crate) async fn remove_reaction(
 /// `GET /users/{user_id}/posts/flagged`: the posts a person saved, newest
 /// first, optionally within a channel or team, paged.
 pub(crate) async fn flagged(
-    State(sim): State<Sim>,
-    session: Session,
+    caller: Caller,
     PathParams(raw_user): PathParams<String>,
     query: Query,
 ) -> ApiResult {
-    let user_id = own_user(&session, &raw_user)?;
-    let state = sim.lock();
+    let user_id = own_user(&caller.session, &raw_user)?;
+    let state = caller.lock();
     let mut saved: Vec<&StoredPost> = state
         .posts
         .iter()
@@ -387,13 +368,12 @@ pub(crate) async fn flagged(
 /// direct and group channels, most recent reply first; `before`/`after` a
 /// thread id, `per_page`, `unread` (only threads with replies by others).
 pub(crate) async fn threads(
-    State(sim): State<Sim>,
-    session: Session,
+    caller: Caller,
     PathParams((raw_user, team_id)): PathParams<(String, String)>,
     query: Query,
 ) -> ApiResult {
-    let state = sim.lock();
-    let user_id = own_team_member(&state, &session, &raw_user, &team_id)?;
+    let state = caller.lock();
+    let user_id = own_team_member(&state, &caller.session, &raw_user, &team_id)?;
     let mut all: Vec<(Value, i64, String, usize)> = Vec::new();
     for root in state.posts.iter().filter(|p| {
         p.delete_at == 0

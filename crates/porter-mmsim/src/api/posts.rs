@@ -10,8 +10,8 @@ use serde::Deserialize;
 use serde_json::{Map, Value, json};
 
 use super::shared::{
-    ApiResult, Body, PathParams, Query, Session, json_response, ok, readable_channel,
-    require_channel_member, require_id,
+    ApiResult, Body, Caller, PathParams, Query, Session, json_response, ok, post_not_found,
+    readable_post, require_channel_member, require_id,
 };
 use crate::error::ApiError;
 use crate::model::{StoredPost, escape_markup, is_valid_id};
@@ -73,8 +73,7 @@ fn thread_context<'s>(state: &'s ServerState, page: &[&StoredPost]) -> Vec<&'s S
 /// with `next_post_id`/`prev_post_id` computed as the server does
 /// (`AddCursorIdsForPostList`).
 pub(crate) async fn for_channel(
-    State(sim): State<Sim>,
-    session: Session,
+    caller: Caller,
     PathParams(channel_id): PathParams<String>,
     query: Query,
 ) -> ApiResult {
@@ -97,8 +96,7 @@ pub(crate) async fn for_channel(
     let per_page = query.per_page();
     let collapsed = query.flag("collapsedThreads");
 
-    let state = sim.lock();
-    readable_channel(&state, &session, &channel_id)?;
+    let state = caller.lock_readable_channel(&channel_id)?;
     let all: Vec<&StoredPost> = state
         .channel_posts(&channel_id)
         .into_iter()
@@ -190,36 +188,10 @@ pub(crate) async fn for_channel(
     ))
 }
 
-/// The server's 404 for a post id that names no post.
-fn post_not_found(post_id: &str) -> ApiError {
-    ApiError::not_found(
-        "app.post.get.app_error",
-        "Unable to get the post.",
-        format!("post_id={post_id}"),
-    )
-}
-
-/// Finds a post the session may read: 400 for a malformed id, 404 when
-/// it does not exist, 403 when its channel is closed to the user.
-pub(crate) fn readable_post<'s>(
-    state: &'s ServerState,
-    session: &Session,
-    post_id: &str,
-) -> Result<&'s StoredPost, ApiError> {
-    require_id(post_id, "post_id")?;
-    let post = state.post(post_id).ok_or_else(|| post_not_found(post_id))?;
-    readable_channel(state, session, &post.channel_id)?;
-    Ok(post)
-}
-
 /// `GET /posts/{post_id}`.
-pub(crate) async fn get(
-    State(sim): State<Sim>,
-    session: Session,
-    PathParams(post_id): PathParams<String>,
-) -> ApiResult {
-    let state = sim.lock();
-    let post = readable_post(&state, &session, &post_id)?;
+pub(crate) async fn get(caller: Caller, PathParams(post_id): PathParams<String>) -> ApiResult {
+    let state = caller.lock();
+    let post = readable_post(&state, &caller.session, &post_id)?;
     ok(&state.post_json(post))
 }
 
@@ -227,8 +199,7 @@ pub(crate) async fn get(
 /// newest first. With `perPage` (Client4 always sends 60) the replies are
 /// paged from the oldest and `has_next` says whether more follow.
 pub(crate) async fn thread(
-    State(sim): State<Sim>,
-    session: Session,
+    caller: Caller,
     PathParams(post_id): PathParams<String>,
     query: Query,
 ) -> ApiResult {
@@ -239,8 +210,8 @@ pub(crate) async fn thread(
             _ => return Err(ApiError::invalid_body_param("perPage")),
         },
     };
-    let state = sim.lock();
-    let post = readable_post(&state, &session, &post_id)?;
+    let state = caller.lock();
+    let post = readable_post(&state, &caller.session, &post_id)?;
     let root = if post.root_id.is_empty() {
         post.id.clone()
     } else {
@@ -259,12 +230,11 @@ pub(crate) async fn thread(
 
 /// `GET /posts/{post_id}/files/info`: the file infos of a post's files.
 pub(crate) async fn file_infos(
-    State(sim): State<Sim>,
-    session: Session,
+    caller: Caller,
     PathParams(post_id): PathParams<String>,
 ) -> ApiResult {
-    let state = sim.lock();
-    let post = readable_post(&state, &session, &post_id)?;
+    let state = caller.lock();
+    let post = readable_post(&state, &caller.session, &post_id)?;
     let infos: Vec<&crate::model::FileInfo> = post
         .file_ids
         .iter()
@@ -289,15 +259,15 @@ struct NewPost {
 /// `POST /posts`: a new post or reply by the caller, who must be in the
 /// channel. Files must have been uploaded by the caller to this channel
 /// and not be attached yet; others are left out, as the server does.
-pub(crate) async fn create(State(sim): State<Sim>, session: Session, body: Body) -> ApiResult {
+pub(crate) async fn create(caller: Caller, body: Body) -> ApiResult {
     let new: NewPost = body.json("post")?;
     let props = match new.props {
         None | Some(Value::Null) => json!({}),
         Some(object @ Value::Object(_)) => object,
         Some(_) => return Err(ApiError::invalid_body_param("post")),
     };
-    let mut state = sim.lock();
-    require_channel_member(&state, &session, &new.channel_id, "create_post")?;
+    let mut state = caller.lock();
+    require_channel_member(&state, &caller.session, &new.channel_id, "create_post")?;
     if !new.root_id.is_empty() {
         let valid_root = state
             .post(&new.root_id)
@@ -342,7 +312,7 @@ pub(crate) async fn create(State(sim): State<Sim>, session: Session, body: Body)
     let mut attachable: Vec<String> = Vec::new();
     for id in &new.file_ids {
         let usable = state.file(id).is_some_and(|f| {
-            f.info.user_id == session.user_id
+            f.info.user_id == caller.session.user_id
                 && f.info.channel_id == new.channel_id
                 && f.info.post_id.is_empty()
         });
@@ -354,7 +324,7 @@ pub(crate) async fn create(State(sim): State<Sim>, session: Session, body: Body)
     }
     let at = state.next_post_time(&new.channel_id);
     let id = state.add_post(
-        &session.user_id,
+        &caller.session.user_id,
         &new.channel_id,
         &new.root_id,
         new.message,

@@ -3,17 +3,15 @@
 //! `from:`, `in:`, `before:`, `after:`, `on:` (and `ext:` for files), with
 //! all words required unless `is_or_search`.
 
-use axum::extract::State;
 use serde::Deserialize;
 use serde_json::{Map, Value, json};
 
 use super::shared::{
-    ApiResult, Body, PER_PAGE_DEFAULT, PathParams, Session, ok, page_range, page_size, require_id,
-    require_team_member,
+    ApiResult, Body, Caller, PER_PAGE_DEFAULT, PathParams, Session, ok, page_range, page_size,
+    require_id, require_team_member,
 };
 use crate::error::ApiError;
 use crate::model::{Channel, parse_date, start_of_day_ms};
-use crate::sim::Sim;
 use crate::state::State as ServerState;
 
 /// The body of a search (`model.SearchParameter`).
@@ -282,9 +280,11 @@ struct Search<'s> {
 fn prepare<'s>(
     state: &'s ServerState,
     session: &Session,
-    team_id: Option<&str>,
+    team: Team,
     body: &Body,
 ) -> Result<Search<'s>, ApiError> {
+    let team_id = team.map(|PathParams(id)| id);
+    let team_id = team_id.as_deref();
     if let Some(team_id) = team_id {
         require_id(team_id, "team_id")?;
         require_team_member(state, team_id, &session.user_id)?;
@@ -332,14 +332,8 @@ impl Search<'_> {
     }
 }
 
-/// Searches posts for the session's user.
-fn search_posts(
-    state: &ServerState,
-    session: &Session,
-    team_id: Option<&str>,
-    body: &Body,
-) -> ApiResult {
-    let search = prepare(state, session, team_id, body)?;
+/// The page of posts a prepared search finds.
+fn search_posts(state: &ServerState, search: &Search<'_>) -> ApiResult {
     let mut hits: Vec<(&crate::model::StoredPost, Vec<String>)> = Vec::new();
     for channel in &search.channels {
         for post in state.channel_posts(&channel.id) {
@@ -372,14 +366,9 @@ fn search_posts(
     }))
 }
 
-/// Searches the names of files attached to posts the user can see.
-fn search_files(
-    state: &ServerState,
-    session: &Session,
-    team_id: Option<&str>,
-    body: &Body,
-) -> ApiResult {
-    let search = prepare(state, session, team_id, body)?;
+/// The page of files a prepared search finds by name, among those attached
+/// to posts the user can see.
+fn search_files(state: &ServerState, search: &Search<'_>) -> ApiResult {
     let terms = &search.terms;
     let mut hits: Vec<&crate::state::StoredFile> = state
         .files
@@ -419,25 +408,17 @@ fn search_files(
 type Team = Option<PathParams<String>>;
 
 /// `POST /teams/{team_id}/posts/search` and `POST /posts/search`.
-pub(crate) async fn posts(
-    State(sim): State<Sim>,
-    session: Session,
-    team: Team,
-    body: Body,
-) -> ApiResult {
-    let team_id = team.map(|PathParams(id)| id);
-    search_posts(&sim.lock(), &session, team_id.as_deref(), &body)
+pub(crate) async fn posts(caller: Caller, team: Team, body: Body) -> ApiResult {
+    let state = caller.lock();
+    let search = prepare(&state, &caller.session, team, &body)?;
+    search_posts(&state, &search)
 }
 
 /// `POST /teams/{team_id}/files/search` and `POST /files/search`.
-pub(crate) async fn files(
-    State(sim): State<Sim>,
-    session: Session,
-    team: Team,
-    body: Body,
-) -> ApiResult {
-    let team_id = team.map(|PathParams(id)| id);
-    search_files(&sim.lock(), &session, team_id.as_deref(), &body)
+pub(crate) async fn files(caller: Caller, team: Team, body: Body) -> ApiResult {
+    let state = caller.lock();
+    let search = prepare(&state, &caller.session, team, &body)?;
+    search_files(&state, &search)
 }
 
 #[cfg(test)]

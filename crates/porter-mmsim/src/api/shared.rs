@@ -3,6 +3,7 @@
 //! checks and 404s of the server's own wording.
 
 use std::collections::HashMap;
+use std::sync::MutexGuard;
 
 use axum::extract::{FromRequest, FromRequestParts, OptionalFromRequestParts, Path, Request};
 use axum::http::request::Parts;
@@ -13,7 +14,7 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 
 use crate::error::{ApiError, JSON_TYPE};
-use crate::model::is_valid_id;
+use crate::model::{StoredPost, is_valid_id};
 use crate::sim::Sim;
 use crate::state::State as ServerState;
 
@@ -65,6 +66,55 @@ pub(crate) fn cookie_token(headers: &HeaderMap) -> Option<String> {
         .filter_map(|v| v.to_str().ok())
         .flat_map(|v| v.split(';'))
         .find_map(|pair| pair.trim().strip_prefix("MMAUTHTOKEN=").map(str::to_owned))
+}
+
+/// `Caller` is what a handler for a signed-in user starts from: the
+/// request's [`Session`] and the server it asks, whose state
+/// [`Caller::lock`] opens.
+pub(crate) struct Caller {
+    sim: Sim,
+    pub session: Session,
+}
+
+impl Caller {
+    /// Locks the server state.
+    pub(crate) fn lock(&self) -> MutexGuard<'_, ServerState> {
+        self.sim.lock()
+    }
+
+    /// Locks the server state once `channel_id` names a channel the caller
+    /// may read, as [`readable_channel`] checks.
+    pub(crate) fn lock_readable_channel(
+        &self,
+        channel_id: &str,
+    ) -> Result<MutexGuard<'_, ServerState>, ApiError> {
+        let state = self.lock();
+        readable_channel(&state, &self.session, channel_id)?;
+        Ok(state)
+    }
+
+    /// Locks the server state once `post_id` names a post the caller may
+    /// read, as [`readable_post`] checks.
+    pub(crate) fn lock_readable_post(
+        &self,
+        post_id: &str,
+    ) -> Result<MutexGuard<'_, ServerState>, ApiError> {
+        let state = self.lock();
+        readable_post(&state, &self.session, post_id)?;
+        Ok(state)
+    }
+}
+
+impl FromRequestParts<Sim> for Caller {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, sim: &Sim) -> Result<Self, Self::Rejection> {
+        let session = Session::from_request_parts(parts, sim).await?;
+        Ok(Caller {
+            sim: sim.clone(),
+            session,
+        })
+    }
 }
 
 /// Finds the token a request carries, if any.
@@ -366,6 +416,28 @@ pub(crate) fn readable_channel<'s>(
             "read_channel_content",
         ))
     }
+}
+
+/// The server's 404 for a post id that names no post.
+pub(crate) fn post_not_found(post_id: &str) -> ApiError {
+    ApiError::not_found(
+        "app.post.get.app_error",
+        "Unable to get the post.",
+        format!("post_id={post_id}"),
+    )
+}
+
+/// Finds a post the session may read: 400 for a malformed id, 404 when
+/// it does not exist, 403 when its channel is closed to the user.
+pub(crate) fn readable_post<'s>(
+    state: &'s ServerState,
+    session: &Session,
+    post_id: &str,
+) -> Result<&'s StoredPost, ApiError> {
+    require_id(post_id, "post_id")?;
+    let post = state.post(post_id).ok_or_else(|| post_not_found(post_id))?;
+    readable_channel(state, session, &post.channel_id)?;
+    Ok(post)
 }
 
 /// Refuses a channel the session's user is not in (or that does not exist)

@@ -1,22 +1,14 @@
 //! `/teams/...` and `/users/{id}/teams`.
 
-use axum::extract::State;
-
-use super::shared::{ApiResult, PathParams, Session, ok, require_id, require_self, user_param};
+use super::shared::{ApiResult, Caller, PathParams, Session, ok, own_user, require_id};
 use crate::error::ApiError;
 use crate::model::Team;
-use crate::sim::Sim;
 use crate::state::State as ServerState;
 
 /// `GET /users/{user_id}/teams`: the teams a user (only oneself) is in.
-pub(crate) async fn for_user(
-    State(sim): State<Sim>,
-    session: Session,
-    PathParams(raw): PathParams<String>,
-) -> ApiResult {
-    let user_id = user_param(&session, &raw)?;
-    require_self(&session, &user_id)?;
-    let state = sim.lock();
+pub(crate) async fn for_user(caller: Caller, PathParams(raw): PathParams<String>) -> ApiResult {
+    let user_id = own_user(&caller.session, &raw)?;
+    let state = caller.lock();
     let teams: Vec<&Team> = state.teams_of(&user_id);
     ok(&teams)
 }
@@ -32,30 +24,22 @@ fn visible<'s>(state: &'s ServerState, session: &Session, team: &'s Team) -> Api
 }
 
 /// `GET /teams/{team_id}`.
-pub(crate) async fn get(
-    State(sim): State<Sim>,
-    session: Session,
-    PathParams(team_id): PathParams<String>,
-) -> ApiResult {
+pub(crate) async fn get(caller: Caller, PathParams(team_id): PathParams<String>) -> ApiResult {
     require_id(&team_id, "team_id")?;
-    let state = sim.lock();
+    let state = caller.lock();
     let team = state
         .team(&team_id)
         .ok_or_else(|| team_not_found(format!("id={team_id}")))?;
-    visible(&state, &session, team)
+    visible(&state, &caller.session, team)
 }
 
 /// `GET /teams/name/{name}`.
-pub(crate) async fn by_name(
-    State(sim): State<Sim>,
-    session: Session,
-    PathParams(name): PathParams<String>,
-) -> ApiResult {
-    let state = sim.lock();
+pub(crate) async fn by_name(caller: Caller, PathParams(name): PathParams<String>) -> ApiResult {
+    let state = caller.lock();
     let team = state
         .team_by_name(&name)
         .ok_or_else(|| missing_team_name(&name))?;
-    visible(&state, &session, team)
+    visible(&state, &caller.session, team)
 }
 
 /// The server's 404 for a team that cannot be found; `detail` says what

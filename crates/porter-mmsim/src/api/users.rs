@@ -1,22 +1,16 @@
 //! `/users/...`: who someone is, by id, username or search.
 
-use axum::extract::State;
 use axum::http::StatusCode;
 use serde::Deserialize;
 
-use super::shared::{ApiResult, Body, PathParams, Session, ok, user_id_list, user_param};
+use super::shared::{ApiResult, Body, Caller, PathParams, ok, user_id_list, user_param};
 use crate::error::ApiError;
 use crate::model::User;
-use crate::sim::Sim;
 
 /// `GET /users/{user_id}` (and `/users/me`).
-pub(crate) async fn get(
-    State(sim): State<Sim>,
-    session: Session,
-    PathParams(raw): PathParams<String>,
-) -> ApiResult {
-    let id = user_param(&session, &raw)?;
-    let state = sim.lock();
+pub(crate) async fn get(caller: Caller, PathParams(raw): PathParams<String>) -> ApiResult {
+    let id = user_param(&caller.session, &raw)?;
+    let state = caller.lock();
     let user = state.user(&id).ok_or_else(|| missing_user(&id))?;
     ok(user)
 }
@@ -32,11 +26,10 @@ fn missing_user(what: &str) -> ApiError {
 
 /// `GET /users/username/{username}`.
 pub(crate) async fn by_username(
-    State(sim): State<Sim>,
-    _session: Session,
+    caller: Caller,
     PathParams(username): PathParams<String>,
 ) -> ApiResult {
-    let state = sim.lock();
+    let state = caller.lock();
     let user = state.user_by_name(&username).ok_or_else(|| {
         ApiError::not_found(
             "app.user.get_by_username.app_error",
@@ -49,24 +42,20 @@ pub(crate) async fn by_username(
 
 /// `POST /users/ids`: the users among the ids given (unknown ids are
 /// skipped, as the server does).
-pub(crate) async fn by_ids(State(sim): State<Sim>, _session: Session, body: Body) -> ApiResult {
+pub(crate) async fn by_ids(caller: Caller, body: Body) -> ApiResult {
     let ids = user_id_list(&body)?;
-    let state = sim.lock();
+    let state = caller.lock();
     let users: Vec<&User> = state.users.iter().filter(|u| ids.contains(&u.id)).collect();
     ok(&users)
 }
 
 /// `POST /users/usernames`: the users among the usernames given.
-pub(crate) async fn by_usernames(
-    State(sim): State<Sim>,
-    _session: Session,
-    body: Body,
-) -> ApiResult {
+pub(crate) async fn by_usernames(caller: Caller, body: Body) -> ApiResult {
     let names: Vec<String> = body.json("usernames")?;
     if names.is_empty() {
         return Err(ApiError::invalid_body_param("usernames"));
     }
-    let state = sim.lock();
+    let state = caller.lock();
     let users: Vec<&User> = state
         .users
         .iter()
@@ -96,7 +85,7 @@ const USER_SEARCH_MAX_LIMIT: i64 = 1000;
 
 /// `POST /users/search`: users whose username, names or nickname (or any
 /// word of them) start with the term.
-pub(crate) async fn search(State(sim): State<Sim>, _session: Session, body: Body) -> ApiResult {
+pub(crate) async fn search(caller: Caller, body: Body) -> ApiResult {
     let query: UserSearch = body.json("term")?;
     let term = query.term.trim().trim_start_matches('@').to_lowercase();
     if term.is_empty() {
@@ -109,7 +98,7 @@ pub(crate) async fn search(State(sim): State<Sim>, _session: Session, body: Body
         }
         n => n,
     };
-    let state = sim.lock();
+    let state = caller.lock();
     let matches = |user: &User| {
         let full_name = format!("{} {}", user.first_name, user.last_name).to_lowercase();
         user.search_fields()
