@@ -989,9 +989,9 @@ impl Upstreams {
         }
     }
 
-    /// Every upstream item of kind `T`: each renamed as
-    /// [`Upstreams::rename`] says, and its bare names remembered. A server
-    /// that cannot be reached or fails the list is logged and left out.
+    /// Every upstream item of kind `T`: each renamed as `rename` says, and
+    /// its bare names remembered. A server that cannot be reached or fails
+    /// the list is logged and left out.
     async fn listed<T: Listed>(&self) -> Vec<T> {
         let lists = futures_util::future::join_all(self.servers.values().map(|upstream| async move {
             let connection = match self.connection(upstream).await {
