@@ -35,6 +35,20 @@ pub struct CallContext {
     pub cancel: CancellationToken,
 }
 
+impl CallContext {
+    /// What `work` comes to, unless the client cancels the call first:
+    /// then the error "the call was cancelled".
+    pub async fn unless_cancelled<T>(
+        &self,
+        work: impl Future<Output = T>,
+    ) -> Result<T, porter_mcp::ToolError> {
+        tokio::select! {
+            () = self.cancel.cancelled() => Err(porter_mcp::ToolError::tool("the call was cancelled")),
+            done = work => Ok(done),
+        }
+    }
+}
+
 /// `Progress` sends progress notifications for one call to its client.
 #[derive(Clone)]
 pub struct Progress {

@@ -82,28 +82,11 @@ pub fn http_app(gateway: &Arc<Gateway>, options: &HttpOptions, extra: Router) ->
             crate::replicas::SessionLinker::new(gateway.inbox.clone()),
             crate::replicas::link_sessions,
         ))
-        .layer(middleware::from_fn(ended_session))
-        .layer(middleware::from_fn_with_state(
-            (gateway.clone(), false),
-            authenticate,
-        ))
-        .layer(middleware::from_fn_with_state(
-            MCP_BODY_MAX_BYTES,
-            declared_body_limit,
-        ));
-    let admin_routes = Router::new()
-        .nest_service("/admin/mcp", admin)
-        .layer(middleware::from_fn_with_state(
-            (gateway.clone(), true),
-            authenticate,
-        ))
-        .layer(middleware::from_fn_with_state(
-            MCP_BODY_MAX_BYTES,
-            declared_body_limit,
-        ));
+        .layer(middleware::from_fn(ended_session));
+    let admin_routes = Router::new().nest_service("/admin/mcp", admin);
     Router::new()
-        .merge(mcp_routes)
-        .merge(admin_routes)
+        .merge(guarded(mcp_routes, gateway, false))
+        .merge(guarded(admin_routes, gateway, true))
         .merge(extra)
         .layer(middleware::from_fn(close_after_unread_body))
 }
@@ -165,6 +148,21 @@ fn purge_in_background(gateway: Arc<Gateway>) -> tokio::task::JoinHandle<()> {
             tokio::time::sleep(PURGE_EVERY).await;
         }
     })
+}
+
+/// `routes` behind what stands in front of each MCP endpoint: the API key
+/// checked (`admin`: as for the admin endpoint), then a body longer than
+/// [`MCP_BODY_MAX_BYTES`] refused by its declared length.
+fn guarded(routes: Router, gateway: &Arc<Gateway>, admin: bool) -> Router {
+    routes
+        .layer(middleware::from_fn_with_state(
+            (gateway.clone(), admin),
+            authenticate,
+        ))
+        .layer(middleware::from_fn_with_state(
+            MCP_BODY_MAX_BYTES,
+            declared_body_limit,
+        ))
 }
 
 /// Puts the request's API key into its extensions (rmcp hands them to the

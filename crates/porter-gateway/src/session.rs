@@ -307,16 +307,14 @@ impl Session {
             // with the client's next call of this tool.
             return input_required;
         }
-        let keeper = InboxKeep {
-            inbox: self.gateway.inbox.clone(),
-            run: run.id,
-            origin: Origin::Mcp {
-                server: server.to_owned(),
-                tool: tool.to_owned(),
-            },
+        let keeper = InboxKeep::mcp(
+            &self.gateway.inbox,
+            run.id,
+            server,
+            tool,
             call,
             fallback_name,
-        };
+        );
         let output_schema = if value.get("structuredContent").is_some() {
             upstreams.output_schema(server, tool).await
         } else {
@@ -339,16 +337,10 @@ impl Session {
                 .into();
             }
         };
-        let read = serde_json::from_value::<CallToolResult>(value).map(|mut result| {
-            // A legacy upstream sends no resultType; this gateway's client may
-            // speak a protocol that needs it (rmcp strips it for legacy peers).
-            if result.result_type.is_none() {
-                result.result_type = Some(rmcp::model::ResultType::COMPLETE);
-            }
-            result
-        });
-        read.unwrap_or_else(|error| unreadable_result(server, tool, &error))
-            .into()
+        match serde_json::from_value::<CallToolResult>(value) {
+            Ok(result) => completed(result).into(),
+            Err(error) => unreadable_result(server, tool, &error).into(),
+        }
     }
 }
 
@@ -361,21 +353,19 @@ fn relay_capture(gateway: &Gateway, run: porter_inbox::RunId) -> RelayCapture {
     let inbox = gateway.inbox.clone();
     let servers = gateway.config.mcp_servers.clone();
     Arc::new(move |server, what, value| {
-        let keeper = InboxKeep {
-            inbox: inbox.clone(),
-            run,
-            origin: Origin::Mcp {
-                server: server.to_owned(),
-                tool: what.method().to_owned(),
-            },
-            call: serde_json::json!({ "method": what.method() }).to_string(),
-            fallback_name: match what {
-                Relayed::Sampling => "sampling",
-                Relayed::Question => "question",
-                Relayed::Log => "log",
-            }
-            .to_owned(),
+        let fallback_name = match what {
+            Relayed::Sampling => "sampling",
+            Relayed::Question => "question",
+            Relayed::Log => "log",
         };
+        let keeper = InboxKeep::mcp(
+            &inbox,
+            run,
+            server,
+            what.method(),
+            serde_json::json!({ "method": what.method() }).to_string(),
+            fallback_name.to_owned(),
+        );
         match what {
             Relayed::Sampling => {
                 let policy = servers.get(server).map(policy_of).unwrap_or_default();
@@ -442,6 +432,127 @@ impl Session {
             })
         })
     }
+}
+
+/// `Asked` is a request besides a tool call whose answer an upstream's
+/// files may be in: its method (which the kept files name as their
+/// origin) and the words of what the client reads when its answer is
+/// withheld.
+struct Asked {
+    /// The client's method.
+    method: &'static str,
+    /// What the client asked for.
+    noun: &'static str,
+    /// What of the answer the gateway keeps.
+    kept: &'static str,
+    /// What the client may do when keeping it failed.
+    again: &'static str,
+}
+
+/// `READ_RESOURCE` is `resources/read`.
+const READ_RESOURCE: Asked = Asked {
+    method: "resources/read",
+    noun: "resource",
+    kept: "this resource",
+    again: "Read it again.",
+};
+
+/// `GET_PROMPT` is `prompts/get`.
+const GET_PROMPT: Asked = Asked {
+    method: "prompts/get",
+    noun: "prompt",
+    kept: "this prompt's files",
+    again: "Get it again.",
+};
+
+impl Session {
+    /// What the client gets for `server`'s answer `value` to `asked`: an
+    /// "input required" answer as it is (the files of its questions kept),
+    /// else the result with its files kept by `capture` (on a blocking
+    /// thread, through `keeper`) and read as `R`. A result that cannot be
+    /// kept or read is withheld, and the client told why.
+    async fn pass_on<R, Response>(
+        &self,
+        run: &RunInfo,
+        server: &str,
+        asked: &Asked,
+        keeper: InboxKeep,
+        value: serde_json::Value,
+        capture: impl FnOnce(&mut serde_json::Value, &InboxKeep) + Send + 'static,
+    ) -> Result<Response, ErrorData>
+    where
+        R: serde::de::DeserializeOwned + Typed + Into<Response>,
+        Response: From<rmcp::model::InputRequiredResult>,
+    {
+        let value = self.keep_input_request_files(run, server, value).await;
+        if let Some(input_required) = input_required_result(&value) {
+            return Ok(Response::from(input_required));
+        }
+        let captured = tokio::task::spawn_blocking(move || {
+            let mut value = value;
+            capture(&mut value, &keeper);
+            value
+        })
+        .await
+        .map_err(|error| {
+            tracing::error!(%error, server, "the capture of a {} failed", asked.noun);
+            ErrorData::internal_error(
+                format!(
+                    "the gateway failed while keeping {}; it is withheld so that no bytes reach \
+                     you. {}",
+                    asked.kept, asked.again
+                ),
+                None,
+            )
+        })?;
+        let result = serde_json::from_value::<R>(captured).map_err(|error| {
+            let reason = crate::upstream::bounded_reason(&error.to_string());
+            ErrorData::internal_error(
+                format!(
+                    "the upstream server {server:?} answered with a {} the gateway could not \
+                     read ({reason}); it is withheld.",
+                    asked.noun
+                ),
+                None,
+            )
+        })?;
+        Ok(completed(result).into())
+    }
+}
+
+/// `Typed` is an upstream's result that may say what type of result it
+/// is (complete, or input required).
+trait Typed {
+    /// Where it says so.
+    fn result_type(&mut self) -> &mut Option<rmcp::model::ResultType>;
+}
+
+impl Typed for CallToolResult {
+    fn result_type(&mut self) -> &mut Option<rmcp::model::ResultType> {
+        &mut self.result_type
+    }
+}
+
+impl Typed for ReadResourceResult {
+    fn result_type(&mut self) -> &mut Option<rmcp::model::ResultType> {
+        &mut self.result_type
+    }
+}
+
+impl Typed for GetPromptResult {
+    fn result_type(&mut self) -> &mut Option<rmcp::model::ResultType> {
+        &mut self.result_type
+    }
+}
+
+/// An upstream's result, said to be complete where it says nothing. A
+/// legacy upstream sends no resultType; this gateway's client may speak a
+/// protocol that needs it (rmcp strips it for legacy peers).
+fn completed<R: Typed>(mut result: R) -> R {
+    result
+        .result_type()
+        .get_or_insert(rmcp::model::ResultType::COMPLETE);
+    result
 }
 
 /// What is captured of a server's results, as its config says.
@@ -534,6 +645,31 @@ struct InboxKeep {
     origin: Origin,
     call: String,
     fallback_name: String,
+}
+
+impl InboxKeep {
+    /// Keeps in `run`'s inbox the files of what `server` sent for `tool`
+    /// (a tool's name, or a method); `call` is the call as the inbox
+    /// records it.
+    fn mcp(
+        inbox: &Arc<porter_inbox::Inbox>,
+        run: porter_inbox::RunId,
+        server: &str,
+        tool: &str,
+        call: String,
+        fallback_name: String,
+    ) -> Self {
+        Self {
+            inbox: Arc::clone(inbox),
+            run,
+            origin: Origin::Mcp {
+                server: server.to_owned(),
+                tool: tool.to_owned(),
+            },
+            call,
+            fallback_name,
+        }
+    }
 }
 
 impl Keep for InboxKeep {
@@ -663,52 +799,24 @@ impl ServerHandler for Session {
             .read_resource(server, uri, answers, &context)
             .await
             .map_err(|error| self.upstream_failed(run, &error))?;
-        let value = self.keep_input_request_files(run, server, value).await;
-        if let Some(input_required) = input_required_result(&value) {
-            return Ok(ReadResourceResponse::from(input_required));
-        }
-        let keeper = InboxKeep {
-            inbox: self.gateway.inbox.clone(),
-            run: run.id,
-            origin: Origin::Mcp {
-                server: server.to_owned(),
-                tool: "resources/read".to_owned(),
-            },
-            call: serde_json::json!({"method": "resources/read", "uri": request.uri}).to_string(),
-            fallback_name: uri.rsplit('/').next().unwrap_or(uri).to_owned(),
-        };
+        let call = serde_json::json!({"method": READ_RESOURCE.method, "uri": request.uri});
+        let fallback_name = uri.rsplit('/').next().unwrap_or(uri);
+        let keeper = InboxKeep::mcp(
+            &self.gateway.inbox,
+            run.id,
+            server,
+            READ_RESOURCE.method,
+            call.to_string(),
+            fallback_name.to_owned(),
+        );
         // The contents' URIs as the client named the resource: the
         // gateway's, or a bare_names server's own.
         let namespace = split_resource_uri(&request.uri).map(|_| server.to_owned());
-        let captured = tokio::task::spawn_blocking(move || {
-            let mut value = value;
-            capture_contents(&mut value, namespace.as_deref(), &keeper);
-            value
-        })
-        .await
-        .map_err(|error| {
-            tracing::error!(%error, server, "the capture of a resource failed");
-            ErrorData::internal_error(
-                "the gateway failed while keeping this resource; it is withheld so that no bytes \
-                 reach you. Read it again.",
-                None,
-            )
-        })?;
-        let mut result =
-            serde_json::from_value::<ReadResourceResult>(captured).map_err(|error| {
-                let reason = crate::upstream::bounded_reason(&error.to_string());
-                ErrorData::internal_error(
-                    format!(
-                        "the upstream server {server:?} answered with a resource the gateway could \
-                     not read ({reason}); it is withheld."
-                    ),
-                    None,
-                )
-            })?;
-        if result.result_type.is_none() {
-            result.result_type = Some(rmcp::model::ResultType::COMPLETE);
-        }
-        Ok(ReadResourceResponse::from(result))
+        let capture = move |value: &mut serde_json::Value, keeper: &InboxKeep| {
+            capture_contents(value, namespace.as_deref(), keeper);
+        };
+        self.pass_on::<ReadResourceResult, _>(run, server, &READ_RESOURCE, keeper, value, capture)
+            .await
     }
 
     async fn subscribe(
@@ -753,49 +861,21 @@ impl ServerHandler for Session {
             .get_prompt(server, prompt, request.arguments.clone(), answers, &context)
             .await
             .map_err(|error| self.upstream_failed(run, &error))?;
-        let value = self.keep_input_request_files(run, server, value).await;
-        if let Some(input_required) = input_required_result(&value) {
-            return Ok(GetPromptResponse::from(input_required));
-        }
-        let keeper = InboxKeep {
-            inbox: self.gateway.inbox.clone(),
-            run: run.id,
-            origin: Origin::Mcp {
-                server: server.to_owned(),
-                tool: "prompts/get".to_owned(),
-            },
-            call: serde_json::json!({"method": "prompts/get", "name": request.name}).to_string(),
-            fallback_name: prompt.to_owned(),
-        };
+        let call = serde_json::json!({"method": GET_PROMPT.method, "name": request.name});
+        let keeper = InboxKeep::mcp(
+            &self.gateway.inbox,
+            run.id,
+            server,
+            GET_PROMPT.method,
+            call.to_string(),
+            prompt.to_owned(),
+        );
         let policy = upstreams.config(server).map(policy_of).unwrap_or_default();
-        let captured = tokio::task::spawn_blocking(move || {
-            let mut value = value;
-            capture_messages(&mut value, policy, &keeper);
-            value
-        })
-        .await
-        .map_err(|error| {
-            tracing::error!(%error, server, "the capture of a prompt failed");
-            ErrorData::internal_error(
-                "the gateway failed while keeping this prompt's files; it is withheld so that no \
-                 bytes reach you. Get it again.",
-                None,
-            )
-        })?;
-        let mut result = serde_json::from_value::<GetPromptResult>(captured).map_err(|error| {
-            let reason = crate::upstream::bounded_reason(&error.to_string());
-            ErrorData::internal_error(
-                format!(
-                    "the upstream server {server:?} answered with a prompt the gateway could not \
-                     read ({reason}); it is withheld."
-                ),
-                None,
-            )
-        })?;
-        if result.result_type.is_none() {
-            result.result_type = Some(rmcp::model::ResultType::COMPLETE);
-        }
-        Ok(GetPromptResponse::from(result))
+        let capture = move |value: &mut serde_json::Value, keeper: &InboxKeep| {
+            capture_messages(value, policy, keeper);
+        };
+        self.pass_on::<GetPromptResult, _>(run, server, &GET_PROMPT, keeper, value, capture)
+            .await
     }
 
     async fn complete(
@@ -857,22 +937,21 @@ impl ServerHandler for Session {
             };
             return own_tool(entry, &turn, request.arguments, call).await;
         }
-        if let Some((server, tool)) = split_tool_name(name) {
+        let upstream_tool = match split_tool_name(name) {
+            Some((server, tool)) => Some((server.to_owned(), tool)),
+            None => self
+                .upstreams(&context)
+                .bare_tool(name)
+                .await
+                .map(|server| (server, name)),
+        };
+        if let Some((server, tool)) = upstream_tool {
             let answers = Answers {
                 input_responses: request.input_responses,
                 request_state: request.request_state,
             };
             return Ok(self
-                .call_upstream(run, server, tool, request.arguments, answers, &context)
-                .await);
-        }
-        if let Some(server) = self.upstreams(&context).bare_tool(name).await {
-            let answers = Answers {
-                input_responses: request.input_responses,
-                request_state: request.request_state,
-            };
-            return Ok(self
-                .call_upstream(run, &server, name, request.arguments, answers, &context)
+                .call_upstream(run, &server, tool, request.arguments, answers, &context)
                 .await);
         }
         Ok(CallToolResult::error(vec![ContentBlock::text(format!(

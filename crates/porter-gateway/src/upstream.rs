@@ -19,11 +19,13 @@ use rmcp::model::{
     ClientConfig, ClientRequest, ClientResult, CompleteRequest, CompleteRequestParams,
     CompleteResult, CreateMessageRequest, CreateMessageRequestParams, CreateMessageResult,
     ElicitRequest, ElicitRequestParams, ElicitResult, ElicitationAction, GetPromptRequest,
-    GetPromptRequestParams, Implementation, JsonObject, LoggingLevel,
-    LoggingMessageNotificationParam, ProgressNotificationParam, ProgressToken, Prompt,
-    ReadResourceRequest, ReadResourceRequestParams, Resource, ResourceTemplate,
-    ResourceUpdatedNotificationParam, ServerRequest, ServerResult, SetLevelRequest,
-    SetLevelRequestParams, SubscribeRequest, SubscribeRequestParams, Tool, UnsubscribeRequest,
+    GetPromptRequestParams, Implementation, JsonObject, LoggingLevel, LoggingMessageNotification,
+    LoggingMessageNotificationParam, ProgressNotification, ProgressNotificationParam,
+    ProgressToken, Prompt, PromptListChangedNotification, ReadResourceRequest,
+    ReadResourceRequestParams, Resource, ResourceListChangedNotification, ResourceTemplate,
+    ResourceUpdatedNotification, ResourceUpdatedNotificationParam, ServerNotification,
+    ServerRequest, ServerResult, SetLevelRequest, SetLevelRequestParams, SubscribeRequest,
+    SubscribeRequestParams, Tool, ToolListChangedNotification, UnsubscribeRequest,
     UnsubscribeRequestParams,
 };
 use rmcp::service::{
@@ -264,9 +266,8 @@ impl ClientHandler for Relay {
         if let Some((peer, token)) = route {
             let mut params = params;
             params.progress_token = token;
-            if let Err(error) = peer.notify_progress(params).await {
-                tracing::debug!(%error, "the client went away before a progress notification");
-            }
+            let notification = ProgressNotification::new(params).into();
+            tell(&peer, notification, "progress notification").await;
         }
     }
 
@@ -366,10 +367,8 @@ impl ClientHandler for Relay {
         };
         let params = relayed_log(&self.server, params, &link.redactor);
         turn(ticket.as_ref()).await;
-        let sent = link.peer.notify_logging_message(params).await;
-        if let Err(error) = sent {
-            tracing::debug!(%error, "the client went away before a log message");
-        }
+        let notification = LoggingMessageNotification::new(params).into();
+        tell(&link.peer, notification, "log message").await;
     }
 
     async fn on_resource_updated(
@@ -387,9 +386,8 @@ impl ClientHandler for Relay {
         if !self.bare {
             params.uri = resource_uri(&self.server, &params.uri);
         }
-        if let Err(error) = link.peer.notify_resource_updated(params).await {
-            tracing::debug!(%error, "the client went away before a resource update");
-        }
+        let notification = ResourceUpdatedNotification::new(params).into();
+        tell(&link.peer, notification, "resource update").await;
     }
 
     async fn on_tool_list_changed(&self, mut context: NotificationContext<RoleClient>) {
@@ -399,30 +397,27 @@ impl ClientHandler for Relay {
         if self.link.is_none() {
             tracing::info!(server = %self.server, "the upstream's tools changed; they are listed again on the next request");
         }
-        if let Some(link) = &self.link
-            && let Err(error) = link.peer.notify_tool_list_changed().await
-        {
-            tracing::debug!(%error, "the client went away before a tool list change");
+        if let Some(link) = &self.link {
+            let notification = ToolListChangedNotification::default().into();
+            tell(&link.peer, notification, "tool list change").await;
         }
     }
 
     async fn on_prompt_list_changed(&self, mut context: NotificationContext<RoleClient>) {
         let ticket = Ticket::take(&mut context.extensions);
         turn(ticket.as_ref()).await;
-        if let Some(link) = &self.link
-            && let Err(error) = link.peer.notify_prompt_list_changed().await
-        {
-            tracing::debug!(%error, "the client went away before a prompt list change");
+        if let Some(link) = &self.link {
+            let notification = PromptListChangedNotification::default().into();
+            tell(&link.peer, notification, "prompt list change").await;
         }
     }
 
     async fn on_resource_list_changed(&self, mut context: NotificationContext<RoleClient>) {
         let ticket = Ticket::take(&mut context.extensions);
         turn(ticket.as_ref()).await;
-        if let Some(link) = &self.link
-            && let Err(error) = link.peer.notify_resource_list_changed().await
-        {
-            tracing::debug!(%error, "the client went away before a resource list change");
+        if let Some(link) = &self.link {
+            let notification = ResourceListChangedNotification::default().into();
+            tell(&link.peer, notification, "resource list change").await;
         }
     }
 
@@ -436,6 +431,14 @@ impl ClientHandler for Relay {
             capabilities,
             Implementation::new("porter-gateway", env!("CARGO_PKG_VERSION")),
         )
+    }
+}
+
+/// Sends `notification` to a session's client. A client that went away
+/// is no error: it is logged, `what` naming the notification.
+async fn tell(peer: &Peer<RoleServer>, notification: ServerNotification, what: &str) {
+    if let Err(error) = peer.send_notification(notification).await {
+        tracing::debug!(%error, "the client went away before a {what}");
     }
 }
 
@@ -605,6 +608,109 @@ struct BareNames {
     templates: Vec<(String, String)>,
     /// The gateway's own tool names, never given to an upstream's tool.
     reserved: Vec<String>,
+}
+
+/// `Listed` is a kind of item upstreams list besides tools: resources,
+/// resource templates and prompts. It says how the kind is listed, how its
+/// items are named in a server's namespace and where its bare names are
+/// remembered.
+trait Listed: Sized + Send {
+    /// What a server offers when it lists this kind.
+    const OFFER: Offer;
+    /// What every namespaced name of this kind starts with.
+    const NAMESPACE: &'static str;
+
+    /// Every item of this kind that `peer` lists.
+    fn list(
+        peer: Peer<RoleClient>,
+    ) -> impl Future<Output = Result<Vec<Self>, rmcp::service::ServiceError>> + Send;
+
+    /// What the item is listed by: its name, or its URI.
+    fn key(&self) -> &str;
+
+    /// Lists the item by `key` instead.
+    fn set_key(&mut self, key: String);
+
+    /// The key `key` of `server`'s item as the gateway lists it.
+    fn namespaced(server: &str, key: &str) -> String;
+
+    /// Keeps `bare`, the names of this kind listed bare, with their servers.
+    fn remember(names: &mut BareNames, bare: HashMap<String, String>);
+}
+
+impl Listed for Resource {
+    const OFFER: Offer = Offer::Resources;
+    const NAMESPACE: &'static str = RESOURCE_SCHEME;
+
+    async fn list(peer: Peer<RoleClient>) -> Result<Vec<Self>, rmcp::service::ServiceError> {
+        peer.list_all_resources().await
+    }
+
+    fn key(&self) -> &str {
+        &self.uri
+    }
+
+    fn set_key(&mut self, key: String) {
+        self.uri = key;
+    }
+
+    fn namespaced(server: &str, key: &str) -> String {
+        resource_uri(server, key)
+    }
+
+    fn remember(names: &mut BareNames, bare: HashMap<String, String>) {
+        names.resources = bare;
+    }
+}
+
+impl Listed for ResourceTemplate {
+    const OFFER: Offer = Offer::Resources;
+    const NAMESPACE: &'static str = RESOURCE_SCHEME;
+
+    async fn list(peer: Peer<RoleClient>) -> Result<Vec<Self>, rmcp::service::ServiceError> {
+        peer.list_all_resource_templates().await
+    }
+
+    fn key(&self) -> &str {
+        &self.uri_template
+    }
+
+    fn set_key(&mut self, key: String) {
+        self.uri_template = key;
+    }
+
+    fn namespaced(server: &str, key: &str) -> String {
+        resource_uri(server, key)
+    }
+
+    fn remember(names: &mut BareNames, bare: HashMap<String, String>) {
+        names.templates = bare.into_iter().collect();
+    }
+}
+
+impl Listed for Prompt {
+    const OFFER: Offer = Offer::Prompts;
+    const NAMESPACE: &'static str = TOOL_PREFIX;
+
+    async fn list(peer: Peer<RoleClient>) -> Result<Vec<Self>, rmcp::service::ServiceError> {
+        peer.list_all_prompts().await
+    }
+
+    fn key(&self) -> &str {
+        &self.name
+    }
+
+    fn set_key(&mut self, key: String) {
+        self.name = key;
+    }
+
+    fn namespaced(server: &str, key: &str) -> String {
+        format!("{TOOL_PREFIX}{server}__{key}")
+    }
+
+    fn remember(names: &mut BareNames, bare: HashMap<String, String>) {
+        names.prompts = bare;
+    }
 }
 
 /// Of `(server, name)` pairs of `bare_names` servers, the names that may be
@@ -883,65 +989,56 @@ impl Upstreams {
         }
     }
 
-    /// Lists one kind of item of every upstream that offers it, each
-    /// renamed by `rename`; a server that cannot be reached or fails the
-    /// list is logged and left out.
-    async fn list_all<T, F, Fut>(&self, offer: Offer, list: F) -> Vec<T>
-    where
-        F: Fn(Peer<RoleClient>, String) -> Fut,
-        Fut: Future<Output = Result<Vec<T>, rmcp::service::ServiceError>>,
-    {
-        let lists = futures_util::future::join_all(self.servers.values().map(|upstream| {
-            let list = &list;
-            async move {
-                let connection = match self.connection(upstream).await {
-                    Ok(connection) => connection,
-                    Err(error) => {
-                        tracing::warn!(server = %upstream.name, %error, ?offer, "upstream not listed");
-                        return Vec::new();
-                    }
-                };
-                if !connection.offers(offer) {
+    /// Every upstream item of kind `T`: each renamed as `rename` says, and
+    /// its bare names remembered. A server that cannot be reached or fails
+    /// the list is logged and left out.
+    async fn listed<T: Listed>(&self) -> Vec<T> {
+        let lists = futures_util::future::join_all(self.servers.values().map(|upstream| async move {
+            let connection = match self.connection(upstream).await {
+                Ok(connection) => connection,
+                Err(error) => {
+                    tracing::warn!(server = %upstream.name, %error, offer = ?T::OFFER, "upstream not listed");
                     return Vec::new();
                 }
-                match list(connection.service.peer().clone(), upstream.name.clone()).await {
-                    Ok(items) => items,
-                    Err(error) => {
-                        tracing::warn!(server = %upstream.name, error = %bounded_reason(&error.to_string()), ?offer, "upstream list failed");
-                        Vec::new()
-                    }
+            };
+            if !connection.offers(T::OFFER) {
+                return Vec::new();
+            }
+            match T::list(connection.service.peer().clone()).await {
+                Ok(items) => items
+                    .into_iter()
+                    .map(|item| (upstream.name.clone(), item))
+                    .collect(),
+                Err(error) => {
+                    tracing::warn!(server = %upstream.name, error = %bounded_reason(&error.to_string()), offer = ?T::OFFER, "upstream list failed");
+                    Vec::new()
                 }
             }
         }))
         .await;
-        lists.into_iter().flatten().collect()
+        let (items, bare) = self.rename(lists.into_iter().flatten().collect());
+        T::remember(&mut self.bare_names(), bare);
+        items
     }
 
     /// Renames each listed item: its own name where it may go bare (a
     /// `bare_names` server's, clashing with no other), else the namespaced
     /// one; returns the items and the bare names with their servers.
-    fn rename<T>(
-        &self,
-        items: Vec<(String, T)>,
-        name_of: impl Fn(&T) -> &str,
-        set_name: impl Fn(&mut T, String),
-        namespaced: impl Fn(&str, &str) -> String,
-        namespace: &str,
-    ) -> (Vec<T>, HashMap<String, String>) {
+    fn rename<T: Listed>(&self, items: Vec<(String, T)>) -> (Vec<T>, HashMap<String, String>) {
         let bare = unclashed(
             items
                 .iter()
                 .filter(|(server, _)| self.is_bare(server))
-                .map(|(server, item)| (server.as_str(), name_of(item))),
+                .map(|(server, item)| (server.as_str(), item.key())),
             &[],
-            namespace,
+            T::NAMESPACE,
         );
         let renamed = items
             .into_iter()
             .map(|(server, mut item)| {
-                let own = name_of(&item).to_owned();
+                let own = item.key().to_owned();
                 if bare.get(&own) != Some(&server) {
-                    set_name(&mut item, namespaced(&server, &own));
+                    item.set_key(T::namespaced(&server, &own));
                 }
                 item
             })
@@ -952,61 +1049,19 @@ impl Upstreams {
     /// Every upstream resource, its URI as `mcp://<server>/<uri>` (or its
     /// own, for a `bare_names` server where it clashes with none).
     pub async fn resources(&self) -> Vec<Resource> {
-        let listed = self
-            .list_all(Offer::Resources, |peer, server| async move {
-                let resources = peer.list_all_resources().await?;
-                Ok(resources.into_iter().map(|r| (server.clone(), r)).collect())
-            })
-            .await;
-        let (resources, bare) = self.rename(
-            listed,
-            |r: &Resource| r.uri.as_str(),
-            |r, uri| r.uri = uri,
-            resource_uri,
-            RESOURCE_SCHEME,
-        );
-        self.bare_names().resources = bare;
-        resources
+        self.listed().await
     }
 
     /// Every upstream resource template, its URI template as
     /// `mcp://<server>/<template>` (or its own, as for resources).
     pub async fn resource_templates(&self) -> Vec<ResourceTemplate> {
-        let listed = self
-            .list_all(Offer::Resources, |peer, server| async move {
-                let templates = peer.list_all_resource_templates().await?;
-                Ok(templates.into_iter().map(|t| (server.clone(), t)).collect())
-            })
-            .await;
-        let (templates, bare) = self.rename(
-            listed,
-            |t: &ResourceTemplate| t.uri_template.as_str(),
-            |t, uri| t.uri_template = uri,
-            resource_uri,
-            RESOURCE_SCHEME,
-        );
-        self.bare_names().templates = bare.into_iter().collect();
-        templates
+        self.listed().await
     }
 
     /// Every upstream prompt, named `mcp__<server>__<prompt>` (or by its
     /// own name, as for tools).
     pub async fn prompts(&self) -> Vec<Prompt> {
-        let listed = self
-            .list_all(Offer::Prompts, |peer, server| async move {
-                let prompts = peer.list_all_prompts().await?;
-                Ok(prompts.into_iter().map(|p| (server.clone(), p)).collect())
-            })
-            .await;
-        let (prompts, bare) = self.rename(
-            listed,
-            |p: &Prompt| p.name.as_str(),
-            |p, name| p.name = name,
-            |server, name| format!("{TOOL_PREFIX}{server}__{name}"),
-            TOOL_PREFIX,
-        );
-        self.bare_names().prompts = bare;
-        prompts
+        self.listed().await
     }
 
     /// Passes the client's log level on to every upstream that offers

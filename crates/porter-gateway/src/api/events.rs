@@ -42,6 +42,15 @@ pub(super) struct EventsQuery {
     from_seq: Option<u64>,
 }
 
+/// Inbox events as the Server-Sent Events a route answers, kept alive;
+/// an event that cannot be written is left out.
+fn as_sse(
+    events: impl Stream<Item = Event> + Send + 'static,
+) -> Sse<impl Stream<Item = Result<SseEvent, Infallible>>> {
+    let events = events.filter_map(|event| async move { sse_event(&event).map(Ok) });
+    Sse::new(events).keep_alive(KeepAlive::default())
+}
+
 /// One inbox event as an SSE event; `None` (logged) if it cannot be written.
 fn sse_event(event: &Event) -> Option<SseEvent> {
     // An SSE event name may not hold a line break; kinds are ours, but a bad
@@ -101,10 +110,7 @@ pub(super) async fn run_events(
         ))
     })?;
     let from_seq = query.from_seq.unwrap_or(1);
-    let events = run_stream(&state.inbox, run.id, from_seq)
-        .await?
-        .filter_map(|event| async move { sse_event(&event).map(Ok) });
-    Ok(Sse::new(events).keep_alive(KeepAlive::default()))
+    Ok(as_sse(run_stream(&state.inbox, run.id, from_seq).await?))
 }
 
 /// `run`'s events from `from_seq` on (0 counts as 1), each once and in seq
@@ -189,10 +195,7 @@ pub(super) async fn all_events(
     State(state): State<Arc<ApiState>>,
     Extension(key): Extension<KeyInfo>,
 ) -> Result<Sse<impl Stream<Item = Result<SseEvent, Infallible>>>, ApiError> {
-    let events = all_stream(&state.inbox, key, 0)
-        .await?
-        .filter_map(|event| async move { sse_event(&event).map(Ok) });
-    Ok(Sse::new(events).keep_alive(KeepAlive::default()))
+    Ok(as_sse(all_stream(&state.inbox, key, 0).await?))
 }
 
 /// The events of every unfinished run `key` may read: of the runs going

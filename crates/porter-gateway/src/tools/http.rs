@@ -104,10 +104,9 @@ async fn call(
         body: args.body.map(Into::into),
         ..RequestOptions::default()
     };
-    let response = tokio::select! {
-        () = cx.cancel.cancelled() => return Err(ToolError::tool("the call was cancelled")),
-        response = web.net.request(method.clone(), &url, options) => response,
-    }?;
+    let response = cx
+        .unless_cancelled(web.net.request(method.clone(), &url, options))
+        .await??;
     let head = status_and_headers(&response);
     let host = response.url().host_str().unwrap_or_default().to_owned();
     let keeping = Keeping {

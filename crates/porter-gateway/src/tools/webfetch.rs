@@ -86,10 +86,12 @@ async fn call(
         .to_string(),
     );
     tracing::info!(run = %run.id, url = %cx.redactor.redact(&display_url(&url)), assets = args.assets, "WebFetch");
-    let response = tokio::select! {
-        () = cx.cancel.cancelled() => return Err(ToolError::tool("the call was cancelled")),
-        response = web.net.request(Method::GET, &url, RequestOptions::default()) => response,
-    }?;
+    let response = cx
+        .unless_cancelled(
+            web.net
+                .request(Method::GET, &url, RequestOptions::default()),
+        )
+        .await??;
     let status = response.status();
     let page = response.url().clone();
     let host = page.host_str().unwrap_or_default().to_owned();
@@ -222,11 +224,10 @@ async fn fetch_file(
     cx: &CallContext,
 ) -> Result<FileRecord, ToolError> {
     cx.redactor.register(url);
-    let response = tokio::select! {
-        () = cx.cancel.cancelled() => return Err(ToolError::tool("the call was cancelled")),
-        response = web.net.request(Method::GET, url, RequestOptions::default()) => response,
-    }
-    .map_err(|error| ToolError::tool(cx.redactor.redact(&error.to_string())))?;
+    let response = cx
+        .unless_cancelled(web.net.request(Method::GET, url, RequestOptions::default()))
+        .await?
+        .map_err(|error| ToolError::tool(cx.redactor.redact(&error.to_string())))?;
     let status = response.status();
     if !status.is_success() {
         return Err(ToolError::tool(format!("the server answered {status}")));

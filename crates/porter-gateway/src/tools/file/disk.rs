@@ -257,6 +257,23 @@ fn write_temp(source: &mut impl Read, parent: &Dir, temp: &str) -> Result<Copied
     let mut target = parent
         .open_with(temp, &options)
         .map_err(CopyFault::Target)?;
+    let (size, sha256) = read_hashed(
+        source,
+        |chunk| target.write_all(chunk).map_err(CopyFault::Target),
+        CopyFault::Source,
+    )?;
+    target.sync_all().map_err(CopyFault::Target)?;
+    Ok(Copied { size, sha256 })
+}
+
+/// Reads `source` to its end a chunk at a time, handing each chunk to
+/// `each`; returns the size read and its SHA-256 as hex. An error of the
+/// read is `read_failed`'s, an error of `each` stops the read.
+pub(crate) fn read_hashed<E>(
+    source: &mut impl Read,
+    mut each: impl FnMut(&[u8]) -> Result<(), E>,
+    read_failed: impl Fn(io::Error) -> E,
+) -> Result<(u64, String), E> {
     let mut hasher = Sha256::new();
     let mut buffer = vec![0u8; COPY_CHUNK_BYTES];
     let mut size = 0u64;
@@ -265,19 +282,13 @@ fn write_temp(source: &mut impl Read, parent: &Dir, temp: &str) -> Result<Copied
             Ok(0) => break,
             Ok(read) => read,
             Err(error) if error.kind() == io::ErrorKind::Interrupted => continue,
-            Err(error) => return Err(CopyFault::Source(error)),
+            Err(error) => return Err(read_failed(error)),
         };
         hasher.update(&buffer[..read]);
-        target
-            .write_all(&buffer[..read])
-            .map_err(CopyFault::Target)?;
+        each(&buffer[..read])?;
         size += read as u64;
     }
-    target.sync_all().map_err(CopyFault::Target)?;
-    Ok(Copied {
-        size,
-        sha256: hex(&hasher.finalize()),
-    })
+    Ok((size, hex(&hasher.finalize())))
 }
 
 /// Lower-case hex of `bytes`.

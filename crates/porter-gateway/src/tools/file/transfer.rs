@@ -64,7 +64,7 @@ const DIRECT_WRITE_BYTES: usize = 64 * 1024;
 /// `CHANNEL_CHUNKS` is how many received chunks may wait for the disk.
 const CHANNEL_CHUNKS: usize = 4;
 /// `READ_CHUNK_BYTES` is how much of a file is read at a time for a PUT/POST
-/// body and for hashing.
+/// body.
 const READ_CHUNK_BYTES: usize = 256 * 1024;
 /// `ANSWER_SHOWN_CHARS` is the most of a server's answer shown after an
 /// upload or a failed request.
@@ -1036,23 +1036,10 @@ fn open_and_hash(
     rel: &str,
     links: disk::Links,
 ) -> io::Result<(std::fs::File, u64, String)> {
-    use std::io::Read as _;
     let (file, _) = disk::open_file(root, rel, links)?;
     let mut file = file.into_std();
-    let mut hasher = Sha256::new();
-    let mut buffer = vec![0u8; READ_CHUNK_BYTES];
-    let mut size = 0u64;
-    loop {
-        let read = match file.read(&mut buffer) {
-            Ok(0) => break,
-            Ok(read) => read,
-            Err(error) if error.kind() == io::ErrorKind::Interrupted => continue,
-            Err(error) => return Err(error),
-        };
-        hasher.update(&buffer[..read]);
-        size += read as u64;
-    }
-    Ok((file, size, disk::hex(&hasher.finalize())))
+    let (size, sha256) = disk::read_hashed(&mut file, |_| Ok(()), |error| error)?;
+    Ok((file, size, sha256))
 }
 
 /// Bytes `start..end` of `file`, read on the blocking pool.

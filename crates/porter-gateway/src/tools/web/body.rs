@@ -110,10 +110,7 @@ pub(crate) async fn receive(
         if keeper.as_ref().is_some_and(Keeper::is_refused) {
             break;
         }
-        let next = tokio::select! {
-            () = cx.cancel.cancelled() => return Err(ToolError::tool("the call was cancelled")),
-            next = stream.next() => next,
-        };
+        let next = cx.unless_cancelled(stream.next()).await?;
         let Some(chunk) = next else { break };
         let chunk = chunk.map_err(|error| NetError::reading(&url, error, take.timeout))?;
         if let Some(keeper) = keeper.as_mut() {
@@ -190,21 +187,12 @@ impl Keeper {
     async fn finish(self, keeping: &Keeping) -> Result<Outcome, ToolError> {
         let run = keeping.run;
         let joined = tokio::task::spawn_blocking(move || self.inner.finish()).await;
-        match joined {
-            Ok(Ok(outcome)) => Ok(outcome),
-            Ok(Err(error)) => {
-                tracing::error!(%run, %error, "a response body could not be kept");
-                Err(ToolError::tool(
-                    "the inbox could not store the response body; try again",
-                ))
-            }
-            Err(error) => {
-                tracing::error!(%run, %error, "keeping a response body stopped unexpectedly");
-                Err(ToolError::tool(
-                    "keeping the response body stopped unexpectedly; try again",
-                ))
-            }
-        }
+        inbox_work(
+            joined,
+            run,
+            "a response body could not be kept",
+            "the inbox could not store the response body; try again",
+        )
     }
 }
 
@@ -239,17 +227,35 @@ async fn start_keeper(
         })
     })
     .await;
-    match started {
-        Ok(Ok(keeper)) => Ok(keeper),
+    inbox_work(
+        started,
+        run,
+        "the inbox could not take a response body",
+        "the inbox could not take the response body; try again",
+    )
+}
+
+/// What inbox work for `run` done on a blocking thread came to, or the
+/// error the model reads: `refused` where the inbox failed (logged as
+/// `logged`), or that keeping the body stopped where the work did not end.
+fn inbox_work<T>(
+    joined: Result<Result<T, porter_inbox::InboxError>, tokio::task::JoinError>,
+    run: RunId,
+    logged: &str,
+    refused: &'static str,
+) -> Result<T, ToolError> {
+    match joined {
+        Ok(Ok(value)) => Ok(value),
         Ok(Err(error)) => {
-            tracing::error!(%run, %error, "the inbox could not take a response body");
+            tracing::error!(%run, %error, "{logged}");
+            Err(ToolError::tool(refused))
+        }
+        Err(error) => {
+            tracing::error!(%run, %error, "keeping a response body stopped unexpectedly");
             Err(ToolError::tool(
-                "the inbox could not take the response body; try again",
+                "keeping the response body stopped unexpectedly; try again",
             ))
         }
-        Err(_) => Err(ToolError::tool(
-            "keeping the response body stopped unexpectedly; try again",
-        )),
     }
 }
 
