@@ -29,6 +29,38 @@ python_peers() {
       args+=(-r "$file")
     done
     "$venv/bin/pip" install -q --disable-pip-version-check -c "$constraints" "${args[@]}"
+    unheld_packages "$venv" "$constraints"
     printf '%s' "$wanted" >"$marker"
   fi
+}
+
+# Fails, naming them, when the venv holds a package that constraints.txt
+# does not pin: a requirement added without its dependencies' versions.
+unheld_packages() {
+  "$1/bin/python" - "$2" <<'PY'
+import re, sys
+from importlib.metadata import distributions
+
+def canonical(name):
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+pinned = set()
+with open(sys.argv[1]) as constraints:
+    for line in constraints:
+        line = line.split("#", 1)[0].strip()
+        if line:
+            pinned.add(canonical(re.split(r"[=<>!~ \[;]", line, 1)[0]))
+tools = {"pip", "setuptools", "wheel"}
+unheld = sorted(
+    {f"{d.metadata['Name']}=={d.version}" for d in distributions()
+     if canonical(d.metadata["Name"]) not in pinned | tools}
+)
+if unheld:
+    sys.exit(
+        "these packages in the venv have no version in scripts/constraints.txt: "
+        + ", ".join(unheld)
+        + ". Add each as it is named here (the version pip chose), run the whole suite, "
+        "and commit; or, if they are left from an earlier install, remove the venv and run again."
+    )
+PY
 }
