@@ -3,6 +3,8 @@
 
 #[cfg(feature = "pdf")]
 mod budget;
+#[cfg(feature = "pdf")]
+mod glyphs;
 #[cfg(any(feature = "pdf", feature = "ocr"))]
 pub(crate) mod layout;
 #[cfg(feature = "pdf")]
@@ -92,13 +94,8 @@ pub(crate) fn blocks(
             )));
             continue;
         }
-        let spans = if whole {
-            document.extract_spans(index)
-        } else {
-            document.extract_spans_with_config(index, SpanMergingConfig::default())
-        };
-        let spans = match spans {
-            Ok(spans) => spans,
+        let pieces = match page_pieces(&document, index, whole) {
+            Ok(pieces) => pieces,
             Err(e) => {
                 out.push(Block::Page { number, total });
                 out.push(Block::Note(format!(
@@ -107,7 +104,6 @@ pub(crate) fn blocks(
                 continue;
             }
         };
-        let pieces = page_pieces(spans);
         let length: usize = pieces.iter().map(|p| p.text.len()).sum();
         let unreadable = pieces.is_empty()
             || crate::ocr::unreadable_text(
@@ -211,9 +207,22 @@ fn check_pages(
 }
 
 /// A page's text spans as layout pieces (at most [`PDF_PAGE_PIECES`]), a
-/// space drawn on its own joined to the piece before it.
+/// space drawn on its own joined to the piece before it, and a space put
+/// where the page's glyphs show a word break the span lost. The spans are
+/// the library's finished ones when the whole document is read (`whole`),
+/// else as the content draws them (see [`blocks`]).
 #[cfg(feature = "pdf")]
-fn page_pieces(spans: Vec<pdf_oxide::layout::TextSpan>) -> Vec<layout::Piece> {
+fn page_pieces(
+    document: &pdf_oxide::document::PdfDocument,
+    index: usize,
+    whole: bool,
+) -> Result<Vec<layout::Piece>, pdf_oxide::error::Error> {
+    let spans = if whole {
+        document.extract_spans(index)?
+    } else {
+        document.extract_spans_with_config(index, SpanMergingConfig::default())?
+    };
+    let glyphs = glyphs::Glyphs::of_page(document, index, PDF_PAGE_PIECES * 8);
     let mut pieces: Vec<layout::Piece> = Vec::new();
     for s in spans.into_iter().take(PDF_PAGE_PIECES) {
         if s.text.trim().is_empty() {
@@ -226,6 +235,12 @@ fn page_pieces(spans: Vec<pdf_oxide::layout::TextSpan>) -> Vec<layout::Piece> {
             }
             continue;
         }
+        let text = if s.rotation_degrees == 0.0 {
+            let drawn = glyphs.within(s.bbox.x, s.bbox.y, s.bbox.width, s.bbox.height);
+            glyphs::spaced_by_gaps(&s.text, &drawn, s.font_size).unwrap_or(s.text)
+        } else {
+            s.text
+        };
         pieces.push(layout::Piece {
             // PDF space grows upwards; the layout's y grows downwards.
             x0: s.bbox.x,
@@ -234,10 +249,10 @@ fn page_pieces(spans: Vec<pdf_oxide::layout::TextSpan>) -> Vec<layout::Piece> {
             y1: -s.bbox.y,
             size: s.font_size,
             bold: s.font_weight.is_bold() || bold_name(&s.font_name),
-            text: s.text,
+            text,
         });
     }
-    pieces
+    Ok(pieces)
 }
 
 /// The page's extent, top to bottom, in the layout's downward y.

@@ -195,6 +195,81 @@ fn pdf_pages_come_in_order_after_their_markers() {
     }
 }
 
+/// A one-page PDF that sets each word of `lines` on its own (a `Tj` in its
+/// own text object) a third of the 9-point size after the word before, and
+/// draws no space: in a face whose every glyph is half the size wide, and
+/// whose code 32, a space in most fonts, is a glyph as wide as the size
+/// (as in a subset font that numbers its glyphs from 1).
+fn words_set_apart(lines: &[&str]) -> Vec<u8> {
+    use std::fmt::Write as _;
+    let mut content = String::new();
+    for (row, line) in lines.iter().enumerate() {
+        let mut x = 60.0;
+        for word in line.split(' ') {
+            let y = 780 - 12 * row;
+            writeln!(content, "BT /F1 9 Tf {x:.2} {y} Td ({word}) Tj ET")
+                .expect("a String takes text");
+            #[allow(clippy::cast_precision_loss)]
+            let width = word.len() as f64 * 4.5;
+            x += width + 3.0;
+        }
+    }
+    let widths = std::iter::once("1000")
+        .chain(std::iter::repeat_n("500", 90))
+        .collect::<Vec<_>>()
+        .join(" ");
+    let objects = [
+        "<< /Type /Catalog /Pages 2 0 R >>".to_owned(),
+        "<< /Type /Pages /Kids [3 0 R] /Count 1 >>".to_owned(),
+        "<< /Type /Page /Parent 2 0 R /MediaBox [0 0 595 842] \
+         /Resources << /Font << /F1 5 0 R >> >> /Contents 4 0 R >>"
+            .to_owned(),
+        format!(
+            "<< /Length {} >>\nstream\n{content}\nendstream",
+            content.len()
+        ),
+        format!(
+            "<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica \
+             /FirstChar 32 /LastChar 122 /Widths [{widths}] >>"
+        ),
+    ];
+    let mut pdf = String::from("%PDF-1.4\n");
+    let mut offsets = Vec::new();
+    for (i, object) in objects.iter().enumerate() {
+        offsets.push(pdf.len());
+        write!(pdf, "{} 0 obj\n{object}\nendobj\n", i + 1).expect("a String takes text");
+    }
+    let xref = pdf.len();
+    write!(pdf, "xref\n0 {}\n0000000000 65535 f \n", objects.len() + 1)
+        .expect("a String takes text");
+    for offset in offsets {
+        writeln!(pdf, "{offset:010} 00000 n ").expect("a String takes text");
+    }
+    write!(
+        pdf,
+        "trailer\n<< /Size {} /Root 1 0 R >>\nstartxref\n{xref}\n%%EOF\n",
+        objects.len() + 1
+    )
+    .expect("a String takes text");
+    pdf.into_bytes()
+}
+
+#[test]
+fn words_a_pdf_sets_apart_without_a_space_are_read_apart() {
+    let lines = [
+        "The first orbiting observatory, launched in 1983, was built by the United States.",
+        "It cataloged about 350,000 sources of infrared radiation in a 10-month survey.",
+    ];
+    let pdf = words_set_apart(&lines);
+    let md = to_markdown(
+        &FileInput::new(&pdf, "apart.pdf"),
+        &Options::default(),
+        &Cancel::new(),
+    )
+    .expect("the PDF is read");
+    assert_lines_in_order(&md.text, &["<!-- page 1 of 1 -->", &lines.join(" ")]);
+}
+
 #[test]
 fn an_archive_and_an_image_are_refused_with_what_extract_reads() {
     for name in ["archive.zip", "orientation-1.jpg", "tone.wav"] {
