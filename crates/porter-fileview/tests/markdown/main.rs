@@ -5,6 +5,7 @@
 //! Needs `PORTER_CORPUS` (see [`porter_test::corpus_dir`]).
 
 use porter_fileview::{Cancel, FileInput, Markdown, Options, ViewError, to_markdown};
+use porter_mmsim::pdf_with_xref;
 use porter_test::corpus_file;
 
 /// The Markdown of a corpus file under `real/`.
@@ -233,25 +234,7 @@ fn words_set_apart(lines: &[&str]) -> Vec<u8> {
              /FirstChar 32 /LastChar 122 /Widths [{widths}] >>"
         ),
     ];
-    let mut pdf = String::from("%PDF-1.4\n");
-    let mut offsets = Vec::new();
-    for (i, object) in objects.iter().enumerate() {
-        offsets.push(pdf.len());
-        write!(pdf, "{} 0 obj\n{object}\nendobj\n", i + 1).expect("a String takes text");
-    }
-    let xref = pdf.len();
-    write!(pdf, "xref\n0 {}\n0000000000 65535 f \n", objects.len() + 1)
-        .expect("a String takes text");
-    for offset in offsets {
-        writeln!(pdf, "{offset:010} 00000 n ").expect("a String takes text");
-    }
-    write!(
-        pdf,
-        "trailer\n<< /Size {} /Root 1 0 R >>\nstartxref\n{xref}\n%%EOF\n",
-        objects.len() + 1
-    )
-    .expect("a String takes text");
-    pdf.into_bytes()
+    pdf_with_xref(&objects.map(String::into_bytes), None)
 }
 
 #[test]
