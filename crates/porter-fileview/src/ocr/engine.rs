@@ -251,7 +251,10 @@ fn serve(jobs: &Receiver<Job>, answers: &Sender<(u64, Answer)>) {
             let started = init(&job.languages);
             *STARTED_IN.lock().unwrap_or_else(PoisonError::into_inner) = Some(clock.elapsed());
             match started {
-                Ok(started) => api = Some((job.languages.clone(), started)),
+                Ok(started) => {
+                    crate::engines::record_start(crate::engines::Engine::Ocr);
+                    api = Some((job.languages.clone(), started));
+                }
                 Err(reason) => {
                     if answers.send((job.id, Answer::Failed(reason))).is_err() {
                         return;
