@@ -45,12 +45,16 @@ const MAX_PIXELS: u64 = 2048 * 2048;
 /// OCR; `MEAN_LINE` the fewest its lines must have on average.
 const MIN_MARKS: usize = 24;
 const MEAN_LINE: usize = 8;
+/// `LONGEST_LINE` is the fewest characters the longest line must have: a
+/// few words, which chance strings out of a texture or noise rarely make.
+const LONGEST_LINE: usize = 14;
 /// `MIN_CHAIN` is the fewest characters a line must have: a word or two.
 const MIN_CHAIN: usize = 6;
 
 /// Lines of text in `gray`, when it has enough of them to be worth OCR:
 /// lines of six characters or more standing in a block (or one long line),
-/// of eight or more on average, [`MIN_MARKS`] characters between them.
+/// of eight or more on average, the longest of [`LONGEST_LINE`] or more,
+/// [`MIN_MARKS`] characters between them.
 pub(crate) fn text_lines(gray: &GrayImage) -> Option<Found> {
     let (width, height) = gray.dimensions();
     if width < 16 || height < 16 {
@@ -97,7 +101,9 @@ pub(crate) fn text_lines(gray: &GrayImage) -> Option<Found> {
     };
     // Enough print to be worth reading, in lines of a word or three on
     // average at least (textures strung into chains make short ones).
-    let enough = best.marks >= MIN_MARKS && best.marks >= best.lines * MEAN_LINE;
+    let enough = best.marks >= MIN_MARKS
+        && best.marks >= best.lines * MEAN_LINE
+        && best.longest >= LONGEST_LINE;
     enough.then_some(Found {
         lines: best.lines,
         marks: best.marks,
@@ -111,6 +117,8 @@ pub(crate) fn text_lines(gray: &GrayImage) -> Option<Found> {
 struct Tally {
     lines: usize,
     marks: usize,
+    /// The characters of its longest line.
+    longest: usize,
     height: f32,
 }
 
@@ -122,13 +130,16 @@ fn judge(marks: &[Mark]) -> Tally {
     for i in 0..marks.len() {
         chains.entry(sets.root(i)).or_default().push(i);
     }
+    let centres = Centres::new(marks);
     let mut lines = Vec::new();
     for members in chains.values() {
         if members.len() < MIN_CHAIN {
             continue;
         }
         let chain: Vec<Mark> = members.iter().map(|&i| marks[i]).collect();
-        if let Some(line) = as_a_line(&chain) {
+        if let Some(line) = as_a_line(&chain)
+            && centres.below(&line, members) * 4 <= members.len()
+        {
             lines.push((line, chain));
         }
     }
@@ -145,6 +156,7 @@ fn judge(marks: &[Mark]) -> Tally {
         if stacked || chain.len() >= LONE_LINE {
             tally.lines += 1;
             tally.marks += chain.len();
+            tally.longest = tally.longest.max(chain.len());
             heights.extend(chain.iter().map(|m| m.height() as f32));
         }
     }
@@ -152,6 +164,63 @@ fn judge(marks: &[Mark]) -> Tally {
         tally.height = median(&mut heights);
     }
     tally
+}
+
+/// Where the marks' middles are, in a grid of [`GRID_PX`] cells.
+struct Centres<'a> {
+    marks: &'a [Mark],
+    grid: std::collections::HashMap<(u32, u32), Vec<usize>>,
+}
+
+impl<'a> Centres<'a> {
+    fn new(marks: &'a [Mark]) -> Self {
+        let mut grid: std::collections::HashMap<(u32, u32), Vec<usize>> =
+            std::collections::HashMap::new();
+        for (i, m) in marks.iter().enumerate() {
+            let (x, y) = m.centre();
+            grid.entry((x / GRID_PX, y / GRID_PX)).or_default().push(i);
+        }
+        Self { marks, grid }
+    }
+
+    /// How many marks other than `members` have their middle just under
+    /// `line`, in the band from a sixth to three quarters of its height
+    /// below its foot line. Under a line of print is the space between it
+    /// and the next line (its own descenders are marks of its own, their
+    /// middles above the foot line); in a texture or in noise, that band is
+    /// as full of marks as any other.
+    fn below(&self, line: &Line, members: &[usize]) -> usize {
+        let top = line.foot + line.height / 6.0;
+        let bottom = line.foot + line.height * 0.75;
+        // The foot line slopes by at most a fifth: the band is searched
+        // that much wider.
+        let slack = (line.x1 - line.x0) * 0.1;
+        let (y0, y1) = ((top - slack).max(0.0) as u32, (bottom + slack) as u32);
+        let (x0, x1) = (line.x0.max(0.0) as u32, line.x1 as u32);
+        let mut count = 0;
+        for cy in y0 / GRID_PX..=y1 / GRID_PX {
+            for cx in x0 / GRID_PX..=x1 / GRID_PX {
+                let Some(list) = self.grid.get(&(cx, cy)) else {
+                    continue;
+                };
+                for &i in list {
+                    let (x, y) = self.marks[i].centre();
+                    let (x, y) = (x as f32, y as f32);
+                    let foot = line.foot + line.slope * (x - line.middle());
+                    let (top, bottom) = (foot + line.height / 6.0, foot + line.height * 0.75);
+                    if x >= line.x0
+                        && x <= line.x1
+                        && y >= top
+                        && y <= bottom
+                        && !members.contains(&i)
+                    {
+                        count += 1;
+                    }
+                }
+            }
+        }
+        count
+    }
 }
 
 /// `LONE_LINE` is the fewest characters a line with no other beside it must
@@ -165,11 +234,17 @@ struct Line {
     x1: f32,
     /// Where its foot line is, at its middle.
     foot: f32,
+    /// How far the foot line falls for each pixel along the row.
+    slope: f32,
     /// The median height of its characters.
     height: f32,
 }
 
 impl Line {
+    fn middle(&self) -> f32 {
+        f32::midpoint(self.x0, self.x1)
+    }
+
     /// Whether `other` stands above or below this line as the next line of
     /// a paragraph does: between one and four heights away, neither over
     /// half again the other's size, overlapping along the row by a third of
@@ -294,6 +369,7 @@ fn as_a_line(chain: &[Mark]) -> Option<Line> {
         x0,
         x1,
         foot: my + slope * (f32::midpoint(x0, x1) - mx),
+        slope,
         height: h,
     })
 }
@@ -325,6 +401,10 @@ impl Mark {
 
     fn height(&self) -> u32 {
         self.y1 - self.y0
+    }
+
+    fn centre(&self) -> (u32, u32) {
+        (self.x0.midpoint(self.x1), self.y0.midpoint(self.y1))
     }
 
     fn transposed(&self) -> Self {
@@ -505,11 +585,24 @@ mod tests {
     /// `ink` on `paper`: letters of varied widths drawn as rings and bars
     /// (some taller, as ascenders), words apart by a space.
     fn page(width: u32, height: u32, rows: u32, size: u32, ink: u8, paper: u8) -> GrayImage {
+        rows_of_marks(width, height, rows, size, size * 2, ink, paper)
+    }
+
+    /// Rows of print-like marks `size` pixels tall, `pitch` pixels apart.
+    fn rows_of_marks(
+        width: u32,
+        height: u32,
+        rows: u32,
+        size: u32,
+        pitch: u32,
+        ink: u8,
+        paper: u8,
+    ) -> GrayImage {
         let mut image = GrayImage::from_pixel(width, height, image::Luma([paper]));
         let mut random = Lcg(7);
         let stroke = (size / 6).max(1);
         for row in 0..rows {
-            let base = size * 2 + row * size * 2;
+            let base = size * 2 + row * pitch;
             if base + size > height {
                 break;
             }
@@ -570,6 +663,36 @@ mod tests {
     #[test]
     fn small_print_of_five_pixels_is_still_found() {
         assert!(text_lines(&page(800, 600, 30, 6, 30, 220)).is_some());
+    }
+
+    #[test]
+    fn only_other_marks_with_their_middle_just_under_a_line_count_as_under_it() {
+        let mark = |x0, y0, x1, y1| Mark {
+            x0,
+            y0,
+            x1,
+            y1,
+            pixels: (x1 - x0) * (y1 - y0) / 2,
+        };
+        // A line from x 100 to 300 whose characters (20 px) stand on y 200.
+        let line = Line {
+            x0: 100.0,
+            x1: 300.0,
+            foot: 200.0,
+            slope: 0.0,
+            height: 20.0,
+        };
+        let marks = [
+            mark(110, 180, 120, 200), // its own character
+            mark(130, 200, 140, 210), // middle at 205: under it
+            mark(150, 205, 160, 225), // middle at 215: under it
+            mark(170, 185, 180, 201), // middle at 193: above its foot
+            mark(190, 216, 200, 236), // middle at 226: the next line
+            mark(400, 200, 410, 210), // past its end
+        ];
+        let centres = Centres::new(&marks);
+        assert_eq!(centres.below(&line, &[0]), 2);
+        assert_eq!(centres.below(&line, &[0, 1]), 1);
     }
 
     #[test]
