@@ -609,8 +609,8 @@ fn show_image(
     ) {
         Ok(mut picture) => {
             let block = Block::image(&picture.bytes, &picture.record.mime_type);
-            let grey = picture.grey.take();
-            let (read, ocr_notes) = image_text(file.bytes, format, grey, options, cancel)?;
+            let looked = picture.looked.take();
+            let (read, ocr_notes) = image_text(file.bytes, format, looked, options, cancel)?;
             if let Some(read) = read {
                 return Ok(file.paged_picture_text(mime, what, picture, read, ocr_notes, block));
             }
@@ -639,15 +639,16 @@ fn show_image(
 }
 
 /// The text in an image file's pixels, read by OCR, and the notes on it;
-/// `grey` is the picture as shown, in grey, when the view has it.
+/// `looked` is the picture as shown, in grey and looked at for lines of
+/// text, when the view has it.
 fn image_text(
     bytes: &[u8],
     format: picture::Format,
-    grey: Option<image::GrayImage>,
+    looked: Option<ocr::Looked>,
     options: &Options,
     cancel: &Cancel,
 ) -> Result<(Option<Markdown>, Vec<String>), ViewError> {
-    match ocr::picture_text(bytes, format, grey, options, cancel) {
+    match ocr::picture_text(bytes, format, looked, options, cancel) {
         Ok(read) => Ok(read),
         Err(Failure::Cancelled) => Err(ViewError::Cancelled),
         Err(Failure::Unreadable(reason)) => Ok((None, vec![reason])),

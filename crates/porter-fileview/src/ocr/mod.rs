@@ -33,7 +33,6 @@ mod bands;
 mod engine;
 #[cfg(feature = "ocr")]
 mod gray;
-#[cfg(feature = "ocr")]
 pub(crate) mod lines;
 #[cfg(feature = "ocr")]
 pub(crate) mod prep;
@@ -805,7 +804,7 @@ fn read_as_it_lies(
 pub(crate) fn picture_text(
     bytes: &[u8],
     format: crate::picture::Format,
-    shown: Option<image::GrayImage>,
+    shown: Option<Looked>,
     options: &Options,
     cancel: &Cancel,
 ) -> Result<(Option<crate::markdown::out::Markdown>, Vec<String>), Failure> {
@@ -817,10 +816,10 @@ pub(crate) fn picture_text(
     #[cfg(feature = "ocr")]
     {
         let mut session = session;
-        let grey = match shown {
-            Some(grey) => grey,
+        let looked = match shown {
+            Some(looked) => looked,
             None => match crate::picture::grey_at(bytes, format, LOOK_EDGE_PX, options, cancel) {
-                Ok(grey) => grey,
+                Ok(grey) => look(grey),
                 Err(Failure::Cancelled) => return Err(Failure::Cancelled),
                 Err(Failure::Unreadable(why)) => {
                     return Ok((
@@ -830,10 +829,11 @@ pub(crate) fn picture_text(
                 }
             },
         };
+        let Looked { grey, found } = looked;
         if grey.width() < 16 || grey.height() < 16 {
             return Ok((None, Vec::new()));
         }
-        let Some(found) = lines::text_lines(&grey) else {
+        let Some(found) = found else {
             return Ok((None, vec![NO_LINES.to_owned()]));
         };
         cancel.check()?;
@@ -881,6 +881,20 @@ pub(crate) fn picture_text(
         let _ = (bytes, format, shown, cancel);
         Ok((None, not_read(NOT_AVAILABLE)))
     }
+}
+
+/// A picture's grey copy, looked at for lines of text (see [`lines`]).
+pub(crate) struct Looked {
+    /// The picture as shown, in grey.
+    pub grey: image::GrayImage,
+    /// The lines of text in it, when it has enough to be worth OCR.
+    pub found: Option<lines::Found>,
+}
+
+/// Looks at `grey` for lines of text.
+pub(crate) fn look(grey: image::GrayImage) -> Looked {
+    let found = lines::text_lines(&grey);
+    Looked { grey, found }
 }
 
 /// What the notes say of a picture that shows no lines of text.

@@ -33,6 +33,7 @@ use self::pixels::{fit_edge, swaps_sides};
 use crate::bounds::{Cancel, Failure};
 use crate::content::ImageRecord;
 use crate::describe::human_size;
+use crate::ocr::{Looked, look};
 use crate::options::Options;
 
 /// An image ready to return.
@@ -45,8 +46,9 @@ pub(crate) struct Picture {
     pub note: String,
     /// When asked for: the picture as shown (upright, scaled to fit, a
     /// JPEG passed on as it is decoded at a DCT scale of at least
-    /// [`GREY_EDGE_PX`]), in grey, for the test of whether it holds text.
-    pub grey: Option<image::GrayImage>,
+    /// [`GREY_EDGE_PX`]) in grey, looked at for lines of text while the
+    /// picture is encoded.
+    pub looked: Option<Looked>,
 }
 
 /// `GREY_EDGE_PX` is the long edge a JPEG passed on as it is is decoded at
@@ -92,7 +94,7 @@ pub(crate) fn picture(
     name: &str,
     options: &Options,
     cancel: &Cancel,
-    want_grey: bool,
+    want_look: bool,
 ) -> Result<Picture, Failure> {
     let (source, facts) = open(bytes, format, options, cancel)?;
 
@@ -113,21 +115,21 @@ pub(crate) fn picture(
     // Even a file passed on as it is gets decoded once, to prove it decodes.
     let decoded = match (source, kept) {
         (Source::Jpeg(jpeg), Some(kept)) => {
-            let grey = if want_grey {
+            let looked = if want_look {
                 let (w, h) = fit_edge(facts.width, facts.height, GREY_EDGE_PX);
-                Some(jpeg.decode_at_least(w, h)?.grey())
+                Some(look(jpeg.decode_at_least(w, h)?.grey()))
             } else {
                 jpeg.validate()?;
                 None
             };
-            return Ok(as_is(bytes.len(), kept, format, name, &facts).with_grey(grey));
+            return Ok(as_is(bytes.len(), kept, format, name, &facts).with_look(looked));
         }
         (Source::Jpeg(jpeg), None) => jpeg.decode_at_least(target_width, target_height)?,
         (Source::Other(other), kept) => {
             let decoded = other.decode(format)?;
             if let Some(kept) = kept {
-                let grey = want_grey.then(|| decoded.grey());
-                return Ok(as_is(bytes.len(), kept, format, name, &facts).with_grey(grey));
+                let looked = want_look.then(|| look(decoded.grey()));
+                return Ok(as_is(bytes.len(), kept, format, name, &facts).with_look(looked));
             }
             decoded
         }
@@ -137,13 +139,33 @@ pub(crate) fn picture(
     let scaled = decoded.into_size(target_width, target_height)?;
     cancel.check()?;
     let upright = scaled.oriented(facts.orientation);
-    let grey = want_grey.then(|| upright.grey());
     let encoding = if facts.lossy && upright.is_opaque() {
         Encoding::Jpeg
     } else {
         Encoding::Png
     };
-    let fitted = encode::fit(&upright, encoding, options.image_bytes, cancel)?;
+    // The grey copy is looked at for text on a second thread while the
+    // picture is encoded: a worker has the cores, and both take tens of
+    // milliseconds for a camera's photo.
+    // (Looked at after the encoding, on this thread, when no thread can be
+    // started.)
+    let (fitted, looked) = std::thread::scope(|scope| {
+        let looking = want_look
+            .then(|| {
+                std::thread::Builder::new()
+                    .name("fileview-look".to_owned())
+                    .spawn_scoped(scope, || look(upright.grey()))
+                    .ok()
+            })
+            .flatten();
+        let fitted = encode::fit(&upright, encoding, options.image_bytes, cancel);
+        let looked = match looking {
+            Some(handle) => handle.join().ok(),
+            None => want_look.then(|| look(upright.grey())),
+        };
+        (fitted, looked)
+    });
+    let fitted = fitted?;
 
     let upright_size = if swaps_sides(facts.orientation) {
         (facts.height, facts.width)
@@ -166,7 +188,7 @@ pub(crate) fn picture(
         bytes: fitted.bytes,
         record,
         note,
-        grey,
+        looked,
     })
 }
 
@@ -282,13 +304,13 @@ fn as_is(
         },
         note,
         bytes,
-        grey: None,
+        looked: None,
     }
 }
 
 impl Picture {
-    fn with_grey(self, grey: Option<image::GrayImage>) -> Self {
-        Self { grey, ..self }
+    fn with_look(self, looked: Option<Looked>) -> Self {
+        Self { looked, ..self }
     }
 }
 
