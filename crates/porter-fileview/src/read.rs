@@ -537,8 +537,8 @@ fn zip_identity(zip_kind: office::ZipKind) -> (Kind, &'static str, &'static str)
 
 fn show_pdf(file: &File<'_>, options: &Options, cancel: &Cancel) -> Result<Prepared, ViewError> {
     const MIME: &str = "application/pdf";
-    let attach = file.bytes.len() <= options.media_bytes;
-    let attached = |mut prepared: Prepared| {
+    let fits = file.bytes.len() <= options.media_bytes;
+    let attached = |mut prepared: Prepared, attach: bool| {
         if attach {
             prepared.attach(Block::resource(file.resource_uri(), file.bytes, MIME));
         }
@@ -551,23 +551,26 @@ fn show_pdf(file: &File<'_>, options: &Options, cancel: &Cancel) -> Result<Prepa
                 Some(n) => format!("PDF of {} pages", count(n as u64)),
                 None => "PDF".to_owned(),
             };
-            document.notes.push(if attach {
-                "The PDF itself is attached as well.".to_owned()
-            } else {
-                format!(
-                    "The PDF itself is not attached: it is larger than the {} returned as a file.",
-                    human_size(options.media_bytes as u64)
-                )
-            });
-            Ok(attached(file.paged_markdown(
-                Kind::Pdf,
-                MIME,
-                &what,
-                document,
-            )))
+            // Its Markdown is what a model can use; the PDF itself follows
+            // only when the caller asked for it.
+            let attach = options.attach_pdf && fits;
+            if options.attach_pdf {
+                document.notes.push(if attach {
+                    "The PDF itself is attached as well.".to_owned()
+                } else {
+                    format!(
+                        "The PDF itself is not attached: it is larger than the {} returned as a file.",
+                        human_size(options.media_bytes as u64)
+                    )
+                });
+            }
+            Ok(attached(
+                file.paged_markdown(Kind::Pdf, MIME, &what, document),
+                attach,
+            ))
         }
         Err(Failure::Cancelled) => Err(ViewError::Cancelled),
-        Err(Failure::Unreadable(reason)) if attach => {
+        Err(Failure::Unreadable(reason)) if fits => {
             let mut text = format!(
                 "{}: PDF ({MIME}), {}. Its text could not be read because {reason}; the PDF itself is attached, \
                  and a client that cannot show PDFs has only this description.",
@@ -578,10 +581,13 @@ fn show_pdf(file: &File<'_>, options: &Options, cancel: &Cancel) -> Result<Prepa
             let mut record = file.record(Kind::Pdf, MIME, Shown::Resource);
             push_type_note(&mut text, &record);
             record.reason = Some(reason);
-            Ok(attached(Prepared::whole(View {
-                content: vec![Block::text(text)],
-                structured: record,
-            })))
+            Ok(attached(
+                Prepared::whole(View {
+                    content: vec![Block::text(text)],
+                    structured: record,
+                }),
+                true,
+            ))
         }
         Err(Failure::Unreadable(reason)) => Ok(Prepared::whole(file.described(
             Kind::Pdf,
