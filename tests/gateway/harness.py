@@ -28,6 +28,7 @@ from typing import Any
 
 import httpx2
 import pytest
+import sys
 import mcp_types as types
 from mcp import Client
 from mcp.client.stdio import StdioServerParameters, stdio_client
@@ -35,6 +36,9 @@ from mcp.client.streamable_http import streamable_http_client
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parents[1]
+sys.path.insert(0, str(HERE.parent))
+from timing import record, starting  # noqa: E402  (tests/timing.py)
+
 CLIENT_TIMEOUT_S = 120.0
 
 # `[file: volume:inbox:<path> · <type> · <size> · sha256:<12 hex>… · from <origin>]`
@@ -163,11 +167,13 @@ async def stdio_gateway(
     params = StdioServerParameters(
         command=str(porter_bin()), args=["gateway", "serve", "--config", str(config)], env=full_env
     )
+    began = time.monotonic()
     try:
         with open(stderr, "w") as errlog:
             async with Client(
                 stdio_client(params, errlog=errlog), read_timeout_seconds=CLIENT_TIMEOUT_S, **client_options
             ) as client:
+                record("porter gateway (stdio)", time.monotonic() - began)
                 yield Served(client=client, data=root / "data", stderr=stderr)
     except BaseExceptionGroup as group:
         inner = unwrap(group)
@@ -183,6 +189,11 @@ LISTENING = re.compile(r"listening on (http://\S+) \(MCP at")
 
 def start_http(root: Path, config: Path, env: dict[str, str] | None = None) -> tuple[subprocess.Popen, str]:
     """`porter gateway serve --transport http` on a free loopback port."""
+    with starting("porter gateway (http)"):
+        return _start_http(root, config, env)
+
+
+def _start_http(root: Path, config: Path, env: dict[str, str] | None) -> tuple[subprocess.Popen, str]:
     stderr = open(root / "gateway-http.stderr", "w")
     process = subprocess.Popen(
         [str(porter_bin()), "gateway", "serve", "--transport", "http", "--listen", "127.0.0.1:0", "--config", str(config)],

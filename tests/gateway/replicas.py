@@ -30,6 +30,7 @@ from harness import start_http, write_config
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from processes import stop  # noqa: E402  (tests/processes.py)
+from timing import starting  # noqa: E402  (tests/timing.py)
 
 PG_USER = "porter"
 PG_PASSWORD = "pw-never-shown-3c1d"
@@ -90,6 +91,10 @@ class Postgres:
     settings: str = ""
 
     def __post_init__(self) -> None:
+        with starting("PostgreSQL"):
+            self._set_up()
+
+    def _set_up(self) -> None:
         self.root.mkdir(parents=True, exist_ok=True)
         self.data = self.root / "pgdata"
         password_file = self.root / "pw"
@@ -223,6 +228,10 @@ class Nginx:
     grpc_port: int = 0
 
     def __post_init__(self) -> None:
+        with starting("nginx"):
+            self._start()
+
+    def _start(self) -> None:
         self.root.mkdir(parents=True, exist_ok=True)
         for sub in ("body", "proxy", "fastcgi", "uwsgi", "scgi"):
             (self.root / "tmp" / sub).mkdir(parents=True, exist_ok=True)

@@ -23,6 +23,7 @@ from pathlib import Path
 import pytest
 
 from replicas import Postgres, free_port
+from timing import starting
 
 REGION = "garage"
 
@@ -78,6 +79,11 @@ def start_garage(db_engine: str = "sqlite") -> Garage:
     """A one-node Garage on loopback; `db_engine` is its metadata store (`sqlite` or `lmdb`)."""
     if os.environ.get("PORTER_SKIP_S3") == "1":
         pytest.skip("object-store (Garage) tests skipped: PORTER_SKIP_S3=1")
+    with starting("Garage"):
+        return _start_garage(db_engine)
+
+
+def _start_garage(db_engine: str) -> Garage:
     binary = garage_bin()
     assert binary.is_file(), (
         f"Garage was not found at {binary}: build it with `cargo install garage --locked --root "

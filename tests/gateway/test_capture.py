@@ -248,10 +248,20 @@ async def test_the_upstream_is_started_again_after_it_dies(tmp_path: Path) -> No
     async with stdio_gateway(tmp_path) as served:
         first = await served.client.call_tool("mcp__fixtures__echo", {"message": "one"})
         assert texts(first) == ["one"]
-        # Kill the upstream node process (a child of the gateway).
-        children = subprocess.run(
-            ["pgrep", "-f", f"{Path(__file__).parent / 'upstream.mjs'}"], capture_output=True, text=True
+        # Kill the upstream node processes of this gateway (its children),
+        # not those of the gateways other tests run at the same time.
+        gateways = subprocess.run(
+            ["pgrep", "-f", f"gateway serve --config {tmp_path / 'porter.yaml'}"], capture_output=True, text=True
         ).stdout.split()
+        children = [
+            pid
+            for gateway in gateways
+            for pid in subprocess.run(
+                ["pgrep", "-P", gateway, "-f", f"{Path(__file__).parent / 'upstream.mjs'}"],
+                capture_output=True,
+                text=True,
+            ).stdout.split()
+        ]
         assert children
         for pid in children:
             import os

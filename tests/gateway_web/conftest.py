@@ -6,6 +6,7 @@ from pathlib import Path
 import pytest
 from playwright.async_api import Browser, async_playwright
 
+import timing
 from harness import Gateway, chromium_path
 
 
@@ -26,10 +27,11 @@ async def browser() -> AsyncIterator[Browser]:
     """Debian's Chromium, headless, driven by Playwright; each page opened
     with `harness.open_page` gets a fresh profile of its own."""
     async with async_playwright() as playwright:
-        launched = await playwright.chromium.launch(
-            executable_path=chromium_path(),
-            args=["--no-sandbox", "--disable-gpu", "--disable-background-networking",
-                  "--disable-component-update", "--disable-sync"],
-        )
+        with timing.starting("Chromium"):
+            launched = await playwright.chromium.launch(
+                executable_path=chromium_path(),
+                args=["--no-sandbox", "--disable-gpu", "--disable-background-networking",
+                      "--disable-component-update", "--disable-sync"],
+            )
         yield launched
         await launched.close()

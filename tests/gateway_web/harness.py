@@ -28,6 +28,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "scripts"))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import hostile_pdf  # noqa: E402  (the hand-written PDFs' writer)
 import processes  # noqa: E402  (tests/processes.py)
+import timing  # noqa: E402  (tests/timing.py)
 
 REPO = Path(__file__).resolve().parents[2]
 HERE = Path(__file__).resolve().parent
@@ -110,6 +111,10 @@ class Gateway:
         self._start("127.0.0.1:0")
 
     def _start(self, listen: str) -> None:
+        with timing.starting("porter gateway (http)"):
+            self._start_and_wait(listen)
+
+    def _start_and_wait(self, listen: str) -> None:
         self.starts += 1
         self.stderr_path = self.workdir / f"gateway-{self.starts}.stderr"
         self.process = subprocess.Popen(

@@ -37,6 +37,7 @@ from mcp.client.stdio import StdioServerParameters, stdio_client
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from processes import stop  # noqa: E402  (tests/processes.py)
+from timing import record, starting  # noqa: E402  (tests/timing.py)
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -261,6 +262,11 @@ class Mmsim:
         self.workdir = workdir
         workdir.mkdir(parents=True, exist_ok=True)
         self.log = workdir / "mmsim.stderr"
+        with starting("porter mmsim"):
+            self._start(seed)
+        self._ids: dict[str, str] = {}
+
+    def _start(self, seed: Path | str) -> None:
         self.process = subprocess.Popen(
             [str(porter_bin()), "mmsim", "--listen", "127.0.0.1:0", "--seed", str(seed)],
             stdout=subprocess.PIPE,
@@ -281,7 +287,6 @@ class Mmsim:
                 self.url = line.strip().split("=", 1)[1]
             elif line.startswith("MM_TOKEN="):
                 self.token = line.strip().split("=", 1)[1]
-        self._ids: dict[str, str] = {}
 
     def stop(self) -> None:
         stop_process(self.process)
@@ -482,12 +487,14 @@ async def serve(
     options: dict[str, Any] = {"mode": mode, "read_timeout_seconds": CLIENT_TIMEOUT_S}
     if person is not None:
         options["elicitation_callback"] = person
+    began = time.monotonic()
     try:
         if transport == "stdio":
             with open(stderr, "w") as errlog:
                 params = StdioServerParameters(command=command[0], args=command[1:], env=env)
                 async with Client(stdio_client(params, errlog=errlog), **options) as client:
                     await ready(client)
+                    record("porter mattermost serve (stdio)", time.monotonic() - began)
                     yield Served(client=client, transport="stdio", stderr=stderr)
             return
         if transport != "http":
@@ -496,6 +503,7 @@ async def serve(
         try:
             async with Client(url, **options) as client:
                 await ready(client)
+                record("porter mattermost serve (http)", time.monotonic() - began)
                 yield Served(client=client, transport="http", stderr=stderr, url=url)
         finally:
             stop_process(process)

@@ -12,6 +12,7 @@
 //! silently.
 
 use std::net::TcpStream;
+use std::os::unix::process::CommandExt as _;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::sync::atomic::{AtomicU32, Ordering};
@@ -25,9 +26,9 @@ pub const BIN_ENV: &str = "PORTER_GARAGE";
 /// The region the node signs for.
 pub const REGION: &str = "garage";
 
-/// `Garage` is one running node. Dropping it stops the node and removes its
-/// directory; a watchdog does the same if the test process ends without
-/// dropping it.
+/// `Garage` is one running node. Dropping the process's own stops the node
+/// and removes its directory; a watchdog does the same when the process
+/// that owns it ends without dropping it.
 #[derive(Debug)]
 pub struct Garage {
     dir: PathBuf,
@@ -38,17 +39,58 @@ pub struct Garage {
     buckets: AtomicU32,
     key_id: String,
     secret: String,
+    /// Whether this process started it for itself (and so stops it on drop).
+    own: bool,
 }
 
-/// The node this test process shares (started on first use), or `None`
-/// when `PORTER_SKIP_S3=1`.
+/// The node this test process shares (started on first use; under nextest,
+/// the one of the whole run: see [`crate::shared`]), or `None` when
+/// `PORTER_SKIP_S3=1`.
 ///
 /// # Panics
 ///
 /// When the node cannot be started: the message says how to get Garage.
 pub fn instance() -> Option<&'static Garage> {
     static SHARED: OnceLock<Garage> = OnceLock::new();
-    crate::shared_server(&SHARED, SKIP_ENV, "object-store (Garage)", Garage::start)
+    crate::shared_server(
+        &SHARED,
+        SKIP_ENV,
+        "object-store (Garage)",
+        crate::shared::run_server::<Garage>,
+    )
+}
+
+impl crate::shared::RunServer for Garage {
+    const NAME: &'static str = "garage";
+
+    fn start_owned_by(owner: u32) -> Self {
+        Self::start_for(owner)
+    }
+
+    fn state(&self) -> serde_json::Value {
+        serde_json::json!({
+            "dir": self.dir,
+            "bin": self.bin,
+            "config": self.config,
+            "s3_port": self.s3_port,
+            "key_id": self.key_id,
+            "secret": self.secret,
+        })
+    }
+
+    fn from_state(state: &serde_json::Value) -> Option<Self> {
+        Some(Self {
+            dir: PathBuf::from(state["dir"].as_str()?),
+            bin: PathBuf::from(state["bin"].as_str()?),
+            config: PathBuf::from(state["config"].as_str()?),
+            s3_port: u16::try_from(state["s3_port"].as_u64()?).ok()?,
+            child: Mutex::new(None),
+            buckets: AtomicU32::new(0),
+            key_id: state["key_id"].as_str()?.to_owned(),
+            secret: state["secret"].as_str()?.to_owned(),
+            own: false,
+        })
+    }
 }
 
 /// Where the Garage binary is.
@@ -96,6 +138,12 @@ impl Garage {
     /// When the node cannot be set up or started.
     #[must_use]
     pub fn start() -> Self {
+        crate::shared::timed("garage", || Self::start_for(std::process::id()))
+    }
+
+    /// Starts a node that a watchdog kills when the process `owner` ends
+    /// (this process stops it on drop only when it is the owner).
+    fn start_for(owner: u32) -> Self {
         let bin = binary();
         let dir = crate::kept_temp_dir("porter-garage-");
         let (rpc, s3, admin) = (crate::free_port(), crate::free_port(), crate::free_port());
@@ -127,12 +175,15 @@ impl Garage {
             .arg(&config)
             .arg("server")
             .env("RUST_LOG", "garage=warn")
+            // Its own process group: a signal to the group of the test that
+            // started it (a timeout) must not stop it for the other tests.
+            .process_group(0)
             .stdin(Stdio::null())
             .stdout(log.try_clone().expect("the log twice"))
             .stderr(log)
             .spawn()
             .unwrap_or_else(|e| panic!("could not start {}: {e}", bin.display()));
-        watch(child.id(), &dir);
+        watch(owner, child.id(), &dir);
         let garage = Self {
             dir,
             bin,
@@ -142,6 +193,7 @@ impl Garage {
             buckets: AtomicU32::new(0),
             key_id: format!("GK{}", random_hex(12)),
             secret: random_hex(32),
+            own: owner == std::process::id(),
         };
         garage.wait_for(
             || garage.try_cli(&["status"]).is_some(),
@@ -277,24 +329,18 @@ impl Garage {
 
 impl Drop for Garage {
     fn drop(&mut self) {
-        self.stop();
-        let _ = std::fs::remove_dir_all(&self.dir);
+        if self.own {
+            self.stop();
+            let _ = std::fs::remove_dir_all(&self.dir);
+        }
     }
 }
 
-/// Starts a background shell that waits for this process to end, then
-/// kills the node and removes its directory.
-fn watch(node: u32, dir: &Path) {
-    let script = format!(
-        "(while kill -0 {pid} 2>/dev/null; do sleep 1; done; kill -9 {node} 2>/dev/null; rm -rf '{dir}') &",
-        pid = std::process::id(),
-        dir = dir.display(),
+/// Has a watchdog kill the node and remove its directory once the process
+/// `owner` ends.
+fn watch(owner: u32, node: u32, dir: &Path) {
+    crate::shared::when_gone(
+        owner,
+        &format!("kill -9 {node} 2>/dev/null; rm -rf '{}'", dir.display()),
     );
-    Command::new("sh")
-        .args(["-c", &script])
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status()
-        .expect("the Garage watchdog starts");
 }

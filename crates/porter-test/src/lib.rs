@@ -18,6 +18,7 @@
 pub mod garage;
 pub mod postgres;
 pub mod router;
+pub mod shared;
 
 use std::path::PathBuf;
 

@@ -11,6 +11,7 @@
 //! `PORTER_SKIP_POSTGRES=1` is set, so CI never skips them silently.
 
 use std::os::unix::fs::MetadataExt as _;
+use std::os::unix::process::CommandExt as _;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::OnceLock;
@@ -27,26 +28,57 @@ pub const USER: &str = "porter";
 /// The password of [`USER`]: tests check it never shows in a message.
 pub const PASSWORD: &str = "pw-never-shown-7f3a";
 
-/// `Postgres` is one running server. Dropping it stops the server and
-/// removes its directory; a watchdog does the same if the test process ends
-/// without dropping it (a shared instance, a panic, a kill).
+/// `Postgres` is one running server. Dropping the process's own stops the
+/// server and removes its directory; a watchdog does the same when the
+/// process that owns it ends without dropping it (a shared instance, a
+/// panic, a kill).
 #[derive(Debug)]
 pub struct Postgres {
     dir: PathBuf,
     bin: PathBuf,
     port: u16,
     databases: AtomicU32,
+    /// Whether this process started it for itself (and so stops it on drop).
+    own: bool,
 }
 
-/// The instance this test process shares (started on first use), or `None`
-/// when `PORTER_SKIP_POSTGRES=1`.
+/// The instance this test process shares (started on first use; under
+/// nextest, the one of the whole run: see [`crate::shared`]), or `None` when
+/// `PORTER_SKIP_POSTGRES=1`.
 ///
 /// # Panics
 ///
 /// When the server cannot be started: the message says what to install.
 pub fn instance() -> Option<&'static Postgres> {
     static SHARED: OnceLock<Postgres> = OnceLock::new();
-    crate::shared_server(&SHARED, SKIP_ENV, "PostgreSQL", Postgres::start)
+    crate::shared_server(
+        &SHARED,
+        SKIP_ENV,
+        "PostgreSQL",
+        crate::shared::run_server::<Postgres>,
+    )
+}
+
+impl crate::shared::RunServer for Postgres {
+    const NAME: &'static str = "postgresql";
+
+    fn start_owned_by(owner: u32) -> Self {
+        Self::start_for(owner)
+    }
+
+    fn state(&self) -> serde_json::Value {
+        serde_json::json!({"dir": self.dir, "bin": self.bin, "port": self.port})
+    }
+
+    fn from_state(state: &serde_json::Value) -> Option<Self> {
+        Some(Self {
+            dir: PathBuf::from(state["dir"].as_str()?),
+            bin: PathBuf::from(state["bin"].as_str()?),
+            port: u16::try_from(state["port"].as_u64()?).ok()?,
+            databases: AtomicU32::new(0),
+            own: false,
+        })
+    }
 }
 
 fn is_root() -> bool {
@@ -113,6 +145,12 @@ impl Postgres {
     /// When the server cannot be set up or started.
     #[must_use]
     pub fn start() -> Self {
+        crate::shared::timed("postgresql", || Self::start_for(std::process::id()))
+    }
+
+    /// Starts an instance that a watchdog stops when the process `owner`
+    /// ends (this process stops it on drop only when it is the owner).
+    fn start_for(owner: u32) -> Self {
         let bin = bin_dir();
         let dir = crate::kept_temp_dir("porter-pg-");
         let data = dir.join("data");
@@ -149,14 +187,18 @@ impl Postgres {
                 "-c listen_addresses=127.0.0.1 -p {port} -k {} -c max_connections=200 -c fsync=off",
                 dir.display()
             ))
-            .arg("start");
+            .arg("start")
+            // Its own process group: a signal to the group of the test that
+            // started it (a timeout) must not stop it for the other tests.
+            .process_group(0);
         run(start, "pg_ctl start");
-        watch(&bin, &dir);
+        watch(owner, &bin, &dir);
         Self {
             dir,
             bin,
             port,
             databases: AtomicU32::new(0),
+            own: owner == std::process::id(),
         }
     }
 
@@ -234,7 +276,9 @@ pub fn psql(url: &str, sql: &str) -> String {
 
 impl Drop for Postgres {
     fn drop(&mut self) {
-        stop(&self.bin, &self.dir);
+        if self.own {
+            stop(&self.bin, &self.dir);
+        }
     }
 }
 
@@ -250,29 +294,21 @@ fn stop(bin: &Path, dir: &Path) {
     let _ = std::fs::remove_dir_all(dir);
 }
 
-/// Starts a background shell that waits for this process to end, then
-/// stops the server and removes its directory (the shell started here only
-/// forks it off and exits).
-fn watch(bin: &Path, dir: &Path) {
-    let pg_ctl = bin.join("pg_ctl");
+/// Has a watchdog stop the server and remove its directory once the
+/// process `owner` ends.
+fn watch(owner: u32, bin: &Path, dir: &Path) {
     let as_postgres = if is_root() {
         "runuser -u postgres -- "
     } else {
         ""
     };
-    let script = format!(
-        "(while kill -0 {pid} 2>/dev/null; do sleep 1; done; \
-         {as_postgres}'{pg_ctl}' -D '{data}' -m immediate -w stop >/dev/null 2>&1; rm -rf '{dir}') &",
-        pid = std::process::id(),
-        pg_ctl = pg_ctl.display(),
-        data = dir.join("data").display(),
-        dir = dir.display(),
+    crate::shared::when_gone(
+        owner,
+        &format!(
+            "{as_postgres}'{pg_ctl}' -D '{data}' -m immediate -w stop >/dev/null 2>&1; rm -rf '{dir}'",
+            pg_ctl = bin.join("pg_ctl").display(),
+            data = dir.join("data").display(),
+            dir = dir.display(),
+        ),
     );
-    Command::new("sh")
-        .args(["-c", &script])
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status()
-        .expect("the PostgreSQL watchdog starts");
 }
