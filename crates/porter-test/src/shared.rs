@@ -7,17 +7,17 @@
 //! first test that asks starts the server for the run: it belongs to the
 //! nextest process (a watchdog stops it when that process ends), and its
 //! address is left in a file under the temp dir named after the run
-//! (`NEXTEST_RUN_ID`), behind a lock, where every later test process finds
-//! it. Each test still gets a database or a bucket of its own.
+//! (`NEXTEST_RUN_ID`), where every later test process finds it (one that
+//! asks while it is being started waits for it). Each test still gets a
+//! database or a bucket of its own.
 //!
 //! Nothing changes outside nextest, or where the nextest process cannot be
 //! found among the test's ancestors: the server is then the process's own.
 
-use std::fs::File;
 use std::os::unix::process::CommandExt as _;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
@@ -47,6 +47,11 @@ pub(crate) trait RunServer: Sized {
 /// The server of this run: the one another process of the run started, or
 /// a new one (owned by the nextest process when there is one, else by this
 /// process).
+///
+/// The first process to create `<name>.starting` starts the server and
+/// then writes `<name>.json` (written aside and renamed, so it is never
+/// read half-written); the others wait for that file while the starting
+/// process lives.
 pub(crate) fn run_server<T: RunServer>() -> T {
     let Some((run, owner)) = nextest_run() else {
         return timed(T::NAME, || T::start_owned_by(std::process::id()));
@@ -54,34 +59,65 @@ pub(crate) fn run_server<T: RunServer>() -> T {
     let dir = std::env::temp_dir().join(format!("porter-test-{run}"));
     std::fs::create_dir_all(&dir)
         .unwrap_or_else(|e| panic!("the shared servers' folder {}: {e}", dir.display()));
-    let lock = File::create(dir.join(format!("{}.lock", T::NAME)))
-        .unwrap_or_else(|e| panic!("the lock of the shared {}: {e}", T::NAME));
-    // Held while this process starts the server or reads its state, so a
-    // second process waits for the first instead of starting another.
-    lock.lock()
-        .unwrap_or_else(|e| panic!("locking the shared {}: {e}", T::NAME));
     let state_file = dir.join(format!("{}.json", T::NAME));
-    if let Some(server) = std::fs::read_to_string(&state_file)
-        .ok()
-        .and_then(|text| serde_json::from_str(&text).ok())
-        .and_then(|state| T::from_state(&state))
-    {
-        return server;
+    let starting = dir.join(format!("{}.starting", T::NAME));
+    let waited = Instant::now();
+    loop {
+        if let Some(server) = read_state::<T>(&state_file) {
+            return server;
+        }
+        match std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&starting)
+        {
+            Ok(mut mark) => {
+                let _ =
+                    std::io::Write::write_all(&mut mark, std::process::id().to_string().as_bytes());
+                let server = timed(T::NAME, || T::start_owned_by(owner));
+                let aside = dir.join(format!("{}.json.{}", T::NAME, std::process::id()));
+                std::fs::write(&aside, server.state().to_string())
+                    .and_then(|()| std::fs::rename(&aside, &state_file))
+                    .unwrap_or_else(|e| panic!("the state of the shared {}: {e}", T::NAME));
+                remove_when_gone(owner, &dir);
+                return server;
+            }
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+                // Another test process is starting it: wait while it lives;
+                // one that died before it was done leaves the start to us.
+                let starter = std::fs::read_to_string(&starting).unwrap_or_default();
+                let gone = starter
+                    .trim()
+                    .parse::<u32>()
+                    .is_ok_and(|pid| !Path::new(&format!("/proc/{pid}")).exists());
+                if gone && read_state::<T>(&state_file).is_none() {
+                    let _ = std::fs::remove_file(&starting);
+                    continue;
+                }
+                assert!(
+                    waited.elapsed() < START_WAIT,
+                    "the shared {} was not started within {START_WAIT:?} by process {starter}",
+                    T::NAME
+                );
+                std::thread::sleep(Duration::from_millis(50));
+            }
+            Err(e) => panic!("{}: {e}", starting.display()),
+        }
     }
-    let server = timed(T::NAME, || T::start_owned_by(owner));
-    std::fs::write(&state_file, server.state().to_string())
-        .unwrap_or_else(|e| panic!("the state of the shared {}: {e}", T::NAME));
-    remove_when_gone(owner, &dir);
-    server
+}
+
+/// `START_WAIT` is how long a test waits for another to start a server.
+const START_WAIT: Duration = Duration::from_secs(180);
+
+fn read_state<T: RunServer>(file: &Path) -> Option<T> {
+    let text = std::fs::read_to_string(file).ok()?;
+    T::from_state(&serde_json::from_str(&text).ok()?)
 }
 
 /// The run id and the nextest process, when this test runs under nextest.
 fn nextest_run() -> Option<(String, u32)> {
     let run = std::env::var(RUN_ENV).ok().filter(|run| {
-        !run.is_empty()
-            && run
-                .chars()
-                .all(|c| c.is_ascii_alphanumeric() || c == '-')
+        !run.is_empty() && run.chars().all(|c| c.is_ascii_alphanumeric() || c == '-')
     })?;
     nextest_ancestor().map(|pid| (run, pid))
 }
@@ -122,7 +158,9 @@ pub(crate) fn timed<T>(what: &str, start: impl FnOnce() -> T) -> T {
             .create(true)
             .append(true)
             .open(&path)
-            .and_then(|mut file| std::io::Write::write_all(&mut file, format!("{line}\n").as_bytes()));
+            .and_then(|mut file| {
+                std::io::Write::write_all(&mut file, format!("{line}\n").as_bytes())
+            });
         if let Err(e) = appended {
             eprintln!("could not record a server start in {}: {e}", path.display());
         }
@@ -163,8 +201,8 @@ mod tests {
             assert_eq!(nextest_run(), None);
         } else {
             let owner = nextest_ancestor().expect("nextest is an ancestor of its tests");
-            let comm = std::fs::read_to_string(format!("/proc/{owner}/comm"))
-                .expect("the owner's name");
+            let comm =
+                std::fs::read_to_string(format!("/proc/{owner}/comm")).expect("the owner's name");
             assert!(comm.starts_with("cargo-nextest"), "{comm}");
         }
     }
