@@ -2,6 +2,7 @@
 """Prints what a run of scripts/test measured, at its end.
 
 Usage: test_summary.py RESULTS_DIR
+       test_summary.py --self-test
 
 RESULTS_DIR is where scripts/test left its records:
 
@@ -77,7 +78,13 @@ def main() -> int:
     if len(sys.argv) != 2:
         print(__doc__.strip().splitlines()[2], file=sys.stderr)
         return 2
-    results = Path(sys.argv[1])
+    if sys.argv[1] == "--self-test":
+        return self_test()
+    summarize(Path(sys.argv[1]))
+    return 0
+
+
+def summarize(results: Path) -> None:
     suites: dict[str, Suite] = {}
 
     def suite(name: str) -> Suite:
@@ -98,10 +105,17 @@ def main() -> int:
         suite(name).tests.append((float(seconds), test))
 
     phases = read_tsv(results / "phases.tsv")
-    for name, seconds, *_ in phases:
-        # A phase named `suite <name>` is that suite's wall time.
-        if name.startswith("suite ") and name[6:] in suites:
-            suites[name[6:]].wall = (suites[name[6:]].wall or 0) + float(seconds)
+    for name, seconds, _, _, status in (p[:5] for p in phases):
+        # A phase named `suite <name>` is that suite's wall time; one that
+        # failed with no failing test in its report (it crashed, or its
+        # runner failed before any test) counts as one failure.
+        if not name.startswith("suite "):
+            continue
+        entry = suite(name[6:])
+        entry.wall = (entry.wall or 0) + float(seconds)
+        if status != "0" and entry.failed == 0:
+            entry.failed += 1
+            print(f"summary: {name} exited {status} with no failing test in its report: counted as one failure", file=sys.stderr)
 
     starts: dict[str, dict[str, list[float]]] = defaultdict(lambda: defaultdict(list))
     for log in sorted((results / "timings").glob("*.jsonl")):
@@ -157,6 +171,49 @@ def main() -> int:
     if failing:
         print(f"\nsuites with failures: {', '.join(failing)}")
     print(f"\ntotal: {passed} passed, {failed} failed, {skipped} skipped")
+
+
+def self_test() -> int:
+    """Summarizes a made-up run and checks the counts, the failure of a
+    suite that crashed, and the order of the slowest tests."""
+    import contextlib
+    import io
+    import tempfile
+
+    with tempfile.TemporaryDirectory() as temp:
+        results = Path(temp)
+        (results / "junit").mkdir()
+        (results / "timings").mkdir()
+        (results / "junit" / "mcp.xml").write_text(
+            '<testsuites><testsuite name="pytest">'
+            '<testcase classname="test_a" name="fast" time="0.5"/>'
+            '<testcase classname="test_a" name="slow" time="9.0"/>'
+            '<testcase classname="test_b" name="skipped" time="0.0"><skipped/></testcase>'
+            '<testcase classname="test_b" name="broken" time="1.0"><failure message="x"/></testcase>'
+            "</testsuite></testsuites>"
+        )
+        (results / "counts.tsv").write_text("rust-doc\t14\t0\t1\n")
+        (results / "phases.tsv").write_text(
+            "building\t100.0\t1.0\t2.0\t0\nsuite mcp\t30.0\t2.0\t2.5\t1\nsuite hostile\t5.0\t2.5\t2.5\t2\n"
+        )
+        (results / "timings" / "mcp-1.jsonl").write_text('{"suite": "mcp", "server": "porter mmsim", "seconds": 2.5}\n')
+        out = io.StringIO()
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(io.StringIO()):
+            summarize(results)
+        text = out.getvalue()
+    lines = text.strip().splitlines()
+    problems = []
+    if lines[-1] != "total: 16 passed, 2 failed, 2 skipped":
+        problems.append(f"the last line is {lines[-1]!r}")
+    slow = [line for line in lines if line.strip().endswith(("test_a::slow", "test_a::fast"))]
+    if len(slow) != 2 or "slow" not in slow[0]:
+        problems.append(f"the slowest tests are not first: {slow}")
+    if "porter mmsim" not in text or "(24%)" not in text:
+        problems.append("the share of time starting servers is not shown")
+    if problems:
+        print("test_summary self-test failed: " + "; ".join(problems) + "\n" + text, file=sys.stderr)
+        return 1
+    print("test_summary self-test: ok")
     return 0
 
 
