@@ -52,6 +52,15 @@ impl Limits {
         }
     }
 
+    /// Whether `other` is for the same options (memory, CPU, languages,
+    /// warming up), whatever engines either starts.
+    pub(crate) fn same_options(&self, other: &Self) -> bool {
+        Self {
+            engines: other.engines,
+            ..self.clone()
+        } == *other
+    }
+
     /// Whether the worker starts `engine` before it confines itself.
     pub(crate) fn starts(&self, engine: Engine) -> bool {
         match engine {

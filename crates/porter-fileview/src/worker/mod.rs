@@ -757,8 +757,12 @@ impl Pool {
         }
     }
 
-    /// Starts workers with `limits` on a background thread until `warm`
-    /// wait; idle workers with other limits make room, oldest first.
+    /// Starts workers with `limits` on a background thread until as many
+    /// wait as their class keeps (see [`kept`]). Idle workers started for
+    /// other options (memory, CPU, languages) are let go first, oldest
+    /// first; those of the same options with other engines stay, so that a
+    /// server that has read a scan keeps one OCR-ready worker beside its
+    /// plain ones instead of trading one kind for the other.
     fn refill(&'static self, spec: &'static Spec, limits: Limits) {
         if self.refilling.swap(true, Ordering::AcqRel) {
             return;
@@ -770,9 +774,9 @@ impl Pool {
                     let (have, evicted) = match self.idle.lock() {
                         Ok(mut idle) => {
                             let have = idle.iter().filter(|(l, _)| *l == limits).count();
-                            let evicted = (idle.len() >= spec.warm)
-                                .then(|| idle.iter().position(|(l, _)| *l != limits))
-                                .flatten()
+                            let evicted = idle
+                                .iter()
+                                .position(|(l, _)| !l.same_options(&limits))
                                 .map(|at| idle.remove(at).1);
                             (have, evicted)
                         }
@@ -782,8 +786,9 @@ impl Pool {
                         // Its standard input closes with it: it exits.
                         drop(old.stdin.take());
                         let _ = old.wait();
+                        continue;
                     }
-                    if have >= spec.warm {
+                    if have >= kept(spec, &limits) {
                         break;
                     }
                     let Ok(child) = start(spec, &limits) else {
@@ -799,6 +804,18 @@ impl Pool {
         if started.is_err() {
             self.refilling.store(false, Ordering::Release);
         }
+    }
+}
+
+/// How many idle workers with `limits` the pool keeps: `warm` of those
+/// with no engine, which read most files, and one of each set of engines a
+/// file has needed (each costs its engines' start and memory while it
+/// waits).
+fn kept(spec: &Spec, limits: &Limits) -> usize {
+    if limits.engines.is_empty() {
+        spec.warm
+    } else {
+        spec.warm.min(1)
     }
 }
 
@@ -855,6 +872,29 @@ mod tests {
         let lukewarm = ["1", "2", "eng", "ocr", "lukewarm"].map(OsString::from);
         assert_eq!(Limits::from_args(lukewarm), None);
         assert_eq!(Limits::from_args(["x", "2"].map(OsString::from)), None);
+    }
+
+    #[test]
+    fn a_pool_keeps_its_warm_plain_workers_and_one_of_each_set_of_engines_needed() {
+        let spec = Spec {
+            program: PathBuf::from("porter"),
+            arg: OsString::from("worker"),
+            warm: WARM,
+        };
+        let plain = Limits::of(&Options::default(), Engines::NONE, true);
+        let ocr = Limits::of(&Options::default(), Engines::NONE.with(Engine::Ocr), true);
+        assert_eq!(kept(&spec, &plain), WARM);
+        assert_eq!(kept(&spec, &ocr), 1);
+        // Workers of the same options with other engines stay; those of
+        // other options make room.
+        assert!(plain.same_options(&ocr) && ocr.same_options(&plain));
+        let smaller = Options {
+            worker_memory_bytes: 64 * 1024 * 1024,
+            ..Options::default()
+        };
+        assert!(!Limits::of(&smaller, Engines::NONE, true).same_options(&plain));
+        let one_shot = Spec { warm: 0, ..spec };
+        assert_eq!(kept(&one_shot, &ocr), 0);
     }
 
     #[test]
