@@ -45,6 +45,7 @@ mod picture;
 mod prepared;
 mod read;
 mod sniff;
+pub mod speech;
 mod text;
 pub mod worker;
 
@@ -90,6 +91,9 @@ pub fn prepare(
     options: &Options,
     cancel: &Cancel,
 ) -> Result<Prepared, ViewError> {
+    if speech::in_process(input, options) {
+        return prepare_here(input, options, cancel);
+    }
     worker::prepare(input, options, cancel).answer(
         || prepare_here(input, options, cancel),
         |reason| Ok(Prepared::whole(described_failure(input, &reason))),
@@ -110,6 +114,9 @@ pub fn to_markdown(
     options: &Options,
     cancel: &Cancel,
 ) -> Result<Markdown, ViewError> {
+    if speech::in_process(input, options) {
+        return markdown::to_markdown_here(input, options, cancel);
+    }
     worker::to_markdown(input, options, cancel).answer(
         || markdown::to_markdown_here(input, options, cancel),
         |reason| {
