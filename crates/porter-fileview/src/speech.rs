@@ -14,7 +14,6 @@ use std::path::PathBuf;
 use std::sync::OnceLock;
 
 use crate::bounds::{Cancel, Failure};
-use crate::describe::human_size;
 use crate::markdown::Markdown;
 use crate::options::Options;
 
@@ -138,10 +137,9 @@ fn heard(audio: &porter_speech::Audio, transcript: &porter_speech::Transcript) -
         lines.push_str(&format!("[{}] {}\n", clock(segment.start), one_line(&segment.text)));
     }
     let mut notes = vec![format!(
-        "Transcribed by porter with Whisper tiny.en (English; {} of audio, {} from its {} at {} Hz); silence and music give no words, and the words are the model's hearing, not a verified record.",
+        "Transcribed by porter with Whisper tiny.en (English; {} of {} audio at {} Hz); silence and music give no words, and the words are the model's hearing, not a verified record.",
         clock(audio.seconds()),
         audio.codec,
-        human_size(audio.samples.len() as u64 * 2),
         audio.source_rate,
     )];
     if transcript.segments.is_empty() && transcript.stopped.is_none() {

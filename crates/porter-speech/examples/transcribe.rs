@@ -23,6 +23,15 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             audio.seconds(),
             took / audio.seconds().max(0.01)
         );
+        for window in &transcript.windows {
+            eprintln!(
+                "  window at {}: no-speech {:.2}, mean log-prob {:.2}, {}",
+                porter_speech::clock(window.start),
+                window.no_speech,
+                window.mean_logprob,
+                if window.kept { "kept" } else { "dropped" }
+            );
+        }
         for segment in &transcript.segments {
             println!("[{} - {}] {}", porter_speech::clock(segment.start), porter_speech::clock(segment.end), segment.text);
         }

@@ -56,9 +56,12 @@ pub const NO_SPEECH_THRESHOLD: f32 = 0.6;
 /// text counts as unsure (Whisper's -1.0).
 pub const LOGPROB_THRESHOLD: f32 = -1.0;
 /// `GIVE_UP_LOGPROB` is the mean log-probability under which a window's
-/// text is dropped whatever the no-speech probability: text that unsure
-/// is a guess at noise, not speech heard.
-pub const GIVE_UP_LOGPROB: f32 = -2.0;
+/// text is dropped whatever the no-speech probability (-1.5, a geometric
+/// mean of 0.22 per token): Whisper takes text under -1.0 as a failed
+/// decode and retries it by sampling, which porter does not; text half as
+/// sure again is a guess at noise, not speech heard. Set on bench/transcribe's
+/// dev clips, whose speech windows all lie between -0.37 and -0.72.
+pub const GIVE_UP_LOGPROB: f32 = -1.5;
 
 /// `THREADS` is how many threads the network runs on by default (2).
 pub const THREADS: usize = 2;
@@ -116,8 +119,21 @@ pub struct Transcript {
     /// The length of the audio transcribed.
     pub seconds: f64,
     pub stopped: Option<Stopped>,
-    /// How many 30 s windows were run.
-    pub windows: usize,
+    /// Each 30 s window run: where it started and how sure the model was.
+    pub windows: Vec<Window>,
+}
+
+/// One 30 s window's decoding, for reports and tuning.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Window {
+    /// Where it starts in the recording, in seconds.
+    pub start: f64,
+    /// The model's probability that it holds no speech.
+    pub no_speech: f32,
+    /// The mean log-probability of its tokens.
+    pub mean_logprob: f32,
+    /// Whether its words were kept (else it was taken as no speech).
+    pub kept: bool,
 }
 
 /// How far transcription has got, for progress reports.

@@ -16,6 +16,7 @@ use crate::mel::{FRAMES, HOP, WINDOW_SAMPLES};
 use crate::net::TEXT_CONTEXT;
 use crate::{Model, Options, Progress, Segment, Stopped, Transcript};
 
+
 /// Seconds per timestamp token.
 const TIMESTAMP_STEP: f64 = 0.02;
 /// Mel frames per encoder frame (the second convolution's stride).
@@ -47,7 +48,7 @@ pub(crate) fn transcribe(
     let mut seek = 0usize;
     let mut segments: Vec<Segment> = Vec::new();
     let mut stopped = None;
-    let mut windows = 0usize;
+    let mut windows: Vec<crate::Window> = Vec::new();
     while seek < total_frames {
         if cancelled() {
             stopped = Some(Stopped {
@@ -60,7 +61,7 @@ pub(crate) fn transcribe(
             || started.elapsed().as_secs_f64(),
             |now| now - cpu_start.unwrap_or(now),
         );
-        if windows > 0 && spent >= options.cpu_seconds as f64 {
+        if !windows.is_empty() && spent >= options.cpu_seconds as f64 {
             stopped = Some(Stopped {
                 at_seconds: seek as f64 / 100.0,
                 reason: format!(
@@ -79,12 +80,18 @@ pub(crate) fn transcribe(
         let mel = model.mel.spectrogram(&samples);
         let encoded = model.network.encode(&mel, options.threads);
         let decoded = decode_window(model, &encoded, options);
-        windows += 1;
         let offset = seek as f64 / 100.0;
         let window_seconds = size as f64 / 100.0;
         let silent = decoded.no_speech > options.no_speech_threshold
             && decoded.mean_logprob < options.logprob_threshold;
-        if silent || decoded.mean_logprob < options.give_up_logprob {
+        let kept = !silent && decoded.mean_logprob >= options.give_up_logprob;
+        windows.push(crate::Window {
+            start: offset,
+            no_speech: decoded.no_speech,
+            mean_logprob: decoded.mean_logprob,
+            kept,
+        });
+        if !kept {
             seek += size;
             continue;
         }
