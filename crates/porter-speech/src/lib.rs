@@ -55,6 +55,12 @@ pub const NO_SPEECH_THRESHOLD: f32 = 0.6;
 /// `LOGPROB_THRESHOLD` is the mean log-probability under which a window's
 /// text counts as unsure (Whisper's -1.0).
 pub const LOGPROB_THRESHOLD: f32 = -1.0;
+/// `NO_SPEECH_ALONE` is the no-speech probability over which a window gives
+/// no words however sure its text (0.8): on silence Whisper writes a sure
+/// "you" with a no-speech probability of 0.95, which its own rule (above
+/// 0.6 and unsure text) keeps. Set on bench/transcribe's dev clips, whose
+/// speech windows all lie under 0.35.
+pub const NO_SPEECH_ALONE: f32 = 0.8;
 /// `GIVE_UP_LOGPROB` is the mean log-probability under which a window's
 /// text is dropped whatever the no-speech probability (-1.5, a geometric
 /// mean of 0.22 per token): Whisper takes text under -1.0 as a failed
@@ -79,6 +85,8 @@ pub struct Options {
     pub logprob_threshold: f32,
     /// See [`GIVE_UP_LOGPROB`].
     pub give_up_logprob: f32,
+    /// See [`NO_SPEECH_ALONE`].
+    pub no_speech_alone: f32,
     /// How many threads the network's products are split among (the
     /// caller knows the machine; a confined process may not ask it).
     pub threads: usize,
@@ -91,6 +99,7 @@ impl Default for Options {
             no_speech_threshold: NO_SPEECH_THRESHOLD,
             logprob_threshold: LOGPROB_THRESHOLD,
             give_up_logprob: GIVE_UP_LOGPROB,
+            no_speech_alone: NO_SPEECH_ALONE,
             threads: THREADS,
         }
     }

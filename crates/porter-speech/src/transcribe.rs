@@ -82,8 +82,9 @@ pub(crate) fn transcribe(
         let decoded = decode_window(model, &encoded, options);
         let offset = seek as f64 / 100.0;
         let window_seconds = size as f64 / 100.0;
-        let silent = decoded.no_speech > options.no_speech_threshold
-            && decoded.mean_logprob < options.logprob_threshold;
+        let silent = (decoded.no_speech > options.no_speech_threshold
+            && decoded.mean_logprob < options.logprob_threshold)
+            || decoded.no_speech > options.no_speech_alone;
         let kept = !silent && decoded.mean_logprob >= options.give_up_logprob;
         windows.push(crate::Window {
             start: offset,
