@@ -82,10 +82,9 @@ pub(crate) fn hear(bytes: &[u8], name: &str, options: &Options, cancel: &Cancel)
             "Its speech is not transcribed: transcription is turned off.".to_owned(),
         ));
     }
-    let model = match model() {
-        Ok(model) => model,
-        Err(note) => return Ok(Outcome::NotTranscribed(note)),
-    };
+    if !model_installed() {
+        return Ok(Outcome::NotTranscribed(NO_MODEL.to_owned()));
+    }
     let extension = std::path::Path::new(name).extension().and_then(|e| e.to_str());
     let limits = porter_speech::AudioLimits {
         max_seconds: options.speech_seconds,
@@ -95,6 +94,12 @@ pub(crate) fn hear(bytes: &[u8], name: &str, options: &Options, cancel: &Cancel)
         porter_speech::AudioError::Cancelled => Failure::Cancelled,
         other => Failure::unreadable(format!("its audio could not be decoded: {other}")),
     })?;
+    // The model is loaded only for audio that decoded: a file that is not
+    // a recording never pays for it.
+    let model = match model() {
+        Ok(model) => model,
+        Err(note) => return Ok(Outcome::NotTranscribed(note)),
+    };
     let speech_options = porter_speech::Options {
         cpu_seconds: options.speech_cpu_seconds,
         threads: options.speech_threads.max(1),
@@ -108,6 +113,14 @@ pub(crate) fn hear(bytes: &[u8], name: &str, options: &Options, cancel: &Cancel)
 #[cfg(not(feature = "speech"))]
 pub(crate) fn hear(_: &[u8], _: &str, _: &Options, _: &Cancel) -> Result<Outcome, Failure> {
     Ok(Outcome::NotTranscribed(NOT_AVAILABLE.to_owned()))
+}
+
+/// Whether a model is where the program said, without loading it.
+#[cfg(feature = "speech")]
+fn model_installed() -> bool {
+    MODELS_DIR
+        .get()
+        .is_some_and(|dir| dir.join(porter_speech::TINY_EN_DIR).join("model.bin").is_file())
 }
 
 /// The model, loaded on first need and kept for the process: `Err` with

@@ -108,6 +108,7 @@ pub fn decode(
     limits: &AudioLimits,
     cancelled: &dyn Fn() -> bool,
 ) -> Result<Audio, AudioError> {
+    check_wav_format(bytes)?;
     let source = MediaSourceStream::new(Box::new(Cursor::new(bytes)), MediaSourceStreamOptions::default());
     let mut hint = Hint::new();
     if let Some(extension) = extension {
@@ -215,6 +216,44 @@ pub fn decode(
         declared_seconds,
         cut,
     })
+}
+
+/// Refuses a WAV whose format chunk names a channel count or sample rate
+/// no recording has, before the container reader sees it: symphonia's
+/// reader multiplies them unchecked.
+fn check_wav_format(bytes: &[u8]) -> Result<(), AudioError> {
+    if bytes.len() < 12 || &bytes[..4] != b"RIFF" || &bytes[8..12] != b"WAVE" {
+        return Ok(());
+    }
+    let mut at = 12usize;
+    // The format chunk comes early; look at the first few chunks only.
+    for _ in 0..16 {
+        let Some(header) = bytes.get(at..at + 8) else {
+            return Ok(());
+        };
+        let len = u32::from_le_bytes([header[4], header[5], header[6], header[7]]) as usize;
+        if &header[..4] == b"fmt " {
+            let Some(fmt) = bytes.get(at + 8..at + 8 + 16.min(len)) else {
+                return Ok(());
+            };
+            if fmt.len() < 16 {
+                return Err(AudioError::Damaged("its WAV format chunk is too short".to_owned()));
+            }
+            let channels = u16::from_le_bytes([fmt[2], fmt[3]]);
+            let rate = u32::from_le_bytes([fmt[4], fmt[5], fmt[6], fmt[7]]);
+            if !(1..=32).contains(&channels) {
+                return Err(AudioError::Unsupported(format!("its WAV header says it has {channels} channels")));
+            }
+            if !(1000..=384_000).contains(&rate) {
+                return Err(AudioError::Unsupported(format!(
+                    "its WAV header says its sample rate is {rate} Hz, outside the 1–384 kHz recordings use"
+                )));
+            }
+            return Ok(());
+        }
+        at = at.saturating_add(8).saturating_add(len + (len & 1));
+    }
+    Ok(())
 }
 
 /// Mixes decoded frames down to one channel and resamples them to 16 kHz
@@ -415,5 +454,10 @@ pub(crate) mod tests {
         assert!(matches!(error, AudioError::Unsupported(_)), "{error:?}");
         let error = decode(&wav(&[0; 100], 500, 1), None, &AudioLimits::default(), &never).expect_err("500 Hz");
         assert!(error.to_string().contains("500 Hz"), "{error}");
+        // 65,535 channels: symphonia's reader overflows on it unchecked.
+        let mut many = wav(&[0; 100], 16_000, 1);
+        many[22..24].copy_from_slice(&u16::MAX.to_le_bytes());
+        let error = decode(&many, None, &AudioLimits::default(), &never).expect_err("65535 channels");
+        assert_eq!(error.to_string(), "its WAV header says it has 65535 channels");
     }
 }

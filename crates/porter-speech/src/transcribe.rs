@@ -27,6 +27,10 @@ const MAX_INITIAL_TIMESTAMP: u32 = 50;
 /// Whisper does).
 const SAMPLE_LEN: usize = TEXT_CONTEXT / 2;
 
+/// The loudest a window may be and still be silence (-66 dBFS, the last
+/// few bits of 16-bit audio): it is not run through the network.
+const INAUDIBLE: f32 = 16.0 / 32768.0;
+
 /// What one window's greedy decoding gave.
 struct Decoded {
     tokens: Vec<u32>,
@@ -77,6 +81,18 @@ pub(crate) fn transcribe(
         });
         let size = (total_frames - seek).min(FRAMES);
         let samples = audio.window(seek * HOP, (size * HOP).min(WINDOW_SAMPLES));
+        if samples.iter().all(|s| s.abs() < INAUDIBLE) {
+            // Nothing audible: no words, and no network run for them, so
+            // that an hour of silence costs a pass over its samples.
+            windows.push(crate::Window {
+                start: seek as f64 / 100.0,
+                no_speech: 1.0,
+                mean_logprob: 0.0,
+                kept: false,
+            });
+            seek += size;
+            continue;
+        }
         let mel = model.mel.spectrogram(&samples);
         let encoded = model.network.encode(&mel, options.threads);
         let decoded = decode_window(model, &encoded, options);

@@ -105,6 +105,19 @@ fn silence_gives_no_words() {
     assert_eq!(text_of(&transcript), "", "{transcript:?}");
     assert_eq!(transcript.windows.len(), 2);
     assert!(transcript.windows.iter().all(|w| !w.kept), "{:?}", transcript.windows);
+    // Faint noise (-60 dBFS) is heard by the network, and gives no words either.
+    let mut state = 38u32;
+    let faint: Vec<i16> = (0..16_000 * 20)
+        .map(|_| {
+            state = state.wrapping_mul(1_664_525).wrapping_add(1_013_904_223);
+            ((state >> 16) % 64) as i16 - 32
+        })
+        .collect();
+    let noise = Audio { samples: faint, ..silent };
+    let transcript = model().transcribe(&noise, &Options::default(), &|| false, &mut |_| {});
+    assert_eq!(transcript.windows.len(), 1);
+    assert!(transcript.windows[0].no_speech < 1.0, "the network ran: {:?}", transcript.windows);
+    assert_eq!(text_of(&transcript), "", "{transcript:?}");
 }
 
 /// About 80 s of sentences, each naming one animal, so that a sentence
