@@ -69,7 +69,7 @@ async def test_a_voice_memo_is_read_as_its_words_with_marks_and_the_audio_after(
                 assert word in heard, (word, heard)
             assert heard.index("truck") < heard.index("door") < heard.index("inside"), heard
             audio = result.content[-1]
-            assert isinstance(audio, types.AudioContent) and audio.mimeType == mime, result.content[-1]
+            assert isinstance(audio, types.AudioContent) and audio.mime_type == mime, result.content[-1]
             record = structured(result)
             assert record["kind"] == "audio" and record["shown"] == "audio", record
 
