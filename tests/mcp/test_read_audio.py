@@ -85,3 +85,24 @@ async def test_without_the_model_a_memo_is_described_and_the_text_says_how_to_in
         assert "no speech model is installed (run scripts/models.sh" in text, text
         assert not numbered_lines(text), text
         assert isinstance(result.content[-1], types.AudioContent)
+
+
+async def test_a_client_that_asks_for_progress_hears_how_far_the_transcription_has_got(
+    memo_sim: Mmsim, home: Home, transport: str, tmp_path: Path
+):
+    env = server_env(memo_sim, home, extra={"PORTER_MODELS_DIR": models_dir()})
+    reports: list[tuple[float, float | None, str | None]] = []
+
+    async def progress(done: float, total: float | None, message: str | None) -> None:
+        reports.append((done, total, message))
+
+    async with serve(transport, env, tmp_path) as served:
+        result = await served.client.call_tool(
+            "read_file", {"file_id": memo_sim.file_id("memo.m4a")}, progress_callback=progress
+        )
+        assert not result.is_error, text_of(result)
+    assert len(reports) >= 2, reports
+    # From the start to the whole recording, never backwards, in seconds of it.
+    assert reports[0][0] == 0.0 and reports[-1][0] == reports[-1][1], reports
+    assert all(a[0] <= b[0] for a, b in zip(reports, reports[1:])), reports
+    assert all(message == "memo.m4a: transcribing the recording" for _, _, message in reports), reports

@@ -49,7 +49,7 @@ pub mod speech;
 mod text;
 pub mod worker;
 
-pub use bounds::Cancel;
+pub use bounds::{Cancel, ProgressFn};
 pub use content::{
     Block, Heading, ImageRecord, Kind, Record, ResourceBlob, Shown, View, WindowRecord,
 };

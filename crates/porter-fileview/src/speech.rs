@@ -105,7 +105,9 @@ pub(crate) fn hear(bytes: &[u8], name: &str, options: &Options, cancel: &Cancel)
         threads: options.speech_threads.max(1),
         ..porter_speech::Options::default()
     };
-    let transcript = model.transcribe(&audio, &speech_options, &cancelled, &mut |_| {});
+    let transcript = model.transcribe(&audio, &speech_options, &cancelled, &mut |p| {
+        cancel.progress(p.done_seconds, p.total_seconds, "transcribing the recording");
+    });
     cancel.check()?;
     Ok(Outcome::Heard(heard(&audio, &transcript)))
 }
