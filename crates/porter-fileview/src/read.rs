@@ -660,7 +660,8 @@ fn show_media(
     let audio = matches!(sniffed, Sniffed::Audio { .. });
     let kind = if audio { Kind::Audio } else { Kind::Video };
     let small = file.bytes.len() <= options.media_bytes;
-    let outcome = (mime != "audio/midi").then(|| speech::hear(file.bytes, &file.name, options, cancel));
+    let outcome =
+        (mime != "audio/midi").then(|| speech::hear(file.bytes, &file.name, options, cancel));
     let note = match outcome {
         Some(Ok(speech::Outcome::Heard(heard))) => {
             let mut notes = heard.notes;
@@ -675,8 +676,19 @@ fn show_media(
                     human_size(options.media_bytes as u64)
                 )
             });
-            let what = format!("{what}, its speech transcribed ({} long)", speech::clock(heard.seconds));
-            let mut prepared = file.paged(kind, mime, &what, Extracted { text: heard.lines, notes });
+            let what = format!(
+                "{what}, its speech transcribed ({} long)",
+                speech::clock(heard.seconds)
+            );
+            let mut prepared = file.paged(
+                kind,
+                mime,
+                &what,
+                Extracted {
+                    text: heard.lines,
+                    notes,
+                },
+            );
             if let Prep::Paged(paged) = &mut prepared.0
                 && small
             {
@@ -687,7 +699,9 @@ fn show_media(
         }
         Some(Err(Failure::Cancelled)) => return Err(ViewError::Cancelled),
         Some(Ok(speech::Outcome::NotTranscribed(note))) => Some(note),
-        Some(Err(Failure::Unreadable(reason))) => Some(format!("Its speech could not be transcribed: {reason}.")),
+        Some(Err(Failure::Unreadable(reason))) => {
+            Some(format!("Its speech could not be transcribed: {reason}."))
+        }
         None => None,
     };
     let mut view = if small {
@@ -696,8 +710,16 @@ fn show_media(
         } else {
             "It is attached as an embedded video file; a client that cannot play video has only this description."
         };
-        let record = file.record(kind, mime, if audio { Shown::Audio } else { Shown::Resource });
-        let mut text = format!("{}: {what} ({mime}), {}. {how}", file.name, human_size(file.size));
+        let record = file.record(
+            kind,
+            mime,
+            if audio { Shown::Audio } else { Shown::Resource },
+        );
+        let mut text = format!(
+            "{}: {what} ({mime}), {}. {how}",
+            file.name,
+            human_size(file.size)
+        );
         describe::push_link(&mut text, file.link);
         push_type_note(&mut text, &record);
         View {

@@ -21,7 +21,8 @@ use crate::options::Options;
 pub(crate) const NO_MODEL: &str = "Its speech is not transcribed: no speech model is installed (run scripts/models.sh from porter's source, or set PORTER_MODELS_DIR to a directory holding whisper-tiny.en).";
 /// What a note says in a build without speech to text.
 #[cfg(not(feature = "speech"))]
-pub(crate) const NOT_AVAILABLE: &str = "Its speech is not transcribed: speech to text is not available in this build.";
+pub(crate) const NOT_AVAILABLE: &str =
+    "Its speech is not transcribed: speech to text is not available in this build.";
 
 static MODELS_DIR: OnceLock<PathBuf> = OnceLock::new();
 
@@ -76,7 +77,12 @@ pub(crate) enum Outcome {
 
 /// Transcribes a recording's bytes within `options`.
 #[cfg(feature = "speech")]
-pub(crate) fn hear(bytes: &[u8], name: &str, options: &Options, cancel: &Cancel) -> Result<Outcome, Failure> {
+pub(crate) fn hear(
+    bytes: &[u8],
+    name: &str,
+    options: &Options,
+    cancel: &Cancel,
+) -> Result<Outcome, Failure> {
     if !options.speech {
         return Ok(Outcome::NotTranscribed(
             "Its speech is not transcribed: transcription is turned off.".to_owned(),
@@ -85,15 +91,20 @@ pub(crate) fn hear(bytes: &[u8], name: &str, options: &Options, cancel: &Cancel)
     if !model_installed() {
         return Ok(Outcome::NotTranscribed(NO_MODEL.to_owned()));
     }
-    let extension = std::path::Path::new(name).extension().and_then(|e| e.to_str());
+    let extension = std::path::Path::new(name)
+        .extension()
+        .and_then(|e| e.to_str());
     let limits = porter_speech::AudioLimits {
         max_seconds: options.speech_seconds,
     };
     let cancelled = || cancel.is_cancelled();
-    let audio = porter_speech::decode(bytes, extension, &limits, &cancelled).map_err(|error| match error {
-        porter_speech::AudioError::Cancelled => Failure::Cancelled,
-        other => Failure::unreadable(format!("its audio could not be decoded: {other}")),
-    })?;
+    let audio =
+        porter_speech::decode(bytes, extension, &limits, &cancelled).map_err(
+            |error| match error {
+                porter_speech::AudioError::Cancelled => Failure::Cancelled,
+                other => Failure::unreadable(format!("its audio could not be decoded: {other}")),
+            },
+        )?;
     // The model is loaded only for audio that decoded: a file that is not
     // a recording never pays for it.
     let model = match model() {
@@ -106,7 +117,11 @@ pub(crate) fn hear(bytes: &[u8], name: &str, options: &Options, cancel: &Cancel)
         ..porter_speech::Options::default()
     };
     let transcript = model.transcribe(&audio, &speech_options, &cancelled, &mut |p| {
-        cancel.progress(p.done_seconds, p.total_seconds, "transcribing the recording");
+        cancel.progress(
+            p.done_seconds,
+            p.total_seconds,
+            "transcribing the recording",
+        );
     });
     cancel.check()?;
     Ok(Outcome::Heard(heard(&audio, &transcript)))
@@ -120,9 +135,11 @@ pub(crate) fn hear(_: &[u8], _: &str, _: &Options, _: &Cancel) -> Result<Outcome
 /// Whether a model is where the program said, without loading it.
 #[cfg(feature = "speech")]
 fn model_installed() -> bool {
-    MODELS_DIR
-        .get()
-        .is_some_and(|dir| dir.join(porter_speech::TINY_EN_DIR).join("model.bin").is_file())
+    MODELS_DIR.get().is_some_and(|dir| {
+        dir.join(porter_speech::TINY_EN_DIR)
+            .join("model.bin")
+            .is_file()
+    })
 }
 
 /// The model, loaded on first need and kept for the process: `Err` with
@@ -139,7 +156,8 @@ pub(crate) fn model() -> Result<&'static porter_speech::Model, String> {
             if !dir.join("model.bin").exists() {
                 return Err(NO_MODEL.to_owned());
             }
-            porter_speech::Model::load(&dir).map_err(|error| format!("Its speech is not transcribed: {error}."))
+            porter_speech::Model::load(&dir)
+                .map_err(|error| format!("Its speech is not transcribed: {error}."))
         })
         .as_ref()
         .map_err(Clone::clone)
@@ -149,7 +167,11 @@ pub(crate) fn model() -> Result<&'static porter_speech::Model, String> {
 fn heard(audio: &porter_speech::Audio, transcript: &porter_speech::Transcript) -> Heard {
     let mut lines = String::new();
     for segment in &transcript.segments {
-        lines.push_str(&format!("[{}] {}\n", clock(segment.start), one_line(&segment.text)));
+        lines.push_str(&format!(
+            "[{}] {}\n",
+            clock(segment.start),
+            one_line(&segment.text)
+        ));
     }
     let mut notes = vec![format!(
         "Transcribed by porter with Whisper tiny.en (English; {} of {} audio at {} Hz); silence and music give no words, and the words are the model's hearing, not a verified record.",
@@ -215,7 +237,8 @@ fn paragraphs(segments: &[porter_speech::Segment]) -> Vec<(f64, String)> {
         let text = one_line(&segment.text);
         match out.last_mut() {
             Some((_, paragraph))
-                if segment.start - last_end < PARAGRAPH_PAUSE && paragraph.len() < PARAGRAPH_CHARS =>
+                if segment.start - last_end < PARAGRAPH_PAUSE
+                    && paragraph.len() < PARAGRAPH_CHARS =>
             {
                 paragraph.push(' ');
                 paragraph.push_str(&text);
@@ -238,7 +261,10 @@ pub(crate) fn markdown(name: &str, heard: Heard) -> Markdown {
         clock(heard.seconds)
     );
     for note in &heard.notes {
-        text.push_str(&format!("\n<!-- porter: {} -->\n", note.replace("--", "- -")));
+        text.push_str(&format!(
+            "\n<!-- porter: {} -->\n",
+            note.replace("--", "- -")
+        ));
     }
     for (start, paragraph) in &heard.paragraphs {
         text.push_str(&format!(
@@ -271,14 +297,20 @@ mod tests {
             segment(2.5, 4.0, " Two."),
             segment(9.0, 10.0, "Three."),
         ]);
-        assert_eq!(gathered, vec![(0.0, "One. Two.".to_owned()), (9.0, "Three.".to_owned())]);
+        assert_eq!(
+            gathered,
+            vec![(0.0, "One. Two.".to_owned()), (9.0, "Three.".to_owned())]
+        );
     }
 
     #[test]
     fn the_markdown_heads_with_name_and_length_and_keeps_notes_in_comments() {
         let heard = Heard {
             lines: String::new(),
-            paragraphs: vec![(0.0, "Hello *there*.".to_owned()), (65.0, "Bye.".to_owned())],
+            paragraphs: vec![
+                (0.0, "Hello *there*.".to_owned()),
+                (65.0, "Bye.".to_owned()),
+            ],
             seconds: 70.4,
             notes: vec!["Transcribed -- by a model.".to_owned()],
         };

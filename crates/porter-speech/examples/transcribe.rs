@@ -13,10 +13,29 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     for file in args {
         let bytes = std::fs::read(&file)?;
         let started = Instant::now();
-        let extension = std::path::Path::new(&file).extension().and_then(|e| e.to_str());
-        let audio = porter_speech::decode(&bytes, extension, &porter_speech::AudioLimits::default(), &|| false)?;
+        let extension = std::path::Path::new(&file)
+            .extension()
+            .and_then(|e| e.to_str());
+        let audio = porter_speech::decode(
+            &bytes,
+            extension,
+            &porter_speech::AudioLimits::default(),
+            &|| false,
+        )?;
         let decoded = started.elapsed().as_secs_f64();
-        let transcript = model.transcribe(&audio, &porter_speech::Options::default(), &|| false, &mut |_| {});
+        let threads = std::env::var("THREADS")
+            .ok()
+            .and_then(|t| t.parse().ok())
+            .unwrap_or(2);
+        let transcript = model.transcribe(
+            &audio,
+            &porter_speech::Options {
+                threads,
+                ..porter_speech::Options::default()
+            },
+            &|| false,
+            &mut |_| {},
+        );
         let took = started.elapsed().as_secs_f64();
         eprintln!(
             "{file}: {:.1} s of audio, decoded in {decoded:.2} s, transcribed in {took:.2} s (RTF {:.3})",
@@ -33,7 +52,12 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             );
         }
         for segment in &transcript.segments {
-            println!("[{} - {}] {}", porter_speech::clock(segment.start), porter_speech::clock(segment.end), segment.text);
+            println!(
+                "[{} - {}] {}",
+                porter_speech::clock(segment.start),
+                porter_speech::clock(segment.end),
+                segment.text
+            );
         }
     }
     Ok(())

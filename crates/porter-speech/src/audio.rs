@@ -109,24 +109,42 @@ pub fn decode(
     cancelled: &dyn Fn() -> bool,
 ) -> Result<Audio, AudioError> {
     check_wav_format(bytes)?;
-    let source = MediaSourceStream::new(Box::new(Cursor::new(bytes)), MediaSourceStreamOptions::default());
+    let source = MediaSourceStream::new(
+        Box::new(Cursor::new(bytes)),
+        MediaSourceStreamOptions::default(),
+    );
     let mut hint = Hint::new();
     if let Some(extension) = extension {
         hint.with_extension(extension);
     }
     let mut format = symphonia::default::get_probe()
-        .probe(&hint, source, FormatOptions::default(), MetadataOptions::default())
-        .map_err(|e| AudioError::Unsupported(format!("no audio container porter reads recognised it ({e})")))?;
+        .probe(
+            &hint,
+            source,
+            FormatOptions::default(),
+            MetadataOptions::default(),
+        )
+        .map_err(|e| {
+            AudioError::Unsupported(format!(
+                "no audio container porter reads recognised it ({e})"
+            ))
+        })?;
     let track = format
         .default_track(TrackType::Audio)
         .cloned()
-        .ok_or_else(|| AudioError::Unsupported("it has no audio track porter can decode".to_owned()))?;
+        .ok_or_else(|| {
+            AudioError::Unsupported("it has no audio track porter can decode".to_owned())
+        })?;
     let Some(CodecParameters::Audio(params)) = &track.codec_params else {
-        return Err(AudioError::Unsupported("it has no audio track porter can decode".to_owned()));
+        return Err(AudioError::Unsupported(
+            "it has no audio track porter can decode".to_owned(),
+        ));
     };
     let mut decoder = symphonia::default::get_codecs()
         .make_audio_decoder(params, &AudioDecoderOptions::default())
-        .map_err(|e| AudioError::Unsupported(format!("porter has no decoder for its audio codec ({e})")))?;
+        .map_err(|e| {
+            AudioError::Unsupported(format!("porter has no decoder for its audio codec ({e})"))
+        })?;
     let codec = decoder.codec_info().short_name.to_ascii_uppercase();
     let declared_seconds = track
         .time_base
@@ -153,7 +171,11 @@ pub fn decode(
                 cut = Some(format!("its container is damaged there ({e})"));
                 break;
             }
-            Err(e) => return Err(AudioError::Damaged(format!("its container could not be read ({e})"))),
+            Err(e) => {
+                return Err(AudioError::Damaged(format!(
+                    "its container could not be read ({e})"
+                )));
+            }
         };
         if packet.track_id != track.id {
             continue;
@@ -174,10 +196,14 @@ pub fn decode(
             }
             Err(e) => {
                 if mixer.is_some() {
-                    cut = Some(format!("its audio could not be decoded from there on ({e})"));
+                    cut = Some(format!(
+                        "its audio could not be decoded from there on ({e})"
+                    ));
                     break;
                 }
-                return Err(AudioError::Damaged(format!("its audio could not be decoded ({e})")));
+                return Err(AudioError::Damaged(format!(
+                    "its audio could not be decoded ({e})"
+                )));
             }
         };
         bad_packets = 0;
@@ -193,7 +219,9 @@ pub fn decode(
             None => mixer.insert(Mixer::new(rate, channels, limits)?),
         };
         if (rate, channels) != (mixer.rate, mixer.channels) {
-            cut = Some("its sample rate or channels change there, which porter does not follow".to_owned());
+            cut = Some(
+                "its sample rate or channels change there, which porter does not follow".to_owned(),
+            );
             break;
         }
         if mixer.push(&interleaved) {
@@ -205,7 +233,9 @@ pub fn decode(
         }
     }
     let Some(mixer) = mixer else {
-        return Err(AudioError::Damaged("it holds no audio that could be decoded".to_owned()));
+        return Err(AudioError::Damaged(
+            "it holds no audio that could be decoded".to_owned(),
+        ));
     };
     let (source_rate, source_channels) = (mixer.rate, mixer.channels);
     Ok(Audio {
@@ -237,12 +267,16 @@ fn check_wav_format(bytes: &[u8]) -> Result<(), AudioError> {
                 return Ok(());
             };
             if fmt.len() < 16 {
-                return Err(AudioError::Damaged("its WAV format chunk is too short".to_owned()));
+                return Err(AudioError::Damaged(
+                    "its WAV format chunk is too short".to_owned(),
+                ));
             }
             let channels = u16::from_le_bytes([fmt[2], fmt[3]]);
             let rate = u32::from_le_bytes([fmt[4], fmt[5], fmt[6], fmt[7]]);
             if !(1..=32).contains(&channels) {
-                return Err(AudioError::Unsupported(format!("its WAV header says it has {channels} channels")));
+                return Err(AudioError::Unsupported(format!(
+                    "its WAV header says it has {channels} channels"
+                )));
             }
             if !(1000..=384_000).contains(&rate) {
                 return Err(AudioError::Unsupported(format!(
@@ -280,16 +314,24 @@ impl Mixer {
             )));
         }
         if !(1..=32).contains(&channels) {
-            return Err(AudioError::Unsupported(format!("it has {channels} channels")));
+            return Err(AudioError::Unsupported(format!(
+                "it has {channels} channels"
+            )));
         }
         let resampler = if rate as usize == SAMPLE_RATE {
             None
         } else {
             let made = Fft::<f32>::new(rate as usize, SAMPLE_RATE, CHUNK, 1, FixedSync::Input)
-                .map_err(|e| AudioError::Unsupported(format!("its sample rate of {rate} Hz cannot be converted ({e})")))?;
+                .map_err(|e| {
+                    AudioError::Unsupported(format!(
+                        "its sample rate of {rate} Hz cannot be converted ({e})"
+                    ))
+                })?;
             Some(made)
         };
-        let delay = resampler.as_ref().map_or(0, rubato::Resampler::output_delay);
+        let delay = resampler
+            .as_ref()
+            .map_or(0, rubato::Resampler::output_delay);
         Ok(Self {
             rate,
             channels,
@@ -311,7 +353,8 @@ impl Mixer {
                 break;
             }
             self.taken += 1;
-            self.pending.push(frame.iter().sum::<f32>() / self.channels as f32);
+            self.pending
+                .push(frame.iter().sum::<f32>() / self.channels as f32);
         }
         self.drain(false);
         full
@@ -344,12 +387,15 @@ impl Mixer {
                 break;
             };
             let indexing = partial.map(|n| rubato::Indexing::new().partial_len(n));
-            let Ok((_, produced)) = resampler.process_into_buffer(&inp, &mut out, indexing.as_ref()) else {
+            let Ok((_, produced)) =
+                resampler.process_into_buffer(&inp, &mut out, indexing.as_ref())
+            else {
                 break;
             };
             let skip = self.delay.min(produced);
             self.delay -= skip;
-            self.out.extend(output[skip..produced].iter().copied().map(to_i16));
+            self.out
+                .extend(output[skip..produced].iter().copied().map(to_i16));
         }
     }
 
@@ -357,7 +403,8 @@ impl Mixer {
         self.drain(true);
         // The resampler's delay is made up at the end by flushing silence
         // through it, so the last words are not cut short.
-        let expected = (self.taken as f64 * SAMPLE_RATE as f64 / f64::from(self.rate)).round() as usize;
+        let expected =
+            (self.taken as f64 * SAMPLE_RATE as f64 / f64::from(self.rate)).round() as usize;
         if let Some(resampler) = &mut self.resampler {
             let mut output = vec![0.0f32; resampler.output_frames_max()];
             let mut rounds = 0;
@@ -376,10 +423,15 @@ impl Mixer {
                 };
                 let skip = self.delay.min(produced);
                 self.delay -= skip;
-                self.out.extend(output[skip..produced].iter().copied().map(to_i16));
+                self.out
+                    .extend(output[skip..produced].iter().copied().map(to_i16));
             }
         }
-        self.out.truncate(expected.max(if self.resampler.is_none() { self.out.len() } else { 0 }));
+        self.out.truncate(expected.max(if self.resampler.is_none() {
+            self.out.len()
+        } else {
+            0
+        }));
         self.out
     }
 }
@@ -416,7 +468,9 @@ pub(crate) mod tests {
 
     fn tone(rate: u32, seconds: f32, hz: f32) -> Vec<i16> {
         (0..(rate as f32 * seconds) as usize)
-            .map(|i| ((2.0 * std::f32::consts::PI * hz * i as f32 / rate as f32).sin() * 16000.0) as i16)
+            .map(|i| {
+                ((2.0 * std::f32::consts::PI * hz * i as f32 / rate as f32).sin() * 16000.0) as i16
+            })
             .collect()
     }
 
@@ -428,36 +482,76 @@ pub(crate) mod tests {
     fn a_44_1_khz_stereo_wav_becomes_16_khz_mono_of_the_same_length() {
         let mono = tone(44_100, 2.0, 440.0);
         let stereo: Vec<i16> = mono.iter().flat_map(|s| [*s, *s]).collect();
-        let audio = decode(&wav(&stereo, 44_100, 2), Some("wav"), &AudioLimits::default(), &never).expect("decodes");
+        let audio = decode(
+            &wav(&stereo, 44_100, 2),
+            Some("wav"),
+            &AudioLimits::default(),
+            &never,
+        )
+        .expect("decodes");
         assert_eq!((audio.source_rate, audio.source_channels), (44_100, 2));
         assert_eq!(audio.samples.len(), 32_000);
         assert!(audio.cut.is_none());
         // The tone's loudness survives (peak near 16000 of 32767).
-        let peak = audio.samples[1000..31_000].iter().map(|s| s.unsigned_abs()).max().unwrap_or(0);
+        let peak = audio.samples[1000..31_000]
+            .iter()
+            .map(|s| s.unsigned_abs())
+            .max()
+            .unwrap_or(0);
         assert!((15_000..17_000).contains(&peak), "{peak}");
     }
 
     #[test]
     fn decoding_stops_at_the_duration_cap_and_says_so() {
         let limits = AudioLimits { max_seconds: 1 };
-        let audio = decode(&wav(&tone(16_000, 3.0, 300.0), 16_000, 1), None, &limits, &never).expect("decodes");
+        let audio = decode(
+            &wav(&tone(16_000, 3.0, 300.0), 16_000, 1),
+            None,
+            &limits,
+            &never,
+        )
+        .expect("decodes");
         assert_eq!(audio.samples.len(), 16_000);
-        assert_eq!(audio.cut.as_deref(), Some("porter decodes at most 00:01 of a recording"));
-        let exact = decode(&wav(&tone(16_000, 1.0, 300.0), 16_000, 1), None, &limits, &never).expect("decodes");
+        assert_eq!(
+            audio.cut.as_deref(),
+            Some("porter decodes at most 00:01 of a recording")
+        );
+        let exact = decode(
+            &wav(&tone(16_000, 1.0, 300.0), 16_000, 1),
+            None,
+            &limits,
+            &never,
+        )
+        .expect("decodes");
         assert!(exact.cut.is_none());
     }
 
     #[test]
     fn bytes_that_are_not_audio_and_an_odd_sample_rate_are_refused_with_a_reason() {
-        let error = decode(b"just some text, not a recording", None, &AudioLimits::default(), &never)
-            .expect_err("not audio");
+        let error = decode(
+            b"just some text, not a recording",
+            None,
+            &AudioLimits::default(),
+            &never,
+        )
+        .expect_err("not audio");
         assert!(matches!(error, AudioError::Unsupported(_)), "{error:?}");
-        let error = decode(&wav(&[0; 100], 500, 1), None, &AudioLimits::default(), &never).expect_err("500 Hz");
+        let error = decode(
+            &wav(&[0; 100], 500, 1),
+            None,
+            &AudioLimits::default(),
+            &never,
+        )
+        .expect_err("500 Hz");
         assert!(error.to_string().contains("500 Hz"), "{error}");
         // 65,535 channels: symphonia's reader overflows on it unchecked.
         let mut many = wav(&[0; 100], 16_000, 1);
         many[22..24].copy_from_slice(&u16::MAX.to_le_bytes());
-        let error = decode(&many, None, &AudioLimits::default(), &never).expect_err("65535 channels");
-        assert_eq!(error.to_string(), "its WAV header says it has 65535 channels");
+        let error =
+            decode(&many, None, &AudioLimits::default(), &never).expect_err("65535 channels");
+        assert_eq!(
+            error.to_string(),
+            "its WAV header says it has 65535 channels"
+        );
     }
 }

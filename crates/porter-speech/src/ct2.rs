@@ -45,7 +45,11 @@ impl Variables {
     pub fn take(&mut self, name: &str) -> Result<Variable, FormatError> {
         self.by_name
             .remove(name)
-            .or_else(|| self.aliases.get(name).and_then(|v| self.by_name.get(v).cloned()))
+            .or_else(|| {
+                self.aliases
+                    .get(name)
+                    .and_then(|v| self.by_name.get(v).cloned())
+            })
             .ok_or_else(|| FormatError(format!("it has no variable {name}")))
     }
 }
@@ -92,8 +96,7 @@ impl<'a> Cursor<'a> {
         let len = usize::from(self.u16(what)?);
         let raw = self.take(len, what)?;
         let raw = raw.strip_suffix(&[0]).unwrap_or(raw);
-        String::from_utf8(raw.to_vec())
-            .map_err(|_| FormatError(format!("{what} is not UTF-8")))
+        String::from_utf8(raw.to_vec()).map_err(|_| FormatError(format!("{what} is not UTF-8")))
     }
 }
 
@@ -157,8 +160,8 @@ fn read_variable(cursor: &mut Cursor<'_>, name: &str) -> Result<Variable, Format
     let dtype = cursor.u8("a variable's type")?;
     let declared = cursor.u32("a variable's size")? as usize;
     let width = match dtype {
-        0 | 3 => 4, // float32, int32
-        1 => 1,     // int8
+        0 | 3 => 4,     // float32, int32
+        1 => 1,         // int8
         2 | 4 | 5 => 2, // int16, float16, bfloat16
         other => {
             return Err(FormatError(format!(
@@ -204,7 +207,10 @@ pub(crate) mod tests {
 
     /// A `model.bin` written the way CTranslate2 writes one, from
     /// `(name, shape, float32 values)` and aliases.
-    pub(crate) fn model_bin(variables: &[(&str, Vec<u32>, Vec<f32>)], aliases: &[(&str, &str)]) -> Vec<u8> {
+    pub(crate) fn model_bin(
+        variables: &[(&str, Vec<u32>, Vec<f32>)],
+        aliases: &[(&str, &str)],
+    ) -> Vec<u8> {
         let mut out = Vec::new();
         let string = |out: &mut Vec<u8>, s: &str| {
             out.extend_from_slice(&((s.len() + 1) as u16).to_le_bytes());
@@ -272,6 +278,10 @@ pub(crate) mod tests {
         let at = 4 + 2 + 12 + 4 + 4 + 2 + 2 + 1;
         bytes[at] = 3;
         let error = read(&bytes).expect_err("a lying shape");
-        assert!(error.0.contains("declares 8 bytes for 3 values"), "{}", error.0);
+        assert!(
+            error.0.contains("declares 8 bytes for 3 values"),
+            "{}",
+            error.0
+        );
     }
 }

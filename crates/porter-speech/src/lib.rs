@@ -156,14 +156,18 @@ pub struct Progress {
 #[derive(Debug, thiserror::Error)]
 pub enum LoadError {
     /// A file of the model is missing or unreadable.
-    #[error("the speech model's {path} could not be read ({source}); install the model (scripts/models.sh) or point porter at it")]
+    #[error(
+        "the speech model's {path} could not be read ({source}); install the model (scripts/models.sh) or point porter at it"
+    )]
     Missing {
         path: PathBuf,
         #[source]
         source: std::io::Error,
     },
     /// A file is there but is not what it should be.
-    #[error("the speech model's {path} is not a usable Whisper model: {reason}; install it again (scripts/models.sh)")]
+    #[error(
+        "the speech model's {path} is not a usable Whisper model: {reason}; install it again (scripts/models.sh)"
+    )]
     Damaged { path: PathBuf, reason: String },
 }
 
@@ -207,10 +211,16 @@ impl Model {
         };
         let bin_path = dir.join("model.bin");
         let size = fs_err::metadata(&bin_path)
-            .map_err(|source| LoadError::Missing { path: bin_path.clone(), source })?
+            .map_err(|source| LoadError::Missing {
+                path: bin_path.clone(),
+                source,
+            })?
             .len();
         if size > MAX_MODEL_BYTES {
-            return Err(damaged("model.bin", format!("it is {size} bytes, more than the 1 GiB porter loads")));
+            return Err(damaged(
+                "model.bin",
+                format!("it is {size} bytes, more than the 1 GiB porter loads"),
+            ));
         }
         let vocabulary_text = read("vocabulary.txt")?;
         let vocabulary = tokens::Vocabulary::parse(&String::from_utf8_lossy(&vocabulary_text))
@@ -222,7 +232,9 @@ impl Model {
             .map_err(|e| damaged("model.bin", e.0))?;
         drop(variables);
         let mut suppressed = match read("config.json") {
-            Ok(config) => config_suppressed(&config).map_err(|reason| damaged("config.json", reason))?,
+            Ok(config) => {
+                config_suppressed(&config).map_err(|reason| damaged("config.json", reason))?
+            }
             Err(_) => vocabulary.symbol_tokens(),
         };
         let special = &vocabulary.special;
@@ -297,7 +309,13 @@ mod tests {
 
     #[test]
     fn clock_marks_read_as_minutes_and_seconds_then_hours() {
-        for (s, shown) in [(0.0, "00:00"), (59.9, "00:59"), (61.0, "01:01"), (3600.0, "1:00:00"), (-1.0, "00:00")] {
+        for (s, shown) in [
+            (0.0, "00:00"),
+            (59.9, "00:59"),
+            (61.0, "01:01"),
+            (3600.0, "1:00:00"),
+            (-1.0, "00:00"),
+        ] {
             assert_eq!(clock(s), shown);
         }
     }
@@ -307,7 +325,10 @@ mod tests {
         let dir = tempfile::tempdir().expect("a temp dir");
         let error = Model::load(dir.path()).expect_err("no model");
         let text = error.to_string();
-        assert!(text.contains("model.bin") && text.contains("scripts/models.sh"), "{text}");
+        assert!(
+            text.contains("model.bin") && text.contains("scripts/models.sh"),
+            "{text}"
+        );
     }
 
     #[test]
@@ -317,9 +338,18 @@ mod tests {
         fs_err::write(dir.path().join("vocabulary.txt"), vocabulary).expect("write");
         let cases: Vec<(Vec<u8>, &str)> = vec![
             (b"not a model".to_vec(), "format version"),
-            (ct2::tests::model_bin(&[("x", vec![1], vec![1.0])], &[]), "decoder/embeddings/weight"),
             (
-                ct2::tests::model_bin(&[("decoder/embeddings/weight", vec![8, 4], vec![0.0; 32]), ("encoder/num_heads", vec![], vec![3.0])], &[]),
+                ct2::tests::model_bin(&[("x", vec![1], vec![1.0])], &[]),
+                "decoder/embeddings/weight",
+            ),
+            (
+                ct2::tests::model_bin(
+                    &[
+                        ("decoder/embeddings/weight", vec![8, 4], vec![0.0; 32]),
+                        ("encoder/num_heads", vec![], vec![3.0]),
+                    ],
+                    &[],
+                ),
                 "does not split into 3 heads",
             ),
         ];
@@ -328,7 +358,10 @@ mod tests {
             let error = Model::load(dir.path()).expect_err("a damaged model");
             let text = error.to_string();
             assert!(matches!(error, LoadError::Damaged { .. }), "{text}");
-            assert!(text.contains("model.bin") && text.contains(expected), "{text}");
+            assert!(
+                text.contains("model.bin") && text.contains(expected),
+                "{text}"
+            );
         }
     }
 }

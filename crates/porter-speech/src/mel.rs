@@ -35,9 +35,7 @@ impl Mel {
         let fft = planner.plan_fft_forward(FFT_SIZE);
         // A periodic Hann window, as torch.hann_window makes it.
         let hann = (0..FFT_SIZE)
-            .map(|i| {
-                0.5 - 0.5 * (2.0 * std::f32::consts::PI * i as f32 / FFT_SIZE as f32).cos()
-            })
+            .map(|i| 0.5 - 0.5 * (2.0 * std::f32::consts::PI * i as f32 / FFT_SIZE as f32).cos())
             .collect();
         Self {
             fft,
@@ -168,7 +166,10 @@ mod tests {
             .expect("80 bands");
         // 1 kHz sits at mel 15, band (15 / top) * 81 - 1 with top = hz_to_mel(8000).
         let expected = (hz_to_mel(1000.0) / hz_to_mel(8000.0) * 81.0).round() as usize - 1;
-        assert!(loudest_band.abs_diff(expected) <= 1, "{loudest_band} vs {expected}");
+        assert!(
+            loudest_band.abs_diff(expected) <= 1,
+            "{loudest_band} vs {expected}"
+        );
         // Past the tone's second, the spectrogram is at its floor.
         let floor = spectrogram[frame + 2000];
         assert!(spectrogram[loudest_band * FRAMES + frame] > floor + 1.0);

@@ -116,7 +116,12 @@ fn tensor(vars: &mut Variables, name: &str, shape: &[usize]) -> Result<Variable,
     Ok(variable)
 }
 
-fn matrix(vars: &mut Variables, name: &str, rows: usize, cols: usize) -> Result<Array2<f32>, FormatError> {
+fn matrix(
+    vars: &mut Variables,
+    name: &str,
+    rows: usize,
+    cols: usize,
+) -> Result<Array2<f32>, FormatError> {
     let v = tensor(vars, name, &[rows, cols])?;
     Array2::from_shape_vec((rows, cols), v.values)
         .map_err(|_| FormatError(format!("variable {name} does not fill its shape")))
@@ -126,7 +131,12 @@ fn vector(vars: &mut Variables, name: &str, len: usize) -> Result<Array1<f32>, F
     Ok(Array1::from(tensor(vars, name, &[len])?.values))
 }
 
-fn linear(vars: &mut Variables, prefix: &str, out: usize, inp: usize) -> Result<Linear, FormatError> {
+fn linear(
+    vars: &mut Variables,
+    prefix: &str,
+    out: usize,
+    inp: usize,
+) -> Result<Linear, FormatError> {
     Ok(Linear {
         weight: matrix(vars, &format!("{prefix}/weight"), out, inp)?,
         bias: Some(vector(vars, &format!("{prefix}/bias"), out)?),
@@ -140,7 +150,11 @@ fn norm(vars: &mut Variables, prefix: &str, width: usize) -> Result<LayerNorm, F
     })
 }
 
-fn feed_forward(vars: &mut Variables, prefix: &str, width: usize) -> Result<FeedForward, FormatError> {
+fn feed_forward(
+    vars: &mut Variables,
+    prefix: &str,
+    width: usize,
+) -> Result<FeedForward, FormatError> {
     Ok(FeedForward {
         norm: norm(vars, &format!("{prefix}/layer_norm"), width)?,
         up: linear(vars, &format!("{prefix}/linear_0"), 4 * width, width)?,
@@ -149,7 +163,12 @@ fn feed_forward(vars: &mut Variables, prefix: &str, width: usize) -> Result<Feed
 }
 
 /// A convolution's kernel as a matrix (`out × in·3`) and its bias.
-fn conv(vars: &mut Variables, prefix: &str, out: usize, inp: usize) -> Result<(Array2<f32>, Array1<f32>), FormatError> {
+fn conv(
+    vars: &mut Variables,
+    prefix: &str,
+    out: usize,
+    inp: usize,
+) -> Result<(Array2<f32>, Array1<f32>), FormatError> {
     let name = format!("{prefix}/weight");
     let weight = tensor(vars, &name, &[out, inp, 3])?;
     let weight = Array2::from_shape_vec((out, inp * 3), weight.values)
@@ -179,7 +198,9 @@ impl Network {
         }
         let embedding = vars.take("decoder/embeddings/weight")?;
         let [tokens, width] = embedding.shape[..] else {
-            return Err(FormatError("the token embedding is not a matrix".to_owned()));
+            return Err(FormatError(
+                "the token embedding is not a matrix".to_owned(),
+            ));
         };
         if tokens != vocabulary {
             return Err(FormatError(format!(
@@ -188,7 +209,9 @@ impl Network {
         }
         let heads = scalar(vars, "encoder/num_heads")?;
         if width == 0 || width % heads != 0 {
-            return Err(FormatError(format!("its width {width} does not split into {heads} heads")));
+            return Err(FormatError(format!(
+                "its width {width} does not split into {heads} heads"
+            )));
         }
         let mel_bands = vars
             .by_name
@@ -199,21 +222,37 @@ impl Network {
         let conv2 = conv(vars, "encoder/conv2", width, width)?;
         let encoder_positions = matrix(vars, "encoder/position_encodings/encodings", 1500, width)?;
         let mut encoder_layers = Vec::new();
-        while vars.by_name.contains_key(&format!("encoder/layer_{}/ffn/linear_0/weight", encoder_layers.len())) {
+        while vars.by_name.contains_key(&format!(
+            "encoder/layer_{}/ffn/linear_0/weight",
+            encoder_layers.len()
+        )) {
             let p = format!("encoder/layer_{}", encoder_layers.len());
             encoder_layers.push(EncoderLayer {
                 norm: norm(vars, &format!("{p}/self_attention/layer_norm"), width)?,
-                qkv: linear(vars, &format!("{p}/self_attention/linear_0"), 3 * width, width)?,
+                qkv: linear(
+                    vars,
+                    &format!("{p}/self_attention/linear_0"),
+                    3 * width,
+                    width,
+                )?,
                 out: linear(vars, &format!("{p}/self_attention/linear_1"), width, width)?,
                 ffn: feed_forward(vars, &format!("{p}/ffn"), width)?,
             });
         }
         let mut decoder_layers = Vec::new();
-        while vars.by_name.contains_key(&format!("decoder/layer_{}/ffn/linear_0/weight", decoder_layers.len())) {
+        while vars.by_name.contains_key(&format!(
+            "decoder/layer_{}/ffn/linear_0/weight",
+            decoder_layers.len()
+        )) {
             let p = format!("decoder/layer_{}", decoder_layers.len());
             decoder_layers.push(DecoderLayer {
                 self_norm: norm(vars, &format!("{p}/self_attention/layer_norm"), width)?,
-                self_qkv: linear(vars, &format!("{p}/self_attention/linear_0"), 3 * width, width)?,
+                self_qkv: linear(
+                    vars,
+                    &format!("{p}/self_attention/linear_0"),
+                    3 * width,
+                    width,
+                )?,
                 self_out: linear(vars, &format!("{p}/self_attention/linear_1"), width, width)?,
                 cross_norm: norm(vars, &format!("{p}/attention/layer_norm"), width)?,
                 cross_query: linear(vars, &format!("{p}/attention/linear_0"), width, width)?,
@@ -223,17 +262,25 @@ impl Network {
             });
         }
         if encoder_layers.is_empty() || decoder_layers.is_empty() {
-            return Err(FormatError("it has no encoder or no decoder layers".to_owned()));
+            return Err(FormatError(
+                "it has no encoder or no decoder layers".to_owned(),
+            ));
         }
-        let decoder_positions = matrix(vars, "decoder/position_encodings/encodings", TEXT_CONTEXT, width)?;
+        let decoder_positions = matrix(
+            vars,
+            "decoder/position_encodings/encodings",
+            TEXT_CONTEXT,
+            width,
+        )?;
         Ok(Self {
             conv1,
             conv2,
             encoder_positions,
             encoder_norm: norm(vars, "encoder/layer_norm", width)?,
             encoder_layers,
-            embeddings: Array2::from_shape_vec((tokens, width), embedding.values)
-                .map_err(|_| FormatError("the token embedding does not fill its shape".to_owned()))?,
+            embeddings: Array2::from_shape_vec((tokens, width), embedding.values).map_err(
+                |_| FormatError("the token embedding does not fill its shape".to_owned()),
+            )?,
             decoder_positions,
             decoder_norm: norm(vars, "decoder/layer_norm", width)?,
             decoder_layers,
@@ -247,15 +294,19 @@ impl Network {
     /// spectrogram (`mel_bands` × 3,000, band-major).
     pub fn encode(&self, mel: &[f32], threads: usize) -> Array2<f32> {
         let frames = mel.len() / self.mel_bands.max(1);
-        let spectrogram = ArrayView2::from_shape((self.mel_bands, frames), mel)
-            .map_or_else(|_| Array2::zeros((frames, self.mel_bands)), |m| m.t().to_owned());
+        let spectrogram = ArrayView2::from_shape((self.mel_bands, frames), mel).map_or_else(
+            |_| Array2::zeros((frames, self.mel_bands)),
+            |m| m.t().to_owned(),
+        );
         let mut x = convolve(spectrogram.view(), &self.conv1, 1, threads);
         x.mapv_inplace(gelu);
         let mut x = convolve(x.view(), &self.conv2, 2, threads);
         x.mapv_inplace(gelu);
         let rows = x.nrows().min(self.encoder_positions.nrows());
         let mut x = x.slice_axis(Axis(0), Slice::from(..rows)).to_owned();
-        x += &self.encoder_positions.slice_axis(Axis(0), Slice::from(..rows));
+        x += &self
+            .encoder_positions
+            .slice_axis(Axis(0), Slice::from(..rows));
         for layer in &self.encoder_layers {
             let normed = layer.norm.forward(x.view());
             let qkv = layer.qkv.forward(normed.view(), threads);
@@ -311,8 +362,12 @@ impl Network {
         for (l, layer) in self.decoder_layers.iter().enumerate() {
             let normed = layer.self_norm.forward(x.view());
             let qkv = layer.self_qkv.forward(normed.view(), threads);
-            state.keys[l].slice_axis_mut(Axis(0), Slice::from(start..end)).assign(&qkv.slice_axis(Axis(1), Slice::from(w..2 * w)));
-            state.values[l].slice_axis_mut(Axis(0), Slice::from(start..end)).assign(&qkv.slice_axis(Axis(1), Slice::from(2 * w..)));
+            state.keys[l]
+                .slice_axis_mut(Axis(0), Slice::from(start..end))
+                .assign(&qkv.slice_axis(Axis(1), Slice::from(w..2 * w)));
+            state.values[l]
+                .slice_axis_mut(Axis(0), Slice::from(start..end))
+                .assign(&qkv.slice_axis(Axis(1), Slice::from(2 * w..)));
             let attended = attention(
                 qkv.slice_axis(Axis(1), Slice::from(..w)),
                 state.keys[l].slice_axis(Axis(0), Slice::from(..end)),
@@ -325,7 +380,14 @@ impl Network {
             let normed = layer.cross_norm.forward(x.view());
             let query = layer.cross_query.forward(normed.view(), threads);
             let kv = &state.cross[l];
-            let attended = attention(query.view(), kv.slice_axis(Axis(1), Slice::from(..w)), kv.slice_axis(Axis(1), Slice::from(w..)), self.heads, None, 1);
+            let attended = attention(
+                query.view(),
+                kv.slice_axis(Axis(1), Slice::from(..w)),
+                kv.slice_axis(Axis(1), Slice::from(w..)),
+                self.heads,
+                None,
+                1,
+            );
             x += &layer.cross_out.forward(attended.view(), threads);
             let fed = layer.ffn.forward(x.view(), threads);
             x += &fed;
@@ -361,6 +423,9 @@ fn attention(
     let (rows, width) = queries.dim();
     let head = width / heads;
     let scale = 1.0 / (head as f32).sqrt();
+    if rows <= FEW_ROWS {
+        return few_queries(queries, keys, values, heads, causal_from);
+    }
     let mut out = Array2::zeros((rows, width));
     let one_head = |h: usize, mut target: ArrayViewMut2<'_, f32>| {
         let cols = Slice::from(h * head..(h + 1) * head);
@@ -371,17 +436,26 @@ fn attention(
             let visible = causal_from.map_or(row.len(), |from| (from + i + 1).min(row.len()));
             softmax(row.as_slice_mut(), visible, scale);
         }
-        ndarray::linalg::general_mat_mul(1.0, &scores, &values.slice_axis(Axis(1), cols), 0.0, &mut target);
+        ndarray::linalg::general_mat_mul(
+            1.0,
+            &scores,
+            &values.slice_axis(Axis(1), cols),
+            0.0,
+            &mut target,
+        );
     };
-    let per_head: Vec<(usize, ArrayViewMut2<'_, f32>)> =
-        out.axis_chunks_iter_mut(Axis(1), head.max(1)).enumerate().collect();
+    let per_head: Vec<(usize, ArrayViewMut2<'_, f32>)> = out
+        .axis_chunks_iter_mut(Axis(1), head.max(1))
+        .enumerate()
+        .collect();
     let threads = threads.clamp(1, heads.max(1));
     if threads == 1 {
         for (h, target) in per_head {
             one_head(h, target);
         }
     } else {
-        let mut shares: Vec<Vec<(usize, ArrayViewMut2<'_, f32>)>> = (0..threads).map(|_| Vec::new()).collect();
+        let mut shares: Vec<Vec<(usize, ArrayViewMut2<'_, f32>)>> =
+            (0..threads).map(|_| Vec::new()).collect();
         for (i, item) in per_head.into_iter().enumerate() {
             shares[i % threads].push(item);
         }
@@ -465,6 +539,61 @@ fn product(a: ArrayView2<'_, f32>, b: ArrayView2<'_, f32>, threads: usize) -> Ar
     out
 }
 
+/// Attention for a few query rows (the decoder's one new token): dot
+/// products and weighted sums over the keys' and values' rows, where a
+/// blocked matrix product would pack every key for one row of output.
+fn few_queries(
+    queries: ArrayView2<'_, f32>,
+    keys: ArrayView2<'_, f32>,
+    values: ArrayView2<'_, f32>,
+    heads: usize,
+    causal_from: Option<usize>,
+) -> Array2<f32> {
+    let (rows, width) = queries.dim();
+    let head = width / heads.max(1);
+    let scale = 1.0 / (head as f32).sqrt();
+    let mut out = Array2::<f32>::zeros((rows, width));
+    let mut scores = vec![0.0f32; keys.nrows()];
+    for i in 0..rows {
+        let visible = causal_from.map_or(keys.nrows(), |from| (from + i + 1).min(keys.nrows()));
+        let query = queries.row(i);
+        for h in 0..heads {
+            let cols = Slice::from(h * head..(h + 1) * head);
+            let q = query.slice_axis(Axis(0), cols);
+            for (j, score) in scores.iter_mut().enumerate().take(visible) {
+                *score = q.dot(&keys.row(j).slice_axis(Axis(0), cols));
+            }
+            softmax(Some(&mut scores[..visible]), visible, scale);
+            let mut acc = vec![0.0f32; head];
+            for (j, p) in scores.iter().enumerate().take(visible) {
+                let v = values.row(j);
+                let v = v.slice_axis(Axis(0), cols);
+                match v.as_slice() {
+                    Some(v) => {
+                        for (a, x) in acc.iter_mut().zip(v) {
+                            *a += p * x;
+                        }
+                    }
+                    None => {
+                        for (a, x) in acc.iter_mut().zip(v.iter()) {
+                            *a += p * x;
+                        }
+                    }
+                }
+            }
+            for (target, a) in out
+                .row_mut(i)
+                .slice_axis_mut(Axis(0), cols)
+                .iter_mut()
+                .zip(&acc)
+            {
+                *target = *a;
+            }
+        }
+    }
+    out
+}
+
 /// Softmax of `row[..visible] * scale` in place; the rest becomes 0.
 fn softmax(row: Option<&mut [f32]>, visible: usize, scale: f32) {
     let Some(row) = row else { return };
@@ -515,7 +644,10 @@ fn convolve(
 fn gelu(x: f32) -> f32 {
     let z = f64::from(x) / std::f64::consts::SQRT_2;
     let t = 1.0 / (1.0 + 0.327_591_1 * z.abs());
-    let poly = t * (0.254_829_592 + t * (-0.284_496_736 + t * (1.421_413_741 + t * (-1.453_152_027 + t * 1.061_405_429))));
+    let poly = t
+        * (0.254_829_592
+            + t * (-0.284_496_736
+                + t * (1.421_413_741 + t * (-1.453_152_027 + t * 1.061_405_429))));
     let erf = (1.0 - poly * (-z * z).exp()).copysign(z);
     (0.5 * f64::from(x) * (1.0 + erf)) as f32
 }
@@ -526,7 +658,12 @@ mod tests {
 
     #[test]
     fn gelu_matches_its_known_values() {
-        for (x, y) in [(0.0, 0.0), (1.0, 0.841_344_7), (-1.0, -0.158_655_3), (3.0, 2.995_950_2)] {
+        for (x, y) in [
+            (0.0, 0.0),
+            (1.0, 0.841_344_7),
+            (-1.0, -0.158_655_3),
+            (3.0, 2.995_950_2),
+        ] {
             assert!((gelu(x) - y).abs() < 1e-5, "gelu({x}) = {}", gelu(x));
         }
     }
@@ -546,7 +683,10 @@ mod tests {
     fn a_convolution_pads_by_one_and_steps_by_its_stride() {
         // One channel in, one out, kernel [1, 2, 3]: out[t] = x[t-1] + 2x[t] + 3x[t+1].
         let input = Array2::from_shape_vec((4, 1), vec![1.0, 2.0, 3.0, 4.0]).expect("4x1");
-        let kernel = (Array2::from_shape_vec((1, 3), vec![1.0, 2.0, 3.0]).expect("1x3"), Array1::from(vec![0.5]));
+        let kernel = (
+            Array2::from_shape_vec((1, 3), vec![1.0, 2.0, 3.0]).expect("1x3"),
+            Array1::from(vec![0.5]),
+        );
         let once = convolve(input.view(), &kernel, 1, 1);
         assert_eq!(once.column(0).to_vec(), vec![8.5, 14.5, 20.5, 11.5]);
         let twice = convolve(input.view(), &kernel, 2, 1);

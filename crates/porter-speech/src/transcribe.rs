@@ -16,7 +16,6 @@ use crate::mel::{FRAMES, HOP, WINDOW_SAMPLES};
 use crate::net::TEXT_CONTEXT;
 use crate::{Model, Options, Progress, Segment, Stopped, Transcript};
 
-
 /// Seconds per timestamp token.
 const TIMESTAMP_STEP: f64 = 0.02;
 /// Mel frames per encoder frame (the second convolution's stride).
@@ -112,7 +111,13 @@ pub(crate) fn transcribe(
             seek += size;
             continue;
         }
-        let advance = split_segments(model, &decoded.tokens, offset, window_seconds, &mut segments);
+        let advance = split_segments(
+            model,
+            &decoded.tokens,
+            offset,
+            window_seconds,
+            &mut segments,
+        );
         seek += advance.map_or(size, |positions| {
             (positions * FRAMES_PER_POSITION).clamp(1, size)
         });
@@ -143,7 +148,9 @@ fn split_segments(
     let begin = model.vocabulary.special.timestamp_begin;
     let is_time = |t: &u32| *t >= begin;
     let time = |t: u32| f64::from(t - begin) * TIMESTAMP_STEP;
-    let single_ending = tokens.len() >= 2 && !is_time(&tokens[tokens.len() - 2]) && is_time(&tokens[tokens.len() - 1]);
+    let single_ending = tokens.len() >= 2
+        && !is_time(&tokens[tokens.len() - 2])
+        && is_time(&tokens[tokens.len() - 1]);
     let mut cuts: Vec<usize> = (1..tokens.len())
         .filter(|&i| is_time(&tokens[i - 1]) && is_time(&tokens[i]))
         .collect();
@@ -155,7 +162,13 @@ fn split_segments(
             .map_or(window_seconds, |t| time(*t))
             .max(0.0);
         let end = if end > 0.0 { end } else { window_seconds };
-        push(model, segments, tokens, offset, offset + end.min(window_seconds));
+        push(
+            model,
+            segments,
+            tokens,
+            offset,
+            offset + end.min(window_seconds),
+        );
         return None;
     }
     if single_ending {
@@ -164,9 +177,22 @@ fn split_segments(
     let mut last = 0;
     for &cut in &cuts {
         let piece = &tokens[last..cut];
-        let start = piece.first().filter(|t| is_time(t)).map_or(0.0, |t| time(*t));
-        let end = piece.iter().rev().find(|t| is_time(t)).map_or(start, |t| time(*t));
-        push(model, segments, piece, offset + start, offset + end.max(start));
+        let start = piece
+            .first()
+            .filter(|t| is_time(t))
+            .map_or(0.0, |t| time(*t));
+        let end = piece
+            .iter()
+            .rev()
+            .find(|t| is_time(t))
+            .map_or(start, |t| time(*t));
+        push(
+            model,
+            segments,
+            piece,
+            offset + start,
+            offset + end.max(start),
+        );
         last = cut;
     }
     if single_ending {
@@ -195,9 +221,16 @@ fn decode_window(model: &Model, encoded: &ndarray::Array2<f32>, options: &Option
         prompt.push(special.transcribe);
     }
     let Some(logits) = model.network.decode(&mut state, &prompt, options.threads) else {
-        return Decoded { tokens: Vec::new(), mean_logprob: f32::NEG_INFINITY, no_speech: 1.0 };
+        return Decoded {
+            tokens: Vec::new(),
+            mean_logprob: f32::NEG_INFINITY,
+            no_speech: 1.0,
+        };
     };
-    let no_speech = softmax_at(logits.row(0).as_slice().unwrap_or_default(), special.no_speech as usize);
+    let no_speech = softmax_at(
+        logits.row(0).as_slice().unwrap_or_default(),
+        special.no_speech as usize,
+    );
     let mut last = logits.row(logits.nrows() - 1).to_vec();
     let mut tokens: Vec<u32> = Vec::new();
     let mut logprob_sum = 0.0f32;
@@ -227,7 +260,11 @@ fn decode_window(model: &Model, encoded: &ndarray::Array2<f32>, options: &Option
         last = next.row(0).to_vec();
     }
     let mean_logprob = logprob_sum / (tokens.len() + 1) as f32;
-    Decoded { tokens, mean_logprob, no_speech }
+    Decoded {
+        tokens,
+        mean_logprob,
+        no_speech,
+    }
 }
 
 /// Whisper's rules on the next token: never special tokens or symbols;
@@ -262,7 +299,11 @@ fn apply_rules(model: &Model, tokens: &[u32], logits: &mut [f32], _options: &Opt
         }
     }
     if let Some(latest) = tokens.iter().rev().find(|t| is_time(**t)) {
-        let floor = if last_time && !penultimate_time { *latest } else { latest + 1 };
+        let floor = if last_time && !penultimate_time {
+            *latest
+        } else {
+            latest + 1
+        };
         let floor = (floor as usize).min(len);
         logits[begin.min(floor)..floor].fill(f32::NEG_INFINITY);
     }
@@ -274,7 +315,10 @@ fn apply_rules(model: &Model, tokens: &[u32], logits: &mut [f32], _options: &Opt
     let log_probs = log_softmax(logits);
     if begin < log_probs.len() {
         let times = log_sum_exp(&log_probs[begin..]);
-        let best_text = log_probs[..begin].iter().copied().fold(f32::NEG_INFINITY, f32::max);
+        let best_text = log_probs[..begin]
+            .iter()
+            .copied()
+            .fold(f32::NEG_INFINITY, f32::max);
         if times > best_text {
             logits[..begin].fill(f32::NEG_INFINITY);
         }
@@ -284,10 +328,15 @@ fn apply_rules(model: &Model, tokens: &[u32], logits: &mut [f32], _options: &Opt
 /// Whether the text tokens end in the same run of at least 4 tokens
 /// three times over: the loop a decoder falls into on noise.
 fn repeats(tokens: &[u32], timestamp_begin: u32) -> bool {
-    let text: Vec<u32> = tokens.iter().copied().filter(|t| *t < timestamp_begin).collect();
+    let text: Vec<u32> = tokens
+        .iter()
+        .copied()
+        .filter(|t| *t < timestamp_begin)
+        .collect();
     (4..=text.len() / 3).any(|n| {
         let end = text.len();
-        text[end - n..] == text[end - 2 * n..end - n] && text[end - n..] == text[end - 3 * n..end - 2 * n]
+        text[end - n..] == text[end - 2 * n..end - n]
+            && text[end - n..] == text[end - 3 * n..end - 2 * n]
     })
 }
 
@@ -318,7 +367,13 @@ mod tests {
         let phrase = [1, 2, 3, 4];
         let twice: Vec<u32> = phrase.iter().chain(&phrase).copied().collect();
         assert!(!repeats(&twice, 100));
-        let thrice: Vec<u32> = [9].iter().chain(&phrase).chain(&phrase).chain(&phrase).copied().collect();
+        let thrice: Vec<u32> = [9]
+            .iter()
+            .chain(&phrase)
+            .chain(&phrase)
+            .chain(&phrase)
+            .copied()
+            .collect();
         assert!(repeats(&thrice, 100));
         // Timestamps between them do not hide the loop.
         let stamped: Vec<u32> = thrice.iter().flat_map(|t| [*t, 150]).collect();

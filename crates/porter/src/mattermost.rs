@@ -306,10 +306,16 @@ fn add_demo_recording(seed: &mut porter_mmsim::Seed) {
         return;
     };
     if !path.is_file() {
-        eprintln!("porter: no demo recording at {} (PORTER_DEMO_RECORDING)", path.display());
+        eprintln!(
+            "porter: no demo recording at {} (PORTER_DEMO_RECORDING)",
+            path.display()
+        );
         return;
     }
-    let name = path.file_name().map_or_else(|| "voice-memo.wav".to_owned(), |n| n.to_string_lossy().into_owned());
+    let name = path.file_name().map_or_else(
+        || "voice-memo.wav".to_owned(),
+        |n| n.to_string_lossy().into_owned(),
+    );
     seed.posts.push(porter_mmsim::SeedPost {
         channel: "files".to_owned(),
         user: "carol".to_owned(),

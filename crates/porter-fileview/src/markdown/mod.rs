@@ -117,14 +117,12 @@ fn convert(
                 return Ok(Converted::NotSupported(with_article(what)));
             }
             return match crate::speech::hear(input.bytes, input.name, options, cancel)? {
-                crate::speech::Outcome::Heard(heard) => {
-                    Ok(Converted::Done(crate::speech::markdown(&shown_name(input.name), heard)))
-                }
-                crate::speech::Outcome::NotTranscribed(note) => Ok(Converted::NotSupported(format!(
-                    "{} ({})",
-                    with_article(what),
-                    note.trim_end_matches('.')
-                ))),
+                crate::speech::Outcome::Heard(heard) => Ok(Converted::Done(
+                    crate::speech::markdown(&shown_name(input.name), heard),
+                )),
+                crate::speech::Outcome::NotTranscribed(note) => Ok(Converted::NotSupported(
+                    format!("{} ({})", with_article(what), note.trim_end_matches('.')),
+                )),
             };
         }
         Sniffed::Tar(_) => return Ok(Converted::NotSupported("a tar archive".to_owned())),

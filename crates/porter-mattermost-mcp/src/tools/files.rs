@@ -109,9 +109,11 @@ impl MattermostServer {
         // progress, in order, from this task.
         let (reports, mut reported) = tokio::sync::mpsc::unbounded_channel::<(f64, f64, String)>();
         let cancel = match context.meta.get_progress_token() {
-            Some(_) => Cancel::new().with_progress(std::sync::Arc::new(move |done, total, doing: &str| {
-                let _ = reports.send((done, total, doing.to_owned()));
-            })),
+            Some(_) => {
+                Cancel::new().with_progress(std::sync::Arc::new(move |done, total, doing: &str| {
+                    let _ = reports.send((done, total, doing.to_owned()));
+                }))
+            }
             None => Cancel::new(),
         };
         let task = {

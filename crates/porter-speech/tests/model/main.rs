@@ -32,7 +32,8 @@ fn spoken(text: &str, voice: &str) -> Audio {
         .unwrap_or_else(|e| panic!("espeak-ng could not run ({e}): install it (apt-get install espeak-ng; scripts/test does)"));
     assert!(status.success());
     let bytes = std::fs::read(&path).expect("espeak-ng wrote the file");
-    decode(&bytes, Some("wav"), &AudioLimits::default(), &|| false).expect("espeak-ng's WAV decodes")
+    decode(&bytes, Some("wav"), &AudioLimits::default(), &|| false)
+        .expect("espeak-ng's WAV decodes")
 }
 
 /// Recordings one after another with `gap_seconds` of silence between.
@@ -42,7 +43,12 @@ fn joined(parts: &[Audio], gap_seconds: f64) -> Audio {
         samples.extend_from_slice(&part.samples);
         samples.extend(std::iter::repeat_n(0i16, (gap_seconds * 16_000.0) as usize));
     }
-    Audio { samples, cut: None, declared_seconds: None, ..parts[0].clone() }
+    Audio {
+        samples,
+        cut: None,
+        declared_seconds: None,
+        ..parts[0].clone()
+    }
 }
 
 fn words(text: &str) -> Vec<String> {
@@ -54,7 +60,12 @@ fn words(text: &str) -> Vec<String> {
 }
 
 fn text_of(transcript: &Transcript) -> String {
-    transcript.segments.iter().map(|s| s.text.as_str()).collect::<Vec<_>>().join(" ")
+    transcript
+        .segments
+        .iter()
+        .map(|s| s.text.as_str())
+        .collect::<Vec<_>>()
+        .join(" ")
 }
 
 /// The length of the longest common subsequence of two word lists.
@@ -64,7 +75,11 @@ fn common(a: &[String], b: &[String]) -> usize {
         let mut diagonal = 0;
         for (j, y) in b.iter().enumerate() {
             let above = row[j + 1];
-            row[j + 1] = if x == y { diagonal + 1 } else { row[j + 1].max(row[j]) };
+            row[j + 1] = if x == y {
+                diagonal + 1
+            } else {
+                row[j + 1].max(row[j])
+            };
             diagonal = above;
         }
     }
@@ -84,9 +99,15 @@ fn a_spoken_paragraph_comes_back_with_its_words_in_order_and_timestamps_inside_t
         "only {kept} of {} words heard in order: {heard:?}",
         expected.len()
     );
-    assert!(heard.len() <= expected.len() + 3, "words invented: {heard:?}");
+    assert!(
+        heard.len() <= expected.len() + 3,
+        "words invented: {heard:?}"
+    );
     for segment in &transcript.segments {
-        assert!(segment.start <= segment.end && segment.end <= audio.seconds() + 0.5, "{segment:?}");
+        assert!(
+            segment.start <= segment.end && segment.end <= audio.seconds() + 0.5,
+            "{segment:?}"
+        );
     }
     assert!(transcript.stopped.is_none());
 }
@@ -104,7 +125,11 @@ fn silence_gives_no_words() {
     let transcript = model().transcribe(&silent, &Options::default(), &|| false, &mut |_| {});
     assert_eq!(text_of(&transcript), "", "{transcript:?}");
     assert_eq!(transcript.windows.len(), 2);
-    assert!(transcript.windows.iter().all(|w| !w.kept), "{:?}", transcript.windows);
+    assert!(
+        transcript.windows.iter().all(|w| !w.kept),
+        "{:?}",
+        transcript.windows
+    );
     // Faint noise (-60 dBFS) is heard by the network, and gives no words either.
     let mut state = 38u32;
     let faint: Vec<i16> = (0..16_000 * 20)
@@ -113,10 +138,17 @@ fn silence_gives_no_words() {
             ((state >> 16) % 64) as i16 - 32
         })
         .collect();
-    let noise = Audio { samples: faint, ..silent };
+    let noise = Audio {
+        samples: faint,
+        ..silent
+    };
     let transcript = model().transcribe(&noise, &Options::default(), &|| false, &mut |_| {});
     assert_eq!(transcript.windows.len(), 1);
-    assert!(transcript.windows[0].no_speech < 1.0, "the network ran: {:?}", transcript.windows);
+    assert!(
+        transcript.windows[0].no_speech < 1.0,
+        "the network ran: {:?}",
+        transcript.windows
+    );
     assert_eq!(text_of(&transcript), "", "{transcript:?}");
 }
 
@@ -131,7 +163,12 @@ fn long_recording() -> &'static (Audio, Vec<&'static str>) {
         ];
         let parts: Vec<Audio> = animals
             .iter()
-            .map(|animal| spoken(&format!("Next we saw a {animal} near the old wooden fence."), "en-gb"))
+            .map(|animal| {
+                spoken(
+                    &format!("Next we saw a {animal} near the old wooden fence."),
+                    "en-gb",
+                )
+            })
             .collect();
         (joined(&parts, 1.2), animals.to_vec())
     })
@@ -142,41 +179,85 @@ fn a_long_recording_is_stitched_at_its_windows_without_a_sentence_repeated_or_lo
     let (audio, animals) = long_recording();
     assert!(audio.seconds() > 65.0, "{}", audio.seconds());
     let mut reports = Vec::new();
-    let transcript = model().transcribe(audio, &Options::default(), &|| false, &mut |p| reports.push(p));
+    let transcript = model().transcribe(audio, &Options::default(), &|| false, &mut |p| {
+        reports.push(p)
+    });
     assert!(transcript.windows.len() >= 3, "{:?}", transcript.windows);
     let heard = words(&text_of(&transcript));
     let mut found = Vec::new();
     for animal in animals {
-        let times = heard.iter().filter(|w| w.trim_end_matches('s') == *animal).count();
+        let times = heard
+            .iter()
+            .filter(|w| w.trim_end_matches('s') == *animal)
+            .count();
         assert!(times <= 1, "{animal} heard {times} times: {heard:?}");
         if times == 1 {
-            found.push(heard.iter().position(|w| w.trim_end_matches('s') == *animal));
+            found.push(
+                heard
+                    .iter()
+                    .position(|w| w.trim_end_matches('s') == *animal),
+            );
         }
     }
     // Every sentence starts "Next we saw": heard once each, none lost or
     // doubled at a seam, whatever the model makes of the animals.
     let starts = heard.iter().filter(|w| *w == "next").count();
     assert_eq!(starts, animals.len(), "{heard:?}");
-    assert!(found.len() * 4 >= animals.len() * 3, "only {} of {} animals heard: {heard:?}", found.len(), animals.len());
-    assert!(found.windows(2).all(|w| w[0] < w[1]), "sentences out of order: {heard:?}");
+    assert!(
+        found.len() * 4 >= animals.len() * 3,
+        "only {} of {} animals heard: {heard:?}",
+        found.len(),
+        animals.len()
+    );
+    assert!(
+        found.windows(2).all(|w| w[0] < w[1]),
+        "sentences out of order: {heard:?}"
+    );
     // Segments run forward in time.
-    assert!(transcript.segments.windows(2).all(|w| w[0].start <= w[1].start), "{:?}", transcript.segments);
+    assert!(
+        transcript
+            .segments
+            .windows(2)
+            .all(|w| w[0].start <= w[1].start),
+        "{:?}",
+        transcript.segments
+    );
     // Progress was told before each window and at the end.
     assert_eq!(reports.len(), transcript.windows.len() + 1);
-    assert!(reports.windows(2).all(|w| w[0].done_seconds <= w[1].done_seconds));
+    assert!(
+        reports
+            .windows(2)
+            .all(|w| w[0].done_seconds <= w[1].done_seconds)
+    );
     assert!((reports[reports.len() - 1].done_seconds - audio.seconds()).abs() < 0.01);
 }
 
 #[test]
 fn the_cpu_budget_stops_the_transcript_after_a_window_and_says_where() {
     let (audio, _) = long_recording();
-    let options = Options { cpu_seconds: 0, ..Options::default() };
+    let options = Options {
+        cpu_seconds: 0,
+        ..Options::default()
+    };
     let transcript = model().transcribe(audio, &options, &|| false, &mut |_| {});
     assert_eq!(transcript.windows.len(), 1, "one window always runs");
     let stopped = transcript.stopped.as_ref().expect("it stopped early");
-    assert!(stopped.at_seconds > 10.0 && stopped.at_seconds <= 30.0, "{stopped:?}");
-    assert!(stopped.reason.contains("0 s of CPU time"), "{}", stopped.reason);
-    assert!(transcript.segments.iter().all(|s| s.end <= stopped.at_seconds + 0.01), "{transcript:?}");
+    assert!(
+        stopped.at_seconds > 10.0 && stopped.at_seconds <= 30.0,
+        "{stopped:?}"
+    );
+    assert!(
+        stopped.reason.contains("0 s of CPU time"),
+        "{}",
+        stopped.reason
+    );
+    assert!(
+        transcript
+            .segments
+            .iter()
+            .all(|s| s.end <= stopped.at_seconds + 0.01),
+        "{transcript:?}"
+    );
     assert!(!transcript.segments.is_empty());
 }
 
@@ -185,5 +266,8 @@ fn a_cancelled_transcription_stops_before_its_first_window() {
     let (audio, _) = long_recording();
     let transcript = model().transcribe(audio, &Options::default(), &|| true, &mut |_| {});
     assert!(transcript.windows.is_empty());
-    assert_eq!(transcript.stopped.map(|s| s.reason), Some("the request was cancelled".to_owned()));
+    assert_eq!(
+        transcript.stopped.map(|s| s.reason),
+        Some("the request was cancelled".to_owned())
+    );
 }
