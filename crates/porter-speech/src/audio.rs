@@ -15,10 +15,10 @@ use std::io::Cursor;
 use rubato::audioadapter_buffers::direct::InterleavedSlice;
 use rubato::{Fft, FixedSync, Resampler as _};
 use symphonia::core::codecs::CodecParameters;
-use symphonia::core::codecs::audio::AudioDecoderOptions;
+use symphonia::core::codecs::audio::{AudioDecoder, AudioDecoderOptions};
 use symphonia::core::errors::Error as SymphoniaError;
 use symphonia::core::formats::probe::Hint;
-use symphonia::core::formats::{FormatOptions, TrackType};
+use symphonia::core::formats::{FormatOptions, FormatReader, TrackType};
 use symphonia::core::io::{MediaSourceStream, MediaSourceStreamOptions};
 use symphonia::core::meta::MetadataOptions;
 
@@ -152,6 +152,39 @@ pub fn decode(
         .and_then(|(base, duration)| base.calc_duration(duration))
         .map(|time| time.as_secs_f64());
 
+    let (mixer, cut) = read_packets(
+        format.as_mut(),
+        decoder.as_mut(),
+        track.id,
+        *limits,
+        cancelled,
+    )?;
+    let Some(mixer) = mixer else {
+        return Err(AudioError::Damaged(
+            "it holds no audio that could be decoded".to_owned(),
+        ));
+    };
+    let (source_rate, source_channels) = (mixer.rate, mixer.channels);
+    Ok(Audio {
+        samples: mixer.finish(),
+        source_rate,
+        source_channels,
+        codec,
+        declared_seconds,
+        cut,
+    })
+}
+
+/// Reads packets of the track until the end, the duration cap, or damage
+/// past which nothing more can be decoded: the mixer holding what was
+/// decoded (none if nothing was), and why it stopped early, if it did.
+fn read_packets(
+    format: &mut dyn FormatReader,
+    decoder: &mut dyn AudioDecoder,
+    track_id: u32,
+    limits: AudioLimits,
+    cancelled: &dyn Fn() -> bool,
+) -> Result<(Option<Mixer>, Option<String>), AudioError> {
     let mut mixer: Option<Mixer> = None;
     let mut bad_packets = 0usize;
     let mut interleaved = Vec::new();
@@ -177,11 +210,11 @@ pub fn decode(
                 )));
             }
         };
-        if packet.track_id != track.id {
+        if packet.track_id != track_id {
             continue;
         }
-        let decoded = match decoder.decode(&packet) {
-            Ok(decoded) => decoded,
+        let buffer = match decoder.decode(&packet) {
+            Ok(buffer) => buffer,
             Err(SymphoniaError::DecodeError(_) | SymphoniaError::IoError(_)) => {
                 bad_packets += 1;
                 if bad_packets > MAX_BAD_PACKETS {
@@ -207,13 +240,13 @@ pub fn decode(
             }
         };
         bad_packets = 0;
-        let spec = decoded.spec();
+        let spec = buffer.spec();
         let (rate, channels) = (spec.rate(), spec.channels().count());
-        if decoded.frames() == 0 {
+        if buffer.frames() == 0 {
             continue;
         }
-        interleaved.resize(decoded.samples_interleaved(), 0.0f32);
-        decoded.copy_to_slice_interleaved::<f32, _>(&mut interleaved);
+        interleaved.resize(buffer.samples_interleaved(), 0.0f32);
+        buffer.copy_to_slice_interleaved::<f32, _>(&mut interleaved);
         let mixer = match &mut mixer {
             Some(mixer) => mixer,
             None => mixer.insert(Mixer::new(rate, channels, limits)?),
@@ -232,20 +265,7 @@ pub fn decode(
             break;
         }
     }
-    let Some(mixer) = mixer else {
-        return Err(AudioError::Damaged(
-            "it holds no audio that could be decoded".to_owned(),
-        ));
-    };
-    let (source_rate, source_channels) = (mixer.rate, mixer.channels);
-    Ok(Audio {
-        samples: mixer.finish(),
-        source_rate,
-        source_channels,
-        codec,
-        declared_seconds,
-        cut,
-    })
+    Ok((mixer, cut))
 }
 
 /// Refuses a WAV whose format chunk names a channel count or sample rate
@@ -307,7 +327,7 @@ struct Mixer {
 }
 
 impl Mixer {
-    fn new(rate: u32, channels: usize, limits: &AudioLimits) -> Result<Self, AudioError> {
+    fn new(rate: u32, channels: usize, limits: AudioLimits) -> Result<Self, AudioError> {
         if !(1000..=384_000).contains(&rate) {
             return Err(AudioError::Unsupported(format!(
                 "its sample rate is {rate} Hz, outside the 1–384 kHz recordings use"

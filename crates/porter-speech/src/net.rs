@@ -11,6 +11,10 @@
 //! matrix product is matrixmultiply's through ndarray. Nothing here reads
 //! a file or allocates more than a window's activations.
 
+// Array views are cheap handles (a pointer, shape and strides), passed by
+// value as ndarray's own functions take them.
+#![allow(clippy::needless_pass_by_value)]
+
 use ndarray::{Array1, Array2, ArrayView2, ArrayViewMut2, Axis, Slice};
 
 use crate::ct2::{FormatError, Variable, Variables};

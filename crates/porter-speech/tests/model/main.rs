@@ -13,9 +13,7 @@ use porter_speech::{Audio, AudioLimits, Model, Options, Transcript, decode};
 fn model() -> &'static Model {
     static MODEL: OnceLock<Model> = OnceLock::new();
     MODEL.get_or_init(|| {
-        let dir = std::env::var_os("PORTER_MODELS_DIR").map(PathBuf::from).unwrap_or_else(|| {
-            panic!("PORTER_MODELS_DIR is not set: run `bash scripts/models.sh` (scripts/test does) and set it to the directory it printed")
-        });
+        let dir = std::env::var_os("PORTER_MODELS_DIR").map_or_else(|| panic!("PORTER_MODELS_DIR is not set: run `bash scripts/models.sh` (scripts/test does) and set it to the directory it printed"), PathBuf::from);
         Model::load(&dir.join(porter_speech::TINY_EN_DIR)).unwrap_or_else(|e| panic!("{e}"))
     })
 }
@@ -180,7 +178,7 @@ fn a_long_recording_is_stitched_at_its_windows_without_a_sentence_repeated_or_lo
     assert!(audio.seconds() > 65.0, "{}", audio.seconds());
     let mut reports = Vec::new();
     let transcript = model().transcribe(audio, &Options::default(), &|| false, &mut |p| {
-        reports.push(p)
+        reports.push(p);
     });
     assert!(transcript.windows.len() >= 3, "{:?}", transcript.windows);
     let heard = words(&text_of(&transcript));
