@@ -23,7 +23,7 @@ pub type ProgressFn = dyn Fn(f64, f64, &str) + Send + Sync;
 impl std::fmt::Debug for Cancel {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Cancel")
-            .field("cancelled", &self.is_cancelled())
+            .field("flag", &self.flag)
             .field("progress", &self.progress.is_some())
             .finish()
     }
@@ -45,6 +45,7 @@ impl Cancel {
     }
 
     /// Tells the caller how far a reader has got, if it asked.
+    #[cfg_attr(not(feature = "speech"), allow(dead_code))]
     pub(crate) fn progress(&self, done: f64, total: f64, doing: &str) {
         if let Some(report) = &self.progress {
             report(done, total, doing);

@@ -10,6 +10,10 @@
 //! Without a model, or in a build without the `speech` feature, a
 //! recording is described as before and a note says how to install one.
 
+// Without the `speech` feature the rendering is unused but still tested.
+#![cfg_attr(not(feature = "speech"), allow(dead_code))]
+
+use std::fmt::Write as _;
 use std::path::PathBuf;
 use std::sync::OnceLock;
 
@@ -128,6 +132,7 @@ pub(crate) fn hear(
 }
 
 #[cfg(not(feature = "speech"))]
+#[allow(clippy::unnecessary_wraps)] // the signature the speech build shares
 pub(crate) fn hear(_: &[u8], _: &str, _: &Options, _: &Cancel) -> Result<Outcome, Failure> {
     Ok(Outcome::NotTranscribed(NOT_AVAILABLE.to_owned()))
 }
@@ -167,11 +172,12 @@ pub(crate) fn model() -> Result<&'static porter_speech::Model, String> {
 fn heard(audio: &porter_speech::Audio, transcript: &porter_speech::Transcript) -> Heard {
     let mut lines = String::new();
     for segment in &transcript.segments {
-        lines.push_str(&format!(
-            "[{}] {}\n",
+        let _ = writeln!(
+            lines,
+            "[{}] {}",
             clock(segment.start),
             one_line(&segment.text)
-        ));
+        );
     }
     let mut notes = vec![format!(
         "Transcribed by porter with Whisper tiny.en (English; {} of {} audio at {} Hz); silence and music give no words, and the words are the model's hearing, not a verified record.",
@@ -261,17 +267,15 @@ pub(crate) fn markdown(name: &str, heard: Heard) -> Markdown {
         clock(heard.seconds)
     );
     for note in &heard.notes {
-        text.push_str(&format!(
-            "\n<!-- porter: {} -->\n",
-            note.replace("--", "- -")
-        ));
+        let _ = write!(text, "\n<!-- porter: {} -->\n", note.replace("--", "- -"));
     }
     for (start, paragraph) in &heard.paragraphs {
-        text.push_str(&format!(
+        let _ = write!(
+            text,
             "\n[{}] {}\n",
             clock(*start),
             crate::markdown::out::escape_inline(paragraph)
-        ));
+        );
     }
     Markdown {
         text,
