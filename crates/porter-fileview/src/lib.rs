@@ -2,8 +2,10 @@
 //! windows of numbered lines, Word, PowerPoint, Excel, PDF and HTML
 //! documents as windows of their Markdown with an outline of their
 //! headings, archive listings, images turned upright and scaled to fit,
-//! small audio and video as themselves, and a one-sentence description of
-//! everything else.
+//! recordings as their speech transcribed with `[mm:ss]` marks (the
+//! `speech` feature, where the program has said where the model is; see
+//! [`speech`]), small audio and video as themselves, and a one-sentence
+//! description of everything else.
 //!
 //! It decides what a file is from its bytes; the name and the declared type
 //! are hints, and when they disagree with the bytes the result says both.
