@@ -36,6 +36,7 @@ mod bounds;
 mod content;
 mod describe;
 mod document;
+pub mod engines;
 mod input;
 mod markdown;
 mod nesting;

@@ -597,10 +597,18 @@ fn show_image(
     cancel: &Cancel,
 ) -> Result<Prepared, ViewError> {
     let (mime, what) = image_identity(format);
-    match picture::picture(file.bytes, format, &file.name, options, cancel) {
-        Ok(picture) => {
+    match picture::picture(
+        file.bytes,
+        format,
+        &file.name,
+        options,
+        cancel,
+        options.ocr && cfg!(feature = "ocr"),
+    ) {
+        Ok(mut picture) => {
             let block = Block::image(&picture.bytes, &picture.record.mime_type);
-            let (read, ocr_notes) = image_text(file.bytes, mime, options, cancel)?;
+            let grey = picture.grey.take();
+            let (read, ocr_notes) = image_text(file.bytes, format, grey, options, cancel)?;
             if let Some(read) = read {
                 return Ok(file.paged_picture_text(mime, what, picture, read, ocr_notes, block));
             }
@@ -628,17 +636,16 @@ fn show_image(
     }
 }
 
-/// The text in an image file's pixels, read by OCR, and the notes on it.
+/// The text in an image file's pixels, read by OCR, and the notes on it;
+/// `grey` is the picture as shown, in grey, when the view has it.
 fn image_text(
     bytes: &[u8],
-    mime: &str,
+    format: picture::Format,
+    grey: Option<image::GrayImage>,
     options: &Options,
     cancel: &Cancel,
 ) -> Result<(Option<Markdown>, Vec<String>), ViewError> {
-    let Some(format) = image::ImageFormat::from_mime_type(mime) else {
-        return Ok((None, Vec::new()));
-    };
-    match ocr::picture_text(bytes, format, options, cancel) {
+    match ocr::picture_text(bytes, format, grey, options, cancel) {
         Ok(read) => Ok(read),
         Err(Failure::Cancelled) => Err(ViewError::Cancelled),
         Err(Failure::Unreadable(reason)) => Ok((None, vec![reason])),
