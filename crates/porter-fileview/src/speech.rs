@@ -18,7 +18,7 @@ use std::path::PathBuf;
 use std::sync::OnceLock;
 
 use crate::bounds::{Cancel, Failure};
-use crate::markdown::Markdown;
+use crate::markdown::out::Markdown;
 use crate::options::Options;
 
 /// What a note says when no model is installed: how to install it.

@@ -260,7 +260,7 @@ fn read_packets(
         if mixer.push(&interleaved) {
             cut = Some(format!(
                 "porter decodes at most {} of a recording",
-                crate::clock(limits.max_seconds as f64)
+                crate::types::clock(limits.max_seconds as f64)
             ));
             break;
         }

@@ -14,7 +14,8 @@ use std::time::Instant;
 use crate::audio::Audio;
 use crate::mel::{FRAMES, HOP, WINDOW_SAMPLES};
 use crate::net::TEXT_CONTEXT;
-use crate::{Model, Options, Progress, Segment, Stopped, Transcript};
+use crate::types::{Options, Progress, Segment, Stopped, Transcript, Window};
+use crate::weights::Weights;
 
 /// Seconds per timestamp token.
 const TIMESTAMP_STEP: f64 = 0.02;
@@ -39,7 +40,7 @@ struct Decoded {
 
 /// How far into the work a check happens, for the CPU budget.
 pub(crate) fn transcribe(
-    model: &Model,
+    model: &Weights,
     audio: &Audio,
     options: &Options,
     cancelled: &dyn Fn() -> bool,
@@ -51,7 +52,7 @@ pub(crate) fn transcribe(
     let mut seek = 0usize;
     let mut segments: Vec<Segment> = Vec::new();
     let mut stopped = None;
-    let mut windows: Vec<crate::Window> = Vec::new();
+    let mut windows: Vec<Window> = Vec::new();
     while seek < total_frames {
         if cancelled() {
             stopped = Some(Stopped {
@@ -83,7 +84,7 @@ pub(crate) fn transcribe(
         if samples.iter().all(|s| s.abs() < INAUDIBLE) {
             // Nothing audible: no words, and no network run for them, so
             // that an hour of silence costs a pass over its samples.
-            windows.push(crate::Window {
+            windows.push(Window {
                 start: seek as f64 / 100.0,
                 no_speech: 1.0,
                 mean_logprob: 0.0,
@@ -101,7 +102,7 @@ pub(crate) fn transcribe(
             && decoded.mean_logprob < options.logprob_threshold)
             || decoded.no_speech > options.no_speech_alone;
         let kept = !silent && decoded.mean_logprob >= options.give_up_logprob;
-        windows.push(crate::Window {
+        windows.push(Window {
             start: offset,
             no_speech: decoded.no_speech,
             mean_logprob: decoded.mean_logprob,
@@ -139,7 +140,7 @@ pub(crate) fn transcribe(
 /// and appends them; returns how many encoder positions to move on (to
 /// the last complete segment's end), or `None` for the whole window.
 fn split_segments(
-    model: &Model,
+    model: &Weights,
     tokens: &[u32],
     offset: f64,
     window_seconds: f64,
@@ -204,7 +205,7 @@ fn split_segments(
     }
 }
 
-fn push(model: &Model, segments: &mut Vec<Segment>, tokens: &[u32], start: f64, end: f64) {
+fn push(model: &Weights, segments: &mut Vec<Segment>, tokens: &[u32], start: f64, end: f64) {
     let text = model.vocabulary.text(tokens).trim().to_owned();
     if !text.is_empty() {
         segments.push(Segment { start, end, text });
@@ -212,7 +213,7 @@ fn push(model: &Model, segments: &mut Vec<Segment>, tokens: &[u32], start: f64, 
 }
 
 /// Greedy decoding of one window with Whisper's timestamp rules.
-fn decode_window(model: &Model, encoded: &ndarray::Array2<f32>, options: &Options) -> Decoded {
+fn decode_window(model: &Weights, encoded: &ndarray::Array2<f32>, options: &Options) -> Decoded {
     let special = &model.vocabulary.special;
     let mut state = model.network.start(encoded, options.threads);
     let mut prompt = vec![special.start_of_transcript];
@@ -271,7 +272,7 @@ fn decode_window(model: &Model, encoded: &ndarray::Array2<f32>, options: &Option
 /// not a blank or the end first; timestamps first, in pairs, never going
 /// back; and a timestamp whenever timestamps together are likelier than
 /// any one word.
-fn apply_rules(model: &Model, tokens: &[u32], logits: &mut [f32], _options: &Options) {
+fn apply_rules(model: &Weights, tokens: &[u32], logits: &mut [f32], _options: &Options) {
     let special = &model.vocabulary.special;
     let len = logits.len();
     let begin = (special.timestamp_begin as usize).min(len);
