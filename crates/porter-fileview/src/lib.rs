@@ -2,8 +2,10 @@
 //! windows of numbered lines, Word, PowerPoint, Excel, PDF and HTML
 //! documents as windows of their Markdown with an outline of their
 //! headings, archive listings, images turned upright and scaled to fit,
-//! small audio and video as themselves, and a one-sentence description of
-//! everything else.
+//! recordings as their speech transcribed with `[mm:ss]` marks (the
+//! `speech` feature, where the program has said where the model is; see
+//! [`speech`]), small audio and video as themselves, and a one-sentence
+//! description of everything else.
 //!
 //! It decides what a file is from its bytes; the name and the declared type
 //! are hints, and when they disagree with the bytes the result says both.
@@ -46,10 +48,11 @@ mod picture;
 mod prepared;
 mod read;
 mod sniff;
+pub mod speech;
 mod text;
 pub mod worker;
 
-pub use bounds::Cancel;
+pub use bounds::{Cancel, ProgressFn};
 pub use content::{
     Block, Heading, ImageRecord, Kind, Record, ResourceBlob, Shown, View, WindowRecord,
 };
@@ -91,6 +94,9 @@ pub fn prepare(
     options: &Options,
     cancel: &Cancel,
 ) -> Result<Prepared, ViewError> {
+    if speech::in_process(input, options) {
+        return prepare_here(input, options, cancel);
+    }
     worker::prepare(input, options, cancel).answer(
         || prepare_here(input, options, cancel),
         |reason| Ok(Prepared::whole(described_failure(input, &reason))),
@@ -111,6 +117,9 @@ pub fn to_markdown(
     options: &Options,
     cancel: &Cancel,
 ) -> Result<Markdown, ViewError> {
+    if speech::in_process(input, options) {
+        return markdown::to_markdown_here(input, options, cancel);
+    }
     worker::to_markdown(input, options, cancel).answer(
         || markdown::to_markdown_here(input, options, cancel),
         |reason| {

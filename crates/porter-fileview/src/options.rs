@@ -96,6 +96,17 @@ pub const OCR_PIXEL_BYTES: u64 = 16 * 1024 * 1024;
 /// it, never corrected or guessed at.
 pub const OCR_WORD_CONFIDENCE: u8 = 50;
 
+/// `SPEECH_SECONDS` is the most of a recording transcribed (one hour);
+/// the transcript says where it stopped.
+pub const SPEECH_SECONDS: u64 = 3600;
+/// `SPEECH_CPU_SECONDS` is the CPU time transcribing one recording may
+/// take (120 s; about ten minutes of speech on two cores); the transcript
+/// says where it stopped. A worker that transcribes needs this much CPU
+/// time beyond [`WORKER_CPU_SECONDS`].
+pub const SPEECH_CPU_SECONDS: u64 = 120;
+/// `SPEECH_THREADS` is how many threads transcription runs on (2).
+pub const SPEECH_THREADS: usize = 2;
+
 /// `Options` holds every limit of the file view. `Options::default()` is the
 /// spec's safe setting; a caller loosens a limit by setting its field, and
 /// takes on the memory and time that costs.
@@ -177,6 +188,16 @@ pub struct Options {
     /// Confidence under which a word read by OCR is marked unsure; see
     /// [`OCR_WORD_CONFIDENCE`].
     pub ocr_word_confidence: u8,
+    /// Whether recordings are transcribed (on, where a speech model is
+    /// installed; see [`crate::speech::install_models`]).
+    pub speech: bool,
+    /// Most seconds of a recording transcribed; see [`SPEECH_SECONDS`].
+    pub speech_seconds: u64,
+    /// Most CPU seconds spent transcribing one recording; see
+    /// [`SPEECH_CPU_SECONDS`].
+    pub speech_cpu_seconds: u64,
+    /// Threads transcription runs on; see [`SPEECH_THREADS`].
+    pub speech_threads: usize,
 }
 
 impl Default for Options {
@@ -214,6 +235,10 @@ impl Default for Options {
             ocr_seconds: OCR_SECONDS,
             ocr_pixel_bytes: OCR_PIXEL_BYTES,
             ocr_word_confidence: OCR_WORD_CONFIDENCE,
+            speech: true,
+            speech_seconds: SPEECH_SECONDS,
+            speech_cpu_seconds: SPEECH_CPU_SECONDS,
+            speech_threads: SPEECH_THREADS,
         }
     }
 }

@@ -10,6 +10,7 @@ mod gateway;
 mod login;
 mod mattermost;
 mod mmsim;
+mod models;
 mod output;
 mod process;
 mod serve;
@@ -52,6 +53,7 @@ fn main() -> ExitCode {
         return code;
     }
     let cli = Cli::parse();
+    models::install();
     match cli.command {
         Command::View(args) => {
             one_file_logging();

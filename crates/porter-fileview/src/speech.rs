@@ -1,0 +1,327 @@
+//! Recordings as text: the speech in an audio file (or a video's sound)
+//! transcribed by `porter-speech` (Whisper on the CPU), shown as numbered
+//! lines with `[mm:ss]` marks in the view and as timestamped paragraphs in
+//! Markdown.
+//!
+//! The model is found where the program said with [`install_models`]
+//! (porter passes `PORTER_MODELS_DIR`); this crate never looks on its own.
+//! It is loaded once per process, on the first recording that needs it
+//! (one small accessor, [`model`]), so that no other file pays for it.
+//! Without a model, or in a build without the `speech` feature, a
+//! recording is described as before and a note says how to install one.
+
+// Without the `speech` feature the rendering is unused but still tested.
+#![cfg_attr(not(feature = "speech"), allow(dead_code))]
+
+use std::fmt::Write as _;
+use std::path::PathBuf;
+use std::sync::OnceLock;
+
+use crate::bounds::{Cancel, Failure};
+use crate::markdown::out::Markdown;
+use crate::options::Options;
+
+/// What a note says when no model is installed: how to install it.
+pub(crate) const NO_MODEL: &str = "Its speech is not transcribed: no speech model is installed (run scripts/models.sh from porter's source, or set PORTER_MODELS_DIR to a directory holding whisper-tiny.en).";
+/// What a note says in a build without speech to text.
+#[cfg(not(feature = "speech"))]
+pub(crate) const NOT_AVAILABLE: &str =
+    "Its speech is not transcribed: speech to text is not available in this build.";
+
+static MODELS_DIR: OnceLock<PathBuf> = OnceLock::new();
+
+/// Says where the speech models are (a directory holding
+/// `whisper-tiny.en`), for the rest of the process. Only the first call
+/// counts. Nothing is read until a recording needs the model.
+pub fn install_models(dir: PathBuf) {
+    let _ = MODELS_DIR.set(dir);
+}
+
+/// The models directory installed, if any.
+#[must_use]
+pub fn models_dir() -> Option<&'static PathBuf> {
+    MODELS_DIR.get()
+}
+
+/// Whether a file is read in this process rather than the worker: a
+/// recording to transcribe, while the worker cannot yet load the speech
+/// model before it confines itself (the worker's engines are loaded at
+/// its start, and the speech model is not yet one of them). The decoders
+/// are pure Rust without `unsafe`, bounded by the `speech_*` limits, and
+/// run under the same `catch_unwind` as every reader.
+pub(crate) fn in_process(input: &crate::input::FileInput<'_>, options: &Options) -> bool {
+    cfg!(feature = "speech")
+        && options.speech
+        && MODELS_DIR.get().is_some()
+        && input.bytes.len() as u64 <= options.max_file_bytes
+        && matches!(
+            crate::sniff::sniff(input.bytes),
+            crate::sniff::Sniffed::Audio { mime, .. } | crate::sniff::Sniffed::Video { mime, .. } if mime != "audio/midi"
+        )
+}
+
+/// A recording's speech, as text.
+pub(crate) struct Heard {
+    /// One line per stretch of speech: "[mm:ss] words".
+    pub lines: String,
+    /// Timestamped paragraphs for Markdown.
+    pub paragraphs: Vec<(f64, String)>,
+    /// The length of the recording heard, in seconds.
+    pub seconds: f64,
+    /// Sentences for the header: what read it, where it stopped.
+    pub notes: Vec<String>,
+}
+
+/// What became of a recording.
+pub(crate) enum Outcome {
+    Heard(Heard),
+    /// Not transcribed; the note says why and what to do.
+    NotTranscribed(String),
+}
+
+/// Transcribes a recording's bytes within `options`.
+#[cfg(feature = "speech")]
+pub(crate) fn hear(
+    bytes: &[u8],
+    name: &str,
+    options: &Options,
+    cancel: &Cancel,
+) -> Result<Outcome, Failure> {
+    if !options.speech {
+        return Ok(Outcome::NotTranscribed(
+            "Its speech is not transcribed: transcription is turned off.".to_owned(),
+        ));
+    }
+    if !model_installed() {
+        return Ok(Outcome::NotTranscribed(NO_MODEL.to_owned()));
+    }
+    let extension = std::path::Path::new(name)
+        .extension()
+        .and_then(|e| e.to_str());
+    let limits = porter_speech::AudioLimits {
+        max_seconds: options.speech_seconds,
+    };
+    let cancelled = || cancel.is_cancelled();
+    let audio =
+        porter_speech::decode(bytes, extension, &limits, &cancelled).map_err(
+            |error| match error {
+                porter_speech::AudioError::Cancelled => Failure::Cancelled,
+                other => Failure::unreadable(format!("its audio could not be decoded: {other}")),
+            },
+        )?;
+    // The model is loaded only for audio that decoded: a file that is not
+    // a recording never pays for it.
+    let model = match model() {
+        Ok(model) => model,
+        Err(note) => return Ok(Outcome::NotTranscribed(note)),
+    };
+    let speech_options = porter_speech::Options {
+        cpu_seconds: options.speech_cpu_seconds,
+        threads: options.speech_threads.max(1),
+        ..porter_speech::Options::default()
+    };
+    let transcript = model.transcribe(&audio, &speech_options, &cancelled, &mut |p| {
+        cancel.progress(
+            p.done_seconds,
+            p.total_seconds,
+            "transcribing the recording",
+        );
+    });
+    cancel.check()?;
+    Ok(Outcome::Heard(heard(&audio, &transcript)))
+}
+
+#[cfg(not(feature = "speech"))]
+#[allow(clippy::unnecessary_wraps)] // the signature the speech build shares
+pub(crate) fn hear(_: &[u8], _: &str, _: &Options, _: &Cancel) -> Result<Outcome, Failure> {
+    Ok(Outcome::NotTranscribed(NOT_AVAILABLE.to_owned()))
+}
+
+/// Whether a model is where the program said, without loading it.
+#[cfg(feature = "speech")]
+fn model_installed() -> bool {
+    MODELS_DIR.get().is_some_and(|dir| {
+        dir.join(porter_speech::TINY_EN_DIR)
+            .join("model.bin")
+            .is_file()
+    })
+}
+
+/// The model, loaded on first need and kept for the process: `Err` with
+/// the note to show when there is none or it cannot load.
+#[cfg(feature = "speech")]
+pub(crate) fn model() -> Result<&'static porter_speech::Model, String> {
+    static MODEL: OnceLock<Result<porter_speech::Model, String>> = OnceLock::new();
+    let Some(dir) = MODELS_DIR.get() else {
+        return Err(NO_MODEL.to_owned());
+    };
+    MODEL
+        .get_or_init(|| {
+            let dir = dir.join(porter_speech::TINY_EN_DIR);
+            if !dir.join("model.bin").exists() {
+                return Err(NO_MODEL.to_owned());
+            }
+            porter_speech::Model::load(&dir)
+                .map_err(|error| format!("Its speech is not transcribed: {error}."))
+        })
+        .as_ref()
+        .map_err(Clone::clone)
+}
+
+#[cfg(feature = "speech")]
+fn heard(audio: &porter_speech::Audio, transcript: &porter_speech::Transcript) -> Heard {
+    let mut lines = String::new();
+    for segment in &transcript.segments {
+        let _ = writeln!(
+            lines,
+            "[{}] {}",
+            clock(segment.start),
+            one_line(&segment.text)
+        );
+    }
+    let mut notes = vec![format!(
+        "Transcribed by porter with Whisper tiny.en (English; {} of {} audio at {} Hz); silence and music give no words, and the words are the model's hearing, not a verified record.",
+        clock(audio.seconds()),
+        audio.codec,
+        audio.source_rate,
+    )];
+    if transcript.segments.is_empty() && transcript.stopped.is_none() {
+        notes.push("No speech was heard in it.".to_owned());
+    }
+    if let Some(stopped) = &transcript.stopped {
+        notes.push(format!(
+            "The transcript stops at {} of {}: {}.",
+            clock(stopped.at_seconds),
+            clock(transcript.seconds),
+            stopped.reason
+        ));
+    }
+    if let Some(cut) = &audio.cut {
+        notes.push(format!(
+            "Only its first {} were decoded: {cut}.",
+            clock(audio.seconds())
+        ));
+    }
+    Heard {
+        lines,
+        paragraphs: paragraphs(&transcript.segments),
+        seconds: audio.seconds(),
+        notes,
+    }
+}
+
+/// Seconds as the transcript marks them: "mm:ss", or "h:mm:ss" from an
+/// hour on.
+pub(crate) fn clock(seconds: f64) -> String {
+    let whole = seconds.max(0.0).floor() as u64;
+    if whole >= 3600 {
+        format!("{}:{:02}:{:02}", whole / 3600, whole / 60 % 60, whole % 60)
+    } else {
+        format!("{:02}:{:02}", whole / 60, whole % 60)
+    }
+}
+
+/// A stretch of speech on one line.
+fn one_line(text: &str) -> String {
+    text.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+/// The longest pause inside one paragraph, in seconds.
+#[cfg(feature = "speech")]
+const PARAGRAPH_PAUSE: f64 = 2.0;
+/// The most characters a paragraph gathers before the next starts.
+#[cfg(feature = "speech")]
+const PARAGRAPH_CHARS: usize = 600;
+
+/// Stretches of speech gathered into paragraphs: a new one after a pause
+/// or once a paragraph is long.
+#[cfg(feature = "speech")]
+fn paragraphs(segments: &[porter_speech::Segment]) -> Vec<(f64, String)> {
+    let mut out: Vec<(f64, String)> = Vec::new();
+    let mut last_end = f64::NEG_INFINITY;
+    for segment in segments {
+        let text = one_line(&segment.text);
+        match out.last_mut() {
+            Some((_, paragraph))
+                if segment.start - last_end < PARAGRAPH_PAUSE
+                    && paragraph.len() < PARAGRAPH_CHARS =>
+            {
+                paragraph.push(' ');
+                paragraph.push_str(&text);
+            }
+            _ => out.push((segment.start, text)),
+        }
+        last_end = segment.end;
+    }
+    out
+}
+
+/// The transcript as Markdown: a heading with the file's name and length,
+/// then one paragraph per stretch of speech, each after its `[mm:ss]`
+/// mark; porter's own notes are HTML comments, so that a search of the
+/// text finds only what was said.
+pub(crate) fn markdown(name: &str, heard: Heard) -> Markdown {
+    let mut text = format!(
+        "# {} ({})\n",
+        crate::markdown::out::escape_inline(name),
+        clock(heard.seconds)
+    );
+    for note in &heard.notes {
+        let _ = write!(text, "\n<!-- porter: {} -->\n", note.replace("--", "- -"));
+    }
+    for (start, paragraph) in &heard.paragraphs {
+        let _ = write!(
+            text,
+            "\n[{}] {}\n",
+            clock(*start),
+            crate::markdown::out::escape_inline(paragraph)
+        );
+    }
+    Markdown {
+        text,
+        title: Some(name.to_owned()),
+        notes: heard.notes,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[cfg(feature = "speech")]
+    #[test]
+    fn stretches_of_speech_gather_into_paragraphs_at_pauses() {
+        let segment = |start: f64, end: f64, text: &str| porter_speech::Segment {
+            start,
+            end,
+            text: text.to_owned(),
+        };
+        let gathered = paragraphs(&[
+            segment(0.0, 2.0, "One."),
+            segment(2.5, 4.0, " Two."),
+            segment(9.0, 10.0, "Three."),
+        ]);
+        assert_eq!(
+            gathered,
+            vec![(0.0, "One. Two.".to_owned()), (9.0, "Three.".to_owned())]
+        );
+    }
+
+    #[test]
+    fn the_markdown_heads_with_name_and_length_and_keeps_notes_in_comments() {
+        let heard = Heard {
+            lines: String::new(),
+            paragraphs: vec![
+                (0.0, "Hello *there*.".to_owned()),
+                (65.0, "Bye.".to_owned()),
+            ],
+            seconds: 70.4,
+            notes: vec!["Transcribed -- by a model.".to_owned()],
+        };
+        let markdown = markdown("memo.wav", heard);
+        assert_eq!(
+            markdown.text,
+            "# memo.wav (01:10)\n\n<!-- porter: Transcribed - - by a model. -->\n\n[00:00] Hello \\*there\\*.\n\n[01:05] Bye.\n"
+        );
+    }
+}
