@@ -6,9 +6,10 @@ one. Two witnesses for each file: porter's own report
 workers' engines) and the files the whole process tree opens, seen by
 strace (Tesseract's `eng.traineddata` and `osd.traineddata`).
 
-Needs PORTER_BIN, PORTER_CORPUS (scripts/make_corpus.py), strace, and
+Needs PORTER_BIN, PORTER_CORPUS (scripts/make_corpus.py), strace,
 PORTER_TEST_IMAGES (scripts/test_images.sh: the sample photographs of the
-scikit-image wheel).
+scikit-image wheel), and for the recording PORTER_MODELS_DIR (the speech
+model, scripts/models.sh) and espeak-ng.
 """
 
 from __future__ import annotations
@@ -108,3 +109,17 @@ def test_a_scan_and_a_photo_of_a_page_start_ocr(tmp_path):
     report, opened = started("view", photo)
     assert "eng" in opened, opened
     assert report == "ocr", report
+
+
+def test_a_recording_starts_the_speech_engine_and_nothing_else(tmp_path):
+    models = os.environ.get("PORTER_MODELS_DIR")
+    assert models, "PORTER_MODELS_DIR is not set: scripts/test installs the speech model and sets it"
+    memo = tmp_path / "memo.wav"
+    subprocess.run(
+        ["espeak-ng", "-w", str(memo), "The ferry leaves at nine from the north pier."],
+        check=True,
+        timeout=60,
+    )
+    report, opened = started("extract", memo)
+    assert opened == set(), f"a recording made porter open Tesseract's data: {opened}"
+    assert report == "speech", report

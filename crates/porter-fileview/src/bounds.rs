@@ -45,7 +45,6 @@ impl Cancel {
     }
 
     /// Tells the caller how far a reader has got, if it asked.
-    #[cfg_attr(not(feature = "speech"), allow(dead_code))]
     pub(crate) fn progress(&self, done: f64, total: f64, doing: &str) {
         if let Some(report) = &self.progress {
             report(done, total, doing);

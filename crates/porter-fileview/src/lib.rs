@@ -94,9 +94,6 @@ pub fn prepare(
     options: &Options,
     cancel: &Cancel,
 ) -> Result<Prepared, ViewError> {
-    if speech::in_process(input, options) {
-        return prepare_here(input, options, cancel);
-    }
     worker::prepare(input, options, cancel).answer(
         || prepare_here(input, options, cancel),
         |reason| Ok(Prepared::whole(described_failure(input, &reason))),
@@ -117,9 +114,6 @@ pub fn to_markdown(
     options: &Options,
     cancel: &Cancel,
 ) -> Result<Markdown, ViewError> {
-    if speech::in_process(input, options) {
-        return markdown::to_markdown_here(input, options, cancel);
-    }
     worker::to_markdown(input, options, cancel).answer(
         || markdown::to_markdown_here(input, options, cancel),
         |reason| {

@@ -6,7 +6,11 @@
 //! The model is found where the program said with [`install_models`]
 //! (porter passes `PORTER_MODELS_DIR`); this crate never looks on its own.
 //! It is loaded once per process, on the first recording that needs it
-//! (one small accessor, [`model`]), so that no other file pays for it.
+//! (one small accessor, [`model`]), so that no other file pays for it: in
+//! a confined worker, which can load nothing once confined, a recording
+//! decoded there makes the worker ask for the speech engine, and the file
+//! is read again in a worker that loaded the model first (see
+//! [`crate::engines`]).
 //! Without a model, or in a build without the `speech` feature, a
 //! recording is described as before and a note says how to install one.
 
@@ -43,21 +47,13 @@ pub fn models_dir() -> Option<&'static PathBuf> {
     MODELS_DIR.get()
 }
 
-/// Whether a file is read in this process rather than the worker: a
-/// recording to transcribe, while the worker cannot yet load the speech
-/// model before it confines itself (the worker's engines are loaded at
-/// its start, and the speech model is not yet one of them). The decoders
-/// are pure Rust without `unsafe`, bounded by the `speech_*` limits, and
-/// run under the same `catch_unwind` as every reader.
-pub(crate) fn in_process(input: &crate::input::FileInput<'_>, options: &Options) -> bool {
-    cfg!(feature = "speech")
-        && options.speech
-        && MODELS_DIR.get().is_some()
-        && input.bytes.len() as u64 <= options.max_file_bytes
-        && matches!(
-            crate::sniff::sniff(input.bytes),
-            crate::sniff::Sniffed::Audio { mime, .. } | crate::sniff::Sniffed::Video { mime, .. } if mime != "audio/midi"
-        )
+/// Loads the speech model, for a worker about to confine itself that was
+/// started to transcribe (see [`crate::engines`]).
+pub(crate) fn preload() -> Result<(), String> {
+    #[cfg(feature = "speech")]
+    return model().map(drop);
+    #[cfg(not(feature = "speech"))]
+    Err(NOT_AVAILABLE.to_owned())
 }
 
 /// A recording's speech, as text.
@@ -110,7 +106,13 @@ pub(crate) fn hear(
             },
         )?;
     // The model is loaded only for audio that decoded: a file that is not
-    // a recording never pays for it.
+    // a recording never pays for it. A confined worker started without it
+    // stops here, and the file is read again in one that loaded it.
+    if !crate::engines::ready(crate::engines::Engine::Speech) {
+        return Ok(Outcome::NotTranscribed(
+            "Its speech is transcribed in another worker.".to_owned(),
+        ));
+    }
     let model = match model() {
         Ok(model) => model,
         Err(note) => return Ok(Outcome::NotTranscribed(note)),
@@ -137,14 +139,27 @@ pub(crate) fn hear(_: &[u8], _: &str, _: &Options, _: &Cancel) -> Result<Outcome
     Ok(Outcome::NotTranscribed(NOT_AVAILABLE.to_owned()))
 }
 
-/// Whether a model is where the program said, without loading it.
+/// Whether a model is where the program said, without loading it; looked
+/// up once per process (a confined worker can look at no file, so it looks
+/// before it confines itself, through [`look_for_model`]).
 #[cfg(feature = "speech")]
 fn model_installed() -> bool {
-    MODELS_DIR.get().is_some_and(|dir| {
-        dir.join(porter_speech::TINY_EN_DIR)
-            .join("model.bin")
-            .is_file()
+    static INSTALLED: OnceLock<bool> = OnceLock::new();
+    *INSTALLED.get_or_init(|| {
+        MODELS_DIR.get().is_some_and(|dir| {
+            dir.join(porter_speech::TINY_EN_DIR)
+                .join("model.bin")
+                .is_file()
+        })
     })
+}
+
+/// Looks once whether a model is installed, for a worker about to confine
+/// itself: a recording then says "no model" without asking for the speech
+/// engine.
+pub(crate) fn look_for_model() {
+    #[cfg(feature = "speech")]
+    let _ = model_installed();
 }
 
 /// The model, loaded on first need and kept for the process: `Err` with
@@ -161,8 +176,10 @@ pub(crate) fn model() -> Result<&'static porter_speech::Model, String> {
             if !dir.join("model.bin").exists() {
                 return Err(NO_MODEL.to_owned());
             }
-            porter_speech::Model::load(&dir)
-                .map_err(|error| format!("Its speech is not transcribed: {error}."))
+            let model = porter_speech::Model::load(&dir)
+                .map_err(|error| format!("Its speech is not transcribed: {error}."))?;
+            crate::engines::record_start(crate::engines::Engine::Speech);
+            Ok(model)
         })
         .as_ref()
         .map_err(Clone::clone)

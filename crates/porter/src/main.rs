@@ -49,11 +49,13 @@ enum Command {
 }
 
 fn main() -> ExitCode {
+    // Where the models are, for this process and for a worker (which loads
+    // the speech model before it confines itself when started for it).
+    models::install();
     if let Some(code) = worker::run_if_worker() {
         return code;
     }
     let cli = Cli::parse();
-    models::install();
     match cli.command {
         Command::View(args) => {
             one_file_logging();

@@ -41,9 +41,17 @@ impl Limits {
     /// The limits `options` set, for a worker that starts `engines` (and
     /// warms up when it is started ahead of need).
     pub(super) fn of(options: &Options, engines: Engines, warm: bool) -> Self {
+        // A worker that transcribes gets the recording's CPU budget on top
+        // of a file's (the model's own budget stops it first, with a
+        // partial transcript that says where).
+        let speech = if engines.has(Engine::Speech) {
+            options.speech_cpu_seconds
+        } else {
+            0
+        };
         Self {
             memory_bytes: options.worker_memory_bytes,
-            cpu_seconds: options.worker_cpu_seconds.max(1),
+            cpu_seconds: options.worker_cpu_seconds.max(1).saturating_add(speech),
             ocr_languages: (options.ocr
                 && crate::ocr::check_languages(options.ocr_languages.trim()).is_ok())
             .then(|| options.ocr_languages.trim().to_owned()),
@@ -52,11 +60,12 @@ impl Limits {
         }
     }
 
-    /// Whether `other` is for the same options (memory, CPU, languages,
-    /// warming up), whatever engines either starts.
+    /// Whether `other` is for the same options (memory, languages, warming
+    /// up), whatever engines either starts and the CPU time they add.
     pub(crate) fn same_options(&self, other: &Self) -> bool {
         Self {
             engines: other.engines,
+            cpu_seconds: other.cpu_seconds,
             ..self.clone()
         } == *other
     }
@@ -65,6 +74,7 @@ impl Limits {
     pub(crate) fn starts(&self, engine: Engine) -> bool {
         match engine {
             Engine::Ocr => self.engines.has(engine) && self.ocr_languages.is_some(),
+            Engine::Speech => self.engines.has(engine),
         }
     }
 
