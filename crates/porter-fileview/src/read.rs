@@ -648,7 +648,7 @@ fn show_image(
 fn image_text(
     bytes: &[u8],
     format: picture::Format,
-    looked: Option<ocr::Looked>,
+    looked: Option<crate::ocr::lines::Looked>,
     options: &Options,
     cancel: &Cancel,
 ) -> Result<(Option<Markdown>, Vec<String>), ViewError> {
