@@ -29,6 +29,13 @@ impl Cancel {
         self.0.load(Ordering::Relaxed)
     }
 
+    /// The flag itself, for work that looks at it between its own steps
+    /// (the table model's decoding passes).
+    #[cfg(feature = "tables")]
+    pub(crate) fn flag(&self) -> &AtomicBool {
+        &self.0
+    }
+
     /// `Err(Failure::Cancelled)` once the flag is raised, for use with `?`.
     pub(crate) fn check(&self) -> Result<(), Failure> {
         if self.is_cancelled() {

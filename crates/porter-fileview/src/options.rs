@@ -95,6 +95,13 @@ pub const OCR_PIXEL_BYTES: u64 = 16 * 1024 * 1024;
 /// which a word read by OCR is marked as unsure: written with `(?)` after
 /// it, never corrected or guessed at.
 pub const OCR_WORD_CONFIDENCE: u8 = 50;
+/// `TABLE_MODEL_SECONDS` is how long the table model may read the tables
+/// of one file by the clock (a table takes a few tenths of a second): no
+/// table is started past it, and it stops between decoding passes at it.
+pub const TABLE_MODEL_SECONDS: u64 = 6;
+/// `TABLE_MODEL_TABLES` is the most tables of one file the table model
+/// reads; the rest are read by the layout rules, and a note says so.
+pub const TABLE_MODEL_TABLES: usize = 24;
 
 /// `Options` holds every limit of the file view. `Options::default()` is the
 /// spec's safe setting; a caller loosens a limit by setting its field, and
@@ -171,6 +178,16 @@ pub struct Options {
     /// Confidence under which a word read by OCR is marked unsure; see
     /// [`OCR_WORD_CONFIDENCE`].
     pub ocr_word_confidence: u8,
+    /// The folder the learned models are in (`slanet-plus.onnx` for tables;
+    /// see `docs/models.md`), or `None` to read tables by the layout rules
+    /// alone. The library never looks for it: the program names it.
+    pub models_dir: Option<std::path::PathBuf>,
+    /// Most seconds the table model may take over one file; see
+    /// [`TABLE_MODEL_SECONDS`].
+    pub table_model_seconds: u64,
+    /// Most tables of one file the table model reads; see
+    /// [`TABLE_MODEL_TABLES`].
+    pub table_model_tables: usize,
 }
 
 impl Default for Options {
@@ -207,6 +224,9 @@ impl Default for Options {
             ocr_seconds: OCR_SECONDS,
             ocr_pixel_bytes: OCR_PIXEL_BYTES,
             ocr_word_confidence: OCR_WORD_CONFIDENCE,
+            models_dir: None,
+            table_model_seconds: TABLE_MODEL_SECONDS,
+            table_model_tables: TABLE_MODEL_TABLES,
         }
     }
 }

@@ -36,7 +36,10 @@ pub(crate) fn run(args: &ExtractArgs) -> ExitCode {
 }
 
 fn extract(args: &ExtractArgs) -> anyhow::Result<ExitCode> {
-    let options = Options::default();
+    let options = Options {
+        models_dir: crate::models::models_dir(),
+        ..Options::default()
+    };
     let name = file_name(&args.file);
     let contents =
         read_ordinary(&args.file, options.max_file_bytes).context("cannot read the file")?;

@@ -10,6 +10,7 @@ mod gateway;
 mod login;
 mod mattermost;
 mod mmsim;
+mod models;
 mod output;
 mod process;
 mod serve;

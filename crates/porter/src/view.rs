@@ -40,7 +40,10 @@ pub(crate) struct ViewArgs {
 /// Exit 0 for any file the view could describe, 2 for a window the file
 /// does not have, 1 (through `Err`) when the file cannot be read.
 pub(crate) fn run(args: &ViewArgs) -> anyhow::Result<ExitCode> {
-    let options = Options::default();
+    let options = Options {
+        models_dir: crate::models::models_dir(),
+        ..Options::default()
+    };
     let name = args.name.clone().unwrap_or_else(|| {
         args.file.file_name().map_or_else(
             || args.file.display().to_string(),

@@ -136,16 +136,20 @@ pub(crate) fn page_blocks(
     page_layout(pieces, tables, rules, page).0
 }
 
-/// The blocks of one page, in reading order, and for each whether it lies
+/// A table's region on the page: left, top, right, bottom (y downwards).
+pub(crate) type Region = [f32; 4];
+
+/// The blocks of one page, in reading order; for each whether it lies
 /// wholly in the page's header or footer band (a running header, footer or
-/// page number, when it repeats across pages). `page` is the page's extent
-/// from top to bottom (y growing downwards), when known.
+/// page number, when it repeats across pages); and for each table the
+/// region it covers. `page` is the page's extent from top to bottom (y
+/// growing downwards), when known.
 pub(crate) fn page_layout(
     pieces: Vec<Piece>,
     tables: Vec<PlacedTable>,
     rules: &[Rule],
     page: Option<(f32, f32)>,
-) -> (Vec<Block>, Vec<bool>) {
+) -> (Vec<Block>, Vec<bool>, Vec<Option<Region>>) {
     let body = body_size(&pieces);
     // Grids of ruling lines first; the library's tables where there is none.
     let mut grids = ruled_tables(rules, &pieces, &[]);
@@ -1170,26 +1174,30 @@ struct Gathering {
     marginal: bool,
 }
 
+/// A block that is not gathered text (a table, a chart's text), with the
+/// region a table covers.
+type Own = (Block, Option<Region>);
+
 /// Gathers ordered items: lines that follow one another into one text,
 /// a table or a chart's text as a block of its own.
-fn gather(items: Vec<Item>) -> Vec<Result<Gathering, Block>> {
+fn gather(items: Vec<Item>) -> Vec<Result<Gathering, Own>> {
     // Gathered text, or a block of its own (a table, a chart's text).
-    let mut out: Vec<Result<Gathering, Block>> = Vec::new();
+    let mut out: Vec<Result<Gathering, Own>> = Vec::new();
     let mut current: Option<Gathering> = None;
     for item in items {
         let fragment = match item {
-            Item::Table(t, _) => {
+            Item::Table(t, bbox) => {
                 if let Some(g) = current.take() {
                     out.push(Ok(g));
                 }
-                out.push(Err(Block::Table(t)));
+                out.push(Err((Block::Table(t), Some([bbox.x0, bbox.y0, bbox.x1, bbox.y1]))));
                 continue;
             }
             Item::Figure(text, _) => {
                 if let Some(g) = current.take() {
                     out.push(Ok(g));
                 }
-                out.push(Err(Block::Figure(text)));
+                out.push(Err((Block::Figure(text), None)));
                 continue;
             }
             Item::Text(f) => f,
@@ -1250,7 +1258,7 @@ fn gather(items: Vec<Item>) -> Vec<Result<Gathering, Block>> {
 
 /// Which gathered texts are headings, and the heading sizes, largest
 /// first (a heading's level is its size's place among them).
-fn headings(out: &[Result<Gathering, Block>], body: f32) -> (Vec<bool>, Vec<f32>) {
+fn headings(out: &[Result<Gathering, Own>], body: f32) -> (Vec<bool>, Vec<f32>) {
     // Whether the page's body text is set bold: then bold sets nothing apart.
     let (bold_chars, chars) = out
         .iter()
@@ -1281,7 +1289,11 @@ fn headings(out: &[Result<Gathering, Block>], body: f32) -> (Vec<bool>, Vec<f32>
 }
 
 /// Joins ordered items into blocks.
-fn blocks(items: Vec<Item>, body: f32, page: (f32, f32)) -> (Vec<Block>, Vec<bool>) {
+fn blocks(
+    items: Vec<Item>,
+    body: f32,
+    page: (f32, f32),
+) -> (Vec<Block>, Vec<bool>, Vec<Option<Region>>) {
     // The running header and footer bands: a block wholly inside them is a
     // header, footer or page number, never a heading.
     let margin = (page.1 - page.0) * 0.08;
@@ -1299,9 +1311,13 @@ fn blocks(items: Vec<Item>, body: f32, page: (f32, f32)) -> (Vec<Block>, Vec<boo
     // The indents of the list items open around here, outermost first: an
     // item further in than the last opens a level below it.
     let mut indents: Vec<f32> = Vec::new();
+    let mut regions: Vec<(usize, Region)> = Vec::new();
     for (entry, is) in out.into_iter().zip(heading) {
         match entry {
-            Err(block) => {
+            Err((block, region)) => {
+                if let Some(region) = region {
+                    regions.push((blocks.len(), region));
+                }
                 blocks.push(block);
                 margins.push(false);
             }
@@ -1355,7 +1371,11 @@ fn blocks(items: Vec<Item>, body: f32, page: (f32, f32)) -> (Vec<Block>, Vec<boo
             }
         }
     }
-    (blocks, margins)
+    let mut placed = vec![None; blocks.len()];
+    for (at, region) in regions {
+        placed[at] = Some(region);
+    }
+    (blocks, margins, placed)
 }
 
 /// `MAX_LIST_LEVEL` is the deepest list level an item gets.

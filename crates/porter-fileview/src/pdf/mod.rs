@@ -3,10 +3,16 @@
 
 #[cfg(feature = "pdf")]
 mod budget;
+#[cfg(feature = "tables")]
+mod engine;
 #[cfg(feature = "pdf")]
 mod glyphs;
 #[cfg(any(feature = "pdf", feature = "ocr"))]
 pub(crate) mod layout;
+#[cfg(feature = "tables")]
+mod learned;
+#[cfg(feature = "tables")]
+mod raster;
 #[cfg(feature = "pdf")]
 mod scan;
 
@@ -83,6 +89,8 @@ pub(crate) fn blocks(
     let whole = shown == total && verdicts.iter().all(Option::is_none);
     let mut refused = Vec::new();
     let mut session = crate::ocr::Session::new(options);
+    #[cfg(feature = "tables")]
+    let mut learned = learned::Learned::new(bytes, options);
     for (index, verdict) in verdicts.into_iter().enumerate() {
         cancel.check()?;
         let number = index + 1;
@@ -149,7 +157,18 @@ pub(crate) fn blocks(
         out.push(Block::Page { number, total });
         let rules = page_rules(&document, index);
         let extent = page_extent(&document, index);
-        let (blocks, marginal) = layout::page_layout(pieces, tables, &rules, extent);
+        #[cfg(feature = "tables")]
+        let words = learned.wanted().then(|| pieces.clone());
+        #[cfg_attr(not(feature = "tables"), allow(unused_mut))]
+        let (mut blocks, marginal, regions) = layout::page_layout(pieces, tables, &rules, extent);
+        #[cfg(feature = "tables")]
+        if let Some(words) = words
+            && regions.iter().any(Option::is_some)
+        {
+            learned.restructure(index, &mut blocks, &regions, &words, cancel);
+        }
+        #[cfg(not(feature = "tables"))]
+        drop(regions);
         for (block, marginal) in blocks.into_iter().zip(marginal) {
             if marginal {
                 margins.push((out.len(), number));
@@ -180,6 +199,8 @@ pub(crate) fn blocks(
         ));
     }
     notes.extend(session.notes());
+    #[cfg(feature = "tables")]
+    notes.extend(learned.notes());
     Ok((out, notes))
 }
 
