@@ -97,6 +97,9 @@ struct Fragment {
     /// The largest font size in it, and how many of its characters are bold
     /// out of how many.
     size: f32,
+    /// The smallest font size in it: small capitals set a line's initials
+    /// larger than the rest.
+    min_size: f32,
     bold_chars: usize,
     chars: usize,
     /// Whether its last piece ended in a space (the PDF's own word break).
@@ -578,6 +581,7 @@ fn fragments(mut pieces: Vec<Piece>, body: f32) -> Vec<Fragment> {
             f.text.push_str(p.text.trim());
             f.bbox.union(&pb);
             f.size = f.size.max(p.size);
+            f.min_size = f.min_size.min(p.size);
             f.chars += n;
             f.bold_chars += bold;
             f.spaced = p.text.ends_with(char::is_whitespace);
@@ -587,6 +591,7 @@ fn fragments(mut pieces: Vec<Piece>, body: f32) -> Vec<Fragment> {
                 text: p.text.trim().to_owned(),
                 bbox: pb,
                 size: p.size,
+                min_size: p.size,
                 bold_chars: bold,
                 chars: n,
                 spaced: p.text.ends_with(char::is_whitespace),
@@ -1172,6 +1177,9 @@ struct Gathering {
     start: f32,
     /// Whether it lies in the header or footer band of the page.
     marginal: bool,
+    /// Whether its first line is set in small capitals: capitals only, in
+    /// two sizes (the larger for the initials).
+    small_caps: bool,
 }
 
 /// A block that is not gathered text (a table, a chart's text), with the
@@ -1237,6 +1245,7 @@ fn gather(items: Vec<Item>) -> Vec<Result<Gathering, Own>> {
         if let Some(g) = current.take() {
             out.push(Ok(g));
         }
+        let small_caps = fragment.size >= 1.12 * fragment.min_size && all_caps(&text);
         current = Some(Gathering {
             text,
             bbox: fragment.bbox,
@@ -1248,6 +1257,7 @@ fn gather(items: Vec<Item>) -> Vec<Result<Gathering, Own>> {
             item: marker,
             start: fragment.bbox.x0,
             marginal: false,
+            small_caps,
         });
     }
     if let Some(g) = current.take() {
@@ -1312,6 +1322,7 @@ fn blocks(
     // item further in than the last opens a level below it.
     let mut indents: Vec<f32> = Vec::new();
     let mut regions: Vec<(usize, Region)> = Vec::new();
+    let numbered_from = numbered_rank(&out, &heading, &sizes);
     for (entry, is) in out.into_iter().zip(heading) {
         match entry {
             Err((block, region)) => {
@@ -1322,10 +1333,7 @@ fn blocks(
                 margins.push(false);
             }
             Ok(g) if is => {
-                let s = (g.size * 2.0).round() / 2.0;
-                let rank = sizes.iter().position(|x| (x - s).abs() < 0.25).unwrap_or(0);
-                #[allow(clippy::cast_possible_truncation)]
-                let level = (rank + 1).min(6) as u8;
+                let level = heading_level(&g, &sizes, numbered_from);
                 let continues = previous.is_some_and(|(b, size, index)| {
                     index + 1 == blocks.len()
                         && (size - g.size).abs() < 0.25
@@ -1376,6 +1384,39 @@ fn blocks(
         placed[at] = Some(region);
     }
     (blocks, margins, placed)
+}
+
+/// The rank (0 the largest) among the page's heading sizes of its largest
+/// numbered heading: numbered headings take their level from their
+/// numbering's depth below the headings set larger than them (a paper's
+/// title over "I. INTRODUCTION" and "A. Data").
+fn numbered_rank(out: &[Result<Gathering, Own>], heading: &[bool], sizes: &[f32]) -> Option<usize> {
+    out.iter()
+        .zip(heading)
+        .filter_map(|(entry, is)| match entry {
+            Ok(g) if *is && numbered(&g.text) => Some(size_rank(g.size, sizes)),
+            _ => None,
+        })
+        .min()
+}
+
+/// Where a size falls among the page's heading sizes, largest first.
+fn size_rank(size: f32, sizes: &[f32]) -> usize {
+    let s = (size * 2.0).round() / 2.0;
+    sizes.iter().position(|x| (x - s).abs() < 0.25).unwrap_or(0)
+}
+
+/// A heading's level, 1 to 6: from its numbering's depth under the
+/// headings set larger than the page's numbered ones, else from its
+/// size's rank.
+fn heading_level(g: &Gathering, sizes: &[f32], numbered_from: Option<usize>) -> u8 {
+    let level = match (numbering_depth(&g.text), numbered_from) {
+        (Some(depth), Some(from)) => from + depth,
+        _ => size_rank(g.size, sizes) + 1,
+    };
+    #[allow(clippy::cast_possible_truncation)]
+    let level = level.clamp(1, 6) as u8;
+    level
 }
 
 /// `MAX_LIST_LEVEL` is the deepest list level an item gets.
@@ -1488,17 +1529,45 @@ fn join_line(text: &mut String, line: &str) {
 }
 
 /// Whether a text starts with section numbering: "3.", "9.5.", "3.1",
-/// "Chapter 2", "Section IV", "A.".
+/// "Chapter 2", "Section IV", "Annex B", "§ 4", a roman numeral ("IV.")
+/// or a capital letter ("A.") with its full stop, then a title.
 fn numbered(text: &str) -> bool {
-    let first = text.split_whitespace().next().unwrap_or("");
+    numbering_depth(text).is_some()
+}
+
+/// How deep a heading's numbering goes: 1 for "3.", "IV.", "Chapter 2",
+/// "Annex B"; 2 for "3.1" and "A.1" (and for "A." under roman numerals,
+/// as papers number them); 3 for "3.1.2"; `None` when it has none.
+fn numbering_depth(text: &str) -> Option<usize> {
+    let mut words = text.split_whitespace();
+    let first = words.next()?;
+    let titled = words.next().is_some();
     let lower = first.to_lowercase();
     if matches!(
-        lower.as_str(),
-        "chapter" | "section" | "part" | "appendix" | "annex"
+        lower.trim_end_matches([':', '.']),
+        "chapter" | "section" | "part" | "appendix" | "annex" | "article" | "§"
     ) {
-        return true;
+        return Some(1);
     }
-    section_number(first) && text.split_whitespace().nth(1).is_some()
+    if !titled {
+        return None;
+    }
+    if section_number(first) {
+        return Some(first.split('.').filter(|p| !p.is_empty()).count().max(1));
+    }
+    let label = first.strip_suffix('.')?;
+    if !label.is_empty() && label.len() <= 5 && label.chars().all(|c| matches!(c, 'I' | 'V' | 'X' | 'L')) {
+        return Some(1);
+    }
+    (label.len() == 1 && label.chars().all(|c| c.is_ascii_uppercase())).then_some(2)
+}
+
+/// Whether a text's letters are all capitals (at least four of them).
+fn all_caps(text: &str) -> bool {
+    let mut letters = text.chars().filter(|c| c.is_alphabetic()).peekable();
+    letters.peek().is_some()
+        && text.chars().filter(|c| c.is_alphabetic()).count() >= 4
+        && letters.all(char::is_uppercase)
 }
 
 /// Whether a text is the caption of a figure or table ("Table 2:",
@@ -1556,11 +1625,12 @@ fn is_heading(g: &Gathering, body: f32, body_bold: bool) -> bool {
     if bold && !ends_like_sentence && text.len() <= 120 {
         return true;
     }
-    let caps = letters >= 4
-        && text
-            .chars()
-            .filter(|c| c.is_alphabetic())
-            .all(char::is_uppercase);
+    // Small capitals on one line ("I. INTRODUCTION", "REFERENCES" as
+    // papers set them) are a section's title at the body's size.
+    if g.small_caps && g.lines == 1 && !ends_like_sentence && text.split_whitespace().count() <= 12 {
+        return true;
+    }
+    let caps = letters >= 4 && all_caps(text);
     numbered(text) && (caps || bold || larger) && !ends_like_sentence
 }
 
