@@ -72,18 +72,19 @@ def score_pages(set_dir: Path, out: Path) -> tuple[dict, list]:
     return means, rows
 
 
-def score_tables(porter: Path, tables_dir: Path, out: Path) -> dict:
+def score_tables(porter: Path, tables_dir: Path, out: Path, name: str = "tables", env=None) -> dict:
     """The held-out set's own scorer (it runs `porter extract` itself, one
     whole process per PDF, and times it): its JSON summary."""
-    work = out / "tables"
+    work = out / name
     work.mkdir(parents=True, exist_ok=True)
-    summary = out / "tables.json"
+    summary = out / f"{name}.json"
     scorer = tables_dir.parent / "score_tables.py"
     done = subprocess.run(
         [sys.executable, str(scorer), str(porter), str(tables_dir), str(work), "--json", str(summary)],
         capture_output=True,
         text=True,
         check=False,
+        env=env,
     )
     if done.returncode != 0 or not summary.exists():
         print(f"bench/pdf-structure: the tables' scorer failed:\n{done.stdout}{done.stderr}", file=sys.stderr)
@@ -91,13 +92,16 @@ def score_tables(porter: Path, tables_dir: Path, out: Path) -> dict:
     return json.loads(summary.read_text())
 
 
-def inprocess_times(bench: Path, pdfs: list[Path]) -> dict:
-    """porter-fileview's `extract` bench (to_markdown in-process, warm): the
-    median seconds per PDF stem over ITER runs (1 unless ITER is set)."""
+def inprocess_times(bench: Path, pdfs: list[Path], out: Path) -> dict:
+    """porter-fileview's `extract` bench (to_markdown in-process, warm, with
+    the table model where PORTER_MODELS_DIR names it): the median seconds
+    per PDF stem over ITER runs (1 unless ITER is set); the Markdown of the
+    first run lands in `out`."""
     env = dict(os.environ)
     env.setdefault("ITER", "1")
+    out.mkdir(parents=True, exist_ok=True)
     done = subprocess.run(
-        [str(bench), *map(str, pdfs)], capture_output=True, text=True, env=env, check=False
+        [str(bench), "--out", str(out), *map(str, pdfs)], capture_output=True, text=True, env=env, check=False
     )
     if done.returncode != 0:
         print(f"bench/pdf-structure: the in-process bench failed: {done.stderr.strip()}", file=sys.stderr)
@@ -160,6 +164,29 @@ def print_scores(means: dict, tables: dict, pages_n: int, per_page_all: float | 
         print(f"| {name} | " + " | ".join(f"{v:.3f}" for v in row) + " |")
 
 
+def print_inprocess(means: dict, tables: dict) -> None:
+    """The same two sets scored on the Markdown porter-fileview makes
+    in-process: where the confined worker cannot load the table model
+    (until it starts engines before confining itself), this is the row
+    that carries the model."""
+    model = os.environ.get("PORTER_MODELS_DIR") or "none"
+    print()
+    print(f"in-process (to_markdown; models: {model}):")
+    print("| set | role | overall | NID | TEDS | TEDS-S | MHS | tables found |")
+    print("|---|---|---|---|---|---|---|---|")
+    print(
+        f"| {DEV} | dev | {fmt(means.get('overall'))} | {fmt(means.get('nid'))} "
+        f"| {fmt(means.get('teds'))} | - | {fmt(means.get('mhs'))} | - |"
+    )
+    if tables:
+        print(
+            f"| {HELD_OUT} | held out | - | - | {tables['teds']:.3f} | {tables['teds_s']:.3f} | - "
+            f"| {tables['found']}/{tables['tables']} (+{tables['extra']} on pages with none) |"
+        )
+        gap = float(means.get("teds") or 0) - tables["teds"]
+        print(f"TEDS dev - held out: {gap:+.3f}" + ("  (more than 0.03: explain it in the note)" if abs(gap) > 0.03 else ""))
+
+
 def print_times(seconds, inproc, peer, pages, with_tables, without, tables) -> None:
     print()
     print(f"time per page on {DEV}: `porter extract` whole process (worker included), "
@@ -198,11 +225,20 @@ def main() -> int:
     with_tables = [p.stem for p in pdfs if "<table" in (truth / f"{p.stem}.md").read_text(errors="replace")]
     without = [p.stem for p in pdfs if p.stem not in with_tables]
     tables = score_tables(args.porter, args.tables, args.out) if args.tables else {}
-    inproc = inprocess_times(args.inprocess, pdfs) if args.inprocess else {}
+    inproc = inprocess_times(args.inprocess, pdfs, args.out / "inprocess") if args.inprocess else {}
+    inproc_means, inproc_tables = {}, {}
+    if args.inprocess:
+        inproc_means, _ = score_pages(args.pages, args.out / "inprocess")
+        if args.tables:
+            wrapper = Path(__file__).resolve().parent / "inprocess_extract"
+            env = dict(os.environ, INPROCESS_BENCH=str(args.inprocess))
+            inproc_tables = score_tables(wrapper, args.tables, args.out, "tables-inprocess", env)
     peer = markitdown_times(args.peer_python, args.pages / "pdfs") if args.peer_python else {}
     print(f"{len(pdfs)} PDFs of {DEV}, {sum(pages.values())} pages, {len(failed)} failed; porter: {args.porter}")
     print()
     print_scores(means, tables, sum(pages.values()), per_page(seconds, pages, list(seconds)))
+    if args.inprocess:
+        print_inprocess(inproc_means, inproc_tables)
     print_times(seconds, inproc, peer, pages, with_tables, without, tables)
     print()
     rows = [r for r in rows if r["overall"] not in ("", "None")]

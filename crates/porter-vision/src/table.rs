@@ -211,7 +211,8 @@ impl TableModel {
             }
             done = pass + 1;
             budget.check()?;
-            let mut inputs: TVec<TValue> = tvec![tensor0(pass as i64).into(), condition];
+            let number = i64::try_from(pass).unwrap_or(i64::MAX);
+            let mut inputs: TVec<TValue> = tvec![tensor0(number).into(), condition];
             inputs.extend(state.drain(..));
             inputs.extend(fed.iter().cloned());
             let mut out = if pass == 0 { first.run(inputs) } else { next.run(inputs) }

@@ -1278,12 +1278,22 @@ fn headings(out: &[Result<Gathering, Own>], body: f32) -> (Vec<bool>, Vec<f32>) 
             (b + g.bold_chars, c + g.chars)
         });
     let body_bold = bold_chars * 2 > chars;
+    // Whether most of the page's text is in capitals: then capitals set
+    // nothing apart either.
+    let (caps, blocks) = out.iter().flatten().fold((0usize, 0usize), |(c, n), g| {
+        (c + usize::from(all_caps(&g.text)), n + 1)
+    });
+    let page = Page {
+        body,
+        bold: body_bold,
+        caps: caps * 2 > blocks,
+    };
     // Heading sizes, largest first, for the levels.
     let mut sizes: Vec<f32> = Vec::new();
     let mut heading = Vec::with_capacity(out.len());
     for entry in out {
         let is = match entry {
-            Ok(g) => is_heading(g, body, body_bold),
+            Ok(g) => is_heading(g, &page),
             Err(_) => false,
         };
         if is && let Ok(g) = entry {
@@ -1589,7 +1599,18 @@ fn is_caption(text: &str) -> bool {
 }
 
 /// Whether a gathered block reads as a heading.
-fn is_heading(g: &Gathering, body: f32, body_bold: bool) -> bool {
+/// What a page's running text is set in, that a heading stands apart from.
+struct Page {
+    /// The size most of its characters are set in.
+    body: f32,
+    /// Whether most of its body text is bold.
+    bold: bool,
+    /// Whether most of its blocks are in capitals.
+    caps: bool,
+}
+
+fn is_heading(g: &Gathering, page: &Page) -> bool {
+    let (body, body_bold) = (page.body, page.bold);
     let text = g.text.trim();
     let letters = text.chars().filter(|c| c.is_alphabetic()).count();
     if g.lines > 3 || text.len() > 160 || text.is_empty() {
@@ -1625,12 +1646,20 @@ fn is_heading(g: &Gathering, body: f32, body_bold: bool) -> bool {
     if bold && !ends_like_sentence && text.len() <= 120 {
         return true;
     }
-    // Small capitals on one line ("I. INTRODUCTION", "REFERENCES" as
-    // papers set them) are a section's title at the body's size.
-    if g.small_caps && g.lines == 1 && !ends_like_sentence && text.split_whitespace().count() <= 12 {
-        return true;
-    }
     let caps = letters >= 4 && all_caps(text);
+    let words = text.split_whitespace().count();
+    // Small capitals on one line ("I. INTRODUCTION", "REFERENCES" as
+    // papers set them) are a section's title at the body's size; so is a
+    // short line of capitals on its own, at least as large as the body,
+    // on a page not set in capitals throughout.
+    if g.lines == 1 && !ends_like_sentence {
+        if g.small_caps && words <= 12 {
+            return true;
+        }
+        if caps && !page.caps && words <= 6 && g.size >= 0.95 * body && !text.contains(',') {
+            return true;
+        }
+    }
     numbered(text) && (caps || bold || larger) && !ends_like_sentence
 }
 

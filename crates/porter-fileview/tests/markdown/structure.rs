@@ -79,7 +79,7 @@ fn body<'a>(texts: &'a [&'a str], y: f32, out: &mut Vec<Line<'a>>) {
 fn section_titles_in_small_capitals_under_a_papers_title_are_headings_below_it() {
     let mut lines = vec![Line {
         x: 72.0,
-        y: 740.0,
+        y: 690.0,
         runs: vec![(18.0, true, "Reading Tables From Pixels")],
     }];
     body(
@@ -87,13 +87,13 @@ fn section_titles_in_small_capitals_under_a_papers_title_are_headings_below_it()
             "Abstract text of the paper runs over two lines here, set in the",
             "ordinary size of the body, and it ends with a full stop.",
         ],
-        710.0,
+        660.0,
         &mut lines,
     );
     // Small capitals: each word's initial at 10 points, the rest at 8.
     lines.push(Line {
         x: 72.0,
-        y: 670.0,
+        y: 620.0,
         runs: vec![(10.0, false, "I. I"), (8.0, false, "NTRODUCTION")],
     });
     body(
@@ -101,12 +101,12 @@ fn section_titles_in_small_capitals_under_a_papers_title_are_headings_below_it()
             "The first section's text runs on over a few lines in the body",
             "size, as the text of any section of a paper does, and it stops.",
         ],
-        650.0,
+        600.0,
         &mut lines,
     );
     lines.push(Line {
         x: 72.0,
-        y: 610.0,
+        y: 560.0,
         runs: vec![(10.0, false, "II. R"), (8.0, false, "ELATED "), (10.0, false, "W"), (8.0, false, "ORK")],
     });
     body(
@@ -114,15 +114,15 @@ fn section_titles_in_small_capitals_under_a_papers_title_are_headings_below_it()
             "Work that came before is described here in a paragraph of two",
             "lines of body text, which ends as a sentence should end.",
         ],
-        590.0,
+        540.0,
         &mut lines,
     );
     lines.push(Line {
         x: 72.0,
-        y: 550.0,
+        y: 500.0,
         runs: vec![(10.0, false, "R"), (8.0, false, "EFERENCES")],
     });
-    body(&["[1] A. Writer, A book about tables, 2020."], 530.0, &mut lines);
+    body(&["[1] A. Writer, A book about tables, 2020."], 480.0, &mut lines);
     let md = extract(&page(&lines, &[]), &Options::default());
     assert_lines_in_order(
         &md.text,
@@ -138,7 +138,8 @@ fn section_titles_in_small_capitals_under_a_papers_title_are_headings_below_it()
 #[test]
 fn numbered_headings_take_their_level_from_the_depth_of_their_numbers() {
     let mut lines = Vec::new();
-    let mut y = 740.0;
+    // Below the page's header band (its top 8 %), where running heads are.
+    let mut y = 700.0;
     for heading in ["1. Scope of the Rules", "1.1 Terms Used Here", "1.1.1 Words and Their Parts", "2. Duties"] {
         lines.push(Line {
             x: 72.0,
