@@ -27,7 +27,8 @@ fn once(path: &str, options: &Options, out: Option<&Path>) -> Result<f64, String
     if let Some(dir) = out {
         let stem = Path::new(path).file_stem().unwrap_or_default();
         let target = dir.join(stem).with_extension("md");
-        std::fs::write(&target, &markdown.text).map_err(|e| format!("{}: {e}", target.display()))?;
+        std::fs::write(&target, &markdown.text)
+            .map_err(|e| format!("{}: {e}", target.display()))?;
     }
     std::hint::black_box(markdown);
     Ok(elapsed)

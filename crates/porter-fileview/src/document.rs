@@ -646,11 +646,15 @@ mod tests {
              <tr><td>x</td><td>y</td></tr>\n</table>\n"
         );
         // A CommonMark reader passes it through whole, as one HTML block.
-        let events: Vec<pulldown_cmark::Event<'_>> = pulldown_cmark::Parser::new(&markdown).collect();
+        let events: Vec<pulldown_cmark::Event<'_>> =
+            pulldown_cmark::Parser::new(&markdown).collect();
         assert!(
-            events
-                .iter()
-                .all(|e| matches!(e, pulldown_cmark::Event::Html(_) | pulldown_cmark::Event::Start(pulldown_cmark::Tag::HtmlBlock) | pulldown_cmark::Event::End(pulldown_cmark::TagEnd::HtmlBlock))),
+            events.iter().all(|e| matches!(
+                e,
+                pulldown_cmark::Event::Html(_)
+                    | pulldown_cmark::Event::Start(pulldown_cmark::Tag::HtmlBlock)
+                    | pulldown_cmark::Event::End(pulldown_cmark::TagEnd::HtmlBlock)
+            )),
             "{events:?}"
         );
     }

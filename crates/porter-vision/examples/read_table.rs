@@ -19,7 +19,14 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let (width, height, grey) = pgm(&bytes).ok_or("not a binary PGM")?;
     for _ in 0..runs {
         let started = Instant::now();
-        let table = model.read(&Picture { width, height, grey }, &Budget::default())?;
+        let table = model.read(
+            &Picture {
+                width,
+                height,
+                grey,
+            },
+            &Budget::default(),
+        )?;
         println!(
             "read {:.3} s: {} passes, {} rows, {} columns, {} cells",
             started.elapsed().as_secs_f64(),

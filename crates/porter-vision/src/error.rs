@@ -26,7 +26,11 @@ pub enum LoadError {
     #[error(
         "the model file {path} is {size} bytes, more than the {limit} a model may be: it is not the pinned model; install it again with scripts/models.sh"
     )]
-    TooLarge { path: PathBuf, size: u64, limit: u64 },
+    TooLarge {
+        path: PathBuf,
+        size: u64,
+        limit: u64,
+    },
     /// The file is not the pinned model (corrupt, truncated or replaced).
     #[error(
         "the model file {path} is not the pinned model (sha256 {found}, expected {expected}): it is corrupt or was replaced; install it again with scripts/models.sh"
@@ -57,7 +61,9 @@ pub(crate) enum GraphError {
 #[derive(Debug, thiserror::Error)]
 pub enum RunError {
     /// The picture is empty, or its pixels do not match its size.
-    #[error("the picture is {width}x{height} with {pixels} pixels: not a picture the model can read")]
+    #[error(
+        "the picture is {width}x{height} with {pixels} pixels: not a picture the model can read"
+    )]
     BadPicture {
         width: usize,
         height: usize,

@@ -15,7 +15,9 @@
 
 use std::collections::{HashMap, HashSet};
 
-use tract_onnx::pb::{AttributeProto, GraphProto, ModelProto, NodeProto, TensorProto, ValueInfoProto};
+use tract_onnx::pb::{
+    AttributeProto, GraphProto, ModelProto, NodeProto, TensorProto, ValueInfoProto,
+};
 
 use crate::error::GraphError;
 
@@ -196,10 +198,14 @@ fn first_i64(tensor: &TensorProto) -> Option<i64> {
             let bytes: [u8; 8] = tensor.raw_data.get(..8)?.try_into().ok()?;
             Some(i64::from_le_bytes(bytes))
         }),
-        INT32 => tensor.int32_data.first().map(|v| i64::from(*v)).or_else(|| {
-            let bytes: [u8; 4] = tensor.raw_data.get(..4)?.try_into().ok()?;
-            Some(i64::from(i32::from_le_bytes(bytes)))
-        }),
+        INT32 => tensor
+            .int32_data
+            .first()
+            .map(|v| i64::from(*v))
+            .or_else(|| {
+                let bytes: [u8; 4] = tensor.raw_data.get(..4)?.try_into().ok()?;
+                Some(i64::from(i32::from_le_bytes(bytes)))
+            }),
         _ => None,
     }
 }
@@ -212,7 +218,10 @@ fn without_ifs(nodes: &[NodeProto]) -> Result<Vec<NodeProto>, GraphError> {
     let mut out = Vec::with_capacity(nodes.len());
     for (index, n) in nodes.iter().enumerate() {
         if n.op_type != "If" {
-            if n.attribute.iter().any(|a| a.g.is_some() || !a.graphs.is_empty()) {
+            if n.attribute
+                .iter()
+                .any(|a| a.g.is_some() || !a.graphs.is_empty())
+            {
                 return Err(GraphError::Shape(
                     "the Loop's body holds control flow other than If",
                 ));
@@ -229,7 +238,9 @@ fn without_ifs(nodes: &[NodeProto]) -> Result<Vec<NodeProto>, GraphError> {
         };
         let (then, other) = (branch("then_branch")?, branch("else_branch")?);
         if then.output.len() != n.output.len() || other.output.len() != n.output.len() {
-            return Err(GraphError::Shape("an If's branches do not match its outputs"));
+            return Err(GraphError::Shape(
+                "an If's branches do not match its outputs",
+            ));
         }
         let then_out = inline(then, &format!("if{index}.then/"), &mut out)?;
         let else_out = inline(other, &format!("if{index}.else/"), &mut out)?;
@@ -274,8 +285,13 @@ fn inline(
         });
     }
     for n in &branch.node {
-        if n.attribute.iter().any(|a| a.g.is_some() || !a.graphs.is_empty()) {
-            return Err(GraphError::Shape("an If's branch holds control flow of its own"));
+        if n.attribute
+            .iter()
+            .any(|a| a.g.is_some() || !a.graphs.is_empty())
+        {
+            return Err(GraphError::Shape(
+                "an If's branch holds control flow of its own",
+            ));
         }
         let mut n = n.clone();
         for input in &mut n.input {
@@ -296,6 +312,11 @@ fn inline(
     Ok(branch
         .output
         .iter()
-        .map(|o| renamed.get(&o.name).cloned().unwrap_or_else(|| o.name.clone()))
+        .map(|o| {
+            renamed
+                .get(&o.name)
+                .cloned()
+                .unwrap_or_else(|| o.name.clone())
+        })
         .collect())
 }

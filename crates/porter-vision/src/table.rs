@@ -78,7 +78,11 @@ impl Buffers {
             }
         }
         let ((scores, rows), (boxes, box_rows)) = (scores?, boxes?);
-        (rows == box_rows).then_some(Self { scores, boxes, rows })
+        (rows == box_rows).then_some(Self {
+            scores,
+            boxes,
+            rows,
+        })
     }
 }
 
@@ -142,7 +146,8 @@ impl TableModel {
             .proto_model_for_read(&mut &bytes[..])
             .map_err(|e| format!("it is not an ONNX model ({e})"))?;
         let vocabulary = vocabulary(&proto)?;
-        let cut = graph::cut(&proto).map_err(|e| format!("its graph is not one porter runs: {e}"))?;
+        let cut =
+            graph::cut(&proto).map_err(|e| format!("its graph is not one porter runs: {e}"))?;
         let Cut {
             encoder,
             step,
@@ -150,7 +155,9 @@ impl TableModel {
             states,
             fed,
         } = cut;
-        let why = |what: &'static str| move |e: TractError| format!("its {what} could not be prepared: {e:#}");
+        let why = |what: &'static str| {
+            move |e: TractError| format!("its {what} could not be prepared: {e:#}")
+        };
         let input = f32::fact([1, 3, SIDE, SIDE]);
         let encoder = typed(&onnx, &encoder, &[input], false).map_err(why("encoder"))?;
         let made = output_facts(&encoder).map_err(why("encoder"))?;
@@ -190,13 +197,16 @@ impl TableModel {
         picture.check()?;
         budget.check()?;
         let runtime = |e: TractError| RunError::Runtime(format!("{e:#}"));
-        let input = Tensor::from_shape(&[1, 3, SIDE, SIDE], &picture.input(SIDE)).map_err(runtime)?;
+        let input =
+            Tensor::from_shape(&[1, 3, SIDE, SIDE], &picture.input(SIDE)).map_err(runtime)?;
         let made = self
             .encoder
             .run(tvec![input.into()])
             .map_err(|e| RunError::Runtime(format!("encoder: {e:#}")))?;
         if made.len() != 1 + self.states + self.fed {
-            return Err(RunError::Runtime("the encoder gave the wrong number of values".to_owned()));
+            return Err(RunError::Runtime(
+                "the encoder gave the wrong number of values".to_owned(),
+            ));
         }
         let mut condition = made[0].clone();
         let mut state: Vec<TValue> = made[1..=self.states].to_vec();
@@ -215,10 +225,16 @@ impl TableModel {
             let mut inputs: TVec<TValue> = tvec![tensor0(number).into(), condition];
             inputs.extend(state.drain(..));
             inputs.extend(fed.iter().cloned());
-            let mut out = if pass == 0 { first.run(inputs) } else { next.run(inputs) }
-                .map_err(|e| RunError::Runtime(format!("decoding pass {pass}: {e:#}")))?;
+            let mut out = if pass == 0 {
+                first.run(inputs)
+            } else {
+                next.run(inputs)
+            }
+            .map_err(|e| RunError::Runtime(format!("decoding pass {pass}: {e:#}")))?;
             if out.len() != 1 + self.states {
-                return Err(RunError::Runtime("a decoding pass gave the wrong number of values".to_owned()));
+                return Err(RunError::Runtime(
+                    "a decoding pass gave the wrong number of values".to_owned(),
+                ));
             }
             state = out.drain(1..).collect();
             condition = out.remove(0);
@@ -233,7 +249,12 @@ impl TableModel {
         let size = (picture.width as f32, picture.height as f32);
         let scores = &state[self.buffers.scores];
         let boxes = &state[self.buffers.boxes];
-        Ok(tokens::read(&self.tokens(boxes, scores, rows)?, &self.vocabulary, longer, size))
+        Ok(tokens::read(
+            &self.tokens(boxes, scores, rows)?,
+            &self.vocabulary,
+            longer,
+            size,
+        ))
     }
 
     /// Whether pass `pass` wrote the end token as its most likely one.
@@ -242,7 +263,9 @@ impl TableModel {
         let Ok(view) = scores.to_plain_array_view::<f32>() else {
             return false;
         };
-        let Some(all) = view.as_slice() else { return false };
+        let Some(all) = view.as_slice() else {
+            return false;
+        };
         let Some(row) = all.get(pass * width..(pass + 1) * width) else {
             return false;
         };
@@ -255,10 +278,19 @@ impl TableModel {
     }
 
     /// The most likely token at each pass, with that pass's box.
-    fn tokens(&self, locations: &Tensor, words: &Tensor, rows: usize) -> Result<Vec<(usize, [f32; 8])>, RunError> {
+    fn tokens(
+        &self,
+        locations: &Tensor,
+        words: &Tensor,
+        rows: usize,
+    ) -> Result<Vec<(usize, [f32; 8])>, RunError> {
         let runtime = |e: TractError| RunError::Runtime(format!("{e:#}"));
         let values = |t: &Tensor| -> Result<Vec<f32>, RunError> {
-            Ok(t.to_plain_array_view::<f32>().map_err(runtime)?.iter().copied().collect())
+            Ok(t.to_plain_array_view::<f32>()
+                .map_err(runtime)?
+                .iter()
+                .copied()
+                .collect())
         };
         let (boxes, scores) = (values(locations)?, values(words)?);
         let width = self.vocabulary.len();
@@ -320,7 +352,11 @@ fn truth(value: &TValue) -> bool {
     value
         .cast_to::<bool>()
         .ok()
-        .and_then(|t| t.to_plain_array_view::<bool>().ok().and_then(|v| v.iter().next().copied()))
+        .and_then(|t| {
+            t.to_plain_array_view::<bool>()
+                .ok()
+                .and_then(|v| v.iter().next().copied())
+        })
         .unwrap_or(false)
 }
 

@@ -128,7 +128,13 @@ fn cell_at(row: usize, loc: &[f32; 8], longer: f32, (width, height): (f32, f32))
     let ys = [loc[1], loc[3], loc[5], loc[7]];
     let low = |v: [f32; 4]| v.into_iter().fold(f32::INFINITY, f32::min);
     let high = |v: [f32; 4]| v.into_iter().fold(f32::NEG_INFINITY, f32::max);
-    let clamp = |v: f32, limit: f32| if v.is_finite() { v.clamp(0.0, limit) } else { 0.0 };
+    let clamp = |v: f32, limit: f32| {
+        if v.is_finite() {
+            v.clamp(0.0, limit)
+        } else {
+            0.0
+        }
+    };
     CellGuess {
         row,
         column: 0,
@@ -143,7 +149,11 @@ fn cell_at(row: usize, loc: &[f32; 8], longer: f32, (width, height): (f32, f32))
 
 /// The span an attribute token sets (` colspan="3"` for `colspan`).
 fn span_of(token: &str, name: &str) -> Option<usize> {
-    let value = token.trim().strip_prefix(name)?.strip_prefix("=\"")?.strip_suffix('"')?;
+    let value = token
+        .trim()
+        .strip_prefix(name)?
+        .strip_prefix("=\"")?
+        .strip_suffix('"')?;
     value.parse::<usize>().ok().map(|n| n.clamp(1, MAX_SPAN))
 }
 
@@ -153,8 +163,16 @@ mod tests {
 
     fn vocabulary() -> Vec<String> {
         [
-            "sos", "<tr>", "</tr>", "<td", ">", "</td>", " colspan=\"2\"", " rowspan=\"2\"",
-            "<td></td>", "eos",
+            "sos",
+            "<tr>",
+            "</tr>",
+            "<td",
+            ">",
+            "</td>",
+            " colspan=\"2\"",
+            " rowspan=\"2\"",
+            "<td></td>",
+            "eos",
         ]
         .map(str::to_owned)
         .to_vec()
@@ -168,8 +186,23 @@ mod tests {
         let at = |name: &str| v.iter().position(|t| t == name).unwrap_or(0);
         let b = [0.1, 0.1, 0.2, 0.1, 0.2, 0.2, 0.1, 0.2];
         let tokens: Vec<(usize, [f32; 8])> = [
-            "sos", "<tr>", "<td", " rowspan=\"2\"", ">", "</td>", "<td", " colspan=\"2\"", ">",
-            "</td>", "</tr>", "<tr>", "<td></td>", "<td></td>", "</tr>", "eos", "<td></td>",
+            "sos",
+            "<tr>",
+            "<td",
+            " rowspan=\"2\"",
+            ">",
+            "</td>",
+            "<td",
+            " colspan=\"2\"",
+            ">",
+            "</td>",
+            "</tr>",
+            "<tr>",
+            "<td></td>",
+            "<td></td>",
+            "</tr>",
+            "eos",
+            "<td></td>",
         ]
         .iter()
         .map(|t| (at(t), b))
@@ -180,7 +213,10 @@ mod tests {
             .iter()
             .map(|c| (c.row, c.column, c.row_span, c.col_span))
             .collect();
-        assert_eq!(places, [(0, 0, 2, 1), (0, 1, 1, 2), (1, 1, 1, 1), (1, 2, 1, 1)]);
+        assert_eq!(
+            places,
+            [(0, 0, 2, 1), (0, 1, 1, 2), (1, 1, 1, 1), (1, 2, 1, 1)]
+        );
         assert_eq!((guess.rows, guess.columns), (2, 3));
         let first = guess.cells[0];
         assert!((first.x0 - 10.0).abs() < 1e-4 && (first.y1 - 20.0).abs() < 1e-4);
@@ -188,7 +224,12 @@ mod tests {
 
     #[test]
     fn a_box_outside_the_picture_is_held_to_it() {
-        let cell = cell_at(0, &[-1.0, 0.5, 9.0, 0.5, 9.0, f32::NAN, -1.0, 0.9], 100.0, (80.0, 60.0));
+        let cell = cell_at(
+            0,
+            &[-1.0, 0.5, 9.0, 0.5, 9.0, f32::NAN, -1.0, 0.9],
+            100.0,
+            (80.0, 60.0),
+        );
         assert_eq!((cell.x0, cell.x1, cell.y1), (0.0, 80.0, 60.0));
     }
 }

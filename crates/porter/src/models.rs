@@ -34,11 +34,18 @@ mod tests {
                 .map(|(k, v)| ((*k).to_owned(), OsString::from(v)))
                 .collect();
             models_dir_of(&move |name| {
-                pairs.iter().find(|(k, _)| k == name).map(|(_, v)| v.clone())
+                pairs
+                    .iter()
+                    .find(|(k, _)| k == name)
+                    .map(|(_, v)| v.clone())
             })
         };
         assert_eq!(
-            of(&[("PORTER_MODELS_DIR", "/m"), ("XDG_DATA_HOME", "/x"), ("HOME", "/h")]),
+            of(&[
+                ("PORTER_MODELS_DIR", "/m"),
+                ("XDG_DATA_HOME", "/x"),
+                ("HOME", "/h")
+            ]),
             Some(PathBuf::from("/m"))
         );
         assert_eq!(

@@ -22,7 +22,9 @@ static LOADED: Mutex<Option<(PathBuf, Loaded)>> = Mutex::new(None);
 /// the reason (one sentence, naming the file and what to do) when it cannot
 /// be loaded, given again on every later call rather than tried again.
 pub(crate) fn table_model(dir: &Path) -> Loaded {
-    let mut slot = LOADED.lock().unwrap_or_else(std::sync::PoisonError::into_inner);
+    let mut slot = LOADED
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner);
     if let Some((loaded_dir, loaded)) = slot.as_ref()
         && loaded_dir == dir
     {

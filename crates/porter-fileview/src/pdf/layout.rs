@@ -1198,7 +1198,10 @@ fn gather(items: Vec<Item>) -> Vec<Result<Gathering, Own>> {
                 if let Some(g) = current.take() {
                     out.push(Ok(g));
                 }
-                out.push(Err((Block::Table(t), Some([bbox.x0, bbox.y0, bbox.x1, bbox.y1]))));
+                out.push(Err((
+                    Block::Table(t),
+                    Some([bbox.x0, bbox.y0, bbox.x1, bbox.y1]),
+                )));
                 continue;
             }
             Item::Figure(text, _) => {
@@ -1566,7 +1569,10 @@ fn numbering_depth(text: &str) -> Option<usize> {
         return Some(first.split('.').filter(|p| !p.is_empty()).count().max(1));
     }
     let label = first.strip_suffix('.')?;
-    if !label.is_empty() && label.len() <= 5 && label.chars().all(|c| matches!(c, 'I' | 'V' | 'X' | 'L')) {
+    if !label.is_empty()
+        && label.len() <= 5
+        && label.chars().all(|c| matches!(c, 'I' | 'V' | 'X' | 'L'))
+    {
         return Some(1);
     }
     (label.len() == 1 && label.chars().all(|c| c.is_ascii_uppercase())).then_some(2)

@@ -270,7 +270,10 @@ fn cell_box(cell: &CellGuess, drawn: &Drawn) -> Region {
 /// up and down counting double (rows are closer together than columns),
 /// within twice the word's height.
 fn nearest(boxes: &[Region], word: &Word<'_>) -> Option<usize> {
-    let (cx, cy) = (f32::midpoint(word.x0, word.x1), f32::midpoint(word.y0, word.y1));
+    let (cx, cy) = (
+        f32::midpoint(word.x0, word.x1),
+        f32::midpoint(word.y0, word.y1),
+    );
     let reach = 2.0 * (word.y1 - word.y0).max(1.0);
     let mut best: Option<(usize, f32, f32)> = None;
     for (i, b) in boxes.iter().enumerate() {

@@ -59,8 +59,14 @@ impl Canvas {
         .map(|(x, y)| initial * Point::new(f64::from(x), -f64::from(y)));
         let x0 = corners.iter().map(|p| p.x).fold(f64::INFINITY, f64::min);
         let y0 = corners.iter().map(|p| p.y).fold(f64::INFINITY, f64::min);
-        let x1 = corners.iter().map(|p| p.x).fold(f64::NEG_INFINITY, f64::max);
-        let y1 = corners.iter().map(|p| p.y).fold(f64::NEG_INFINITY, f64::max);
+        let x1 = corners
+            .iter()
+            .map(|p| p.x)
+            .fold(f64::NEG_INFINITY, f64::max);
+        let y1 = corners
+            .iter()
+            .map(|p| p.y)
+            .fold(f64::NEG_INFINITY, f64::max);
         let (w, h) = (x1 - x0, y1 - y0);
         if !(w.is_finite() && h.is_finite()) || w < 1.0 || h < 1.0 {
             return None;

