@@ -390,16 +390,17 @@ impl Writer {
 /// `<td>` with its `colspan` and `rowspan`, its text HTML-escaped (line
 /// breaks as `<br>`), and no blank line inside, which would end the block.
 fn html_table(t: &Table) -> String {
+    use std::fmt::Write as _;
     let mut out = String::from("<table>\n");
     for row in &t.rows {
         out.push_str("<tr>");
         for cell in row {
             out.push_str("<td");
             if cell.col_span > 1 {
-                out.push_str(&format!(" colspan=\"{}\"", cell.col_span));
+                let _ = write!(out, " colspan=\"{}\"", cell.col_span);
             }
             if cell.row_span > 1 {
-                out.push_str(&format!(" rowspan=\"{}\"", cell.row_span));
+                let _ = write!(out, " rowspan=\"{}\"", cell.row_span);
             }
             out.push('>');
             let lines: Vec<String> = cell

@@ -33,13 +33,21 @@ const PAD_PT: f32 = 4.0;
 /// hold for its table to be used.
 const MIN_PLACED: f32 = 0.9;
 
+/// The document drawn for the model: not opened yet, open, or not
+/// drawable by hayro.
+enum Drawing {
+    NotYet,
+    Open(Canvas),
+    Failed,
+}
+
 /// The table model's work over one file: the model and the drawn document,
 /// each taken on first need, and what happened, for the notes.
 pub(crate) struct Learned<'a> {
     bytes: &'a [u8],
     options: &'a Options,
     model: Option<Result<Arc<TableModel>, String>>,
-    canvas: Option<Option<Canvas>>,
+    canvas: Drawing,
     deadline: Option<Instant>,
     read: usize,
     kept: usize,
@@ -52,7 +60,7 @@ impl<'a> Learned<'a> {
             bytes,
             options,
             model: None,
-            canvas: None,
+            canvas: Drawing::NotYet,
             deadline: None,
             read: 0,
             kept: 0,
@@ -65,7 +73,7 @@ impl<'a> Learned<'a> {
     pub(crate) fn wanted(&self) -> bool {
         self.options.models_dir.is_some()
             && !matches!(self.model, Some(Err(_)))
-            && !matches!(self.canvas, Some(None))
+            && !matches!(self.canvas, Drawing::Failed)
     }
 
     /// Reads again, with the model, each table of page `index` whose
@@ -99,8 +107,13 @@ impl<'a> Learned<'a> {
                 region[2] + PAD_PT,
                 region[3] + PAD_PT,
             ];
-            let canvas = self.canvas.get_or_insert_with(|| Canvas::open(self.bytes));
-            let Some(drawn) = canvas.as_ref().and_then(|c| c.draw(index, padded, SIDE_PX)) else {
+            if matches!(self.canvas, Drawing::NotYet) {
+                self.canvas = Canvas::open(self.bytes).map_or(Drawing::Failed, Drawing::Open);
+            }
+            let Drawing::Open(canvas) = &self.canvas else {
+                return;
+            };
+            let Some(drawn) = canvas.draw(index, padded, SIDE_PX) else {
                 self.kept += 1;
                 continue;
             };
@@ -114,12 +127,9 @@ impl<'a> Learned<'a> {
                 height: drawn.height,
                 grey: &drawn.grey,
             };
-            let guess = match model.read(&picture, &budget) {
-                Ok(guess) => guess,
-                Err(_) => {
-                    self.kept += 1;
-                    continue;
-                }
+            let Ok(guess) = model.read(&picture, &budget) else {
+                self.kept += 1;
+                continue;
             };
             match filled(&guess, &drawn, padded, pieces) {
                 Some(read) => {
@@ -150,7 +160,7 @@ impl<'a> Learned<'a> {
                 "The table model is not in use ({reason}); tables were read by porter's layout rules."
             ));
         }
-        if matches!(self.canvas, Some(None)) && self.read == 0 {
+        if matches!(self.canvas, Drawing::Failed) {
             notes.push(
                 "The table model could not draw this PDF's pages; tables were read by porter's layout rules."
                     .to_owned(),
@@ -190,7 +200,7 @@ struct Word<'p> {
 /// The words of `pieces` whose middles lie in `region`, each piece's width
 /// shared among its words by their length (a piece is set in one font, so
 /// its characters are about as wide as one another).
-fn words_in<'p>(pieces: &'p [Piece], region: Region) -> Vec<Word<'p>> {
+fn words_in(pieces: &[Piece], region: Region) -> Vec<Word<'_>> {
     let mut out = Vec::new();
     for p in pieces {
         let (cx, cy) = (f32::midpoint(p.x0, p.x1), f32::midpoint(p.y0, p.y1));
@@ -284,7 +294,9 @@ fn nearest(boxes: &[Region], word: &Word<'_>) -> Option<usize> {
         if distance > reach {
             continue;
         }
-        let better = best.is_none_or(|(_, d, a)| distance < d || (distance == d && area < a));
+        let better = best.is_none_or(|(_, d, a)| {
+            distance < d || ((distance - d).abs() <= f32::EPSILON && area < a)
+        });
         if better {
             best = Some((i, distance, area));
         }

@@ -18,10 +18,13 @@ struct Line<'a> {
     runs: Vec<(f32, bool, &'a str)>,
 }
 
+/// A straight line drawn on the page: from (x0, y0) to (x1, y1), stroked.
+type Rule = (f32, f32, f32, f32);
+
 /// A one-page Letter PDF of `lines` and of straight `rules` (x0, y0, x1,
 /// y1, stroked), in Helvetica and Helvetica-Bold whose every glyph is half
 /// its size wide.
-fn page(lines: &[Line<'_>], rules: &[(f32, f32, f32, f32)]) -> Vec<u8> {
+fn page(lines: &[Line<'_>], rules: &[Rule]) -> Vec<u8> {
     let mut content = String::new();
     for line in lines {
         write!(content, "BT {} {} Td ", line.x, line.y).expect("a String takes text");
@@ -187,7 +190,7 @@ fn numbered_headings_take_their_level_from_the_depth_of_their_numbers() {
 fn ruled<'a>(
     rows: &'a [&'a [&'a str]],
     open: &[(usize, usize)],
-) -> (Vec<Line<'a>>, Vec<(f32, f32, f32, f32)>) {
+) -> (Vec<Line<'a>>, Vec<Rule>) {
     let (left, top, w, h) = (72.0f32, 600.0f32, 100.0f32, 20.0f32);
     let columns = rows.iter().map(|r| r.len()).max().unwrap_or(0);
     let mut lines = Vec::new();
