@@ -160,7 +160,7 @@ pub(crate) fn page_layout(
     let mut grids = ruled_tables(rules, &pieces, &[]);
     // A grid of ruling lines draws its own rows and columns: its region is
     // not offered to the table model (see the returned regions).
-    let ruled: Vec<Region> = grids.iter().map(|g| [g.x0, g.y0, g.x1, g.y1]).collect();
+    let grid_regions: Vec<Region> = grids.iter().map(|g| [g.x0, g.y0, g.x1, g.y1]).collect();
     let others: Vec<PlacedTable> = tables
         .into_iter()
         .filter(|t| {
@@ -205,7 +205,7 @@ pub(crate) fn page_layout(
     xy_cut(items, body, 0, &mut ordered);
     let (blocks, marginal, mut regions) = blocks(ordered, body, page);
     for region in &mut regions {
-        if region.is_some_and(|r| ruled.contains(&r)) {
+        if region.is_some_and(|r| grid_regions.contains(&r)) {
             *region = None;
         }
     }
