@@ -144,10 +144,8 @@ pub(crate) type Region = [f32; 4];
 
 /// The blocks of one page, in reading order; for each whether it lies
 /// wholly in the page's header or footer band (a running header, footer or
-/// page number, when it repeats across pages); and for each table whose
-/// rows and columns were inferred (from the PDF library's table finder or
-/// from text aligned in columns, not read off a grid of ruling lines, which
-/// draws them) the region it covers, for the table model to read again. `page` is the page's extent from top to bottom (y
+/// page number, when it repeats across pages); and for each table the
+/// region it covers, for the table model to read again. `page` is the page's extent from top to bottom (y
 /// growing downwards), when known.
 pub(crate) fn page_layout(
     pieces: Vec<Piece>,
@@ -158,9 +156,6 @@ pub(crate) fn page_layout(
     let body = body_size(&pieces);
     // Grids of ruling lines first; the library's tables where there is none.
     let mut grids = ruled_tables(rules, &pieces, &[]);
-    // A grid of ruling lines draws its own rows and columns: its region is
-    // not offered to the table model (see the returned regions).
-    let grid_regions: Vec<Region> = grids.iter().map(|g| [g.x0, g.y0, g.x1, g.y1]).collect();
     let others: Vec<PlacedTable> = tables
         .into_iter()
         .filter(|t| {
@@ -203,13 +198,7 @@ pub(crate) fn page_layout(
     }
     let mut ordered = Vec::with_capacity(items.len());
     xy_cut(items, body, 0, &mut ordered);
-    let (blocks, marginal, mut regions) = blocks(ordered, body, page);
-    for region in &mut regions {
-        if region.is_some_and(|r| grid_regions.contains(&r)) {
-            *region = None;
-        }
-    }
-    (blocks, marginal, regions)
+    blocks(ordered, body, page)
 }
 
 /// Positions closer than this (points) are one ruling position.
