@@ -6,9 +6,8 @@
 //! model, so it costs nothing more.
 //!
 //! The model's table replaces the rules' only when it holds together: at
-//! least two rows and two columns, nearly every word of the region in one
-//! of its cells, and no fewer columns than a rules' table that is full
-//! (every cell filled). Otherwise the rules' table stays.
+//! least two rows and two columns, and nearly every word of the region in
+//! one of its cells. Otherwise the rules' table stays.
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -132,7 +131,7 @@ impl<'a> Learned<'a> {
                 self.kept += 1;
                 continue;
             };
-            match filled(&guess, &drawn, padded, pieces).filter(|read| !narrower(read, table)) {
+            match filled(&guess, &drawn, padded, pieces) {
                 Some(read) => {
                     *table = read;
                     self.read += 1;
@@ -187,28 +186,6 @@ impl<'a> Learned<'a> {
         }
         notes
     }
-}
-
-/// Whether the model's table has fewer columns than the rules' table
-/// where the rules' is full (every cell of every row holds text, no
-/// spans): columns that the page's text lines up in, cell for cell, are
-/// not to be merged by a reading of its pixels.
-fn narrower(read: &Table, rules: &Table) -> bool {
-    let width = |t: &Table| {
-        t.rows
-            .iter()
-            .map(|r| r.iter().map(|c| c.col_span).sum::<usize>())
-            .max()
-            .unwrap_or(0)
-    };
-    let full = rules.rows.len() >= 2
-        && rules.rows.iter().all(|row| {
-            row.len() == width(rules)
-                && row
-                    .iter()
-                    .all(|c| c.col_span == 1 && c.row_span == 1 && !c.text.trim().is_empty())
-        });
-    full && width(read) < width(rules)
 }
 
 /// A word of the page: its text and box (layout points).
