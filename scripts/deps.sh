@@ -1,5 +1,6 @@
-# Sourced by scripts/demo, scripts/test and .ci/run: what building porter
-# needs from the system, and one way to install Debian packages.
+# Sourced by scripts/demo, scripts/test and .ci/run: what porter's OCR needs
+# from the system, the Garage build for the S3 tests, and one way to install
+# Debian packages.
 
 # apt_install PACKAGE...: installs with apt-get, without recommended
 # packages, through sudo unless already root. Fails (status 1, with a
@@ -18,27 +19,23 @@ apt_install() {
   "${sudo_cmd[@]}" apt-get install -y -qq --no-install-recommends "$@"
 }
 
-# build_deps_missing: prints, one per line, the Debian packages that
-# building porter with its default features needs and this machine lacks:
-# Tesseract's and Leptonica's headers and pkg-config to find them, libclang
-# and clang for the bindings generated at build time (porter-fileview's
-# `ocr` feature), and Tesseract's English and orientation data, which OCR
-# reads when it runs.
-build_deps_missing() {
-  command -v pkg-config >/dev/null 2>&1 || echo pkg-config
-  pkg-config --exists tesseract 2>/dev/null || echo libtesseract-dev
-  pkg-config --exists lept 2>/dev/null || echo libleptonica-dev
+# ocr_deps_missing: prints, one per line, the Debian packages porter's OCR
+# needs and this machine lacks: Tesseract (its library, libtesseract5, which
+# porter loads when OCR is first needed) and its English and orientation
+# data. Building porter needs none of them, only a C compiler (for libgit2,
+# SQLite and the compressors): without Tesseract, porter runs and says that
+# OCR is unavailable where it would have read a scan.
+ocr_deps_missing() {
   command -v tesseract >/dev/null 2>&1 || echo tesseract-ocr
   ls /usr/share/tesseract-ocr/*/tessdata/eng.traineddata >/dev/null 2>&1 || echo tesseract-ocr-eng
-  ls /usr/lib/llvm-*/lib/libclang.so* >/dev/null 2>&1 || echo libclang-dev
-  command -v clang >/dev/null 2>&1 || echo clang
+  ls /usr/share/tesseract-ocr/*/tessdata/osd.traineddata >/dev/null 2>&1 || echo tesseract-ocr-osd
   return 0
 }
 
-# install_build_deps: installs whatever build_deps_missing names.
-install_build_deps() {
+# install_ocr_deps: installs whatever ocr_deps_missing names.
+install_ocr_deps() {
   local missing
-  mapfile -t missing < <(build_deps_missing)
+  mapfile -t missing < <(ocr_deps_missing)
   [ ${#missing[@]} -eq 0 ] || apt_install "${missing[@]}"
 }
 

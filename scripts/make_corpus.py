@@ -258,6 +258,15 @@ def make_structured_docx(path: Path) -> None:
     document.core_properties.modified = FIXED_TIME.replace(tzinfo=None)
     document.add_heading("Field Guide", level=0)
     document.add_heading("Getting Started", level=1)
+    walk = document.add_paragraph("Walk ")
+    walk.add_run("slowly").bold = True
+    walk.add_run(" on ")
+    walk.add_run("wet").italic = True
+    walk.add_run(" rocks and ")
+    both = walk.add_run("never")
+    both.bold = True
+    both.italic = True
+    walk.add_run(" alone.")
     document.add_paragraph("Pack these things:")
     document.add_paragraph("compass", style="List Bullet")
     document.add_paragraph("water bottle", style="List Bullet")
@@ -287,7 +296,7 @@ def make_structured_docx(path: Path) -> None:
     check = docx.Document(path)
     styles = [p.style.name for p in check.paragraphs]
     assert "List Bullet 2" in styles and "Title" in styles, styles
-    note(path, "python-docx: Title, headings 1-3, bullets (List Bullet and List Bullet 2), a numbered list, a hyperlink, a 3x2 table")
+    note(path, "python-docx: Title, headings 1-3, bold, italic and bold italic runs, bullets (List Bullet and List Bullet 2), a numbered list, a hyperlink, a 3x2 table")
 
 
 # --------------------------------------------------------------------------

@@ -82,5 +82,5 @@ def test_a_picture_without_text_is_not_extracted_and_says_why(tmp_path):
     picture.save(path)
     done = extract(path)
     assert done.returncode == 1, done.stdout
-    assert "is an image (OCR found no text in it)" in done.stderr, done.stderr
+    assert "is an image (It shows no lines of text, so OCR did not read it)" in done.stderr, done.stderr
     assert done.stdout == ""

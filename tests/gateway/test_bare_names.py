@@ -48,7 +48,9 @@ async def test_a_bare_names_server_is_listed_and_used_under_its_own_names(tmp_pa
     assert {"caps", "ask", "log", "touch"} <= tools, tools
     assert not any(name.startswith("mcp__asking__") for name in tools), tools
     assert "mcp__everything__echo" in tools and "echo" not in tools, tools
-    assert {"File", "Documents", "Git"} <= tools
+    # The gateway's own tools the local user may call (File and HTTP without
+    # a default profile) keep their names beside the bare ones.
+    assert {"File", "Documents", "HTTP", "WebFetch"} <= tools, tools
     assert "greet" in prompts and "mcp__asking__greet" not in prompts, prompts
     assert "mcp__everything__simple-prompt" in prompts, prompts
     assert {"note://one", "note://long", "picture://one.png"} <= resources, resources

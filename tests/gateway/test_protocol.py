@@ -68,9 +68,15 @@ async def test_the_gateways_own_tools_use_only_standard_json_schema_formats(tmp_
             return [p for i, v in enumerate(schema) for p in odd(v, f"{where}/{i}")]
         return []
 
-    async with stdio_gateway(tmp_path, bare_config(tmp_path)) as served:
+    # Every own tool is offered only to a caller its grants let call it: a
+    # default profile of every grant lists them all.
+    config = bare_config(tmp_path)
+    body = json.loads(config.read_text())
+    body["profiles"] = {"default": {"grants": ["File", "Read", "Write", "HTTP", "Git"]}}
+    config.write_text(json.dumps(body) + "\n")
+    async with stdio_gateway(tmp_path, config) as served:
         tools = (await served.client.list_tools()).tools
-    assert {"File", "Documents", "Git"} <= {t.name for t in tools}
+    assert {"File", "Documents", "HTTP", "WebFetch", "Git"} <= {t.name for t in tools}
     problems = [p for t in tools for p in odd(t.input_schema, t.name) + odd(t.output_schema, t.name)]
     assert not problems, "\n".join(problems)
 

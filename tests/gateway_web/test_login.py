@@ -6,11 +6,16 @@ phone, light and dark, and axe-core finds nothing wrong with either state."""
 from __future__ import annotations
 
 import io
+import re
+import time
+from pathlib import Path
 
+import pytest
 from PIL import Image, ImageChops
 from playwright.async_api import Browser
 
 from harness import (
+    DESKTOP,
     Gateway,
     axe_violations,
     enter_key,
@@ -86,3 +91,32 @@ async def test_after_login_the_key_form_is_gone_from_the_screen(
 
     assert await axe_violations(page) == []
     assert page_problems(page) == []
+
+
+
+PAGE_LINE = re.compile(r"the web page: (http://127\.0\.0\.1:\d+/#token=[0-9a-f]+)")
+
+
+@pytest.mark.anyio
+async def test_a_gateway_without_keys_prints_a_page_address_that_signs_in_by_itself(
+    tmp_path: Path, browser: Browser
+) -> None:
+    """Started without api_keys on loopback, the gateway prints the page's
+    address with a one-time key; opened, the page signs in with it, drops it
+    from the address bar, and shows the local user's runs."""
+    served = Gateway(tmp_path, config_extra={"api_keys": []})
+    try:
+        deadline = time.monotonic() + 10
+        while not (found := PAGE_LINE.search(served.stderr_path.read_text())):
+            assert time.monotonic() < deadline, served.stderr_path.read_text()
+            time.sleep(0.05)
+        address = found.group(1)
+        page = await open_page(browser, address, DESKTOP, "light")
+        await wait_for(page, "!document.getElementById('inbox').hidden", what="the inbox to show")
+        assert not await shows(page, "#login"), await seen(page, "#login")
+        assert "#token" not in page.url, page.url
+        token = address.split("#token=")[1]
+        assert await page.evaluate("sessionStorage.getItem('porter.apiKey')") == token
+        assert page_problems(page) == []
+    finally:
+        served.stop()

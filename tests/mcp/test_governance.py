@@ -28,7 +28,9 @@ from harness import (
     Home,
     Mmsim,
     Person,
+    fields_in,
     list_all_tools,
+    promises_broken,
     serve,
     server_env,
     show,
@@ -204,6 +206,84 @@ async def test_read_tools_issue_only_reads_and_search_posts(read_sim, home: Home
     assert set(checked) == READ_TOOLS | LOCAL_TOOLS, sorted(set(checked))
     assert sum(len(log) for log in checked.values()) > 0, "the read tools made no request at all: nothing to check"
     assert not failures, "\n".join(failures)
+
+
+# --------------------------------------------------------------------------
+# What a result tells the model to pass back is in its text
+
+# The tools whose answers page (or window) on the seed: each must have
+# handed out a next cursor or line for the check below to mean anything.
+PAGED_ON_THE_SEED = frozenset({"read_channel", "get_user_channels", "search_posts", "read_file", "list_team_channels"})
+
+
+def test_a_cursor_only_in_the_structured_content_is_a_broken_promise():
+    page = {"posts": [{"id": "p1"}], "next_cursor": "c-123"}
+    assert promises_broken("More posts follow: pass next_cursor as cursor.", page) == [
+        "next_cursor = 'c-123' is not in the text"
+    ]
+    assert promises_broken('More posts follow: pass cursor "c-123".', page) == []
+    window = {"window": {"start_line": 1, "next_start_line": 41}}
+    assert promises_broken("lines 1-40", window) == ["window.next_start_line = '41' is not in the text"]
+    assert promises_broken("lines 1-40; pass start_line=41 for the next window", window) == []
+    named = {"files": [{"file_id": "f9", "name": "a.txt"}]}
+    assert promises_broken("a.txt", named, description="pass a result's file_id to read_file") == [
+        "files[0].file_id = 'f9' is not in the text"
+    ]
+    assert promises_broken("a.txt (f9)", named, description="pass a result's file_id to read_file") == []
+    assert promises_broken("nothing", None) == []
+
+
+async def test_every_value_a_result_tells_the_model_to_pass_back_is_in_its_text(sim, home: Home, tmp_path: Path):
+    """Many clients give the model a tool result's text alone. Every tool of
+    the listing is called (reads first, then writes, posting at once), a
+    page of one item at a time and a window of two lines, and each answer's
+    next cursor, next line and every field its text or description tells
+    the model to pass back must be written in its text."""
+    thread_root = next(p for p in sim.posts("town-square") if p["message"].startswith("Kickoff"))
+    bob = sim.api("GET", "/users/username/bob")
+    known = {
+        "file_id": sim.file_id("release-notes.txt"),
+        "post_id": thread_root["id"],
+        "channel_id": "town-square",
+        "team_id": "porter",
+        "user_id": bob["id"],
+        "user_ids": [bob["id"]],
+        "username": "bob",
+        "usernames": ["bob", "carol"],
+        "terms": "release",
+        "term": "r",
+        "limit": 1,
+        "line_count": 2,
+        "message": "A note from the governance test.",
+        "emoji": "thumbsup",
+        "status": "away",
+        "name": "governance-check",
+    }
+    env = server_env(sim, home, writes=True, extra={"MM_MCP_ASK_BEFORE_WRITES": "false"})
+    checked: dict[str, str] = {}
+    handed_out: set[str] = set()
+    problems = []
+    async with serve("stdio", env, tmp_path) as served:
+        tools = await list_all_tools(served.client)
+        assert tools, "no tools listed: nothing to check"
+        in_order = sorted(tools, key=lambda t: (t.name not in READ_TOOLS, t.name))
+        for tool in in_order:
+            properties = tool.input_schema.get("properties", {})
+            wanted = [p for p in properties if p in tool.input_schema.get("required", []) or p in known]
+            args = {p: guess(p, properties.get(p, {}), known) for p in wanted}
+            result = await served.client.call_tool(tool.name, args)
+            if result.is_error or result.structured_content is None:
+                continue
+            text = text_of(result)
+            checked[tool.name] = text
+            broken = promises_broken(text, result.structured_content, tool.description or "")
+            problems += [f"{tool.name}({args}): {b}\n  text: {text[-300:]!r}" for b in broken]
+            if any(key.startswith("next_") and value not in (None, "") for _, key, value in fields_in(result.structured_content)):
+                handed_out.add(tool.name)
+    assert len(checked) >= 30, f"only {len(checked)} tools answered: {sorted(checked)}"
+    assert PAGED_ON_THE_SEED <= handed_out, f"no next page or window from {sorted(PAGED_ON_THE_SEED - handed_out)}: nothing to check"
+    assert not problems, "\n".join(problems)
+
 
 
 TABLE_ROW = re.compile(r"^\| `([a-z_]+)` \| ([RALU]) \| (.+?) \|\s*$", flags=re.M)

@@ -83,23 +83,24 @@ async def test_a_word_document_is_read_as_its_markdown_with_an_outline_of_its_he
             "| Carol | Test the demo on a fresh machine | 2026-03-10 |",
         ):
             assert row in shown, text
-        assert "# Decisions" in shown, text
+        assert "## Decisions" in shown, text
 
-        # The outline names each heading and the line it stands on.
+        # The outline names each heading and the line it stands on: the
+        # Title on top, the Heading 1 sections under it.
         outline = record["outline"]
         assert [(h["level"], h["text"]) for h in outline] == [
             (1, "Kickoff meeting notes"),
-            (1, "Decisions"),
-            (1, "Action items"),
+            (2, "Decisions"),
+            (2, "Action items"),
         ], outline
         for heading in outline:
-            assert lines[heading["line"]] == f"# {heading['text']}", (heading, text)
+            assert lines[heading["line"]] == f"{'#' * heading['level']} {heading['text']}", (heading, text)
 
         # A window asked for at a heading's line starts with that heading.
         action_items = outline[2]["line"]
         section = await read_ok(served, file_id, start_line=action_items, line_count=3)
         first = numbered_lines(text_of(section))[0]
-        assert first == (action_items, "# Action items"), text_of(section)
+        assert first == (action_items, "## Action items"), text_of(section)
         assert structured(section)["outline"] == outline
 
 

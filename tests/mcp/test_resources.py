@@ -125,6 +125,31 @@ async def test_a_file_id_is_completed_as_the_file_search_finds_it_newest_first(
         assert nothing.completion.values == [] and not nothing.completion.has_more
 
 
+async def test_a_file_search_that_reached_the_servers_cap_says_more_may_exist(porter: Path, home: Home, tmp_path: Path):
+    """Without Elasticsearch, Mattermost's file search ignores `page` and
+    `per_page` and answers at most 100 files: when it answered that many,
+    others may exist, and both the completion and search_files say so."""
+    sim = Mmsim(
+        write_seed(tmp_path / "seed", extra_files=seed_posts(), config={"file_search_pages": False}), tmp_path / "sim"
+    )
+    try:
+        async with serve("stdio", server_env(sim, home), tmp_path) as served:
+            many = await served.client.complete(ref(sim), {"name": "file_id", "value": "batch"})
+            assert len(many.completion.values) == 100, len(many.completion.values)
+            assert len(set(many.completion.values)) == 100, "each file once"
+            assert many.completion.has_more is True, many.completion
+            found = await served.client.call_tool("search_files", {"terms": "batch", "limit": 100})
+            assert not found.is_error, text_of(found)
+            assert len(structured(found)["files"]) == 100
+            said = text_of(found)
+            assert "That is the last page." not in said, said[-300:]
+            assert "at most 100" in said and "narrow the search" in said.lower(), said[-300:]
+            few = await served.client.complete(ref(sim), {"name": "file_id", "value": "batch 10"})
+            assert few.completion.has_more is False, few.completion
+    finally:
+        sim.stop()
+
+
 async def test_a_full_page_of_completions_says_there_are_more(res_sim, home: Home, tmp_path: Path):
     async with serve("stdio", server_env(res_sim, home), tmp_path) as served:
         many = await served.client.complete(ref(res_sim), {"name": "file_id", "value": "batch"})
@@ -181,7 +206,7 @@ async def test_a_word_document_reads_as_its_markdown_whole(res_sim, home: Home, 
     assert piece.uri == file_uri(res_sim, file_id)
     lines = piece.text.splitlines()
     assert "# Kickoff meeting notes" in lines, lines[:3]
-    for line in ("# Decisions", "# Action items", "| Alice | Draft the upload rules | 2026-03-06 |"):
+    for line in ("## Decisions", "## Action items", "| Alice | Draft the upload rules | 2026-03-06 |"):
         assert line in lines, piece.text
     assert "\t" not in piece.text, "the text is the document's, not numbered lines"
 
@@ -206,15 +231,28 @@ async def test_a_zip_reads_as_its_listing(res_sim, home: Home, tmp_path: Path):
         assert any(entry.startswith(path + "\t") for entry in entries), entries
 
 
-async def test_a_pdf_reads_as_its_text_and_itself(res_sim, home: Home, transport: str, tmp_path: Path):
-    file_id, result = await read_attached(res_sim, home, transport, tmp_path, "handbook.pdf")
-    texts = [c for c in result.contents if isinstance(c, types.TextResourceContents)]
-    blobs = [c for c in result.contents if isinstance(c, types.BlobResourceContents)]
-    assert len(texts) == 1 and len(blobs) == 1, result.contents
-    assert "Porter Team Handbook" in texts[0].text, texts[0].text
-    assert "Questions? Ask Alice (alice) or Bob (bob)." in texts[0].text, texts[0].text
-    assert blobs[0].mime_type == "application/pdf"
-    assert base64.b64decode(blobs[0].blob) == res_sim.download(file_id)
+async def test_a_pdf_reads_as_its_text_and_itself_only_when_asked(res_sim, home: Home, transport: str, tmp_path: Path):
+    """A PDF porter turned into Markdown is that Markdown; its bytes follow
+    only with MM_MCP_ATTACH_PDF=true, in read_file and resources/read alike."""
+    file_id = res_sim.file_id("handbook.pdf")
+    for attach in (False, True):
+        extra = {"MM_MCP_ATTACH_PDF": "true"} if attach else {}
+        async with serve(transport, server_env(res_sim, home, extra=extra), tmp_path / str(attach)) as served:
+            result = await read(served, file_uri(res_sim, file_id))
+            called = await served.client.call_tool("read_file", {"file_id": file_id})
+        texts = [c for c in result.contents if isinstance(c, types.TextResourceContents)]
+        blobs = [c for c in result.contents if isinstance(c, types.BlobResourceContents)]
+        assert len(texts) == 1 and len(blobs) == int(attach), (attach, result.contents)
+        assert "Porter Team Handbook" in texts[0].text, texts[0].text
+        assert "Questions? Ask Alice (alice) or Bob (bob)." in texts[0].text, texts[0].text
+        embedded = [b for b in called.content if isinstance(b, types.EmbeddedResource)]
+        assert len(embedded) == int(attach), (attach, [type(b).__name__ for b in called.content])
+        assert "Porter Team Handbook" in text_of(called)
+        assert ("attached as well" in text_of(called)) == attach, text_of(called)[:400]
+        if attach:
+            assert blobs[0].mime_type == "application/pdf"
+            assert base64.b64decode(blobs[0].blob) == res_sim.download(file_id)
+            assert base64.b64decode(embedded[0].resource.blob) == res_sim.download(file_id)
 
 
 async def test_files_that_do_not_fit_in_one_piece_are_refused_naming_read_file_and_save_file(
@@ -338,14 +376,14 @@ def test_the_typescript_sdk_lists_completes_reads_and_follows_links(res_sim, tmp
     assert len(batch["completion"]["values"]) == 100 and batch["completion"]["hasMore"] is True
 
     [doc] = docx["contents"]
-    assert doc["mimeType"] == "text/markdown" and "# Decisions" in doc["text"].splitlines(), doc
+    assert doc["mimeType"] == "text/markdown" and "## Decisions" in doc["text"].splitlines(), doc
     [photo] = jpeg["contents"]
     assert photo["mimeType"] == "image/jpeg"
     assert Image.open(io.BytesIO(base64.b64decode(photo["blob"]))).size == (300, 400)
     [listing] = zipped["contents"]
     assert any(line.startswith("assets/README.txt\t") for line in listing["text"].splitlines()), listing
     kinds = sorted(("text" in c, c.get("mimeType")) for c in pdf["contents"])
-    assert kinds == [(False, "application/pdf"), (True, "text/markdown")], kinds
+    assert kinds == [(True, "text/markdown")], kinds
     assert "read_file" in binary["error"] and "save_file" in binary["error"], binary
 
     links = [b for b in follow["result"]["content"] if b["type"] == "resource_link"]

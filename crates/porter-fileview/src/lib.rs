@@ -34,6 +34,7 @@ mod bounds;
 mod content;
 mod describe;
 mod document;
+pub mod engines;
 mod input;
 mod markdown;
 mod nesting;

@@ -124,6 +124,12 @@ pub struct Options {
     pub image_decode_pixels: u64,
     /// Most bytes of audio, video or PDF returned as itself; see [`MEDIA_BYTES`].
     pub media_bytes: usize,
+    /// Whether a PDF whose text was read is returned as itself too (an
+    /// embedded resource after its Markdown, up to `media_bytes`). Off by
+    /// default: the Markdown is what a model can use, and the bytes would
+    /// only fill its context. A PDF whose text could not be read is
+    /// returned as itself either way, as its only content.
+    pub attach_pdf: bool,
     /// Most text taken from an Office document; see [`OFFICE_TEXT_BYTES`].
     pub office_text_bytes: usize,
     /// Most decompressed XML read from an Office package; see [`OFFICE_XML_BYTES`].
@@ -201,6 +207,7 @@ impl Default for Options {
             image_edge_px: IMAGE_EDGE_PX,
             image_decode_pixels: IMAGE_DECODE_PIXELS,
             media_bytes: MEDIA_BYTES,
+            attach_pdf: false,
             office_text_bytes: OFFICE_TEXT_BYTES,
             office_xml_bytes: OFFICE_XML_BYTES,
             xml_depth: XML_DEPTH,

@@ -537,8 +537,8 @@ fn zip_identity(zip_kind: office::ZipKind) -> (Kind, &'static str, &'static str)
 
 fn show_pdf(file: &File<'_>, options: &Options, cancel: &Cancel) -> Result<Prepared, ViewError> {
     const MIME: &str = "application/pdf";
-    let attach = file.bytes.len() <= options.media_bytes;
-    let attached = |mut prepared: Prepared| {
+    let fits = file.bytes.len() <= options.media_bytes;
+    let attached = |mut prepared: Prepared, attach: bool| {
         if attach {
             prepared.attach(Block::resource(file.resource_uri(), file.bytes, MIME));
         }
@@ -551,23 +551,26 @@ fn show_pdf(file: &File<'_>, options: &Options, cancel: &Cancel) -> Result<Prepa
                 Some(n) => format!("PDF of {} pages", count(n as u64)),
                 None => "PDF".to_owned(),
             };
-            document.notes.push(if attach {
-                "The PDF itself is attached as well.".to_owned()
-            } else {
-                format!(
-                    "The PDF itself is not attached: it is larger than the {} returned as a file.",
-                    human_size(options.media_bytes as u64)
-                )
-            });
-            Ok(attached(file.paged_markdown(
-                Kind::Pdf,
-                MIME,
-                &what,
-                document,
-            )))
+            // Its Markdown is what a model can use; the PDF itself follows
+            // only when the caller asked for it.
+            let attach = options.attach_pdf && fits;
+            if options.attach_pdf {
+                document.notes.push(if attach {
+                    "The PDF itself is attached as well.".to_owned()
+                } else {
+                    format!(
+                        "The PDF itself is not attached: it is larger than the {} returned as a file.",
+                        human_size(options.media_bytes as u64)
+                    )
+                });
+            }
+            Ok(attached(
+                file.paged_markdown(Kind::Pdf, MIME, &what, document),
+                attach,
+            ))
         }
         Err(Failure::Cancelled) => Err(ViewError::Cancelled),
-        Err(Failure::Unreadable(reason)) if attach => {
+        Err(Failure::Unreadable(reason)) if fits => {
             let mut text = format!(
                 "{}: PDF ({MIME}), {}. Its text could not be read because {reason}; the PDF itself is attached, \
                  and a client that cannot show PDFs has only this description.",
@@ -578,10 +581,13 @@ fn show_pdf(file: &File<'_>, options: &Options, cancel: &Cancel) -> Result<Prepa
             let mut record = file.record(Kind::Pdf, MIME, Shown::Resource);
             push_type_note(&mut text, &record);
             record.reason = Some(reason);
-            Ok(attached(Prepared::whole(View {
-                content: vec![Block::text(text)],
-                structured: record,
-            })))
+            Ok(attached(
+                Prepared::whole(View {
+                    content: vec![Block::text(text)],
+                    structured: record,
+                }),
+                true,
+            ))
         }
         Err(Failure::Unreadable(reason)) => Ok(Prepared::whole(file.described(
             Kind::Pdf,
@@ -599,10 +605,18 @@ fn show_image(
     cancel: &Cancel,
 ) -> Result<Prepared, ViewError> {
     let (mime, what) = image_identity(format);
-    match picture::picture(file.bytes, format, &file.name, options, cancel) {
-        Ok(picture) => {
+    match picture::picture(
+        file.bytes,
+        format,
+        &file.name,
+        options,
+        cancel,
+        options.ocr && cfg!(feature = "ocr"),
+    ) {
+        Ok(mut picture) => {
             let block = Block::image(&picture.bytes, &picture.record.mime_type);
-            let (read, ocr_notes) = image_text(file.bytes, mime, options, cancel)?;
+            let looked = picture.looked.take();
+            let (read, ocr_notes) = image_text(file.bytes, format, looked, options, cancel)?;
             if let Some(read) = read {
                 return Ok(file.paged_picture_text(mime, what, picture, read, ocr_notes, block));
             }
@@ -630,17 +644,17 @@ fn show_image(
     }
 }
 
-/// The text in an image file's pixels, read by OCR, and the notes on it.
+/// The text in an image file's pixels, read by OCR, and the notes on it;
+/// `looked` is the picture as shown, in grey and looked at for lines of
+/// text, when the view has it.
 fn image_text(
     bytes: &[u8],
-    mime: &str,
+    format: picture::Format,
+    looked: Option<ocr::Looked>,
     options: &Options,
     cancel: &Cancel,
 ) -> Result<(Option<Markdown>, Vec<String>), ViewError> {
-    let Some(format) = image::ImageFormat::from_mime_type(mime) else {
-        return Ok((None, Vec::new()));
-    };
-    match ocr::picture_text(bytes, format, options, cancel) {
+    match ocr::picture_text(bytes, format, looked, options, cancel) {
         Ok(read) => Ok(read),
         Err(Failure::Cancelled) => Err(ViewError::Cancelled),
         Err(Failure::Unreadable(reason)) => Ok((None, vec![reason])),

@@ -6,6 +6,8 @@
 //! volumes are decided by the `File` tool itself (`crate::tools::file`), since only
 //! it knows which volume a path names.
 
+use std::fmt::Write as _;
+
 use porter_mcp::http::{bearer_token, same_digest, secret_digest};
 
 use crate::config::{Config, ConfigError, Expand, Grant, Role, expand, listing};
@@ -150,6 +152,44 @@ impl Config {
             }
         }
         Ok(Keys::new(keys))
+    }
+}
+
+/// `ONE_TIME_KEY_BYTES` is how many random bytes a one-time key holds
+/// (written as 64 hex digits).
+const ONE_TIME_KEY_BYTES: usize = 32;
+
+impl KeyInfo {
+    /// `one_time` is a key for the local user of a gateway with no API keys
+    /// configured: named `local` of tenant `local` like the runs that user
+    /// opens, with `caller`'s grants and volumes, and a secret made now
+    /// that lives as long as this process. It lets the person at the
+    /// machine open the web page, as a notebook server's token does.
+    ///
+    /// # Errors
+    ///
+    /// When the system has no randomness to give.
+    pub fn one_time(caller: &Caller) -> Result<KeyInfo, getrandom::Error> {
+        let mut bytes = [0u8; ONE_TIME_KEY_BYTES];
+        getrandom::fill(&mut bytes)?;
+        let secret = bytes.iter().fold(String::new(), |mut hex, byte| {
+            let _ = write!(hex, "{byte:02x}");
+            hex
+        });
+        let (grants, volumes) = match caller {
+            Caller::Model { grants, volumes }
+            | Caller::Key {
+                grants, volumes, ..
+            } => (grants.clone(), volumes.clone()),
+        };
+        Ok(KeyInfo {
+            name: "local".to_owned(),
+            secret,
+            tenant: "local".to_owned(),
+            role: Role::User,
+            grants,
+            volumes,
+        })
     }
 }
 
@@ -317,6 +357,30 @@ mod tests {
                 "{header:?}"
             );
         }
+    }
+
+    #[test]
+    fn a_one_time_key_reads_the_local_users_runs_and_no_one_elses() {
+        let caller = Caller::Model {
+            grants: vec![Grant::File, Grant::Http],
+            volumes: vec!["work".to_owned()],
+        };
+        let key = KeyInfo::one_time(&caller).expect("randomness");
+        let again = KeyInfo::one_time(&caller).expect("randomness");
+        assert_ne!(key.secret, again.secret, "each process gets its own");
+        assert_eq!(key.secret.len(), 64);
+        assert!(can_read(&key, &owner("local", "local")));
+        assert!(!can_read(&key, &owner("alice", "local")));
+        assert!(!can_read(&key, &owner("local", "acme")));
+        assert_eq!(
+            (key.grants.clone(), key.volumes.clone()),
+            (vec![Grant::File, Grant::Http], vec!["work".to_owned()])
+        );
+        let keys = Keys::new(vec![key.clone()]);
+        assert_eq!(
+            keys.authenticate(&key.secret).map(|k| k.name.as_str()),
+            Some("local")
+        );
     }
 
     #[test]

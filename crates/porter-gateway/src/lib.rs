@@ -49,6 +49,7 @@ use crate::config::Config;
 use crate::context::Turn;
 use crate::tools::documents::DocumentsTool;
 use crate::tools::file::Files;
+use crate::tools::offered::Offered;
 use crate::tools::web::Web;
 use crate::upstream::Upstreams;
 
@@ -79,8 +80,9 @@ pub struct Gateway {
     /// Each run's redactor, shared by every session and request of the run.
     redactors:
         std::sync::Mutex<std::collections::HashMap<porter_inbox::RunId, porter_net::Redactor>>,
-    /// The gateway's own tools, by name, as sessions list and call them.
-    pub tools: Registry<Turn>,
+    /// The gateway's own tools, by name, as sessions list and call them,
+    /// each with to whom it is offered.
+    pub tools: Registry<Turn, Offered>,
 }
 
 /// The shared run of each owner (key name, tenant) and client name, and
@@ -123,22 +125,22 @@ impl Gateway {
                 file::File {
                     files: files.clone(),
                 },
-                (),
+                file::OFFERED,
             )
             .with(
                 documents::Documents {
                     documents: Arc::new(DocumentsTool::new(inbox.clone())),
                 },
-                (),
+                Offered::Always,
             )
-            .with(tools::http::Http { web: web.clone() }, ())
-            .with(tools::webfetch::WebFetch { web }, ())
+            .with(tools::http::Http { web: web.clone() }, web::OFFERED)
+            .with(tools::webfetch::WebFetch { web }, web::OFFERED)
             .with(
                 git::Git {
                     git: Arc::new(git),
                     config: config.clone(),
                 },
-                (),
+                git::OFFERED,
             );
         Ok(Arc::new(Self {
             config,

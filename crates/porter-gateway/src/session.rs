@@ -150,29 +150,16 @@ impl Session {
         if let Some(run) = self.run.get() {
             return Ok(run);
         }
-        let (owner, caller) = match context
-            .extensions
-            .get::<axum::http::request::Parts>()
-            .and_then(|parts| parts.extensions.get::<KeyInfo>())
-        {
-            Some(key) => (
-                key.owner(),
-                Caller::Model {
-                    grants: key.grants.clone(),
-                    volumes: key.volumes.clone(),
-                },
-            ),
-            None => (
-                Owner {
-                    key_name: "local".to_owned(),
-                    tenant: "local".to_owned(),
-                },
-                self.gateway.local_caller(),
-            ),
-        };
+        let (owner, caller) = self.owner_and_caller(context);
         let failed = |e: porter_inbox::InboxError| {
             tracing::error!(error = %e, "a run could not be started");
-            ErrorData::internal_error("the gateway could not start a run for this session", None)
+            ErrorData::internal_error(
+                format!(
+                    "the gateway could not start a run for this session: {}",
+                    e.reason()
+                ),
+                None,
+            )
         };
         // The client's name, so that a person can tell runs apart ("Claude
         // Desktop · fetch · 14:02"): as it gave it at `initialize`, or as
@@ -223,6 +210,31 @@ impl Session {
         self.run
             .get()
             .ok_or_else(|| ErrorData::internal_error("the run was not recorded", None))
+    }
+
+    /// Who a request comes from: the owner its run gets and what its model
+    /// may do. The API key that authenticated it, or the local user.
+    fn owner_and_caller(&self, context: &RequestContext<RoleServer>) -> (Owner, Caller) {
+        match context
+            .extensions
+            .get::<axum::http::request::Parts>()
+            .and_then(|parts| parts.extensions.get::<KeyInfo>())
+        {
+            Some(key) => (
+                key.owner(),
+                Caller::Model {
+                    grants: key.grants.clone(),
+                    volumes: key.volumes.clone(),
+                },
+            ),
+            None => (
+                Owner {
+                    key_name: "local".to_owned(),
+                    tenant: "local".to_owned(),
+                },
+                self.gateway.local_caller(),
+            ),
+        }
     }
 
     /// The run of a session that another replica opened, for `owner`: the
@@ -568,7 +580,7 @@ fn policy_of(config: &crate::config::McpServer) -> Policy {
 /// tool can show a secret the run has met, a URL's query values, in its
 /// error), and logged.
 async fn own_tool(
-    entry: &porter_mcp::tool::Entry<crate::context::Turn, ()>,
+    entry: &porter_mcp::tool::Entry<crate::context::Turn, crate::tools::offered::Offered>,
     turn: &crate::context::Turn,
     arguments: Option<JsonObject>,
     call: porter_mcp::Call,
@@ -578,7 +590,8 @@ async fn own_tool(
         Err(porter_mcp::ToolError::Tool(text)) => {
             let text = turn.cx.redactor.redact(&text);
             let tool = &entry.info.name;
-            tracing::info!(%tool, run = %turn.run.id, error = %text, "a tool call failed");
+            let shown = crate::upstream::bounded_reason(&porter_net::hide_url_secrets(&text));
+            tracing::info!(%tool, run = %turn.run.id, error = %shown, "a tool call failed");
             Ok(CallToolResult::error(vec![ContentBlock::text(text)]).into())
         }
         Err(porter_mcp::ToolError::Rpc(error)) => Err(error),
@@ -701,8 +714,11 @@ impl Keep for InboxKeep {
     }
 }
 
-impl ServerHandler for Session {
-    fn get_info(&self) -> ServerConfig {
+impl Session {
+    /// What the gateway says of itself: its capabilities, and instructions
+    /// that name the own tools a caller holding `grants` is offered (all of
+    /// them when the caller is not known yet).
+    fn server_config(&self, grants: Option<&[Grant]>) -> ServerConfig {
         let capabilities = ServerCapabilities::builder()
             .enable_logging()
             .enable_completions()
@@ -714,24 +730,78 @@ impl ServerHandler for Session {
             .enable_tools()
             .enable_tool_list_changed()
             .build();
+        let offered = |name: &str| {
+            self.gateway
+                .tools
+                .get(name)
+                .is_some_and(|entry| grants.is_none_or(|grants| entry.kind.to(grants)))
+        };
         ServerConfig::new(capabilities)
             .with_server_info(
                 Implementation::new("porter-gateway", env!("CARGO_PKG_VERSION"))
                     .with_title("porter gateway"),
             )
-            .with_instructions(
-                "Tools named mcp__<server>__<tool> are other MCP servers' tools, called through \
-                 this gateway. Files their results carry are kept in this run's inbox and shown \
-                 as one line: [file: volume:inbox:<path> · type · size · sha256 · from origin]. \
-                 Use the File tool with that reference to look at a file (op read), its details \
-                 (op stat), the inbox's list (op ls), or to keep a copy in a volume (op keep). \
-                 HTTP makes one request and WebFetch reads a page as Markdown; a binary body they \
-                 fetch lands in the inbox the same way. File extract turns a document into \
-                 Markdown beside it; File import adds it to the searchable Documents; Git works \
-                 on repositories in volumes. The upstream servers' prompts are named \
-                 mcp__<server>__<prompt> and their resources mcp://<server>/<uri>; a resource \
-                 that is a file (or a long text) is kept in the inbox the same way.",
-            )
+            .with_instructions(instructions(&offered))
+    }
+}
+
+/// The gateway's instructions, naming only the own tools `offered` says
+/// the caller is offered.
+fn instructions(offered: &dyn Fn(&str) -> bool) -> String {
+    let mut text = String::from(
+        "Tools named mcp__<server>__<tool> are other MCP servers' tools, called through \
+         this gateway. Files their results carry are kept in this run's inbox and shown \
+         as one line: [file: volume:inbox:<path> · type · size · sha256 · from origin].",
+    );
+    if offered(crate::tools::file::FILE_TOOL) {
+        text.push_str(
+            " Use the File tool with that reference to look at a file (op read), its details \
+             (op stat), the inbox's list (op ls), or to keep a copy in a volume (op keep). \
+             File extract turns a document into Markdown beside it; File import adds it to the \
+             searchable Documents.",
+        );
+    }
+    if offered(crate::tools::web::HTTP_TOOL) {
+        text.push_str(
+            " HTTP makes one request and WebFetch reads a page as Markdown; a binary body they \
+             fetch lands in the inbox the same way.",
+        );
+    }
+    if offered(crate::tools::git::GIT_TOOL) {
+        text.push_str(" Git works on repositories in volumes.");
+    }
+    text.push_str(
+        " The upstream servers' prompts are named mcp__<server>__<prompt> and their resources \
+         mcp://<server>/<uri>; a resource that is a file (or a long text) is kept in the inbox \
+         the same way.",
+    );
+    text
+}
+
+/// The grants of a caller.
+fn grants_of(caller: &Caller) -> &[Grant] {
+    match caller {
+        Caller::Model { grants, .. } | Caller::Key { grants, .. } => grants,
+    }
+}
+
+impl ServerHandler for Session {
+    fn get_info(&self) -> ServerConfig {
+        let grants = self.run.get().map(|(_, caller)| grants_of(caller).to_vec());
+        self.server_config(grants.as_deref())
+    }
+
+    async fn discover(
+        &self,
+        context: RequestContext<RoleServer>,
+    ) -> Result<rmcp::model::DiscoverResult, ErrorData> {
+        // A request without a session (2026-07-28) asks first: the
+        // instructions name the tools its key is offered.
+        let (_, caller) = self.owner_and_caller(&context);
+        Ok(rmcp::model::DiscoverResult::from_server_info(
+            self.supported_protocol_versions().into_owned(),
+            self.server_config(Some(grants_of(&caller))),
+        ))
     }
 
     async fn initialize(
@@ -749,8 +819,31 @@ impl ServerHandler for Session {
         _request: Option<PaginatedRequestParams>,
         context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
-        let mut tools = self.gateway.tools.list();
-        let own: Vec<String> = tools.iter().map(|tool| tool.name.to_string()).collect();
+        // The caller's own tools: what its grants allow it to call, and
+        // nothing it would be refused. Grants are fixed for a key (and for
+        // the local user) while the gateway runs, so this part of the list
+        // never changes under a session.
+        let caller = match self.run.get() {
+            Some((_, caller)) => caller.clone(),
+            None => self.owner_and_caller(&context).1,
+        };
+        let grants = grants_of(&caller);
+        let mut tools: Vec<rmcp::model::Tool> = self
+            .gateway
+            .tools
+            .entries()
+            .filter(|entry| entry.kind.to(grants))
+            .map(|entry| entry.info.clone())
+            .collect();
+        // Every own tool's name stays reserved, offered or not, so that no
+        // upstream tool is listed under it.
+        let own: Vec<String> = self
+            .gateway
+            .tools
+            .names()
+            .into_iter()
+            .map(str::to_owned)
+            .collect();
         tools.extend(self.upstreams(&context).tools(&own).await);
         Ok(ListToolsResult::with_all_items(tools))
     }

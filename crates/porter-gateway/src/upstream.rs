@@ -460,7 +460,7 @@ fn relayed_log(
     register_urls(&params.data, redactor);
     redact_value(&mut params.data, redactor);
     if let Some(logger) = &mut params.logger {
-        *logger = redactor.redact(&hide_queries(logger));
+        *logger = redactor.redact(&porter_net::hide_url_secrets(logger));
     }
     params
 }
@@ -469,7 +469,7 @@ fn relayed_log(
 fn register_urls(value: &serde_json::Value, redactor: &porter_net::Redactor) {
     match value {
         serde_json::Value::String(text) => {
-            for (_, url) in urls_in(text) {
+            for (_, url) in porter_net::urls_in(text) {
                 redactor.register(&url);
             }
         }
@@ -491,7 +491,9 @@ fn register_urls(value: &serde_json::Value, redactor: &porter_net::Redactor) {
 /// run's known secrets.
 fn redact_value(value: &mut serde_json::Value, redactor: &porter_net::Redactor) {
     match value {
-        serde_json::Value::String(text) => *text = redactor.redact(&hide_queries(text)),
+        serde_json::Value::String(text) => {
+            *text = redactor.redact(&porter_net::hide_url_secrets(text));
+        }
         serde_json::Value::Array(items) => {
             for item in items {
                 redact_value(item, redactor);
@@ -504,44 +506,6 @@ fn redact_value(value: &mut serde_json::Value, redactor: &porter_net::Redactor) 
         }
         _ => {}
     }
-}
-
-/// The http(s) URLs in `text`, with where each stands.
-fn urls_in(text: &str) -> Vec<(std::ops::Range<usize>, url::Url)> {
-    let mut found = Vec::new();
-    let mut from = 0;
-    while let Some(at) = ["http://", "https://"]
-        .iter()
-        .filter_map(|scheme| text[from..].find(scheme))
-        .min()
-    {
-        let start = from + at;
-        let end = text[start..]
-            .find(|c: char| c.is_whitespace() || matches!(c, '"' | '\'' | '<' | '>' | '`'))
-            .map_or(text.len(), |len| start + len);
-        let candidate = text[start..end].trim_end_matches(['.', ',', ';', ')', ']', '}']);
-        if let Ok(url) = url::Url::parse(candidate) {
-            found.push((start..start + candidate.len(), url));
-        }
-        from = end.max(start + 1);
-    }
-    found
-}
-
-/// `text` with every URL that has a query shown as `display_url` shows it.
-fn hide_queries(text: &str) -> String {
-    let mut shown = String::with_capacity(text.len());
-    let mut last = 0;
-    for (range, url) in urls_in(text) {
-        if url.query().is_none() && url.password().is_none() {
-            continue;
-        }
-        shown.push_str(&text[last..range.start]);
-        shown.push_str(&porter_net::display_url(&url));
-        last = range.end;
-    }
-    shown.push_str(&text[last..]);
-    shown
 }
 
 /// One live connection to an upstream.
@@ -836,6 +800,32 @@ impl Upstreams {
         self.bare
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// Starts (or connects to) every server of `servers` with the
+    /// initialize handshake and lists its tools, each within `timeout`, all
+    /// at once: for each server by name, how many tools it listed, or why
+    /// it could not. Every process started here is stopped before this
+    /// answers. For `porter gateway doctor`.
+    pub async fn probe(
+        servers: &BTreeMap<String, McpServer>,
+        timeout: std::time::Duration,
+    ) -> Vec<(String, Result<usize, String>)> {
+        let set = Self::with(servers, None, false);
+        let probes = set.servers.values().map(|upstream| async {
+            let listed = tokio::time::timeout(timeout, upstream.tools(&set.wiring)).await;
+            let outcome = match listed {
+                Ok(Ok(tools)) => Ok(tools.len()),
+                Ok(Err(error)) => Err(error.to_string()),
+                Err(_) => Err(format!(
+                    "the upstream server {:?} did not start and list its tools within {} s",
+                    upstream.name,
+                    timeout.as_secs()
+                )),
+            };
+            (upstream.name.clone(), outcome)
+        });
+        futures_util::future::join_all(probes).await
     }
 
     /// Whether a server of this set goes by bare names.

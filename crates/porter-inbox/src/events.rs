@@ -73,7 +73,7 @@ impl Hub {
             run = %event.run,
             seq = event.seq,
             kind = %event.kind,
-            data = %event.data,
+            data = %crate::shown::for_log(&event.data),
             "inbox event"
         );
         self.send_after_gap(records, &mut runs, &event);

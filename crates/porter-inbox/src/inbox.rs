@@ -628,6 +628,13 @@ impl Inbox {
             .subscribe(self.shared.records.as_ref(), run, from_seq)
     }
 
+    /// A run's stored events with `seq >= from_seq`, in order (for a reader
+    /// that follows [`Inbox::subscribe_all`] and must read back what it
+    /// missed).
+    pub fn events(&self, run: RunId, from_seq: u64) -> Result<Vec<Event>, InboxError> {
+        self.shared.records.events(run, from_seq)
+    }
+
     /// A receiver for every run's events from now on (the web page lists
     /// every readable run live; it filters by owner itself).
     #[must_use]

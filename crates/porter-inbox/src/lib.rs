@@ -40,6 +40,7 @@ pub mod media;
 mod model;
 pub mod names;
 mod sessions;
+pub mod shown;
 pub mod store;
 mod stub;
 

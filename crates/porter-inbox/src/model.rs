@@ -244,6 +244,11 @@ pub enum InboxError {
     /// The database failed; the message says what was being done.
     #[error("inbox records failed: {0}")]
     Records(String),
+    /// The records database is not answering (down, out of reach, or its
+    /// connection was cut): the same request may well succeed in a few
+    /// seconds. The message says what was being done and where.
+    #[error("the inbox's records database is not answering: {0}")]
+    Unavailable(String),
 }
 
 impl InboxError {
@@ -257,6 +262,9 @@ impl InboxError {
             Self::Io(_) => "the inbox's storage failed",
             Self::Records(_) => {
                 "the inbox's records database failed or is not answering; try again in a moment"
+            }
+            Self::Unavailable(_) => {
+                "the inbox's records database is not answering; try again in a few seconds"
             }
         }
     }

@@ -63,6 +63,9 @@ pub struct Settings {
     /// mark (`MM_MCP_FORCE_HUMAN_IN_THE_LOOP_IN_CLAUDE_CODE`, default
     /// false; only with `MM_MCP_ASK_BEFORE_WRITES=false`).
     pub force_human_in_the_loop: bool,
+    /// Whether `read_file` of a PDF whose text was read carries the PDF
+    /// itself too, after its Markdown (`MM_MCP_ATTACH_PDF`, default false).
+    pub attach_pdf: bool,
 }
 
 impl std::fmt::Debug for Settings {
@@ -78,6 +81,7 @@ impl std::fmt::Debug for Settings {
             .field("http_token", &self.http_token.as_ref().map(|_| "***"))
             .field("file_cache_bytes", &self.file_cache_bytes)
             .field("force_human_in_the_loop", &self.force_human_in_the_loop)
+            .field("attach_pdf", &self.attach_pdf)
             .finish()
     }
 }
@@ -198,6 +202,7 @@ impl Settings {
                 })?,
             },
             force_human_in_the_loop,
+            attach_pdf: flag("MM_MCP_ATTACH_PDF", false)?,
         })
     }
 }
@@ -261,6 +266,40 @@ mod tests {
         assert_eq!(s.download_dir, PathBuf::from("/home/someone/Downloads"));
         assert_eq!(s.ca_file, None);
         assert!(s.http_token.is_none());
+        assert!(
+            !s.attach_pdf,
+            "a PDF travels as its Markdown only unless asked"
+        );
+    }
+
+    #[test]
+    fn attaching_pdfs_is_asked_for_by_its_variable() {
+        let on = settings(
+            &[
+                ("MM_URL", "https://x.org"),
+                ("MM_TOKEN", "t"),
+                ("MM_MCP_ATTACH_PDF", "yes"),
+            ],
+            Need::Connection,
+        )
+        .unwrap();
+        assert!(on.attach_pdf);
+        assert!(
+            crate::Options::from_settings(&on, crate::Transport::Stdio)
+                .view
+                .attach_pdf
+        );
+        let bad = settings(
+            &[
+                ("MM_URL", "https://x.org"),
+                ("MM_TOKEN", "t"),
+                ("MM_MCP_ATTACH_PDF", "both"),
+            ],
+            Need::Connection,
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(bad.contains("MM_MCP_ATTACH_PDF"), "{bad}");
     }
 
     #[test]

@@ -161,6 +161,10 @@ impl Options {
             download_dir: settings.download_dir.clone(),
             file_cache_bytes: settings.file_cache_bytes,
             force_human_in_the_loop: settings.force_human_in_the_loop,
+            view: porter_fileview::Options {
+                attach_pdf: settings.attach_pdf,
+                ..porter_fileview::Options::default()
+            },
             ..Options::default()
         }
     }

@@ -168,11 +168,14 @@ where
     Ok(out)
 }
 
+/// The line that ends a page: the next page's cursor, written out so that
+/// a client that hands the model the text alone still lets it page on, or
+/// that this page is the last.
 pub(crate) fn more_line(text: &mut String, next: Option<&String>, what: &str) {
-    if next.is_some() {
+    if let Some(cursor) = next {
         let _ = writeln!(
             text,
-            "More {what} follow: pass next_cursor as cursor (with the same other arguments)."
+            "More {what} follow: pass cursor \"{cursor}\" (with the same other arguments) for the next page."
         );
     } else {
         let _ = writeln!(text, "That is the last page.");
@@ -314,5 +317,23 @@ impl MattermostServer {
             )));
         }
         Ok(paging)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_page_that_is_not_the_last_says_its_next_cursor_in_the_text() {
+        let mut text = String::new();
+        more_line(&mut text, Some(&"c3VyZS1jdXJzb3I".to_owned()), "posts");
+        assert_eq!(
+            text,
+            "More posts follow: pass cursor \"c3VyZS1jdXJzb3I\" (with the same other arguments) for the next page.\n"
+        );
+        let mut last = String::new();
+        more_line(&mut last, None, "posts");
+        assert_eq!(last, "That is the last page.\n");
     }
 }

@@ -153,7 +153,7 @@ impl MattermostServer {
     /// Mattermost's file search does (each word narrows; the last word is
     /// taken as the start of a word, since it is still being typed), newest
     /// first, at most [`COMPLETIONS`] ids, with `hasMore` when there were
-    /// more.
+    /// more or Mattermost's search stopped at its cap (so more may exist).
     pub(crate) async fn complete_impl(
         &self,
         request: &CompleteRequestParams,
@@ -194,8 +194,10 @@ impl MattermostServer {
             .search_files_in(&teams, &typed, COMPLETIONS + 1)
             .await
             .map_err(tool_error)?;
-        let has_more = found.len() > COMPLETIONS;
+        // More than fit, or Mattermost stopped at its cap: more may exist.
+        let has_more = found.files.len() > COMPLETIONS || found.capped;
         let values: Vec<String> = found
+            .files
             .into_iter()
             .take(COMPLETIONS)
             .map(|file| file.id)

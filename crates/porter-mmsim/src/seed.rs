@@ -80,7 +80,17 @@ pub struct SeedConfig {
     /// Whether OAuth dynamic client registration is enabled
     /// (`POST /api/v4/oauth/apps/register`, listed in the metadata).
     pub oauth_registration: bool,
+    /// Whether file search pages (`page`, `per_page`), as it does with
+    /// Elasticsearch. Without it (`false`) the search answers as the
+    /// database search does: the newest [`FILE_SEARCH_DATABASE_MAX`] files
+    /// at most, whatever page is asked for.
+    pub file_search_pages: bool,
 }
+
+/// `FILE_SEARCH_DATABASE_MAX` is the most files Mattermost's database file
+/// search answers (it ignores `page` and `per_page`, which only
+/// Elasticsearch honours).
+pub const FILE_SEARCH_DATABASE_MAX: usize = 100;
 
 /// `DEFAULT_MAX_FILE_BYTES` is Mattermost's default `MaxFileSize`: 100 MiB.
 pub const DEFAULT_MAX_FILE_BYTES: u64 = 100 * 1024 * 1024;
@@ -103,6 +113,7 @@ impl Default for SeedConfig {
             post_reminders: true,
             oauth_access_token_seconds: DEFAULT_OAUTH_ACCESS_SECONDS,
             oauth_registration: false,
+            file_search_pages: true,
         }
     }
 }

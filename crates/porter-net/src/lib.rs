@@ -73,7 +73,9 @@ pub use names::{
 };
 pub use policy::{ANY_PUBLIC_HOST, DEFAULT_MAX_REDIRECTS, DEFAULT_TIMEOUT, Policy, RedirectRule};
 pub use secret::Secret;
-pub use urls::{MASK, MIN_SECRET_CHARS, Redactor, check_url, display_url};
+pub use urls::{
+    MASK, MIN_SECRET_CHARS, Redactor, check_url, display_url, hide_url_secrets, urls_in,
+};
 
 /// `reqwest` is re-exported so callers name the same `Method`, `Response`,
 /// `Body` and header types this crate uses, whatever version they pin.

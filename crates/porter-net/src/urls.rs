@@ -68,6 +68,48 @@ pub fn display_url(url: &Url) -> String {
     shown
 }
 
+/// `urls_in` finds the http(s) URLs in `text`, with where each stands.
+#[must_use]
+pub fn urls_in(text: &str) -> Vec<(std::ops::Range<usize>, Url)> {
+    let mut found = Vec::new();
+    let mut from = 0;
+    while let Some(at) = ["http://", "https://"]
+        .iter()
+        .filter_map(|scheme| text[from..].find(scheme))
+        .min()
+    {
+        let start = from + at;
+        let end = text[start..]
+            .find(|c: char| c.is_whitespace() || matches!(c, '"' | '\'' | '<' | '>' | '`'))
+            .map_or(text.len(), |len| start + len);
+        let candidate = text[start..end].trim_end_matches(['.', ',', ';', ')', ']', '}']);
+        if let Ok(url) = Url::parse(candidate) {
+            found.push((start..start + candidate.len(), url));
+        }
+        from = end.max(start + 1);
+    }
+    found
+}
+
+/// `hide_url_secrets` is `text` with every URL that has a query or a
+/// password shown as [`display_url`] shows it (`?…`, no user info): what a
+/// log line or a message may carry of a text that holds URLs.
+#[must_use]
+pub fn hide_url_secrets(text: &str) -> String {
+    let mut shown = String::with_capacity(text.len());
+    let mut last = 0;
+    for (range, url) in urls_in(text) {
+        if url.query().is_none() && url.password().is_none() {
+            continue;
+        }
+        shown.push_str(&text[last..range.start]);
+        shown.push_str(&display_url(&url));
+        last = range.end;
+    }
+    shown.push_str(&text[last..]);
+    shown
+}
+
 /// `Redactor` remembers the secrets a run's URLs carried (query values and
 /// passwords) and masks them in any text afterwards, so a token that a
 /// server echoes in a page, an error or a header never reaches the model, a
@@ -140,6 +182,17 @@ impl Redactor {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_text_shows_its_urls_without_their_queries_or_passwords() {
+        let text = "got https://files.example.org/a.png?token=s3cret and \
+                    http://me:pw@host.example/x, then https://plain.example/y.";
+        assert_eq!(
+            hide_url_secrets(text),
+            "got https://files.example.org/a.png?… and http://host.example/x, then https://plain.example/y."
+        );
+        assert_eq!(hide_url_secrets("no links here"), "no links here");
+    }
 
     #[test]
     fn each_character_a_url_never_holds_is_refused_with_its_position() {

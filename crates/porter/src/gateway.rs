@@ -11,10 +11,11 @@ use porter_gateway::Gateway;
 use porter_gateway::config::{Config, ConfigError};
 use porter_gateway::serve::HttpOptions;
 
-use crate::serve::{Reach, TransportArg};
+use crate::serve::{Listen, Reach, TransportArg};
 
 /// `DEFAULT_LISTEN` is where the HTTP transport listens unless told.
-const DEFAULT_LISTEN: &str = "127.0.0.1:8766";
+const DEFAULT_LISTEN: std::net::SocketAddr =
+    std::net::SocketAddr::new(std::net::IpAddr::V4(std::net::Ipv4Addr::LOCALHOST), 8766);
 
 #[derive(Debug, Args)]
 pub struct GatewayArgs {
@@ -30,10 +31,11 @@ enum GatewayCommand {
     Serve(ServeArgs),
     /// Print the JSON Schema of the config file.
     Schema,
-    /// Check the stores the config names: the records database (it
-    /// answers; its schema version against this build's) and the blob store
-    /// (a probe object written, read back and deleted). Says what to fix;
-    /// exit 0 when every check passes, 1 otherwise.
+    /// Check the stores the config names (the records database answers and
+    /// its schema version against this build's; the blob store takes a
+    /// probe object written, read back and deleted) and that every upstream
+    /// server starts and lists its tools. Says what to fix; exit 0 when
+    /// every check passes, 1 otherwise.
     Doctor(DoctorArgs),
 }
 
@@ -42,6 +44,9 @@ struct DoctorArgs {
     /// The config file (YAML); without one the embedded defaults apply.
     #[arg(long)]
     config: Option<PathBuf>,
+    /// How long each upstream server may take to start and list its tools.
+    #[arg(long, value_name = "SECONDS", default_value_t = 10)]
+    timeout: u64,
 }
 
 #[derive(Debug, Args)]
@@ -51,10 +56,10 @@ struct ServeArgs {
     config: Option<PathBuf>,
     #[command(flatten)]
     reach: Reach,
-    /// Address of the HTTP transport (with --transport http); port 0 picks
-    /// a free one, printed on stderr.
-    #[arg(long, default_value = DEFAULT_LISTEN)]
-    listen: std::net::SocketAddr,
+    /// Where the HTTP transport listens (with --transport http); the
+    /// address it took is printed on stderr.
+    #[command(flatten)]
+    listen: Listen,
 }
 
 /// Runs `porter gateway …`: exit 0 when served to the end, 1 for a failure,
@@ -98,9 +103,16 @@ pub fn run(args: GatewayArgs) -> ExitCode {
                     return ExitCode::from(2);
                 }
             };
+            let listen = match serve.listen.resolve(DEFAULT_LISTEN) {
+                Ok(listen) => listen,
+                Err(why) => {
+                    eprintln!("porter: {why}");
+                    return ExitCode::from(2);
+                }
+            };
             if keys.is_empty()
                 && matches!(serve.reach.transport, TransportArg::Http)
-                && !serve.listen.ip().is_loopback()
+                && !listen.ip().is_loopback()
             {
                 eprintln!(
                     "porter: with no api_keys in the config the HTTP transport serves the local \
@@ -113,7 +125,7 @@ pub fn run(args: GatewayArgs) -> ExitCode {
                 Ok(runtime) => runtime,
                 Err(code) => return code,
             };
-            match runtime.block_on(serve_gateway(serve, config, keys, &data_dir)) {
+            match runtime.block_on(serve_gateway(serve, listen, config, keys, &data_dir)) {
                 Ok(()) => ExitCode::SUCCESS,
                 Err(error) => {
                     eprintln!("porter: {error:#}");
@@ -136,7 +148,13 @@ fn run_doctor(args: &DoctorArgs) -> ExitCode {
     };
     let _ = rustls::crypto::ring::default_provider().install_default();
     let data_dir = data_dir(&config, &env_var);
-    let checks = porter_gateway::doctor::run(&config, &data_dir);
+    let mut checks = porter_gateway::doctor::run(&config, &data_dir);
+    let runtime = match crate::process::runtime() {
+        Ok(runtime) => runtime,
+        Err(code) => return code,
+    };
+    let timeout = std::time::Duration::from_secs(args.timeout.max(1));
+    checks.extend(runtime.block_on(porter_gateway::doctor::upstreams(&config, timeout)));
     let failed = checks.iter().filter(|check| !check.ok).count();
     let mut lines: Vec<String> = checks.iter().map(ToString::to_string).collect();
     lines.push(match failed {
@@ -169,38 +187,62 @@ fn load_config(path: Option<&Path>) -> Result<Config, ConfigError> {
 
 async fn serve_gateway(
     args: ServeArgs,
+    listen: std::net::SocketAddr,
     config: Config,
     keys: porter_gateway::access::Keys,
     data_dir: &Path,
 ) -> anyhow::Result<()> {
     let _ = rustls::crypto::ring::default_provider().install_default();
+    let no_keys = keys.is_empty();
     let gateway = Gateway::new(config, data_dir, keys)
         .with_context(|| format!("cannot open the gateway's data in {}", data_dir.display()))?;
     match args.reach.transport {
         TransportArg::Stdio => porter_gateway::serve::stdio(gateway).await,
         TransportArg::Http => {
-            let listener = match tokio::net::TcpListener::bind(args.listen).await {
+            let listener = match tokio::net::TcpListener::bind(listen).await {
                 Ok(listener) => listener,
                 Err(error) => {
                     let hint = crate::process::busy_hint(
                         &error,
                         "pass another --listen address (--listen 127.0.0.1:0 picks a free port)",
                     );
-                    anyhow::bail!("cannot listen on {}: {error}{hint}", args.listen);
+                    anyhow::bail!("cannot listen on {listen}: {error}{hint}");
                 }
             };
             let addr = listener.local_addr()?;
-            // One write, so that whoever reads the log never sees the
+            // Without keys the page and the run API would answer every
+            // call 401: the person at this machine gets a key of this
+            // process's own, in the page's address (in its fragment, which
+            // a browser never sends on).
+            let (api_keys, page) = if no_keys {
+                let key = porter_gateway::access::KeyInfo::one_time(&gateway.local_caller())
+                    .context("cannot make a one-time key for the web page")?;
+                let page = format!(
+                    "porter: the web page: http://{addr}/#token={} (a one-time key of this process; \
+                     for a key that lasts, or to reach the page from elsewhere, add api_keys to the config)\n",
+                    key.secret
+                );
+                (porter_gateway::access::Keys::new(vec![key]), page)
+            } else {
+                (
+                    gateway.keys.clone(),
+                    format!(
+                        "porter: the web page: http://{addr}/ (it asks for a key from api_keys)\n"
+                    ),
+                )
+            };
+            // One write each, so that whoever reads the log never sees an
             // address cut short.
             let line = format!(
                 "porter: gateway listening on http://{addr} (MCP at /mcp, the web page at /)\n"
             );
             let _ = std::io::Write::write_all(&mut std::io::stderr(), line.as_bytes());
+            let _ = std::io::Write::write_all(&mut std::io::stderr(), page.as_bytes());
             let options = HttpOptions {
                 allow_hosts: args.reach.allow_hosts,
                 ..HttpOptions::default()
             };
-            let extra = api_routes(&gateway);
+            let extra = api_routes(&gateway, api_keys);
             porter_gateway::serve::http(gateway, listener, options, extra, async {
                 let _ = tokio::signal::ctrl_c().await;
             })
@@ -210,12 +252,12 @@ async fn serve_gateway(
     }
 }
 
-/// The run API and the web page.
-fn api_routes(gateway: &Arc<Gateway>) -> axum::Router {
+/// The run API and the web page, answering `keys`.
+fn api_routes(gateway: &Arc<Gateway>, keys: porter_gateway::access::Keys) -> axum::Router {
     porter_gateway::api::router(Arc::new(porter_gateway::api::ApiState {
         inbox: gateway.inbox.clone(),
         files: gateway.files.clone(),
-        keys: gateway.keys.clone(),
+        keys,
     }))
 }
 

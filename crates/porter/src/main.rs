@@ -54,13 +54,41 @@ fn main() -> ExitCode {
     }
     let cli = Cli::parse();
     match cli.command {
-        Command::View(args) => match view::run(&args) {
-            Ok(code) => code,
-            Err(error) => output::failed(&error),
-        },
-        Command::Extract(args) => extract::run(&args),
+        Command::View(args) => {
+            one_file_logging();
+            let code = match view::run(&args) {
+                Ok(code) => code,
+                Err(error) => output::failed(&error),
+            };
+            report_engines();
+            code
+        }
+        Command::Extract(args) => {
+            one_file_logging();
+            let code = extract::run(&args);
+            report_engines();
+            code
+        }
         Command::Mmsim(args) => mmsim::run(&args),
         Command::Mattermost(args) => mattermost::run(args),
         Command::Gateway(args) => gateway::run(args),
     }
+}
+
+/// `view` and `extract` log to stderr only when `RUST_LOG` asks them to, so
+/// that what they print stays exactly the file's.
+fn one_file_logging() {
+    if std::env::var_os("RUST_LOG").is_some() {
+        process::init_logging("warn");
+    }
+}
+
+/// Says, at debug level, which engines (OCR's Tesseract) reading the file
+/// started, in this process and in its workers: none for a born-digital
+/// document or a photo without text. `RUST_LOG=porter=debug` shows it.
+fn report_engines() {
+    tracing::debug!(
+        "file view engines started: {}",
+        porter_fileview::engines::started()
+    );
 }

@@ -14,7 +14,11 @@ use porter_mattermost_mcp::{
 };
 
 use crate::process::busy_hint;
-use crate::serve::{Reach, TransportArg};
+use crate::serve::{Listen, Reach, TransportArg};
+
+/// `DEFAULT_LISTEN` is where the HTTP transport listens unless told.
+const DEFAULT_LISTEN: SocketAddr =
+    SocketAddr::new(std::net::IpAddr::V4(std::net::Ipv4Addr::LOCALHOST), 8765);
 use crate::{login, output};
 
 #[derive(Debug, Args)]
@@ -43,12 +47,9 @@ enum MattermostCommand {
 struct ServeArgs {
     #[command(flatten)]
     reach: Reach,
-    /// The address HTTP listens on; anything but loopback needs PORTER_MCP_HTTP_TOKEN.
-    #[arg(long, default_value = "127.0.0.1")]
-    host: String,
-    /// The port HTTP listens on (0 picks a free one).
-    #[arg(long, default_value_t = 8765)]
-    port: u16,
+    /// Where HTTP listens; anything but loopback needs PORTER_MCP_HTTP_TOKEN.
+    #[command(flatten)]
+    listen: Listen,
     /// Serve against a built-in demo Mattermost (signed in as alice), so
     /// every feature can be tried without a server; MM_URL and MM_TOKEN are
     /// not needed.
@@ -164,7 +165,7 @@ async fn run_serve(
         TransportArg::Http => Transport::Http,
     };
     let bind = if transport == Transport::Http {
-        match http_address(&args, &settings).await {
+        match http_address(&args, &settings) {
             Ok(addr) => Some(addr),
             Err(code) => return code,
         }
@@ -232,7 +233,10 @@ async fn run_serve(
                 Err(error) => {
                     eprintln!(
                         "porter: cannot listen on {addr}: {error}{}",
-                        busy_hint(&error, "pass another --port (--port 0 picks a free one)")
+                        busy_hint(
+                            &error,
+                            "pass another --listen address (--listen 127.0.0.1:0 picks a free port)"
+                        )
                     );
                     return ExitCode::from(1);
                 }
@@ -269,26 +273,21 @@ async fn run_serve(
     }
 }
 
-/// The address `serve --transport http` listens on: `--host` and `--port`
-/// resolved, and refused (exit 2) when it is not local and no bearer token
-/// is set.
-async fn http_address(args: &ServeArgs, settings: &Settings) -> Result<SocketAddr, ExitCode> {
-    let addr = format!("{}:{}", args.host, args.port);
-    let Some(addr) = tokio::net::lookup_host(&addr)
-        .await
-        .ok()
-        .and_then(|mut a| a.next())
-    else {
-        eprintln!(
-            "porter: --host {} is not an address this machine can listen on",
-            args.host
-        );
-        return Err(ExitCode::from(2));
+/// The address `serve --transport http` listens on: `--listen` (or
+/// `--host` and `--port`) resolved, and refused (exit 2) when it is not
+/// local and no bearer token is set.
+fn http_address(args: &ServeArgs, settings: &Settings) -> Result<SocketAddr, ExitCode> {
+    let addr = match args.listen.resolve(DEFAULT_LISTEN) {
+        Ok(addr) => addr,
+        Err(why) => {
+            eprintln!("porter: {why}");
+            return Err(ExitCode::from(2));
+        }
     };
     if !addr.ip().is_loopback() && settings.http_token.is_none() {
         eprintln!(
-            "porter: --host {} is reachable from other machines, so set PORTER_MCP_HTTP_TOKEN to a long random secret that clients must send as a bearer token (or listen on 127.0.0.1)",
-            args.host
+            "porter: --listen {} is reachable from other machines, so set PORTER_MCP_HTTP_TOKEN to a long random secret that clients must send as a bearer token (or listen on 127.0.0.1)",
+            args.listen.written(DEFAULT_LISTEN)
         );
         return Err(ExitCode::from(2));
     }

@@ -9,12 +9,17 @@ use clap::Args;
 use crate::output;
 use crate::process::{busy_hint, runtime};
 
+/// `DEFAULT_LISTEN` is where the emulator listens unless told: a free
+/// loopback port.
+const DEFAULT_LISTEN: SocketAddr =
+    SocketAddr::new(std::net::IpAddr::V4(std::net::Ipv4Addr::LOCALHOST), 0);
+
 #[derive(Debug, Args)]
 pub(crate) struct MmsimArgs {
-    /// Where to listen; port 0 picks a free one. Loopback only, because the
-    /// emulator's tokens are public.
-    #[arg(long, value_name = "ADDR", default_value = "127.0.0.1:0")]
-    pub listen: SocketAddr,
+    /// Where to listen: loopback only, because the emulator's tokens are
+    /// public.
+    #[command(flatten)]
+    pub listen: crate::serve::Listen,
     /// `demo` for the built-in teams, channels, users, posts and files, or
     /// the path of a YAML/JSON seed file.
     #[arg(long, value_name = "FILE|demo", default_value = "demo")]
@@ -24,7 +29,14 @@ pub(crate) struct MmsimArgs {
 /// Serves the emulator until interrupted: exit 0 after Ctrl-C, 2 for a bad
 /// seed or a non-loopback address, 1 when it cannot listen.
 pub(crate) fn run(args: &MmsimArgs) -> ExitCode {
-    if !args.listen.ip().is_loopback() {
+    let listen = match args.listen.resolve(DEFAULT_LISTEN) {
+        Ok(listen) => listen,
+        Err(why) => {
+            eprintln!("porter: {why}");
+            return ExitCode::from(2);
+        }
+    };
+    if !listen.ip().is_loopback() {
         eprintln!(
             "porter: the emulator listens on loopback only (its tokens are public); pass --listen 127.0.0.1:PORT"
         );
@@ -63,12 +75,11 @@ pub(crate) fn run(args: &MmsimArgs) -> ExitCode {
         Err(code) => return code,
     };
     runtime.block_on(async move {
-        let running = match porter_mmsim::start(sim, args.listen).await {
+        let running = match porter_mmsim::start(sim, listen).await {
             Ok(running) => running,
             Err(error) => {
                 eprintln!(
-                    "porter: cannot listen on {}: {error}{}",
-                    args.listen,
+                    "porter: cannot listen on {listen}: {error}{}",
                     busy_hint(
                         &error,
                         "pass another --listen address (--listen 127.0.0.1:0 picks a free port)"

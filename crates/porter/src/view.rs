@@ -18,10 +18,21 @@ pub(crate) struct ViewArgs {
     /// The file to show.
     file: PathBuf,
     /// First line of the window, counted from 1.
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    #[arg(
+        long,
+        value_name = "N",
+        visible_aliases = ["start", "from", "line"],
+        value_parser = clap::value_parser!(u64).range(1..)
+    )]
     start_line: Option<u64>,
     /// Lines in the window (500 by default, 2000 at most).
-    #[arg(long, value_name = "N", value_parser = clap::value_parser!(u64).range(1..))]
+    #[arg(
+        long,
+        short = 'n',
+        value_name = "N",
+        visible_aliases = ["lines", "count"],
+        value_parser = clap::value_parser!(u64).range(1..)
+    )]
     line_count: Option<u64>,
     /// The name to show and to take a type hint from (default: the file's own).
     #[arg(long, value_name = "NAME")]

@@ -7,17 +7,20 @@
 //! streamed once: a heading style (`Title`, `Heading N`, or an outline level)
 //! makes `#`…, a numbered paragraph (`w:numPr`, direct or from its style)
 //! a `-` or `1.` item indented by its level, a table a GFM table whose first
-//! row is the header, a hyperlink `[text](url)`. Deleted text and field
-//! instructions are skipped, text boxes follow their paragraph, a table in a
-//! cell is flattened into the cell.
+//! row is the header, a hyperlink `[text](url)`, a bold run `**…**` and an
+//! italic one `*…*` (directly or through its character style; headings take
+//! no emphasis). The `Title` is the document's one top heading: where it is
+//! used, `Heading 1` is `##` and every heading below moves down with it.
+//! Deleted text and field instructions are skipped, text boxes follow their
+//! paragraph, a table in a cell is flattened into the cell.
 
 use std::collections::HashMap;
 use std::io::BufRead;
 
-use super::out::{CELL_COST_BYTES, Markdown, escape_inline};
+use super::out::{CELL_COST_BYTES, Markdown};
 use super::tables::{OpenTables, TablePart, table_block};
 use crate::bounds::{Cancel, Failure};
-use crate::document::{Block, Inline, Writer};
+use crate::document::{Block, Inline, Inlines, Mark, Writer};
 use crate::office::package::Package;
 use crate::office::xml::{Node, Xml, attribute, local, named, prefixed_id};
 use crate::options::Options;
@@ -27,8 +30,7 @@ use quick_xml::events::BytesStart;
 const DEFAULT_MAIN: &str = "word/document.xml";
 
 /// The note every Word Markdown carries.
-const DOCX_NOTE: &str =
-    "Character formatting, pictures, headers, footers, footnotes and comments are not included.";
+const DOCX_NOTE: &str = "Character formatting other than bold and italic, pictures, headers, footers, footnotes and comments are not included.";
 
 /// `MAX_GRID_SPAN` is the most columns one merged cell is counted as (Word
 /// allows 63), so a crafted span cannot make a row millions of cells wide.
@@ -37,11 +39,17 @@ const MAX_GRID_SPAN: usize = 64;
 /// How deep a style's `basedOn` chain is followed.
 const STYLE_CHAIN: usize = 16;
 
-/// What a paragraph style says of its paragraphs.
+/// What a paragraph or character style says of its text.
 #[derive(Debug, Clone, Default)]
 struct Style {
     /// The heading level its name (`Title`, `Heading N`) gives.
     heading: Option<usize>,
+    /// Whether its name is `Title`.
+    title: bool,
+    /// Whether its runs are bold, or not, when it says.
+    bold: Option<bool>,
+    /// Whether its runs are italic, or not, when it says.
+    italic: Option<bool>,
     /// Its outline level, counted from 0.
     outline: Option<usize>,
     /// The list it numbers its paragraphs with, and the level.
@@ -81,14 +89,13 @@ pub(crate) fn convert(
         links,
     };
     let budget = options.office_text_bytes;
-    let title = package.read(&main, |xml| {
-        read_document(xml, &context, &mut out, budget, cancel)
-    })?;
-    let Some((title, cut)) = title else {
+    let title = package.read(&main, |xml| read_document(xml, &context, budget, cancel))?;
+    let Some((blocks, title, cut)) = title else {
         return Err(Failure::unreadable(format!(
             "its main part {main} is missing"
         )));
     };
+    blocks.write(&mut out);
     let mut notes = vec![DOCX_NOTE.to_owned()];
     if cut {
         notes.push(format!(
@@ -124,15 +131,18 @@ fn read_styles<R: BufRead>(xml: &mut Xml<R>) -> Result<HashMap<String, Style>, F
                     "name" => {
                         if let Some(value) = value()? {
                             style.heading = heading_of_name(&value);
+                            style.title = value.trim().eq_ignore_ascii_case("title");
                         }
                     }
+                    "b" => style.bold = Some(switched_on(value()?.as_deref())),
+                    "i" => style.italic = Some(switched_on(value()?.as_deref())),
                     "basedOn" => style.based_on = value()?,
                     "outlineLvl" => {
                         style.outline = value()?.and_then(|v| v.trim().parse().ok());
                     }
                     "numId" => style.num_id = value()?,
                     "ilvl" => style.ilvl = value()?.and_then(|v| v.trim().parse().ok()),
-                    "rPr" | "tblPr" | "tcPr" | "trPr" | "tblStylePr" => xml.skip()?,
+                    "tblPr" | "tcPr" | "trPr" | "tblStylePr" => xml.skip()?,
                     _ => {}
                 }
             }
@@ -147,6 +157,12 @@ fn read_styles<R: BufRead>(xml: &mut Xml<R>) -> Result<HashMap<String, Style>, F
             Node::Text(_) | Node::Other => {}
         }
     }
+}
+
+/// Whether an on/off property (`w:b`, `w:i`) with value `value` is on: it
+/// is when it has no value or one of `1`, `true`, `on`.
+fn switched_on(value: Option<&str>) -> bool {
+    value.is_none_or(|v| matches!(v.trim(), "1" | "true" | "on"))
 }
 
 /// The heading level a style's name stands for: `Title` is 1, `Heading N`
@@ -250,12 +266,36 @@ struct Paragraph {
     outline: Option<usize>,
     num_id: Option<String>,
     ilvl: Option<usize>,
-    /// The Markdown of its runs, inline-escaped, links already made.
-    text: String,
-    /// Open hyperlinks: where in `text` each began, and its target.
-    links: Vec<(usize, Option<String>)>,
+    /// The Markdown of its runs, built as they come: escaped words, links
+    /// and emphasis.
+    text: Inlines,
+    /// The marks open in `text`, innermost last, as `text` holds them.
+    marks: Vec<Open>,
+    /// Whether its style makes it a heading (which takes no emphasis),
+    /// known once its properties are read.
+    heading: Option<bool>,
     /// The depth of its `w:pPr`, while inside it.
     in_properties: bool,
+}
+
+/// One mark open in a paragraph's text.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Open {
+    Bold,
+    Italic,
+    /// A hyperlink, written as a link when it has a target.
+    Link {
+        written: bool,
+    },
+}
+
+/// A run's character formatting as its `w:rPr` says it: direct, and its
+/// character style.
+#[derive(Debug, Clone, Default)]
+struct RunFormat {
+    bold: Option<bool>,
+    italic: Option<bool>,
+    style: Option<String>,
 }
 
 /// One open element, as far as the Markdown cares.
@@ -278,39 +318,75 @@ enum Frame {
 }
 
 /// The walk's state.
-struct Walk<'c, 'o> {
+struct Walk<'c> {
     context: &'c Context,
-    out: &'o mut Writer,
+    out: Blocks,
     frames: Vec<Frame>,
     paragraphs: Vec<Paragraph>,
     tables: OpenTables,
     /// Lines of text-box paragraphs waiting for their paragraph to end.
     pending: Vec<String>,
-    runs: usize,
+    /// The formatting of each open run, innermost last.
+    runs: Vec<RunFormat>,
     used: usize,
     budget: usize,
     title: Option<String>,
     first_heading: Option<String>,
 }
 
-/// Reads `w:document` into `out`; returns the document's title, and
-/// whether its text passed the budget and was cut.
+/// `Blocks` holds the document's blocks until it is read, since where a
+/// `Title` is used, every other heading sits one level below it, and the
+/// Title may come after the first heading.
+#[derive(Default)]
+struct Blocks {
+    /// Each block, and whether it is a Title-styled heading.
+    blocks: Vec<(Block, bool)>,
+    /// Whether any paragraph is a Title.
+    has_title: bool,
+}
+
+impl Blocks {
+    fn push(&mut self, block: Block) {
+        self.blocks.push((block, false));
+    }
+
+    fn push_title(&mut self, block: Block) {
+        self.has_title = true;
+        self.blocks.push((block, true));
+    }
+
+    /// Writes the blocks, headings other than the Title one level down
+    /// when the document has a Title.
+    fn write(self, out: &mut Writer) {
+        for (mut block, title) in self.blocks {
+            if let Block::Heading { level, .. } = &mut block
+                && self.has_title
+                && !title
+            {
+                *level = (*level + 1).min(6);
+            }
+            out.push(&block);
+        }
+    }
+}
+
+/// Reads `w:document`: its blocks, the document's title, and whether its
+/// text passed the budget and was cut.
 fn read_document<R: BufRead>(
     xml: &mut Xml<R>,
     context: &Context,
-    out: &mut Writer,
     budget: usize,
     cancel: &Cancel,
-) -> Result<(Option<String>, bool), Failure> {
+) -> Result<(Blocks, Option<String>, bool), Failure> {
     let part = xml.part().to_owned();
     let mut walk = Walk {
         context,
-        out,
+        out: Blocks::default(),
         frames: Vec::new(),
         paragraphs: Vec::new(),
         tables: OpenTables::default(),
         pending: Vec::new(),
-        runs: 0,
+        runs: Vec::new(),
         used: 0,
         budget,
         title: None,
@@ -318,9 +394,6 @@ fn read_document<R: BufRead>(
     };
     let mut cut = false;
     loop {
-        if walk.out.is_full() {
-            break;
-        }
         if walk.used > walk.budget {
             cut = true;
             break;
@@ -336,8 +409,7 @@ fn read_document<R: BufRead>(
             }
             Node::Text(text) => {
                 if matches!(walk.frames.last(), Some(Frame::Text)) {
-                    let text = escape_inline(&text);
-                    walk.append(&text);
+                    walk.words(&text);
                 }
             }
             Node::End => {
@@ -349,10 +421,11 @@ fn read_document<R: BufRead>(
             Node::Eof => break,
         }
     }
-    Ok((walk.title.or(walk.first_heading), cut))
+    let title = walk.title.or(walk.first_heading);
+    Ok((walk.out, title, cut))
 }
 
-impl Walk<'_, '_> {
+impl Walk<'_> {
     /// Opens an element: the frame it pushes, or `None` when it was
     /// skipped or taken as one branch of an alternate content.
     fn start<R: BufRead>(
@@ -401,6 +474,11 @@ impl Walk<'_, '_> {
                 xml.skip()?;
                 return Ok(None);
             }
+            "b" | "i" | "rStyle" if !self.runs.is_empty() => {
+                let value = value()?;
+                self.run_property(&name, value);
+                Frame::Other
+            }
             "hyperlink" => {
                 let id = attribute(start, part, prefixed_id)?;
                 let anchor = attribute(start, part, |k| named(k, "anchor"))?;
@@ -416,20 +494,24 @@ impl Walk<'_, '_> {
                 Frame::Hyperlink
             }
             "r" => {
-                self.runs += 1;
+                self.runs.push(RunFormat::default());
                 Frame::Run
             }
-            "t" if self.runs > 0 => Frame::Text,
-            "tab" | "ptab" if self.runs > 0 => {
-                self.append("\t");
+            "t" if !self.runs.is_empty() => Frame::Text,
+            "tab" | "ptab" if !self.runs.is_empty() => {
+                // A tab stays a tab: it lines up what a table would not.
+                self.piece("\t");
                 Frame::Other
             }
-            "br" | "cr" if self.runs > 0 => {
-                self.append("\n");
+            "br" | "cr" if !self.runs.is_empty() => {
+                if let Some(paragraph) = self.paragraphs.last_mut() {
+                    paragraph.text.line_break();
+                }
                 Frame::Other
             }
-            "noBreakHyphen" if self.runs > 0 => {
-                self.append("-");
+            "noBreakHyphen" if !self.runs.is_empty() => {
+                self.format_run();
+                self.piece("-");
                 Frame::Other
             }
             "gridSpan" => {
@@ -469,10 +551,25 @@ impl Walk<'_, '_> {
         }
     }
 
+    /// Sets one property of the innermost run from its `w:val`.
+    fn run_property(&mut self, name: &str, value: Option<String>) {
+        let Some(run) = self.runs.last_mut() else {
+            return;
+        };
+        match name {
+            "b" => run.bold = Some(switched_on(value.as_deref())),
+            "i" => run.italic = Some(switched_on(value.as_deref())),
+            "rStyle" => run.style = value,
+            _ => {}
+        }
+    }
+
     /// Closes the innermost element, whose frame is `frame`.
     fn end(&mut self, frame: Frame, cancel: &Cancel) -> Result<(), Failure> {
         match frame {
-            Frame::Run => self.runs = self.runs.saturating_sub(1),
+            Frame::Run => {
+                self.runs.pop();
+            }
             Frame::Hyperlink => self.close_link(),
             Frame::Paragraph => {
                 cancel.check()?;
@@ -511,41 +608,125 @@ impl Walk<'_, '_> {
             .unwrap_or(0)
     }
 
-    /// Appends Markdown to the innermost paragraph, within the budget.
-    fn append(&mut self, text: &str) {
+    /// Adds a run's text to the innermost paragraph, in the run's
+    /// formatting, within the budget.
+    fn words(&mut self, text: &str) {
         if self.used > self.budget {
             return;
         }
+        self.format_run();
         if let Some(paragraph) = self.paragraphs.last_mut() {
             self.used += text.len();
-            paragraph.text.push_str(text);
+            paragraph.text.words(text);
+        }
+    }
+
+    /// Adds inline Markdown (a hyphen that may not break) as it is.
+    fn piece(&mut self, markdown: &str) {
+        if let Some(paragraph) = self.paragraphs.last_mut() {
+            self.used += markdown.len();
+            paragraph.text.markdown(markdown);
+        }
+    }
+
+    /// Whether the innermost run is bold and italic: its own properties,
+    /// else its character style's.
+    fn run_emphasis(&self) -> (bool, bool) {
+        let Some(run) = self.runs.last() else {
+            return (false, false);
+        };
+        let styled = |get: fn(&Style) -> Option<bool>| {
+            run.style
+                .as_deref()
+                .and_then(|style| self.context.inherited(style, get))
+        };
+        (
+            run.bold.or_else(|| styled(|s| s.bold)).unwrap_or(false),
+            run.italic.or_else(|| styled(|s| s.italic)).unwrap_or(false),
+        )
+    }
+
+    /// Opens and closes the innermost paragraph's bold and italic marks so
+    /// that what comes next is in the innermost run's formatting. Marks
+    /// open outside a link stay until it closes; a heading takes none.
+    fn format_run(&mut self) {
+        let (mut bold, mut italic) = self.run_emphasis();
+        let context = self.context;
+        let Some(paragraph) = self.paragraphs.last_mut() else {
+            return;
+        };
+        let heading = if let Some(heading) = paragraph.heading {
+            heading
+        } else {
+            let heading = heading_level(context, paragraph).is_some();
+            paragraph.heading = Some(heading);
+            heading
+        };
+        if heading {
+            (bold, italic) = (false, false);
+        }
+        let inner = paragraph
+            .marks
+            .iter()
+            .rposition(|m| matches!(m, Open::Link { .. }))
+            .map_or(0, |link| link + 1);
+        let outside = &paragraph.marks[..inner];
+        let wanted: Vec<Open> = [
+            (bold && !outside.contains(&Open::Bold), Open::Bold),
+            (italic && !outside.contains(&Open::Italic), Open::Italic),
+        ]
+        .into_iter()
+        .filter_map(|(want, mark)| want.then_some(mark))
+        .collect();
+        // Keep the longest run of open marks that is still wanted, in order.
+        let open = paragraph.marks.len() - inner;
+        let kept = paragraph.marks[inner..]
+            .iter()
+            .zip(&wanted)
+            .take_while(|(have, want)| have == want)
+            .count();
+        if kept == open && kept == wanted.len() {
+            return;
+        }
+        for _ in kept..open {
+            paragraph.text.close();
+            paragraph.marks.pop();
+        }
+        for mark in &wanted[kept..] {
+            paragraph.text.open(match mark {
+                Open::Bold => Mark::Strong,
+                _ => Mark::Emphasis,
+            });
+            paragraph.marks.push(*mark);
         }
     }
 
     fn open_link(&mut self, target: Option<String>) {
         if let Some(paragraph) = self.paragraphs.last_mut() {
-            let at = paragraph.text.len();
-            paragraph.links.push((at, target));
+            let written = target.is_some();
+            if let Some(target) = target {
+                paragraph.text.open(Mark::Link(target));
+            }
+            paragraph.marks.push(Open::Link { written });
         }
     }
 
-    /// Wraps the text since the link opened as `[text](target)`.
+    /// Closes the innermost link, and the bold and italic marks opened
+    /// inside it.
     fn close_link(&mut self) {
         let Some(paragraph) = self.paragraphs.last_mut() else {
             return;
         };
-        let Some((at, target)) = paragraph.links.pop() else {
-            return;
-        };
-        let at = at.min(paragraph.text.len());
-        let inner = paragraph.text[at..].to_owned();
-        if let Some(target) = target
-            && !inner.trim().is_empty()
-        {
-            let wrapped = format!("[{inner}]({})", link_target(&target));
-            self.used += wrapped.len() - inner.len();
-            paragraph.text.truncate(at);
-            paragraph.text.push_str(&wrapped);
+        while let Some(mark) = paragraph.marks.pop() {
+            match mark {
+                Open::Link { written } => {
+                    if written {
+                        paragraph.text.close();
+                    }
+                    return;
+                }
+                Open::Bold | Open::Italic => paragraph.text.close(),
+            }
         }
     }
 
@@ -555,15 +736,7 @@ impl Walk<'_, '_> {
         let Some(mut paragraph) = self.paragraphs.pop() else {
             return;
         };
-        while !paragraph.links.is_empty() {
-            self.paragraphs.push(paragraph);
-            self.close_link();
-            let Some(back) = self.paragraphs.pop() else {
-                return;
-            };
-            paragraph = back;
-        }
-        let text = paragraph.text.trim().to_owned();
+        let text = paragraph.text.take().trim().to_owned();
         // A paragraph inside another one is in a text box: it waits for
         // the paragraph holding it.
         if !self.paragraphs.is_empty() && !self.in_cell_of_current_paragraph() {
@@ -587,7 +760,7 @@ impl Walk<'_, '_> {
         self.pending = boxed;
         self.write_paragraph(&paragraph, &text);
         for line in std::mem::take(&mut self.pending) {
-            self.out.push(&Block::Paragraph(line));
+            self.out.push(Block::Paragraph(line));
         }
     }
 
@@ -617,29 +790,30 @@ impl Walk<'_, '_> {
         }
         let context = self.context;
         let style = paragraph.style.as_deref();
-        let heading = style
-            .and_then(|s| context.inherited(s, |st| st.heading))
-            .or_else(|| {
-                paragraph
-                    .outline
-                    .or_else(|| style.and_then(|s| context.inherited(s, |st| st.outline)))
-                    .filter(|&level| level < 9)
-                    .map(|level| level + 1)
-            });
-        if let Some(level) = heading {
+        if let Some(level) = heading_level(context, paragraph) {
             let one_line = text.split_whitespace().collect::<Vec<_>>().join(" ");
-            let is_title = style.is_some_and(|s| s.eq_ignore_ascii_case("title"));
+            let is_title = style.is_some_and(|s| {
+                s.eq_ignore_ascii_case("title")
+                    || context
+                        .inherited(s, |st| st.title.then_some(true))
+                        .is_some()
+            });
             if is_title && self.title.is_none() {
                 self.title = Some(super::out::unescape(&one_line));
             }
-            if level == 1 && self.first_heading.is_none() {
+            if level == 1 && !is_title && self.first_heading.is_none() {
                 self.first_heading = Some(super::out::unescape(&one_line));
             }
-            self.out.push(&Block::Heading {
+            let block = Block::Heading {
                 // At most 9, from the style or outline level.
                 level: u8::try_from(level.min(6)).unwrap_or(6),
                 text: one_line,
-            });
+            };
+            if is_title {
+                self.out.push_title(block);
+            } else {
+                self.out.push(block);
+            }
             return;
         }
         let num_id = paragraph
@@ -653,7 +827,7 @@ impl Walk<'_, '_> {
                 .unwrap_or(0)
                 .min(8);
             let marker = context.ordered(&num_id, level).then(|| "1.".to_owned());
-            self.out.push(&Block::ListItem {
+            self.out.push(Block::ListItem {
                 // At most 8.
                 level: u8::try_from(level).unwrap_or(8),
                 marker,
@@ -661,7 +835,7 @@ impl Walk<'_, '_> {
             });
             return;
         }
-        self.out.push(&Block::Paragraph(text.to_owned()));
+        self.out.push(Block::Paragraph(text.to_owned()));
     }
 
     /// Finishes the innermost table: as a GFM table in the body, or
@@ -688,7 +862,7 @@ impl Walk<'_, '_> {
             return;
         }
         if self.paragraphs.is_empty() {
-            self.out.push(&table_block(finished));
+            self.out.push(table_block(finished));
         } else {
             // A table in a text box: its rows wait with the box's lines.
             for row in &finished {
@@ -698,23 +872,27 @@ impl Walk<'_, '_> {
     }
 }
 
+/// The heading level of `paragraph`: from its style's name (`Title`,
+/// `Heading N`), else its outline level, direct or from its style.
+fn heading_level(context: &Context, paragraph: &Paragraph) -> Option<usize> {
+    let style = paragraph.style.as_deref();
+    style
+        .and_then(|s| context.inherited(s, |st| st.heading))
+        .or_else(|| {
+            paragraph
+                .outline
+                .or_else(|| style.and_then(|s| context.inherited(s, |st| st.outline)))
+                .filter(|&level| level < 9)
+                .map(|level| level + 1)
+        })
+}
+
 /// The target of a `HYPERLINK "url"` field instruction.
 fn field_link(instruction: &str) -> Option<String> {
     let rest = instruction.trim().strip_prefix("HYPERLINK")?.trim();
     let quoted = rest.strip_prefix('"')?;
     let end = quoted.find('"')?;
     Some(quoted[..end].to_owned())
-}
-
-/// A link target as Markdown writes it: in `<…>` when it holds spaces or
-/// parentheses.
-fn link_target(target: &str) -> String {
-    let target = target.trim();
-    if target.contains([' ', '(', ')', '<', '>']) {
-        format!("<{}>", target.replace(['<', '>'], ""))
-    } else {
-        target.to_owned()
-    }
 }
 
 #[cfg(test)]
@@ -784,11 +962,96 @@ mod tests {
         ]
         .concat();
         let md = markdown(&docx(&body, STYLES, NUMBERING));
+        // The Title is the one top heading; every other heading sits below it.
         assert_eq!(
             md.text,
-            "# The Title\n\n## Second Level\n\n### By Outline\n\n# Direct Outline\n\n\\# just text\n"
+            "# The Title\n\n### Second Level\n\n#### By Outline\n\n## Direct Outline\n\n\\# just text\n"
         );
         assert_eq!(md.title.as_deref(), Some("The Title"));
+    }
+
+    #[test]
+    fn the_title_sits_above_heading_one_wherever_it_stands_and_without_one_heading_one_is_top() {
+        let styles = format!(
+            "{STYLES}<w:style w:type=\"paragraph\" w:styleId=\"Heading1\"><w:name w:val=\"heading 1\"/></w:style>"
+        );
+        let with_title = [
+            styled("Heading1", "Before"),
+            styled("Title", "Field Guide"),
+            styled("Heading1", "Getting Started"),
+            styled("Heading2", "Route Steps"),
+        ]
+        .concat();
+        assert_eq!(
+            markdown(&docx(&with_title, &styles, NUMBERING)).text,
+            "## Before\n\n# Field Guide\n\n## Getting Started\n\n### Route Steps\n"
+        );
+        let without = [
+            styled("Heading1", "Getting Started"),
+            styled("Heading2", "Route Steps"),
+        ]
+        .concat();
+        let md = markdown(&docx(&without, &styles, NUMBERING));
+        assert_eq!(md.text, "# Getting Started\n\n## Route Steps\n");
+        assert_eq!(md.title.as_deref(), Some("Getting Started"));
+    }
+
+    /// A run of `text` with the run properties `properties`.
+    fn formatted(properties: &str, text: &str) -> String {
+        format!("<w:r><w:rPr>{properties}</w:rPr><w:t xml:space=\"preserve\">{text}</w:t></w:r>")
+    }
+
+    #[test]
+    fn bold_and_italic_runs_keep_their_marks_and_neighbours_of_one_kind_share_them() {
+        let styles = format!(
+            "{STYLES}<w:style w:type=\"character\" w:styleId=\"Strong\"><w:name w:val=\"Strong\"/><w:rPr><w:b/></w:rPr></w:style>\
+             <w:style w:type=\"character\" w:styleId=\"Quiet\"><w:name w:val=\"Quiet\"/><w:basedOn w:val=\"Strong\"/><w:rPr><w:i/></w:rPr></w:style>"
+        );
+        let body = [
+            format!(
+                "<w:p>{}{}{}{}{}{}{}{}</w:p>",
+                run("Walk "),
+                formatted("<w:b/>", "slowly "),
+                run("on "),
+                formatted("<w:i w:val=\"true\"/>", "wet"),
+                run(" rocks and "),
+                formatted("<w:b/><w:i/>", "never"),
+                formatted("<w:b w:val=\"0\"/>", " alone"),
+                run("."),
+            ),
+            format!(
+                "<w:p>{}{}{}{}</w:p>",
+                formatted("<w:b/>", "one "),
+                formatted("<w:b/>", "bold phrase"),
+                formatted("<w:rStyle w:val=\"Strong\"/>", ", styled"),
+                formatted("<w:rStyle w:val=\"Quiet\"/>", " and quiet"),
+            ),
+            format!(
+                "<w:p><w:pPr><w:pStyle w:val=\"Heading2\"/></w:pPr>{}</w:p>",
+                formatted("<w:b/>", "A bold heading")
+            ),
+            format!("<w:p>{}</w:p>", formatted("<w:b/>", "  ")),
+            format!(
+                "<w:p>{}<w:hyperlink r:id=\"rId9\">{}</w:hyperlink>{}</w:p>",
+                formatted("<w:b/>", "see "),
+                formatted("<w:b/>", "the site"),
+                run(" now"),
+            ),
+        ]
+        .concat();
+        let md = markdown(&docx(&body, &styles, NUMBERING));
+        assert_eq!(
+            md.text,
+            "Walk **slowly** on *wet* rocks and ***never*** alone.\n\n\
+             **one bold phrase, styled *and quiet***\n\n\
+             ## A bold heading\n\n\
+             **see [the site](https://example.com/a?b=1)** now\n"
+        );
+        assert!(
+            !md.notes.iter().any(|n| n.contains("Character formatting,")),
+            "{:?}",
+            md.notes
+        );
     }
 
     #[test]

@@ -133,10 +133,7 @@ fn image_text(
     options: &Options,
     cancel: &Cancel,
 ) -> Result<Converted, Failure> {
-    let Some(image_format) = image::ImageFormat::from_mime_type(format.mime_type()) else {
-        return Ok(Converted::NotSupported("an image".to_owned()));
-    };
-    let (read, notes) = crate::ocr::picture_text(bytes, image_format, options, cancel)?;
+    let (read, notes) = crate::ocr::picture_text(bytes, format, None, options, cancel)?;
     match read {
         Some(mut markdown) => {
             markdown.notes.extend(notes);

@@ -1,5 +1,5 @@
-//! Tesseract, through the safe `tesseract-plumbing` wrapper of its C API,
-//! on a thread of its own: a page is handed over and its answer waited for
+//! Tesseract, through `porter-tesseract` (its C API loaded from the system's
+//! library the first time an engine starts), on a thread of its own: a page is handed over and its answer waited for
 //! up to the page's time budget. Tesseract cannot be interrupted in the
 //! middle of a page through that API, so a page past its budget is left to
 //! finish on that thread (in the confined worker, the process ends with its
@@ -11,15 +11,11 @@
 //! orientation data loaded, before the process confines itself (see
 //! [`preload`]), since the confined process can open no file.
 
-use std::ffi::CString;
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::time::{Duration, Instant};
 
-use tesseract_plumbing::TessBaseApi;
-use tesseract_plumbing::tesseract_sys::{
-    TessOcrEngineMode_OEM_LSTM_ONLY, TessPageSegMode_PSM_AUTO, TessPageSegMode_PSM_AUTO_OSD,
-};
+use porter_tesseract::{Engine as Tesseract, EngineMode, Library, PageSegMode};
 
 use super::gray::Gray;
 
@@ -240,7 +236,7 @@ fn start(slot: usize) -> Option<Engine> {
 /// The OCR thread: one Tesseract, started for the languages of the first
 /// job and started again when a job names others.
 fn serve(jobs: &Receiver<Job>, answers: &Sender<(u64, Answer)>) {
-    let mut api: Option<(String, TessBaseApi)> = None;
+    let mut api: Option<(String, Tesseract)> = None;
     while let Ok(job) = jobs.recv() {
         if api
             .as_ref()
@@ -251,7 +247,10 @@ fn serve(jobs: &Receiver<Job>, answers: &Sender<(u64, Answer)>) {
             let started = init(&job.languages);
             *STARTED_IN.lock().unwrap_or_else(PoisonError::into_inner) = Some(clock.elapsed());
             match started {
-                Ok(started) => api = Some((job.languages.clone(), started)),
+                Ok(started) => {
+                    crate::engines::record_start(crate::engines::Engine::Ocr);
+                    api = Some((job.languages.clone(), started));
+                }
                 Err(reason) => {
                     if answers.send((job.id, Answer::Failed(reason))).is_err() {
                         return;
@@ -270,15 +269,15 @@ fn serve(jobs: &Receiver<Job>, answers: &Sender<(u64, Answer)>) {
     }
 }
 
-fn init(languages: &str) -> Result<TessBaseApi, String> {
-    let language = CString::new(languages)
-        .map_err(|_| format!("the language list {languages:?} holds a NUL character"))?;
-    let mut api = TessBaseApi::create();
+fn init(languages: &str) -> Result<Tesseract, String> {
+    // The library is loaded here, the first time any engine starts.
+    let library = Library::load().map_err(|error| error.to_string())?;
+    let mut api = Tesseract::new(library).map_err(|error| error.to_string())?;
     // No data path: Tesseract's own (TESSDATA_PREFIX, else where the system
     // installed its data). The LSTM recogniser only, whatever the data
     // holds (a language's data may hold the older engine's too, which the
     // default may then run as well).
-    api.init_4(None, Some(&language), TessOcrEngineMode_OEM_LSTM_ONLY)
+    api.init(None, languages, EngineMode::LstmOnly)
         .map_err(|_| missing_language(languages))?;
     Ok(api)
 }
@@ -295,27 +294,21 @@ fn missing_language(languages: &str) -> String {
     )
 }
 
-fn read(api: &mut TessBaseApi, job: &Job) -> Answer {
-    let (Ok(width), Ok(height)) = (
-        i32::try_from(job.image.width),
-        i32::try_from(job.image.height),
-    ) else {
-        return Answer::Failed("the page is too large".to_owned());
-    };
+fn read(api: &mut Tesseract, job: &Job) -> Answer {
     api.set_page_seg_mode(if job.orient {
-        TessPageSegMode_PSM_AUTO_OSD
+        PageSegMode::AutoOsd
     } else {
-        TessPageSegMode_PSM_AUTO
+        PageSegMode::Auto
     });
-    if let Err(e) = api.set_image(&job.image.pixels, width, height, 1, width) {
+    if let Err(e) = api.set_image(&job.image.pixels, job.image.width, job.image.height, 1) {
         return Answer::Failed(format!("the page's pixels were refused ({e})"));
     }
-    api.set_source_resolution(i32::try_from(job.ppi).unwrap_or(300));
+    api.set_source_resolution(job.ppi);
     if api.recognize().is_err() {
         return Answer::Failed("Tesseract could not recognise the page".to_owned());
     }
-    match api.get_tsv_text(0) {
-        Ok(text) => Answer::Tsv(text.as_ref().to_string_lossy().into_owned()),
+    match api.tsv_text(0) {
+        Ok(text) => Answer::Tsv(text),
         Err(_) => Answer::Failed("Tesseract gave no text for the page".to_owned()),
     }
 }

@@ -33,6 +33,7 @@ mod bands;
 mod engine;
 #[cfg(feature = "ocr")]
 mod gray;
+pub(crate) mod lines;
 #[cfg(feature = "ocr")]
 pub(crate) mod prep;
 
@@ -520,7 +521,17 @@ impl<'a> Session<'a> {
     /// Whether OCR may read another page now (and otherwise, records it
     /// as skipped).
     pub(crate) fn admit(&mut self, page: usize) -> Option<Read> {
-        self.refusal().map(|reason| self.skip(page, &reason))
+        if let Some(reason) = self.refusal() {
+            return Some(self.skip(page, &reason));
+        }
+        // A confined worker started without the engine stops here; the file
+        // is read again in one that has it (see `crate::engines`).
+        if !crate::engines::ready(crate::engines::Engine::Ocr) {
+            return Some(Read::Skipped(
+                "OCR is started for it in another worker".to_owned(),
+            ));
+        }
+        None
     }
 
     /// Reads one picture: `page` is its page number (0 for an image file),
@@ -784,46 +795,77 @@ fn read_as_it_lies(
 /// paragraphs and columns by the PDF reader's layout analysis), with the
 /// notes on what OCR did; `None` for the text when OCR found none or did
 /// not run (the notes say which).
+///
+/// OCR runs only on a picture that shows lines of text (see [`lines`]),
+/// judged on `shown` (the picture as the view shows it, in grey) or, when
+/// the caller has none, on a copy decoded small for it; and it reads the
+/// picture at the resolution its text needs, not at a camera's full size.
 #[cfg_attr(not(feature = "ocr"), allow(clippy::unnecessary_wraps))]
 pub(crate) fn picture_text(
     bytes: &[u8],
-    format: image::ImageFormat,
+    format: crate::picture::Format,
+    shown: Option<Looked>,
     options: &Options,
     cancel: &Cancel,
 ) -> Result<(Option<crate::markdown::out::Markdown>, Vec<String>), Failure> {
-    let mut session = Session::new(options);
-    if let Some(Read::Skipped(reason)) = session.admit(0) {
-        return Ok((
-            None,
-            vec![format!("Its text, if any, was not read: {reason}.")],
-        ));
+    let not_read = |reason: &str| vec![format!("Its text, if any, was not read: {reason}.")];
+    let session = Session::new(options);
+    if let Some(reason) = session.refusal() {
+        return Ok((None, not_read(&reason)));
     }
     #[cfg(feature = "ocr")]
     {
-        let mut reader = image::ImageReader::with_format(std::io::Cursor::new(bytes), format);
-        let mut limits = image::Limits::default();
-        limits.max_alloc = Some(options.ocr_pixel_bytes.saturating_mul(8));
-        reader.limits(limits);
-        let gray = match reader.decode() {
-            Ok(picture) => picture.to_luma8(),
-            Err(_) => {
-                return Ok((
-                    None,
-                    vec![format!(
-                        "Its text, if any, was not read: its pixels could not be decoded for OCR within {}.",
-                        crate::describe::human_size(options.ocr_pixel_bytes.saturating_mul(8))
-                    )],
-                ));
-            }
+        let mut session = session;
+        let looked = match shown {
+            Some(looked) => looked,
+            None => match crate::picture::grey_at(bytes, format, LOOK_EDGE_PX, options, cancel) {
+                Ok(grey) => look(grey),
+                Err(Failure::Cancelled) => return Err(Failure::Cancelled),
+                Err(Failure::Unreadable(why)) => {
+                    return Ok((
+                        None,
+                        not_read(&format!("its pixels could not be decoded ({why})")),
+                    ));
+                }
+            },
         };
-        if gray.width() < 16 || gray.height() < 16 {
+        let Looked { grey, found } = looked;
+        if grey.width() < 16 || grey.height() < 16 {
             return Ok((None, Vec::new()));
         }
-        let read = session.read(0, gray, None, cancel)?;
+        let Some(found) = found else {
+            return Ok((None, vec![NO_LINES.to_owned()]));
+        };
+        cancel.check()?;
+        if let Some(Read::Skipped(reason)) = session.admit(0) {
+            cancel.check()?;
+            return Ok((None, not_read(&reason)));
+        }
+        // Read where its characters stand about `READ_HEIGHT_PX` tall: the
+        // copy itself when they already do, else the picture decoded at
+        // that scale (or whole, for small print).
+        let long = grey.width().max(grey.height());
+        let edge = (long as f32 * READ_HEIGHT_PX / found.height.max(1.0)).ceil() as u32;
+        let picture = if edge <= long + long / 8 {
+            grey
+        } else {
+            drop(grey);
+            match crate::picture::grey_at(bytes, format, edge, options, cancel) {
+                Ok(picture) => picture,
+                Err(Failure::Cancelled) => return Err(Failure::Cancelled),
+                Err(Failure::Unreadable(why)) => {
+                    return Ok((
+                        None,
+                        not_read(&format!("its pixels could not be decoded for OCR ({why})")),
+                    ));
+                }
+            }
+        };
+        let read = session.read(0, picture, None, cancel)?;
         let mut notes = session.notes();
         let Read::Text(text) = read else {
             if let Read::Skipped(reason) = read {
-                notes = vec![format!("Its text, if any, was not read: {reason}.")];
+                notes = not_read(&reason);
             } else {
                 notes.push("OCR found no text in it.".to_owned());
             }
@@ -836,13 +878,38 @@ pub(crate) fn picture_text(
     }
     #[cfg(not(feature = "ocr"))]
     {
-        let _ = (bytes, format, cancel);
-        Ok((
-            None,
-            vec![format!("Its text, if any, was not read: {NOT_AVAILABLE}.")],
-        ))
+        let _ = (bytes, format, shown, cancel);
+        Ok((None, not_read(NOT_AVAILABLE)))
     }
 }
+
+/// A picture's grey copy, looked at for lines of text (see [`lines`]).
+pub(crate) struct Looked {
+    /// The picture as shown, in grey.
+    pub grey: image::GrayImage,
+    /// The lines of text in it, when it has enough to be worth OCR.
+    pub found: Option<lines::Found>,
+}
+
+/// Looks at `grey` for lines of text.
+pub(crate) fn look(grey: image::GrayImage) -> Looked {
+    let found = lines::text_lines(&grey);
+    Looked { grey, found }
+}
+
+/// What the notes say of a picture that shows no lines of text.
+pub(crate) const NO_LINES: &str = "It shows no lines of text, so OCR did not read it.";
+
+/// `LOOK_EDGE_PX` is the long edge of the copy a picture is looked at for
+/// lines of text when the caller has no copy of its own.
+#[cfg(feature = "ocr")]
+const LOOK_EDGE_PX: u32 = 2048;
+
+/// `READ_HEIGHT_PX` is how tall (a line's marks, by their median box) a
+/// picture's characters are made for OCR: about 11 pt at 300 ppi, where
+/// Tesseract reads best (the preparation then fine-tunes it).
+#[cfg(feature = "ocr")]
+const READ_HEIGHT_PX: f32 = 30.0;
 
 /// A picture's lines in reading order as blocks, through the PDF reader's
 /// layout analysis in points.

@@ -276,6 +276,7 @@ fn page_pieces(
         } else {
             s.text
         };
+        let text = without_soft_hyphens(text);
         pieces.push(layout::Piece {
             // PDF space grows upwards; the layout's y grows downwards.
             x0: s.bbox.x,
@@ -288,6 +289,30 @@ fn page_pieces(
         });
     }
     Ok(pieces)
+}
+
+/// `SOFT_HYPHEN` (U+00AD) marks where a word may be broken; a PDF keeps it
+/// wherever its producer put it, shown or not.
+#[cfg(feature = "pdf")]
+const SOFT_HYPHEN: char = '\u{ad}';
+
+/// A piece's text with its soft hyphens gone: inside a word they only mark
+/// where it could break; one that ends the piece is where the word did
+/// break, shown as a hyphen, which the layout joins with the next line's
+/// start as it joins any word hyphenated at a line's end.
+#[cfg(feature = "pdf")]
+fn without_soft_hyphens(text: String) -> String {
+    if !text.contains(SOFT_HYPHEN) {
+        return text;
+    }
+    let trimmed = text.trim_end();
+    let broken = trimmed.ends_with(SOFT_HYPHEN);
+    let mut clean: String = trimmed.chars().filter(|&c| c != SOFT_HYPHEN).collect();
+    if broken {
+        clean.push('-');
+    }
+    clean.push_str(&text[trimmed.len()..]);
+    clean
 }
 
 /// The page's extent, top to bottom, in the layout's downward y.
@@ -570,7 +595,22 @@ pub(crate) fn blocks(
 
 #[cfg(all(test, feature = "pdf"))]
 mod tests {
-    use super::bold_name;
+    use super::{bold_name, without_soft_hyphens};
+
+    #[test]
+    fn soft_hyphens_go_and_one_ending_a_piece_becomes_the_hyphen_of_a_broken_word() {
+        let cases = [
+            ("sym\u{ad}metric", "symmetric"),
+            ("its trans\u{ad}", "its trans-"),
+            ("its trans\u{ad} ", "its trans- "),
+            ("\u{ad}", "-"),
+            ("plain words", "plain words"),
+            ("a well-known\u{ad}\u{ad}word", "a well-knownword"),
+        ];
+        for (text, expected) in cases {
+            assert_eq!(without_soft_hyphens(text.to_owned()), expected, "{text:?}");
+        }
+    }
 
     #[test]
     fn a_font_name_marks_a_bold_face() {

@@ -33,6 +33,7 @@ use self::pixels::{fit_edge, swaps_sides};
 use crate::bounds::{Cancel, Failure};
 use crate::content::ImageRecord;
 use crate::describe::human_size;
+use crate::ocr::{Looked, look};
 use crate::options::Options;
 
 /// An image ready to return.
@@ -43,7 +44,18 @@ pub(crate) struct Picture {
     pub record: ImageRecord,
     /// One text block for the model: kind, sizes, and what was done.
     pub note: String,
+    /// When asked for: the picture as shown (upright, scaled to fit, a
+    /// JPEG passed on as it is decoded at a DCT scale of at least
+    /// [`GREY_EDGE_PX`]) in grey, looked at for lines of text while the
+    /// picture is encoded.
+    pub looked: Option<Looked>,
 }
+
+/// `GREY_EDGE_PX` is the long edge a JPEG passed on as it is is decoded at
+/// (at least; at the smallest DCT scale that gives it) for its grey copy:
+/// body text of a page photographed or scanned stays five pixels tall or
+/// more there.
+const GREY_EDGE_PX: u32 = 1024;
 
 /// `Source` is an image whose header has been read, by the decoder its
 /// format needs.
@@ -82,7 +94,134 @@ pub(crate) fn picture(
     name: &str,
     options: &Options,
     cancel: &Cancel,
+    want_look: bool,
 ) -> Result<Picture, Failure> {
+    let (source, facts) = open(bytes, format, options, cancel)?;
+
+    let fits = facts.passable
+        && facts.sequence == Sequence::Single
+        && facts.orientation == Orientation::NoTransforms
+        && bytes.len() <= options.image_bytes
+        && facts.width.max(facts.height) <= options.image_edge_px;
+    let (target_width, target_height) = fit_edge(facts.width, facts.height, options.image_edge_px);
+
+    // What of the file may be passed on: its picture without what rides
+    // along, or nothing, and then it is re-encoded.
+    let kept = if fits {
+        clean::passable(bytes, format)
+    } else {
+        None
+    };
+    // Even a file passed on as it is gets decoded once, to prove it decodes.
+    let decoded = match (source, kept) {
+        (Source::Jpeg(jpeg), Some(kept)) => {
+            let looked = if want_look {
+                let (w, h) = fit_edge(facts.width, facts.height, GREY_EDGE_PX);
+                Some(look(jpeg.decode_at_least(w, h)?.grey()))
+            } else {
+                jpeg.validate()?;
+                None
+            };
+            return Ok(as_is(bytes.len(), kept, format, name, &facts).with_look(looked));
+        }
+        (Source::Jpeg(jpeg), None) => jpeg.decode_at_least(target_width, target_height)?,
+        (Source::Other(other), kept) => {
+            let decoded = other.decode(format)?;
+            if let Some(kept) = kept {
+                let looked = want_look.then(|| look(decoded.grey()));
+                return Ok(as_is(bytes.len(), kept, format, name, &facts).with_look(looked));
+            }
+            decoded
+        }
+    };
+    cancel.check()?;
+
+    let scaled = decoded.into_size(target_width, target_height)?;
+    cancel.check()?;
+    let upright = scaled.oriented(facts.orientation);
+    let encoding = if facts.lossy && upright.is_opaque() {
+        Encoding::Jpeg
+    } else {
+        Encoding::Png
+    };
+    // The grey copy is looked at for text on a second thread while the
+    // picture is encoded: a worker has the cores, and both take tens of
+    // milliseconds for a camera's photo.
+    // (Looked at after the encoding, on this thread, when no thread can be
+    // started.)
+    let (fitted, looked) = std::thread::scope(|scope| {
+        let looking = want_look
+            .then(|| {
+                std::thread::Builder::new()
+                    .name("fileview-look".to_owned())
+                    .spawn_scoped(scope, || look(upright.grey()))
+                    .ok()
+            })
+            .flatten();
+        let fitted = encode::fit(&upright, encoding, options.image_bytes, cancel);
+        let looked = match looking {
+            Some(handle) => handle.join().ok(),
+            None => want_look.then(|| look(upright.grey())),
+        };
+        (fitted, looked)
+    });
+    let fitted = fitted?;
+
+    let upright_size = if swaps_sides(facts.orientation) {
+        (facts.height, facts.width)
+    } else {
+        (facts.width, facts.height)
+    };
+    let record = ImageRecord {
+        original_width: facts.width,
+        original_height: facts.height,
+        width: fitted.width,
+        height: fitted.height,
+        turned_upright: facts.orientation != Orientation::NoTransforms,
+        scaled: (fitted.width, fitted.height) != upright_size,
+        reencoded: true,
+        mime_type: fitted.encoding.mime_type().to_owned(),
+        bytes: fitted.bytes.len() as u64,
+    };
+    let note = converted_note(name, format, bytes.len(), &facts, &fitted, &record, options);
+    Ok(Picture {
+        bytes: fitted.bytes,
+        record,
+        note,
+        looked,
+    })
+}
+
+/// The picture upright in grey, decoded (at a JPEG's least DCT scale that
+/// gives it) and scaled so that its long edge is `edge` pixels, never
+/// larger than it is: what OCR reads, at the resolution its text needs.
+#[cfg_attr(not(feature = "ocr"), allow(dead_code))]
+pub(crate) fn grey_at(
+    bytes: &[u8],
+    format: Format,
+    edge: u32,
+    options: &Options,
+    cancel: &Cancel,
+) -> Result<image::GrayImage, Failure> {
+    let (source, facts) = open(bytes, format, options, cancel)?;
+    let (width, height) = fit_edge(facts.width, facts.height, edge.max(1));
+    let decoded = match source {
+        Source::Jpeg(jpeg) => jpeg.decode_at_least(width, height)?,
+        Source::Other(other) => other.decode(format)?,
+    };
+    cancel.check()?;
+    let grey = decoded.grey_pixels().into_size(width, height)?;
+    Ok(grey.oriented(facts.orientation).grey())
+}
+
+/// Reads an image's header with the decoder its format needs, and what it
+/// says, refusing one past the decode limit before any pixel is decoded.
+fn open<'a>(
+    bytes: &'a [u8],
+    format: Format,
+    options: &Options,
+    cancel: &Cancel,
+) -> Result<(Source<'a>, Facts), Failure> {
     cancel.check()?;
     let max_pixels = options.image_decode_pixels;
     // PNG and GIF declare their size at a fixed place: refuse a huge one
@@ -127,70 +266,7 @@ pub(crate) fn picture(
     };
     check_pixels(facts.width, facts.height, max_pixels)?;
     cancel.check()?;
-
-    let fits = facts.passable
-        && facts.sequence == Sequence::Single
-        && facts.orientation == Orientation::NoTransforms
-        && bytes.len() <= options.image_bytes
-        && facts.width.max(facts.height) <= options.image_edge_px;
-    let (target_width, target_height) = fit_edge(facts.width, facts.height, options.image_edge_px);
-
-    // What of the file may be passed on: its picture without what rides
-    // along, or nothing, and then it is re-encoded.
-    let kept = if fits {
-        clean::passable(bytes, format)
-    } else {
-        None
-    };
-    // Even a file passed on as it is gets decoded once, to prove it decodes.
-    let decoded = match (source, kept) {
-        (Source::Jpeg(jpeg), Some(kept)) => {
-            jpeg.validate()?;
-            return Ok(as_is(bytes.len(), kept, format, name, &facts));
-        }
-        (Source::Jpeg(jpeg), None) => jpeg.decode_at_least(target_width, target_height)?,
-        (Source::Other(other), kept) => {
-            let decoded = other.decode(format)?;
-            if let Some(kept) = kept {
-                return Ok(as_is(bytes.len(), kept, format, name, &facts));
-            }
-            decoded
-        }
-    };
-    cancel.check()?;
-
-    let scaled = decoded.into_size(target_width, target_height)?;
-    cancel.check()?;
-    let upright = scaled.oriented(facts.orientation);
-    let encoding = if facts.lossy && upright.is_opaque() {
-        Encoding::Jpeg
-    } else {
-        Encoding::Png
-    };
-    let fitted = encode::fit(&upright, encoding, options.image_bytes, cancel)?;
-
-    let upright_size = if swaps_sides(facts.orientation) {
-        (facts.height, facts.width)
-    } else {
-        (facts.width, facts.height)
-    };
-    let record = ImageRecord {
-        original_width: facts.width,
-        original_height: facts.height,
-        width: fitted.width,
-        height: fitted.height,
-        turned_upright: facts.orientation != Orientation::NoTransforms,
-        scaled: (fitted.width, fitted.height) != upright_size,
-        reencoded: true,
-        mime_type: fitted.encoding.mime_type().to_owned(),
-        bytes: fitted.bytes.len() as u64,
-    };
-    let note = converted_note(name, format, bytes.len(), &facts, &fitted, &record, options);
-    Ok(Picture {
-        bytes: fitted.bytes,
-        record,
-        note,
-    })
+    Ok((source, facts))
 }
 
 /// The picture made of the file's own bytes, which fit every limit, less
@@ -228,6 +304,13 @@ fn as_is(
         },
         note,
         bytes,
+        looked: None,
+    }
+}
+
+impl Picture {
+    fn with_look(self, looked: Option<Looked>) -> Self {
+        Self { looked, ..self }
     }
 }
 
@@ -376,11 +459,12 @@ mod tests {
             "picture",
             &Options::default(),
             &Cancel::new(),
+            false,
         )
     }
 
     fn view_with(bytes: &[u8], format: Format, options: &Options) -> Result<Picture, Failure> {
-        picture(bytes, format, "picture", options, &Cancel::new())
+        picture(bytes, format, "picture", options, &Cancel::new(), false)
     }
 
     fn encoded(image: &DynamicImage, format: ImageFormat) -> Vec<u8> {
@@ -1070,7 +1154,14 @@ mod tests {
         let cancel = Cancel::new();
         cancel.cancel();
         let bytes = encoded(&noise(8, 8, false), ImageFormat::Png);
-        let result = picture(&bytes, Format::Png, "x", &Options::default(), &cancel);
+        let result = picture(
+            &bytes,
+            Format::Png,
+            "x",
+            &Options::default(),
+            &cancel,
+            false,
+        );
         assert_eq!(result.err(), Some(Failure::Cancelled));
     }
 

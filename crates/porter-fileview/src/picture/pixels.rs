@@ -44,6 +44,11 @@ impl Layout {
     }
 }
 
+/// The grey of an RGB pixel, by Rec. 601's weights in 16-bit fixed point.
+fn luma(r: u8, g: u8, b: u8) -> u8 {
+    ((19_595 * u32::from(r) + 38_470 * u32::from(g) + 7_471 * u32::from(b) + 32_768) >> 16) as u8
+}
+
 /// `Pixels` is a decoded image: rows top to bottom, no padding.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(super) struct Pixels {
@@ -107,6 +112,46 @@ impl Pixels {
                 layout: Layout::Luma,
                 data: image.into_luma8().into_raw(),
             }
+        }
+    }
+
+    /// These pixels in grey (Rec. 601 luma), a transparent pixel as if on
+    /// white paper.
+    pub(super) fn grey_pixels(self) -> Self {
+        if self.layout == Layout::Luma {
+            return self;
+        }
+        Self {
+            width: self.width,
+            height: self.height,
+            layout: Layout::Luma,
+            data: self.grey_data(),
+        }
+    }
+
+    /// A grey copy of these pixels, as [`Self::grey_pixels`] makes it.
+    pub(super) fn grey(&self) -> image::GrayImage {
+        image::GrayImage::from_raw(self.width, self.height, self.grey_data())
+            .unwrap_or_else(|| image::GrayImage::new(self.width, self.height))
+    }
+
+    fn grey_data(&self) -> Vec<u8> {
+        match self.layout {
+            Layout::Luma => self.data.clone(),
+            Layout::Rgb => self
+                .data
+                .chunks_exact(3)
+                .map(|p| luma(p[0], p[1], p[2]))
+                .collect(),
+            Layout::Rgba => self
+                .data
+                .chunks_exact(4)
+                .map(|p| {
+                    let ink = u32::from(luma(p[0], p[1], p[2]));
+                    let alpha = u32::from(p[3]);
+                    ((ink * alpha + 255 * (255 - alpha) + 127) / 255) as u8
+                })
+                .collect(),
         }
     }
 

@@ -1,13 +1,15 @@
-//! What a worker is started with: the limits it confines itself to and the
-//! OCR languages it loads first, and how they travel as its arguments.
+//! What a worker is started with: the limits it confines itself to, the
+//! engines it starts first and the OCR languages they read with, and how
+//! they travel as its arguments.
 
 use std::ffi::OsString;
 
+use crate::engines::{Engine, Engines};
 use crate::options::Options;
 
-/// The limits a worker is started with, and the OCR languages it loads
-/// before it confines itself, which therefore pick which warm worker can
-/// serve a request.
+/// The limits a worker is started with, the engines it starts before it
+/// confines itself, and the OCR languages OCR would read with; together
+/// they pick which warm worker can serve a request.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Limits {
     /// Address space beyond what the worker holds at start, in bytes.
@@ -18,29 +20,54 @@ pub(crate) struct Limits {
     /// Tesseract with them (and loads their data) while it may still open
     /// files.
     pub(crate) ocr_languages: Option<String>,
+    /// The engines the worker starts before it confines itself: none at
+    /// first, and those a file was found to need when it is read again.
+    /// OCR is started only when `ocr_languages` is set.
+    pub(crate) engines: Engines,
+    /// Whether the worker runs the common readers once before it reads its
+    /// request: worth it for a worker started ahead of need, which waits
+    /// anyway, and only a delay for one started for a file at hand.
+    pub(crate) warm: bool,
 }
 
 /// What stands for "no OCR" among a worker's arguments.
 const NO_OCR: &str = "-";
+/// The last argument of a worker that warms up first, and of one that
+/// does not.
+const WARM: &str = "warm";
+const COLD: &str = "cold";
 
 impl Limits {
-    pub(super) fn of(options: &Options) -> Self {
+    /// The limits `options` set, for a worker that starts `engines` (and
+    /// warms up when it is started ahead of need).
+    pub(super) fn of(options: &Options, engines: Engines, warm: bool) -> Self {
         Self {
             memory_bytes: options.worker_memory_bytes,
             cpu_seconds: options.worker_cpu_seconds.max(1),
             ocr_languages: (options.ocr
                 && crate::ocr::check_languages(options.ocr_languages.trim()).is_ok())
             .then(|| options.ocr_languages.trim().to_owned()),
+            engines,
+            warm,
         }
     }
 
-    pub(super) fn to_args(&self) -> [String; 3] {
+    /// Whether the worker starts `engine` before it confines itself.
+    pub(crate) fn starts(&self, engine: Engine) -> bool {
+        match engine {
+            Engine::Ocr => self.engines.has(engine) && self.ocr_languages.is_some(),
+        }
+    }
+
+    pub(super) fn to_args(&self) -> [String; 5] {
         [
             self.memory_bytes.to_string(),
             self.cpu_seconds.to_string(),
             self.ocr_languages
                 .clone()
                 .unwrap_or_else(|| NO_OCR.to_owned()),
+            self.engines.to_arg(),
+            if self.warm { WARM } else { COLD }.to_owned(),
         ]
     }
 
@@ -56,10 +83,18 @@ impl Limits {
             crate::ocr::check_languages(&languages).ok()?;
             Some(languages)
         };
+        let engines = Engines::from_arg(args.next()?.to_str()?)?;
+        let warm = match args.next()?.to_str()? {
+            WARM => true,
+            COLD => false,
+            _ => return None,
+        };
         let limits = Self {
             memory_bytes,
             cpu_seconds,
             ocr_languages,
+            engines,
+            warm,
         };
         (args.next().is_none()).then_some(limits)
     }

@@ -41,6 +41,7 @@ use serde::{Deserialize, Serialize};
 use crate::bounds::Cancel;
 use crate::content::View;
 use crate::describe::human_size;
+use crate::engines::{self, Engine, Engines};
 use crate::input::{FileInput, ViewError};
 use crate::markdown::Markdown;
 use crate::options::Options;
@@ -94,10 +95,12 @@ pub fn serve(args: impl IntoIterator<Item = OsString>) -> u8 {
         let _ = writeln!(io::stderr(), "{BAD_ARGS}");
         return 2;
     };
-    // OCR's engine and its data are loaded while files may still be
-    // opened; a worker whose OCR cannot start reads its file without it
-    // (and each page OCR would have read says why).
-    if let Some(languages) = &limits.ocr_languages
+    // The engines the parent named start while files may still be opened
+    // (none, unless a file was found to need one); a worker whose OCR
+    // cannot start reads its file without it (and each page OCR would have
+    // read says why).
+    if limits.starts(Engine::Ocr)
+        && let Some(languages) = &limits.ocr_languages
         && let Err(error) = crate::ocr::preload(languages)
     {
         let _ = writeln!(
@@ -105,14 +108,15 @@ pub fn serve(args: impl IntoIterator<Item = OsString>) -> u8 {
             "porter-fileview worker: OCR not started: {error}"
         );
     }
+    engines::confine(limits.engines);
     #[cfg(target_os = "linux")]
     if let Err(error) = sandbox::confine(&limits) {
         let _ = writeln!(io::stderr(), "{CONFINE_FAILED}{error}");
         return 3;
     }
-    #[cfg(not(target_os = "linux"))]
-    let _ = limits;
-    warm_up();
+    if limits.warm {
+        warm_up();
+    }
     let mut input = io::stdin().lock();
     let Some((request, bytes)) = read_request(&mut input) else {
         return 4;
@@ -125,6 +129,7 @@ pub fn serve(args: impl IntoIterator<Item = OsString>) -> u8 {
         link: request.link.as_deref(),
     };
     let cancel = Cancel::new();
+    engines::begin_job(&cancel);
     let reply = match request.job {
         Job::Prepare => match crate::read::prepare_here(&file, &request.options, &cancel) {
             Ok(prepared) => Reply::Prepared(Box::new(WirePrep::from(prepared))),
@@ -142,6 +147,16 @@ pub fn serve(args: impl IntoIterator<Item = OsString>) -> u8 {
         }
     };
     drop(bytes);
+    let needed = engines::needed();
+    let reply = if needed.is_empty() {
+        reply
+    } else {
+        Reply::Needs(needed)
+    };
+    let reply = Answered {
+        reply,
+        started: engines::started(),
+    };
     // The answer's length goes first, so that the parent has it all without
     // waiting for this process to exit (which, for a big binary, takes
     // longer than the answer).
@@ -187,8 +202,7 @@ fn warm_up() {
 
 /// The first line a worker writes on standard error when its arguments are
 /// not limits.
-const BAD_ARGS: &str =
-    "porter-fileview worker: expected the memory and CPU limits and the OCR languages as arguments";
+const BAD_ARGS: &str = "porter-fileview worker: expected the memory and CPU limits, the OCR languages, the engines to start and warm or cold as arguments";
 /// What a worker writes on standard error before the reason it could not
 /// confine itself.
 const CONFINE_FAILED: &str = "porter-fileview worker: cannot confine itself: ";
@@ -211,7 +225,15 @@ struct Request {
     size: u64,
 }
 
-/// The worker's answer, the whole of its standard output.
+/// The worker's answer, the whole of its standard output: what it made of
+/// the file, and the engines it started (for [`engines::started`]).
+#[derive(Debug, Serialize, Deserialize)]
+struct Answered {
+    reply: Reply,
+    started: Engines,
+}
+
+/// What the worker made of the file.
 #[derive(Debug, Serialize, Deserialize)]
 enum Reply {
     Prepared(Box<WirePrep>),
@@ -221,6 +243,9 @@ enum Reply {
         notes: Vec<String>,
     },
     Failed(WireError),
+    /// The file needs engines this worker did not start: it is to be read
+    /// again in a worker that starts them.
+    Needs(Engines),
 }
 
 /// A [`Prepared`] as it crosses the pipe; the line index is rebuilt on the
@@ -338,7 +363,9 @@ pub(crate) fn prepare(input: &FileInput<'_>, options: &Options, cancel: &Cancel)
         Ran::Answered(Err(error)) => Ran::Answered(Err(error)),
         Ran::Answered(Ok(Reply::Prepared(wire))) => Ran::Answered(Ok(Prepared::from(*wire))),
         Ran::Answered(Ok(Reply::Failed(error))) => Ran::Answered(Err(error.into())),
-        Ran::Answered(Ok(Reply::Markdown { .. })) => Ran::Died(CONFUSED.to_owned()),
+        Ran::Answered(Ok(Reply::Markdown { .. } | Reply::Needs(_))) => {
+            Ran::Died(CONFUSED.to_owned())
+        }
     }
 }
 
@@ -356,7 +383,7 @@ pub(crate) fn to_markdown(
             Ran::Answered(Ok(Markdown { text, title, notes }))
         }
         Ran::Answered(Ok(Reply::Failed(error))) => Ran::Answered(Err(error.into())),
-        Ran::Answered(Ok(Reply::Prepared(_))) => Ran::Died(CONFUSED.to_owned()),
+        Ran::Answered(Ok(Reply::Prepared(_) | Reply::Needs(_))) => Ran::Died(CONFUSED.to_owned()),
     }
 }
 
@@ -381,24 +408,38 @@ fn run(job: Job, input: &FileInput<'_>, options: &Options, cancel: &Cancel) -> R
         return Ran::Died(CONFUSED.to_owned());
     };
     line.push(b'\n');
-    let limits = Limits::of(options);
-    let child = match pool().take(spec, &limits) {
-        Ok(child) => child,
-        Err(error) => {
-            return Ran::Died(format!(
-                "porter could not start the process that reads files ({error}); restart porter, and if that does not help, report it"
-            ));
-        }
-    };
+    // The clock runs over every worker the file is sent to.
     let deadline = Instant::now() + Duration::from_secs(options.worker_wall_seconds.max(1));
     let answer_cap = answer_cap(options);
-    match exchange(child, &line, input.bytes, deadline, answer_cap, cancel) {
-        Exchange::Answer(bytes) => match serde_json::from_slice::<Reply>(&bytes) {
-            Ok(reply) => Ran::Answered(Ok(reply)),
-            Err(_) => Ran::Died(CONFUSED.to_owned()),
-        },
-        Exchange::Cancelled => Ran::Answered(Err(ViewError::Cancelled)),
-        Exchange::Died(death) => Ran::Died(death.reason(options)),
+    // First in a worker with no engine; again, in one that starts them,
+    // when the file needed engines (each is added at most once).
+    let mut engines = Engines::NONE;
+    loop {
+        let limits = Limits::of(options, engines, spec.warm > 0);
+        let child = match pool().take(spec, &limits) {
+            Ok(child) => child,
+            Err(error) => {
+                return Ran::Died(format!(
+                    "porter could not start the process that reads files ({error}); restart porter, and if that does not help, report it"
+                ));
+            }
+        };
+        let answered = match exchange(child, &line, input.bytes, deadline, answer_cap, cancel) {
+            Exchange::Answer(bytes) => match serde_json::from_slice::<Answered>(&bytes) {
+                Ok(answered) => answered,
+                Err(_) => return Ran::Died(CONFUSED.to_owned()),
+            },
+            Exchange::Cancelled => return Ran::Answered(Err(ViewError::Cancelled)),
+            Exchange::Died(death) => return Ran::Died(death.reason(options)),
+        };
+        engines::record_reported(answered.started);
+        match answered.reply {
+            Reply::Needs(needed) if !engines.covers(needed) => {
+                engines = engines.union(needed);
+            }
+            Reply::Needs(_) => return Ran::Died(CONFUSED.to_owned()),
+            reply => return Ran::Answered(Ok(reply)),
+        }
     }
 }
 
@@ -788,16 +829,31 @@ mod tests {
             memory_bytes: 512 * 1024 * 1024,
             cpu_seconds: 10,
             ocr_languages: Some("eng+deu".to_owned()),
+            engines: Engines::NONE.with(Engine::Ocr),
+            warm: true,
         };
         let args = limits.to_args().map(OsString::from);
-        assert_eq!(Limits::from_args(args.clone()), Some(limits));
-        assert_eq!(Limits::from_args(args.into_iter().take(2)), None);
-        let none = ["1", "2", "-"].map(OsString::from);
+        assert_eq!(Limits::from_args(args.clone()), Some(limits.clone()));
+        let cold = Limits {
+            engines: Engines::NONE,
+            warm: false,
+            ..limits
+        };
+        assert_eq!(
+            Limits::from_args(cold.to_args().map(OsString::from)),
+            Some(cold)
+        );
+        assert_eq!(Limits::from_args(args.into_iter().take(4)), None);
+        let none = ["1", "2", "-", "-", "cold"].map(OsString::from);
         assert_eq!(Limits::from_args(none).and_then(|l| l.ocr_languages), None);
-        let extra = ["1", "2", "3", "4"].map(OsString::from);
+        let extra = ["1", "2", "3", "-", "cold", "x"].map(OsString::from);
         assert_eq!(Limits::from_args(extra), None);
-        let bad = ["1", "2", "../x"].map(OsString::from);
+        let bad = ["1", "2", "../x", "-", "cold"].map(OsString::from);
         assert_eq!(Limits::from_args(bad), None);
+        let unknown = ["1", "2", "eng", "gpu", "cold"].map(OsString::from);
+        assert_eq!(Limits::from_args(unknown), None);
+        let lukewarm = ["1", "2", "eng", "ocr", "lukewarm"].map(OsString::from);
+        assert_eq!(Limits::from_args(lukewarm), None);
         assert_eq!(Limits::from_args(["x", "2"].map(OsString::from)), None);
     }
 

@@ -240,6 +240,8 @@ mod tests {
             memory_bytes: 256 * 1024 * 1024,
             cpu_seconds: 20,
             ocr_languages: None,
+            engines: crate::engines::Engines::NONE,
+            warm: false,
         })
         .expect("the process confines itself");
         let open = std::fs::File::open("/etc/passwd").map(drop);

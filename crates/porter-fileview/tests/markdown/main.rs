@@ -59,15 +59,16 @@ fn a_word_guide_has_its_title_heading_levels_list_items_and_link() {
         &md.text,
         &[
             "# Field Guide",
-            "# Getting Started",
+            "## Getting Started",
+            "Walk **slowly** on *wet* rocks and ***never*** alone.",
             "- compass",
             "- water bottle",
             "- spare socks",
-            "## Route Steps",
+            "### Route Steps",
             "1. leave the car park",
             "1. cross the bridge",
             "Maps are at [the trail office](https://maps.example.org/trail) for free.",
-            "### Huts",
+            "#### Huts",
             "| Hut | Beds |",
             "| Lake Hut | 8 |",
         ],
@@ -275,5 +276,52 @@ fn an_archive_and_an_image_are_refused_with_what_extract_reads() {
                 .contains("DOCX, XLSX/XLS/ODS, PPTX, HTML, PDF"),
             "{error}"
         );
+    }
+}
+
+/// A one-page PDF of `lines` in Helvetica (WinAnsiEncoding, where byte
+/// 0xAD is the soft hyphen), each line one `Tj` filling the same width.
+fn winansi_lines(lines: &[&[u8]]) -> Vec<u8> {
+    let mut content = Vec::new();
+    for (row, line) in lines.iter().enumerate() {
+        let y = 780 - 14 * row;
+        content.extend_from_slice(format!("BT /F1 11 Tf 60 {y} Td (").as_bytes());
+        content.extend_from_slice(line);
+        content.extend_from_slice(b") Tj ET\n");
+    }
+    let mut stream = format!("<< /Length {} >>\nstream\n", content.len()).into_bytes();
+    stream.extend_from_slice(&content);
+    stream.extend_from_slice(b"\nendstream");
+    let objects = [
+        b"<< /Type /Catalog /Pages 2 0 R >>".to_vec(),
+        b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>".to_vec(),
+        b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 595 842] \
+          /Resources << /Font << /F1 5 0 R >> >> /Contents 4 0 R >>"
+            .to_vec(),
+        stream,
+        b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica /Encoding /WinAnsiEncoding >>"
+            .to_vec(),
+    ];
+    pdf_with_xref(&objects, None)
+}
+
+#[test]
+fn soft_hyphens_are_dropped_and_a_word_broken_at_one_is_joined() {
+    let lines: [&[u8]; 3] = [
+        b"A sym\xADmetric matrix equals its own trans\xAD",
+        b"pose, and every real sym\xADmetric matrix has",
+        b"real eigen\xADvalues, as the spectral theorem says.",
+    ];
+    let pdf = winansi_lines(&lines);
+    let md = to_markdown(
+        &FileInput::new(&pdf, "soft.pdf"),
+        &Options::default(),
+        &Cancel::new(),
+    )
+    .expect("the PDF is read");
+    assert!(!md.text.contains('\u{AD}'), "{:?}", md.text);
+    let words: Vec<&str> = md.text.split_whitespace().collect();
+    for word in ["symmetric", "transpose,", "eigenvalues,"] {
+        assert!(words.contains(&word), "{word} in {:?}", md.text);
     }
 }

@@ -36,7 +36,21 @@ pub enum ApiError {
     /// panicked). The detail is logged, never sent.
     #[error("internal error: {0}")]
     Internal(String),
+    /// The records database is not answering; the same request may well
+    /// succeed in a few seconds. The detail is logged, never sent.
+    #[error("the records database is not answering: {0}")]
+    Unavailable(String),
 }
+
+/// `RETRY_AFTER_SECONDS` is when a client is told to try again while the
+/// records database is not answering.
+pub(crate) const RETRY_AFTER_SECONDS: u64 = 5;
+
+/// What the API and the gRPC service say while the records database is not
+/// answering.
+pub(crate) const UNAVAILABLE_MESSAGE: &str = "The gateway's records database is not answering; \
+     try again in a few seconds. If it keeps failing, the operator should check the database \
+     (`porter gateway doctor`).";
 
 impl ApiError {
     /// An internal error from any displayable cause.
@@ -50,6 +64,9 @@ impl From<porter_inbox::InboxError> for ApiError {
         match err {
             porter_inbox::InboxError::NoRun(_) => Self::NoRun,
             porter_inbox::InboxError::NoFile { .. } => Self::NoFile,
+            unavailable @ porter_inbox::InboxError::Unavailable(_) => {
+                Self::Unavailable(unavailable.to_string())
+            }
             other => Self::internal(other),
         }
     }
@@ -80,11 +97,22 @@ impl IntoResponse for ApiError {
                     "The gateway failed to answer; the detail is in its log.".to_owned(),
                 )
             }
+            Self::Unavailable(detail) => {
+                tracing::warn!(detail = %detail, "HTTP API request failed: the records database is not answering");
+                (
+                    StatusCode::SERVICE_UNAVAILABLE,
+                    "unavailable",
+                    UNAVAILABLE_MESSAGE.to_owned(),
+                )
+            }
         };
         let mut response =
             (status, Json(json!({"error": code, "message": message}))).into_response();
         let headers = response.headers_mut();
         headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+        if matches!(self, Self::Unavailable(_)) {
+            headers.insert(header::RETRY_AFTER, HeaderValue::from(RETRY_AFTER_SECONDS));
+        }
         if matches!(self, Self::Unauthorized) {
             headers.insert(
                 header::WWW_AUTHENTICATE,
@@ -92,5 +120,32 @@ impl IntoResponse for ApiError {
             );
         }
         response
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[tokio::test]
+    async fn a_records_database_that_does_not_answer_is_a_503_with_when_to_try_again() {
+        let error = ApiError::from(porter_inbox::InboxError::Unavailable(
+            "could not list runs: no connection to the database at postgres://porter:***@db/porter"
+                .to_owned(),
+        ));
+        let response = error.into_response();
+        assert_eq!(response.status(), StatusCode::SERVICE_UNAVAILABLE);
+        assert_eq!(response.headers()[header::RETRY_AFTER], "5");
+        let body = axum::body::to_bytes(response.into_body(), 4096)
+            .await
+            .expect("a body");
+        let body: serde_json::Value = serde_json::from_slice(&body).expect("JSON");
+        assert_eq!(body["error"], "unavailable");
+        let message = body["message"].as_str().unwrap_or_default();
+        assert!(
+            message.contains("records database") && message.contains("try again"),
+            "{message}"
+        );
+        assert!(!message.contains("postgres://"), "{message}");
     }
 }

@@ -8,10 +8,9 @@
 //! its `seq` as the id (so a client can resume with `from_seq`), and the whole
 //! event as JSON data.
 
-use std::collections::{HashSet, VecDeque};
+use std::collections::{HashMap, VecDeque};
 use std::convert::Infallible;
 use std::sync::Arc;
-use std::time::Duration;
 
 use axum::extract::rejection::{PathRejection, QueryRejection};
 use axum::extract::{Extension, Path, Query, State};
@@ -19,20 +18,11 @@ use axum::response::sse::{Event as SseEvent, KeepAlive, Sse};
 use futures_util::{Stream, StreamExt as _, stream};
 use porter_inbox::{Event, Inbox, RunId};
 use serde::Deserialize;
-use tokio::sync::{broadcast, mpsc};
+use tokio::sync::broadcast;
 
 use super::error::ApiError;
 use super::state::{ApiState, blocking, readable_run};
 use crate::access::{KeyInfo, can_read};
-
-/// `RUN_DISCOVERY_INTERVAL` is how often `GET /v1/events` looks for runs
-/// started since it last looked, so that a page open before a run began
-/// still sees its captures.
-const RUN_DISCOVERY_INTERVAL: Duration = Duration::from_secs(1);
-
-/// `ALL_EVENTS_BUFFER` is how many events wait for a slow page before the
-/// forwarders wait for it.
-const ALL_EVENTS_BUFFER: usize = 256;
 
 /// The query of `GET /v1/runs/{id}/events`.
 #[derive(Debug, Deserialize)]
@@ -187,10 +177,11 @@ impl Follower {
     }
 }
 
-/// `GET /v1/events`: the live events of every run the caller may read,
-/// including runs that start after the stream opened (their events from the
-/// first one). Runs that were already going when it opened send only what
-/// happens from then on; the page lists what came before with `GET /v1/runs`.
+/// `GET /v1/events`: every event of every run the caller may read, from
+/// the moment the stream opens: each run that starts meanwhile from its
+/// first event, however soon it ends. Runs that were already going when it
+/// opened send what happens from then on; the page lists what came before
+/// with `GET /v1/runs`.
 pub(super) async fn all_events(
     State(state): State<Arc<ApiState>>,
     Extension(key): Extension<KeyInfo>,
@@ -198,107 +189,168 @@ pub(super) async fn all_events(
     Ok(as_sse(all_stream(&state.inbox, key, 0).await?))
 }
 
-/// The events of every unfinished run `key` may read: of the runs going
-/// now, those from `from_seq` on (0: only those that happen from now on),
-/// and of every run that starts later, all of them. Runs are looked for
-/// again every [`RUN_DISCOVERY_INTERVAL`] until the stream is dropped.
+/// Every event `key` may read, as the inbox hands them out, in the order
+/// it does (each run's in seq order, once each): those of the runs going
+/// now from `from_seq` on (0: only what happens from now on), then every
+/// event of every run as it is stored, here or by a replica sharing the
+/// records. The stream follows the inbox's one channel of all events
+/// rather than looking for runs, so a run that starts and ends between two
+/// looks is not missed; a reader that falls behind the channel reads what
+/// it missed back from the records.
 pub(super) async fn all_stream(
     inbox: &Arc<Inbox>,
     key: KeyInfo,
     from_seq: u64,
 ) -> Result<impl Stream<Item = Event> + Send + use<>, ApiError> {
-    let (sender, receiver) = mpsc::channel(ALL_EVENTS_BUFFER);
-    // Subscribe to the runs already going before answering, so that nothing
-    // they emit after the answer is lost.
-    let mut watched = HashSet::new();
-    watch_new_runs(inbox, &key, &mut watched, &sender, Some(from_seq)).await?;
-    tokio::spawn(discover_runs(Arc::clone(inbox), key, watched, sender));
-    Ok(stream::unfold(receiver, |mut receiver| async move {
-        let event = receiver.recv().await?;
-        Some((event, receiver))
+    // Subscribe before reading anything, so that nothing stored after the
+    // answer is lost; what both the channel and a backlog hold is handed
+    // out once (see `AllFollower::fresh`).
+    let receiver = inbox.subscribe_all();
+    let opened_at = now_ms();
+    let reader = key.clone();
+    let going = blocking(inbox, move |inbox| {
+        let mut going = Vec::new();
+        for run in inbox.runs()? {
+            if run.ended_at.is_some() || run.purged || !can_read(&reader, &run.owner) {
+                continue;
+            }
+            let backlog = if from_seq == 0 {
+                Vec::new()
+            } else {
+                inbox.events(run.id, from_seq)?
+            };
+            going.push((run, backlog));
+        }
+        Ok(going)
+    })
+    .await?;
+    let mut follower = AllFollower {
+        inbox: Arc::clone(inbox),
+        key,
+        opened_at,
+        receiver,
+        readable: HashMap::new(),
+        last_seq: HashMap::new(),
+        queue: VecDeque::new(),
+    };
+    for (run, backlog) in going {
+        follower.readable.insert(run.id, true);
+        follower.queue.extend(backlog);
+    }
+    Ok(stream::unfold(follower, |mut follower| async move {
+        let event = follower.next().await?;
+        Some((event, follower))
     }))
 }
 
-/// Looks for new readable runs until the stream's reader goes away.
-async fn discover_runs(
+/// Now, in Unix milliseconds (as event times are).
+fn now_ms() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |since| {
+            i64::try_from(since.as_millis()).unwrap_or(i64::MAX)
+        })
+}
+
+/// `AllFollower` hands out every event its key may read, from the inbox's
+/// channel of all events, each once and each run's in seq order.
+struct AllFollower {
     inbox: Arc<Inbox>,
     key: KeyInfo,
-    mut watched: HashSet<RunId>,
-    sender: mpsc::Sender<Event>,
-) {
-    loop {
-        tokio::select! {
-            () = sender.closed() => return,
-            () = tokio::time::sleep(RUN_DISCOVERY_INTERVAL) => {}
-        }
-        if let Err(err) = watch_new_runs(&inbox, &key, &mut watched, &sender, None).await {
-            tracing::warn!(error = %err, "looking for new runs failed; trying again");
-        }
-    }
+    /// When the stream opened (Unix ms): a reader that fell behind takes
+    /// back from the records what was stored since, of runs it had not yet
+    /// heard of.
+    opened_at: i64,
+    receiver: broadcast::Receiver<Event>,
+    /// Whether the key may read each run heard of (looked up once).
+    readable: HashMap<RunId, bool>,
+    /// The last seq handed out of each run.
+    last_seq: HashMap<RunId, u64>,
+    /// Events read back from the records, to hand out first.
+    queue: VecDeque<Event>,
 }
 
-/// Starts a forwarder for every readable, unfinished run not yet in
-/// `watched`, and adds it there. A run found at the start (`initial` is the
-/// stream's `from_seq`) forwards its events from that seq on, or with 0 only
-/// later ones; a run found later (`None`) forwards all of its events.
-async fn watch_new_runs(
-    inbox: &Arc<Inbox>,
-    key: &KeyInfo,
-    watched: &mut HashSet<RunId>,
-    sender: &mpsc::Sender<Event>,
-    initial: Option<u64>,
-) -> Result<(), ApiError> {
-    let known = watched.clone();
-    let reader = key.clone();
-    let fresh = blocking(inbox, move |inbox| {
-        let mut fresh = Vec::new();
-        for run in inbox.runs()? {
-            if known.contains(&run.id)
-                || run.ended_at.is_some()
-                || run.purged
-                || !can_read(&reader, &run.owner)
-            {
-                continue;
+impl AllFollower {
+    /// The next event to hand out, or `None` when the inbox's channel
+    /// closes or the records cannot be read.
+    async fn next(&mut self) -> Option<Event> {
+        loop {
+            let event = match self.queue.pop_front() {
+                Some(event) => event,
+                None => match self.receiver.recv().await {
+                    Ok(event) => event,
+                    Err(broadcast::error::RecvError::Lagged(missed)) => {
+                        tracing::debug!(
+                            missed,
+                            "the all-runs event stream fell behind; reading what it missed"
+                        );
+                        if let Err(err) = self.catch_up().await {
+                            tracing::warn!(error = %err, "an event stream ends: what it missed cannot be read");
+                            return None;
+                        }
+                        continue;
+                    }
+                    Err(broadcast::error::RecvError::Closed) => return None,
+                },
+            };
+            if self.fresh(&event) && self.may_read(event.run).await? {
+                self.last_seq.insert(event.run, event.seq);
+                return Some(event);
             }
-            let (backlog, receiver) = inbox.subscribe(run.id, 1)?;
-            fresh.push((run.id, backlog, receiver));
         }
-        Ok(fresh)
-    })
-    .await?;
-    for (run, backlog, receiver) in fresh {
-        let (next_seq, backlog) = match initial {
-            Some(0) => (
-                backlog.last().map_or(1, |event| event.seq + 1),
-                VecDeque::new(),
-            ),
-            Some(from_seq) => (from_seq, backlog.into()),
-            None => (1, backlog.into()),
-        };
-        let follower = Follower {
-            inbox: Arc::clone(inbox),
-            run,
-            next_seq,
-            backlog,
-            receiver,
-        };
-        tokio::spawn(forward(follower, sender.clone()));
-        watched.insert(run);
     }
-    Ok(())
-}
 
-/// Sends one run's events on to the page's stream until either ends.
-async fn forward(mut follower: Follower, sender: mpsc::Sender<Event>) {
-    loop {
-        let event = tokio::select! {
-            () = sender.closed() => return,
-            event = follower.next() => event,
-        };
-        let Some(event) = event else { return };
-        if sender.send(event).await.is_err() {
-            return;
+    /// Whether `event` comes after the last one handed out of its run.
+    fn fresh(&self, event: &Event) -> bool {
+        self.last_seq
+            .get(&event.run)
+            .is_none_or(|&last| event.seq > last)
+    }
+
+    /// Whether the key may read `run`, looked up the first time; `None`
+    /// when the records cannot be read.
+    async fn may_read(&mut self, run: RunId) -> Option<bool> {
+        if let Some(&known) = self.readable.get(&run) {
+            return Some(known);
         }
+        let found = blocking(&self.inbox, move |inbox| Ok(inbox.run(run)?)).await;
+        let readable = match found {
+            Ok(found) => found.is_some_and(|info| can_read(&self.key, &info.owner)),
+            Err(err) => {
+                tracing::warn!(run = %run, error = %err, "an event's run could not be looked up; the stream ends");
+                return None;
+            }
+        };
+        self.readable.insert(run, readable);
+        Some(readable)
+    }
+
+    /// After falling behind the channel: every readable run with events
+    /// stored since the stream opened gives back, from the records, those
+    /// after the last one handed out (a run not heard of yet, those stored
+    /// since the stream opened), in seq order.
+    async fn catch_up(&mut self) -> Result<(), ApiError> {
+        let key = self.key.clone();
+        let last_seq = self.last_seq.clone();
+        let opened_at = self.opened_at;
+        let missed = blocking(&self.inbox, move |inbox| {
+            let mut missed = Vec::new();
+            for run in inbox.runs()? {
+                if run.ended_at.is_some_and(|ended| ended < opened_at)
+                    || !can_read(&key, &run.owner)
+                {
+                    continue;
+                }
+                let from = last_seq.get(&run.id).map_or(1, |last| last + 1);
+                let events = inbox.events(run.id, from)?;
+                let heard = last_seq.contains_key(&run.id);
+                missed.extend(events.into_iter().filter(|e| heard || e.at >= opened_at));
+            }
+            Ok(missed)
+        })
+        .await?;
+        self.queue.extend(missed);
+        Ok(())
     }
 }
 

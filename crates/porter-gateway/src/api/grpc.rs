@@ -130,6 +130,10 @@ fn status(error: ApiError) -> Status {
             tracing::error!(detail = %detail, "gRPC call failed");
             Status::internal("The gateway failed to answer; the detail is in its log.")
         }
+        ApiError::Unavailable(detail) => {
+            tracing::warn!(detail = %detail, "gRPC call failed: the records database is not answering");
+            Status::unavailable(super::error::UNAVAILABLE_MESSAGE)
+        }
     }
 }
 

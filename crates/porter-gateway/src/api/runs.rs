@@ -128,37 +128,7 @@ fn call_tool(call: &str) -> Option<String> {
 /// A recorded call with every string longer than [`ARGUMENT_CHARS`] cut to
 /// its start and a note of its length; still JSON when it was JSON.
 pub(super) fn elide_call(call: &str) -> String {
-    match serde_json::from_str::<Value>(call) {
-        Ok(mut value) => {
-            elide_strings(&mut value);
-            value.to_string()
-        }
-        Err(_) => elide_text(call).unwrap_or_else(|| call.to_owned()),
-    }
-}
-
-fn elide_strings(value: &mut Value) {
-    match value {
-        Value::String(text) => {
-            if let Some(short) = elide_text(text) {
-                *text = short;
-            }
-        }
-        Value::Array(items) => items.iter_mut().for_each(elide_strings),
-        Value::Object(fields) => fields.values_mut().for_each(elide_strings),
-        _ => {}
-    }
-}
-
-/// `text` cut to [`ARGUMENT_CHARS`] characters with a note of its length,
-/// when it is longer.
-fn elide_text(text: &str) -> Option<String> {
-    let count = text.chars().count();
-    if count <= ARGUMENT_CHARS {
-        return None;
-    }
-    let start: String = text.chars().take(ARGUMENT_CHARS).collect();
-    Some(format!("{start}… ({count} characters in all)"))
+    porter_inbox::shown::elide_call(call, ARGUMENT_CHARS)
 }
 
 /// `POST /v1/runs/{run_id}/file`: runs the `File` tool on the run for the

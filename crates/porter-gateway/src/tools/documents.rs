@@ -252,6 +252,10 @@ fn missing(id: &str) -> ToolError {
 }
 
 fn store_fault(error: &porter_inbox::InboxError) -> ToolError {
+    if matches!(error, porter_inbox::InboxError::Unavailable(_)) {
+        tracing::warn!(%error, "the document store is not answering");
+        return ToolError::tool(error.reason());
+    }
     tracing::error!(%error, "the document store failed");
     ToolError::tool(
         "the document store failed; try again, and tell the operator if it keeps failing",

@@ -36,6 +36,7 @@ use crate::config::{Config, GitConfig, Grant, RemoteDirection, Volume, VolumeMod
 use crate::context::Turn;
 use crate::tools::file::grants::{self, Need};
 use crate::tools::file::reference::Place;
+use crate::tools::offered::Offered;
 
 /// `GIT_TOOL` is the name the `Git` tool is listed under.
 pub const GIT_TOOL: &str = "Git";
@@ -401,18 +402,7 @@ porter_mcp::tool! {
         args: GitArgs, out: NoOut,
         description: DESCRIPTION,
         parse: |arguments| parse(Value::Object(arguments.unwrap_or_default())),
-        check: |turn, _call| {
-            let Caller::Model { grants, .. } = &turn.caller else {
-                return Err(ToolError::tool("the Git tool is open only to a run's own model"));
-            };
-            if grants.contains(&Grant::Git) {
-                return Ok(());
-            }
-            Err(ToolError::tool(
-                "this run may not use Git: its profile has no Git grant; an operator can \
-                 add Git to the profile's grants in the gateway's config",
-            ))
-        },
+        check: |turn, _call| need_git_grant(&turn.caller),
         call: |turn, args, _call| {
             let run = &turn.run;
             let remote = config.git_remote_of(&run.owner.key_name);
@@ -420,6 +410,26 @@ porter_mcp::tool! {
             Ok(git.run(&turn.caller, &run.owner, &remote, &id, args).await.into())
         },
     }
+}
+
+/// `OFFERED` is to whom `Git` is listed: the callers [`need_git_grant`]
+/// lets through (a key from outside never calls it, nor lists it).
+pub(crate) const OFFERED: Offered = Offered::AnyOf(&[Grant::Git]);
+
+/// Whether `caller` may use Git: a run's own model whose profile grants it.
+pub(crate) fn need_git_grant(caller: &Caller) -> Result<(), ToolError> {
+    let Caller::Model { grants, .. } = caller else {
+        return Err(ToolError::tool(
+            "the Git tool is open only to a run's own model",
+        ));
+    };
+    if OFFERED.to(grants) {
+        return Ok(());
+    }
+    Err(ToolError::tool(
+        "this run may not use Git: its profile has no Git grant; an operator can \
+         add Git to the profile's grants in the gateway's config",
+    ))
 }
 
 /// The Git arguments, or what was wrong with them and how to call the tool.

@@ -28,6 +28,7 @@ use rmcp::model::{CallToolResult, ContentBlock};
 use crate::access::Caller;
 use crate::config::Grant;
 use crate::context::CallContext;
+use crate::tools::offered::Offered;
 
 /// `HTTP_TOOL` is the name the `HTTP` tool is listed under.
 pub const HTTP_TOOL: &str = "HTTP";
@@ -65,13 +66,17 @@ impl Web {
     }
 }
 
+/// `OFFERED` is to whom `HTTP` and `WebFetch` are listed: the callers
+/// [`need_http_grant`] lets through.
+pub(crate) const OFFERED: Offered = Offered::AnyOf(&[Grant::Http]);
+
 /// Whether `caller` may use the web tool `tool`: both need the `HTTP`
 /// grant.
 pub(super) fn need_http_grant(tool: &str, caller: &Caller) -> Result<(), ToolError> {
     let grants = match caller {
         Caller::Model { grants, .. } | Caller::Key { grants, .. } => grants,
     };
-    if grants.contains(&Grant::Http) {
+    if OFFERED.to(grants) {
         return Ok(());
     }
     Err(ToolError::tool(format!(

@@ -637,6 +637,51 @@ async fn the_page_stream_carries_new_runs_of_the_caller_and_nothing_of_others() 
 }
 
 #[tokio::test]
+async fn runs_that_start_and_end_at_once_reach_the_page_stream_whole_and_in_order() {
+    let world = World::new();
+    let addr = serve(world.app.clone()).await;
+    let mut response = http()
+        .get(format!("http://{addr}/v1/events"))
+        .bearer_auth(ALICE)
+        .send()
+        .await
+        .expect("answered");
+    assert_eq!(response.status(), 200);
+    // Three runs, each started, given a file and ended at once, as a script
+    // or a quick agent does: none lives long enough to be looked for.
+    let mut expected = Vec::new();
+    for n in 0..3 {
+        let run = world
+            .inbox
+            .start_run(owner("alice", "acme"))
+            .expect("a run");
+        keep(
+            &world.inbox,
+            run.id,
+            &format!("quick-{n}.txt"),
+            Some("text/plain"),
+            b"q\n",
+        );
+        world.inbox.end_run(run.id).expect("the run ends");
+        for kind in ["run_started", "file_captured", "run_ended"] {
+            expected.push((run.id.to_string(), kind.to_owned()));
+        }
+    }
+    let mut buffer = String::new();
+    let events = read_events(&mut response, &mut buffer, |e| e.len() >= expected.len()).await;
+    let got: Vec<(String, String)> = events
+        .iter()
+        .map(|(name, _, event)| {
+            (
+                event["run"].as_str().unwrap_or_default().to_owned(),
+                name.clone(),
+            )
+        })
+        .collect();
+    assert_eq!(got, expected);
+}
+
+#[tokio::test]
 async fn each_role_lists_exactly_the_runs_it_may_read() {
     let world = World::new();
     let (alice, bob, eve) = (

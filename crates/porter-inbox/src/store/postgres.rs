@@ -368,7 +368,7 @@ impl PostgresRecords {
         runtime.spawn(async move {
             let answer = match tokio::time::timeout(CALL_TIMEOUT, future).await {
                 Ok(answer) => answer.map_err(|failure| failure.message(what, &shown)),
-                Err(_) => Err(InboxError::Records(format!(
+                Err(_) => Err(InboxError::Unavailable(format!(
                     "could not {what}: the database at {shown} did not answer within {}s; check that it is up and reachable",
                     CALL_TIMEOUT.as_secs()
                 ))),
@@ -395,19 +395,41 @@ pub(crate) enum Failure {
 
 impl Failure {
     fn message(self, what: &str, shown: &str) -> InboxError {
-        InboxError::Records(match self {
-            Self::Connect(e) => format!(
+        match self {
+            Self::Connect(e) => InboxError::Unavailable(format!(
                 "could not {what}: no connection to the database at {shown} ({e}); check that it is up, reachable and that the URL's user and password are right"
-            ),
-            Self::Query(e) => format!("could not {what}: {}", describe(&e)),
-            Self::Data(e) => format!("could not {what}: {e}"),
-        })
+            )),
+            Self::Query(e) if connection_lost(&e) => InboxError::Unavailable(format!(
+                "could not {what}: the connection to the database at {shown} was lost ({}); check that it is up and reachable",
+                describe(&e)
+            )),
+            Self::Query(e) => InboxError::Records(format!("could not {what}: {}", describe(&e))),
+            Self::Data(e) => InboxError::Records(format!("could not {what}: {e}")),
+        }
     }
 }
 
 impl From<tokio_postgres::Error> for Failure {
     fn from(e: tokio_postgres::Error) -> Self {
         Self::Query(e)
+    }
+}
+
+/// Whether a driver error means the database went away rather than that
+/// the statement failed: the connection closed, or the server said it is
+/// shutting down, starting, or cut the connection (SQLSTATE class 08,
+/// 57P01–57P03).
+fn connection_lost(e: &tokio_postgres::Error) -> bool {
+    if e.is_closed() {
+        return true;
+    }
+    match e.code() {
+        Some(code) => {
+            let code = code.code();
+            code.starts_with("08") || matches!(code, "57P01" | "57P02" | "57P03")
+        }
+        // No server answer at all: the socket failed.
+        None => e.as_db_error().is_none(),
     }
 }
 

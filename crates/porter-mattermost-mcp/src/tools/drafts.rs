@@ -13,7 +13,7 @@ use serde_json::Value;
 use crate::ask::{AskedChange, Looked, Question};
 use crate::cursor::canonical_json;
 use crate::lookup::ChannelRef;
-use crate::paging::{Paging, Sizes, each_once, paged};
+use crate::paging::{Paging, Sizes, each_once, more_line, paged};
 use crate::render::iso_utc;
 use porter_mcp::tool::{Hints, ToolError, done};
 
@@ -368,9 +368,7 @@ impl MattermostServer {
             drafts.push(out);
         }
         if next.is_some() {
-            text.push_str(
-                "More drafts follow: pass next_cursor as cursor (with the same other arguments).\n",
-            );
+            more_line(&mut text, next.as_ref(), "drafts");
         }
         done(
             text,

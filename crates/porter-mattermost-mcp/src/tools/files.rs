@@ -1,6 +1,7 @@
 //! The tools about attached files: `read_file` (an attachment through the
 //! file view), `save_file` (onto the person's disk) and `search_files`.
 
+use std::collections::HashSet;
 use std::fmt::Write as _;
 
 use bytes::Bytes;
@@ -10,7 +11,7 @@ use rmcp::RoleServer;
 use rmcp::model::CallToolResult;
 use rmcp::service::RequestContext;
 
-use porter_mattermost::{Error, FileInfo, Team};
+use porter_mattermost::{Error, FileInfo, Search, Team};
 use porter_mcp::content::content as blocks;
 use porter_mcp::tool::{Hints, ToolError, done};
 use schemars::JsonSchema;
@@ -18,7 +19,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::options::SAVE_FILE_BYTES;
 use crate::output::{FileOut, FilesOut, HeadingOut, ReadFileOut, SavedOut};
-use crate::paging::{SEARCH_DEPTH, SearchArgs, page_text, search_teams};
+use crate::paging::{SEARCH_DEPTH, SEARCH_FETCH, SearchArgs, more_line};
 use crate::render::file_line;
 use crate::server::{MattermostServer, lock};
 use crate::tools::Reply;
@@ -350,21 +351,54 @@ method_tools! {
 
 impl MattermostServer {
     /// Results `[0, end)` of a file search in each of `in_teams`, each
-    /// file once, newest first.
+    /// file once, newest first, and whether Mattermost may hold more than
+    /// it answered. Without Elasticsearch, Mattermost's file search ignores
+    /// `page` and `per_page` and answers its newest 100 files: a team whose
+    /// next page brings back only files it answered already has reached
+    /// that cap, and more may match.
     pub(crate) async fn search_files_in(
         &self,
         in_teams: &[Team],
         terms: &str,
         end: usize,
-    ) -> Result<Vec<FileInfo>, ToolError> {
-        let key = |file: &FileInfo| file.id.clone();
-        let mut found = search_teams(in_teams, terms, end, key, |team, search| async move {
-            let list = self.shared.client.search_files(&team.id, &search).await?;
-            Ok((list.order.len(), list.into_ordered()))
-        })
-        .await?;
+    ) -> Result<FilesFound, ToolError> {
+        let mut seen = HashSet::new();
+        let mut found = Vec::new();
+        let mut capped = false;
+        for team in in_teams {
+            let mut this_team = HashSet::new();
+            for page in 0.. {
+                let mut search = Search::new(terms);
+                search.page = page;
+                search.per_page = SEARCH_FETCH as u32;
+                let list = self.shared.client.search_files(&team.id, &search).await?;
+                let answered = list.order.len();
+                let mut new_here = 0;
+                for file in list.into_ordered() {
+                    if this_team.insert(file.id.clone()) {
+                        new_here += 1;
+                    }
+                    if seen.insert(file.id.clone()) {
+                        found.push(file);
+                    }
+                }
+                if answered < SEARCH_FETCH {
+                    break;
+                }
+                if new_here == 0 {
+                    capped = true;
+                    break;
+                }
+                if found.len() >= end {
+                    break;
+                }
+            }
+        }
         found.sort_by(|a, b| b.create_at.cmp(&a.create_at).then_with(|| a.id.cmp(&b.id)));
-        Ok(found)
+        Ok(FilesFound {
+            files: found,
+            capped,
+        })
     }
 
     pub(crate) async fn search_files_impl(&self, args: SearchArgs) -> Reply {
@@ -372,7 +406,7 @@ impl MattermostServer {
         let teams = self.teams_for(args.team_id.as_deref()).await?;
         let end = paging.end(SEARCH_DEPTH);
         let found = self.search_files_in(&teams, &args.terms, end).await?;
-        let all: Vec<FileOut> = found.iter().map(FileOut::from).collect();
+        let all: Vec<FileOut> = found.files.iter().map(FileOut::from).collect();
         let (page, next) = self.slice(&paging, &all);
         let opening = if all.is_empty() {
             format!("No file matches {:?}.\n", args.terms)
@@ -382,12 +416,20 @@ impl MattermostServer {
                 args.terms
             )
         };
-        let text = page_text(
-            opening,
-            page.iter().map(file_line),
-            next.as_ref(),
-            "results",
-        );
+        let mut text = opening;
+        for line in page.iter().map(file_line) {
+            text.push_str(&line);
+            text.push('\n');
+        }
+        if found.capped && next.is_none() {
+            let _ = writeln!(
+                text,
+                "Mattermost answers at most {SEARCH_FETCH} files for one search (its database search does not page), \
+                 and it answered that many: others may match. Narrow the search (more words, in:, from:, ext:, after:) to find them."
+            );
+        } else {
+            more_line(&mut text, next.as_ref(), "results");
+        }
         done(
             text,
             &FilesOut {
@@ -396,4 +438,13 @@ impl MattermostServer {
             },
         )
     }
+}
+
+/// `FilesFound` is what a file search gathered, and whether Mattermost may
+/// hold more matches than it answered.
+pub(crate) struct FilesFound {
+    /// The files, each once, newest first.
+    pub files: Vec<FileInfo>,
+    /// Whether a team's search stopped at Mattermost's cap.
+    pub capped: bool,
 }

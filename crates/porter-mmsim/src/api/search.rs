@@ -383,7 +383,16 @@ fn search_files(state: &ServerState, search: &Search<'_>) -> ApiResult {
         })
         .collect();
     hits.sort_by_key(|f| std::cmp::Reverse(f.info.create_at));
-    let (start, end, has_next) = search.page(hits.len());
+    let (start, end, has_next) = if state.config.file_search_pages {
+        search.page(hits.len())
+    } else {
+        // The database search: the newest hundred, whatever page is asked.
+        (
+            0,
+            hits.len().min(crate::seed::FILE_SEARCH_DATABASE_MAX),
+            false,
+        )
+    };
     let page = &hits[start..end];
     let mut infos = Map::new();
     for file in page {

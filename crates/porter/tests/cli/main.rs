@@ -1,6 +1,7 @@
 //! `porter view` as a person runs it: exit codes, plain output, and the
 //! JSON that carries MCP content blocks.
 
+mod flags;
 mod terminal;
 mod unix;
 mod worker;

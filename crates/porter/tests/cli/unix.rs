@@ -100,7 +100,8 @@ fn a_busy_port_names_the_option_that_picks_another() {
                 ]);
                 c
             },
-            "--port",
+            // The old flag still works; the hint names the one flag.
+            "--listen",
         ),
         (
             "gateway serve",

@@ -734,7 +734,20 @@ async function connect(key) {
   }, RETRY_MS);
 }
 
+/**
+ * Takes a key from the address's fragment (`#token=…`, the one-time key a
+ * gateway without api_keys prints) into this tab, and clears it from the
+ * address bar and the history.
+ */
+function keyFromAddress() {
+  const found = /^#token=([0-9A-Za-z_-]+)$/.exec(window.location.hash);
+  if (!found) return;
+  sessionStorage.setItem(KEY_STORE, found[1]);
+  history.replaceState(null, "", window.location.pathname + window.location.search);
+}
+
 function start() {
+  keyFromAddress();
   const key = sessionStorage.getItem(KEY_STORE);
   if (!key) return showLogin();
   $("login").hidden = true;

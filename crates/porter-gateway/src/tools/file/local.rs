@@ -617,6 +617,10 @@ pub(super) fn store_fault(run: &RunInfo, error: &InboxError) -> ToolError {
         InboxError::NoFile { path, .. } => {
             format!("volume:inbox:{path} does not exist; ls volume:inbox: to see what is there")
         }
+        unavailable @ InboxError::Unavailable(_) => {
+            tracing::warn!(run = %run.id, error = %unavailable, "the inbox store is not answering");
+            unavailable.reason().to_owned()
+        }
         other => {
             tracing::error!(run = %run.id, error = %other, "the inbox store failed");
             "the inbox store failed; try again, and tell the operator if it keeps failing"

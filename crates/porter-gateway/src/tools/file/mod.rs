@@ -110,11 +110,24 @@ impl Files {
     }
 }
 
+/// `FILE_TOOL` is the name the `File` tool is listed under.
+pub const FILE_TOOL: &str = "File";
+
+/// `OFFERED` is to whom `File` is listed: a caller with the inbox (`File`)
+/// or a volume to look into or keep into (`Read`, `Write`); each op checks
+/// the root it touches (see `grants`).
+pub(crate) const OFFERED: crate::tools::offered::Offered =
+    crate::tools::offered::Offered::AnyOf(&[
+        crate::config::Grant::File,
+        crate::config::Grant::Read,
+        crate::config::Grant::Write,
+    ]);
+
 porter_mcp::tool! {
     /// `File` is the `File` tool: one op on the run's inbox or a volume, each
     /// path checked against the caller's grants as it is resolved.
     pub(crate) File { pub(crate) files: Arc<Files> } for Turn {
-        name: "File", title: "Files kept out of the context", hints: Hints::open_world(true, false),
+        name: FILE_TOOL, title: "Files kept out of the context", hints: Hints::open_world(true, false),
         args: FileArgs, out: NoOut,
         description: DESCRIPTION,
         parse: |arguments| parse(Value::Object(arguments.unwrap_or_default())),

@@ -424,6 +424,10 @@ impl Transfer<'_> {
                 outcome.stub(),
                 self.shown()
             ),
+            Err(error @ porter_inbox::InboxError::Unavailable(_)) => {
+                tracing::warn!(run = %self.run.id, %error, "a download could not be kept");
+                format!("{}; nothing was kept", error.reason())
+            }
             Err(error) => {
                 tracing::error!(run = %self.run.id, %error, "a download could not be kept");
                 "the inbox could not store the download; nothing was kept".to_owned()

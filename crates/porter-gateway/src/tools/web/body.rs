@@ -246,6 +246,10 @@ fn inbox_work<T>(
 ) -> Result<T, ToolError> {
     match joined {
         Ok(Ok(value)) => Ok(value),
+        Ok(Err(error @ porter_inbox::InboxError::Unavailable(_))) => {
+            tracing::warn!(%run, %error, "{logged}");
+            Err(ToolError::tool(error.reason()))
+        }
         Ok(Err(error)) => {
             tracing::error!(%run, %error, "{logged}");
             Err(ToolError::tool(refused))
