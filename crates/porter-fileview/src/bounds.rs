@@ -62,6 +62,13 @@ impl Cancel {
         self.flag.load(Ordering::Relaxed)
     }
 
+    /// The flag itself, for work that looks at it between its own steps
+    /// (the table model's decoding passes).
+    #[cfg(feature = "tables")]
+    pub(crate) fn flag(&self) -> &AtomicBool {
+        &self.flag
+    }
+
     /// `Err(Failure::Cancelled)` once the flag is raised, for use with `?`.
     pub(crate) fn check(&self) -> Result<(), Failure> {
         if self.is_cancelled() {

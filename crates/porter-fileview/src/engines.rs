@@ -1,6 +1,7 @@
 //! Engines: the heavy parts a reader may need that load data from disk
 //! before they can work (Tesseract with its language and orientation data;
-//! the speech model), each started the first time a file needs it and never
+//! the speech model; the table model), each started the first time a file
+//! needs it and never
 //! ahead of that. A born-digital PDF, a Word file, a spreadsheet or a
 //! holiday photo starts none.
 //!
@@ -33,11 +34,13 @@ pub enum Engine {
     Ocr,
     /// The speech model (Whisper), for recordings.
     Speech,
+    /// The table-structure model, for tables in PDFs.
+    Tables,
 }
 
 impl Engine {
     /// Every engine, in the order sets list them.
-    pub const ALL: [Self; 2] = [Self::Ocr, Self::Speech];
+    pub const ALL: [Self; 3] = [Self::Ocr, Self::Speech, Self::Tables];
 
     /// Its name, as worker arguments and reports give it.
     #[must_use]
@@ -45,6 +48,7 @@ impl Engine {
         match self {
             Self::Ocr => "ocr",
             Self::Speech => "speech",
+            Self::Tables => "tables",
         }
     }
 
@@ -161,7 +165,10 @@ pub fn started() -> Engines {
 }
 
 /// Records that `engine` started in this process.
-#[cfg_attr(not(any(feature = "ocr", feature = "speech")), allow(dead_code))]
+#[cfg_attr(
+    not(any(feature = "ocr", feature = "speech", feature = "tables")),
+    allow(dead_code)
+)]
 pub(crate) fn record_start(engine: Engine) {
     let mut state = state();
     state.started = state.started.with(engine);

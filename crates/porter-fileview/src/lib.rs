@@ -39,6 +39,7 @@ mod document;
 pub mod engines;
 mod input;
 mod markdown;
+mod models;
 mod nesting;
 mod ocr;
 mod office;
@@ -59,6 +60,7 @@ pub use content::{
 pub use describe::{count, human_size, is_text_media_type};
 pub use input::{FileInput, ViewError};
 pub use markdown::{Markdown, begins_like_html};
+pub use models::{install_models, models_dir};
 pub use options::*;
 pub use prepared::Prepared;
 pub use read::{TypeFound, describe_too_large, html_nesting_within, html_to_markdown, sniff_type};

@@ -95,6 +95,13 @@ pub const OCR_PIXEL_BYTES: u64 = 16 * 1024 * 1024;
 /// which a word read by OCR is marked as unsure: written with `(?)` after
 /// it, never corrected or guessed at.
 pub const OCR_WORD_CONFIDENCE: u8 = 50;
+/// `TABLE_MODEL_SECONDS` is how long the table model may read the tables
+/// of one file by the clock (a table takes a few tenths of a second): no
+/// table is started past it, and it stops between decoding passes at it.
+pub const TABLE_MODEL_SECONDS: u64 = 6;
+/// `TABLE_MODEL_TABLES` is the most tables of one file the table model
+/// reads; the rest are read by the layout rules, and a note says so.
+pub const TABLE_MODEL_TABLES: usize = 24;
 
 /// `SPEECH_SECONDS` is the most of a recording transcribed (one hour);
 /// the transcript says where it stopped.
@@ -189,7 +196,7 @@ pub struct Options {
     /// [`OCR_WORD_CONFIDENCE`].
     pub ocr_word_confidence: u8,
     /// Whether recordings are transcribed (on, where a speech model is
-    /// installed; see [`crate::speech::install_models`]).
+    /// installed; see [`crate::install_models`]).
     pub speech: bool,
     /// Most seconds of a recording transcribed; see [`SPEECH_SECONDS`].
     pub speech_seconds: u64,
@@ -198,6 +205,18 @@ pub struct Options {
     pub speech_cpu_seconds: u64,
     /// Threads transcription runs on; see [`SPEECH_THREADS`].
     pub speech_threads: usize,
+    /// The folder the learned models are in (the table model's
+    /// `slanet-plus.onnx`, the speech model's `whisper-tiny.en/`; see
+    /// `docs/models.md`), or `None` for the one the program installed with
+    /// [`crate::install_models`] (none: tables are read by the layout rules
+    /// alone and recordings described). The library never looks for it.
+    pub models_dir: Option<std::path::PathBuf>,
+    /// Most seconds the table model may take over one file; see
+    /// [`TABLE_MODEL_SECONDS`].
+    pub table_model_seconds: u64,
+    /// Most tables of one file the table model reads; see
+    /// [`TABLE_MODEL_TABLES`].
+    pub table_model_tables: usize,
 }
 
 impl Default for Options {
@@ -239,6 +258,9 @@ impl Default for Options {
             speech_seconds: SPEECH_SECONDS,
             speech_cpu_seconds: SPEECH_CPU_SECONDS,
             speech_threads: SPEECH_THREADS,
+            models_dir: None,
+            table_model_seconds: TABLE_MODEL_SECONDS,
+            table_model_tables: TABLE_MODEL_TABLES,
         }
     }
 }

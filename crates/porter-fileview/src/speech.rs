@@ -3,8 +3,9 @@
 //! lines with `[mm:ss]` marks in the view and as timestamped paragraphs in
 //! Markdown.
 //!
-//! The model is found where the program said with [`install_models`]
-//! (porter passes `PORTER_MODELS_DIR`); this crate never looks on its own.
+//! The model is found in the models folder the program named with
+//! [`crate::install_models`] (porter passes `PORTER_MODELS_DIR`); this
+//! crate never looks on its own.
 //! It is loaded once per process, on the first recording that needs it
 //! (one small accessor, [`model`]), so that no other file pays for it: in
 //! a confined worker, which can load nothing once confined, a recording
@@ -18,8 +19,6 @@
 #![cfg_attr(not(feature = "speech"), allow(dead_code))]
 
 use std::fmt::Write as _;
-use std::path::PathBuf;
-use std::sync::OnceLock;
 
 use crate::bounds::{Cancel, Failure};
 use crate::markdown::out::Markdown;
@@ -32,26 +31,12 @@ pub(crate) const NO_MODEL: &str = "Its speech is not transcribed: no speech mode
 pub(crate) const NOT_AVAILABLE: &str =
     "Its speech is not transcribed: speech to text is not available in this build.";
 
-static MODELS_DIR: OnceLock<PathBuf> = OnceLock::new();
-
-/// Says where the speech models are (a directory holding
-/// `whisper-tiny.en`), for the rest of the process. Only the first call
-/// counts. Nothing is read until a recording needs the model.
-pub fn install_models(dir: PathBuf) {
-    let _ = MODELS_DIR.set(dir);
-}
-
-/// The models directory installed, if any.
-#[must_use]
-pub fn models_dir() -> Option<&'static PathBuf> {
-    MODELS_DIR.get()
-}
-
-/// Loads the speech model, for a worker about to confine itself that was
-/// started to transcribe (see [`crate::engines`]).
+/// Loads the speech model from the process's models folder, for a worker
+/// about to confine itself that was started to transcribe (see
+/// [`crate::engines`]).
 pub(crate) fn preload() -> Result<(), String> {
     #[cfg(feature = "speech")]
-    return model().map(drop);
+    return model(&Options::default()).map(drop);
     #[cfg(not(feature = "speech"))]
     Err(NOT_AVAILABLE.to_owned())
 }
@@ -88,7 +73,7 @@ pub(crate) fn hear(
             "Its speech is not transcribed: transcription is turned off.".to_owned(),
         ));
     }
-    if !model_installed() {
+    if !model_installed(options) {
         return Ok(Outcome::NotTranscribed(NO_MODEL.to_owned()));
     }
     let extension = std::path::Path::new(name)
@@ -113,7 +98,7 @@ pub(crate) fn hear(
             "Its speech is transcribed in another worker.".to_owned(),
         ));
     }
-    let model = match model() {
+    let model = match model(options) {
         Ok(model) => model,
         Err(note) => return Ok(Outcome::NotTranscribed(note)),
     };
@@ -139,19 +124,17 @@ pub(crate) fn hear(_: &[u8], _: &str, _: &Options, _: &Cancel) -> Result<Outcome
     Ok(Outcome::NotTranscribed(NOT_AVAILABLE.to_owned()))
 }
 
-/// Whether a model is where the program said, without loading it; looked
-/// up once per process (a confined worker can look at no file, so it looks
-/// before it confines itself, through [`look_for_model`]).
+/// Where the speech model's main file is, inside a models folder.
 #[cfg(feature = "speech")]
-fn model_installed() -> bool {
-    static INSTALLED: OnceLock<bool> = OnceLock::new();
-    *INSTALLED.get_or_init(|| {
-        MODELS_DIR.get().is_some_and(|dir| {
-            dir.join(porter_speech::TINY_EN_DIR)
-                .join("model.bin")
-                .is_file()
-        })
-    })
+fn model_file() -> String {
+    format!("{}/model.bin", porter_speech::TINY_EN_DIR)
+}
+
+/// Whether a model is in the models folder for `options`, without loading
+/// it (looked up once per process; see [`crate::models::has`]).
+#[cfg(feature = "speech")]
+fn model_installed(options: &Options) -> bool {
+    crate::models::dir_for(options).is_some_and(|dir| crate::models::has(dir, &model_file()))
 }
 
 /// Looks once whether a model is installed, for a worker about to confine
@@ -159,30 +142,27 @@ fn model_installed() -> bool {
 /// engine.
 pub(crate) fn look_for_model() {
     #[cfg(feature = "speech")]
-    let _ = model_installed();
+    let _ = model_installed(&Options::default());
 }
 
-/// The model, loaded on first need and kept for the process: `Err` with
-/// the note to show when there is none or it cannot load.
+/// The model of the models folder for `options`, loaded on first need and
+/// kept for the process: `Err` with the note to show when there is none or
+/// it cannot load.
 #[cfg(feature = "speech")]
-pub(crate) fn model() -> Result<&'static porter_speech::Model, String> {
-    static MODEL: OnceLock<Result<porter_speech::Model, String>> = OnceLock::new();
-    let Some(dir) = MODELS_DIR.get() else {
+pub(crate) fn model(options: &Options) -> Result<std::sync::Arc<porter_speech::Model>, String> {
+    static MODEL: crate::models::Cache<porter_speech::Model> = crate::models::Cache::new();
+    let Some(dir) = crate::models::dir_for(options) else {
         return Err(NO_MODEL.to_owned());
     };
-    MODEL
-        .get_or_init(|| {
-            let dir = dir.join(porter_speech::TINY_EN_DIR);
-            if !dir.join("model.bin").exists() {
-                return Err(NO_MODEL.to_owned());
-            }
-            let model = porter_speech::Model::load(&dir)
-                .map_err(|error| format!("Its speech is not transcribed: {error}."))?;
-            crate::engines::record_start(crate::engines::Engine::Speech);
-            Ok(model)
-        })
-        .as_ref()
-        .map_err(Clone::clone)
+    if !crate::models::has(dir, &model_file()) {
+        return Err(NO_MODEL.to_owned());
+    }
+    MODEL.get(dir, |dir| {
+        let model = porter_speech::Model::load(&dir.join(porter_speech::TINY_EN_DIR))
+            .map_err(|error| format!("Its speech is not transcribed: {error}."))?;
+        crate::engines::record_start(crate::engines::Engine::Speech);
+        Ok(model)
+    })
 }
 
 #[cfg(feature = "speech")]

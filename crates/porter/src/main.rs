@@ -49,12 +49,12 @@ enum Command {
 }
 
 fn main() -> ExitCode {
-    // Where the models are, for this process and for a worker (which loads
-    // the speech model before it confines itself when started for it).
-    models::install();
     if let Some(code) = worker::run_if_worker() {
         return code;
     }
+    // Where the models are, for this process; a worker is told by its
+    // arguments, and loads a model from there before it confines itself.
+    models::install();
     let cli = Cli::parse();
     match cli.command {
         Command::View(args) => {

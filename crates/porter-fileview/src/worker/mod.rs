@@ -99,6 +99,11 @@ pub fn serve(args: impl IntoIterator<Item = OsString>) -> u8 {
     // (none, unless a file was found to need one); a worker whose OCR
     // cannot start reads its file without it (and each page OCR would have
     // read says why).
+    // The models folder the parent named is this process's (a model is
+    // loaded from it below, before confining, when one is to be started).
+    if let Some(dir) = &limits.models_dir {
+        crate::models::install_models(dir.clone());
+    }
     if limits.starts(Engine::Ocr)
         && let Some(languages) = &limits.ocr_languages
         && let Err(error) = crate::ocr::preload(languages)
@@ -116,7 +121,18 @@ pub fn serve(args: impl IntoIterator<Item = OsString>) -> u8 {
             "porter-fileview worker: speech model not loaded: {error}"
         );
     }
+    #[cfg(feature = "tables")]
+    if limits.starts(Engine::Tables)
+        && let Err(error) = crate::pdf::engine::preload()
+    {
+        let _ = writeln!(
+            io::stderr(),
+            "porter-fileview worker: table model not loaded: {error}"
+        );
+    }
     crate::speech::look_for_model();
+    #[cfg(feature = "tables")]
+    crate::pdf::engine::look_for_model();
     engines::confine(limits.engines);
     #[cfg(target_os = "linux")]
     if let Err(error) = sandbox::confine(&limits) {
@@ -916,24 +932,23 @@ mod tests {
             memory_bytes: 512 * 1024 * 1024,
             cpu_seconds: 10,
             ocr_languages: Some("eng+deu".to_owned()),
-            engines: Engines::NONE.with(Engine::Ocr),
+            engines: Engines::NONE.with(Engine::Ocr).with(Engine::Tables),
             warm: true,
+            models_dir: Some(PathBuf::from("/srv/porter models")),
         };
-        let args = limits.to_args().map(OsString::from);
+        let args = limits.to_args();
         assert_eq!(Limits::from_args(args.clone()), Some(limits.clone()));
         let cold = Limits {
             engines: Engines::NONE,
             warm: false,
+            models_dir: None,
             ..limits
         };
-        assert_eq!(
-            Limits::from_args(cold.to_args().map(OsString::from)),
-            Some(cold)
-        );
+        assert_eq!(Limits::from_args(cold.to_args()), Some(cold));
         assert_eq!(Limits::from_args(args.into_iter().take(4)), None);
         let none = ["1", "2", "-", "-", "cold"].map(OsString::from);
         assert_eq!(Limits::from_args(none).and_then(|l| l.ocr_languages), None);
-        let extra = ["1", "2", "3", "-", "cold", "x"].map(OsString::from);
+        let extra = ["1", "2", "3", "-", "cold", "/models", "x"].map(OsString::from);
         assert_eq!(Limits::from_args(extra), None);
         let bad = ["1", "2", "../x", "-", "cold"].map(OsString::from);
         assert_eq!(Limits::from_args(bad), None);
