@@ -48,6 +48,12 @@ ENDINGS = {
     "view_pdf": (".pdf",),
     "view_html": (".html",),
     "view_text": (".txt", ".csv"),
+    "audio_wav": (".wav",),
+    "audio_mp3": (".mp3",),
+    "audio_flac": (".flac",),
+    "audio_ogg": (".ogg",),
+    "audio_m4a": (".m4a", ".mp4", ".mov"),
+    "audio_mkv": (".webm", ".mkv"),
 }
 
 
@@ -213,6 +219,48 @@ MESSAGES = [
 ]
 
 
+def tone_wav() -> bytes:
+    """Two seconds of a 440 Hz tone, 16-bit mono at 22,050 Hz."""
+    import math
+    import wave
+
+    out = io.BytesIO()
+    with wave.open(out, "wb") as w:
+        w.setnchannels(1)
+        w.setsampwidth(2)
+        w.setframerate(22050)
+        w.writeframes(b"".join(struct.pack("<h", int(8000 * math.sin(2 * math.pi * 440 * i / 22050))) for i in range(44100)))
+    return out.getvalue()
+
+
+def audio_seeds(target: str) -> list[tuple[str, bytes]]:
+    """The hostile recordings of scripts/hostile_audio.py for the target's
+    containers, and the tone encoded into them by ffmpeg where it is
+    installed (scripts/test installs it)."""
+    import shutil
+    import subprocess
+    import tempfile
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "scripts"))
+    import hostile_audio
+
+    endings = ENDINGS[target]
+    seeds = [(name, make()) for name, make in hostile_audio.FAMILIES.items()
+             if name.endswith(endings) and "minutes" not in name]
+    wav = tone_wav()
+    if target == "audio_wav":
+        seeds.append(("seed-tone.wav", wav))
+    elif shutil.which("ffmpeg"):
+        with tempfile.TemporaryDirectory() as work:
+            source = Path(work) / "tone.wav"
+            source.write_bytes(wav)
+            for ending in endings:
+                made = Path(work) / f"tone{ending}"
+                subprocess.run(["ffmpeg", "-loglevel", "error", "-y", "-bitexact", "-i", str(source), str(made)], check=True)
+                seeds.append((f"seed-tone{ending}", made.read_bytes()))
+    return seeds
+
+
 def main() -> None:
     corpus, out = Path(sys.argv[1]), Path(sys.argv[2])
     targets = sys.argv[3:]
@@ -231,6 +279,9 @@ def main() -> None:
                     (folder / f"seed-{path.parent.name}-{path.name}").write_bytes(path.read_bytes())
             for name, make in made.get(target, []):
                 (folder / name).write_bytes(make())
+            if target.startswith("audio_"):
+                for name, data in audio_seeds(target):
+                    (folder / name).write_bytes(data)
         elif target == "capture":
             for i, data in enumerate(tool_results()):
                 (folder / f"seed-{i}.json").write_bytes(data)

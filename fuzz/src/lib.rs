@@ -277,3 +277,27 @@ pub fn mention_rules(data: &[u8]) {
         assert_eq!(near.first(), Some(name), "a name is nearest to itself");
     }
 }
+
+/// `MAX_FUZZ_SECONDS` is the most of a fuzzed recording decoded: enough for
+/// every container's structure, little enough to keep a run fast.
+const MAX_FUZZ_SECONDS: u64 = 120;
+
+/// porter-speech's decoder on bytes named `name` (the extension is only a
+/// hint): it ends with samples within the duration cap or a reason, never a
+/// panic (symphonia runs here without the file view's `catch_unwind`, so a
+/// panic in it is a finding), and what it decodes is 16 kHz audio no longer
+/// than the cap.
+pub fn decode_audio(data: &[u8], name: &str) {
+    let limits = porter_speech::AudioLimits {
+        max_seconds: MAX_FUZZ_SECONDS,
+    };
+    let extension = name.rsplit('.').next();
+    match porter_speech::decode(data, extension, &limits, &|| false) {
+        Ok(audio) => {
+            assert!(audio.samples.len() as u64 <= (MAX_FUZZ_SECONDS + 1) * 16_000, "{} samples past the cap", audio.samples.len());
+            assert!(audio.source_rate >= 1000 && audio.source_channels >= 1);
+        }
+        Err(porter_speech::AudioError::Cancelled) => panic!("decoding was cancelled without being asked to"),
+        Err(error) => assert!(!error.to_string().is_empty(), "an error without a reason"),
+    }
+}

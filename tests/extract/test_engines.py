@@ -1,14 +1,17 @@
 """Engines start on first need, told from outside without timing anything:
 `porter view` and `porter extract` of a born-digital document or a photo
 without text start no OCR engine, and a scan or a photo of a page starts
-one. Two witnesses for each file: porter's own report
+one; a recording starts the speech engine, and a PDF page with a ruled
+table the table engine. Two witnesses for each file: porter's own report
 (`RUST_LOG=porter=debug`: "file view engines started: …", which counts its
 workers' engines) and the files the whole process tree opens, seen by
 strace (Tesseract's `eng.traineddata` and `osd.traineddata`).
 
-Needs PORTER_BIN, PORTER_CORPUS (scripts/make_corpus.py), strace, and
+Needs PORTER_BIN, PORTER_CORPUS (scripts/make_corpus.py), strace,
 PORTER_TEST_IMAGES (scripts/test_images.sh: the sample photographs of the
-scikit-image wheel).
+scikit-image wheel), and for the recording PORTER_MODELS_DIR (the speech
+model, scripts/models.sh) and espeak-ng; for the tables the table model
+and reportlab.
 """
 
 from __future__ import annotations
@@ -108,3 +111,69 @@ def test_a_scan_and_a_photo_of_a_page_start_ocr(tmp_path):
     report, opened = started("view", photo)
     assert "eng" in opened, opened
     assert report == "ocr", report
+
+
+def test_a_recording_starts_the_speech_engine_and_nothing_else(tmp_path):
+    models = os.environ.get("PORTER_MODELS_DIR")
+    assert models, "PORTER_MODELS_DIR is not set: scripts/test installs the speech model and sets it"
+    memo = tmp_path / "memo.wav"
+    subprocess.run(
+        ["espeak-ng", "-w", str(memo), "The ferry leaves at nine from the north pier."],
+        check=True,
+        timeout=60,
+    )
+    report, opened = started("extract", memo)
+    assert opened == set(), f"a recording made porter open Tesseract's data: {opened}"
+    assert report == "speech", report
+
+
+def ruled_table_pdf(path: Path) -> None:
+    """A one-page PDF from reportlab: a heading over a 3-column table drawn
+    with a full grid of ruling lines."""
+    from reportlab.lib import colors
+    from reportlab.lib.pagesizes import letter
+    from reportlab.lib.styles import getSampleStyleSheet
+    from reportlab.platypus import Paragraph, SimpleDocTemplate, Table, TableStyle
+
+    rows = [
+        ["Station", "Rain (mm)", "Wind (km/h)"],
+        ["Ashford", "12.5", "31"],
+        ["Bexley", "8.0", "17"],
+        ["Crowhurst", "21.3", "44"],
+    ]
+    table = Table(rows)
+    table.setStyle(TableStyle([("GRID", (0, 0), (-1, -1), 0.75, colors.black)]))
+    heading = Paragraph("Weather stations, March", getSampleStyleSheet()["Heading2"])
+    SimpleDocTemplate(str(path), pagesize=letter, invariant=1).build([heading, table])
+
+
+def test_a_pdf_page_with_a_ruled_table_starts_the_table_engine_and_no_ocr(tmp_path):
+    models = os.environ.get("PORTER_MODELS_DIR")
+    assert models, "PORTER_MODELS_DIR is not set: scripts/test installs the table model and sets it"
+    pdf = tmp_path / "stations.pdf"
+    ruled_table_pdf(pdf)
+    report, opened = started("extract", pdf)
+    assert opened == set(), f"a born-digital table made porter open Tesseract's data: {opened}"
+    assert report == "tables", report
+    done = subprocess.run([PORTER, "extract", str(pdf)], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert "| Crowhurst | 21.3 | 44 |" in done.stdout, done.stdout
+    assert "Tables read by the table model: 1 of 1." in done.stderr, done.stderr
+
+
+def test_without_the_table_model_a_ruled_table_is_read_by_the_rules_and_says_so(tmp_path):
+    pdf = tmp_path / "stations.pdf"
+    ruled_table_pdf(pdf)
+    empty = tmp_path / "no-models"
+    empty.mkdir()
+    done = subprocess.run(
+        [PORTER, "extract", str(pdf)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env={**os.environ, "PORTER_MODELS_DIR": str(empty), "RUST_LOG": "porter=debug"},
+    )
+    assert done.returncode == 0, done.stderr
+    assert "| Crowhurst | 21.3 | 44 |" in done.stdout, done.stdout
+    assert "slanet-plus.onnx is not installed in" in done.stderr, done.stderr
+    assert REPORT.search(done.stderr).group(1).strip() == "none", done.stderr

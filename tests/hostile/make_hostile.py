@@ -16,7 +16,9 @@ would steer a terminal:
   1 GiB;
 - a GIF whose only frame sits at (65000, 65000), outside its 16x16 screen;
 - three 35-byte WebPs (lossy, lossless, extended) declaring 16384x16384;
-- a text file full of ESC, BEL, C1 controls and bidi overrides.
+- a text file full of ESC, BEL, C1 controls and bidi overrides;
+- the recordings of scripts/hostile_audio.py: WAV, MP3, FLAC, Ogg, M4A and
+  WebM files whose containers lie or cannot be, and 70 minutes of silence.
 
 Standard library only; the same bytes on every run. Every file is written
 from deflated zeros made once, so the whole set takes a few seconds and
@@ -31,6 +33,7 @@ import zlib
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "scripts"))
+import hostile_audio  # noqa: E402
 import hostile_pdf  # noqa: E402
 
 SIDE = 7000
@@ -193,6 +196,7 @@ def families() -> dict[str, bytes]:
     made["far-frame.gif"] = far_frame_gif()
     made.update(lying_webps())
     made["terminal.txt"] = terminal_text()
+    made.update({name: make() for name, make in hostile_audio.FAMILIES.items()})
     return made
 
 

@@ -7,9 +7,27 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 /// `Cancel` is a flag the caller raises to stop a long listing or decode.
 /// Readers check it between entries, rows and frames, so a cancelled request
-/// ends promptly instead of running to its limit.
-#[derive(Debug, Clone, Default)]
-pub struct Cancel(Arc<AtomicBool>);
+/// ends promptly instead of running to its limit. It also carries where a
+/// long reader tells how far it has got (a recording being transcribed),
+/// for a caller that passes it on as progress notifications.
+#[derive(Clone, Default)]
+pub struct Cancel {
+    flag: Arc<AtomicBool>,
+    progress: Option<Arc<ProgressFn>>,
+}
+
+/// What a reader calls with how far it has got: done and total, in the
+/// reader's own unit (seconds of a recording), and what it is doing.
+pub type ProgressFn = dyn Fn(f64, f64, &str) + Send + Sync;
+
+impl std::fmt::Debug for Cancel {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Cancel")
+            .field("flag", &self.flag)
+            .field("progress", &self.progress.is_some())
+            .finish()
+    }
+}
 
 impl Cancel {
     /// A flag that is not raised.
@@ -18,15 +36,37 @@ impl Cancel {
         Self::default()
     }
 
+    /// The same flag, with `report` told how far a long reader has got.
+    /// It is called on the reader's thread and must not block for long.
+    #[must_use]
+    pub fn with_progress(mut self, report: Arc<ProgressFn>) -> Self {
+        self.progress = Some(report);
+        self
+    }
+
+    /// Tells the caller how far a reader has got, if it asked.
+    pub(crate) fn progress(&self, done: f64, total: f64, doing: &str) {
+        if let Some(report) = &self.progress {
+            report(done, total, doing);
+        }
+    }
+
     /// Raises the flag; every view working under it stops at its next check.
     pub fn cancel(&self) {
-        self.0.store(true, Ordering::Relaxed);
+        self.flag.store(true, Ordering::Relaxed);
     }
 
     /// Whether the flag is raised.
     #[must_use]
     pub fn is_cancelled(&self) -> bool {
-        self.0.load(Ordering::Relaxed)
+        self.flag.load(Ordering::Relaxed)
+    }
+
+    /// The flag itself, for work that looks at it between its own steps
+    /// (the table model's decoding passes).
+    #[cfg(feature = "tables")]
+    pub(crate) fn flag(&self) -> &AtomicBool {
+        &self.flag
     }
 
     /// `Err(Failure::Cancelled)` once the flag is raised, for use with `?`.

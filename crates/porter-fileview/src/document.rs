@@ -94,7 +94,8 @@ impl Cell {
 impl Table {
     /// The table as a grid of texts, every row as wide as the widest: a cell
     /// spanning columns or rows has its text in its first place and empty
-    /// text in the places it covers (GFM tables have no spans).
+    /// text in the places it covers (what a pipe table of it holds).
+    #[cfg(test)]
     pub(crate) fn grid(&self) -> Vec<Vec<String>> {
         let mut grid: Vec<Vec<Option<String>>> = Vec::with_capacity(self.rows.len());
         for (r, row) in self.rows.iter().enumerate() {
@@ -385,6 +386,53 @@ impl Writer {
     }
 }
 
+/// A table with spans as an HTML block: one line per row, every cell a
+/// `<td>` with its `colspan` and `rowspan`, its text HTML-escaped (line
+/// breaks as `<br>`), and no blank line inside, which would end the block.
+fn html_table(t: &Table) -> String {
+    use std::fmt::Write as _;
+    let mut out = String::from("<table>\n");
+    for row in &t.rows {
+        out.push_str("<tr>");
+        for cell in row {
+            out.push_str("<td");
+            if cell.col_span > 1 {
+                let _ = write!(out, " colspan=\"{}\"", cell.col_span);
+            }
+            if cell.row_span > 1 {
+                let _ = write!(out, " rowspan=\"{}\"", cell.row_span);
+            }
+            out.push('>');
+            let lines: Vec<String> = cell
+                .text
+                .trim()
+                .lines()
+                .map(|line| html_escape(line.trim()))
+                .collect();
+            out.push_str(&lines.join("<br>"));
+            out.push_str("</td>");
+        }
+        out.push_str("</tr>\n");
+    }
+    out.push_str("</table>");
+    out
+}
+
+/// Text as HTML text: `&`, `<`, `>` and `"` as entities.
+fn html_escape(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        match c {
+            '&' => out.push_str("&amp;"),
+            '<' => out.push_str("&lt;"),
+            '>' => out.push_str("&gt;"),
+            '"' => out.push_str("&quot;"),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
 /// Writes one block as Markdown: `#` headings on one line, pipe tables,
 /// `-` and numbered list items (nested four spaces a level, which holds
 /// under any marker up to `99.`), figure text as a paragraph, page markers
@@ -436,12 +484,9 @@ fn render(block: &Block, inline: Inline, out: &mut MdOut) {
                 .flatten()
                 .any(|c| c.col_span > 1 || c.row_span > 1);
             if spans {
-                let grid: Vec<Vec<String>> = t
-                    .grid()
-                    .into_iter()
-                    .map(|row| row.iter().map(|c| text(c)).collect())
-                    .collect();
-                out.block(&table(&grid));
+                // A pipe table has no spans: an HTML table keeps them
+                // (CommonMark passes an HTML block through as it is).
+                out.block(&html_table(t));
             } else {
                 // Every Office table: their readers fill merged places
                 // themselves. Written from the cells as they are, without a
@@ -582,7 +627,7 @@ mod tests {
     }
 
     #[test]
-    fn spanning_cells_fill_the_places_they_cover_with_empty_cells() {
+    fn spanning_cells_are_written_as_an_html_table_that_keeps_the_spans() {
         let mut wide = Cell::new("Both");
         wide.col_span = 2;
         let mut tall = Cell::new("Tall");
@@ -594,9 +639,38 @@ mod tests {
                 vec![Cell::new("x"), Cell::new("y")],
             ],
         };
+        let markdown = render(&[Block::Table(t)]);
+        assert_eq!(
+            markdown,
+            "<table>\n<tr><td>Name</td><td colspan=\"2\">Both</td></tr>\n\
+             <tr><td rowspan=\"2\">Tall</td><td>a</td><td>b|c</td></tr>\n\
+             <tr><td>x</td><td>y</td></tr>\n</table>\n"
+        );
+        // A CommonMark reader passes it through whole, as one HTML block.
+        let events: Vec<pulldown_cmark::Event<'_>> =
+            pulldown_cmark::Parser::new(&markdown).collect();
+        assert!(
+            events.iter().all(|e| matches!(
+                e,
+                pulldown_cmark::Event::Html(_)
+                    | pulldown_cmark::Event::Start(pulldown_cmark::Tag::HtmlBlock)
+                    | pulldown_cmark::Event::End(pulldown_cmark::TagEnd::HtmlBlock)
+            )),
+            "{events:?}"
+        );
+    }
+
+    #[test]
+    fn a_spanning_cells_text_is_escaped_as_html_and_its_lines_kept() {
+        let mut wide = Cell::new("a < b & \"c\"\n\nsecond line");
+        wide.col_span = 2;
+        let t = Table {
+            rows: vec![vec![wide], vec![Cell::new("<script>"), Cell::new("1")]],
+        };
         assert_eq!(
             render(&[Block::Table(t)]),
-            "| Name | Both |  |\n| --- | --- | --- |\n| Tall | a | b\\|c |\n|  | x | y |\n"
+            "<table>\n<tr><td colspan=\"2\">a &lt; b &amp; &quot;c&quot;<br><br>second line</td></tr>\n\
+             <tr><td>&lt;script&gt;</td><td>1</td></tr>\n</table>\n"
         );
     }
 }

@@ -1,8 +1,9 @@
 //! Engines: the heavy parts a reader may need that load data from disk
-//! before they can work (today Tesseract with its language and orientation
-//! data), each started the first time a file needs it and never ahead of
-//! that. A born-digital PDF, a Word file, a spreadsheet or a holiday photo
-//! starts none.
+//! before they can work (Tesseract with its language and orientation data;
+//! the speech model; the table model), each started the first time a file
+//! needs it and never
+//! ahead of that. A born-digital PDF, a Word file, a spreadsheet or a
+//! holiday photo starts none.
 //!
 //! In the caller's own process an engine starts when a reader first asks
 //! for it. A confined worker can open no file once it has confined itself,
@@ -31,17 +32,23 @@ use crate::bounds::Cancel;
 pub enum Engine {
     /// Tesseract, with the OCR languages' data and its orientation data.
     Ocr,
+    /// The speech model (Whisper), for recordings.
+    Speech,
+    /// The table-structure model, for tables in PDFs.
+    Tables,
 }
 
 impl Engine {
     /// Every engine, in the order sets list them.
-    pub const ALL: [Self; 1] = [Self::Ocr];
+    pub const ALL: [Self; 3] = [Self::Ocr, Self::Speech, Self::Tables];
 
     /// Its name, as worker arguments and reports give it.
     #[must_use]
     pub fn name(self) -> &'static str {
         match self {
             Self::Ocr => "ocr",
+            Self::Speech => "speech",
+            Self::Tables => "tables",
         }
     }
 
@@ -158,7 +165,10 @@ pub fn started() -> Engines {
 }
 
 /// Records that `engine` started in this process.
-#[cfg_attr(not(feature = "ocr"), allow(dead_code))]
+#[cfg_attr(
+    not(any(feature = "ocr", feature = "speech", feature = "tables")),
+    allow(dead_code)
+)]
 pub(crate) fn record_start(engine: Engine) {
     let mut state = state();
     state.started = state.started.with(engine);
@@ -215,11 +225,14 @@ mod tests {
 
     #[test]
     fn a_set_crosses_as_one_argument_and_nothing_else_reads_as_one() {
-        for set in [Engines::NONE, Engines::NONE.with(Engine::Ocr)] {
+        let both = Engines::NONE.with(Engine::Ocr).with(Engine::Speech);
+        for set in [Engines::NONE, Engines::NONE.with(Engine::Ocr), both] {
             assert_eq!(Engines::from_arg(&set.to_arg()), Some(set));
         }
         assert_eq!(Engines::NONE.to_arg(), "-");
         assert_eq!(Engines::NONE.with(Engine::Ocr).to_arg(), "ocr");
+        assert_eq!(both.to_arg(), "ocr,speech");
+        assert_eq!(both.to_string(), "ocr, speech");
         for bad in ["", "ocr,", "OCR", "ocr,tesseract", "--"] {
             assert_eq!(Engines::from_arg(bad), None, "{bad:?}");
         }

@@ -58,7 +58,7 @@ pub enum ViewError {
     Cancelled,
     /// [`to_markdown`](crate::to_markdown) has no reader for this kind of file.
     #[error(
-        "{name} is {what}, which cannot be turned into Markdown; extract reads DOCX, XLSX/XLS/ODS, PPTX, HTML, PDF, plain text, Markdown and the text in images (OCR)"
+        "{name} is {what}, which cannot be turned into Markdown; extract reads DOCX, XLSX/XLS/ODS, PPTX, HTML, PDF, plain text, Markdown, the text in images (OCR) and the speech in recordings (with the speech model installed)"
     )]
     NotExtractable {
         /// The file's name as shown.

@@ -2,8 +2,10 @@
 //! windows of numbered lines, Word, PowerPoint, Excel, PDF and HTML
 //! documents as windows of their Markdown with an outline of their
 //! headings, archive listings, images turned upright and scaled to fit,
-//! small audio and video as themselves, and a one-sentence description of
-//! everything else.
+//! recordings as their speech transcribed with `[mm:ss]` marks (the
+//! `speech` feature, where the program has said where the model is; see
+//! [`speech`]), small audio and video as themselves, and a one-sentence
+//! description of everything else.
 //!
 //! It decides what a file is from its bytes; the name and the declared type
 //! are hints, and when they disagree with the bytes the result says both.
@@ -37,6 +39,7 @@ mod document;
 pub mod engines;
 mod input;
 mod markdown;
+mod models;
 mod nesting;
 mod ocr;
 mod office;
@@ -46,16 +49,18 @@ mod picture;
 mod prepared;
 mod read;
 mod sniff;
+pub mod speech;
 mod text;
 pub mod worker;
 
-pub use bounds::Cancel;
+pub use bounds::{Cancel, ProgressFn};
 pub use content::{
     Block, Heading, ImageRecord, Kind, Record, ResourceBlob, Shown, View, WindowRecord,
 };
 pub use describe::{count, human_size, is_text_media_type};
 pub use input::{FileInput, ViewError};
 pub use markdown::{Markdown, begins_like_html};
+pub use models::{install_models, models_dir};
 pub use options::*;
 pub use prepared::Prepared;
 pub use read::{TypeFound, describe_too_large, html_nesting_within, html_to_markdown, sniff_type};

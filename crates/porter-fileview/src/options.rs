@@ -95,6 +95,24 @@ pub const OCR_PIXEL_BYTES: u64 = 16 * 1024 * 1024;
 /// which a word read by OCR is marked as unsure: written with `(?)` after
 /// it, never corrected or guessed at.
 pub const OCR_WORD_CONFIDENCE: u8 = 50;
+/// `TABLE_MODEL_SECONDS` is how long the table model may read the tables
+/// of one file by the clock (a table takes a few tenths of a second): no
+/// table is started past it, and it stops between decoding passes at it.
+pub const TABLE_MODEL_SECONDS: u64 = 6;
+/// `TABLE_MODEL_TABLES` is the most tables of one file the table model
+/// reads; the rest are read by the layout rules, and a note says so.
+pub const TABLE_MODEL_TABLES: usize = 24;
+
+/// `SPEECH_SECONDS` is the most of a recording transcribed (one hour);
+/// the transcript says where it stopped.
+pub const SPEECH_SECONDS: u64 = 3600;
+/// `SPEECH_CPU_SECONDS` is the CPU time transcribing one recording may
+/// take (120 s; about ten minutes of speech on two cores); the transcript
+/// says where it stopped. A worker that transcribes needs this much CPU
+/// time beyond [`WORKER_CPU_SECONDS`].
+pub const SPEECH_CPU_SECONDS: u64 = 120;
+/// `SPEECH_THREADS` is how many threads transcription runs on (2).
+pub const SPEECH_THREADS: usize = 2;
 
 /// `Options` holds every limit of the file view. `Options::default()` is the
 /// spec's safe setting; a caller loosens a limit by setting its field, and
@@ -177,6 +195,28 @@ pub struct Options {
     /// Confidence under which a word read by OCR is marked unsure; see
     /// [`OCR_WORD_CONFIDENCE`].
     pub ocr_word_confidence: u8,
+    /// Whether recordings are transcribed (on, where a speech model is
+    /// installed; see [`crate::install_models`]).
+    pub speech: bool,
+    /// Most seconds of a recording transcribed; see [`SPEECH_SECONDS`].
+    pub speech_seconds: u64,
+    /// Most CPU seconds spent transcribing one recording; see
+    /// [`SPEECH_CPU_SECONDS`].
+    pub speech_cpu_seconds: u64,
+    /// Threads transcription runs on; see [`SPEECH_THREADS`].
+    pub speech_threads: usize,
+    /// The folder the learned models are in (the table model's
+    /// `slanet-plus.onnx`, the speech model's `whisper-tiny.en/`; see
+    /// `docs/models.md`), or `None` for the one the program installed with
+    /// [`crate::install_models`] (none: tables are read by the layout rules
+    /// alone and recordings described). The library never looks for it.
+    pub models_dir: Option<std::path::PathBuf>,
+    /// Most seconds the table model may take over one file; see
+    /// [`TABLE_MODEL_SECONDS`].
+    pub table_model_seconds: u64,
+    /// Most tables of one file the table model reads; see
+    /// [`TABLE_MODEL_TABLES`].
+    pub table_model_tables: usize,
 }
 
 impl Default for Options {
@@ -214,6 +254,13 @@ impl Default for Options {
             ocr_seconds: OCR_SECONDS,
             ocr_pixel_bytes: OCR_PIXEL_BYTES,
             ocr_word_confidence: OCR_WORD_CONFIDENCE,
+            speech: true,
+            speech_seconds: SPEECH_SECONDS,
+            speech_cpu_seconds: SPEECH_CPU_SECONDS,
+            speech_threads: SPEECH_THREADS,
+            models_dir: None,
+            table_model_seconds: TABLE_MODEL_SECONDS,
+            table_model_tables: TABLE_MODEL_TABLES,
         }
     }
 }

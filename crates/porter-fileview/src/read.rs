@@ -15,7 +15,7 @@ use crate::markdown::out::Markdown;
 use crate::options::Options;
 use crate::prepared::{Paged, Prep, Prepared, push_type_note};
 use crate::sniff::{self, Encoding, Sniffed};
-use crate::{archive, markdown, nesting, ocr, office, picture, text};
+use crate::{archive, markdown, nesting, ocr, office, picture, speech, text};
 
 /// A file whose reader died, described by what its bytes are and why.
 pub(crate) fn described_failure(input: &FileInput<'_>, reason: &str) -> View {
@@ -325,9 +325,7 @@ fn show(
         },
         Sniffed::Image(format) => return show_image(file, *format, options, cancel),
         Sniffed::Audio { mime, what } | Sniffed::Video { mime, what } => {
-            return Ok(Prepared::whole(show_media(
-                file, sniffed, mime, what, options,
-            )));
+            return show_media(file, sniffed, mime, what, options, cancel);
         }
         Sniffed::Zip => return show_zip(file, options, cancel),
         Sniffed::Tar(compression) => (
@@ -650,7 +648,7 @@ fn show_image(
 fn image_text(
     bytes: &[u8],
     format: picture::Format,
-    looked: Option<ocr::Looked>,
+    looked: Option<crate::ocr::lines::Looked>,
     options: &Options,
     cancel: &Cancel,
 ) -> Result<(Option<Markdown>, Vec<String>), ViewError> {
@@ -661,47 +659,111 @@ fn image_text(
     }
 }
 
+/// Audio and video: the speech in it transcribed into numbered lines with
+/// `[mm:ss]` marks where a speech model is installed, and the file itself
+/// after the text when it is small enough to return; else described as
+/// before, with a note on why its speech is not there.
 fn show_media(
     file: &File<'_>,
     sniffed: &Sniffed,
     mime: &str,
     what: &str,
     options: &Options,
-) -> View {
+    cancel: &Cancel,
+) -> Result<Prepared, ViewError> {
     let audio = matches!(sniffed, Sniffed::Audio { .. });
     let kind = if audio { Kind::Audio } else { Kind::Video };
-    if file.bytes.len() > options.media_bytes {
+    let small = file.bytes.len() <= options.media_bytes;
+    let outcome =
+        (mime != "audio/midi").then(|| speech::hear(file.bytes, &file.name, options, cancel));
+    let note = match outcome {
+        Some(Ok(speech::Outcome::Heard(heard))) => {
+            let mut notes = heard.notes;
+            notes.push(if small {
+                format!(
+                    "The recording itself follows the text, as {}.",
+                    if audio { "audio" } else { "an embedded video file" }
+                )
+            } else {
+                format!(
+                    "The recording itself is not attached: it is larger than the {} returned as a file.",
+                    human_size(options.media_bytes as u64)
+                )
+            });
+            let what = format!(
+                "{what}, its speech transcribed ({} long)",
+                speech::clock(heard.seconds)
+            );
+            let mut prepared = file.paged(
+                kind,
+                mime,
+                &what,
+                Extracted {
+                    text: heard.lines,
+                    notes,
+                },
+            );
+            if let Prep::Paged(paged) = &mut prepared.0
+                && small
+            {
+                paged.after.push(media_block(file, mime, audio));
+                paged.record.shown = if audio { Shown::Audio } else { Shown::Resource };
+            }
+            return Ok(prepared);
+        }
+        Some(Err(Failure::Cancelled)) => return Err(ViewError::Cancelled),
+        Some(Ok(speech::Outcome::NotTranscribed(note))) => Some(note),
+        Some(Err(Failure::Unreadable(reason))) => {
+            Some(format!("Its speech could not be transcribed: {reason}."))
+        }
+        None => None,
+    };
+    let mut view = if small {
+        let how = if audio {
+            "It is attached as audio; a client that cannot play audio has only this description."
+        } else {
+            "It is attached as an embedded video file; a client that cannot play video has only this description."
+        };
+        let record = file.record(
+            kind,
+            mime,
+            if audio { Shown::Audio } else { Shown::Resource },
+        );
+        let mut text = format!(
+            "{}: {what} ({mime}), {}. {how}",
+            file.name,
+            human_size(file.size)
+        );
+        describe::push_link(&mut text, file.link);
+        push_type_note(&mut text, &record);
+        View {
+            content: vec![Block::text(text), media_block(file, mime, audio)],
+            structured: record,
+        }
+    } else {
         let reason = format!(
             "it is larger than the {} returned as {}",
             human_size(options.media_bytes as u64),
             if audio { "audio" } else { "a video file" }
         );
-        return file.described(kind, mime, what, &reason);
-    }
-    let (shown, block, how) = if audio {
-        (
-            Shown::Audio,
-            Block::audio(file.bytes, mime),
-            "It is attached as audio; a client that cannot play audio has only this description.",
-        )
-    } else {
-        (
-            Shown::Resource,
-            Block::resource(file.resource_uri(), file.bytes, mime),
-            "It is attached as an embedded video file; a client that cannot play video has only this description.",
-        )
+        file.described(kind, mime, what, &reason)
     };
-    let record = file.record(kind, mime, shown);
-    let mut text = format!(
-        "{}: {what} ({mime}), {}. {how}",
-        file.name,
-        human_size(file.size)
-    );
-    describe::push_link(&mut text, file.link);
-    push_type_note(&mut text, &record);
-    View {
-        content: vec![Block::text(text), block],
-        structured: record,
+    if let Some(note) = note {
+        if let Some(Block::Text { text }) = view.content.first_mut() {
+            text.push(' ');
+            text.push_str(&note);
+        }
+        view.structured.notes.push(note);
+    }
+    Ok(Prepared::whole(view))
+}
+
+/// The recording itself as a block: audio, or a video as an embedded file.
+fn media_block(file: &File<'_>, mime: &str, audio: bool) -> Block {
+    if audio {
+        Block::audio(file.bytes, mime)
+    } else {
+        Block::resource(file.resource_uri(), file.bytes, mime)
     }
 }
 

@@ -48,6 +48,38 @@ pub fn checkout_root() -> PathBuf {
         .to_path_buf()
 }
 
+/// `MODELS_ENV` names the variable that holds the learned models' folder
+/// (scripts/models.sh installs them there; scripts/test sets it).
+pub const MODELS_ENV: &str = "PORTER_MODELS_DIR";
+
+/// The models folder named by `PORTER_MODELS_DIR`, holding the pinned
+/// table model (`slanet-plus.onnx`).
+///
+/// # Panics
+///
+/// When the variable is unset or the model is not in the folder: the tests
+/// of the model cannot run, and saying how to install it is the useful
+/// failure.
+#[must_use]
+pub fn models_dir() -> PathBuf {
+    let Some(dir) = std::env::var_os(MODELS_ENV) else {
+        panic!(
+            "{MODELS_ENV} is not set: run scripts/test, or install the models with \
+             `bash -c 'source scripts/models.sh && install_models'` and set {MODELS_ENV} to \
+             the folder it names"
+        );
+    };
+    let dir = PathBuf::from(dir);
+    assert!(
+        dir.join("slanet-plus.onnx").is_file(),
+        "{MODELS_ENV}={} has no slanet-plus.onnx: install it with \
+         `PORTER_MODELS_DIR={} bash -c 'source scripts/models.sh && install_models'`",
+        dir.display(),
+        dir.display()
+    );
+    dir
+}
+
 /// `CORPUS_ENV` names the variable that holds the corpus folder.
 pub const CORPUS_ENV: &str = "PORTER_CORPUS";
 

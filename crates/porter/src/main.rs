@@ -10,6 +10,7 @@ mod gateway;
 mod login;
 mod mattermost;
 mod mmsim;
+mod models;
 mod output;
 mod process;
 mod serve;
@@ -51,6 +52,9 @@ fn main() -> ExitCode {
     if let Some(code) = worker::run_if_worker() {
         return code;
     }
+    // Where the models are, for this process; a worker is told by its
+    // arguments, and loads a model from there before it confines itself.
+    models::install();
     let cli = Cli::parse();
     match cli.command {
         Command::View(args) => {

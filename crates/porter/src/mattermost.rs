@@ -296,8 +296,44 @@ fn http_address(args: &ServeArgs, settings: &Settings) -> Result<SocketAddr, Exi
 
 /// Starts the emulator with the demo seed on a free loopback port and
 /// answers it with alice's token.
+/// Adds the voice memo `scripts/demo` speaks with espeak-ng (named by
+/// `PORTER_DEMO_RECORDING`) to the demo's files channel, so that a
+/// recording can be read as text in the demo; without it the demo is as
+/// before.
+fn add_demo_recording(seed: &mut porter_mmsim::Seed) {
+    let Some(path) = std::env::var_os("PORTER_DEMO_RECORDING").map(std::path::PathBuf::from) else {
+        return;
+    };
+    if !path.is_file() {
+        eprintln!(
+            "porter: no demo recording at {} (PORTER_DEMO_RECORDING)",
+            path.display()
+        );
+        return;
+    }
+    let name = path.file_name().map_or_else(
+        || "voice-memo.wav".to_owned(),
+        |n| n.to_string_lossy().into_owned(),
+    );
+    seed.posts.push(porter_mmsim::SeedPost {
+        channel: "files".to_owned(),
+        user: "carol".to_owned(),
+        message: "Voice memo from this morning's stand-up.".to_owned(),
+        files: vec![porter_mmsim::SeedFile {
+            name,
+            text: None,
+            base64: None,
+            path: Some(path),
+            generate: None,
+        }],
+        ..porter_mmsim::SeedPost::default()
+    });
+}
+
 async fn start_demo() -> anyhow::Result<(porter_mmsim::Running, String)> {
-    let sim = porter_mmsim::Sim::new(&porter_mmsim::Seed::demo()).context("the demo seed")?;
+    let mut seed = porter_mmsim::Seed::demo();
+    add_demo_recording(&mut seed);
+    let sim = porter_mmsim::Sim::new(&seed).context("the demo seed")?;
     let token = sim
         .token_for("alice")
         .context("the demo seed has a token for alice")?;

@@ -811,7 +811,7 @@ mod tests {
     }
 
     #[test]
-    fn a_table_with_a_head_and_spans_becomes_a_grid_with_its_header_first() {
+    fn a_table_with_spans_keeps_them_as_an_html_table_after_its_caption() {
         let html = r#"<table class="data">
             <caption>Quarterly <b>sales</b></caption>
             <thead><tr><th rowspan="2">Region</th><th colspan="2">2024</th></tr>
@@ -822,9 +822,11 @@ mod tests {
             </tbody></table>"#;
         assert_eq!(
             md(html),
-            "Quarterly **sales**\n\n\
-             | Region | 2024 |  |\n| --- | --- | --- |\n|  | Q1 | Q2 |\n\
-             | North | 1,200 | 1,350 |\n| South \\| East | n/a<br>see notes |  |\n"
+            "Quarterly **sales**\n\n<table>\n\
+             <tr><td rowspan=\"2\">Region</td><td colspan=\"2\">2024</td></tr>\n\
+             <tr><td>Q1</td><td>Q2</td></tr>\n\
+             <tr><td>North</td><td>1,200</td><td>1,350</td></tr>\n\
+             <tr><td>South | East</td><td colspan=\"2\">n/a<br>see notes</td></tr>\n</table>\n"
         );
     }
 

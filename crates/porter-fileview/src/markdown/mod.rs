@@ -112,8 +112,18 @@ fn convert(
         Sniffed::OtherImage { .. } => {
             return Ok(Converted::NotSupported("an image".to_owned()));
         }
-        Sniffed::Audio { what, .. } | Sniffed::Video { what, .. } => {
-            return Ok(Converted::NotSupported(with_article(what)));
+        Sniffed::Audio { what, mime } | Sniffed::Video { what, mime } => {
+            if *mime == "audio/midi" {
+                return Ok(Converted::NotSupported(with_article(what)));
+            }
+            return match crate::speech::hear(input.bytes, input.name, options, cancel)? {
+                crate::speech::Outcome::Heard(heard) => Ok(Converted::Done(
+                    crate::speech::markdown(&shown_name(input.name), heard),
+                )),
+                crate::speech::Outcome::NotTranscribed(note) => Ok(Converted::NotSupported(
+                    format!("{} ({})", with_article(what), note.trim_end_matches('.')),
+                )),
+            };
         }
         Sniffed::Tar(_) => return Ok(Converted::NotSupported("a tar archive".to_owned())),
         Sniffed::Compressed(_) => {

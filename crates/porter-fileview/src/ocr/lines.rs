@@ -32,6 +32,20 @@ pub(crate) struct Found {
     pub sideways: bool,
 }
 
+/// A picture's grey copy, looked at for lines of text.
+pub(crate) struct Looked {
+    /// The picture as shown, in grey.
+    pub grey: GrayImage,
+    /// The lines of text in it, when it has enough to be worth OCR.
+    pub found: Option<Found>,
+}
+
+/// Looks at `grey` for lines of text.
+pub(crate) fn look(grey: GrayImage) -> Looked {
+    let found = text_lines(&grey);
+    Looked { grey, found }
+}
+
 /// `MIN_HEIGHT_PX` is the least height of a mark that can be a character:
 /// below it no OCR could read it anyway.
 const MIN_HEIGHT_PX: u32 = 4;

@@ -804,7 +804,7 @@ fn read_as_it_lies(
 pub(crate) fn picture_text(
     bytes: &[u8],
     format: crate::picture::Format,
-    shown: Option<Looked>,
+    shown: Option<lines::Looked>,
     options: &Options,
     cancel: &Cancel,
 ) -> Result<(Option<crate::markdown::out::Markdown>, Vec<String>), Failure> {
@@ -819,7 +819,7 @@ pub(crate) fn picture_text(
         let looked = match shown {
             Some(looked) => looked,
             None => match crate::picture::grey_at(bytes, format, LOOK_EDGE_PX, options, cancel) {
-                Ok(grey) => look(grey),
+                Ok(grey) => lines::look(grey),
                 Err(Failure::Cancelled) => return Err(Failure::Cancelled),
                 Err(Failure::Unreadable(why)) => {
                     return Ok((
@@ -829,7 +829,7 @@ pub(crate) fn picture_text(
                 }
             },
         };
-        let Looked { grey, found } = looked;
+        let lines::Looked { grey, found } = looked;
         if grey.width() < 16 || grey.height() < 16 {
             return Ok((None, Vec::new()));
         }
@@ -881,20 +881,6 @@ pub(crate) fn picture_text(
         let _ = (bytes, format, shown, cancel);
         Ok((None, not_read(NOT_AVAILABLE)))
     }
-}
-
-/// A picture's grey copy, looked at for lines of text (see [`lines`]).
-pub(crate) struct Looked {
-    /// The picture as shown, in grey.
-    pub grey: image::GrayImage,
-    /// The lines of text in it, when it has enough to be worth OCR.
-    pub found: Option<lines::Found>,
-}
-
-/// Looks at `grey` for lines of text.
-pub(crate) fn look(grey: image::GrayImage) -> Looked {
-    let found = lines::text_lines(&grey);
-    Looked { grey, found }
 }
 
 /// What the notes say of a picture that shows no lines of text.

@@ -97,6 +97,9 @@ struct Fragment {
     /// The largest font size in it, and how many of its characters are bold
     /// out of how many.
     size: f32,
+    /// The smallest font size in it: small capitals set a line's initials
+    /// larger than the rest.
+    min_size: f32,
     bold_chars: usize,
     chars: usize,
     /// Whether its last piece ended in a space (the PDF's own word break).
@@ -136,16 +139,20 @@ pub(crate) fn page_blocks(
     page_layout(pieces, tables, rules, page).0
 }
 
-/// The blocks of one page, in reading order, and for each whether it lies
+/// A table's region on the page: left, top, right, bottom (y downwards).
+pub(crate) type Region = [f32; 4];
+
+/// The blocks of one page, in reading order; for each whether it lies
 /// wholly in the page's header or footer band (a running header, footer or
-/// page number, when it repeats across pages). `page` is the page's extent
-/// from top to bottom (y growing downwards), when known.
+/// page number, when it repeats across pages); and for each table the
+/// region it covers, for the table model to read again. `page` is the page's extent from top to bottom (y
+/// growing downwards), when known.
 pub(crate) fn page_layout(
     pieces: Vec<Piece>,
     tables: Vec<PlacedTable>,
     rules: &[Rule],
     page: Option<(f32, f32)>,
-) -> (Vec<Block>, Vec<bool>) {
+) -> (Vec<Block>, Vec<bool>, Vec<Option<Region>>) {
     let body = body_size(&pieces);
     // Grids of ruling lines first; the library's tables where there is none.
     let mut grids = ruled_tables(rules, &pieces, &[]);
@@ -574,6 +581,7 @@ fn fragments(mut pieces: Vec<Piece>, body: f32) -> Vec<Fragment> {
             f.text.push_str(p.text.trim());
             f.bbox.union(&pb);
             f.size = f.size.max(p.size);
+            f.min_size = f.min_size.min(p.size);
             f.chars += n;
             f.bold_chars += bold;
             f.spaced = p.text.ends_with(char::is_whitespace);
@@ -583,6 +591,7 @@ fn fragments(mut pieces: Vec<Piece>, body: f32) -> Vec<Fragment> {
                 text: p.text.trim().to_owned(),
                 bbox: pb,
                 size: p.size,
+                min_size: p.size,
                 bold_chars: bold,
                 chars: n,
                 spaced: p.text.ends_with(char::is_whitespace),
@@ -1168,28 +1177,38 @@ struct Gathering {
     start: f32,
     /// Whether it lies in the header or footer band of the page.
     marginal: bool,
+    /// Whether its first line is set in small capitals: capitals only, in
+    /// two sizes (the larger for the initials).
+    small_caps: bool,
 }
+
+/// A block that is not gathered text (a table, a chart's text), with the
+/// region a table covers.
+type Own = (Block, Option<Region>);
 
 /// Gathers ordered items: lines that follow one another into one text,
 /// a table or a chart's text as a block of its own.
-fn gather(items: Vec<Item>) -> Vec<Result<Gathering, Block>> {
+fn gather(items: Vec<Item>) -> Vec<Result<Gathering, Own>> {
     // Gathered text, or a block of its own (a table, a chart's text).
-    let mut out: Vec<Result<Gathering, Block>> = Vec::new();
+    let mut out: Vec<Result<Gathering, Own>> = Vec::new();
     let mut current: Option<Gathering> = None;
     for item in items {
         let fragment = match item {
-            Item::Table(t, _) => {
+            Item::Table(t, bbox) => {
                 if let Some(g) = current.take() {
                     out.push(Ok(g));
                 }
-                out.push(Err(Block::Table(t)));
+                out.push(Err((
+                    Block::Table(t),
+                    Some([bbox.x0, bbox.y0, bbox.x1, bbox.y1]),
+                )));
                 continue;
             }
             Item::Figure(text, _) => {
                 if let Some(g) = current.take() {
                     out.push(Ok(g));
                 }
-                out.push(Err(Block::Figure(text)));
+                out.push(Err((Block::Figure(text), None)));
                 continue;
             }
             Item::Text(f) => f,
@@ -1229,6 +1248,7 @@ fn gather(items: Vec<Item>) -> Vec<Result<Gathering, Block>> {
         if let Some(g) = current.take() {
             out.push(Ok(g));
         }
+        let small_caps = fragment.size >= 1.12 * fragment.min_size && all_caps(&text);
         current = Some(Gathering {
             text,
             bbox: fragment.bbox,
@@ -1240,6 +1260,7 @@ fn gather(items: Vec<Item>) -> Vec<Result<Gathering, Block>> {
             item: marker,
             start: fragment.bbox.x0,
             marginal: false,
+            small_caps,
         });
     }
     if let Some(g) = current.take() {
@@ -1250,7 +1271,7 @@ fn gather(items: Vec<Item>) -> Vec<Result<Gathering, Block>> {
 
 /// Which gathered texts are headings, and the heading sizes, largest
 /// first (a heading's level is its size's place among them).
-fn headings(out: &[Result<Gathering, Block>], body: f32) -> (Vec<bool>, Vec<f32>) {
+fn headings(out: &[Result<Gathering, Own>], body: f32) -> (Vec<bool>, Vec<f32>) {
     // Whether the page's body text is set bold: then bold sets nothing apart.
     let (bold_chars, chars) = out
         .iter()
@@ -1260,12 +1281,22 @@ fn headings(out: &[Result<Gathering, Block>], body: f32) -> (Vec<bool>, Vec<f32>
             (b + g.bold_chars, c + g.chars)
         });
     let body_bold = bold_chars * 2 > chars;
+    // Whether most of the page's text is in capitals: then capitals set
+    // nothing apart either.
+    let (caps, blocks) = out.iter().flatten().fold((0usize, 0usize), |(c, n), g| {
+        (c + usize::from(all_caps(&g.text)), n + 1)
+    });
+    let page = Page {
+        body,
+        bold: body_bold,
+        caps: caps * 2 > blocks,
+    };
     // Heading sizes, largest first, for the levels.
     let mut sizes: Vec<f32> = Vec::new();
     let mut heading = Vec::with_capacity(out.len());
     for entry in out {
         let is = match entry {
-            Ok(g) => is_heading(g, body, body_bold),
+            Ok(g) => is_heading(g, &page),
             Err(_) => false,
         };
         if is && let Ok(g) = entry {
@@ -1281,7 +1312,11 @@ fn headings(out: &[Result<Gathering, Block>], body: f32) -> (Vec<bool>, Vec<f32>
 }
 
 /// Joins ordered items into blocks.
-fn blocks(items: Vec<Item>, body: f32, page: (f32, f32)) -> (Vec<Block>, Vec<bool>) {
+fn blocks(
+    items: Vec<Item>,
+    body: f32,
+    page: (f32, f32),
+) -> (Vec<Block>, Vec<bool>, Vec<Option<Region>>) {
     // The running header and footer bands: a block wholly inside them is a
     // header, footer or page number, never a heading.
     let margin = (page.1 - page.0) * 0.08;
@@ -1299,17 +1334,19 @@ fn blocks(items: Vec<Item>, body: f32, page: (f32, f32)) -> (Vec<Block>, Vec<boo
     // The indents of the list items open around here, outermost first: an
     // item further in than the last opens a level below it.
     let mut indents: Vec<f32> = Vec::new();
+    let mut regions: Vec<(usize, Region)> = Vec::new();
+    let numbered_from = numbered_rank(&out, &heading, &sizes);
     for (entry, is) in out.into_iter().zip(heading) {
         match entry {
-            Err(block) => {
+            Err((block, region)) => {
+                if let Some(region) = region {
+                    regions.push((blocks.len(), region));
+                }
                 blocks.push(block);
                 margins.push(false);
             }
             Ok(g) if is => {
-                let s = (g.size * 2.0).round() / 2.0;
-                let rank = sizes.iter().position(|x| (x - s).abs() < 0.25).unwrap_or(0);
-                #[allow(clippy::cast_possible_truncation)]
-                let level = (rank + 1).min(6) as u8;
+                let level = heading_level(&g, &sizes, numbered_from);
                 let continues = previous.is_some_and(|(b, size, index)| {
                     index + 1 == blocks.len()
                         && (size - g.size).abs() < 0.25
@@ -1355,7 +1392,44 @@ fn blocks(items: Vec<Item>, body: f32, page: (f32, f32)) -> (Vec<Block>, Vec<boo
             }
         }
     }
-    (blocks, margins)
+    let mut placed = vec![None; blocks.len()];
+    for (at, region) in regions {
+        placed[at] = Some(region);
+    }
+    (blocks, margins, placed)
+}
+
+/// The rank (0 the largest) among the page's heading sizes of its largest
+/// numbered heading: numbered headings take their level from their
+/// numbering's depth below the headings set larger than them (a paper's
+/// title over "I. INTRODUCTION" and "A. Data").
+fn numbered_rank(out: &[Result<Gathering, Own>], heading: &[bool], sizes: &[f32]) -> Option<usize> {
+    out.iter()
+        .zip(heading)
+        .filter_map(|(entry, is)| match entry {
+            Ok(g) if *is && numbered(&g.text) => Some(size_rank(g.size, sizes)),
+            _ => None,
+        })
+        .min()
+}
+
+/// Where a size falls among the page's heading sizes, largest first.
+fn size_rank(size: f32, sizes: &[f32]) -> usize {
+    let s = (size * 2.0).round() / 2.0;
+    sizes.iter().position(|x| (x - s).abs() < 0.25).unwrap_or(0)
+}
+
+/// A heading's level, 1 to 6: from its numbering's depth under the
+/// headings set larger than the page's numbered ones, else from its
+/// size's rank.
+fn heading_level(g: &Gathering, sizes: &[f32], numbered_from: Option<usize>) -> u8 {
+    let level = match (numbering_depth(&g.text), numbered_from) {
+        (Some(depth), Some(from)) => from + depth,
+        _ => size_rank(g.size, sizes) + 1,
+    };
+    #[allow(clippy::cast_possible_truncation)]
+    let level = level.clamp(1, 6) as u8;
+    level
 }
 
 /// `MAX_LIST_LEVEL` is the deepest list level an item gets.
@@ -1468,17 +1542,48 @@ fn join_line(text: &mut String, line: &str) {
 }
 
 /// Whether a text starts with section numbering: "3.", "9.5.", "3.1",
-/// "Chapter 2", "Section IV", "A.".
+/// "Chapter 2", "Section IV", "Annex B", "§ 4", a roman numeral ("IV.")
+/// or a capital letter ("A.") with its full stop, then a title.
 fn numbered(text: &str) -> bool {
-    let first = text.split_whitespace().next().unwrap_or("");
+    numbering_depth(text).is_some()
+}
+
+/// How deep a heading's numbering goes: 1 for "3.", "IV.", "Chapter 2",
+/// "Annex B"; 2 for "3.1" and "A.1" (and for "A." under roman numerals,
+/// as papers number them); 3 for "3.1.2"; `None` when it has none.
+fn numbering_depth(text: &str) -> Option<usize> {
+    let mut words = text.split_whitespace();
+    let first = words.next()?;
+    let titled = words.next().is_some();
     let lower = first.to_lowercase();
     if matches!(
-        lower.as_str(),
-        "chapter" | "section" | "part" | "appendix" | "annex"
+        lower.trim_end_matches([':', '.']),
+        "chapter" | "section" | "part" | "appendix" | "annex" | "article" | "§"
     ) {
-        return true;
+        return Some(1);
     }
-    section_number(first) && text.split_whitespace().nth(1).is_some()
+    if !titled {
+        return None;
+    }
+    if section_number(first) {
+        return Some(first.split('.').filter(|p| !p.is_empty()).count().max(1));
+    }
+    let label = first.strip_suffix('.')?;
+    if !label.is_empty()
+        && label.len() <= 5
+        && label.chars().all(|c| matches!(c, 'I' | 'V' | 'X' | 'L'))
+    {
+        return Some(1);
+    }
+    (label.len() == 1 && label.chars().all(|c| c.is_ascii_uppercase())).then_some(2)
+}
+
+/// Whether a text's letters are all capitals (at least four of them).
+fn all_caps(text: &str) -> bool {
+    let mut letters = text.chars().filter(|c| c.is_alphabetic()).peekable();
+    letters.peek().is_some()
+        && text.chars().filter(|c| c.is_alphabetic()).count() >= 4
+        && letters.all(char::is_uppercase)
 }
 
 /// Whether a text is the caption of a figure or table ("Table 2:",
@@ -1500,7 +1605,18 @@ fn is_caption(text: &str) -> bool {
 }
 
 /// Whether a gathered block reads as a heading.
-fn is_heading(g: &Gathering, body: f32, body_bold: bool) -> bool {
+/// What a page's running text is set in, that a heading stands apart from.
+struct Page {
+    /// The size most of its characters are set in.
+    body: f32,
+    /// Whether most of its body text is bold.
+    bold: bool,
+    /// Whether most of its blocks are in capitals.
+    caps: bool,
+}
+
+fn is_heading(g: &Gathering, page: &Page) -> bool {
+    let (body, body_bold) = (page.body, page.bold);
     let text = g.text.trim();
     let letters = text.chars().filter(|c| c.is_alphabetic()).count();
     if g.lines > 3 || text.len() > 160 || text.is_empty() {
@@ -1536,11 +1652,20 @@ fn is_heading(g: &Gathering, body: f32, body_bold: bool) -> bool {
     if bold && !ends_like_sentence && text.len() <= 120 {
         return true;
     }
-    let caps = letters >= 4
-        && text
-            .chars()
-            .filter(|c| c.is_alphabetic())
-            .all(char::is_uppercase);
+    let caps = letters >= 4 && all_caps(text);
+    let words = text.split_whitespace().count();
+    // Small capitals on one line ("I. INTRODUCTION", "REFERENCES" as
+    // papers set them) are a section's title at the body's size; so is a
+    // short line of capitals on its own, at least as large as the body,
+    // on a page not set in capitals throughout.
+    if g.lines == 1 && !ends_like_sentence {
+        if g.small_caps && words <= 12 {
+            return true;
+        }
+        if caps && !page.caps && words <= 6 && g.size >= 0.95 * body && !text.contains(',') {
+            return true;
+        }
+    }
     numbered(text) && (caps || bold || larger) && !ends_like_sentence
 }
 

@@ -3,10 +3,19 @@
 
 #[cfg(feature = "pdf")]
 mod budget;
+#[cfg(feature = "tables")]
+pub(crate) mod engine;
 #[cfg(feature = "pdf")]
 mod glyphs;
 #[cfg(any(feature = "pdf", feature = "ocr"))]
 pub(crate) mod layout;
+#[cfg(feature = "tables")]
+mod learned;
+#[cfg(all(feature = "pdf", not(feature = "tables")))]
+#[path = "rules_only.rs"]
+mod learned;
+#[cfg(feature = "tables")]
+mod raster;
 #[cfg(feature = "pdf")]
 mod scan;
 
@@ -83,6 +92,7 @@ pub(crate) fn blocks(
     let whole = shown == total && verdicts.iter().all(Option::is_none);
     let mut refused = Vec::new();
     let mut session = crate::ocr::Session::new(options);
+    let mut learned = learned::Learned::new(bytes, options);
     for (index, verdict) in verdicts.into_iter().enumerate() {
         cancel.check()?;
         let number = index + 1;
@@ -147,9 +157,7 @@ pub(crate) fn blocks(
             Vec::new()
         };
         out.push(Block::Page { number, total });
-        let rules = page_rules(&document, index);
-        let extent = page_extent(&document, index);
-        let (blocks, marginal) = layout::page_layout(pieces, tables, &rules, extent);
+        let (blocks, marginal) = lay_out(&document, index, pieces, tables, &mut learned, cancel);
         for (block, marginal) in blocks.into_iter().zip(marginal) {
             if marginal {
                 margins.push((out.len(), number));
@@ -180,7 +188,34 @@ pub(crate) fn blocks(
         ));
     }
     notes.extend(session.notes());
+    notes.extend(learned.notes());
     Ok((out, notes))
+}
+
+/// Page `index`'s blocks in reading order, with whether each lies in the
+/// header or footer band: the layout analysis of its `pieces` and ruling
+/// lines (and the library's `tables`), then, with the `tables` feature, the
+/// tables it found read again by the table model where one is in use (a
+/// page without a table costs nothing more).
+#[cfg(feature = "pdf")]
+fn lay_out(
+    document: &pdf_oxide::document::PdfDocument,
+    index: usize,
+    pieces: Vec<layout::Piece>,
+    tables: Vec<layout::PlacedTable>,
+    learned: &mut learned::Learned<'_>,
+    cancel: &Cancel,
+) -> (Vec<Block>, Vec<bool>) {
+    let rules = page_rules(document, index);
+    let extent = page_extent(document, index);
+    let words = learned.wanted().then(|| pieces.clone());
+    let (mut blocks, marginal, regions) = layout::page_layout(pieces, tables, &rules, extent);
+    if let Some(words) = words
+        && regions.iter().any(Option::is_some)
+    {
+        learned.restructure(index, &mut blocks, &regions, &words, cancel);
+    }
+    (blocks, marginal)
 }
 
 /// Checks pages `0..shown` against the work limits: each page's verdict

@@ -33,7 +33,7 @@ use self::pixels::{fit_edge, swaps_sides};
 use crate::bounds::{Cancel, Failure};
 use crate::content::ImageRecord;
 use crate::describe::human_size;
-use crate::ocr::{Looked, look};
+use crate::ocr::lines::{Looked, look};
 use crate::options::Options;
 
 /// An image ready to return.

@@ -99,6 +99,11 @@ pub fn serve(args: impl IntoIterator<Item = OsString>) -> u8 {
     // (none, unless a file was found to need one); a worker whose OCR
     // cannot start reads its file without it (and each page OCR would have
     // read says why).
+    // The models folder the parent named is this process's (a model is
+    // loaded from it below, before confining, when one is to be started).
+    if let Some(dir) = &limits.models_dir {
+        crate::models::install_models(dir.clone());
+    }
     if limits.starts(Engine::Ocr)
         && let Some(languages) = &limits.ocr_languages
         && let Err(error) = crate::ocr::preload(languages)
@@ -108,6 +113,26 @@ pub fn serve(args: impl IntoIterator<Item = OsString>) -> u8 {
             "porter-fileview worker: OCR not started: {error}"
         );
     }
+    if limits.starts(Engine::Speech)
+        && let Err(error) = crate::speech::preload()
+    {
+        let _ = writeln!(
+            io::stderr(),
+            "porter-fileview worker: speech model not loaded: {error}"
+        );
+    }
+    #[cfg(feature = "tables")]
+    if limits.starts(Engine::Tables)
+        && let Err(error) = crate::pdf::engine::preload()
+    {
+        let _ = writeln!(
+            io::stderr(),
+            "porter-fileview worker: table model not loaded: {error}"
+        );
+    }
+    crate::speech::look_for_model();
+    #[cfg(feature = "tables")]
+    crate::pdf::engine::look_for_model();
     engines::confine(limits.engines);
     #[cfg(target_os = "linux")]
     if let Err(error) = sandbox::confine(&limits) {
@@ -128,7 +153,12 @@ pub fn serve(args: impl IntoIterator<Item = OsString>) -> u8 {
         declared_type: request.declared_type.as_deref(),
         link: request.link.as_deref(),
     };
-    let cancel = Cancel::new();
+    // How far a long reader has got (a recording being transcribed) goes
+    // to the parent on standard error, one line at a time.
+    let cancel = Cancel::new().with_progress(std::sync::Arc::new(|done, total, doing: &str| {
+        let doing = doing.replace(['\n', '\t'], " ");
+        let _ = writeln!(io::stderr(), "{PROGRESS}{done}\t{total}\t{doing}");
+    }));
     engines::begin_job(&cancel);
     let reply = match request.job {
         Job::Prepare => match crate::read::prepare_here(&file, &request.options, &cancel) {
@@ -164,6 +194,9 @@ pub fn serve(args: impl IntoIterator<Item = OsString>) -> u8 {
         return 5;
     };
     drop(reply);
+    // Everything said on standard error (progress above all) is said
+    // before the answer, and this line tells the parent so.
+    let _ = writeln!(io::stderr(), "{ANSWERING}");
     let mut out = io::stdout().lock();
     let written = out
         .write_all(&(answer.len() as u64).to_le_bytes())
@@ -203,6 +236,11 @@ fn warm_up() {
 /// The first line a worker writes on standard error when its arguments are
 /// not limits.
 const BAD_ARGS: &str = "porter-fileview worker: expected the memory and CPU limits, the OCR languages, the engines to start and warm or cold as arguments";
+/// The line a worker writes on standard error just before its answer.
+const ANSWERING: &str = "porter-fileview worker: answering";
+/// What a worker writes on standard error before how far a long reader
+/// has got: done, total and what it is doing, apart by tabs.
+const PROGRESS: &str = "porter-fileview worker: progress\t";
 /// What a worker writes on standard error before the reason it could not
 /// confine itself.
 const CONFINE_FAILED: &str = "porter-fileview worker: cannot confine itself: ";
@@ -408,14 +446,22 @@ fn run(job: Job, input: &FileInput<'_>, options: &Options, cancel: &Cancel) -> R
         return Ran::Died(CONFUSED.to_owned());
     };
     line.push(b'\n');
-    // The clock runs over every worker the file is sent to.
-    let deadline = Instant::now() + Duration::from_secs(options.worker_wall_seconds.max(1));
+    // The clock runs over every worker the file is sent to; a recording to
+    // transcribe gets twice its CPU budget on top.
+    let started = Instant::now();
     let answer_cap = answer_cap(options);
     // First in a worker with no engine; again, in one that starts them,
     // when the file needed engines (each is added at most once).
     let mut engines = Engines::NONE;
     loop {
         let limits = Limits::of(options, engines, spec.warm > 0);
+        let speech = if engines.has(Engine::Speech) {
+            options.speech_cpu_seconds.saturating_mul(2)
+        } else {
+            0
+        };
+        let deadline = started
+            + Duration::from_secs(options.worker_wall_seconds.max(1).saturating_add(speech));
         let child = match pool().take(spec, &limits) {
             Ok(child) => child,
             Err(error) => {
@@ -536,13 +582,9 @@ fn exchange(
     let (tell, told) = mpsc::channel::<bool>();
     let watched_cancel = cancel.clone();
     let watchdog = std::thread::spawn(move || watch(child, &told, deadline, &watched_cancel));
-    let errors = std::thread::spawn(move || {
-        let mut kept = Vec::new();
-        let mut stderr = stderr;
-        let _ = (&mut stderr).take(STDERR_BYTES).read_to_end(&mut kept);
-        let _ = io::copy(&mut stderr, &mut io::sink());
-        kept
-    });
+    let told = cancel.clone();
+    let (answering, heard) = mpsc::channel::<()>();
+    let errors = std::thread::spawn(move || said(stderr, &told, &answering));
     // A worker that died before reading all of it closes the pipe; what it
     // says is learnt from its status below.
     let _ = stdin.write_all(line).and_then(|()| stdin.write_all(bytes));
@@ -560,6 +602,10 @@ fn exchange(
         return Exchange::Cancelled;
     }
     if let Answer::Complete(answer) = answer {
+        // Its last progress reports are passed on before its answer (the
+        // line that says it is answering comes before the answer, so this
+        // wait is short; it is bounded all the same).
+        let _ = heard.recv_timeout(Duration::from_millis(500));
         // The worker is exiting; it is waited for off the caller's path.
         reap(child, errors);
         return Exchange::Answer(answer);
@@ -602,6 +648,46 @@ fn reap(child: Child, errors: std::thread::JoinHandle<Vec<u8>>) {
         let _ = child.wait();
         let _ = errors.join();
     }
+}
+
+/// What a worker says on standard error: its progress lines are passed on
+/// to `cancel`'s progress hook as they come, `answering` is told when it
+/// says it is answering, and of the rest the first [`STDERR_BYTES`] are
+/// kept, to tell why it died.
+fn said(
+    stderr: std::process::ChildStderr,
+    cancel: &Cancel,
+    answering: &mpsc::Sender<()>,
+) -> Vec<u8> {
+    let mut kept = Vec::new();
+    let mut lines = io::BufReader::new(stderr);
+    let mut line = Vec::new();
+    loop {
+        line.clear();
+        // A line is read whole only up to the cap; the rest of an
+        // over-long one is read and dropped as the next "line".
+        match (&mut lines).take(STDERR_BYTES).read_until(b'\n', &mut line) {
+            Ok(0) | Err(_) => break,
+            Ok(_) => {}
+        }
+        if line.strip_suffix(b"\n") == Some(ANSWERING.as_bytes()) {
+            let _ = answering.send(());
+            continue;
+        }
+        if let Some(progress) = line.strip_prefix(PROGRESS.as_bytes()) {
+            let progress = String::from_utf8_lossy(progress);
+            let mut fields = progress.trim_end().splitn(3, '\t');
+            let done = fields.next().and_then(|f| f.parse::<f64>().ok());
+            let total = fields.next().and_then(|f| f.parse::<f64>().ok());
+            if let (Some(done), Some(total)) = (done, total) {
+                cancel.progress(done, total, fields.next().unwrap_or(""));
+            }
+            continue;
+        }
+        let room = STDERR_BYTES as usize - kept.len().min(STDERR_BYTES as usize);
+        kept.extend_from_slice(&line[..line.len().min(room)]);
+    }
+    kept
 }
 
 /// `STDERR_BYTES` is how much of a worker's standard error is kept to tell
@@ -757,8 +843,12 @@ impl Pool {
         }
     }
 
-    /// Starts workers with `limits` on a background thread until `warm`
-    /// wait; idle workers with other limits make room, oldest first.
+    /// Starts workers with `limits` on a background thread until as many
+    /// wait as their class keeps (see [`kept`]). Idle workers started for
+    /// other options (memory, CPU, languages) are let go first, oldest
+    /// first; those of the same options with other engines stay, so that a
+    /// server that has read a scan keeps one OCR-ready worker beside its
+    /// plain ones instead of trading one kind for the other.
     fn refill(&'static self, spec: &'static Spec, limits: Limits) {
         if self.refilling.swap(true, Ordering::AcqRel) {
             return;
@@ -770,9 +860,9 @@ impl Pool {
                     let (have, evicted) = match self.idle.lock() {
                         Ok(mut idle) => {
                             let have = idle.iter().filter(|(l, _)| *l == limits).count();
-                            let evicted = (idle.len() >= spec.warm)
-                                .then(|| idle.iter().position(|(l, _)| *l != limits))
-                                .flatten()
+                            let evicted = idle
+                                .iter()
+                                .position(|(l, _)| !l.same_options(&limits))
                                 .map(|at| idle.remove(at).1);
                             (have, evicted)
                         }
@@ -782,8 +872,9 @@ impl Pool {
                         // Its standard input closes with it: it exits.
                         drop(old.stdin.take());
                         let _ = old.wait();
+                        continue;
                     }
-                    if have >= spec.warm {
+                    if have >= kept(spec, &limits) {
                         break;
                     }
                     let Ok(child) = start(spec, &limits) else {
@@ -799,6 +890,18 @@ impl Pool {
         if started.is_err() {
             self.refilling.store(false, Ordering::Release);
         }
+    }
+}
+
+/// How many idle workers with `limits` the pool keeps: `warm` of those
+/// with no engine, which read most files, and one of each set of engines a
+/// file has needed (each costs its engines' start and memory while it
+/// waits).
+fn kept(spec: &Spec, limits: &Limits) -> usize {
+    if limits.engines.is_empty() {
+        spec.warm
+    } else {
+        spec.warm.min(1)
     }
 }
 
@@ -829,24 +932,23 @@ mod tests {
             memory_bytes: 512 * 1024 * 1024,
             cpu_seconds: 10,
             ocr_languages: Some("eng+deu".to_owned()),
-            engines: Engines::NONE.with(Engine::Ocr),
+            engines: Engines::NONE.with(Engine::Ocr).with(Engine::Tables),
             warm: true,
+            models_dir: Some(PathBuf::from("/srv/porter models")),
         };
-        let args = limits.to_args().map(OsString::from);
+        let args = limits.to_args();
         assert_eq!(Limits::from_args(args.clone()), Some(limits.clone()));
         let cold = Limits {
             engines: Engines::NONE,
             warm: false,
+            models_dir: None,
             ..limits
         };
-        assert_eq!(
-            Limits::from_args(cold.to_args().map(OsString::from)),
-            Some(cold)
-        );
+        assert_eq!(Limits::from_args(cold.to_args()), Some(cold));
         assert_eq!(Limits::from_args(args.into_iter().take(4)), None);
         let none = ["1", "2", "-", "-", "cold"].map(OsString::from);
         assert_eq!(Limits::from_args(none).and_then(|l| l.ocr_languages), None);
-        let extra = ["1", "2", "3", "-", "cold", "x"].map(OsString::from);
+        let extra = ["1", "2", "3", "-", "cold", "/models", "x"].map(OsString::from);
         assert_eq!(Limits::from_args(extra), None);
         let bad = ["1", "2", "../x", "-", "cold"].map(OsString::from);
         assert_eq!(Limits::from_args(bad), None);
@@ -855,6 +957,29 @@ mod tests {
         let lukewarm = ["1", "2", "eng", "ocr", "lukewarm"].map(OsString::from);
         assert_eq!(Limits::from_args(lukewarm), None);
         assert_eq!(Limits::from_args(["x", "2"].map(OsString::from)), None);
+    }
+
+    #[test]
+    fn a_pool_keeps_its_warm_plain_workers_and_one_of_each_set_of_engines_needed() {
+        let spec = Spec {
+            program: PathBuf::from("porter"),
+            arg: OsString::from("worker"),
+            warm: WARM,
+        };
+        let plain = Limits::of(&Options::default(), Engines::NONE, true);
+        let ocr = Limits::of(&Options::default(), Engines::NONE.with(Engine::Ocr), true);
+        assert_eq!(kept(&spec, &plain), WARM);
+        assert_eq!(kept(&spec, &ocr), 1);
+        // Workers of the same options with other engines stay; those of
+        // other options make room.
+        assert!(plain.same_options(&ocr) && ocr.same_options(&plain));
+        let smaller = Options {
+            worker_memory_bytes: 64 * 1024 * 1024,
+            ..Options::default()
+        };
+        assert!(!Limits::of(&smaller, Engines::NONE, true).same_options(&plain));
+        let one_shot = Spec { warm: 0, ..spec };
+        assert_eq!(kept(&one_shot, &ocr), 0);
     }
 
     #[test]

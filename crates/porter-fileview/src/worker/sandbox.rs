@@ -242,6 +242,7 @@ mod tests {
             ocr_languages: None,
             engines: crate::engines::Engines::NONE,
             warm: false,
+            models_dir: None,
         })
         .expect("the process confines itself");
         let open = std::fs::File::open("/etc/passwd").map(drop);

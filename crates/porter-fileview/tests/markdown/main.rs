@@ -8,6 +8,8 @@ use porter_fileview::{Cancel, FileInput, Markdown, Options, ViewError, to_markdo
 use porter_mmsim::pdf_with_xref;
 use porter_test::corpus_file;
 
+mod structure;
+
 /// The Markdown of a corpus file under `real/`.
 fn markdown(name: &str) -> Markdown {
     let bytes = corpus_file(&format!("real/{name}"));

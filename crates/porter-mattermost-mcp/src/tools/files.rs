@@ -105,7 +105,18 @@ impl MattermostServer {
             Err(size) => return Ok(Prepared::TooLarge(size)),
             Ok(bytes) => bytes,
         };
-        let cancel = Cancel::new();
+        // A reader that takes long (a recording being transcribed) tells
+        // how far it has got; those reports go on to a client that asked for
+        // progress, in order, from this task.
+        let (reports, mut reported) = tokio::sync::mpsc::unbounded_channel::<(f64, f64, String)>();
+        let cancel = match context.meta.get_progress_token() {
+            Some(_) => {
+                Cancel::new().with_progress(std::sync::Arc::new(move |done, total, doing: &str| {
+                    let _ = reports.send((done, total, doing.to_owned()));
+                }))
+            }
+            None => Cancel::new(),
+        };
         let task = {
             let cancel = cancel.clone();
             let options = options.clone();
@@ -122,8 +133,23 @@ impl MattermostServer {
                 porter_fileview::prepare(&input, &options, &cancel)
             })
         };
+        let forward = async {
+            let Some(token) = context.meta.get_progress_token() else {
+                return std::future::pending::<std::convert::Infallible>().await;
+            };
+            while let Some((done, total, doing)) = reported.recv().await {
+                let mut params = rmcp::model::ProgressNotificationParam::new(token.clone(), done);
+                params.total = Some(total);
+                params.message = Some(format!("{}: {doing}", info.name));
+                if let Err(error) = context.peer.notify_progress(params).await {
+                    tracing::debug!(%error, "a progress notification was not delivered");
+                }
+            }
+            std::future::pending::<std::convert::Infallible>().await
+        };
         let outcome = tokio::select! {
             joined = task => joined,
+            never = forward => match never {},
             () = context.ct.cancelled() => {
                 cancel.cancel();
                 return Err(ToolError::Tool("the request was cancelled".to_owned()));

@@ -1,0 +1,699 @@
+//! Whisper's network on the CPU: the audio encoder (two convolutions, then
+//! pre-norm transformer layers over 1,500 frames) and the text decoder
+//! (token and position embeddings, layers of self-attention over the text
+//! so far, cross-attention over the audio, and a feed-forward block, then
+//! the embedding matrix as the output projection).
+//!
+//! The decoder keeps a key-value cache: each new token costs one row
+//! through the layers, not the whole text again, and the audio's keys and
+//! values for cross-attention are made once per 30 s window. Weights are
+//! held as `f32` (widened from the file's float16 when loaded); every
+//! matrix product is matrixmultiply's through ndarray. Nothing here reads
+//! a file or allocates more than a window's activations.
+
+// Array views are cheap handles (a pointer, shape and strides), passed by
+// value as ndarray's own functions take them.
+#![allow(clippy::needless_pass_by_value)]
+
+use ndarray::{Array1, Array2, ArrayView2, ArrayViewMut2, Axis, Slice};
+
+use crate::ct2::{FormatError, Variable, Variables};
+
+/// A dense layer: `y = x · Wᵀ + b`, the weight kept as the file has it
+/// (`out × in`).
+struct Linear {
+    weight: Array2<f32>,
+    bias: Option<Array1<f32>>,
+}
+
+impl Linear {
+    fn forward(&self, x: ArrayView2<'_, f32>, threads: usize) -> Array2<f32> {
+        let mut y = product(x, self.weight.view(), threads);
+        if let Some(bias) = &self.bias {
+            y += bias;
+        }
+        y
+    }
+}
+
+/// Layer normalisation over each row, with Whisper's epsilon.
+struct LayerNorm {
+    gamma: Array1<f32>,
+    beta: Array1<f32>,
+}
+
+impl LayerNorm {
+    fn forward(&self, x: ArrayView2<'_, f32>) -> Array2<f32> {
+        let mut out = x.to_owned();
+        for mut row in out.rows_mut() {
+            let n = row.len() as f32;
+            let mean = row.sum() / n;
+            let var = row.iter().map(|v| (v - mean) * (v - mean)).sum::<f32>() / n;
+            let scale = 1.0 / (var + 1e-5).sqrt();
+            for ((v, g), b) in row.iter_mut().zip(&self.gamma).zip(&self.beta) {
+                *v = (*v - mean) * scale * g + b;
+            }
+        }
+        out
+    }
+}
+
+struct FeedForward {
+    norm: LayerNorm,
+    up: Linear,
+    down: Linear,
+}
+
+impl FeedForward {
+    fn forward(&self, x: ArrayView2<'_, f32>, threads: usize) -> Array2<f32> {
+        let mut hidden = self.up.forward(self.norm.forward(x).view(), threads);
+        hidden.mapv_inplace(gelu);
+        self.down.forward(hidden.view(), threads)
+    }
+}
+
+struct EncoderLayer {
+    norm: LayerNorm,
+    /// Queries, keys and values in one product (`3D × D`).
+    qkv: Linear,
+    out: Linear,
+    ffn: FeedForward,
+}
+
+struct DecoderLayer {
+    self_norm: LayerNorm,
+    self_qkv: Linear,
+    self_out: Linear,
+    cross_norm: LayerNorm,
+    cross_query: Linear,
+    /// Keys and values of the audio in one product (`2D × D`).
+    cross_kv: Linear,
+    cross_out: Linear,
+    ffn: FeedForward,
+}
+
+/// Whisper's weights, ready to run.
+pub(crate) struct Network {
+    conv1: (Array2<f32>, Array1<f32>),
+    conv2: (Array2<f32>, Array1<f32>),
+    encoder_positions: Array2<f32>,
+    encoder_layers: Vec<EncoderLayer>,
+    encoder_norm: LayerNorm,
+    embeddings: Array2<f32>,
+    decoder_positions: Array2<f32>,
+    decoder_layers: Vec<DecoderLayer>,
+    decoder_norm: LayerNorm,
+    heads: usize,
+    pub width: usize,
+    pub mel_bands: usize,
+}
+
+/// Takes a variable of exactly `shape`, or says why not.
+fn tensor(vars: &mut Variables, name: &str, shape: &[usize]) -> Result<Variable, FormatError> {
+    let variable = vars.take(name)?;
+    if variable.shape != shape {
+        return Err(FormatError(format!(
+            "variable {name} has shape {:?} where {shape:?} was expected",
+            variable.shape
+        )));
+    }
+    Ok(variable)
+}
+
+fn matrix(
+    vars: &mut Variables,
+    name: &str,
+    rows: usize,
+    cols: usize,
+) -> Result<Array2<f32>, FormatError> {
+    let v = tensor(vars, name, &[rows, cols])?;
+    Array2::from_shape_vec((rows, cols), v.values)
+        .map_err(|_| FormatError(format!("variable {name} does not fill its shape")))
+}
+
+fn vector(vars: &mut Variables, name: &str, len: usize) -> Result<Array1<f32>, FormatError> {
+    Ok(Array1::from(tensor(vars, name, &[len])?.values))
+}
+
+fn linear(
+    vars: &mut Variables,
+    prefix: &str,
+    out: usize,
+    inp: usize,
+) -> Result<Linear, FormatError> {
+    Ok(Linear {
+        weight: matrix(vars, &format!("{prefix}/weight"), out, inp)?,
+        bias: Some(vector(vars, &format!("{prefix}/bias"), out)?),
+    })
+}
+
+fn norm(vars: &mut Variables, prefix: &str, width: usize) -> Result<LayerNorm, FormatError> {
+    Ok(LayerNorm {
+        gamma: vector(vars, &format!("{prefix}/gamma"), width)?,
+        beta: vector(vars, &format!("{prefix}/beta"), width)?,
+    })
+}
+
+fn feed_forward(
+    vars: &mut Variables,
+    prefix: &str,
+    width: usize,
+) -> Result<FeedForward, FormatError> {
+    Ok(FeedForward {
+        norm: norm(vars, &format!("{prefix}/layer_norm"), width)?,
+        up: linear(vars, &format!("{prefix}/linear_0"), 4 * width, width)?,
+        down: linear(vars, &format!("{prefix}/linear_1"), width, 4 * width)?,
+    })
+}
+
+/// A convolution's kernel as a matrix (`out × in·3`) and its bias.
+fn conv(
+    vars: &mut Variables,
+    prefix: &str,
+    out: usize,
+    inp: usize,
+) -> Result<(Array2<f32>, Array1<f32>), FormatError> {
+    let name = format!("{prefix}/weight");
+    let weight = tensor(vars, &name, &[out, inp, 3])?;
+    let weight = Array2::from_shape_vec((out, inp * 3), weight.values)
+        .map_err(|_| FormatError(format!("variable {name} does not fill its shape")))?;
+    Ok((weight, vector(vars, &format!("{prefix}/bias"), out)?))
+}
+
+/// A count stored as a scalar variable.
+fn scalar(vars: &mut Variables, name: &str) -> Result<usize, FormatError> {
+    let v = vars.take(name)?;
+    match v.values.as_slice() {
+        [n] if *n >= 1.0 && *n <= 1024.0 => Ok(*n as usize),
+        _ => Err(FormatError(format!("variable {name} is not a small count"))),
+    }
+}
+
+impl Network {
+    /// Builds the network from a Whisper `model.bin`'s variables, checking
+    /// every shape against the model's width, read from the token
+    /// embedding.
+    pub fn from_variables(vars: &mut Variables, vocabulary: usize) -> Result<Self, FormatError> {
+        if vars.spec != "WhisperSpec" {
+            return Err(FormatError(format!(
+                "it is a {} model, not Whisper",
+                vars.spec
+            )));
+        }
+        let embedding = vars.take("decoder/embeddings/weight")?;
+        let [tokens, width] = embedding.shape[..] else {
+            return Err(FormatError(
+                "the token embedding is not a matrix".to_owned(),
+            ));
+        };
+        if tokens != vocabulary {
+            return Err(FormatError(format!(
+                "its token embedding has {tokens} rows but its vocabulary {vocabulary} tokens"
+            )));
+        }
+        let heads = scalar(vars, "encoder/num_heads")?;
+        if width == 0 || width % heads != 0 {
+            return Err(FormatError(format!(
+                "its width {width} does not split into {heads} heads"
+            )));
+        }
+        let mel_bands = vars
+            .by_name
+            .get("encoder/conv1/weight")
+            .and_then(|v| v.shape.get(1).copied())
+            .unwrap_or(80);
+        let conv1 = conv(vars, "encoder/conv1", width, mel_bands)?;
+        let conv2 = conv(vars, "encoder/conv2", width, width)?;
+        let encoder_positions = matrix(vars, "encoder/position_encodings/encodings", 1500, width)?;
+        let mut encoder_layers = Vec::new();
+        while vars.by_name.contains_key(&format!(
+            "encoder/layer_{}/ffn/linear_0/weight",
+            encoder_layers.len()
+        )) {
+            let p = format!("encoder/layer_{}", encoder_layers.len());
+            encoder_layers.push(EncoderLayer {
+                norm: norm(vars, &format!("{p}/self_attention/layer_norm"), width)?,
+                qkv: linear(
+                    vars,
+                    &format!("{p}/self_attention/linear_0"),
+                    3 * width,
+                    width,
+                )?,
+                out: linear(vars, &format!("{p}/self_attention/linear_1"), width, width)?,
+                ffn: feed_forward(vars, &format!("{p}/ffn"), width)?,
+            });
+        }
+        let mut decoder_layers = Vec::new();
+        while vars.by_name.contains_key(&format!(
+            "decoder/layer_{}/ffn/linear_0/weight",
+            decoder_layers.len()
+        )) {
+            let p = format!("decoder/layer_{}", decoder_layers.len());
+            decoder_layers.push(DecoderLayer {
+                self_norm: norm(vars, &format!("{p}/self_attention/layer_norm"), width)?,
+                self_qkv: linear(
+                    vars,
+                    &format!("{p}/self_attention/linear_0"),
+                    3 * width,
+                    width,
+                )?,
+                self_out: linear(vars, &format!("{p}/self_attention/linear_1"), width, width)?,
+                cross_norm: norm(vars, &format!("{p}/attention/layer_norm"), width)?,
+                cross_query: linear(vars, &format!("{p}/attention/linear_0"), width, width)?,
+                cross_kv: linear(vars, &format!("{p}/attention/linear_1"), 2 * width, width)?,
+                cross_out: linear(vars, &format!("{p}/attention/linear_2"), width, width)?,
+                ffn: feed_forward(vars, &format!("{p}/ffn"), width)?,
+            });
+        }
+        if encoder_layers.is_empty() || decoder_layers.is_empty() {
+            return Err(FormatError(
+                "it has no encoder or no decoder layers".to_owned(),
+            ));
+        }
+        let decoder_positions = matrix(
+            vars,
+            "decoder/position_encodings/encodings",
+            TEXT_CONTEXT,
+            width,
+        )?;
+        Ok(Self {
+            conv1,
+            conv2,
+            encoder_positions,
+            encoder_norm: norm(vars, "encoder/layer_norm", width)?,
+            encoder_layers,
+            embeddings: Array2::from_shape_vec((tokens, width), embedding.values).map_err(
+                |_| FormatError("the token embedding does not fill its shape".to_owned()),
+            )?,
+            decoder_positions,
+            decoder_norm: norm(vars, "decoder/layer_norm", width)?,
+            decoder_layers,
+            heads,
+            width,
+            mel_bands,
+        })
+    }
+
+    /// The encoder's output (1,500 frames × width) for one window's
+    /// spectrogram (`mel_bands` × 3,000, band-major).
+    pub fn encode(&self, mel: &[f32], threads: usize) -> Array2<f32> {
+        let frames = mel.len() / self.mel_bands.max(1);
+        let spectrogram = ArrayView2::from_shape((self.mel_bands, frames), mel).map_or_else(
+            |_| Array2::zeros((frames, self.mel_bands)),
+            |m| m.t().to_owned(),
+        );
+        let mut x = convolve(spectrogram.view(), &self.conv1, 1, threads);
+        x.mapv_inplace(gelu);
+        let mut x = convolve(x.view(), &self.conv2, 2, threads);
+        x.mapv_inplace(gelu);
+        let rows = x.nrows().min(self.encoder_positions.nrows());
+        let mut x = x.slice_axis(Axis(0), Slice::from(..rows)).to_owned();
+        x += &self
+            .encoder_positions
+            .slice_axis(Axis(0), Slice::from(..rows));
+        for layer in &self.encoder_layers {
+            let normed = layer.norm.forward(x.view());
+            let qkv = layer.qkv.forward(normed.view(), threads);
+            let w = self.width;
+            let attended = attention(
+                qkv.slice_axis(Axis(1), Slice::from(..w)),
+                qkv.slice_axis(Axis(1), Slice::from(w..2 * w)),
+                qkv.slice_axis(Axis(1), Slice::from(2 * w..)),
+                self.heads,
+                None,
+                threads,
+            );
+            x += &layer.out.forward(attended.view(), threads);
+            let fed = layer.ffn.forward(x.view(), threads);
+            x += &fed;
+        }
+        self.encoder_norm.forward(x.view())
+    }
+
+    /// A decoding state for one window: the audio's keys and values for
+    /// each layer, and an empty cache of the text's.
+    pub fn start(&self, audio: &Array2<f32>, threads: usize) -> State {
+        let w = self.width;
+        State {
+            cross: self
+                .decoder_layers
+                .iter()
+                .map(|layer| layer.cross_kv.forward(audio.view(), threads))
+                .collect(),
+            keys: vec![Array2::zeros((TEXT_CONTEXT, w)); self.decoder_layers.len()],
+            values: vec![Array2::zeros((TEXT_CONTEXT, w)); self.decoder_layers.len()],
+            len: 0,
+        }
+    }
+
+    /// Runs `tokens` (following the ones already in `state`) through the
+    /// decoder and returns the logits at each of their positions, or
+    /// `None` past the text context.
+    pub fn decode(&self, state: &mut State, tokens: &[u32], threads: usize) -> Option<Array2<f32>> {
+        let start = state.len;
+        let end = start + tokens.len();
+        if end > TEXT_CONTEXT || tokens.is_empty() {
+            return None;
+        }
+        let w = self.width;
+        let mut x = Array2::zeros((tokens.len(), w));
+        for (i, token) in tokens.iter().enumerate() {
+            let row = self.embeddings.row(*token as usize);
+            let mut out = x.row_mut(i);
+            out.assign(&row);
+            out += &self.decoder_positions.row(start + i);
+        }
+        for (l, layer) in self.decoder_layers.iter().enumerate() {
+            let normed = layer.self_norm.forward(x.view());
+            let qkv = layer.self_qkv.forward(normed.view(), threads);
+            state.keys[l]
+                .slice_axis_mut(Axis(0), Slice::from(start..end))
+                .assign(&qkv.slice_axis(Axis(1), Slice::from(w..2 * w)));
+            state.values[l]
+                .slice_axis_mut(Axis(0), Slice::from(start..end))
+                .assign(&qkv.slice_axis(Axis(1), Slice::from(2 * w..)));
+            let attended = attention(
+                qkv.slice_axis(Axis(1), Slice::from(..w)),
+                state.keys[l].slice_axis(Axis(0), Slice::from(..end)),
+                state.values[l].slice_axis(Axis(0), Slice::from(..end)),
+                self.heads,
+                Some(start),
+                1,
+            );
+            x += &layer.self_out.forward(attended.view(), threads);
+            let normed = layer.cross_norm.forward(x.view());
+            let query = layer.cross_query.forward(normed.view(), threads);
+            let kv = &state.cross[l];
+            let attended = attention(
+                query.view(),
+                kv.slice_axis(Axis(1), Slice::from(..w)),
+                kv.slice_axis(Axis(1), Slice::from(w..)),
+                self.heads,
+                None,
+                1,
+            );
+            x += &layer.cross_out.forward(attended.view(), threads);
+            let fed = layer.ffn.forward(x.view(), threads);
+            x += &fed;
+        }
+        state.len = end;
+        let x = self.decoder_norm.forward(x.view());
+        Some(product(x.view(), self.embeddings.view(), threads))
+    }
+}
+
+/// The most tokens the decoder holds (Whisper's text context).
+pub(crate) const TEXT_CONTEXT: usize = 448;
+
+/// One window's decoding state.
+pub(crate) struct State {
+    cross: Vec<Array2<f32>>,
+    keys: Vec<Array2<f32>>,
+    values: Vec<Array2<f32>>,
+    pub len: usize,
+}
+
+/// Scaled dot-product attention, head by head, the heads shared among
+/// `threads`. With `causal_from`, query row `i` sits at position
+/// `causal_from + i` and sees keys up to it.
+fn attention(
+    queries: ArrayView2<'_, f32>,
+    keys: ArrayView2<'_, f32>,
+    values: ArrayView2<'_, f32>,
+    heads: usize,
+    causal_from: Option<usize>,
+    threads: usize,
+) -> Array2<f32> {
+    let (rows, width) = queries.dim();
+    let head = width / heads;
+    let scale = 1.0 / (head as f32).sqrt();
+    if rows <= FEW_ROWS {
+        return few_queries(queries, keys, values, heads, causal_from);
+    }
+    let mut out = Array2::zeros((rows, width));
+    let one_head = |h: usize, mut target: ArrayViewMut2<'_, f32>| {
+        let cols = Slice::from(h * head..(h + 1) * head);
+        let mut scores = queries
+            .slice_axis(Axis(1), cols)
+            .dot(&keys.slice_axis(Axis(1), cols).t());
+        for (i, mut row) in scores.axis_iter_mut(Axis(0)).enumerate() {
+            let visible = causal_from.map_or(row.len(), |from| (from + i + 1).min(row.len()));
+            softmax(row.as_slice_mut(), visible, scale);
+        }
+        ndarray::linalg::general_mat_mul(
+            1.0,
+            &scores,
+            &values.slice_axis(Axis(1), cols),
+            0.0,
+            &mut target,
+        );
+    };
+    let per_head: Vec<(usize, ArrayViewMut2<'_, f32>)> = out
+        .axis_chunks_iter_mut(Axis(1), head.max(1))
+        .enumerate()
+        .collect();
+    let threads = threads.clamp(1, heads.max(1));
+    if threads == 1 {
+        for (h, target) in per_head {
+            one_head(h, target);
+        }
+    } else {
+        let mut shares: Vec<Vec<(usize, ArrayViewMut2<'_, f32>)>> =
+            (0..threads).map(|_| Vec::new()).collect();
+        for (i, item) in per_head.into_iter().enumerate() {
+            shares[i % threads].push(item);
+        }
+        std::thread::scope(|scope| {
+            for share in shares {
+                scope.spawn(|| {
+                    for (h, target) in share {
+                        one_head(h, target);
+                    }
+                });
+            }
+        });
+    }
+    out
+}
+
+/// At most this many rows, a product is taken as dot products of rows.
+const FEW_ROWS: usize = 4;
+
+/// `a · bᵀ` (`b` as weights are stored, one output per row), split among
+/// `threads` by rows of `a`, or by rows of `b` when `a` has few rows (the
+/// decoder's one token against the vocabulary).
+fn product(a: ArrayView2<'_, f32>, b: ArrayView2<'_, f32>, threads: usize) -> Array2<f32> {
+    let (rows, _) = a.dim();
+    let outputs = b.nrows();
+    let mut out = Array2::<f32>::zeros((rows, outputs));
+    let work = rows * outputs * a.ncols();
+    let threads = if work < 4_000_000 { 1 } else { threads.max(1) };
+    if rows <= FEW_ROWS {
+        // A product of few rows is a pass over `b`: dot products of rows,
+        // without packing `b` as a blocked product would (for the
+        // vocabulary, 80 MB per token).
+        let chunk = outputs.div_ceil(threads).max(1);
+        std::thread::scope(|scope| {
+            for (part, (b_part, mut out_part)) in b
+                .axis_chunks_iter(Axis(0), chunk)
+                .zip(out.axis_chunks_iter_mut(Axis(1), chunk))
+                .enumerate()
+            {
+                let mut run = move || {
+                    for (i, a_row) in a.rows().into_iter().enumerate() {
+                        for (j, b_row) in b_part.rows().into_iter().enumerate() {
+                            out_part[[i, j]] = a_row.dot(&b_row);
+                        }
+                    }
+                };
+                if part + 1 == threads || threads == 1 {
+                    run();
+                } else {
+                    scope.spawn(run);
+                }
+            }
+        });
+    } else if threads == 1 {
+        ndarray::linalg::general_mat_mul(1.0, &a, &b.t(), 0.0, &mut out);
+    } else if rows >= threads * 16 {
+        let chunk = rows.div_ceil(threads);
+        std::thread::scope(|scope| {
+            for (a_part, mut out_part) in a
+                .axis_chunks_iter(Axis(0), chunk)
+                .zip(out.axis_chunks_iter_mut(Axis(0), chunk))
+            {
+                scope.spawn(move || {
+                    ndarray::linalg::general_mat_mul(1.0, &a_part, &b.t(), 0.0, &mut out_part);
+                });
+            }
+        });
+    } else {
+        let chunk = outputs.div_ceil(threads);
+        std::thread::scope(|scope| {
+            for (b_part, mut out_part) in b
+                .axis_chunks_iter(Axis(0), chunk)
+                .zip(out.axis_chunks_iter_mut(Axis(1), chunk))
+            {
+                scope.spawn(move || {
+                    ndarray::linalg::general_mat_mul(1.0, &a, &b_part.t(), 0.0, &mut out_part);
+                });
+            }
+        });
+    }
+    out
+}
+
+/// Attention for a few query rows (the decoder's one new token): dot
+/// products and weighted sums over the keys' and values' rows, where a
+/// blocked matrix product would pack every key for one row of output.
+fn few_queries(
+    queries: ArrayView2<'_, f32>,
+    keys: ArrayView2<'_, f32>,
+    values: ArrayView2<'_, f32>,
+    heads: usize,
+    causal_from: Option<usize>,
+) -> Array2<f32> {
+    let (rows, width) = queries.dim();
+    let head = width / heads.max(1);
+    let scale = 1.0 / (head as f32).sqrt();
+    let mut out = Array2::<f32>::zeros((rows, width));
+    let mut scores = vec![0.0f32; keys.nrows()];
+    for i in 0..rows {
+        let visible = causal_from.map_or(keys.nrows(), |from| (from + i + 1).min(keys.nrows()));
+        let query = queries.row(i);
+        for h in 0..heads {
+            let cols = Slice::from(h * head..(h + 1) * head);
+            let q = query.slice_axis(Axis(0), cols);
+            for (j, score) in scores.iter_mut().enumerate().take(visible) {
+                *score = q.dot(&keys.row(j).slice_axis(Axis(0), cols));
+            }
+            softmax(Some(&mut scores[..visible]), visible, scale);
+            let mut acc = vec![0.0f32; head];
+            for (j, p) in scores.iter().enumerate().take(visible) {
+                let v = values.row(j);
+                let v = v.slice_axis(Axis(0), cols);
+                match v.as_slice() {
+                    Some(v) => {
+                        for (a, x) in acc.iter_mut().zip(v) {
+                            *a += p * x;
+                        }
+                    }
+                    None => {
+                        for (a, x) in acc.iter_mut().zip(v.iter()) {
+                            *a += p * x;
+                        }
+                    }
+                }
+            }
+            for (target, a) in out
+                .row_mut(i)
+                .slice_axis_mut(Axis(0), cols)
+                .iter_mut()
+                .zip(&acc)
+            {
+                *target = *a;
+            }
+        }
+    }
+    out
+}
+
+/// Softmax of `row[..visible] * scale` in place; the rest becomes 0.
+fn softmax(row: Option<&mut [f32]>, visible: usize, scale: f32) {
+    let Some(row) = row else { return };
+    let (seen, hidden) = row.split_at_mut(visible.min(row.len()));
+    let top = seen.iter().copied().fold(f32::NEG_INFINITY, f32::max) * scale;
+    let mut sum = 0.0;
+    for v in seen.iter_mut() {
+        *v = (*v * scale - top).exp();
+        sum += *v;
+    }
+    if sum > 0.0 {
+        for v in seen.iter_mut() {
+            *v /= sum;
+        }
+    }
+    hidden.fill(0.0);
+}
+
+/// A 1-D convolution of width 3 with padding 1 over `input` (time ×
+/// channels), as one matrix product over the unrolled input.
+fn convolve(
+    input: ArrayView2<'_, f32>,
+    (weight, bias): &(Array2<f32>, Array1<f32>),
+    stride: usize,
+    threads: usize,
+) -> Array2<f32> {
+    let (time, channels) = input.dim();
+    let steps = time.div_ceil(stride);
+    let mut unrolled = Array2::<f32>::zeros((steps, channels * 3));
+    for t in 0..steps {
+        let mut row = unrolled.row_mut(t);
+        for k in 0..3 {
+            let Some(at) = (t * stride + k).checked_sub(1).filter(|at| *at < time) else {
+                continue;
+            };
+            for c in 0..channels {
+                row[c * 3 + k] = input[[at, c]];
+            }
+        }
+    }
+    let mut out = product(unrolled.view(), weight.view(), threads);
+    out += bias;
+    out
+}
+
+/// The Gaussian error linear unit, with erf to within 1.5e-7
+/// (Abramowitz and Stegun 7.1.26).
+fn gelu(x: f32) -> f32 {
+    let z = f64::from(x) / std::f64::consts::SQRT_2;
+    let t = 1.0 / (1.0 + 0.327_591_1 * z.abs());
+    let poly = t
+        * (0.254_829_592
+            + t * (-0.284_496_736
+                + t * (1.421_413_741 + t * (-1.453_152_027 + t * 1.061_405_429))));
+    let erf = (1.0 - poly * (-z * z).exp()).copysign(z);
+    (0.5 * f64::from(x) * (1.0 + erf)) as f32
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn gelu_matches_its_known_values() {
+        for (x, y) in [
+            (0.0, 0.0),
+            (1.0, 0.841_344_7),
+            (-1.0, -0.158_655_3),
+            (3.0, 2.995_950_2),
+        ] {
+            assert!((gelu(x) - y).abs() < 1e-5, "gelu({x}) = {}", gelu(x));
+        }
+    }
+
+    #[test]
+    fn causal_attention_sees_no_later_token() {
+        // One head; the second key is huge, but the first query may not see it.
+        let queries = Array2::from_shape_vec((2, 2), vec![1.0, 0.0, 1.0, 0.0]).expect("2x2");
+        let keys = Array2::from_shape_vec((2, 2), vec![0.0, 0.0, 50.0, 0.0]).expect("2x2");
+        let values = Array2::from_shape_vec((2, 2), vec![1.0, 1.0, 9.0, 9.0]).expect("2x2");
+        let out = attention(queries.view(), keys.view(), values.view(), 1, Some(0), 1);
+        assert_eq!(out.row(0).to_vec(), vec![1.0, 1.0]);
+        assert!((out[[1, 0]] - 9.0).abs() < 1e-3);
+    }
+
+    #[test]
+    fn a_convolution_pads_by_one_and_steps_by_its_stride() {
+        // One channel in, one out, kernel [1, 2, 3]: out[t] = x[t-1] + 2x[t] + 3x[t+1].
+        let input = Array2::from_shape_vec((4, 1), vec![1.0, 2.0, 3.0, 4.0]).expect("4x1");
+        let kernel = (
+            Array2::from_shape_vec((1, 3), vec![1.0, 2.0, 3.0]).expect("1x3"),
+            Array1::from(vec![0.5]),
+        );
+        let once = convolve(input.view(), &kernel, 1, 1);
+        assert_eq!(once.column(0).to_vec(), vec![8.5, 14.5, 20.5, 11.5]);
+        let twice = convolve(input.view(), &kernel, 2, 1);
+        assert_eq!(twice.column(0).to_vec(), vec![8.5, 20.5]);
+    }
+}
