@@ -39,7 +39,32 @@ struct Channels {
     /// The last seq sent on per run, so that an event stored here and then
     /// announced by the records is sent once, and one announced out of
     /// turn is sent after those before it.
-    last_sent: HashMap<RunId, u64>,
+    last_sent: HashMap<RunId, Sent>,
+}
+
+/// The last seq of a run sent on each of the two channels (`None`: none
+/// yet). They differ when a subscriber's backlog held events stored by
+/// another process whose notice had not come yet: the run's channel counts
+/// them as sent (the new subscriber has them; those before it were sent
+/// them then), the all-runs channel still waits for their notice.
+#[derive(Clone, Copy, Default)]
+struct Sent {
+    run: Option<u64>,
+    all: Option<u64>,
+}
+
+impl Sent {
+    /// Whether `seq` went out on both channels.
+    fn covers(self, seq: u64) -> bool {
+        self.run.is_some_and(|last| last >= seq) && self.all.is_some_and(|last| last >= seq)
+    }
+
+    /// The first seq not yet sent on one of the channels; a channel that
+    /// sent none of the run starts at `announced`.
+    fn first_unsent(self, announced: u64) -> u64 {
+        let next = |last: Option<u64>| last.map_or(announced, |last| last + 1);
+        next(self.run).min(next(self.all))
+    }
 }
 
 impl Default for Hub {
@@ -85,8 +110,12 @@ impl Hub {
     /// (this process stored it) is not sent again.
     pub(crate) fn deliver(&self, records: &dyn Records, notice: Notice) {
         let mut channels = self.lock();
-        let last = channels.last_sent.get(&notice.run).copied();
-        if last.is_some_and(|last| last >= notice.seq) {
+        let sent = channels
+            .last_sent
+            .get(&notice.run)
+            .copied()
+            .unwrap_or_default();
+        if sent.covers(notice.seq) {
             return;
         }
         let watched = channels
@@ -96,12 +125,13 @@ impl Hub {
         if !watched && self.all.receiver_count() == 0 {
             // No one here follows it: nothing to read. A subscriber that
             // comes later reads its backlog from the records.
-            channels.last_sent.insert(notice.run, notice.seq);
+            let sent = channels.last_sent.entry(notice.run).or_default();
+            sent.run = sent.run.max(Some(notice.seq));
+            sent.all = sent.all.max(Some(notice.seq));
             return;
         }
         // A run not seen before starts at the announced event.
-        let from = last.map_or(notice.seq, |last| last + 1);
-        match records.events(notice.run, from) {
+        match records.events(notice.run, sent.first_unsent(notice.seq)) {
             Ok(events) => {
                 for event in &events {
                     self.send(&mut channels, event);
@@ -117,10 +147,11 @@ impl Hub {
     /// between the last one sent and it (stored by another process, not yet
     /// announced here).
     fn send_after_gap(&self, records: &dyn Records, channels: &mut Channels, event: &Event) {
-        if let Some(&last) = channels.last_sent.get(&event.run)
-            && last + 1 < event.seq
+        if let Some(sent) = channels.last_sent.get(&event.run).copied()
+            && (sent.run.is_some() || sent.all.is_some())
+            && sent.first_unsent(event.seq) < event.seq
         {
-            match records.events(event.run, last + 1) {
+            match records.events(event.run, sent.first_unsent(event.seq)) {
                 Ok(between) => {
                     for earlier in between.iter().filter(|e| e.seq < event.seq) {
                         self.send(channels, earlier);
@@ -134,23 +165,53 @@ impl Hub {
         self.send(channels, event);
     }
 
-    /// Sends one event to the run's and the all-runs subscribers, unless it
-    /// was sent already.
+    /// Sends one event to the run's and the all-runs subscribers, on each
+    /// channel unless it was sent there already.
     fn send(&self, channels: &mut Channels, event: &Event) {
-        let last = channels.last_sent.entry(event.run).or_insert(0);
-        if *last >= event.seq {
-            return;
-        }
-        *last = event.seq;
-        if let Some(sender) = channels.runs.get(&event.run) {
+        let sent = channels.last_sent.entry(event.run).or_default();
+        let unsent = |last: Option<u64>| last.is_none_or(|last| last < event.seq);
+        let (to_run, to_all) = (unsent(sent.run), unsent(sent.all));
+        sent.run = sent.run.max(Some(event.seq));
+        sent.all = sent.all.max(Some(event.seq));
+        if to_run && let Some(sender) = channels.runs.get(&event.run) {
             if sender.receiver_count() == 0 {
                 channels.runs.remove(&event.run);
             } else {
                 let _ = sender.send(event.clone());
             }
         }
-        // No receiver is not a failure: the event is stored either way.
-        let _ = self.all.send(event.clone());
+        if to_all {
+            // No receiver is not a failure: the event is stored either way.
+            let _ = self.all.send(event.clone());
+        }
+    }
+
+    /// Before a new subscriber of `run` joins, with a backlog up to `upto`:
+    /// the run's events up to there that were stored by another process and
+    /// not yet announced here go to the run's subscribers already there
+    /// (who have not had them), and count as sent on the run's channel, so
+    /// that their notice, when it comes, does not send them again to the new
+    /// subscriber, which has them in its backlog.
+    fn catch_up_run(&self, records: &dyn Records, channels: &mut Channels, run: RunId, upto: u64) {
+        let sent = channels.last_sent.entry(run).or_default();
+        let last = sent.run.unwrap_or(0);
+        if last >= upto {
+            return;
+        }
+        sent.run = Some(upto);
+        let Some(sender) = channels.runs.get(&run).filter(|s| s.receiver_count() > 0) else {
+            return;
+        };
+        match records.events(run, last + 1) {
+            Ok(events) => {
+                for event in events.iter().filter(|event| event.seq <= upto) {
+                    let _ = sender.send(event.clone());
+                }
+            }
+            Err(error) => {
+                tracing::warn!(run = %run, %error, "events stored elsewhere could not be read; live streams may miss them");
+            }
+        }
     }
 
     /// The stored events of `run` from `from_seq` on, and a receiver for the
@@ -162,12 +223,15 @@ impl Hub {
         from_seq: u64,
     ) -> Result<(Vec<Event>, broadcast::Receiver<Event>), InboxError> {
         let mut channels = self.lock();
+        let backlog = records.events(run, from_seq)?;
+        if let Some(newest) = backlog.last() {
+            self.catch_up_run(records, &mut channels, run, newest.seq);
+        }
         let receiver = channels
             .runs
             .entry(run)
             .or_insert_with(|| broadcast::channel(RUN_CHANNEL_EVENTS).0)
             .subscribe();
-        let backlog = records.events(run, from_seq)?;
         Ok((backlog, receiver))
     }
 
@@ -199,4 +263,63 @@ fn append_line(transcript: &Path, event: &Event) -> Result<(), InboxError> {
     file.write_all(&line)
         .map_err(crate::store::at(transcript))?;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use tokio::sync::broadcast::error::TryRecvError;
+
+    use super::Hub;
+    use crate::model::{Event, Notice, RunId};
+    use crate::store::Records as _;
+    use crate::store::SqliteRecords;
+
+    fn seqs(events: &[Event]) -> Vec<u64> {
+        events.iter().map(|event| event.seq).collect()
+    }
+
+    fn drained(receiver: &mut tokio::sync::broadcast::Receiver<Event>) -> Vec<u64> {
+        let mut seen = Vec::new();
+        loop {
+            match receiver.try_recv() {
+                Ok(event) => seen.push(event.seq),
+                Err(TryRecvError::Empty) => return seen,
+                Err(e) => panic!("the channel failed: {e}"),
+            }
+        }
+    }
+
+    /// Another replica stores an event; this one subscribes before the
+    /// event's notice arrives, so the event is in the subscriber's backlog.
+    /// The late notice must not send it again on the subscriber's channel,
+    /// while a subscriber that came before the event gets it once, and the
+    /// all-runs channel gets it once.
+    #[test]
+    fn an_event_in_a_backlog_is_not_sent_again_when_its_notice_comes_late() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let records = SqliteRecords::open(&dir.path().join("records.db")).expect("records");
+        let hub = Hub::default();
+        let run = RunId::new();
+        let (before, mut earlier) = hub.subscribe(&records, run, 1).expect("subscribe");
+        assert!(before.is_empty());
+        let mut all = hub.subscribe_all();
+
+        // Stored by another process: not through this hub.
+        let data = serde_json::json!({});
+        records
+            .append_event(run, "run_started", &data, 0)
+            .expect("stored");
+        let (backlog, mut later) = hub.subscribe(&records, run, 1).expect("subscribe");
+        assert_eq!(seqs(&backlog), [1]);
+        hub.deliver(&records, Notice { run, seq: 1 });
+        assert_eq!(drained(&mut later), Vec::<u64>::new(), "seq 1 twice");
+        assert_eq!(drained(&mut earlier), [1]);
+        assert_eq!(drained(&mut all), [1]);
+
+        records.append_event(run, "note", &data, 0).expect("stored");
+        hub.deliver(&records, Notice { run, seq: 2 });
+        assert_eq!(drained(&mut later), [2]);
+        assert_eq!(drained(&mut earlier), [2]);
+        assert_eq!(drained(&mut all), [2]);
+    }
 }
