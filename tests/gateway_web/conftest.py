@@ -6,8 +6,8 @@ from pathlib import Path
 import pytest
 from playwright.async_api import Browser, async_playwright
 
-import timing
 from harness import Gateway, chromium_path
+import timing  # noqa: E402  (tests/timing.py, on the path harness puts it)
 
 
 @pytest.fixture(scope="session")
