@@ -53,6 +53,36 @@ struct Sent {
     all: Option<u64>,
 }
 
+impl Channels {
+    /// Before a new subscriber of `run` joins, with a backlog up to `upto`:
+    /// the run's events up to there that were stored by another process and
+    /// not yet announced here go to the run's subscribers already there
+    /// (who have not had them), and count as sent on the run's channel, so
+    /// that their notice, when it comes, does not send them again to the new
+    /// subscriber, which has them in its backlog.
+    fn catch_up_run(&mut self, records: &dyn Records, run: RunId, upto: u64) {
+        let sent = self.last_sent.entry(run).or_default();
+        let last = sent.run.unwrap_or(0);
+        if last >= upto {
+            return;
+        }
+        sent.run = Some(upto);
+        let Some(sender) = self.runs.get(&run).filter(|s| s.receiver_count() > 0) else {
+            return;
+        };
+        match records.events(run, last + 1) {
+            Ok(events) => {
+                for event in events.iter().filter(|event| event.seq <= upto) {
+                    let _ = sender.send(event.clone());
+                }
+            }
+            Err(error) => {
+                tracing::warn!(run = %run, %error, "events stored elsewhere could not be read; live streams may miss them");
+            }
+        }
+    }
+}
+
 impl Sent {
     /// Whether `seq` went out on both channels.
     fn covers(self, seq: u64) -> bool {
@@ -186,34 +216,6 @@ impl Hub {
         }
     }
 
-    /// Before a new subscriber of `run` joins, with a backlog up to `upto`:
-    /// the run's events up to there that were stored by another process and
-    /// not yet announced here go to the run's subscribers already there
-    /// (who have not had them), and count as sent on the run's channel, so
-    /// that their notice, when it comes, does not send them again to the new
-    /// subscriber, which has them in its backlog.
-    fn catch_up_run(&self, records: &dyn Records, channels: &mut Channels, run: RunId, upto: u64) {
-        let sent = channels.last_sent.entry(run).or_default();
-        let last = sent.run.unwrap_or(0);
-        if last >= upto {
-            return;
-        }
-        sent.run = Some(upto);
-        let Some(sender) = channels.runs.get(&run).filter(|s| s.receiver_count() > 0) else {
-            return;
-        };
-        match records.events(run, last + 1) {
-            Ok(events) => {
-                for event in events.iter().filter(|event| event.seq <= upto) {
-                    let _ = sender.send(event.clone());
-                }
-            }
-            Err(error) => {
-                tracing::warn!(run = %run, %error, "events stored elsewhere could not be read; live streams may miss them");
-            }
-        }
-    }
-
     /// The stored events of `run` from `from_seq` on, and a receiver for the
     /// ones after them.
     pub(crate) fn subscribe(
@@ -225,7 +227,7 @@ impl Hub {
         let mut channels = self.lock();
         let backlog = records.events(run, from_seq)?;
         if let Some(newest) = backlog.last() {
-            self.catch_up_run(records, &mut channels, run, newest.seq);
+            channels.catch_up_run(records, run, newest.seq);
         }
         let receiver = channels
             .runs
