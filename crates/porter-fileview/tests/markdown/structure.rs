@@ -251,6 +251,8 @@ fn a_header_cell_over_two_columns_is_kept_as_a_span_in_an_html_table() {
     );
 }
 
+// The table model is part of the build only with the `tables` feature.
+#[cfg(feature = "tables")]
 #[test]
 fn the_table_model_reads_a_table_ruled_across_only_and_fills_its_cells_with_the_pages_words() {
     let rows: [&[&str]; 4] = [
@@ -291,6 +293,8 @@ fn the_table_model_reads_a_table_ruled_across_only_and_fills_its_cells_with_the_
     );
 }
 
+// The table model is part of the build only with the `tables` feature.
+#[cfg(feature = "tables")]
 #[test]
 fn without_the_model_installed_tables_are_read_by_the_rules_and_a_note_says_so() {
     let rows: [&[&str]; 3] = [&["Name", "Count"], &["Apples", "3"], &["Pears", "4"]];
