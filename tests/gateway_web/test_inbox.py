@@ -15,7 +15,9 @@ import datetime
 import hashlib
 import http.server
 import io
+import json
 import threading
+import urllib.request
 import zipfile
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -359,6 +361,40 @@ async def test_the_page_reconnects_after_the_gateway_restarts_and_shows_what_cam
     names = await wait_rows(page, 4, "the captures made while it was away")
     assert names[0] == "report.pdf", names
     assert await page.evaluate("window.sameLoad") is True, "it reconnected without a reload"
+    assert page_problems(page) == []
+
+
+@pytest.mark.anyio
+async def test_a_file_removed_while_the_page_was_away_is_announced_when_it_is_back(
+    gateway: Gateway, browser: Browser
+) -> None:
+    page = await signed_in(browser, gateway, DESKTOP, "light")
+    with pdf_server() as base:
+        await captures(gateway, base)
+    await wait_rows(page, 4, "four captures, live")
+
+    # The page loses its live stream and cannot open another (as on a network
+    # that drops it) while the archive is removed elsewhere: it learns of the
+    # removal only from the list it fetches when it is back.
+    await page.route("**/v1/events", lambda route: route.abort())
+    gateway.restart()
+    await wait_for(page, "document.body.dataset.stream === 'retrying'", what="the page to notice")
+    run = gateway.get_json("/v1/runs")["runs"][0]
+    gone = next(f for f in run["files"] if f["path"].endswith(".gz"))
+    request = urllib.request.Request(
+        f"{gateway.url}/v1/runs/{run['id']}/file",
+        data=json.dumps({"op": "rm", "path": gone.get("ref") or f"volume:inbox:{gone['path']}"}).encode(),
+        headers={"Authorization": f"Bearer {gateway.key}", "Content-Type": "application/json"},
+    )
+    with urllib.request.urlopen(request, timeout=10) as answer:
+        assert not json.load(answer).get("isError"), "the removal through the API"
+    await page.unroute("**/v1/events")
+
+    await wait_for(page, "document.body.dataset.stream === 'live'", timeout=30, what="the page to reconnect")
+    names = await wait_rows(page, 3, "the removed row to go")
+    assert gone["path"].split("/")[-1] not in names
+    await wait_for(page, "document.getElementById('announcer').textContent.includes('was removed')",
+                   what="the removal to be announced, as a live removal is")
     assert page_problems(page) == []
 
 

@@ -618,14 +618,25 @@ async function loadRuns(key) {
   const body = await response.json();
   if (typeof body.inbox_ttl_ms === "number") ttlMs = body.inbox_ttl_ms;
   const seen = new Set();
+  // Files the page showed that the list no longer holds were removed while
+  // the live stream was away (or just before its event): a person hears of
+  // them as of a removal seen live.
+  const gone = [];
   for (const listed of body.runs) {
     seen.add(listed.id);
     const { files, ...info } = listed;
     const run = ensureRun(listed.id, info);
     const paths = new Set(files.map((file) => file.path));
-    for (const path of [...run.files.keys()]) if (!paths.has(path)) run.files.delete(path);
+    for (const path of [...run.files.keys()]) {
+      if (paths.has(path)) continue;
+      run.files.delete(path);
+      run.fresh.delete(path);
+      gone.push({ path, run });
+    }
     for (const file of files) addFile(listed.id, file, false);
   }
+  if (gone.length === 1) announce(`${baseName(gone[0].path)} was removed from ${runTitle(gone[0].run)}`);
+  else if (gone.length > 1) announce(`${gone.length} files were removed`);
   for (const id of [...runs.keys()]) if (!seen.has(id)) runs.delete(id);
   render();
   return true;
