@@ -119,6 +119,53 @@ pub struct Report {
     pub structured_withheld: bool,
 }
 
+/// Whether [`capture_result`] could change `result` under any policy: a
+/// read-only walk that decodes nothing and allocates nothing. `false` means
+/// the result holds no file and no string long enough to be one, so it can
+/// go to the client as it is, without the capture's walk, a thread for it,
+/// or a keeper (the path almost every call takes). It errs towards `true`:
+/// a block other than text, a string of 4,096 bytes or more (the shortest
+/// base64 it keeps), text that may be JSON holding blocks, or an object
+/// shaped like a file block anywhere.
+#[must_use]
+pub fn may_change(result: &Value) -> bool {
+    let Some(members) = result.as_object() else {
+        return false;
+    };
+    members.iter().any(|(key, member)| match (key.as_str(), member) {
+        ("content", Value::Array(blocks)) => blocks.iter().any(|block| {
+            let Some(block) = block.as_object() else {
+                return true;
+            };
+            block.get("type").and_then(Value::as_str) != Some("text")
+                || block.values().any(|value| may_hold_a_file(value, 0))
+        }),
+        (_, member) => may_hold_a_file(member, 0),
+    })
+}
+
+/// Whether a value could hold what the capture keeps: a long string, text
+/// that may be JSON holding blocks, or an object shaped like a file block.
+/// No deeper than the capture walks.
+fn may_hold_a_file(value: &Value, depth: usize) -> bool {
+    if depth > MAX_STRUCTURED_DEPTH {
+        return false;
+    }
+    match value {
+        Value::String(text) => text.len() >= MIN_BASE64_CHARS || may_hold_blocks(text),
+        Value::Array(items) => items.iter().any(|item| may_hold_a_file(item, depth + 1)),
+        Value::Object(members) => {
+            matches!(
+                members.get("type").and_then(Value::as_str),
+                Some("image" | "audio" | "resource")
+            ) || members
+                .values()
+                .any(|member| may_hold_a_file(member, depth + 1))
+        }
+        Value::Null | Value::Bool(_) | Value::Number(_) => false,
+    }
+}
+
 /// Rewrites `result` (the JSON of an MCP `CallToolResult`, as the upstream
 /// sent it) in place: every file in it is handed to `keeper` and replaced by
 /// the line it returns. A result with only text blocks and no capture-worthy
@@ -812,6 +859,7 @@ mod tests {
 
     use base64::Engine as _;
     use base64::engine::general_purpose::{STANDARD, STANDARD_NO_PAD, URL_SAFE_NO_PAD};
+    use proptest::strategy::Strategy as _;
     use serde_json::json;
 
     use super::*;
@@ -1516,6 +1564,129 @@ mod tests {
         ];
         for (text, max, expected) in cases {
             assert_eq!(one_line(text, max), expected);
+        }
+    }
+
+    /// Results the capture leaves as they are, and one of each kind it
+    /// changes: the predicate the gateway's fast path trusts tells them apart.
+    #[test]
+    fn may_change_is_false_for_plain_results_and_true_for_each_kind_of_file() {
+        let plain = [
+            json!({"content": [{"type": "text", "text": "hello"}]}),
+            json!({
+                "content": [{"type": "text", "text": "{\"a\": 1}", "annotations": {"priority": 1}}],
+                "structuredContent": {"a": 1, "b": ["x", null, true], "type": "text"},
+                "_meta": {"k": "v"},
+            }),
+            json!({"content": [], "isError": true}),
+            json!("not an object"),
+        ];
+        for result in plain {
+            assert!(!may_change(&result), "{result}");
+        }
+        let long = STANDARD.encode(pdf(4000));
+        let changing = [
+            json!({"content": [{"type": "image", "data": "iVBORw0KGgo=", "mimeType": "image/png"}]}),
+            json!({"content": [{"type": "audio", "data": "", "mimeType": "audio/wav"}]}),
+            json!({"content": [{"type": "resource", "resource": {"uri": "file:///a.txt", "text": "hi"}}]}),
+            json!({"content": [{"type": "resource_link", "uri": "file:///a", "name": "a"}]}),
+            json!({"content": [{"type": "text", "text": long}]}),
+            json!({"content": [{"type": "text", "text": format!("see data:application/pdf;base64,{long}")}]}),
+            json!({"content": [{"text": "a block without a type"}]}),
+            json!({"content": ["not an object"]}),
+            json!({"content": [{"type": "text", "text": "[{\"type\": \"image\", \"data\": \"iVBORw0KGgo=\"}]"}]}),
+            json!({"content": [], "structuredContent": {"photo": {"type": "image", "data": "iVBORw0KGgo="}}}),
+            json!({"content": [], "structuredContent": {"deep": [[{"blob": long}]]}}),
+            json!({"content": [], "_meta": {"a": {"type": "resource", "resource": {"uri": "x", "blob": "aGk="}}}}),
+        ];
+        for result in changing {
+            assert!(may_change(&result), "{result}");
+            let mut captured = result.clone();
+            capture_result(&mut captured, CAPTURE, None, &Recorder::new(STUB));
+            assert_ne!(captured, result, "the capture changes it");
+        }
+    }
+
+    /// Strings that matter to the capture, for the generated results below.
+    fn telling_strings() -> Vec<String> {
+        let long = STANDARD.encode(pdf(4000));
+        vec![
+            "image".into(),
+            "audio".into(),
+            "resource".into(),
+            "text".into(),
+            "aGVsbG8gd29ybGQ=".into(),
+            "data:image/png;base64,iVBORw0KGgo=".into(),
+            "{\"type\": \"image\", \"data\": \"iVBORw0KGgo=\"}".into(),
+            "[{\"type\": \"text\", \"text\": \"hi\"}]".into(),
+            format!("data:application/pdf;base64,{long}"),
+            long,
+        ]
+    }
+
+    fn json_value() -> impl proptest::strategy::Strategy<Value = Value> {
+        use proptest::prelude::*;
+        let leaf = prop_oneof![
+            Just(Value::Null),
+            any::<bool>().prop_map(Value::from),
+            any::<i64>().prop_map(Value::from),
+            "[a-z =]{0,12}".prop_map(Value::from),
+            proptest::sample::select(telling_strings()).prop_map(Value::from),
+        ];
+        leaf.prop_recursive(4, 40, 5, |inner| {
+            let key = proptest::sample::select(vec![
+                "type", "data", "blob", "text", "resource", "uri", "mimeType", "x",
+            ]);
+            prop_oneof![
+                proptest::collection::vec(inner.clone(), 0..5).prop_map(Value::Array),
+                proptest::collection::vec((key, inner), 0..5).prop_map(|members| {
+                    Value::Object(
+                        members
+                            .into_iter()
+                            .map(|(key, value)| (key.to_owned(), value))
+                            .collect(),
+                    )
+                }),
+            ]
+        })
+    }
+
+    proptest::proptest! {
+        /// Whatever a result holds, one that `may_change` passes as plain is
+        /// left as it was by the capture under every policy, and nothing in
+        /// it is kept: the gateway may forward it without capturing.
+        #[test]
+        fn a_result_may_change_passes_is_left_as_it_was_by_the_capture(
+            blocks in proptest::collection::vec(
+                proptest::prop_oneof![
+                    json_value(),
+                    json_value().prop_map(|text| json!({"type": "text", "text": text})),
+                    proptest::sample::select(telling_strings())
+                        .prop_map(|text| json!({"type": "text", "text": text})),
+                ],
+                0..4,
+            ),
+            structured in proptest::option::of(json_value()),
+            meta in proptest::option::of(json_value()),
+            base64 in proptest::bool::ANY,
+            view in proptest::bool::ANY,
+        ) {
+            let mut result = json!({"content": blocks});
+            if let Some(structured) = structured {
+                result["structuredContent"] = structured;
+            }
+            if let Some(meta) = meta {
+                result["_meta"] = meta;
+            }
+            if !may_change(&result) {
+                let policy = Policy { capture_base64: base64, images_view: view };
+                let recorder = Recorder::new(STUB);
+                let mut captured = result.clone();
+                let report = capture_result(&mut captured, policy, None, &recorder);
+                proptest::prop_assert_eq!(&captured, &result);
+                proptest::prop_assert_eq!(report.files, 0);
+                proptest::prop_assert!(recorder.kept.borrow().is_empty());
+            }
         }
     }
 }

@@ -283,17 +283,11 @@ impl Session {
             .into();
         };
         let policy = policy_of(config);
-        let call = serde_json::json!({
-            "tool": format!("mcp__{server}__{tool}"),
-            "arguments": arguments.clone().unwrap_or_default(),
-        })
-        .to_string();
-        let fallback_name = fallback_name(arguments.as_ref(), tool);
-        let value = match upstreams
+        let (value, arguments) = match upstreams
             .call(server, tool, arguments, answers, context)
             .await
         {
-            Ok(value) => value,
+            Ok(answered) => answered,
             Err(UpstreamError::Cancelled) => {
                 return CallToolResult::error(vec![ContentBlock::text("the call was cancelled")])
                     .into();
@@ -319,13 +313,23 @@ impl Session {
             // with the client's next call of this tool.
             return input_required;
         }
+        if !porter_capture::may_change(&value) {
+            // Nothing in it to keep (almost every call): forwarded as it
+            // came, without the capture's walk or a thread for it.
+            return typed_result(server, tool, value);
+        }
+        let call = serde_json::json!({
+            "tool": format!("mcp__{server}__{tool}"),
+            "arguments": arguments.as_ref().unwrap_or(&JsonObject::new()),
+        })
+        .to_string();
         let keeper = InboxKeep::mcp(
             &self.gateway.inbox,
             run.id,
             server,
             tool,
             call,
-            fallback_name,
+            fallback_name(arguments.as_ref(), tool),
         );
         let output_schema = if value.get("structuredContent").is_some() {
             upstreams.output_schema(server, tool).await
@@ -349,10 +353,15 @@ impl Session {
                 .into();
             }
         };
-        match serde_json::from_value::<CallToolResult>(value) {
-            Ok(result) => completed(result).into(),
-            Err(error) => unreadable_result(server, tool, &error).into(),
-        }
+        typed_result(server, tool, value)
+    }
+}
+
+/// An upstream's result, captured or left as it was, as the client gets it.
+fn typed_result(server: &str, tool: &str, value: serde_json::Value) -> CallToolResponse {
+    match serde_json::from_value::<CallToolResult>(value) {
+        Ok(result) => completed(result).into(),
+        Err(error) => unreadable_result(server, tool, &error).into(),
     }
 }
 

@@ -1112,14 +1112,21 @@ impl Upstreams {
         arguments: Option<JsonObject>,
         answers: Answers,
         context: &RequestContext<RoleServer>,
-    ) -> Result<serde_json::Value, UpstreamError> {
+    ) -> Result<(serde_json::Value, Option<JsonObject>), UpstreamError> {
         let mut params = CallToolRequestParams::new(tool.to_owned());
         params.arguments = arguments;
         params.input_responses = answers.input_responses;
         params.request_state = answers.request_state;
         let request = ClientRequest::CallToolRequest(CallToolRequest::new(params));
         let answer = self.send(server, &request, context).await?;
-        raw_json(server, answer)
+        // The arguments come back to the caller, which needs them only when
+        // the result holds a file (to record the call beside it): no copy
+        // is made for the calls that hold none.
+        let arguments = match request {
+            ClientRequest::CallToolRequest(request) => request.params.arguments,
+            _ => None,
+        };
+        Ok((raw_json(server, answer)?, arguments))
     }
 
     /// Reads the resource `uri` (the upstream's own URI) of `server`; the
