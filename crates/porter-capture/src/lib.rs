@@ -132,16 +132,18 @@ pub fn may_change(result: &Value) -> bool {
     let Some(members) = result.as_object() else {
         return false;
     };
-    members.iter().any(|(key, member)| match (key.as_str(), member) {
-        ("content", Value::Array(blocks)) => blocks.iter().any(|block| {
-            let Some(block) = block.as_object() else {
-                return true;
-            };
-            block.get("type").and_then(Value::as_str) != Some("text")
-                || block.values().any(|value| may_hold_a_file(value, 0))
-        }),
-        (_, member) => may_hold_a_file(member, 0),
-    })
+    members
+        .iter()
+        .any(|(key, member)| match (key.as_str(), member) {
+            ("content", Value::Array(blocks)) => blocks.iter().any(|block| {
+                let Some(block) = block.as_object() else {
+                    return true;
+                };
+                block.get("type").and_then(Value::as_str) != Some("text")
+                    || block.values().any(|value| may_hold_a_file(value, 0))
+            }),
+            (_, member) => may_hold_a_file(member, 0),
+        })
 }
 
 /// Whether a value could hold what the capture keeps: a long string, text

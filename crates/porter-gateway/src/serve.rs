@@ -10,6 +10,7 @@ use axum::extract::{Request, State};
 use axum::http::header;
 use axum::middleware::{self, Next};
 use axum::response::Response;
+use axum::serve::ListenerExt as _;
 use rmcp::ServiceExt;
 use rmcp::transport::streamable_http_server::session::SessionStore;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
@@ -109,10 +110,11 @@ pub async fn http(
     let purge = purge_in_background(gateway.clone());
     let shutdown = options.shutdown.clone();
     let app = http_app(&gateway, &options, extra);
-    let served = axum::serve(listener, app).with_graceful_shutdown(async move {
-        stop.await;
-        shutdown.cancel();
-    });
+    let served = axum::serve(listener.tap_io(porter_mcp::http::send_at_once), app)
+        .with_graceful_shutdown(async move {
+            stop.await;
+            shutdown.cancel();
+        });
     let stopping = options.shutdown.clone();
     let served = tokio::select! {
         served = served.into_future() => served,

@@ -11,6 +11,7 @@ use axum::extract::{Request, State};
 use axum::http::header;
 use axum::middleware::{self, Next};
 use axum::response::Response;
+use axum::serve::ListenerExt as _;
 use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::streamable_http_server::tower::{
     StreamableHttpServerConfig, StreamableHttpService,
@@ -73,7 +74,7 @@ pub async fn serve_http(
 ) -> std::io::Result<()> {
     let shutdown = options.shutdown.clone();
     let app = http_app(server, &options);
-    axum::serve(listener, app)
+    axum::serve(listener.tap_io(porter_mcp::http::send_at_once), app)
         .with_graceful_shutdown(async move {
             stop.await;
             shutdown.cancel();

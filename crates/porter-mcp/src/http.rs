@@ -234,6 +234,16 @@ pub fn unauthorized(message: &'static str) -> Response {
 /// The `WWW-Authenticate` challenge of every `401` porter answers.
 pub const BEARER_CHALLENGE: &str = "Bearer realm=\"porter\"";
 
+/// Sets a connection an MCP server accepted to send small writes at once
+/// (`TCP_NODELAY`), for `axum::serve(listener.tap_io(send_at_once), app)`.
+/// A streamed MCP answer leaves in several small writes; under Nagle's
+/// algorithm each waits for the client's deliberately late acknowledgement
+/// of the one before, about 40 ms a call. Should the option not be set
+/// (it cannot fail on a TCP socket), the connection only answers slower.
+pub fn send_at_once(connection: &mut tokio::net::TcpStream) {
+    let _ = connection.set_nodelay(true);
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

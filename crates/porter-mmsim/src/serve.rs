@@ -1,6 +1,7 @@
 //! Serving the emulator: its routes as an axum router, and a server
 //! started on a loopback port.
 
+use axum::serve::ListenerExt as _;
 use std::net::SocketAddr;
 
 use crate::api;
@@ -62,9 +63,10 @@ pub async fn start(sim: Sim, addr: SocketAddr) -> std::io::Result<Running> {
     let app = sim.app();
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
     let task = tokio::spawn(async move {
-        let serve = axum::serve(listener, app).with_graceful_shutdown(async move {
-            let _ = stopped.await;
-        });
+        let serve =
+            axum::serve(listener.tap_io(send_at_once), app).with_graceful_shutdown(async move {
+                let _ = stopped.await;
+            });
         if let Err(err) = serve.await {
             tracing::error!(%err, "the Mattermost emulator stopped with an error");
         }
@@ -75,4 +77,13 @@ pub async fn start(sim: Sim, addr: SocketAddr) -> std::io::Result<Running> {
         stop: Some(stop),
         task: Some(task),
     })
+}
+
+/// Sets an accepted connection to send small writes at once (TCP_NODELAY),
+/// as Mattermost's own server does: an answer written in pieces would
+/// otherwise wait for the client's late acknowledgement of each, ~40 ms.
+fn send_at_once(connection: &mut tokio::net::TcpStream) {
+    if let Err(error) = connection.set_nodelay(true) {
+        tracing::debug!(%error, "TCP_NODELAY could not be set on a connection");
+    }
 }
