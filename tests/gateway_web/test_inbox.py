@@ -399,6 +399,43 @@ async def test_a_file_removed_while_the_page_was_away_is_announced_when_it_is_ba
 
 
 @pytest.mark.anyio
+async def test_a_list_asked_for_before_a_live_capture_does_not_take_that_capture_away(
+    gateway: Gateway, browser: Browser
+) -> None:
+    page = await signed_in(browser, gateway, DESKTOP, "light")
+    # The list the page asks for when it first hears of a run is held back
+    # until the run's next capture has reached the page live, as a slow
+    # answer on a busy gateway would be.
+    asked, release = anyio.Event(), anyio.Event()
+
+    async def held(route) -> None:  # noqa: ANN001
+        answer = await route.fetch()
+        asked.set()
+        await release.wait()
+        await route.fulfill(response=answer)
+
+    await page.route("**/v1/runs", held)
+    headers = {"Authorization": f"Bearer {gateway.key}"}
+    async with httpx2.AsyncClient(headers=headers, timeout=30) as http:
+        async with Client(streamable_http_client(gateway.url + "/mcp", http_client=http),
+                          client_info=CLIENT) as client:
+            first = await client.call_tool("mcp__everything__get-tiny-image", {})
+            assert not first.is_error, first.content
+            with anyio.fail_after(20):
+                await asked.wait()
+            with pdf_server() as base:
+                second = await client.call_tool("WebFetch", {"url": f"{base}/report.pdf"})
+            assert not second.is_error, second.content
+    await wait_rows(page, 2, "both captures, live")
+    release.set()
+    await wait_for(page, "document.body.dataset.stream === 'live'", what="the page to stay live")
+    await anyio.sleep(1.0)  # the held list is read in this time
+    assert sorted(await rows(page)) == sorted(["report.pdf", "get-tiny-image.png"]), await rows(page)
+    assert "was removed" not in await page.text_content("#announcer")
+    assert page_problems(page) == []
+
+
+@pytest.mark.anyio
 @pytest.mark.parametrize("mode", ["legacy", "auto"], ids=["initialize", "sessionless"])
 async def test_a_run_is_named_by_its_client_cleaned_with_or_without_a_session(gateway: Gateway, mode: str) -> None:
     headers = {"Authorization": f"Bearer {gateway.key}"}

@@ -16,6 +16,13 @@ const runs = new Map();
 let ttlMs = null;
 let controller = null;
 let refreshTimer = null;
+// Each change the live stream brings gets the next number; a file or run
+// remembers the number of its last live change. A list of the runs asked
+// for before that change is older than it, and neither removes a file that
+// came live nor brings back one removed live (its answer can arrive after
+// the events that followed its question).
+let liveSeq = 0;
+const liveAt = new Map();
 let keepTarget = null;
 let previewSeq = 0;
 
@@ -238,6 +245,8 @@ function addFile(runId, file, fresh) {
 }
 
 function removeFile(runId, path, announced) {
+  liveSeq += 1;
+  liveAt.set(fileKey(runId, path), liveSeq);
   const run = runs.get(runId);
   if (!run || !run.files.delete(path)) return;
   run.fresh.delete(path);
@@ -608,6 +617,7 @@ async function preview(runId, file) {
 
 /** Lists the key's runs and their files. */
 async function loadRuns(key) {
+  const asked = liveSeq;
   const response = await fetch("/v1/runs", { headers: authHeaders(key), cache: "no-store" });
   if (response.status === 401) {
     sessionStorage.removeItem(KEY_STORE);
@@ -618,6 +628,7 @@ async function loadRuns(key) {
   const body = await response.json();
   if (typeof body.inbox_ttl_ms === "number") ttlMs = body.inbox_ttl_ms;
   const seen = new Set();
+  const newer = (key) => (liveAt.get(key) || 0) > asked;
   // Files the page showed that the list no longer holds were removed while
   // the live stream was away (or just before its event): a person hears of
   // them as of a removal seen live.
@@ -628,16 +639,17 @@ async function loadRuns(key) {
     const run = ensureRun(listed.id, info);
     const paths = new Set(files.map((file) => file.path));
     for (const path of [...run.files.keys()]) {
-      if (paths.has(path)) continue;
+      if (paths.has(path) || newer(fileKey(listed.id, path))) continue;
       run.files.delete(path);
       run.fresh.delete(path);
       gone.push({ path, run });
     }
-    for (const file of files) addFile(listed.id, file, false);
+    if (newer(listed.id)) continue; // emptied live since the question
+    for (const file of files) if (!newer(fileKey(listed.id, file.path))) addFile(listed.id, file, false);
   }
   if (gone.length === 1) announce(`${baseName(gone[0].path)} was removed from ${runTitle(gone[0].run)}`);
   else if (gone.length > 1) announce(`${gone.length} files were removed`);
-  for (const id of [...runs.keys()]) if (!seen.has(id)) runs.delete(id);
+  for (const id of [...runs.keys()]) if (!seen.has(id) && !newer(`run\n${id}`)) runs.delete(id);
   render();
   return true;
 }
@@ -651,15 +663,23 @@ function refreshSoon(key) {
   }, 500);
 }
 
+function fileKey(runId, path) {
+  return `${runId}\n${path}`;
+}
+
 function onEvent(key, name, event) {
   if (!event || typeof event.run !== "string") return;
   const known = runs.has(event.run);
   const data = event.data || {};
+  liveSeq += 1;
+  liveAt.set(`run\n${event.run}`, liveSeq);
   if (name === "file_captured" && typeof data.path === "string") {
+    liveAt.set(fileKey(event.run, data.path), liveSeq);
     addFile(event.run, { ...data, created_at: event.at }, true);
   } else if (name === "file_removed" && typeof data.path === "string") {
     removeFile(event.run, data.path, true);
   } else if (name === "inbox_cleared" || name === "inbox_purged") {
+    liveAt.set(event.run, liveSeq);
     const run = ensureRun(event.run, name === "inbox_purged" ? { purged: true } : null);
     run.files.clear();
     run.fresh.clear();
