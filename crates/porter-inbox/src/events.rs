@@ -121,9 +121,26 @@ impl Hub {
         data: &serde_json::Value,
         at: i64,
     ) -> Result<Event, InboxError> {
+        self.record_with(records, transcript, || {
+            records.append_event(run, kind, data, at)
+        })
+    }
+
+    /// Stores one event with `store` (which may store the change it
+    /// announces in the same step), then writes it down, logs it and sends
+    /// it. Once stored it counts: a transcript that cannot be written is
+    /// logged, and the event is still sent.
+    pub(crate) fn record_with(
+        &self,
+        records: &dyn Records,
+        transcript: &Path,
+        store: impl FnOnce() -> Result<Event, InboxError>,
+    ) -> Result<Event, InboxError> {
         let mut runs = self.lock();
-        let event = records.append_event(run, kind, data, at)?;
-        append_line(transcript, &event)?;
+        let event = store()?;
+        if let Err(error) = append_line(transcript, &event) {
+            tracing::warn!(run = %event.run, seq = event.seq, %error, "an event is stored but not in the run's transcript");
+        }
         tracing::info!(
             run = %event.run,
             seq = event.seq,

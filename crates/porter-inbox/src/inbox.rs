@@ -12,8 +12,8 @@ use sha2::{Digest as _, Sha256};
 use crate::documents::{Documents, SqliteDocuments};
 use crate::jobs::Job;
 use crate::model::{
-    Event, FileRecord, InboxError, Incoming, Limits, Notice, Outcome, Owner, RunId, RunInfo,
-    clean_client_name, now_ms, unix_ms,
+    Event, FileRecord, InboxError, Incoming, Limits, NewEvent, Notice, Outcome, Owner, RunId,
+    RunInfo, clean_client_name, now_ms, unix_ms,
 };
 use crate::sessions::SessionRecords;
 use crate::store::{
@@ -388,10 +388,6 @@ impl Inbox {
             call: incoming.call.clone(),
             created_at: now_ms(),
         };
-        if let Err(e) = limits::Budget::record_file(self.shared.records.as_ref(), &record, ticket) {
-            let _ = self.shared.blobs.remove(run, &record.path);
-            return Err(e);
-        }
         let data = serde_json::json!({
             "ref": inbox_ref(&record.path),
             "path": record.path,
@@ -401,10 +397,23 @@ impl Inbox {
             "origin": record.origin,
             "call": record.call,
         });
-        // The file is kept and recorded; an event that could not be stored
-        // does not undo that.
-        if let Err(e) = self.record_event(run, "file_captured", data) {
-            tracing::warn!(run = %run, path = %record.path, error = %e, "file_captured not recorded");
+        let announce = NewEvent {
+            kind: "file_captured",
+            data: &data,
+            at: now_ms(),
+        };
+        // The file's record and its `file_captured` are stored in one step:
+        // a file is never kept unannounced, nor announced and not kept.
+        let records = self.shared.records.as_ref();
+        if let Err(e) = self
+            .shared
+            .hub
+            .record_with(records, &self.transcript_path(run), || {
+                limits::Budget::record_file(records, &record, ticket, &announce)
+            })
+        {
+            let _ = self.shared.blobs.remove(run, &record.path);
+            return Err(e);
         }
         Ok(record)
     }

@@ -50,7 +50,7 @@ pub use jobs::{Job, JobLock};
 pub use keeper::Keeper;
 pub use model::{
     CLIENT_NAME_CHARS, Event, FILE_MAX_BYTES, FileRecord, INBOX_MAX_BYTES, INBOX_TTL, InboxError,
-    Incoming, Limits, Notice, Origin, Outcome, Owner, RunId, RunInfo, clean_client_name,
+    Incoming, Limits, NewEvent, Notice, Origin, Outcome, Owner, RunId, RunInfo, clean_client_name,
 };
 pub use sessions::{SessionRecords, SharedClaim, StoredSession};
 pub use store::{

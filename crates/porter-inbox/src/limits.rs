@@ -11,7 +11,7 @@
 use std::collections::HashMap;
 use std::sync::{Mutex, PoisonError};
 
-use crate::model::{FileRecord, InboxError, RunId};
+use crate::model::{Event, FileRecord, InboxError, NewEvent, RunId};
 use crate::store::Records;
 
 /// `NameClaim` is what [`Budget::claim_name`] found for a name.
@@ -108,21 +108,23 @@ impl Budget {
         ticket.named = false;
     }
 
-    /// Records a kept file whose bytes `ticket` holds; from then on the
-    /// file's record counts them.
+    /// Records a kept file whose bytes `ticket` holds, with the event that
+    /// announces it, in one step; from then on the file's record counts
+    /// the bytes.
     pub(crate) fn record_file(
         records: &dyn Records,
         file: &FileRecord,
         ticket: &mut Ticket,
-    ) -> Result<(), InboxError> {
-        if let Some(shared) = records.budget() {
-            shared.insert_reserved_file(file, ticket.id)?;
+        announce: &NewEvent,
+    ) -> Result<Event, InboxError> {
+        let event = if let Some(shared) = records.budget() {
+            shared.insert_reserved_file(file, ticket.id, announce)?
         } else {
-            records.insert_file(file)?;
-        }
+            records.insert_file(file, announce)?
+        };
         ticket.held = 0;
         ticket.named = false;
-        Ok(())
+        Ok(event)
     }
 
     /// Claims `path` for `ticket`'s capture before its bytes go under that

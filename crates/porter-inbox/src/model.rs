@@ -207,6 +207,32 @@ pub enum Outcome {
     },
 }
 
+/// `NewEvent` is an event not stored yet: a store numbers it when it
+/// stores it, alone or in one step with the change it announces.
+#[derive(Debug, Clone, Copy)]
+pub struct NewEvent<'a> {
+    /// `file_captured`, `run_started`, `run_ended`, …
+    pub kind: &'a str,
+    /// What happened, as JSON.
+    pub data: &'a serde_json::Value,
+    /// Unix milliseconds.
+    pub at: i64,
+}
+
+impl NewEvent<'_> {
+    /// The event as stored in `run` under `seq`.
+    #[must_use]
+    pub fn numbered(&self, run: RunId, seq: u64) -> Event {
+        Event {
+            seq,
+            run,
+            kind: self.kind.to_owned(),
+            data: self.data.clone(),
+            at: self.at,
+        }
+    }
+}
+
 /// `Event` is one entry of a run's event stream.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Event {

@@ -41,10 +41,16 @@ pub trait SharedBudget: Send + Sync {
     ) -> Result<bool, InboxError>;
     /// Drops a reservation; a missing one is not an error.
     fn release(&self, ticket: uuid::Uuid) -> Result<(), InboxError>;
-    /// Records a kept file and drops the reservation that held its bytes,
-    /// in one step, so no one ever counts the bytes twice or not at all.
-    fn insert_reserved_file(&self, file: &FileRecord, ticket: uuid::Uuid)
-    -> Result<(), InboxError>;
+    /// Records a kept file, drops the reservation that held its bytes and
+    /// stores the event that announces the file, in one step: no one ever
+    /// counts the bytes twice or not at all, and the file is never recorded
+    /// without its event (see [`Records::insert_file`]).
+    fn insert_reserved_file(
+        &self,
+        file: &FileRecord,
+        ticket: uuid::Uuid,
+        announce: &NewEvent,
+    ) -> Result<Event, InboxError>;
     /// Claims `path` in `run` for the capture `ticket` (in place of any
     /// name it claimed before), so that no other process writes under it
     /// meanwhile: `Ok(false)` when a recorded file or another live capture
@@ -61,7 +67,7 @@ pub(crate) fn as_i64(n: impl TryInto<i64>) -> i64 {
     n.try_into().unwrap_or(i64::MAX)
 }
 
-use crate::model::{Event, FileRecord, InboxError, RunId, RunInfo};
+use crate::model::{Event, FileRecord, InboxError, NewEvent, RunId, RunInfo};
 
 /// `Blobs` holds the bytes of kept files, per run, under relative
 /// `/`-separated paths that [`crate::names::is_inbox_path`] accepts.
@@ -134,8 +140,10 @@ pub trait Records: Send + Sync {
     fn ended_by(&self, cutoff: i64) -> Result<Vec<RunId>, InboxError>;
     /// Drops a run's file records and marks it purged (the run stays).
     fn mark_purged(&self, run: RunId) -> Result<(), InboxError>;
-    /// Records a kept file.
-    fn insert_file(&self, file: &FileRecord) -> Result<(), InboxError>;
+    /// Records a kept file and stores the event that announces it, in one
+    /// step: both are stored or neither is, so every recorded file has its
+    /// event and no event names a file that is not recorded.
+    fn insert_file(&self, file: &FileRecord, announce: &NewEvent) -> Result<Event, InboxError>;
     /// One kept file by its exact path.
     fn file(&self, run: RunId, path: &str) -> Result<Option<FileRecord>, InboxError>;
     /// A run's kept files, by path.

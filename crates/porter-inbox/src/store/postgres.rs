@@ -57,7 +57,7 @@ use crate::sessions::{SessionRecords, SharedClaim, StoredSession};
 use crate::store::SharedBudget;
 
 mod documents;
-use crate::model::{Event, FileRecord, InboxError, RunId, RunInfo};
+use crate::model::{Event, FileRecord, InboxError, NewEvent, RunId, RunInfo};
 
 /// The advisory lock key migrations run under ("porter" in ASCII).
 const MIGRATION_LOCK: i64 = 0x706f_7274_6572;
@@ -572,26 +572,104 @@ trait Cached: deadpool_postgres::GenericClient {
 
 impl<C: deadpool_postgres::GenericClient> Cached for C {}
 
-/// Inserts `file`'s row, on a connection or inside a transaction.
-async fn insert_file_row(client: &impl Cached, file: &FileRecord) -> Result<(), Failure> {
-    client
-        .cached_execute(
-            &format!(
-                "INSERT INTO porter_files ({FILE_COLUMNS}) VALUES ($1, $2, $3, $4, $5, $6, $7, $8)"
-            ),
-            &[
-                &file.run.to_string(),
-                &file.path,
-                &as_i64(file.size),
-                &file.media_type,
-                &file.sha256,
-                &file.origin,
-                &file.call,
-                &file.created_at,
-            ],
+/// Stores an event under `run`'s next number, on a connection or inside a
+/// transaction, and gives that number.
+///
+/// One statement: the counter row's lock is held until the event is
+/// stored, so numbers are handed out in order, once each, and a failed
+/// insert rolls its number back with it. The notice goes out at commit, so
+/// a listener never hears of an event it cannot read yet.
+async fn insert_event_row(
+    client: &impl Cached,
+    run: RunId,
+    kind: &str,
+    data: &str,
+    at: i64,
+) -> Result<u64, Failure> {
+    let row = client
+        .cached_one(
+            "WITH next AS (
+                 INSERT INTO porter_event_seqs AS s (run, last) VALUES ($1, 1)
+                 ON CONFLICT (run) DO UPDATE SET last = s.last + 1
+                 RETURNING last
+             ),
+             stored AS (
+                 INSERT INTO porter_events (run, seq, kind, data, at)
+                 SELECT $1, last, $2, $3, $4 FROM next
+                 RETURNING seq
+             )
+             SELECT seq, pg_notify('porter_events', $1 || ' ' || seq) FROM stored",
+            &[&run.to_string(), &kind, &data, &at],
         )
         .await?;
-    Ok(())
+    unsigned(&row, 0, "event number")
+}
+
+impl PostgresRecords {
+    /// Records `file`, drops the reservation `ticket` (if any) and stores
+    /// `announce`, in one statement: one round trip, all or nothing.
+    fn insert_announced_file(
+        &self,
+        file: &FileRecord,
+        ticket: Option<uuid::Uuid>,
+        announce: &NewEvent,
+    ) -> Result<Event, InboxError> {
+        let (file, ticket) = (file.clone(), ticket.map(|t| t.to_string()));
+        let (kind, text, at) = (
+            announce.kind.to_owned(),
+            announce.data.to_string(),
+            announce.at,
+        );
+        let run = file.run;
+        let seq = self.call("record a file", move |pool| async move {
+            // Every data-modifying part of a WITH runs once, whether the
+            // rest reads it or not; the event's number is taken only once
+            // the file's row is in, as in `insert_event_row`.
+            let row = connect(&pool)
+                .await?
+                .cached_one(
+                    &format!(
+                        "WITH file AS (
+                             INSERT INTO porter_files ({FILE_COLUMNS})
+                             VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
+                             RETURNING run
+                         ),
+                         freed AS (
+                             DELETE FROM porter_reservations WHERE ticket = $9
+                         ),
+                         next AS (
+                             INSERT INTO porter_event_seqs AS s (run, last)
+                             SELECT run, 1 FROM file
+                             ON CONFLICT (run) DO UPDATE SET last = s.last + 1
+                             RETURNING last
+                         ),
+                         stored AS (
+                             INSERT INTO porter_events (run, seq, kind, data, at)
+                             SELECT $1, last, $10, $11, $12 FROM next
+                             RETURNING seq
+                         )
+                         SELECT seq, pg_notify('porter_events', $1 || ' ' || seq) FROM stored"
+                    ),
+                    &[
+                        &file.run.to_string(),
+                        &file.path,
+                        &as_i64(file.size),
+                        &file.media_type,
+                        &file.sha256,
+                        &file.origin,
+                        &file.call,
+                        &file.created_at,
+                        &ticket,
+                        &kind,
+                        &text,
+                        &at,
+                    ],
+                )
+                .await?;
+            unsigned(&row, 0, "event number")
+        })?;
+        Ok(announce.numbered(run, seq))
+    }
 }
 
 impl Records for PostgresRecords {
@@ -731,11 +809,8 @@ impl Records for PostgresRecords {
         })
     }
 
-    fn insert_file(&self, file: &FileRecord) -> Result<(), InboxError> {
-        let file = file.clone();
-        self.call("record a file", |pool| async move {
-            insert_file_row(&connect(&pool).await?, &file).await
-        })
+    fn insert_file(&self, file: &FileRecord, announce: &NewEvent) -> Result<Event, InboxError> {
+        self.insert_announced_file(file, None, announce)
     }
 
     fn file(&self, run: RunId, path: &str) -> Result<Option<FileRecord>, InboxError> {
@@ -825,37 +900,9 @@ impl Records for PostgresRecords {
     ) -> Result<Event, InboxError> {
         let (stored_kind, text) = (kind.to_owned(), data.to_string());
         let seq = self.call("record an event", move |pool| async move {
-            // One statement: the counter row's lock is held until the event
-            // is stored, so numbers are handed out in order, once each, and a
-            // failed insert rolls its number back with it. The notice goes
-            // out at commit, so a listener never hears of an event it cannot
-            // read yet.
-            let row = connect(&pool)
-                .await?
-                .cached_one(
-                    "WITH next AS (
-                         INSERT INTO porter_event_seqs AS s (run, last) VALUES ($1, 1)
-                         ON CONFLICT (run) DO UPDATE SET last = s.last + 1
-                         RETURNING last
-                     ),
-                     stored AS (
-                         INSERT INTO porter_events (run, seq, kind, data, at)
-                         SELECT $1, last, $2, $3, $4 FROM next
-                         RETURNING seq
-                     )
-                     SELECT seq, pg_notify('porter_events', $1 || ' ' || seq) FROM stored",
-                    &[&run.to_string(), &stored_kind, &text, &at],
-                )
-                .await?;
-            unsigned(&row, 0, "event number")
+            insert_event_row(&connect(&pool).await?, run, &stored_kind, &text, at).await
         })?;
-        Ok(Event {
-            seq,
-            run,
-            kind: kind.to_owned(),
-            data: data.clone(),
-            at,
-        })
+        Ok(NewEvent { kind, data, at }.numbered(run, seq))
     }
 
     fn events(&self, run: RunId, from_seq: u64) -> Result<Vec<Event>, InboxError> {
@@ -954,20 +1001,9 @@ impl SharedBudget for PostgresRecords {
         &self,
         file: &FileRecord,
         ticket: uuid::Uuid,
-    ) -> Result<(), InboxError> {
-        let file = file.clone();
-        self.call("record a file", move |pool| async move {
-            let mut client = connect(&pool).await?;
-            let tx = client.transaction().await?;
-            insert_file_row(&tx, &file).await?;
-            tx.cached_execute(
-                "DELETE FROM porter_reservations WHERE ticket = $1",
-                &[&ticket.to_string()],
-            )
-            .await?;
-            tx.commit().await?;
-            Ok(())
-        })
+        announce: &NewEvent,
+    ) -> Result<Event, InboxError> {
+        self.insert_announced_file(file, Some(ticket), announce)
     }
 
     fn claim_name(&self, run: RunId, ticket: uuid::Uuid, path: &str) -> Result<bool, InboxError> {

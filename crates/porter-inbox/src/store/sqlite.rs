@@ -13,7 +13,7 @@ use super::row::{
     unsigned,
 };
 use super::{Records, as_i64};
-use crate::model::{Event, FileRecord, InboxError, RunId, RunInfo};
+use crate::model::{Event, FileRecord, InboxError, NewEvent, RunId, RunInfo};
 
 /// `SqliteRecords` is the local [`Records`] store.
 pub struct SqliteRecords {
@@ -141,6 +141,24 @@ impl StoredRow for Row<'_> {
     }
 }
 
+/// Stores `event` under `run`'s next number, on the connection or inside
+/// the transaction `db` is, and gives that number.
+fn insert_event(db: &Connection, run: RunId, event: &NewEvent) -> Result<u64, InboxError> {
+    db.query_row(
+        "INSERT INTO events (run, seq, kind, data, at)
+         VALUES (?1, (SELECT COALESCE(MAX(seq), 0) + 1 FROM events WHERE run = ?1), ?2, ?3, ?4)
+         RETURNING seq",
+        params![
+            run.to_string(),
+            event.kind,
+            event.data.to_string(),
+            event.at
+        ],
+        |row| unsigned(row, 0, "event number"),
+    )
+    .map_err(failed("record an event"))
+}
+
 impl Records for SqliteRecords {
     fn insert_run(&self, run: &RunInfo) -> Result<(), InboxError> {
         self.db()
@@ -230,25 +248,26 @@ impl Records for SqliteRecords {
         tx.commit().map_err(failed("purge a run"))
     }
 
-    fn insert_file(&self, file: &FileRecord) -> Result<(), InboxError> {
-        self.db()
-            .execute(
-                &format!(
-                    "INSERT INTO files ({FILE_COLUMNS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)"
-                ),
-                params![
-                    file.run.to_string(),
-                    file.path,
-                    as_i64(file.size),
-                    file.media_type,
-                    file.sha256,
-                    file.origin,
-                    file.call,
-                    file.created_at
-                ],
-            )
-            .map_err(failed("record a file"))?;
-        Ok(())
+    fn insert_file(&self, file: &FileRecord, announce: &NewEvent) -> Result<Event, InboxError> {
+        let mut db = self.db();
+        let tx = db.transaction().map_err(failed("record a file"))?;
+        tx.execute(
+            &format!("INSERT INTO files ({FILE_COLUMNS}) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)"),
+            params![
+                file.run.to_string(),
+                file.path,
+                as_i64(file.size),
+                file.media_type,
+                file.sha256,
+                file.origin,
+                file.call,
+                file.created_at
+            ],
+        )
+        .map_err(failed("record a file"))?;
+        let seq = insert_event(&tx, file.run, announce)?;
+        tx.commit().map_err(failed("record a file"))?;
+        Ok(announce.numbered(file.run, seq))
     }
 
     fn file(&self, run: RunId, path: &str) -> Result<Option<FileRecord>, InboxError> {
@@ -314,23 +333,9 @@ impl Records for SqliteRecords {
         data: &serde_json::Value,
         at: i64,
     ) -> Result<Event, InboxError> {
-        let seq: u64 = self
-            .db()
-            .query_row(
-                "INSERT INTO events (run, seq, kind, data, at)
-                 VALUES (?1, (SELECT COALESCE(MAX(seq), 0) + 1 FROM events WHERE run = ?1), ?2, ?3, ?4)
-                 RETURNING seq",
-                params![run.to_string(), kind, data.to_string(), at],
-                |row| unsigned(row, 0, "event number"),
-            )
-            .map_err(failed("record an event"))?;
-        Ok(Event {
-            seq,
-            run,
-            kind: kind.to_owned(),
-            data: data.clone(),
-            at,
-        })
+        let announce = NewEvent { kind, data, at };
+        let seq = insert_event(&self.db(), run, &announce)?;
+        Ok(announce.numbered(run, seq))
     }
 
     fn events(&self, run: RunId, from_seq: u64) -> Result<Vec<Event>, InboxError> {

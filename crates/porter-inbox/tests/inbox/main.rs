@@ -180,6 +180,77 @@ fn a_kept_file_is_on_disk_recorded_and_announced_everywhere_on(db: Option<&str>)
     assert_eq!(lines, backlog);
 }
 
+/// Makes the records refuse (or accept again) every new event, as a
+/// database does that goes away between two statements: a trigger that
+/// fails each insert into the events table.
+fn refuse_events(dir: &Path, db: Option<&str>, refuse: bool) {
+    match db {
+        None => {
+            let sql = if refuse {
+                "CREATE TRIGGER refuse_events BEFORE INSERT ON events
+                 BEGIN SELECT RAISE(ABORT, 'events refused by the test'); END;"
+            } else {
+                "DROP TRIGGER refuse_events;"
+            };
+            rusqlite::Connection::open(dir.join("porter.sqlite3"))
+                .expect("the inbox's SQLite file opens")
+                .execute_batch(sql)
+                .expect("the trigger changes");
+        }
+        Some(url) => {
+            let sql = if refuse {
+                "CREATE FUNCTION refuse_events() RETURNS trigger LANGUAGE plpgsql
+                 AS $$ BEGIN RAISE EXCEPTION 'events refused by the test'; END $$;
+                 CREATE TRIGGER refuse_events BEFORE INSERT ON porter_events
+                 FOR EACH ROW EXECUTE FUNCTION refuse_events();"
+            } else {
+                "DROP TRIGGER refuse_events ON porter_events;"
+            };
+            let _ = porter_test::postgres::psql(url, sql);
+        }
+    }
+}
+
+#[test]
+fn a_file_whose_announcement_cannot_be_stored_is_not_kept() {
+    every_backend(a_file_whose_announcement_cannot_be_stored_is_not_kept_on);
+}
+
+/// A file and its `file_captured` are stored in one step. The records
+/// failing between the two (PostgreSQL stopped under load did it) once
+/// left a file recorded that no event announced.
+fn a_file_whose_announcement_cannot_be_stored_is_not_kept_on(db: Option<&str>) {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let (inbox, run) = opened_on(dir.path(), small_limits(), db);
+    refuse_events(dir.path(), db, true);
+
+    let refused = inbox.keep_bytes(run, incoming(Some("photo.png")), PNG);
+    assert!(
+        !matches!(refused, Ok(Outcome::Kept(_))),
+        "{db:?}: kept without its event: {refused:?}"
+    );
+    assert_eq!(inbox.files(run).expect("files"), [], "{db:?}");
+    assert_eq!(inbox.inbox_bytes(run).expect("usage"), 0, "{db:?}");
+    let left: Vec<_> = files_under(&inbox.inbox_dir(run));
+    assert_eq!(left, [], "{db:?}: the bytes were not left behind");
+
+    refuse_events(dir.path(), db, false);
+    let record = kept(
+        inbox
+            .keep_bytes(run, incoming(Some("photo.png")), PNG)
+            .expect("keep"),
+    );
+    assert_eq!(record.path, "photo.png", "{db:?}: the name is free again");
+    let announced: Vec<String> = inbox
+        .events(run, 1)
+        .expect("events")
+        .into_iter()
+        .filter(|event| event.kind == "file_captured")
+        .map(|event| event.data["path"].as_str().unwrap_or_default().to_owned())
+        .collect();
+    assert_eq!(announced, ["photo.png"], "{db:?}");
+}
+
 #[cfg(unix)]
 #[test]
 fn inbox_folders_and_files_are_private_to_the_user() {

@@ -8,7 +8,8 @@ use std::sync::{Arc, Barrier};
 
 use porter_inbox::store::POSTGRES_SCHEMA_VERSION;
 use porter_inbox::{
-    Documents, FileRecord, PostgresRecords, Records, RunId, RunInfo, SqliteDocuments, SqliteRecords,
+    Documents, FileRecord, NewEvent, PostgresRecords, Records, RunId, RunInfo, SqliteDocuments,
+    SqliteRecords,
 };
 use porter_test::postgres::{self, PASSWORD};
 
@@ -218,11 +219,47 @@ fn file_records_are_kept_listed_summed_and_purged() {
             file(run.id, "a/c.txt", 100),
             file(other, "b.txt", 1000),
         ] {
-            records.insert_file(&record).expect("insert file");
+            let data = serde_json::json!({ "path": record.path });
+            let announce = NewEvent {
+                kind: "file_captured",
+                data: &data,
+                at: 3,
+            };
+            let event = records
+                .insert_file(&record, &announce)
+                .expect("insert file");
+            assert_eq!(
+                (event.run, event.kind.as_str(), &event.data),
+                (record.run, "file_captured", &data),
+                "{backend}"
+            );
         }
+        let data = serde_json::json!({ "path": "b.txt" });
+        let announce = NewEvent {
+            kind: "file_captured",
+            data: &data,
+            at: 4,
+        };
         assert!(
-            records.insert_file(&file(run.id, "b.txt", 1)).is_err(),
+            records
+                .insert_file(&file(run.id, "b.txt", 1), &announce)
+                .is_err(),
             "{backend}: a second record under one path is refused"
+        );
+        let announced: Vec<(u64, serde_json::Value)> = records
+            .events(run.id, 0)
+            .expect("events")
+            .into_iter()
+            .map(|event| (event.seq, event.data))
+            .collect();
+        assert_eq!(
+            announced,
+            [
+                (1, serde_json::json!({ "path": "b.txt" })),
+                (2, serde_json::json!({ "path": "B.txt" })),
+                (3, serde_json::json!({ "path": "a/c.txt" })),
+            ],
+            "{backend}: each record stored its event with it, and the refused one none"
         );
         let paths: Vec<String> = records
             .files(run.id)
