@@ -6,6 +6,7 @@ and that command, started as a host would, serves the emulator to the Python
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import json
 import os
@@ -29,34 +30,51 @@ def sha256(path: Path) -> str:
 
 
 @pytest.fixture(scope="module")
-def bundle(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
-    out = tmp_path_factory.mktemp("bundle")
-    done = subprocess.run(
-        [str(REPO / "scripts" / "bundle"), "--binary", str(porter_bin()), "--out", str(out)],
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    assert done.returncode == 0, done.stderr
-    assert "Manifest schema validation passes" in done.stdout
-    mcpb, server_json = (Path(line) for line in done.stdout.strip().splitlines()[-2:])
-    return mcpb, server_json
+def bundle(tmp_path_factory: pytest.TempPathFactory, worker_id: str) -> tuple[Path, Path, Path]:
+    """The porter under test without its debug sections (a test build's are
+    two thirds of its 500 MB, and zipping them was most of this module's
+    time; the code is the very same), and the bundle and registry entry
+    scripts/bundle makes of it. Made once per run: the xdist workers that
+    get tests of this module share it, under a lock."""
+    base = tmp_path_factory.getbasetemp()
+    # Under xdist each worker's base is a folder of the run's own one.
+    shared = (base.parent if worker_id != "master" else base) / "bundle"
+    shared.mkdir(exist_ok=True)
+    with open(shared / ".lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        made = shared / "made.json"
+        if made.exists():
+            return tuple(Path(p) for p in json.loads(made.read_text()))
+        stripped = shared / "porter"
+        done = subprocess.run(["strip", "-o", str(stripped), str(porter_bin())], capture_output=True, text=True, timeout=120)
+        assert done.returncode == 0, f"strip (binutils) is needed to bundle a test build: {done.stderr}"
+        done = subprocess.run(
+            [str(REPO / "scripts" / "bundle"), "--binary", str(stripped), "--out", str(shared / "out")],
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
+        assert done.returncode == 0, done.stderr
+        assert "Manifest schema validation passes" in done.stdout
+        mcpb, server_json = (Path(line) for line in done.stdout.strip().splitlines()[-2:])
+        made.write_text(json.dumps([str(stripped), str(mcpb), str(server_json)]))
+        return stripped, mcpb, server_json
 
 
 @pytest.fixture(scope="module")
-def unpacked(bundle: tuple[Path, Path], tmp_path_factory: pytest.TempPathFactory) -> Path:
+def unpacked(bundle: tuple[Path, Path, Path], tmp_path_factory: pytest.TempPathFactory) -> Path:
     target = tmp_path_factory.mktemp("unpacked")
-    done = subprocess.run([str(MCPB), "unpack", str(bundle[0]), str(target)], capture_output=True, text=True, timeout=120)
+    done = subprocess.run([str(MCPB), "unpack", str(bundle[1]), str(target)], capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     return target
 
 
-def test_the_packed_bundle_holds_a_valid_manifest_and_the_very_binary(unpacked: Path) -> None:
+def test_the_packed_bundle_holds_a_valid_manifest_and_the_very_binary(unpacked: Path, bundle: tuple[Path, Path, Path]) -> None:
     manifest = json.loads((unpacked / "manifest.json").read_text())
     done = subprocess.run([str(MCPB), "validate", str(unpacked / "manifest.json")], capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stdout + done.stderr
     entry = unpacked / manifest["server"]["entry_point"]
-    assert sha256(entry) == sha256(porter_bin())
+    assert sha256(entry) == sha256(bundle[0])
     assert os.access(entry, os.X_OK), "the unpacked binary must stay executable"
     assert manifest["version"] == re.search(r'^version = "(.*)"$', (REPO / "Cargo.toml").read_text(), re.M).group(1)
     assert manifest["compatibility"]["platforms"] == ["linux"]
@@ -128,10 +146,10 @@ async def test_the_bundle_started_as_its_manifest_says_serves_the_emulator(unpac
                 assert "alice" in text_of(me)
 
 
-def test_the_registry_entry_follows_the_server_json_schema(bundle: tuple[Path, Path]) -> None:
+def test_the_registry_entry_follows_the_server_json_schema(bundle: tuple[Path, Path, Path]) -> None:
     # Each rule below is one of the registry's documented constraints on
     # server.json (schema 2025-09-29), checked field by field.
-    mcpb, server_json = bundle
+    _, mcpb, server_json = bundle
     entry = json.loads(server_json.read_text())
     assert set(entry) <= {"$schema", "name", "description", "version", "repository", "websiteUrl", "packages", "remotes", "_meta"}
     assert entry["$schema"] == "https://static.modelcontextprotocol.io/schemas/2025-09-29/server.schema.json"
