@@ -341,4 +341,28 @@ mod tests {
         assert_eq!(drained(&mut earlier), [2]);
         assert_eq!(drained(&mut all), [2]);
     }
+
+    /// An event stored in the records counts even when the run's transcript
+    /// cannot take it: a file recorded with its `file_captured` must not be
+    /// reported as not kept (and have its bytes removed), and the pages
+    /// following the run still hear of it.
+    #[test]
+    fn a_stored_event_is_sent_even_when_the_transcript_cannot_be_written() {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let records = SqliteRecords::open(&dir.path().join("records.db")).expect("records");
+        let hub = Hub::default();
+        let run = RunId::new();
+        let (_, mut live) = hub.subscribe(&records, run, 1).expect("subscribe");
+        // A folder where the transcript file should be: appending fails.
+        let transcript = dir.path().join("transcript.jsonl");
+        std::fs::create_dir(&transcript).expect("a folder in the way");
+
+        let data = serde_json::json!({"path": "a.png"});
+        let event = hub
+            .record(&records, &transcript, run, "file_captured", &data, 7)
+            .expect("the event is stored, so it is recorded");
+        assert_eq!(event.seq, 1);
+        assert_eq!(seqs(&records.events(run, 1).expect("events")), [1]);
+        assert_eq!(drained(&mut live), [1], "sent to the run's subscribers");
+    }
 }
