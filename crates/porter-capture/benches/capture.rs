@@ -25,10 +25,15 @@ use std::process::{Command, ExitCode, Stdio};
 use std::time::{Duration, Instant};
 
 use base64::Engine as _;
-use porter_capture::{Found, Keep, Policy, Staging, capture_result};
-use porter_inbox::{Inbox, Incoming, Limits, Origin, Outcome, Owner, RunId};
+use porter_capture::{Found, Keep, Policy, capture_result};
+use porter_inbox::{Inbox, Limits, Owner};
 use serde_json::{Value, json};
 use sha2::{Digest as _, Sha256};
+
+#[path = "../tests/inbox/keep.rs"]
+mod keep;
+
+use keep::InboxKeep;
 
 /// `DEFAULT_MB` is the base64 text's size in megabytes (10^6 characters):
 /// the issue's 50 MB.
@@ -166,76 +171,12 @@ impl Keeping {
     }
 }
 
-/// `BenchKeeper` keeps the way `Keeping` says, in `inbox`'s run `run`.
-struct BenchKeeper {
-    inbox: Inbox,
-    run: RunId,
-    keeping: Keeping,
-}
+/// `Nothing` keeps nothing: what capture itself costs.
+struct Nothing;
 
-impl BenchKeeper {
-    /// What a found file comes in as (the gateway's `InboxKeep::incoming`).
-    fn incoming(name: Option<&str>, declared_type: Option<&str>) -> Incoming {
-        Incoming {
-            name: name.map(str::to_owned),
-            fallback_name: "get_file".to_owned(),
-            dir: None,
-            declared_type: declared_type.map(str::to_owned),
-            origin: Origin::Mcp {
-                server: "files".to_owned(),
-                tool: "get_file".to_owned(),
-            },
-            call: r#"{"tool":"mcp__files__get_file","arguments":{}}"#.to_owned(),
-        }
-    }
-
-    fn stub(outcome: Result<Outcome, porter_inbox::InboxError>) -> String {
-        match outcome {
-            Ok(outcome) => outcome.stub(),
-            Err(error) => format!("[file not kept: {error}]"),
-        }
-    }
-}
-
-impl Keep for BenchKeeper {
+impl Keep for Nothing {
     fn keep(&self, found: Found<'_>) -> String {
-        if self.keeping == Keeping::Nothing {
-            return format!("[file: {} bytes]", found.bytes.len());
-        }
-        let incoming = Self::incoming(found.name, found.declared_type);
-        Self::stub(self.inbox.keep_bytes(self.run, incoming, found.bytes))
-    }
-
-    fn stage(&self, size: u64) -> Option<Box<dyn Staging + '_>> {
-        if self.keeping != Keeping::Inbox {
-            return None;
-        }
-        let keeper = self
-            .inbox
-            .decoded_keeper(self.run, Self::incoming(None, None), size)
-            .ok()?;
-        Some(Box::new(BenchStaging { keeper }))
-    }
-}
-
-/// `BenchStaging` is the gateway's `InboxStaging`: a file written into the
-/// inbox as it is decoded.
-struct BenchStaging {
-    keeper: porter_inbox::Keeper,
-}
-
-impl Staging for BenchStaging {
-    fn write(&mut self, block: &[u8]) -> std::io::Result<()> {
-        self.keeper.write_all(block)
-    }
-
-    fn keep(self: Box<Self>, found: Found<'_>, sha256: &[u8; 32]) -> String {
-        BenchKeeper::stub(self.keeper.finish_decoded(
-            found.name,
-            found.declared_type,
-            found.bytes,
-            sha256,
-        ))
+        format!("[file: {} bytes]", found.bytes.len())
     }
 }
 
@@ -260,17 +201,23 @@ fn child(settings: &Settings) -> Result<(), String> {
         inbox_max_bytes: room.max(porter_inbox::INBOX_MAX_BYTES),
         ..Limits::default()
     };
-    let inbox = Inbox::open(dir.path(), limits).map_err(|e| format!("cannot open the inbox: {e}"))?;
+    let inbox =
+        Inbox::open(dir.path(), limits).map_err(|e| format!("cannot open the inbox: {e}"))?;
     let run = inbox
         .start_run(Owner {
             key_name: "bench".to_owned(),
             tenant: "bench".to_owned(),
         })
         .map_err(|e| format!("cannot start a run: {e}"))?;
-    let keeper = BenchKeeper {
+    let inbox_keep = InboxKeep {
         inbox,
         run: run.id,
-        keeping: settings.keeping,
+        stage_long: settings.keeping == Keeping::Inbox,
+    };
+    let keeper: &dyn Keep = if settings.keeping == Keeping::Nothing {
+        &Nothing
+    } else {
+        &inbox_keep
     };
     let policy = Policy {
         capture_base64: true,
@@ -280,7 +227,7 @@ fn child(settings: &Settings) -> Result<(), String> {
     std::fs::write("/proc/self/clear_refs", "5")
         .map_err(|e| format!("cannot reset the peak RSS mark: {e}"))?;
     let started = Instant::now();
-    let report = capture_result(&mut result, policy, None, &keeper);
+    let report = capture_result(&mut result, policy, None, keeper);
     let seconds = started.elapsed().as_secs_f64();
     let hwm = status_kib("VmHWM:").unwrap_or(0);
     let text = result["content"][0]["text"].as_str().unwrap_or_default();
@@ -291,8 +238,8 @@ fn child(settings: &Settings) -> Result<(), String> {
             text.len()
         ));
     }
-    if keeper.keeping != Keeping::Nothing {
-        check_kept(&keeper, settings.mb)?;
+    if settings.keeping != Keeping::Nothing {
+        check_kept(&inbox_keep, settings.mb)?;
     }
     println!("{seconds} {chars} {hwm} {rss_before} {}", report.files);
     Ok(())
@@ -301,7 +248,7 @@ fn child(settings: &Settings) -> Result<(), String> {
 /// Checks, after the timing, that the inbox holds the file the result
 /// carried: one record whose size and SHA-256 are the file's, and the bytes
 /// on disk.
-fn check_kept(keeper: &BenchKeeper, mb: usize) -> Result<(), String> {
+fn check_kept(keeper: &InboxKeep, mb: usize) -> Result<(), String> {
     let bytes = file_bytes(mb * 1_000_000 / 4 * 3);
     let files = keeper
         .inbox

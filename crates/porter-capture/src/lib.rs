@@ -708,7 +708,9 @@ impl Capture<'_> {
         if data.is_empty() {
             return;
         }
-        let line = if decode_block_data(data, |text, alphabet| self.decode(text, alphabet)) && !self.decoded.is_empty() {
+        let line = if decode_block_data(data, |text, alphabet| self.decode(text, alphabet))
+            && !self.decoded.is_empty()
+        {
             self.keep(None, declared.as_deref())
         } else {
             format!(
@@ -1062,7 +1064,11 @@ mod tests {
         fn events(&self) -> (Vec<String>, usize) {
             let log = self.log.borrow();
             let writes = log.iter().filter(|l| l.starts_with("write")).count();
-            let rest = log.iter().filter(|l| !l.starts_with("write")).cloned().collect();
+            let rest = log
+                .iter()
+                .filter(|l| !l.starts_with("write"))
+                .cloned()
+                .collect();
             (rest, writes)
         }
     }
@@ -1090,8 +1096,15 @@ mod tests {
     impl Staging for StagerFile<'_> {
         fn write(&mut self, block: &[u8]) -> std::io::Result<()> {
             self.blocks += 1;
-            self.stager.log.borrow_mut().push(format!("write {}", block.len()));
-            if self.stager.fail_writes_after.is_some_and(|n| self.blocks > n) {
+            self.stager
+                .log
+                .borrow_mut()
+                .push(format!("write {}", block.len()));
+            if self
+                .stager
+                .fail_writes_after
+                .is_some_and(|n| self.blocks > n)
+            {
                 return Err(std::io::Error::other("disk full"));
             }
             self.stager.written.borrow_mut().extend_from_slice(block);

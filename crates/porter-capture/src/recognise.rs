@@ -399,9 +399,8 @@ mod tests {
         ];
         for (data, expected) in cases {
             let mut out = Vec::new();
-            let ok = decode_block_data(data, |text, alphabet| {
-                decode_into(text, alphabet, &mut out)
-            });
+            let ok =
+                decode_block_data(data, |text, alphabet| decode_into(text, alphabet, &mut out));
             assert_eq!(ok.then_some(out.as_slice()), expected, "{data:?}");
         }
     }

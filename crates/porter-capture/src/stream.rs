@@ -34,7 +34,12 @@ const BLOCKS_AHEAD: usize = 8;
 /// The number of bytes clean base64 `text` decodes to, padding or none;
 /// `None` when its length cannot be base64's.
 pub(crate) fn decoded_size(text: &[u8]) -> Option<usize> {
-    let padding = text.iter().rev().take(2).take_while(|&&b| b == b'=').count();
+    let padding = text
+        .iter()
+        .rev()
+        .take(2)
+        .take_while(|&&b| b == b'=')
+        .count();
     let digits = text.len() - padding;
     let tail = match digits % 4 {
         0 => 0,
@@ -121,9 +126,8 @@ mod tests {
     /// Byte counts around the block boundaries (1.5 MiB decoded each).
     fn sizes_around_blocks() -> impl Strategy<Value = usize> {
         let block = BLOCK_CHARS / 4 * 3;
-        (0usize..=3, 0usize..=6).prop_map(move |(blocks, offset)| {
-            (blocks * block + offset).saturating_sub(3).max(1)
-        })
+        (0usize..=3, 0usize..=6)
+            .prop_map(move |(blocks, offset)| (blocks * block + offset).saturating_sub(3).max(1))
     }
 
     proptest! {
@@ -181,7 +185,9 @@ mod tests {
             fail_after: Some(1),
             ..Written::default()
         };
-        let digest = decode_staged(text.as_bytes(), Alphabet::Standard, &mut out, |b| written.write(b));
+        let digest = decode_staged(text.as_bytes(), Alphabet::Standard, &mut out, |b| {
+            written.write(b)
+        });
         assert_eq!(digest, Some(<[u8; 32]>::from(Sha256::digest(&bytes))));
         assert!(out == bytes);
         assert_eq!(written.blocks.len(), 1);

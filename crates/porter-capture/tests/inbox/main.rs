@@ -2,77 +2,21 @@
 //! base64 file is written and hashed while it is decoded, and whatever is
 //! not kept leaves nothing behind.
 
-use std::io::{Read as _, Write as _};
+use std::io::Read as _;
 use std::path::{Path, PathBuf};
 
 use base64::Engine as _;
 use base64::engine::general_purpose::STANDARD;
-use porter_capture::{Found, Keep, Policy, Staging, capture_result};
-use porter_inbox::{Inbox, InboxError, Incoming, Limits, Origin, Outcome, Owner, RunId};
+use porter_capture::{Policy, capture_result};
+use porter_inbox::{Inbox, Limits, Owner};
 use serde_json::json;
 use sha2::{Digest as _, Sha256};
 
+mod keep;
+
+use keep::InboxKeep;
+
 const MIB: u64 = 1024 * 1024;
-
-/// `InboxKeep` keeps files as the gateway's keeper of the same name does:
-/// whole through `keep_bytes`, long ones through `decoded_keeper`.
-struct InboxKeep {
-    inbox: Inbox,
-    run: RunId,
-}
-
-fn incoming(name: Option<&str>, declared_type: Option<&str>) -> Incoming {
-    Incoming {
-        name: name.map(str::to_owned),
-        fallback_name: "get_file".to_owned(),
-        dir: None,
-        declared_type: declared_type.map(str::to_owned),
-        origin: Origin::Mcp {
-            server: "files".to_owned(),
-            tool: "get_file".to_owned(),
-        },
-        call: "{}".to_owned(),
-    }
-}
-
-fn stub(outcome: Result<Outcome, InboxError>) -> String {
-    match outcome {
-        Ok(outcome) => outcome.stub(),
-        Err(error) => format!("[file not kept: {error}]"),
-    }
-}
-
-impl Keep for InboxKeep {
-    fn keep(&self, found: Found<'_>) -> String {
-        let incoming = incoming(found.name, found.declared_type);
-        stub(self.inbox.keep_bytes(self.run, incoming, found.bytes))
-    }
-
-    fn stage(&self, size: u64) -> Option<Box<dyn Staging + '_>> {
-        let keeper = self
-            .inbox
-            .decoded_keeper(self.run, incoming(None, None), size)
-            .ok()?;
-        Some(Box::new(InboxStaging { keeper }))
-    }
-}
-
-struct InboxStaging {
-    keeper: porter_inbox::Keeper,
-}
-
-impl Staging for InboxStaging {
-    fn write(&mut self, block: &[u8]) -> std::io::Result<()> {
-        self.keeper.write_all(block)
-    }
-
-    fn keep(self: Box<Self>, found: Found<'_>, sha256: &[u8; 32]) -> String {
-        stub(
-            self.keeper
-                .finish_decoded(found.name, found.declared_type, found.bytes, sha256),
-        )
-    }
-}
 
 fn opened(dir: &Path, file_max_bytes: u64) -> InboxKeep {
     let limits = Limits {
@@ -88,7 +32,11 @@ fn opened(dir: &Path, file_max_bytes: u64) -> InboxKeep {
         })
         .expect("a run starts")
         .id;
-    InboxKeep { inbox, run }
+    InboxKeep {
+        inbox,
+        run,
+        stage_long: true,
+    }
 }
 
 /// Every file under `dir` but the runs' transcripts.
@@ -136,11 +84,19 @@ fn a_long_pdf_is_kept_with_the_hash_and_bytes_of_the_file() {
     let mut result = result_with(&bytes, r#""fileName": "q3.pdf", "#);
     let report = capture_result(&mut result, CAPTURE, None, &keep);
     assert_eq!(report.files, 1);
-    let [file] = keep.inbox.files(keep.run).expect("files").try_into().expect("one file");
+    let [file] = keep
+        .inbox
+        .files(keep.run)
+        .expect("files")
+        .try_into()
+        .expect("one file");
     assert_eq!(file.path, "q3.pdf");
     assert_eq!(file.media_type, "application/pdf");
     assert_eq!(file.size, bytes.len() as u64);
-    let sha256: String = Sha256::digest(&bytes).iter().map(|b| format!("{b:02x}")).collect();
+    let sha256: String = Sha256::digest(&bytes)
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect();
     assert_eq!(file.sha256, sha256);
     let text = result["content"][0]["text"].as_str().expect("text");
     assert!(text.contains("[file: volume:inbox:q3.pdf · "), "{text}");
@@ -148,7 +104,10 @@ fn a_long_pdf_is_kept_with_the_hash_and_bytes_of_the_file() {
     let mut on_disk = Vec::new();
     reader.read_to_end(&mut on_disk).expect("reads");
     assert!(on_disk == bytes, "the bytes on disk are the file's");
-    assert_eq!(keep.inbox.inbox_bytes(keep.run).expect("usage"), bytes.len() as u64);
+    assert_eq!(
+        keep.inbox.inbox_bytes(keep.run).expect("usage"),
+        bytes.len() as u64
+    );
 }
 
 #[test]

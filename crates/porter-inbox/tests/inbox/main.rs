@@ -564,7 +564,10 @@ fn a_file_written_as_it_is_decoded_is_recorded_as_if_kept_whole() {
     let mut back = Vec::new();
     file.read_to_end(&mut back).expect("reads");
     assert!(back == bytes, "the bytes on disk are the file's");
-    assert_eq!(inbox.inbox_bytes(run).expect("usage"), 2 * bytes.len() as u64);
+    assert_eq!(
+        inbox.inbox_bytes(run).expect("usage"),
+        2 * bytes.len() as u64
+    );
 }
 
 #[test]
