@@ -19,8 +19,7 @@
 //! `ITER`, `STRICT`). The `--bench` flag that `cargo bench` passes is
 //! ignored. `--strict` exits 1 when a target is missed.
 
-use std::io::Write as _;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, ExitCode, Stdio};
 use std::time::{Duration, Instant};
 
@@ -257,10 +256,7 @@ fn check_kept(keeper: &InboxKeep, mb: usize) -> Result<(), String> {
     let [file] = files.as_slice() else {
         return Err(format!("the inbox holds {} files, not 1", files.len()));
     };
-    let expected: String = Sha256::digest(&bytes)
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect();
+    let expected: String = keep::hex(&Sha256::digest(&bytes));
     let mut on_disk = Vec::new();
     keeper
         .inbox

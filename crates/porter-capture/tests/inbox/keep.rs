@@ -31,6 +31,15 @@ fn incoming(name: Option<&str>, declared_type: Option<&str>) -> Incoming {
     }
 }
 
+/// Bytes as lower-case hex, as the inbox records a SHA-256.
+pub fn hex(bytes: &[u8]) -> String {
+    bytes.iter().fold(String::new(), |mut hex, b| {
+        use std::fmt::Write as _;
+        let _ = write!(hex, "{b:02x}");
+        hex
+    })
+}
+
 fn stub(outcome: Result<Outcome, InboxError>) -> String {
     match outcome {
         Ok(outcome) => outcome.stub(),

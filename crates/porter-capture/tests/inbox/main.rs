@@ -93,10 +93,7 @@ fn a_long_pdf_is_kept_with_the_hash_and_bytes_of_the_file() {
     assert_eq!(file.path, "q3.pdf");
     assert_eq!(file.media_type, "application/pdf");
     assert_eq!(file.size, bytes.len() as u64);
-    let sha256: String = Sha256::digest(&bytes)
-        .iter()
-        .map(|b| format!("{b:02x}"))
-        .collect();
+    let sha256: String = keep::hex(&Sha256::digest(&bytes));
     assert_eq!(file.sha256, sha256);
     let text = result["content"][0]["text"].as_str().expect("text");
     assert!(text.contains("[file: volume:inbox:q3.pdf · "), "{text}");
