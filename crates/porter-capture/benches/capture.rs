@@ -2,6 +2,13 @@
 //! sets it beside the shell pipeline `base64 -d | sha256sum` on the same
 //! base64 text, so `bench/capture/run` can print both with the targets.
 //!
+//! The timed figure keeps the file in a real inbox (`porter_inbox::Inbox`
+//! on a temp data dir: SQLite records, the blob staged, hashed, committed
+//! and recorded, `file_captured` stored), through a keeper that does what
+//! the gateway's does (`InboxKeep` in `porter-gateway`'s `session.rs`):
+//! `keep_bytes` for a file handed over whole, `decoded_keeper` and
+//! `finish_decoded` for one written while it is decoded.
+//!
 //! This is a plain binary (`harness = false`): each timed capture runs in a
 //! child process of its own, which builds the result, resets its peak-RSS
 //! mark (`/proc/self/clear_refs`), captures once and reports its time and
@@ -12,15 +19,20 @@
 //! `ITER`, `STRICT`). The `--bench` flag that `cargo bench` passes is
 //! ignored. `--strict` exits 1 when a target is missed.
 
-use std::io::Write as _;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, ExitCode, Stdio};
 use std::time::{Duration, Instant};
 
 use base64::Engine as _;
 use porter_capture::{Found, Keep, Policy, capture_result};
+use porter_inbox::{Inbox, Limits, Owner};
 use serde_json::{Value, json};
 use sha2::{Digest as _, Sha256};
+
+#[path = "../tests/inbox/keep.rs"]
+mod keep;
+
+use keep::InboxKeep;
 
 /// `DEFAULT_MB` is the base64 text's size in megabytes (10^6 characters):
 /// the 50 MB.
@@ -64,7 +76,7 @@ fn settings() -> Result<Settings, String> {
         iterations: env("ITER").map_or(Ok(DEFAULT_ITER), |v| number("ITER", &v))?,
         strict: env("STRICT").is_some(),
         child: false,
-        keeping: Keeping::Disk,
+        keeping: Keeping::Inbox,
     };
     let mut args = std::env::args().skip(1);
     while let Some(arg) = args.next() {
@@ -75,7 +87,7 @@ fn settings() -> Result<Settings, String> {
             "--keeper" => {
                 let value = args.next().unwrap_or_default();
                 settings.keeping = Keeping::from_name(&value).ok_or_else(|| {
-                    format!("--keeper takes disk, hash or nothing, not {value:?}")
+                    format!("--keeper takes inbox, whole or nothing, not {value:?}")
                 })?;
             }
             "--mb" | "--iter" => {
@@ -127,15 +139,17 @@ fn tool_result(encoded: &str) -> Value {
     json!({"content": [{"type": "text", "text": text}], "isError": false})
 }
 
-/// `Keeping` is how much of a keeper's work the bench keeper does, so the
-/// breakdown can tell finding and decoding apart from hashing and writing.
+/// `Keeping` is what the bench's keeper does, so the breakdown can tell
+/// finding and decoding apart from keeping.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Keeping {
-    /// Hash the bytes and write them to a file: the inbox's work in
-    /// substance, and the timed figure.
-    Disk,
-    /// Hash only.
-    Hash,
+    /// Keep the file in a real inbox the way the gateway does, written and
+    /// hashed while it is decoded: the timed figure.
+    Inbox,
+    /// The same inbox, the file handed over whole once decoded
+    /// (`keep_bytes`: one write, then one SHA-256 pass), as every file
+    /// was before the staged path.
+    Whole,
     /// Nothing: what capture itself costs (find, decode, recognise, splice).
     Nothing,
 }
@@ -143,51 +157,25 @@ enum Keeping {
 impl Keeping {
     fn name(self) -> &'static str {
         match self {
-            Self::Disk => "disk",
-            Self::Hash => "hash",
+            Self::Inbox => "inbox",
+            Self::Whole => "whole",
             Self::Nothing => "nothing",
         }
     }
 
     fn from_name(name: &str) -> Option<Self> {
-        [Self::Disk, Self::Hash, Self::Nothing]
+        [Self::Inbox, Self::Whole, Self::Nothing]
             .into_iter()
             .find(|k| k.name() == name)
     }
 }
 
-/// `BenchKeeper` keeps the way `Keeping` says.
-struct BenchKeeper {
-    dir: PathBuf,
-    keeping: Keeping,
-}
+/// `Nothing` keeps nothing: what capture itself costs.
+struct Nothing;
 
-impl Keep for BenchKeeper {
+impl Keep for Nothing {
     fn keep(&self, found: Found<'_>) -> String {
-        if self.keeping == Keeping::Nothing {
-            return format!("[file: {} bytes]", found.bytes.len());
-        }
-        let digest = Sha256::digest(found.bytes);
-        let hex = digest[..6].iter().fold(String::new(), |mut hex, b| {
-            use std::fmt::Write as _;
-            let _ = write!(hex, "{b:02x}");
-            hex
-        });
-        let path = self.dir.join(found.name.unwrap_or("file"));
-        let written = if self.keeping == Keeping::Disk {
-            std::fs::File::create(&path).and_then(|mut f| f.write_all(found.bytes))
-        } else {
-            Ok(())
-        };
-        match written {
-            Ok(()) => format!(
-                "[file: volume:inbox:{} · {} · {} bytes · sha256:{hex}…]",
-                path.display(),
-                found.declared_type.unwrap_or("?"),
-                found.bytes.len()
-            ),
-            Err(error) => format!("[file not kept: {error}]"),
-        }
+        format!("[file: {} bytes]", found.bytes.len())
     }
 }
 
@@ -206,9 +194,29 @@ fn child(settings: &Settings) -> Result<(), String> {
     let mut result = tool_result(&encoded);
     drop(encoded);
     let dir = tempfile::tempdir().map_err(|e| format!("cannot make a temp dir: {e}"))?;
-    let keeper = BenchKeeper {
-        dir: dir.path().to_owned(),
-        keeping: settings.keeping,
+    let room = (chars as u64).max(1) * 2;
+    let limits = Limits {
+        file_max_bytes: room.max(porter_inbox::FILE_MAX_BYTES),
+        inbox_max_bytes: room.max(porter_inbox::INBOX_MAX_BYTES),
+        ..Limits::default()
+    };
+    let inbox =
+        Inbox::open(dir.path(), limits).map_err(|e| format!("cannot open the inbox: {e}"))?;
+    let run = inbox
+        .start_run(Owner {
+            key_name: "bench".to_owned(),
+            tenant: "bench".to_owned(),
+        })
+        .map_err(|e| format!("cannot start a run: {e}"))?;
+    let inbox_keep = InboxKeep {
+        inbox,
+        run: run.id,
+        stage_long: settings.keeping == Keeping::Inbox,
+    };
+    let keeper: &dyn Keep = if settings.keeping == Keeping::Nothing {
+        &Nothing
+    } else {
+        &inbox_keep
     };
     let policy = Policy {
         capture_base64: true,
@@ -218,18 +226,52 @@ fn child(settings: &Settings) -> Result<(), String> {
     std::fs::write("/proc/self/clear_refs", "5")
         .map_err(|e| format!("cannot reset the peak RSS mark: {e}"))?;
     let started = Instant::now();
-    let report = capture_result(&mut result, policy, None, &keeper);
+    let report = capture_result(&mut result, policy, None, keeper);
     let seconds = started.elapsed().as_secs_f64();
     let hwm = status_kib("VmHWM:").unwrap_or(0);
     let text = result["content"][0]["text"].as_str().unwrap_or_default();
-    if report.files != 1 || text.len() > 1000 {
+    if report.files != 1 || text.len() > 1000 || text.contains("not kept") {
         return Err(format!(
             "capture did not replace the file ({} kept, text now {} bytes)",
             report.files,
             text.len()
         ));
     }
+    if settings.keeping != Keeping::Nothing {
+        check_kept(&inbox_keep, settings.mb)?;
+    }
     println!("{seconds} {chars} {hwm} {rss_before} {}", report.files);
+    Ok(())
+}
+
+/// Checks, after the timing, that the inbox holds the file the result
+/// carried: one record whose size and SHA-256 are the file's, and the bytes
+/// on disk.
+fn check_kept(keeper: &InboxKeep, mb: usize) -> Result<(), String> {
+    let bytes = file_bytes(mb * 1_000_000 / 4 * 3);
+    let files = keeper
+        .inbox
+        .files(keeper.run)
+        .map_err(|e| format!("cannot list the inbox: {e}"))?;
+    let [file] = files.as_slice() else {
+        return Err(format!("the inbox holds {} files, not 1", files.len()));
+    };
+    let expected: String = keep::hex(&Sha256::digest(&bytes));
+    let mut on_disk = Vec::new();
+    keeper
+        .inbox
+        .open_file(keeper.run, &file.path)
+        .and_then(|(_, mut reader)| Ok(std::io::Read::read_to_end(&mut reader, &mut on_disk)?))
+        .map_err(|e| format!("cannot read the kept file back: {e}"))?;
+    if file.sha256 != expected || file.size != bytes.len() as u64 || on_disk != bytes {
+        return Err(format!(
+            "the inbox kept {} ({} bytes, sha256 {}), not the file ({} bytes, sha256 {expected})",
+            file.path,
+            file.size,
+            file.sha256,
+            bytes.len()
+        ));
+    }
     Ok(())
 }
 
@@ -328,14 +370,14 @@ fn parent(settings: &Settings) -> Result<bool, String> {
     let mut before = 0u64;
     let mut chars = 0u64;
     for _ in 0..settings.iterations {
-        let run = run_child(settings.mb, Keeping::Disk)?;
+        let run = run_child(settings.mb, Keeping::Inbox)?;
         porter.push(run.seconds);
         hwm = hwm.max(run.hwm_kib);
         before = before.max(run.rss_before_kib);
         chars = run.chars;
     }
     let mut parts = Vec::new();
-    for keeping in [Keeping::Nothing, Keeping::Hash] {
+    for keeping in [Keeping::Whole, Keeping::Nothing] {
         let mut times = Vec::new();
         for _ in 0..settings.iterations {
             times.push(run_child(settings.mb, keeping)?.seconds);
@@ -362,7 +404,7 @@ fn parent(settings: &Settings) -> Result<bool, String> {
     println!("| side | median time | throughput (base64 in) |");
     println!("|---|---|---|");
     println!(
-        "| porter capture_result (sha256 + write file) | {:.1} ms | {porter_rate:.0} MB/s |",
+        "| porter capture_result into the inbox (written and hashed while decoded) | {:.1} ms | {porter_rate:.0} MB/s |",
         porter_s * 1e3
     );
     println!(
@@ -372,8 +414,8 @@ fn parent(settings: &Settings) -> Result<bool, String> {
     for (keeping, seconds) in parts {
         let what = match keeping {
             Keeping::Nothing => "capture alone (keeper does nothing)",
-            Keeping::Hash => "capture + sha256 (no file)",
-            Keeping::Disk => "capture + sha256 + file",
+            Keeping::Whole => "capture, then the inbox keeps the whole file (keep_bytes)",
+            Keeping::Inbox => "capture into the inbox",
         };
         println!(
             "| {what} | {:.1} ms | {:.0} MB/s |",

@@ -35,9 +35,13 @@
 //! - A result with nothing to capture is not touched at all, so it
 //!   serialises byte for byte as it came.
 //!
-//! It deliberately does not store, name, hash or limit files: that is the
-//! keeper's business (the gateway's inbox). Nor does it fetch links or read
-//! anything but the JSON it is given.
+//! It deliberately does not store, name or limit files: that is the
+//! keeper's business (the gateway's inbox). It hashes only a long file
+//! (4 MiB of base64 and up) that a keeper offers to write while it is
+//! decoded ([`Keep::stage`]): each decoded block goes to the keeper's file
+//! and to SHA-256 on another core while the next one decodes, so a 50 MB
+//! capture is not decode, then hash, then write. Nor does it fetch links or
+//! read anything but the JSON it is given.
 //!
 //! ```
 //! use porter_capture::{Found, Keep, Policy, capture_result};
@@ -62,6 +66,7 @@ mod recognise;
 mod scan;
 mod schema;
 mod siblings;
+mod stream;
 
 use std::collections::HashMap;
 use std::hash::{BuildHasher, RandomState};
@@ -71,9 +76,10 @@ use serde_json::{Map, Value};
 
 use free::release;
 use recognise::{decode_block_data, decode_into, recognised};
-use scan::{MIN_BASE64_CHARS, data_uri, in_dotted_token, next_run, quoting};
+use scan::{Alphabet, MIN_BASE64_CHARS, data_uri, in_dotted_token, next_run, quoting};
 use schema::Step;
 use siblings::Hints;
+use stream::{STAGED_DECODE_CHARS, decode_staged, decoded_size};
 
 /// `Found` is one file found in a result, decoded.
 #[derive(Debug, Clone, Copy)]
@@ -93,6 +99,40 @@ pub trait Keep {
     /// Keeps one file (or decides not to) and returns the one line that
     /// stands in its place: `[file: …]` or `[file not kept: …]`.
     fn keep(&self, found: Found<'_>) -> String;
+
+    /// Starts writing a file of exactly `size` bytes while it is still
+    /// being decoded, so that the write and its SHA-256 (on another core)
+    /// overlap the decoding instead of following it. Asked only for long
+    /// base64 strings (4 MiB and up) in a result that holds no file twice.
+    ///
+    /// The capture then writes every decoded block to the staging and
+    /// calls [`Staging::keep`] with the whole file and its hash if the
+    /// bytes turn out to be a file; it drops the staging, which must leave
+    /// nothing behind, when they do not (a token, broken base64). `None`,
+    /// the default, has the file handed whole to [`Keep::keep`].
+    fn stage(&self, size: u64) -> Option<Box<dyn Staging + '_>> {
+        let _ = size;
+        None
+    }
+}
+
+/// `Staging` is a file a keeper writes as the capture decodes it (see
+/// [`Keep::stage`]). Dropping it without [`Staging::keep`] removes what
+/// was written.
+pub trait Staging {
+    /// Writes the next decoded block. After an error the capture writes no
+    /// more blocks, but still decodes and still calls [`Staging::keep`],
+    /// which says why the file was not kept.
+    ///
+    /// # Errors
+    ///
+    /// When the block cannot be written or would pass a limit.
+    fn write(&mut self, block: &[u8]) -> std::io::Result<()>;
+
+    /// Keeps the file the blocks make up and returns its stub, as
+    /// [`Keep::keep`] does: `found.bytes` are every byte written, in order
+    /// (unless a write failed), and `sha256` is their SHA-256.
+    fn keep(self: Box<Self>, found: Found<'_>, sha256: &[u8; 32]) -> String;
 }
 
 /// `Policy` is one upstream server's capture settings. The default is the
@@ -195,6 +235,7 @@ pub fn capture_result(
         files: 0,
         decoded: Vec::new(),
         seen: worth_remembering(result).then(Seen::default),
+        staged: None,
         schema: None,
         path: Vec::new(),
         schema_broken: false,
@@ -324,6 +365,10 @@ struct Capture<'k> {
     decoded: Vec<u8>,
     /// The files kept so far, when the result could hold one twice.
     seen: Option<Seen>,
+    /// The file the keeper wrote while it was decoded into `decoded`, and
+    /// its SHA-256: what [`Capture::keep`] keeps instead of handing the
+    /// bytes over again. Dropped (and so removed) when they are not kept.
+    staged: Option<(Box<dyn Staging + 'k>, [u8; 32])>,
     /// The output schema structured content is checked against while it is
     /// walked, and the path to where the walk is.
     schema: Option<&'k Map<String, Value>>,
@@ -433,7 +478,7 @@ impl Capture<'_> {
         let Some(data) = object.get("data").and_then(Value::as_str) else {
             return not_kept("it has no data");
         };
-        if !decode_block_data(data, &mut self.decoded) {
+        if !decode_block_data(data, |text, alphabet| self.decode(text, alphabet)) {
             return not_kept(&format!(
                 "its data is not valid base64 ({} characters)",
                 data.len()
@@ -470,7 +515,7 @@ impl Capture<'_> {
             )]
         };
         let stub = if let Some(blob) = resource.get("blob").and_then(Value::as_str) {
-            if !decode_block_data(blob, &mut self.decoded) {
+            if !decode_block_data(blob, |text, alphabet| self.decode(text, alphabet)) {
                 return not_kept(&format!(
                     "its blob is not valid base64 ({} characters)",
                     blob.len()
@@ -490,6 +535,31 @@ impl Capture<'_> {
         self.keep_from(None, name, declared_type)
     }
 
+    /// Decodes base64 `text` in `alphabet` into the decoded buffer; false
+    /// when it is not clean. A long text is written to the keeper's
+    /// staging and hashed while it is decoded, when the keeper offers one
+    /// and the result holds no file twice (a file met again is not
+    /// written again).
+    fn decode(&mut self, text: &[u8], alphabet: Alphabet) -> bool {
+        self.staged = None;
+        if text.len() >= STAGED_DECODE_CHARS
+            && self.seen.is_none()
+            && let Some(size) = decoded_size(text)
+            && let Some(mut staging) = self.keeper.stage(size as u64)
+        {
+            return match decode_staged(text, alphabet, &mut self.decoded, |block| {
+                staging.write(block)
+            }) {
+                Some(sha256) => {
+                    self.staged = Some((staging, sha256));
+                    true
+                }
+                None => false,
+            };
+        }
+        decode_into(text, alphabet, &mut self.decoded)
+    }
+
     /// Hands a file to the keeper: `text`'s bytes, or the decoded buffer's
     /// when there is no text. A file this result already handed over gets
     /// the stub it got then.
@@ -499,6 +569,21 @@ impl Capture<'_> {
         name: Option<&str>,
         declared_type: Option<&str>,
     ) -> String {
+        if text.is_none()
+            && let Some((staging, sha256)) = self.staged.take()
+        {
+            self.files += 1;
+            let stub = staging.keep(
+                Found {
+                    bytes: &self.decoded,
+                    name,
+                    declared_type,
+                },
+                &sha256,
+            );
+            self.stubs.push(stub.clone());
+            return stub;
+        }
         let bytes = text.map_or(self.decoded.as_slice(), str::as_bytes);
         let key = self
             .seen
@@ -623,7 +708,9 @@ impl Capture<'_> {
         if data.is_empty() {
             return;
         }
-        let line = if decode_block_data(data, &mut self.decoded) && !self.decoded.is_empty() {
+        let line = if decode_block_data(data, |text, alphabet| self.decode(text, alphabet))
+            && !self.decoded.is_empty()
+        {
             self.keep(None, declared.as_deref())
         } else {
             format!(
@@ -644,7 +731,7 @@ impl Capture<'_> {
             if blob.is_empty() {
                 return;
             }
-            let line = if decode_block_data(blob, &mut self.decoded) {
+            let line = if decode_block_data(blob, |text, alphabet| self.decode(text, alphabet)) {
                 self.keep(name.as_deref(), declared.as_deref())
             } else {
                 format!(
@@ -691,7 +778,7 @@ impl Capture<'_> {
             let uri = data_uri(bytes, run.start);
             let start = uri.map_or(run.start, |uri| uri.start);
             let end = run.end;
-            if !decode_into(&bytes[run.start..end], run.alphabet, &mut self.decoded) {
+            if !self.decode(&bytes[run.start..end], run.alphabet) {
                 continue;
             }
             let level = quoting(bytes, start, end);
@@ -706,6 +793,7 @@ impl Capture<'_> {
                 hints = hints.or(outer);
             }
             let Some(hints) = recognised(&self.decoded, &hints) else {
+                self.staged = None;
                 continue;
             };
             let stub = self.keep(hints.name.as_deref(), hints.declared_type.as_deref());
@@ -951,6 +1039,164 @@ mod tests {
         let keeper = Recorder::new(stub);
         let report = capture_result(&mut result, policy, None, &keeper);
         (result, keeper.kept(), report)
+    }
+
+    /// `Stager` stages every long file and logs what happens to it:
+    /// `stage N`, `write N` for each block, `keep` or `drop`.
+    struct Stager {
+        log: RefCell<Vec<String>>,
+        written: RefCell<Vec<u8>>,
+        kept: RefCell<Vec<(Kept, [u8; 32])>>,
+        fail_writes_after: Option<usize>,
+    }
+
+    impl Stager {
+        fn new(fail_writes_after: Option<usize>) -> Self {
+            Self {
+                log: RefCell::new(Vec::new()),
+                written: RefCell::new(Vec::new()),
+                kept: RefCell::new(Vec::new()),
+                fail_writes_after,
+            }
+        }
+
+        /// The log without the `write` lines, and how many there were.
+        fn events(&self) -> (Vec<String>, usize) {
+            let log = self.log.borrow();
+            let writes = log.iter().filter(|l| l.starts_with("write")).count();
+            let rest = log
+                .iter()
+                .filter(|l| !l.starts_with("write"))
+                .cloned()
+                .collect();
+            (rest, writes)
+        }
+    }
+
+    impl Keep for Stager {
+        fn keep(&self, found: Found<'_>) -> String {
+            self.log.borrow_mut().push("whole".to_owned());
+            format!("[file: {} bytes handed over]", found.bytes.len())
+        }
+
+        fn stage(&self, size: u64) -> Option<Box<dyn Staging + '_>> {
+            self.log.borrow_mut().push(format!("stage {size}"));
+            Some(Box::new(StagerFile {
+                stager: self,
+                blocks: 0,
+            }))
+        }
+    }
+
+    struct StagerFile<'a> {
+        stager: &'a Stager,
+        blocks: usize,
+    }
+
+    impl Staging for StagerFile<'_> {
+        fn write(&mut self, block: &[u8]) -> std::io::Result<()> {
+            self.blocks += 1;
+            self.stager
+                .log
+                .borrow_mut()
+                .push(format!("write {}", block.len()));
+            if self
+                .stager
+                .fail_writes_after
+                .is_some_and(|n| self.blocks > n)
+            {
+                return Err(std::io::Error::other("disk full"));
+            }
+            self.stager.written.borrow_mut().extend_from_slice(block);
+            Ok(())
+        }
+
+        fn keep(self: Box<Self>, found: Found<'_>, sha256: &[u8; 32]) -> String {
+            self.stager.log.borrow_mut().push("keep".to_owned());
+            self.stager.kept.borrow_mut().push((
+                handed(found.bytes, found.name, found.declared_type),
+                *sha256,
+            ));
+            "[file: staged]".to_owned()
+        }
+    }
+
+    impl Drop for StagerFile<'_> {
+        fn drop(&mut self) {
+            self.stager.log.borrow_mut().push("drop".to_owned());
+        }
+    }
+
+    /// A text block holding a JSON object with a PDF of `len` bytes.
+    fn long_pdf_text(len: usize) -> (Vec<u8>, String) {
+        let bytes = pdf(len);
+        let text = format!(
+            r#"{{"fileName": "big.pdf", "mimeType": "application/pdf", "data": "{}"}}"#,
+            STANDARD.encode(&bytes)
+        );
+        (bytes, text)
+    }
+
+    #[test]
+    fn a_long_file_is_written_and_hashed_while_it_is_decoded() {
+        use sha2::Digest as _;
+        let (bytes, text) = long_pdf_text(4_500_001);
+        let stager = Stager::new(None);
+        let mut result = result_with_text(&text);
+        let report = capture_result(&mut result, CAPTURE, None, &stager);
+        assert_eq!(report.files, 1);
+        assert_eq!(
+            result["content"][0]["text"],
+            r#"{"fileName": "big.pdf", "mimeType": "application/pdf", "data": "[file: staged]"}"#
+        );
+        let (events, writes) = stager.events();
+        assert_eq!(events, ["stage 4500001", "keep", "drop"]);
+        assert_eq!(writes, 3, "1.5 MiB blocks");
+        assert!(*stager.written.borrow() == bytes, "the blocks are the file");
+        let kept = stager.kept.borrow();
+        assert_eq!(kept.len(), 1);
+        assert_eq!(kept[0].0, named(&bytes, "big.pdf", "application/pdf"));
+        assert_eq!(kept[0].1, <[u8; 32]>::from(sha2::Sha256::digest(&bytes)));
+    }
+
+    #[test]
+    fn a_long_string_that_is_no_file_is_written_then_dropped_never_kept() {
+        let token = STANDARD.encode(noise(4_000_000, 21));
+        let before = result_with_text(&format!(r#"{{"cursor": "{token}"}}"#));
+        let stager = Stager::new(None);
+        let mut result = before.clone();
+        let report = capture_result(&mut result, CAPTURE, None, &stager);
+        assert_eq!(report.files, 0);
+        assert_eq!(result, before);
+        let (events, _) = stager.events();
+        assert_eq!(events, ["stage 4000000", "drop"]);
+    }
+
+    #[test]
+    fn a_failed_write_still_asks_the_keeper_which_says_why() {
+        let (bytes, text) = long_pdf_text(4_500_000);
+        let stager = Stager::new(Some(1));
+        let mut result = result_with_text(&text);
+        let report = capture_result(&mut result, CAPTURE, None, &stager);
+        assert_eq!(report.files, 1);
+        let (events, writes) = stager.events();
+        assert_eq!(events, ["stage 4500000", "keep", "drop"]);
+        assert_eq!(writes, 2, "no block is written after the one that failed");
+        assert_eq!(stager.kept.borrow()[0].0.bytes.len(), bytes.len());
+    }
+
+    #[test]
+    fn a_file_met_twice_in_one_result_is_handed_over_whole_once() {
+        let (bytes, _) = long_pdf_text(4_500_000);
+        let data = STANDARD.encode(&bytes);
+        let mut result = json!({
+            "content": [{"type": "image", "data": data, "mimeType": "image/png"}],
+            "structuredContent": {"picture": {"type": "image", "data": data, "mimeType": "image/png"}},
+        });
+        let stager = Stager::new(None);
+        let report = capture_result(&mut result, Policy::default(), None, &stager);
+        assert_eq!(report.files, 1);
+        assert_eq!(stager.events(), (vec!["whole".to_owned()], 0));
     }
 
     #[test]

@@ -21,6 +21,14 @@ static URL_SAFE: LazyLock<Simd> = LazyLock::new(|| Simd::url_safe(PAD_INDIFFEREN
 /// split over two threads: below it a thread costs more than it saves.
 const PARALLEL_DECODE_CHARS: usize = 4 << 20;
 
+/// The decoder of an alphabet.
+pub(crate) fn engine(alphabet: Alphabet) -> &'static Simd {
+    match alphabet {
+        Alphabet::Standard => &STANDARD,
+        Alphabet::UrlSafe => &URL_SAFE,
+    }
+}
+
 /// Decodes `text` in `alphabet` into `into` (replacing what it held). False
 /// when it is not clean base64.
 ///
@@ -30,10 +38,7 @@ const PARALLEL_DECODE_CHARS: usize = 4 << 20;
 /// mapping fresh pages costs as much as decoding, and both halves pay it
 /// in parallel.
 pub(crate) fn decode_into(text: &[u8], alphabet: Alphabet, into: &mut Vec<u8>) -> bool {
-    let engine: &Simd = match alphabet {
-        Alphabet::Standard => &STANDARD,
-        Alphabet::UrlSafe => &URL_SAFE,
-    };
+    let engine = engine(alphabet);
     crate::free::release(std::mem::take(into));
     let mut out = vec![0u8; text.len().div_ceil(4) * 3];
     let written = if text.len() < PARALLEL_DECODE_CHARS {
@@ -64,9 +69,13 @@ pub(crate) fn decode_into(text: &[u8], alphabet: Alphabet, into: &mut Vec<u8>) -
 
 /// Decodes the `data` of an image, audio or resource block, which the MCP
 /// schema says is standard base64 but which servers send in both alphabets,
-/// wrapped in lines, or as a whole `data:` URI. False when none of those
-/// reads cleanly.
-pub(crate) fn decode_block_data(data: &str, into: &mut Vec<u8>) -> bool {
+/// wrapped in lines, or as a whole `data:` URI, through `decode` (which
+/// decodes base64 text in an alphabet, false when it is not clean). False
+/// when none of those reads cleanly.
+pub(crate) fn decode_block_data(
+    data: &str,
+    mut decode: impl FnMut(&[u8], Alphabet) -> bool,
+) -> bool {
     let data = match data.strip_prefix("data:") {
         Some(rest) => match rest.split_once(',') {
             Some((head, body)) if head.to_ascii_lowercase().ends_with(";base64") => body,
@@ -81,7 +90,7 @@ pub(crate) fn decode_block_data(data: &str, into: &mut Vec<u8>) -> bool {
     } else {
         Alphabet::Standard
     };
-    if decode_into(bytes, alphabet, into) {
+    if decode(bytes, alphabet) {
         return true;
     }
     if bytes.iter().any(u8::is_ascii_whitespace) {
@@ -90,7 +99,7 @@ pub(crate) fn decode_block_data(data: &str, into: &mut Vec<u8>) -> bool {
             .copied()
             .filter(|b| !b.is_ascii_whitespace())
             .collect();
-        return decode_into(&joined, alphabet, into);
+        return decode(&joined, alphabet);
     }
     false
 }
@@ -390,7 +399,8 @@ mod tests {
         ];
         for (data, expected) in cases {
             let mut out = Vec::new();
-            let ok = decode_block_data(data, &mut out);
+            let ok =
+                decode_block_data(data, |text, alphabet| decode_into(text, alphabet, &mut out));
             assert_eq!(ok.then_some(out.as_slice()), expected, "{data:?}");
         }
     }

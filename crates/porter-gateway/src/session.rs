@@ -10,7 +10,7 @@
 
 use std::sync::{Arc, OnceLock};
 
-use porter_capture::{Found, Keep, Policy};
+use porter_capture::{Found, Keep, Policy, Staging};
 use porter_inbox::{Incoming, Origin, Owner, RunInfo};
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ClientCapabilities,
@@ -694,17 +694,26 @@ impl InboxKeep {
     }
 }
 
-impl Keep for InboxKeep {
-    fn keep(&self, found: Found<'_>) -> String {
-        let incoming = Incoming {
-            name: found.name.map(str::to_owned),
+impl InboxKeep {
+    /// What a file found in a result comes in as.
+    fn incoming(&self, name: Option<&str>, declared_type: Option<&str>) -> Incoming {
+        Incoming {
+            name: name.map(str::to_owned),
             fallback_name: self.fallback_name.clone(),
             dir: None,
-            declared_type: found.declared_type.map(str::to_owned),
+            declared_type: declared_type.map(str::to_owned),
             origin: self.origin.clone(),
             call: self.call.clone(),
-        };
-        match self.inbox.keep_bytes(self.run, incoming, found.bytes) {
+        }
+    }
+
+    /// The stub of what became of a found file.
+    fn stub(
+        &self,
+        found: &Found<'_>,
+        outcome: Result<porter_inbox::Outcome, porter_inbox::InboxError>,
+    ) -> String {
+        match outcome {
             Ok(outcome) => outcome.stub(),
             Err(error) => {
                 tracing::error!(run = %self.run, %error, "a file could not be kept");
@@ -720,6 +729,49 @@ impl Keep for InboxKeep {
                 .stub()
             }
         }
+    }
+}
+
+impl Keep for InboxKeep {
+    fn keep(&self, found: Found<'_>) -> String {
+        let incoming = self.incoming(found.name, found.declared_type);
+        let outcome = self.inbox.keep_bytes(self.run, incoming, found.bytes);
+        self.stub(&found, outcome)
+    }
+
+    /// A long file is written to the inbox as it is decoded (see
+    /// [`porter_inbox::Inbox::decoded_keeper`]); when the inbox cannot
+    /// start one, the file is handed over whole and `keep` says why.
+    fn stage(&self, size: u64) -> Option<Box<dyn Staging + '_>> {
+        match self
+            .inbox
+            .decoded_keeper(self.run, self.incoming(None, None), size)
+        {
+            Ok(keeper) => Some(Box::new(InboxStaging { keep: self, keeper })),
+            Err(error) => {
+                tracing::debug!(run = %self.run, %error, "no staged file for a long capture");
+                None
+            }
+        }
+    }
+}
+
+/// `InboxStaging` is a file written into the inbox while it is decoded.
+struct InboxStaging<'k> {
+    keep: &'k InboxKeep,
+    keeper: porter_inbox::Keeper,
+}
+
+impl Staging for InboxStaging<'_> {
+    fn write(&mut self, block: &[u8]) -> std::io::Result<()> {
+        std::io::Write::write_all(&mut self.keeper, block)
+    }
+
+    fn keep(self: Box<Self>, found: Found<'_>, sha256: &[u8; 32]) -> String {
+        let outcome =
+            self.keeper
+                .finish_decoded(found.name, found.declared_type, found.bytes, sha256);
+        self.keep.stub(&found, outcome)
     }
 }
 

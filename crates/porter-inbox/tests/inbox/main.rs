@@ -594,6 +594,105 @@ fn a_dropped_keeper_leaves_nothing_and_gives_its_bytes_back() {
     assert_eq!(left, []);
 }
 
+/// What is left under the runs' folders but their transcripts.
+fn left_behind(dir: &Path) -> Vec<(PathBuf, u64)> {
+    files_under(&dir.join("runs"))
+        .into_iter()
+        .filter(|(p, _)| !p.ends_with("transcript.jsonl"))
+        .collect()
+}
+
+#[test]
+fn a_file_written_as_it_is_decoded_is_recorded_as_if_kept_whole() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let (inbox, run) = opened(dir.path(), small_limits());
+    let mut bytes = PNG.to_vec();
+    bytes.extend((0..200_000u32).map(|i| (i.wrapping_mul(2_654_435_761) >> 11) as u8));
+    let whole = kept(
+        inbox
+            .keep_bytes(run, incoming(Some("photo.png")), &bytes)
+            .expect("keep"),
+    );
+    let mut keeper = inbox
+        .decoded_keeper(run, incoming(None), bytes.len() as u64)
+        .expect("keeper");
+    for block in bytes.chunks(65_536) {
+        keeper.write_all(block).expect("write");
+    }
+    let sha256: [u8; 32] = Sha256::digest(&bytes).into();
+    let decoded = kept(
+        keeper
+            .finish_decoded(Some("photo.png"), None, &bytes, &sha256)
+            .expect("finish"),
+    );
+    assert_eq!(whole.path, "photo.png");
+    assert_eq!(decoded.path, "photo-2.png");
+    assert_eq!(decoded.media_type, whole.media_type);
+    assert_eq!(decoded.size, whole.size);
+    assert_eq!(decoded.sha256, whole.sha256);
+    assert_eq!(decoded.sha256, sha256_hex(&bytes));
+    let (_, mut file) = inbox.open_file(run, &decoded.path).expect("opens");
+    let mut back = Vec::new();
+    file.read_to_end(&mut back).expect("reads");
+    assert!(back == bytes, "the bytes on disk are the file's");
+    assert_eq!(
+        inbox.inbox_bytes(run).expect("usage"),
+        2 * bytes.len() as u64
+    );
+}
+
+#[test]
+fn a_decoded_file_over_a_cap_is_refused_before_any_byte_and_leaves_nothing() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let (inbox, run) = opened(dir.path(), small_limits());
+    let bytes = vec![7u8; (MIB + 1) as usize];
+    let mut keeper = inbox
+        .decoded_keeper(run, incoming(Some("big.bin")), bytes.len() as u64)
+        .expect("keeper");
+    let refused = keeper.write_all(&bytes[..4096]).expect_err("refused");
+    assert_eq!(refused.kind(), std::io::ErrorKind::FileTooLarge);
+    assert_eq!(left_behind(dir.path()), []);
+    let sha256: [u8; 32] = Sha256::digest(&bytes).into();
+    let outcome = keeper
+        .finish_decoded(Some("big.bin"), None, &bytes, &sha256)
+        .expect("finish");
+    assert_eq!(
+        outcome.stub(),
+        "[file not kept: over the 1 MiB limit for one file · text/plain · 1 MiB · \
+         from mcp:files/get_attachment]"
+    );
+    assert_eq!(inbox.files(run).expect("files"), []);
+    assert_eq!(inbox.inbox_bytes(run).expect("usage"), 0);
+}
+
+#[test]
+fn a_decoded_keeper_abandoned_or_given_other_bytes_leaves_nothing() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let (inbox, run) = opened(dir.path(), small_limits());
+    let bytes = vec![9u8; 300_000];
+    let mut keeper = inbox
+        .decoded_keeper(run, incoming(Some("half.bin")), bytes.len() as u64)
+        .expect("keeper");
+    keeper.write_all(&bytes[..100_000]).expect("write");
+    assert_eq!(inbox.inbox_bytes(run).expect("usage"), bytes.len() as u64);
+    drop(keeper);
+    assert_eq!(left_behind(dir.path()), []);
+    assert_eq!(inbox.inbox_bytes(run).expect("usage"), 0);
+
+    let mut keeper = inbox
+        .decoded_keeper(run, incoming(Some("short.bin")), bytes.len() as u64)
+        .expect("keeper");
+    keeper.write_all(&bytes[..100_000]).expect("write");
+    let sha256: [u8; 32] = Sha256::digest(&bytes).into();
+    let error = keeper
+        .finish_decoded(Some("short.bin"), None, &bytes, &sha256)
+        .expect_err("a file not written whole is not kept");
+    assert!(error.to_string().contains("wrote 100000 bytes"), "{error}");
+    assert_eq!(left_behind(dir.path()), []);
+    assert_eq!(inbox.files(run).expect("files"), []);
+    assert_eq!(inbox.inbox_bytes(run).expect("usage"), 0);
+}
+
 #[test]
 fn racing_streamed_and_whole_captures_never_pass_the_inbox_cap() {
     const THREADS: usize = 100;
