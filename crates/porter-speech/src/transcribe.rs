@@ -12,6 +12,7 @@
 use std::time::Instant;
 
 use crate::audio::Audio;
+use crate::kernels;
 use crate::mel::{FRAMES, HOP, WINDOW_SAMPLES};
 use crate::net::TEXT_CONTEXT;
 use crate::types::{Options, Progress, Segment, Stopped, Transcript, Window};
@@ -346,7 +347,11 @@ fn log_sum_exp(values: &[f32]) -> f32 {
     if top == f32::NEG_INFINITY {
         return top;
     }
-    top + values.iter().map(|v| (v - top).exp()).sum::<f32>().ln()
+    top + values
+        .iter()
+        .map(|v| kernels::exp(v - top))
+        .sum::<f32>()
+        .ln()
 }
 
 fn log_softmax(values: &[f32]) -> Vec<f32> {
@@ -356,7 +361,7 @@ fn log_softmax(values: &[f32]) -> Vec<f32> {
 
 fn softmax_at(values: &[f32], index: usize) -> f32 {
     let total = log_sum_exp(values);
-    values.get(index).map_or(0.0, |v| (v - total).exp())
+    values.get(index).map_or(0.0, |v| kernels::exp(v - total))
 }
 
 #[cfg(test)]
