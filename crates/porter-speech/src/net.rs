@@ -627,15 +627,13 @@ fn row_of(matrix: ArrayView2<'_, f32>, i: usize) -> std::borrow::Cow<'_, [f32]> 
 fn softmax(row: Option<&mut [f32]>, visible: usize, scale: f32) {
     let Some(row) = row else { return };
     let (seen, hidden) = row.split_at_mut(visible.min(row.len()));
-    let top = seen.iter().copied().fold(f32::NEG_INFINITY, f32::max) * scale;
-    let mut sum = 0.0;
-    for v in seen.iter_mut() {
-        *v = kernels::exp(*v * scale - top);
-        sum += *v;
-    }
+    let top = kernels::largest(seen) * scale;
+    kernels::exp_in_place(seen, scale, top);
+    let sum = kernels::sum(seen);
     if sum > 0.0 {
+        let inverse = 1.0 / sum;
         for v in seen.iter_mut() {
-            *v /= sum;
+            *v *= inverse;
         }
     }
     hidden.fill(0.0);

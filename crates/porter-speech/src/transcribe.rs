@@ -343,15 +343,13 @@ fn repeats(tokens: &[u32], timestamp_begin: u32) -> bool {
 }
 
 fn log_sum_exp(values: &[f32]) -> f32 {
-    let top = values.iter().copied().fold(f32::NEG_INFINITY, f32::max);
+    let top = kernels::largest(values);
     if top == f32::NEG_INFINITY {
         return top;
     }
-    top + values
-        .iter()
-        .map(|v| kernels::exp(v - top))
-        .sum::<f32>()
-        .ln()
+    let mut exps = values.to_vec();
+    kernels::exp_in_place(&mut exps, 1.0, top);
+    top + kernels::sum(&exps).ln()
 }
 
 fn log_softmax(values: &[f32]) -> Vec<f32> {
