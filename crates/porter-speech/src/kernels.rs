@@ -42,8 +42,12 @@ pub(crate) fn exp(x: f32) -> f32 {
     p = p * r + 5.000_000_1e-1;
     let e_r = p * r * r + r + 1.0;
     // 2^n as 2·2^(n-1): n is within [-125, 128] here, so the exponent
-    // field n - 1 + 127 is within [1, 254], a normal float.
-    let half_two_n = f32::from_bits((((n as i32) + 126).clamp(1, 254) as u32) << 23);
+    // field n - 1 + 127 is within [1, 254], a normal float. The field is
+    // read from the bits of 2^23 + field, not with `as i32`, whose
+    // saturation keeps the loop from vectorising.
+    const TWO_23: f32 = 8_388_608.0;
+    let field = (n + 126.0).clamp(1.0, 254.0);
+    let half_two_n = f32::from_bits(((field + TWO_23).to_bits() - TWO_23.to_bits()) << 23);
     let y = e_r * 2.0 * half_two_n;
     if x < EXP_LOWEST { 0.0 } else { y }
 }
