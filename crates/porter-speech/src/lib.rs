@@ -36,6 +36,7 @@
 mod audio;
 mod cpu;
 mod ct2;
+mod kernels;
 mod mel;
 mod model;
 mod net;

@@ -12,6 +12,7 @@
 use std::time::Instant;
 
 use crate::audio::Audio;
+use crate::kernels;
 use crate::mel::{FRAMES, HOP, WINDOW_SAMPLES};
 use crate::net::TEXT_CONTEXT;
 use crate::types::{Options, Progress, Segment, Stopped, Transcript, Window};
@@ -342,11 +343,13 @@ fn repeats(tokens: &[u32], timestamp_begin: u32) -> bool {
 }
 
 fn log_sum_exp(values: &[f32]) -> f32 {
-    let top = values.iter().copied().fold(f32::NEG_INFINITY, f32::max);
+    let top = kernels::largest(values);
     if top == f32::NEG_INFINITY {
         return top;
     }
-    top + values.iter().map(|v| (v - top).exp()).sum::<f32>().ln()
+    let mut exps = values.to_vec();
+    kernels::exp_in_place(&mut exps, 1.0, top);
+    top + kernels::sum(&exps).ln()
 }
 
 fn log_softmax(values: &[f32]) -> Vec<f32> {
@@ -356,7 +359,7 @@ fn log_softmax(values: &[f32]) -> Vec<f32> {
 
 fn softmax_at(values: &[f32], index: usize) -> f32 {
     let total = log_sum_exp(values);
-    values.get(index).map_or(0.0, |v| (v - total).exp())
+    values.get(index).map_or(0.0, |v| kernels::exp(v - total))
 }
 
 #[cfg(test)]
