@@ -101,9 +101,6 @@ pub(crate) struct Network {
     encoder_layers: Vec<EncoderLayer>,
     encoder_norm: LayerNorm,
     embeddings: Array2<f32>,
-    /// The token embedding again as the output projection, in 8 bits
-    /// (see [`kernels`]): a quarter of the bytes read per token.
-    output: kernels::Quantised,
     decoder_positions: Array2<f32>,
     decoder_layers: Vec<DecoderLayer>,
     decoder_norm: LayerNorm,
@@ -283,7 +280,6 @@ impl Network {
         let embeddings = Array2::from_shape_vec((tokens, width), embedding.values)
             .map_err(|_| FormatError("the token embedding does not fill its shape".to_owned()))?;
         Ok(Self {
-            output: kernels::Quantised::new(embeddings.view()),
             embeddings,
             conv1,
             conv2,
@@ -403,13 +399,7 @@ impl Network {
         }
         state.len = end;
         let x = self.decoder_norm.forward(x.view());
-        let mut logits = Array2::<f32>::zeros((x.nrows(), self.output.rows()));
-        for (row, mut out) in x.rows().into_iter().zip(logits.rows_mut()) {
-            let (Some(row), Some(out)) = (row.to_slice(), out.as_slice_mut()) else {
-                continue;
-            };
-            self.output.times(row, out, threads);
-        }
+        let logits = product(x.view(), self.embeddings.view(), threads);
         Some(logits)
     }
 }
