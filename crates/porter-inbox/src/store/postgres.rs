@@ -572,13 +572,34 @@ trait Cached: deadpool_postgres::GenericClient {
 
 impl<C: deadpool_postgres::GenericClient> Cached for C {}
 
-/// Stores an event under `run`'s next number, on a connection or inside a
-/// transaction, and gives that number.
+/// The end of a statement that stores an event of the run `$1` and gives
+/// its number: `run_rows` yields the run's row for the counter (the event
+/// is stored only if it does), and the event's kind, data and time are the
+/// parameters from `$kind` on.
 ///
-/// One statement: the counter row's lock is held until the event is
-/// stored, so numbers are handed out in order, once each, and a failed
-/// insert rolls its number back with it. The notice goes out at commit, so
-/// a listener never hears of an event it cannot read yet.
+/// The counter row's lock is held until the event is stored, so numbers
+/// are handed out in order, once each, and a failed statement rolls its
+/// number back with it. The notice goes out at commit, so a listener never
+/// hears of an event it cannot read yet.
+fn storing_event(run_rows: &str, kind: usize) -> String {
+    let (data, at) = (kind + 1, kind + 2);
+    format!(
+        "next AS (
+             INSERT INTO porter_event_seqs AS s (run, last) {run_rows}
+             ON CONFLICT (run) DO UPDATE SET last = s.last + 1
+             RETURNING last
+         ),
+         stored AS (
+             INSERT INTO porter_events (run, seq, kind, data, at)
+             SELECT $1, last, ${kind}, ${data}, ${at} FROM next
+             RETURNING seq
+         )
+         SELECT seq, pg_notify('porter_events', $1 || ' ' || seq) FROM stored"
+    )
+}
+
+/// Stores an event under `run`'s next number, in one statement, and gives
+/// that number.
 async fn insert_event_row(
     client: &impl Cached,
     run: RunId,
@@ -588,17 +609,7 @@ async fn insert_event_row(
 ) -> Result<u64, Failure> {
     let row = client
         .cached_one(
-            "WITH next AS (
-                 INSERT INTO porter_event_seqs AS s (run, last) VALUES ($1, 1)
-                 ON CONFLICT (run) DO UPDATE SET last = s.last + 1
-                 RETURNING last
-             ),
-             stored AS (
-                 INSERT INTO porter_events (run, seq, kind, data, at)
-                 SELECT $1, last, $2, $3, $4 FROM next
-                 RETURNING seq
-             )
-             SELECT seq, pg_notify('porter_events', $1 || ' ' || seq) FROM stored",
+            &format!("WITH {}", storing_event("VALUES ($1, 1)", 2)),
             &[&run.to_string(), &kind, &data, &at],
         )
         .await?;
@@ -624,7 +635,7 @@ impl PostgresRecords {
         let seq = self.call("record a file", move |pool| async move {
             // Every data-modifying part of a WITH runs once, whether the
             // rest reads it or not; the event's number is taken only once
-            // the file's row is in, as in `insert_event_row`.
+            // the file's row is in.
             let row = connect(&pool)
                 .await?
                 .cached_one(
@@ -637,18 +648,8 @@ impl PostgresRecords {
                          freed AS (
                              DELETE FROM porter_reservations WHERE ticket = $9
                          ),
-                         next AS (
-                             INSERT INTO porter_event_seqs AS s (run, last)
-                             SELECT run, 1 FROM file
-                             ON CONFLICT (run) DO UPDATE SET last = s.last + 1
-                             RETURNING last
-                         ),
-                         stored AS (
-                             INSERT INTO porter_events (run, seq, kind, data, at)
-                             SELECT $1, last, $10, $11, $12 FROM next
-                             RETURNING seq
-                         )
-                         SELECT seq, pg_notify('porter_events', $1 || ' ' || seq) FROM stored"
+                         {}",
+                        storing_event("SELECT run, 1 FROM file", 10)
                     ),
                     &[
                         &file.run.to_string(),
