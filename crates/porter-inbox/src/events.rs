@@ -106,6 +106,24 @@ impl Default for Hub {
     }
 }
 
+/// What a store gives back when it may or may not have stored an event:
+/// the event, if one was stored.
+pub(crate) trait Announces {
+    fn event(&self) -> Option<&Event>;
+}
+
+impl Announces for Event {
+    fn event(&self) -> Option<&Event> {
+        Some(self)
+    }
+}
+
+impl Announces for Option<Event> {
+    fn event(&self) -> Option<&Event> {
+        self.as_ref()
+    }
+}
+
 impl Hub {
     fn lock(&self) -> MutexGuard<'_, Channels> {
         self.channels.lock().unwrap_or_else(PoisonError::into_inner)
@@ -129,16 +147,20 @@ impl Hub {
     /// Stores one event with `store` (which may store the change it
     /// announces in the same step), then writes it down, logs it and sends
     /// it. Once stored it counts: a transcript that cannot be written is
-    /// logged, and the event is still sent.
-    pub(crate) fn record_with(
+    /// logged, and the event is still sent. A store that found nothing to
+    /// change announces nothing ([`Announces`]).
+    pub(crate) fn record_with<T: Announces>(
         &self,
         records: &dyn Records,
         transcript: &Path,
-        store: impl FnOnce() -> Result<Event, InboxError>,
-    ) -> Result<Event, InboxError> {
+        store: impl FnOnce() -> Result<T, InboxError>,
+    ) -> Result<T, InboxError> {
         let mut runs = self.lock();
-        let event = store()?;
-        if let Err(error) = append_line(transcript, &event) {
+        let stored = store()?;
+        let Some(event) = stored.event() else {
+            return Ok(stored);
+        };
+        if let Err(error) = append_line(transcript, event) {
             tracing::warn!(run = %event.run, seq = event.seq, %error, "an event is stored but not in the run's transcript");
         }
         tracing::info!(
@@ -148,8 +170,8 @@ impl Hub {
             data = %crate::shown::for_log(&event.data),
             "inbox event"
         );
-        self.send_after_gap(records, &mut runs, &event);
-        Ok(event)
+        self.send_after_gap(records, &mut runs, event);
+        Ok(stored)
     }
 
     /// Sends on the events a [`Notice`] announces: every event of the run

@@ -205,34 +205,48 @@ impl Inbox {
             purged: false,
             client: client.and_then(clean_client_name),
         };
-        self.shared.records.insert_run(&info)?;
-        self.announce_run(&info)?;
+        // The run's record and its `run_started` are stored in one step:
+        // a run is never recorded unannounced.
+        let data = run_started(&info);
+        let announce = NewEvent {
+            kind: "run_started",
+            data: &data,
+            at: now_ms(),
+        };
+        let records = self.shared.records.as_ref();
+        self.shared
+            .hub
+            .record_with(records, &self.transcript_path(info.id), || {
+                records.insert_run(&info, &announce)
+            })?;
         Ok(info)
     }
 
-    /// Records `run_started` for a run just recorded.
+    /// Records `run_started` for a run the shared records just recorded.
     fn announce_run(&self, info: &RunInfo) -> Result<(), InboxError> {
-        self.record_event(
-            info.id,
-            "run_started",
-            serde_json::json!({
-                "key_name": info.owner.key_name,
-                "tenant": info.owner.tenant,
-                "client": info.client,
-            }),
-        )?;
+        self.record_event(info.id, "run_started", run_started(info))?;
         Ok(())
     }
 
-    /// Ends a run and records `run_ended`; its inbox lives on for
-    /// [`Limits::inbox_ttl`]. Ending an ended run changes nothing.
+    /// Ends a run and records `run_ended`, in one step; its inbox lives on
+    /// for [`Limits::inbox_ttl`]. Ending an ended run changes nothing.
     pub fn end_run(&self, run: RunId) -> Result<(), InboxError> {
         let info = self.existing_run(run)?;
         if info.ended_at.is_some() {
             return Ok(());
         }
-        self.shared.records.end_run(run, now_ms())?;
-        self.record_event(run, "run_ended", serde_json::json!({}))?;
+        let data = serde_json::json!({});
+        let announce = NewEvent {
+            kind: "run_ended",
+            data: &data,
+            at: now_ms(),
+        };
+        let records = self.shared.records.as_ref();
+        self.shared
+            .hub
+            .record_with(records, &self.transcript_path(run), || {
+                records.end_run(run, &announce)
+            })?;
         Ok(())
     }
 
@@ -787,4 +801,13 @@ fn follow_notices(
 /// Why nothing is kept for a run whose inbox is gone.
 fn purged_why() -> String {
     "this run's inbox has been purged".to_owned()
+}
+
+/// What `run_started` says of a run.
+fn run_started(info: &RunInfo) -> serde_json::Value {
+    serde_json::json!({
+        "key_name": info.owner.key_name,
+        "tenant": info.owner.tenant,
+        "client": info.client,
+    })
 }

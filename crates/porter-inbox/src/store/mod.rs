@@ -127,11 +127,13 @@ pub trait Staged: Write + Send {
 /// run's events 1, 2, 3, … without gaps or repeats even when called from
 /// many threads.
 pub trait Records: Send + Sync {
-    /// Records a new run.
-    fn insert_run(&self, run: &RunInfo) -> Result<(), InboxError>;
-    /// Marks a run ended at `at` (Unix ms) unless it already is; `false`
-    /// when there is no such run.
-    fn end_run(&self, run: RunId, at: i64) -> Result<bool, InboxError>;
+    /// Records a new run and stores the event that announces it
+    /// (`run_started`), in one step: both or neither.
+    fn insert_run(&self, run: &RunInfo, announce: &NewEvent) -> Result<Event, InboxError>;
+    /// Marks a run ended at `announce.at` (Unix ms) and stores `announce`
+    /// (`run_ended`), in one step: both or neither. `None` (and nothing
+    /// stored) when the run has ended already or there is no such run.
+    fn end_run(&self, run: RunId, announce: &NewEvent) -> Result<Option<Event>, InboxError>;
     /// One run.
     fn run(&self, run: RunId) -> Result<Option<RunInfo>, InboxError>;
     /// Every run, oldest first.

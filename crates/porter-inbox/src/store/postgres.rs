@@ -709,14 +709,29 @@ impl Records for PostgresRecords {
         Ok(held.map(|client| JobLock::holding(Box::new(client))))
     }
 
-    fn insert_run(&self, run: &RunInfo) -> Result<(), InboxError> {
+    fn insert_run(&self, run: &RunInfo, announce: &NewEvent) -> Result<Event, InboxError> {
         let run = run.clone();
-        self.call("record a run", |pool| async move {
-            connect(&pool)
+        let id = run.id;
+        let (kind, text, at) = (
+            announce.kind.to_owned(),
+            announce.data.to_string(),
+            announce.at,
+        );
+        let seq = self.call("record a run", move |pool| async move {
+            // The run's row and its event in one statement: the event is
+            // numbered only once the row is in, and both or neither stay.
+            let row = connect(&pool)
                 .await?
-                .cached_execute(
-                    "INSERT INTO porter_runs (id, key_name, tenant, started_at, ended_at, purged, client)
-                     VALUES ($1, $2, $3, $4, $5, $6, $7)",
+                .cached_one(
+                    &format!(
+                        "WITH run AS (
+                             INSERT INTO porter_runs (id, key_name, tenant, started_at, ended_at, purged, client)
+                             VALUES ($1, $2, $3, $4, $5, $6, $7)
+                             RETURNING id
+                         ),
+                         {}",
+                        storing_event("SELECT id, 1 FROM run", 8)
+                    ),
                     &[
                         &run.id.to_string(),
                         &run.owner.key_name,
@@ -725,28 +740,43 @@ impl Records for PostgresRecords {
                         &run.ended_at,
                         &run.purged,
                         &run.client,
+                        &kind,
+                        &text,
+                        &at,
                     ],
                 )
                 .await?;
-            Ok(())
-        })
+            unsigned(&row, 0, "event number")
+        })?;
+        Ok(announce.numbered(id, seq))
     }
 
-    fn end_run(&self, run: RunId, at: i64) -> Result<bool, InboxError> {
-        self.call("end a run", move |pool| async move {
-            let client = connect(&pool).await?;
-            let id = run.to_string();
-            client
-                .cached_execute(
-                    "UPDATE porter_runs SET ended_at = $2 WHERE id = $1 AND ended_at IS NULL",
-                    &[&id, &at],
+    fn end_run(&self, run: RunId, announce: &NewEvent) -> Result<Option<Event>, InboxError> {
+        let (kind, text, at) = (
+            announce.kind.to_owned(),
+            announce.data.to_string(),
+            announce.at,
+        );
+        let seq = self.call("end a run", move |pool| async move {
+            // Ending and its event in one statement; a run already ended
+            // (or none) changes no row, so no event is numbered.
+            let row = connect(&pool)
+                .await?
+                .cached_opt(
+                    &format!(
+                        "WITH ended AS (
+                             UPDATE porter_runs SET ended_at = $4 WHERE id = $1 AND ended_at IS NULL
+                             RETURNING id
+                         ),
+                         {}",
+                        storing_event("SELECT id, 1 FROM ended", 2)
+                    ),
+                    &[&run.to_string(), &kind, &text, &at],
                 )
                 .await?;
-            let found = client
-                .cached_opt("SELECT 1 FROM porter_runs WHERE id = $1", &[&id])
-                .await?;
-            Ok(found.is_some())
-        })
+            row.map(|row| unsigned(&row, 0, "event number")).transpose()
+        })?;
+        Ok(seq.map(|seq| announce.numbered(run, seq)))
     }
 
     fn run(&self, run: RunId) -> Result<Option<RunInfo>, InboxError> {

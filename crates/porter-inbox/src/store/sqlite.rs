@@ -160,41 +160,43 @@ fn insert_event(db: &Connection, run: RunId, event: &NewEvent) -> Result<u64, In
 }
 
 impl Records for SqliteRecords {
-    fn insert_run(&self, run: &RunInfo) -> Result<(), InboxError> {
-        self.db()
-            .execute(
-                "INSERT INTO runs (id, key_name, tenant, started_at, ended_at, purged, client)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
-                params![
-                    run.id.to_string(),
-                    run.owner.key_name,
-                    run.owner.tenant,
-                    run.started_at,
-                    run.ended_at,
-                    run.purged,
-                    run.client
-                ],
-            )
-            .map_err(failed("record a run"))?;
-        Ok(())
+    fn insert_run(&self, run: &RunInfo, announce: &NewEvent) -> Result<Event, InboxError> {
+        let mut db = self.db();
+        let tx = db.transaction().map_err(failed("record a run"))?;
+        tx.execute(
+            "INSERT INTO runs (id, key_name, tenant, started_at, ended_at, purged, client)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+            params![
+                run.id.to_string(),
+                run.owner.key_name,
+                run.owner.tenant,
+                run.started_at,
+                run.ended_at,
+                run.purged,
+                run.client
+            ],
+        )
+        .map_err(failed("record a run"))?;
+        let seq = insert_event(&tx, run.id, announce)?;
+        tx.commit().map_err(failed("record a run"))?;
+        Ok(announce.numbered(run.id, seq))
     }
 
-    fn end_run(&self, run: RunId, at: i64) -> Result<bool, InboxError> {
-        let db = self.db();
-        db.execute(
-            "UPDATE runs SET ended_at = ?2 WHERE id = ?1 AND ended_at IS NULL",
-            params![run.to_string(), at],
-        )
-        .map_err(failed("end a run"))?;
-        let exists = db
-            .query_row(
-                "SELECT 1 FROM runs WHERE id = ?1",
-                [run.to_string()],
-                |_| Ok(()),
+    fn end_run(&self, run: RunId, announce: &NewEvent) -> Result<Option<Event>, InboxError> {
+        let mut db = self.db();
+        let tx = db.transaction().map_err(failed("end a run"))?;
+        let ended = tx
+            .execute(
+                "UPDATE runs SET ended_at = ?2 WHERE id = ?1 AND ended_at IS NULL",
+                params![run.to_string(), announce.at],
             )
-            .optional()
-            .map_err(failed("look a run up"))?;
-        Ok(exists.is_some())
+            .map_err(failed("end a run"))?;
+        if ended == 0 {
+            return Ok(None);
+        }
+        let seq = insert_event(&tx, run, announce)?;
+        tx.commit().map_err(failed("end a run"))?;
+        Ok(Some(announce.numbered(run, seq)))
     }
 
     fn run(&self, run: RunId) -> Result<Option<RunInfo>, InboxError> {

@@ -251,6 +251,55 @@ fn a_file_whose_announcement_cannot_be_stored_is_not_kept_on(db: Option<&str>) {
     assert_eq!(announced, ["photo.png"], "{db:?}");
 }
 
+#[test]
+fn a_run_whose_start_or_end_cannot_be_announced_is_not_started_or_ended() {
+    every_backend(a_run_whose_start_or_end_cannot_be_announced_is_not_started_or_ended_on);
+}
+
+/// A run's record and its `run_started` (and its end and `run_ended`) are
+/// stored in one step, like a file and its `file_captured`: a run no event
+/// announced is one no live page or follower ever hears of, and an end
+/// stored without `run_ended` leaves them showing a finished run as going.
+fn a_run_whose_start_or_end_cannot_be_announced_is_not_started_or_ended_on(db: Option<&str>) {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let (inbox, run) = opened_on(dir.path(), small_limits(), db);
+    refuse_events(dir.path(), db, true);
+
+    let refused = inbox.start_run(owner());
+    assert!(refused.is_err(), "{db:?}: started unannounced: {refused:?}");
+    let runs: Vec<RunId> = inbox.runs().expect("runs").iter().map(|r| r.id).collect();
+    assert_eq!(
+        runs,
+        [run],
+        "{db:?}: a run was left recorded without its event"
+    );
+
+    let refused = inbox.end_run(run);
+    assert!(refused.is_err(), "{db:?}: ended unannounced: {refused:?}");
+    let info = inbox.run(run).expect("run").expect("the run is there");
+    assert_eq!(
+        info.ended_at, None,
+        "{db:?}: the end was stored without its event"
+    );
+
+    refuse_events(dir.path(), db, false);
+    let second = inbox.start_run(owner()).expect("a run starts").id;
+    inbox.end_run(run).expect("the run ends");
+    inbox.end_run(run).expect("ending it again changes nothing");
+    let kinds = |id: RunId| -> Vec<String> {
+        inbox
+            .events(id, 1)
+            .expect("events")
+            .into_iter()
+            .map(|event| event.kind)
+            .collect()
+    };
+    assert_eq!(kinds(run), ["run_started", "run_ended"], "{db:?}");
+    assert_eq!(kinds(second), ["run_started"], "{db:?}");
+    let ended = inbox.run(run).expect("run").expect("the run is there");
+    assert!(ended.ended_at.is_some(), "{db:?}");
+}
+
 #[cfg(unix)]
 #[test]
 fn inbox_folders_and_files_are_private_to_the_user() {

@@ -107,13 +107,41 @@ fn a_run_survives_reopening_and_ends_once() {
             purged: false,
             client: None,
         };
-        place.open().insert_run(&run).expect("insert");
-        let records = place.open();
-        assert!(records.end_run(run.id, 20).expect("end"), "{backend}");
-        assert!(records.end_run(run.id, 30).expect("end again"), "{backend}");
-        assert!(
-            !records.end_run(RunId::new(), 30).expect("no run"),
+        let started = insert_run(place.open().as_ref(), &run);
+        assert_eq!(
+            (started.seq, started.kind.as_str()),
+            (1, "run_started"),
             "{backend}"
+        );
+        let records = place.open();
+        let data = serde_json::json!({});
+        let ending = |at| NewEvent {
+            kind: "run_ended",
+            data: &data,
+            at,
+        };
+        let ended = records.end_run(run.id, &ending(20)).expect("end");
+        assert_eq!(ended.map(|e| (e.seq, e.at)), Some((2, 20)), "{backend}");
+        assert_eq!(
+            records.end_run(run.id, &ending(30)).expect("end again"),
+            None,
+            "{backend}"
+        );
+        assert_eq!(
+            records.end_run(RunId::new(), &ending(30)).expect("no run"),
+            None,
+            "{backend}"
+        );
+        let kinds: Vec<String> = records
+            .events(run.id, 0)
+            .expect("events")
+            .into_iter()
+            .map(|e| e.kind)
+            .collect();
+        assert_eq!(
+            kinds,
+            ["run_started", "run_ended"],
+            "{backend}: one event each"
         );
         let found = records.run(run.id).expect("run").expect("exists");
         assert_eq!(found.ended_at, Some(20), "{backend}");
@@ -145,8 +173,8 @@ fn a_runs_client_name_is_kept_and_read_back() {
             ..named.clone()
         };
         let records = place.open();
-        records.insert_run(&named).expect("insert");
-        records.insert_run(&unnamed).expect("insert");
+        insert_run(records.as_ref(), &named);
+        insert_run(records.as_ref(), &unnamed);
         let reopened = place.open();
         assert_eq!(
             reopened.run(named.id).expect("run"),
@@ -193,7 +221,7 @@ fn a_sqlite_database_from_before_client_names_is_upgraded_in_place() {
         purged: false,
         client: Some("mcp-inspector".into()),
     };
-    records.insert_run(&new).expect("a new run");
+    insert_run(&records, &new);
     drop(records);
     let again = SqliteRecords::open(&path).expect("opens twice");
     assert_eq!(again.run(new.id).expect("run"), Some(new));
@@ -211,7 +239,7 @@ fn file_records_are_kept_listed_summed_and_purged() {
             purged: false,
             client: None,
         };
-        records.insert_run(&run).expect("insert run");
+        insert_run(records.as_ref(), &run);
         let other = RunId::new();
         for record in [
             file(run.id, "b.txt", 10),
@@ -247,7 +275,7 @@ fn file_records_are_kept_listed_summed_and_purged() {
             "{backend}: a second record under one path is refused"
         );
         let announced: Vec<(u64, serde_json::Value)> = records
-            .events(run.id, 0)
+            .events(run.id, 2) // 1 is the run's run_started
             .expect("events")
             .into_iter()
             .map(|event| (event.seq, event.data))
@@ -255,9 +283,9 @@ fn file_records_are_kept_listed_summed_and_purged() {
         assert_eq!(
             announced,
             [
-                (1, serde_json::json!({ "path": "b.txt" })),
-                (2, serde_json::json!({ "path": "B.txt" })),
-                (3, serde_json::json!({ "path": "a/c.txt" })),
+                (2, serde_json::json!({ "path": "b.txt" })),
+                (3, serde_json::json!({ "path": "B.txt" })),
+                (4, serde_json::json!({ "path": "a/c.txt" })),
             ],
             "{backend}: each record stored its event with it, and the refused one none"
         );
@@ -459,4 +487,18 @@ fn connection_failures_say_what_to_check_and_never_show_the_password() {
         error.contains("postgres://user:password@host:5432/database"),
         "{error}"
     );
+}
+
+/// Records `run` with a `run_started` as `Inbox` stores it, and gives the
+/// stored event.
+fn insert_run(records: &dyn Records, run: &RunInfo) -> porter_inbox::Event {
+    let data = serde_json::json!({"key_name": run.owner.key_name});
+    let announce = NewEvent {
+        kind: "run_started",
+        data: &data,
+        at: run.started_at,
+    };
+    records
+        .insert_run(run, &announce)
+        .expect("a run is recorded")
 }
