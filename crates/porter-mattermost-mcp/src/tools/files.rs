@@ -108,7 +108,7 @@ impl MattermostServer {
         // A reader that takes long (a recording being transcribed) tells
         // how far it has got; those reports go on to a client that asked for
         // progress, in order, from this task.
-        let (reports, mut reported) = tokio::sync::mpsc::unbounded_channel::<(f64, f64, String)>();
+        let (reports, mut reported) = tokio::sync::mpsc::unbounded_channel::<Report>();
         let cancel = match context.meta.get_progress_token() {
             Some(_) => {
                 Cancel::new().with_progress(std::sync::Arc::new(move |done, total, doing: &str| {
@@ -133,27 +133,25 @@ impl MattermostServer {
                 porter_fileview::prepare(&input, &options, &cancel)
             })
         };
-        let forward = async {
-            let Some(token) = context.meta.get_progress_token() else {
-                return std::future::pending::<std::convert::Infallible>().await;
-            };
-            while let Some((done, total, doing)) = reported.recv().await {
-                let mut params = rmcp::model::ProgressNotificationParam::new(token.clone(), done);
+        let token = context.meta.get_progress_token();
+        let forward = |(done, total, doing): Report| {
+            let token = token.clone();
+            let peer = &context.peer;
+            let name = &info.name;
+            async move {
+                let Some(token) = token else { return };
+                let mut params = rmcp::model::ProgressNotificationParam::new(token, done);
                 params.total = Some(total);
-                params.message = Some(format!("{}: {doing}", info.name));
-                if let Err(error) = context.peer.notify_progress(params).await {
+                params.message = Some(format!("{name}: {doing}"));
+                if let Err(error) = peer.notify_progress(params).await {
                     tracing::debug!(%error, "a progress notification was not delivered");
                 }
             }
-            std::future::pending::<std::convert::Infallible>().await
         };
-        let outcome = tokio::select! {
-            joined = task => joined,
-            never = forward => match never {},
-            () = context.ct.cancelled() => {
-                cancel.cancel();
-                return Err(ToolError::Tool("the request was cancelled".to_owned()));
-            }
+        let Some(outcome) = forwarding(task, &mut reported, context.ct.cancelled(), forward).await
+        else {
+            cancel.cancel();
+            return Err(ToolError::Tool("the request was cancelled".to_owned()));
         };
         let prepared = match outcome {
             Ok(Ok(prepared)) => std::sync::Arc::new(prepared),
@@ -169,6 +167,40 @@ impl MattermostServer {
         lock(&self.shared.cache).put(&info.id, std::sync::Arc::clone(&prepared));
         Ok(Prepared::Ready(prepared))
     }
+}
+
+/// One progress report of a reader: seconds (or units) done, of how many,
+/// and what it is doing.
+type Report = (f64, f64, String);
+
+/// Waits for `task` (a reader on a blocking thread) while `forward` sends
+/// each report it makes, in order. The reports still queued when it ends
+/// go out before its result is given back, and no report is cut off half
+/// sent. `None` when `cancelled` fires first.
+async fn forwarding<T, Sent>(
+    mut task: tokio::task::JoinHandle<T>,
+    reports: &mut tokio::sync::mpsc::UnboundedReceiver<Report>,
+    cancelled: impl Future<Output = ()>,
+    forward: impl Fn(Report) -> Sent,
+) -> Option<Result<T, tokio::task::JoinError>>
+where
+    Sent: Future<Output = ()>,
+{
+    tokio::pin!(cancelled);
+    // Each report is sent outside the race, to its end; the race only
+    // picks what comes next, a report before the reader's end.
+    let joined = loop {
+        tokio::select! {
+            biased;
+            () = &mut cancelled => return None,
+            Some(report) = reports.recv() => forward(report).await,
+            joined = &mut task => break joined,
+        }
+    };
+    while let Ok(report) = reports.try_recv() {
+        forward(report).await;
+    }
+    Some(joined)
 }
 
 /// `Prepared` is a file ready for the view, or the size that kept it from
@@ -473,4 +505,55 @@ pub(crate) struct FilesFound {
     pub files: Vec<FileInfo>,
     /// Whether a team's search stopped at Mattermost's cap.
     pub capped: bool,
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::{Arc, Mutex};
+    use std::time::Duration;
+
+    use super::{Report, forwarding};
+
+    /// A reader that reports quickly and ends at once, and a client that
+    /// takes a moment per notification: every report still reaches the
+    /// client, in order, before the answer. (The reports queued when the
+    /// reader ended were dropped, and the last one, "done", with them.)
+    #[tokio::test]
+    async fn every_report_of_a_reader_goes_out_before_its_answer() {
+        for _ in 0..5 {
+            let (reports, mut reported) = tokio::sync::mpsc::unbounded_channel::<Report>();
+            let task = tokio::task::spawn_blocking(move || {
+                for done in 0..20 {
+                    let _ = reports.send((f64::from(done), 19.0, "reading".to_owned()));
+                }
+                "the answer"
+            });
+            let sent = Arc::new(Mutex::new(Vec::new()));
+            let forward = |report: Report| {
+                let sent = Arc::clone(&sent);
+                async move {
+                    tokio::time::sleep(Duration::from_millis(2)).await;
+                    sent.lock().expect("lock").push(report.0);
+                }
+            };
+            let answer = forwarding(task, &mut reported, std::future::pending(), forward).await;
+            assert_eq!(answer.map(Result::ok), Some(Some("the answer")));
+            let sent = sent.lock().expect("lock").clone();
+            let expected: Vec<f64> = (0..20).map(f64::from).collect();
+            assert_eq!(sent, expected, "every report, in order");
+        }
+    }
+
+    #[tokio::test]
+    async fn a_cancelled_request_stops_waiting() {
+        let (_reports, mut reported) = tokio::sync::mpsc::unbounded_channel::<Report>();
+        let task = tokio::task::spawn_blocking(|| std::thread::sleep(Duration::from_millis(1500)));
+        let started = std::time::Instant::now();
+        let answer = forwarding(task, &mut reported, std::future::ready(()), |_| async {}).await;
+        assert!(answer.is_none());
+        assert!(
+            started.elapsed() < Duration::from_secs(1),
+            "it waited for the reader"
+        );
+    }
 }
