@@ -1174,12 +1174,12 @@ const MAX_HEADER_ROWS: usize = 3;
 /// Takes the lines right above a table, read just before it into `out`,
 /// as its header rows, bottom up: a line whose pieces lie over the
 /// table's `columns`, at least two of them, covering half the columns or
-/// more, each no further above than one and a half times its size. A
-/// piece over a gap between columns, or over the middles of several, is
-/// a header cell spanning them ("2019" over "Men" and "Women"); pieces over
-/// one column join. Header rows are often set apart by a rule or more
+/// more, each no further above than one and a half times its size. Which
+/// columns a piece heads is [`header_cells`]' rule; pieces over one column
+/// join. Header rows are often set apart by a rule or more
 /// space, so the XY-cut reads them as lines of their own.
 fn header_bands(out: &mut Vec<Item>, table: &mut Table, bbox: &mut BoxF, columns: &[(f32, f32)]) {
+    let mut anchors: Vec<f32> = columns.iter().map(|(x0, x1)| f32::midpoint(*x0, *x1)).collect();
     for _ in 0..MAX_HEADER_ROWS {
         // The last line read: the trailing fragments on one baseline.
         let mut band: Vec<&Fragment> = Vec::new();
@@ -1215,9 +1215,10 @@ fn header_bands(out: &mut Vec<Item>, table: &mut Table, bbox: &mut BoxF, columns
             return;
         }
         let pieces: Vec<&(f32, f32, String)> = band.iter().flat_map(|f| &f.parts).collect();
-        let Some(cells) = header_cells(&pieces, columns) else {
+        let Some((cells, above)) = header_cells(&pieces, &anchors) else {
             return;
         };
+        anchors = above;
         let n = band.len();
         for _ in 0..n {
             if let Some(item) = out.pop() {
@@ -1228,62 +1229,75 @@ fn header_bands(out: &mut Vec<Item>, table: &mut Table, bbox: &mut BoxF, columns
     }
 }
 
-/// The cells of a header line over `columns` (see [`header_bands`]), or
-/// `None` when it is no header line of them.
-fn header_cells(pieces: &[&(f32, f32, String)], columns: &[(f32, f32)]) -> Option<Vec<Cell>> {
-    let last = columns.len().checked_sub(1)?;
-    // Each piece's first and last column.
-    let mut placed: Vec<(usize, usize, String)> = Vec::new();
+/// The cells of a header line over columns whose middles are `anchors`
+/// (see [`header_bands`]), with the anchors for the line above it (each
+/// column's own header's middle, where it has one of its own), or `None`
+/// when it is no header line of them. A piece goes to the column whose
+/// anchor is nearest its middle (a header centred over numbers set right
+/// lies left of them); it spans two columns when its middle lies about
+/// half way between their anchors ("2019" over "Men" and "Women"), and
+/// all those whose anchors it covers, when two or more.
+fn header_cells(
+    pieces: &[&(f32, f32, String)],
+    anchors: &[f32],
+) -> Option<(Vec<Cell>, Vec<f32>)> {
+    let last = anchors.len().checked_sub(1)?;
+    // Each piece's first and last column, and its middle.
+    let mut placed: Vec<(usize, usize, String, f32)> = Vec::new();
     for (x0, x1, text) in pieces {
         if text.trim().is_empty() {
             continue;
         }
-        let over: Vec<usize> = (0..=last)
-            .filter(|&c| {
-                let middle = f32::midpoint(columns[c].0, columns[c].1);
-                middle >= *x0 && middle <= *x1
-            })
-            .collect();
         let middle = f32::midpoint(*x0, *x1);
+        let over: Vec<usize> = (0..=last)
+            .filter(|&c| anchors[c] >= *x0 && anchors[c] <= *x1)
+            .collect();
+        let after = anchors.iter().position(|a| middle < *a).unwrap_or(last + 1);
         let (first, end) = if over.len() >= 2 {
             (over[0], over[over.len() - 1])
-        } else if let Some(c) = columns
-            .iter()
-            .position(|(c0, c1)| middle >= *c0 && middle <= *c1)
-        {
-            (c, c)
+        } else if after == 0 {
+            (0, 0)
+        } else if after > last {
+            (last, last)
         } else {
-            // In a gap: over the columns on both sides of it.
-            let after = columns
-                .iter()
-                .position(|(c0, _)| middle < *c0)
-                .unwrap_or(last + 1);
-            (after.saturating_sub(1), after.min(last))
+            let (lo, hi) = (anchors[after - 1], anchors[after]);
+            let (left, right) = (middle - lo, hi - middle);
+            if (left - right).abs() <= 0.25 * (hi - lo) {
+                (after - 1, after)
+            } else if left < right {
+                (after - 1, after - 1)
+            } else {
+                (after, after)
+            }
         };
-        placed.push((first, end, (*text).clone()));
+        placed.push((first, end, (*text).clone(), middle));
     }
     placed.sort_by_key(|p| p.0);
     // Pieces over the same columns are one cell.
-    let mut cells: Vec<(usize, usize, String)> = Vec::new();
-    for (first, end, text) in placed {
+    let mut cells: Vec<(usize, usize, String, f32)> = Vec::new();
+    for (first, end, text, middle) in placed {
         match cells.last_mut() {
             Some(cell) if first <= cell.1 => {
                 cell.1 = cell.1.max(end);
                 join_line(&mut cell.2, &text);
             }
-            _ => cells.push((first, end, text)),
+            _ => cells.push((first, end, text, middle)),
         }
     }
     let covered: usize = cells.iter().map(|c| c.1 - c.0 + 1).sum();
-    if cells.len() < 2 || covered * 2 < columns.len() {
+    if cells.len() < 2 || covered * 2 < anchors.len() {
         return None;
     }
-    let mut row = Vec::with_capacity(columns.len());
+    let mut above = anchors.to_vec();
+    let mut row = Vec::with_capacity(anchors.len());
     let mut column = 0;
-    for (first, end, text) in cells {
+    for (first, end, text, middle) in cells {
         while column < first {
             row.push(Cell::new(String::new()));
             column += 1;
+        }
+        if first == end {
+            above[first] = middle;
         }
         row.push(Cell {
             text,
@@ -1296,7 +1310,7 @@ fn header_cells(pieces: &[&(f32, f32, String)], columns: &[(f32, f32)]) -> Optio
         row.push(Cell::new(String::new()));
         column += 1;
     }
-    Some(row)
+    Some((row, above))
 }
 
 /// What a part cut off by rows is.
