@@ -7,7 +7,10 @@
 //! 2. Reading order by recursive XY-cut: a region splits at vertical gaps
 //!    that run its whole height (columns, read left to right) when it has
 //!    any, else at its widest horizontal gaps (read top to bottom). A table
-//!    is one item in this order. The depth is bounded.
+//!    is one item in this order. The depth is bounded. The lines right
+//!    above a table that lie over its columns (set apart by a rule or more
+//!    space, so cut off from it) are its header rows, with the heads over
+//!    groups of columns as spans; dot leaders are no part of a cell.
 //! 3. Lines in that order join into paragraphs while they follow on (close
 //!    below, overlapping, same size and weight); a bullet or a number starts
 //!    a list item; a hyphen at a line's end before a lower-case word joins.
@@ -216,9 +219,9 @@ pub(crate) fn page_layout(
     for item in ordered {
         match item {
             Item::Table(mut table, mut bbox) => {
-                let known = columns.iter().find(|(b, _)| {
-                    b.x0 == bbox.x0 && b.y0 == bbox.y0 && b.x1 == bbox.x1 && b.y1 == bbox.y1
-                });
+                // The very box it was placed with (copied, never computed).
+                let bits = |b: &BoxF| [b.x0, b.y0, b.x1, b.y1].map(f32::to_bits);
+                let known = columns.iter().find(|(b, _)| bits(b) == bits(&bbox));
                 if let Some((_, known)) = known
                     && !known.is_empty()
                 {
@@ -1179,7 +1182,10 @@ const MAX_HEADER_ROWS: usize = 3;
 /// join. Header rows are often set apart by a rule or more
 /// space, so the XY-cut reads them as lines of their own.
 fn header_bands(out: &mut Vec<Item>, table: &mut Table, bbox: &mut BoxF, columns: &[(f32, f32)]) {
-    let mut anchors: Vec<f32> = columns.iter().map(|(x0, x1)| f32::midpoint(*x0, *x1)).collect();
+    let mut anchors: Vec<f32> = columns
+        .iter()
+        .map(|(x0, x1)| f32::midpoint(*x0, *x1))
+        .collect();
     for _ in 0..MAX_HEADER_ROWS {
         // The last line read: the trailing fragments on one baseline.
         let mut band: Vec<&Fragment> = Vec::new();
@@ -1237,10 +1243,7 @@ fn header_bands(out: &mut Vec<Item>, table: &mut Table, bbox: &mut BoxF, columns
 /// lies left of them); it spans two columns when its middle lies about
 /// half way between their anchors ("2019" over "Men" and "Women"), and
 /// all those whose anchors it covers, when two or more.
-fn header_cells(
-    pieces: &[&(f32, f32, String)],
-    anchors: &[f32],
-) -> Option<(Vec<Cell>, Vec<f32>)> {
+fn header_cells(pieces: &[&(f32, f32, String)], anchors: &[f32]) -> Option<(Vec<Cell>, Vec<f32>)> {
     let last = anchors.len().checked_sub(1)?;
     // Each piece's first and last column, and its middle.
     let mut placed: Vec<(usize, usize, String, f32)> = Vec::new();

@@ -69,6 +69,24 @@ struct Sheet<'a> {
     leaders: bool,
 }
 
+/// A table as reports set it most often: one header line, a head over
+/// each column, and the three rules of booktabs.
+fn sheet<'a>(columns: Vec<Column>, heads: &[&'a str], rows: &[&[&'a str]]) -> Sheet<'a> {
+    Sheet {
+        columns,
+        header: vec![
+            heads
+                .iter()
+                .enumerate()
+                .map(|(c, text)| head(text, c, c))
+                .collect(),
+        ],
+        rows: rows.iter().map(|cells| row(cells)).collect(),
+        rules: true,
+        leaders: false,
+    }
+}
+
 /// Text placed on the page: x, baseline y, size, bold, text.
 type Placed = (f32, f32, f32, bool, String);
 
@@ -116,7 +134,7 @@ impl Sheet<'_> {
                 y -= 2.0;
             }
             let mut lines = 1usize;
-            for (column, cell) in self.columns.iter().zip(&r.cells) {
+            for (c, (column, cell)) in self.columns.iter().zip(&r.cells).enumerate() {
                 let indent = cell.chars().take_while(|c| *c == ' ').count();
                 for (k, piece) in cell.trim_start().split('\n').enumerate() {
                     lines = lines.max(k + 1);
@@ -133,7 +151,7 @@ impl Sheet<'_> {
                         }
                     };
                     let mut piece = piece.to_owned();
-                    if self.leaders && column.x0 == left && k == 0 {
+                    if self.leaders && c == 0 && k == 0 {
                         while x + width(&piece, SIZE) + 2.0 * width(" .", SIZE) < column.x1 {
                             piece.push_str(" .");
                         }
@@ -251,7 +269,6 @@ fn grids(markdown: &str) -> Vec<Vec<Vec<String>>> {
             if let Some(table) = out.last_mut() {
                 table.push(cells);
             }
-            continue;
         } else if !line.starts_with('|') && !line.starts_with("<t") && open && out.last().is_some()
         {
             open = false;
@@ -271,6 +288,50 @@ fn assert_tables(md: &Markdown, expected: &[&[&[&str]]]) {
                 .collect()
         })
         .collect();
+    assert_eq!(grids(&md.text), expected, "in:\n{}", md.text);
+}
+
+/// The grid `sheet` draws, as [`grids`] writes it: its header rows (a
+/// head over several columns spanning them), then its rows, each cell's
+/// lines joined and its indent left out.
+fn drawn(sheet: &Sheet<'_>) -> Vec<Vec<String>> {
+    let mut out = Vec::new();
+    for line in &sheet.header {
+        let mut cells = Vec::new();
+        let mut column = 0;
+        for cell in line {
+            while column < cell.first {
+                cells.push(String::new());
+                column += 1;
+            }
+            let span = cell.last - cell.first + 1;
+            cells.push(if span > 1 {
+                format!("<{span}>{}", cell.text)
+            } else {
+                cell.text.to_owned()
+            });
+            column = cell.last + 1;
+        }
+        while column < sheet.columns.len() {
+            cells.push(String::new());
+            column += 1;
+        }
+        out.push(cells);
+    }
+    for r in &sheet.rows {
+        out.push(
+            r.cells
+                .iter()
+                .map(|c| c.trim().replace('\n', " "))
+                .collect(),
+        );
+    }
+    out
+}
+
+/// Asserts that the page's tables are exactly the grids `sheets` draw.
+fn assert_drawn(md: &Markdown, sheets: &[&Sheet<'_>]) {
+    let expected: Vec<Vec<Vec<String>>> = sheets.iter().map(|s| drawn(s)).collect();
     assert_eq!(grids(&md.text), expected, "in:\n{}", md.text);
 }
 
@@ -319,42 +380,30 @@ fn text_after(y: f32, text: &mut Vec<Placed>) {
     );
 }
 
-#[test]
-fn a_booktabs_table_with_three_rules_and_numbers_set_right_is_read_cell_by_cell() {
-    let sheet = Sheet {
-        columns: columns(72.0, 120.0, 3, 60.0, 15.0, Align::Right),
-        header: vec![vec![
-            head("Region", 0, 0),
-            head("Persons", 1, 1),
-            head("Area", 2, 2),
-            head("Density", 3, 3),
-        ]],
-        rows: vec![
-            row(&["Northland", "12,450", "310", "40.2"]),
-            row(&["Eastmarch", "8,120", "95", "85.5"]),
-            row(&["Southvale", "143,900", "1,020", "141.1"]),
-            row(&["Westfold", "6,030", "12", "502.5"]),
-            row(&["Midlands", "77,310", "640", "120.8"]),
-        ],
-        rules: true,
-        leaders: false,
-    };
+/// A report's page with `sheet` on it: the table's title above it, and
+/// running text under it; read back.
+fn report_page(sheet: &Sheet<'_>) -> Markdown {
     let (mut text, mut rules) = (Vec::new(), Vec::new());
     let y = text_before(&mut text);
     let y = sheet.draw(y, &mut text, &mut rules);
     text_after(y, &mut text);
-    let md = read(&text, &rules);
-    assert_tables(
-        &md,
-        &[&[
-            &["Region", "Persons", "Area", "Density"],
+    read(&text, &rules)
+}
+
+#[test]
+fn a_booktabs_table_with_three_rules_and_numbers_set_right_is_read_cell_by_cell() {
+    let sheet = sheet(
+        columns(72.0, 120.0, 3, 60.0, 15.0, Align::Right),
+        &["Region", "Persons", "Area", "Density"],
+        &[
             &["Northland", "12,450", "310", "40.2"],
             &["Eastmarch", "8,120", "95", "85.5"],
             &["Southvale", "143,900", "1,020", "141.1"],
             &["Westfold", "6,030", "12", "502.5"],
             &["Midlands", "77,310", "640", "120.8"],
-        ]],
+        ],
     );
+    assert_drawn(&report_page(&sheet), &[&sheet]);
 }
 
 #[test]
@@ -380,11 +429,7 @@ fn header_cells_over_groups_of_columns_are_kept_as_spans() {
         rules: true,
         leaders: false,
     };
-    let (mut text, mut rules) = (Vec::new(), Vec::new());
-    let y = text_before(&mut text);
-    let y = sheet.draw(y, &mut text, &mut rules);
-    text_after(y, &mut text);
-    let md = read(&text, &rules);
+    let md = report_page(&sheet);
     // The table model reads the stub's head as spanning both header rows,
     // as such tables are annotated; the rules alone put it on the lower.
     #[cfg(feature = "tables")]
@@ -450,18 +495,7 @@ fn indented_row_labels_a_totals_row_and_notes_under_the_table() {
         &mut text,
     );
     let md = read(&text, &rules);
-    assert_tables(
-        &md,
-        &[&[
-            &["Age", "Number", "Percent"],
-            &["Under 18 years", "320", "21.6"],
-            &["Under 5 years", "90", "6.1"],
-            &["5 to 17 years", "230", "15.5"],
-            &["18 to 64 years", "910", "61.5"],
-            &["65 years and over", "250", "16.9"],
-            &["Total", "1,480", "100.0"],
-        ]],
-    );
+    assert_drawn(&md, &[&sheet]);
     assert!(
         md.text
             .contains("Note: Figures may not add to totals because of rounding."),
@@ -475,200 +509,100 @@ fn indented_row_labels_a_totals_row_and_notes_under_the_table() {
 fn cells_wrapped_over_two_or_three_lines_stay_one_cell() {
     let mut agencies = columns(72.0, 130.0, 2, 120.0, 15.0, Align::Left);
     agencies[2].align = Align::Right;
-    let sheet = Sheet {
-        columns: agencies,
-        header: vec![vec![
-            head("Agency", 0, 0),
-            head("Programme", 1, 1),
-            head("Outlays", 2, 2),
-        ]],
-        rows: vec![
-            row(&[
+    let sheet = sheet(
+        agencies,
+        &["Agency", "Programme", "Outlays"],
+        &[
+            &[
                 "Department of\nHealth and Human\nServices",
                 "Medicare and\nMedicaid",
                 "1,204",
-            ]),
-            row(&["Department of\nEducation", "Student aid", "97"]),
-            row(&["Treasury", "Interest on the\npublic debt", "562"]),
-            row(&[
+            ],
+            &["Department of\nEducation", "Student aid", "97"],
+            &["Treasury", "Interest on the\npublic debt", "562"],
+            &[
                 "Department of\nDefense",
                 "Operations and\nmaintenance",
                 "310",
-            ]),
-        ],
-        rules: true,
-        leaders: false,
-    };
-    let (mut text, mut rules) = (Vec::new(), Vec::new());
-    let y = text_before(&mut text);
-    let y = sheet.draw(y, &mut text, &mut rules);
-    text_after(y, &mut text);
-    let md = read(&text, &rules);
-    assert_tables(
-        &md,
-        &[&[
-            &["Agency", "Programme", "Outlays"],
-            &[
-                "Department of Health and Human Services",
-                "Medicare and Medicaid",
-                "1,204",
             ],
-            &["Department of Education", "Student aid", "97"],
-            &["Treasury", "Interest on the public debt", "562"],
-            &["Department of Defense", "Operations and maintenance", "310"],
-        ]],
+        ],
     );
+    assert_drawn(&report_page(&sheet), &[&sheet]);
 }
 
 #[test]
 fn numbers_on_the_decimal_point_and_empty_cells_keep_their_columns() {
-    let sheet = Sheet {
-        columns: columns(72.0, 110.0, 3, 60.0, 15.0, Align::Decimal(2)),
-        header: vec![vec![
-            head("Item", 0, 0),
-            head("2021", 1, 1),
-            head("2022", 2, 2),
-            head("Change", 3, 3),
-        ]],
-        rows: vec![
-            row(&["Food", "103.5", "110.25", "6.5"]),
-            row(&["Housing", "1,212.8", "", "-2.75"]),
-            row(&["Transport", "98", "99.1", ""]),
-            row(&["Energy", "", "143.75", "12.05"]),
-            row(&["Clothing", "87.25", "88.5", "1.4"]),
-        ],
-        rules: true,
-        leaders: false,
-    };
-    let (mut text, mut rules) = (Vec::new(), Vec::new());
-    let y = text_before(&mut text);
-    let y = sheet.draw(y, &mut text, &mut rules);
-    text_after(y, &mut text);
-    let md = read(&text, &rules);
-    assert_tables(
-        &md,
-        &[&[
-            &["Item", "2021", "2022", "Change"],
+    let sheet = sheet(
+        columns(72.0, 110.0, 3, 60.0, 15.0, Align::Decimal(2)),
+        &["Item", "2021", "2022", "Change"],
+        &[
             &["Food", "103.5", "110.25", "6.5"],
             &["Housing", "1,212.8", "", "-2.75"],
             &["Transport", "98", "99.1", ""],
             &["Energy", "", "143.75", "12.05"],
             &["Clothing", "87.25", "88.5", "1.4"],
-        ]],
+        ],
     );
+    assert_drawn(&report_page(&sheet), &[&sheet]);
 }
 
 #[test]
 #[ignore = "open: the caption above is read into the table as a first row (the leaders are dropped)"]
 fn dot_leaders_after_row_labels_are_not_cell_text() {
-    let sheet = Sheet {
-        columns: columns(72.0, 170.0, 2, 60.0, 10.0, Align::Right),
-        header: vec![vec![
-            head("Industry", 0, 0),
-            head("Firms", 1, 1),
-            head("Workers", 2, 2),
-        ]],
-        rows: vec![
-            row(&["Agriculture", "1,020", "8,410"]),
-            row(&["Mining", "87", "2,305"]),
-            row(&["Construction", "3,402", "19,880"]),
-            row(&["Manufacturing", "2,218", "40,112"]),
-            row(&["Retail trade", "5,930", "31,007"]),
-        ],
-        rules: true,
-        leaders: true,
-    };
-    let (mut text, mut rules) = (Vec::new(), Vec::new());
-    let y = text_before(&mut text);
-    let y = sheet.draw(y, &mut text, &mut rules);
-    text_after(y, &mut text);
-    let md = read(&text, &rules);
-    assert_tables(
-        &md,
-        &[&[
-            &["Industry", "Firms", "Workers"],
+    let mut sheet = sheet(
+        columns(72.0, 170.0, 2, 60.0, 10.0, Align::Right),
+        &["Industry", "Firms", "Workers"],
+        &[
             &["Agriculture", "1,020", "8,410"],
             &["Mining", "87", "2,305"],
             &["Construction", "3,402", "19,880"],
             &["Manufacturing", "2,218", "40,112"],
             &["Retail trade", "5,930", "31,007"],
-        ]],
+        ],
     );
+    sheet.leaders = true;
+    assert_drawn(&report_page(&sheet), &[&sheet]);
 }
 
 #[test]
 #[ignore = "open: the caption above is read into the table as a first row"]
 fn a_table_with_no_rules_at_all_is_read_from_its_columns() {
-    let sheet = Sheet {
-        columns: columns(72.0, 120.0, 3, 60.0, 18.0, Align::Right),
-        header: vec![vec![
-            head("County", 0, 0),
-            head("Farms", 1, 1),
-            head("Acres", 2, 2),
-            head("Workers", 3, 3),
-        ]],
-        rows: vec![
-            row(&["Ashford", "412", "90,210", "1,140"]),
-            row(&["Brampton", "388", "71,005", "930"]),
-            row(&["Colbury", "1,020", "240,880", "3,312"]),
-            row(&["Dunmore", "97", "15,400", "205"]),
-            row(&["Elstow", "250", "60,015", "702"]),
-        ],
-        rules: false,
-        leaders: false,
-    };
-    let (mut text, mut rules) = (Vec::new(), Vec::new());
-    let y = text_before(&mut text);
-    let y = sheet.draw(y, &mut text, &mut rules);
-    text_after(y, &mut text);
-    let md = read(&text, &rules);
-    assert_tables(
-        &md,
-        &[&[
-            &["County", "Farms", "Acres", "Workers"],
+    let mut sheet = sheet(
+        columns(72.0, 120.0, 3, 60.0, 18.0, Align::Right),
+        &["County", "Farms", "Acres", "Workers"],
+        &[
             &["Ashford", "412", "90,210", "1,140"],
             &["Brampton", "388", "71,005", "930"],
             &["Colbury", "1,020", "240,880", "3,312"],
             &["Dunmore", "97", "15,400", "205"],
             &["Elstow", "250", "60,015", "702"],
-        ]],
+        ],
     );
+    sheet.rules = false;
+    assert_drawn(&report_page(&sheet), &[&sheet]);
 }
 
 #[test]
 #[ignore = "open: both tables lose their header rows"]
 fn two_tables_one_after_the_other_stay_two_tables() {
-    let first = Sheet {
-        columns: columns(72.0, 120.0, 2, 60.0, 15.0, Align::Right),
-        header: vec![vec![
-            head("Port", 0, 0),
-            head("Ships", 1, 1),
-            head("Tonnes", 2, 2),
-        ]],
-        rows: vec![
-            row(&["Harwick", "310", "12,400"]),
-            row(&["Lowmouth", "92", "3,050"]),
-            row(&["Saltby", "1,205", "88,730"]),
+    let first = sheet(
+        columns(72.0, 120.0, 2, 60.0, 15.0, Align::Right),
+        &["Port", "Ships", "Tonnes"],
+        &[
+            &["Harwick", "310", "12,400"],
+            &["Lowmouth", "92", "3,050"],
+            &["Saltby", "1,205", "88,730"],
         ],
-        rules: true,
-        leaders: false,
-    };
-    let second = Sheet {
-        columns: columns(72.0, 120.0, 3, 60.0, 15.0, Align::Right),
-        header: vec![vec![
-            head("Route", 0, 0),
-            head("Trips", 1, 1),
-            head("Hours", 2, 2),
-            head("Crew", 3, 3),
-        ]],
-        rows: vec![
-            row(&["North loop", "48", "610", "12"]),
-            row(&["Coast line", "130", "1,402", "30"]),
-            row(&["Island run", "22", "260", "6"]),
+    );
+    let second = sheet(
+        columns(72.0, 120.0, 3, 60.0, 15.0, Align::Right),
+        &["Route", "Trips", "Hours", "Crew"],
+        &[
+            &["North loop", "48", "610", "12"],
+            &["Coast line", "130", "1,402", "30"],
+            &["Island run", "22", "260", "6"],
         ],
-        rules: true,
-        leaders: false,
-    };
+    );
     let (mut text, mut rules) = (Vec::new(), Vec::new());
     let y = text_before(&mut text);
     let y = first.draw(y, &mut text, &mut rules);
@@ -681,44 +615,21 @@ fn two_tables_one_after_the_other_stay_two_tables() {
     ));
     let y = second.draw(y - 36.0, &mut text, &mut rules);
     text_after(y, &mut text);
-    let md = read(&text, &rules);
-    assert_tables(
-        &md,
-        &[
-            &[
-                &["Port", "Ships", "Tonnes"],
-                &["Harwick", "310", "12,400"],
-                &["Lowmouth", "92", "3,050"],
-                &["Saltby", "1,205", "88,730"],
-            ],
-            &[
-                &["Route", "Trips", "Hours", "Crew"],
-                &["North loop", "48", "610", "12"],
-                &["Coast line", "130", "1,402", "30"],
-                &["Island run", "22", "260", "6"],
-            ],
-        ],
-    );
+    assert_drawn(&read(&text, &rules), &[&first, &second]);
 }
 
 #[test]
 #[ignore = "open: the other column's lines beside the table are read as a fourth column"]
 fn a_table_in_one_column_of_a_two_column_page_is_read_with_its_own_columns() {
-    let sheet = Sheet {
-        columns: columns(72.0, 90.0, 2, 55.0, 12.0, Align::Right),
-        header: vec![vec![
-            head("Method", 0, 0),
-            head("Recall", 1, 1),
-            head("Time", 2, 2),
-        ]],
-        rows: vec![
-            row(&["Baseline", "0.71", "1.20"]),
-            row(&["Grid search", "0.78", "9.45"]),
-            row(&["Ours", "0.83", "0.95"]),
+    let sheet = sheet(
+        columns(72.0, 90.0, 2, 55.0, 12.0, Align::Right),
+        &["Method", "Recall", "Time"],
+        &[
+            &["Baseline", "0.71", "1.20"],
+            &["Grid search", "0.78", "9.45"],
+            &["Ours", "0.83", "0.95"],
         ],
-        rules: true,
-        leaders: false,
-    };
+    );
     let (mut text, mut rules) = (Vec::new(), Vec::new());
     // Justified, as papers set their columns: each line reaches the
     // column's right side, as the table does.
@@ -752,14 +663,5 @@ fn a_table_in_one_column_of_a_two_column_page_is_read_with_its_own_columns() {
         &mut text,
     );
     prose(320.0, 700.0, &right, &mut text);
-    let md = read(&text, &rules);
-    assert_tables(
-        &md,
-        &[&[
-            &["Method", "Recall", "Time"],
-            &["Baseline", "0.71", "1.20"],
-            &["Grid search", "0.78", "9.45"],
-            &["Ours", "0.83", "0.95"],
-        ]],
-    );
+    assert_drawn(&read(&text, &rules), &[&sheet]);
 }
