@@ -232,7 +232,15 @@ pub(crate) fn page_layout(
             other => headed.push(other),
         }
     }
-    blocks(headed, body, page)
+    let (mut blocks, marginal, regions) = blocks(headed, body, page);
+    for block in &mut blocks {
+        if let Block::Table(table) = block {
+            for cell in table.rows.iter_mut().flatten() {
+                drop_leaders(&mut cell.text);
+            }
+        }
+    }
+    (blocks, marginal, regions)
 }
 
 /// The columns of a table found before the XY-cut, from the text inside
@@ -1023,18 +1031,7 @@ fn xy_cut(mut items: Vec<Item>, body: f32, depth: usize, out: &mut Vec<Item>) {
     // A gutter has lines on both sides: a gap with one piece of text beside
     // it (a wide space after a full stop, over one line) is no column.
     if groups.len() > 1 && groups.iter().all(|g| g.len() >= 2) {
-        if let Some((mut table, mut bbox, columns)) = aligned_table(&groups, body) {
-            header_bands(out, &mut table, &mut bbox, &columns);
-            out.push(Item::Table(table, bbox));
-            return;
-        }
-        if let Some((text, bbox)) = chart_text(&groups) {
-            out.push(Item::Figure(text, bbox));
-            return;
-        }
-        for group in groups {
-            xy_cut(group, body, depth + 1, out);
-        }
+        read_columns(groups, body, depth, out);
         return;
     }
     let mut items: Vec<Item> = groups.into_iter().flatten().collect();
@@ -1130,6 +1127,70 @@ fn xy_cut(mut items: Vec<Item>, body: f32, depth: usize, out: &mut Vec<Item>) {
         }
         i += 1;
     }
+}
+
+/// Reads a region the XY-cut split in columns (`groups`, left to right):
+/// its title set apart first, then the columns as one table or chart when
+/// they are one, else each column in turn.
+fn read_columns(mut groups: Vec<Vec<Item>>, body: f32, depth: usize, out: &mut Vec<Item>) {
+    if let Some((g, i)) = set_apart_top(&groups) {
+        let top = groups[g].remove(i);
+        xy_cut(vec![top], body, depth + 1, out);
+        xy_cut(groups.into_iter().flatten().collect(), body, depth + 1, out);
+        return;
+    }
+    if let Some((mut table, mut bbox, columns)) = aligned_table(&groups, body) {
+        header_bands(out, &mut table, &mut bbox, &columns);
+        out.push(Item::Table(table, bbox));
+        return;
+    }
+    if let Some((text, bbox)) = chart_text(&groups) {
+        out.push(Item::Figure(text, bbox));
+        return;
+    }
+    for group in groups {
+        xy_cut(group, body, depth + 1, out);
+    }
+}
+
+/// The item at the top of a region cut in columns (group, index), when it
+/// stands alone on its line and lies further above the rest than any two
+/// lines of the rest lie apart, by half as much again: a table's title or
+/// a heading over columns, read before them and never one of their rows.
+fn set_apart_top(groups: &[Vec<Item>]) -> Option<(usize, usize)> {
+    let (g, i, top) = groups
+        .iter()
+        .enumerate()
+        .flat_map(|(g, group)| {
+            group
+                .iter()
+                .enumerate()
+                .map(move |(i, item)| (g, i, item.bbox()))
+        })
+        .min_by(|a, b| a.2.y0.total_cmp(&b.2.y0))?;
+    let mut rest: Vec<BoxF> = groups
+        .iter()
+        .enumerate()
+        .flat_map(|(h, group)| {
+            group
+                .iter()
+                .enumerate()
+                .filter(move |(j, _)| (h, *j) != (g, i))
+                .map(|(_, item)| item.bbox())
+        })
+        .collect();
+    if rest.len() < 3 {
+        return None;
+    }
+    rest.sort_by(|a, b| a.y0.total_cmp(&b.y0));
+    let below = rest[0].y0 - top.y1;
+    let mut widest = 0.0f32;
+    let mut bottom = rest[0].y1;
+    for b in &rest[1..] {
+        widest = widest.max(b.y0 - bottom);
+        bottom = bottom.max(b.y1);
+    }
+    (below > 0.0 && below > 1.5 * widest.max(0.0)).then_some((g, i))
 }
 
 /// The cells of a line drawn piece by piece over a table's columns, when

@@ -215,13 +215,6 @@ fn lay_out(
     {
         learned.restructure(index, &mut blocks, &regions, &words, cancel);
     }
-    for block in &mut blocks {
-        if let Block::Table(table) = block {
-            for cell in table.rows.iter_mut().flatten() {
-                layout::drop_leaders(&mut cell.text);
-            }
-        }
-    }
     (blocks, marginal)
 }
 
