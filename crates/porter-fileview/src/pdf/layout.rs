@@ -7,7 +7,10 @@
 //! 2. Reading order by recursive XY-cut: a region splits at vertical gaps
 //!    that run its whole height (columns, read left to right) when it has
 //!    any, else at its widest horizontal gaps (read top to bottom). A table
-//!    is one item in this order. The depth is bounded.
+//!    is one item in this order. The depth is bounded. The lines right
+//!    above a table that lie over its columns (set apart by a rule or more
+//!    space, so cut off from it) are its header rows, with the heads over
+//!    groups of columns as spans; dot leaders are no part of a cell.
 //! 3. Lines in that order join into paragraphs while they follow on (close
 //!    below, overlapping, same size and weight); a bullet or a number starts
 //!    a list item; a hyphen at a line's end before a lower-case word joins.
@@ -182,6 +185,18 @@ pub(crate) fn page_layout(
             .iter()
             .any(|t| cx >= t.x0 && cx <= t.x1 && cy >= t.y0 && cy <= t.y1)
     });
+    let columns: Vec<(BoxF, Vec<(f32, f32)>)> = tables
+        .iter()
+        .map(|t| {
+            let bbox = BoxF {
+                x0: t.x0,
+                y0: t.y0,
+                x1: t.x1,
+                y1: t.y1,
+            };
+            (bbox, text_columns(&inside, &bbox, &t.table, body))
+        })
+        .collect();
     drop(inside);
     let mut items: Vec<Item> = fragments(outside, body)
         .into_iter()
@@ -198,7 +213,68 @@ pub(crate) fn page_layout(
     }
     let mut ordered = Vec::with_capacity(items.len());
     xy_cut(items, body, 0, &mut ordered);
-    blocks(ordered, body, page)
+    // The lines right above a table found before the XY-cut (by its rules,
+    // or by the library) that lie over its columns are its header rows.
+    let mut headed = Vec::with_capacity(ordered.len());
+    for item in ordered {
+        match item {
+            Item::Table(mut table, mut bbox) => {
+                // The very box it was placed with (copied, never computed).
+                let bits = |b: &BoxF| [b.x0, b.y0, b.x1, b.y1].map(f32::to_bits);
+                let known = columns.iter().find(|(b, _)| bits(b) == bits(&bbox));
+                if let Some((_, known)) = known
+                    && !known.is_empty()
+                {
+                    header_bands(&mut headed, &mut table, &mut bbox, known);
+                }
+                headed.push(Item::Table(table, bbox));
+            }
+            other => headed.push(other),
+        }
+    }
+    let (mut blocks, marginal, regions) = blocks(headed, body, page);
+    for block in &mut blocks {
+        if let Block::Table(table) = block {
+            for cell in table.rows.iter_mut().flatten() {
+                drop_leaders(&mut cell.text);
+            }
+        }
+    }
+    (blocks, marginal, regions)
+}
+
+/// The columns of a table found before the XY-cut, from the text inside
+/// its region (`bbox`): the pieces' extents on x, joined where they
+/// overlap or lie closer than a word space; none unless they make as many
+/// columns as the table has.
+fn text_columns(pieces: &[Piece], bbox: &BoxF, table: &Table, body: f32) -> Vec<(f32, f32)> {
+    let mut spans: Vec<(f32, f32)> = pieces
+        .iter()
+        .filter(|p| {
+            let (cx, cy) = (f32::midpoint(p.x0, p.x1), f32::midpoint(p.y0, p.y1));
+            cx >= bbox.x0 && cx <= bbox.x1 && cy >= bbox.y0 && cy <= bbox.y1
+        })
+        .map(|p| (p.x0, p.x1))
+        .collect();
+    spans.sort_by(|a, b| a.0.total_cmp(&b.0));
+    let mut columns: Vec<(f32, f32)> = Vec::new();
+    for (x0, x1) in spans {
+        match columns.last_mut() {
+            Some(last) if x0 - last.1 < 0.6 * body => last.1 = last.1.max(x1),
+            _ => columns.push((x0, x1)),
+        }
+    }
+    let count = table
+        .rows
+        .iter()
+        .map(|r| r.iter().map(|c| c.col_span).sum::<usize>())
+        .max()
+        .unwrap_or(0);
+    if columns.len() == count {
+        columns
+    } else {
+        Vec::new()
+    }
 }
 
 /// Positions closer than this (points) are one ruling position.
@@ -955,17 +1031,7 @@ fn xy_cut(mut items: Vec<Item>, body: f32, depth: usize, out: &mut Vec<Item>) {
     // A gutter has lines on both sides: a gap with one piece of text beside
     // it (a wide space after a full stop, over one line) is no column.
     if groups.len() > 1 && groups.iter().all(|g| g.len() >= 2) {
-        if let Some((table, bbox, _)) = aligned_table(&groups, body) {
-            out.push(Item::Table(table, bbox));
-            return;
-        }
-        if let Some((text, bbox)) = chart_text(&groups) {
-            out.push(Item::Figure(text, bbox));
-            return;
-        }
-        for group in groups {
-            xy_cut(group, body, depth + 1, out);
-        }
+        read_columns(groups, body, depth, out);
         return;
     }
     let mut items: Vec<Item> = groups.into_iter().flatten().collect();
@@ -1043,6 +1109,8 @@ fn xy_cut(mut items: Vec<Item>, body: f32, depth: usize, out: &mut Vec<Item>) {
                             bbox.union(&f.bbox);
                         }
                         table.rows.insert(0, cells);
+                    } else {
+                        header_bands(out, &mut table, &mut bbox, &columns);
                     }
                     out.push(Item::Table(table, bbox));
                 } else if let Some((text, bbox)) = chart_text(&groups) {
@@ -1059,6 +1127,70 @@ fn xy_cut(mut items: Vec<Item>, body: f32, depth: usize, out: &mut Vec<Item>) {
         }
         i += 1;
     }
+}
+
+/// Reads a region the XY-cut split in columns (`groups`, left to right):
+/// its title set apart first, then the columns as one table or chart when
+/// they are one, else each column in turn.
+fn read_columns(mut groups: Vec<Vec<Item>>, body: f32, depth: usize, out: &mut Vec<Item>) {
+    if let Some((g, i)) = set_apart_top(&groups) {
+        let top = groups[g].remove(i);
+        xy_cut(vec![top], body, depth + 1, out);
+        xy_cut(groups.into_iter().flatten().collect(), body, depth + 1, out);
+        return;
+    }
+    if let Some((mut table, mut bbox, columns)) = aligned_table(&groups, body) {
+        header_bands(out, &mut table, &mut bbox, &columns);
+        out.push(Item::Table(table, bbox));
+        return;
+    }
+    if let Some((text, bbox)) = chart_text(&groups) {
+        out.push(Item::Figure(text, bbox));
+        return;
+    }
+    for group in groups {
+        xy_cut(group, body, depth + 1, out);
+    }
+}
+
+/// The item at the top of a region cut in columns (group, index), when it
+/// stands alone on its line and lies further above the rest than any two
+/// lines of the rest lie apart, by half as much again: a table's title or
+/// a heading over columns, read before them and never one of their rows.
+fn set_apart_top(groups: &[Vec<Item>]) -> Option<(usize, usize)> {
+    let (g, i, top) = groups
+        .iter()
+        .enumerate()
+        .flat_map(|(g, group)| {
+            group
+                .iter()
+                .enumerate()
+                .map(move |(i, item)| (g, i, item.bbox()))
+        })
+        .min_by(|a, b| a.2.y0.total_cmp(&b.2.y0))?;
+    let mut rest: Vec<BoxF> = groups
+        .iter()
+        .enumerate()
+        .flat_map(|(h, group)| {
+            group
+                .iter()
+                .enumerate()
+                .filter(move |(j, _)| (h, *j) != (g, i))
+                .map(|(_, item)| item.bbox())
+        })
+        .collect();
+    if rest.len() < 3 {
+        return None;
+    }
+    rest.sort_by(|a, b| a.y0.total_cmp(&b.y0));
+    let below = rest[0].y0 - top.y1;
+    let mut widest = 0.0f32;
+    let mut bottom = rest[0].y1;
+    for b in &rest[1..] {
+        widest = widest.max(b.y0 - bottom);
+        bottom = bottom.max(b.y1);
+    }
+    (below > 0.0 && below > 1.5 * widest.max(0.0)).then_some((g, i))
 }
 
 /// The cells of a line drawn piece by piece over a table's columns, when
@@ -1097,6 +1229,152 @@ fn header_row(line: &Fragment, columns: &[(f32, f32)], table: BoxF) -> Option<Ve
             })
             .collect(),
     )
+}
+
+/// `MAX_HEADER_ROWS` is how many lines above a table [`header_bands`]
+/// takes as its header rows.
+const MAX_HEADER_ROWS: usize = 3;
+
+/// Takes the lines right above a table, read just before it into `out`,
+/// as its header rows, bottom up: a line whose pieces lie over the
+/// table's `columns`, at least two of them, covering half the columns or
+/// more, each no further above than one and a half times its size. Which
+/// columns a piece heads is [`header_cells`]' rule; pieces over one column
+/// join. Header rows are often set apart by a rule or more
+/// space, so the XY-cut reads them as lines of their own.
+fn header_bands(out: &mut Vec<Item>, table: &mut Table, bbox: &mut BoxF, columns: &[(f32, f32)]) {
+    let mut anchors: Vec<f32> = columns
+        .iter()
+        .map(|(x0, x1)| f32::midpoint(*x0, *x1))
+        .collect();
+    for _ in 0..MAX_HEADER_ROWS {
+        // The last line read: the trailing fragments on one baseline.
+        let mut band: Vec<&Fragment> = Vec::new();
+        for item in out.iter().rev() {
+            let Item::Text(f) = item else { break };
+            let on_line = band.first().is_none_or(|first| {
+                let middle = f32::midpoint(f.bbox.y0, f.bbox.y1);
+                middle >= first.bbox.y0 && middle <= first.bbox.y1
+            });
+            if !on_line {
+                break;
+            }
+            band.push(f);
+        }
+        let Some(size) = band.iter().map(|f| f.size).reduce(f32::max) else {
+            return;
+        };
+
+        let bottom = band
+            .iter()
+            .map(|f| f.bbox.y1)
+            .fold(f32::NEG_INFINITY, f32::max);
+        let (left, right) = band
+            .iter()
+            .fold((f32::INFINITY, f32::NEG_INFINITY), |a, f| {
+                (a.0.min(f.bbox.x0), a.1.max(f.bbox.x1))
+            });
+        if bottom > bbox.y0 + 0.3 * size
+            || bbox.y0 - bottom > 1.5 * size
+            || left < bbox.x0 - size
+            || right > bbox.x1 + size
+        {
+            return;
+        }
+        let pieces: Vec<&(f32, f32, String)> = band.iter().flat_map(|f| &f.parts).collect();
+        let Some((cells, above)) = header_cells(&pieces, &anchors) else {
+            return;
+        };
+        anchors = above;
+        let n = band.len();
+        for _ in 0..n {
+            if let Some(item) = out.pop() {
+                bbox.union(&item.bbox());
+            }
+        }
+        table.rows.insert(0, cells);
+    }
+}
+
+/// The cells of a header line over columns whose middles are `anchors`
+/// (see [`header_bands`]), with the anchors for the line above it (each
+/// column's own header's middle, where it has one of its own), or `None`
+/// when it is no header line of them. A piece goes to the column whose
+/// anchor is nearest its middle (a header centred over numbers set right
+/// lies left of them); it spans two columns when its middle lies about
+/// half way between their anchors ("2019" over "Men" and "Women"), and
+/// all those whose anchors it covers, when two or more.
+fn header_cells(pieces: &[&(f32, f32, String)], anchors: &[f32]) -> Option<(Vec<Cell>, Vec<f32>)> {
+    let last = anchors.len().checked_sub(1)?;
+    // Each piece's first and last column, and its middle.
+    let mut placed: Vec<(usize, usize, String, f32)> = Vec::new();
+    for (x0, x1, text) in pieces {
+        if text.trim().is_empty() {
+            continue;
+        }
+        let middle = f32::midpoint(*x0, *x1);
+        let over: Vec<usize> = (0..=last)
+            .filter(|&c| anchors[c] >= *x0 && anchors[c] <= *x1)
+            .collect();
+        let after = anchors.iter().position(|a| middle < *a).unwrap_or(last + 1);
+        let (first, end) = if over.len() >= 2 {
+            (over[0], over[over.len() - 1])
+        } else if after == 0 {
+            (0, 0)
+        } else if after > last {
+            (last, last)
+        } else {
+            let (lo, hi) = (anchors[after - 1], anchors[after]);
+            let (left, right) = (middle - lo, hi - middle);
+            if (left - right).abs() <= 0.25 * (hi - lo) {
+                (after - 1, after)
+            } else if left < right {
+                (after - 1, after - 1)
+            } else {
+                (after, after)
+            }
+        };
+        placed.push((first, end, (*text).clone(), middle));
+    }
+    placed.sort_by_key(|p| p.0);
+    // Pieces over the same columns are one cell.
+    let mut cells: Vec<(usize, usize, String, f32)> = Vec::new();
+    for (first, end, text, middle) in placed {
+        match cells.last_mut() {
+            Some(cell) if first <= cell.1 => {
+                cell.1 = cell.1.max(end);
+                join_line(&mut cell.2, &text);
+            }
+            _ => cells.push((first, end, text, middle)),
+        }
+    }
+    let covered: usize = cells.iter().map(|c| c.1 - c.0 + 1).sum();
+    if cells.len() < 2 || covered * 2 < anchors.len() {
+        return None;
+    }
+    let mut above = anchors.to_vec();
+    let mut row = Vec::with_capacity(anchors.len());
+    let mut column = 0;
+    for (first, end, text, middle) in cells {
+        while column < first {
+            row.push(Cell::new(String::new()));
+            column += 1;
+        }
+        if first == end {
+            above[first] = middle;
+        }
+        row.push(Cell {
+            text,
+            col_span: end - first + 1,
+            row_span: 1,
+        });
+        column = end + 1;
+    }
+    while column <= last {
+        row.push(Cell::new(String::new()));
+        column += 1;
+    }
+    Some((row, above))
 }
 
 /// What a part cut off by rows is.
@@ -1539,6 +1817,46 @@ fn join_line(text: &mut String, line: &str) {
         text.push(' ');
     }
     text.push_str(line);
+}
+
+/// Drops the dot leaders at the end of a table cell's text ("Mining . . .
+/// . . ." or "Mining........"): they lead the eye to the next column and
+/// are no part of the cell. A run counts as leaders from three dots with
+/// spaces between them, or four without (an ellipsis has three); a cell
+/// of dots alone is left as it is. Dots standing alone before a cell's
+/// text are a leader's last dots read into the cell after it.
+pub(crate) fn drop_leaders(text: &mut String) {
+    let kept = text.trim_end_matches(|c: char| c == '.' || c == '\u{2026}' || c.is_whitespace());
+    if kept.trim().is_empty() {
+        // A cell of dots alone says "not available": it is the cell's text.
+        return;
+    }
+    // The last dots of a row label's leaders, read into the next cell.
+    let mut words = kept.split(' ').peekable();
+    let mut stray = 0usize;
+    while words.next_if(|w| *w == ".").is_some() {
+        stray += 2;
+    }
+    if stray > 0 && words.peek().is_some() {
+        *text = text[stray..].to_owned();
+        return drop_leaders(text);
+    }
+    let run = &text[kept.len()..];
+    let dots = run
+        .chars()
+        .map(|c| {
+            if c == '\u{2026}' {
+                3
+            } else {
+                usize::from(c == '.')
+            }
+        })
+        .sum::<usize>();
+    let spaced = run.trim().contains(' ');
+    if dots >= 4 || (spaced && dots >= 3) {
+        let end = kept.trim_end().len();
+        text.truncate(end);
+    }
 }
 
 /// Whether a text starts with section numbering: "3.", "9.5.", "3.1",
@@ -2190,5 +2508,23 @@ mod tests {
             !blocks.iter().any(|b| matches!(b, Block::Heading { .. })),
             "{blocks:?}"
         );
+    }
+
+    #[test]
+    fn dot_leaders_are_dropped_from_cells_but_dots_standing_for_a_value_stay() {
+        let cases = [
+            ("Mining . . . . . . . .", "Mining"),
+            ("Mining........", "Mining"),
+            (". . 2,218", "2,218"),
+            ("Other...", "Other..."),
+            (". . .", ". . ."),
+            ("1.5", "1.5"),
+            ("Total", "Total"),
+        ];
+        for (cell, kept) in cases {
+            let mut text = cell.to_owned();
+            drop_leaders(&mut text);
+            assert_eq!(text, kept, "from {cell:?}");
+        }
     }
 }

@@ -15,7 +15,7 @@ use std::time::{Duration, Instant};
 use porter_vision::{Budget, CellGuess, Picture, TableGuess, TableModel};
 
 use super::engine;
-use super::layout::{Piece, Region};
+use super::layout::{Piece, Region, drop_leaders};
 use super::raster::{Canvas, Drawn};
 use crate::bounds::Cancel;
 use crate::document::{Block, Cell, Table};
@@ -254,7 +254,8 @@ fn filled(guess: &TableGuess, drawn: &Drawn, region: Region, pieces: &[Piece]) -
                 a.y0.total_cmp(&b.y0)
             }
         });
-        let text = words.iter().map(|w| w.text).collect::<Vec<_>>().join(" ");
+        let mut text = words.iter().map(|w| w.text).collect::<Vec<_>>().join(" ");
+        drop_leaders(&mut text);
         if let Some(row) = rows.get_mut(cell.row) {
             row.push(Cell {
                 text,

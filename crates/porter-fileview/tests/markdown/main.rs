@@ -9,6 +9,7 @@ use porter_mmsim::pdf_with_xref;
 use porter_test::corpus_file;
 
 mod structure;
+mod tables;
 
 /// The Markdown of a corpus file under `real/`.
 fn markdown(name: &str) -> Markdown {

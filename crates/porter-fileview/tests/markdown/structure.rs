@@ -12,19 +12,19 @@ use super::assert_lines_in_order;
 
 /// A line of text: where it starts (points from the bottom left), and its
 /// runs, each in a size and face (bold or not), drawn one after the other.
-struct Line<'a> {
-    x: f32,
-    y: f32,
-    runs: Vec<(f32, bool, &'a str)>,
+pub(super) struct Line<'a> {
+    pub(super) x: f32,
+    pub(super) y: f32,
+    pub(super) runs: Vec<(f32, bool, &'a str)>,
 }
 
 /// A straight line drawn on the page: from (x0, y0) to (x1, y1), stroked.
-type Rule = (f32, f32, f32, f32);
+pub(super) type Rule = (f32, f32, f32, f32);
 
 /// A one-page Letter PDF of `lines` and of straight `rules` (x0, y0, x1,
 /// y1, stroked), in Helvetica and Helvetica-Bold whose every glyph is half
 /// its size wide.
-fn page(lines: &[Line<'_>], rules: &[Rule]) -> Vec<u8> {
+pub(super) fn page(lines: &[Line<'_>], rules: &[Rule]) -> Vec<u8> {
     let mut content = String::new();
     for line in lines {
         write!(content, "BT {} {} Td ", line.x, line.y).expect("a String takes text");
@@ -60,7 +60,7 @@ fn page(lines: &[Line<'_>], rules: &[Rule]) -> Vec<u8> {
     pdf_with_xref(&objects.map(String::into_bytes), None)
 }
 
-fn extract(pdf: &[u8], options: &Options) -> Markdown {
+pub(super) fn extract(pdf: &[u8], options: &Options) -> Markdown {
     to_markdown(&FileInput::new(pdf, "page.pdf"), options, &Cancel::new()).expect("the PDF is read")
 }
 
