@@ -3,11 +3,15 @@
 //! marks the transcript is read with.
 
 /// `CPU_SECONDS` is the CPU time transcription of one recording may take
-/// by default (120 s): Whisper tiny.en hears about ten minutes of speech in
-/// that on two cores. Past it the transcript stops and says where.
+/// by default (120 s): Whisper base with 5 beams hears about seven minutes
+/// of speech in that, tiny.en fourteen (bench/transcribe's two-minute clip
+/// took 34 s and 17 s, a loaded machine). Past it the transcript stops and
+/// says where.
 pub const CPU_SECONDS: u64 = 120;
 /// `NO_SPEECH_THRESHOLD` is the no-speech probability over which a window
-/// whose text is also unsure gives no words (Whisper's 0.6).
+/// whose text is also unsure gives no words (Whisper's 0.6); with
+/// [`LOGPROB_THRESHOLD`] it sets how sure of speech a window must be (see
+/// `heard_nothing` in transcribe.rs).
 pub const NO_SPEECH_THRESHOLD: f32 = 0.6;
 /// `LOGPROB_THRESHOLD` is the mean log-probability under which a window's
 /// text counts as unsure (Whisper's -1.0).
