@@ -239,7 +239,7 @@ pub(crate) mod tests {
         let beam = run(misleading_start, 5);
         assert_eq!(beam.tokens, vec![2, 3]);
         assert!(beam.score() > greedy.score());
-        let expected = (0.4f32.ln() + 0.99f32.ln()) / 2.0;
+        let expected = f32::midpoint(0.4f32.ln(), 0.99f32.ln());
         assert!((beam.score() - expected).abs() < 1e-4, "{}", beam.score());
     }
 
