@@ -87,7 +87,10 @@ def main() -> None:
     ap.add_argument("--python", default=sys.executable)
     args = ap.parse_args()
     clips = json.loads((args.clips / "clips.json").read_text())
-    model = args.models / "whisper-tiny.en"
+    # The model porter uses: the first of these installed (porter_speech::MODELS).
+    model = next((args.models / m for m in ("whisper-base", "whisper-tiny.en") if (args.models / m / "model.bin").is_file()),
+                 args.models / "whisper-tiny.en")
+    print(f"model: {model.name} (porter and faster-whisper)")
     env = dict(os.environ, PORTER_MODELS_DIR=str(args.models))
     print(f"load average before: {os.getloadavg()}")
     out_dir = args.clips / "out"
@@ -99,7 +102,7 @@ def main() -> None:
         rows.append(dict(clip, duration=duration(path), porter_seconds=seconds, porter_rss_kib=rss_kib,
                          porter=porter_text(markdown), porter_err=err.strip()))
     peers = {}
-    for compute, beam in (("float32", 1), ("int8", 5)):
+    for compute, beam in (("float32", 5), ("int8", 5)):
         results, load, rss = run_peer(args.python, model, args.clips, compute, beam)
         peers[(compute, beam)] = (load, rss)
         for row in rows:
@@ -108,7 +111,7 @@ def main() -> None:
     print(f"load average after:  {os.getloadavg()}")
     (args.clips / "results.json").write_text(json.dumps(rows, indent=1) + "\n")
 
-    keys = [("porter", "porter_seconds", "porter (f32, greedy), `porter extract`, whole process")]
+    keys = [("porter", "porter_seconds", f"porter ({model.name}, f32, beam 5), `porter extract`, whole process")]
     for (compute, beam), (load, rss) in peers.items():
         keys.append((f"fw_{compute}_{beam}", f"fw_{compute}_{beam}_seconds",
                      f"faster-whisper {compute}, beam {beam}, warm in-process (+{load:.2f} s load once; peak RSS {rss / 1024:.0f} MiB)"))

@@ -107,7 +107,9 @@ pub const TABLE_MODEL_TABLES: usize = 24;
 /// the transcript says where it stopped.
 pub const SPEECH_SECONDS: u64 = 3600;
 /// `SPEECH_CPU_SECONDS` is the CPU time transcribing one recording may
-/// take (120 s; about ten minutes of speech on two cores); the transcript
+/// take (120 s; about seven minutes of speech with Whisper base, beam 5,
+/// fourteen with tiny.en: the two-minute bench clip took 34 s and 17 s of
+/// CPU time on a loaded machine); the transcript
 /// says where it stopped. A worker that transcribes needs this much CPU
 /// time beyond [`WORKER_CPU_SECONDS`].
 pub const SPEECH_CPU_SECONDS: u64 = 120;
@@ -206,7 +208,8 @@ pub struct Options {
     /// Threads transcription runs on; see [`SPEECH_THREADS`].
     pub speech_threads: usize,
     /// The folder the learned models are in (the table model's
-    /// `slanet-plus.onnx`, the speech model's `whisper-tiny.en/`; see
+    /// `slanet-plus.onnx`, the speech model's `whisper-base/` or
+    /// `whisper-tiny.en/`; see
     /// `docs/models.md`), or `None` for the one the program installed with
     /// [`crate::install_models`] (none: tables are read by the layout rules
     /// alone and recordings described). The library never looks for it.

@@ -25,7 +25,7 @@ use crate::markdown::out::Markdown;
 use crate::options::Options;
 
 /// What a note says when no model is installed: how to install it.
-pub(crate) const NO_MODEL: &str = "Its speech is not transcribed: no speech model is installed (run scripts/models.sh from porter's source, or set PORTER_MODELS_DIR to a directory holding whisper-tiny.en).";
+pub(crate) const NO_MODEL: &str = "Its speech is not transcribed: no speech model is installed (run scripts/models.sh from porter's source, or set PORTER_MODELS_DIR to a directory holding whisper-base or whisper-tiny.en).";
 /// What a note says in a build without speech to text.
 #[cfg(not(feature = "speech"))]
 pub(crate) const NOT_AVAILABLE: &str =
@@ -107,15 +107,17 @@ pub(crate) fn hear(
         threads: options.speech_threads.max(1),
         ..porter_speech::Options::default()
     };
-    let transcript = model.transcribe(&audio, &speech_options, &cancelled, &mut |p| {
-        cancel.progress(
-            p.done_seconds,
-            p.total_seconds,
-            "transcribing the recording",
-        );
-    });
+    let transcript = model
+        .model
+        .transcribe(&audio, &speech_options, &cancelled, &mut |p| {
+            cancel.progress(
+                p.done_seconds,
+                p.total_seconds,
+                "transcribing the recording",
+            );
+        });
     cancel.check()?;
-    Ok(Outcome::Heard(heard(&audio, &transcript)))
+    Ok(Outcome::Heard(heard(model.name, &audio, &transcript)))
 }
 
 #[cfg(not(feature = "speech"))]
@@ -124,17 +126,22 @@ pub(crate) fn hear(_: &[u8], _: &str, _: &Options, _: &Cancel) -> Result<Outcome
     Ok(Outcome::NotTranscribed(NOT_AVAILABLE.to_owned()))
 }
 
-/// Where the speech model's main file is, inside a models folder.
+/// The speech model of a models folder: the first of
+/// [`porter_speech::MODELS`] whose `model.bin` is there (looked up once
+/// per process; see [`crate::models::has`]), as its folder and name.
 #[cfg(feature = "speech")]
-fn model_file() -> String {
-    format!("{}/model.bin", porter_speech::TINY_EN_DIR)
+fn model_found(dir: &std::path::Path) -> Option<(&'static str, &'static str)> {
+    porter_speech::MODELS
+        .iter()
+        .copied()
+        .find(|(folder, _)| crate::models::has(dir, &format!("{folder}/model.bin")))
 }
 
 /// Whether a model is in the models folder for `options`, without loading
-/// it (looked up once per process; see [`crate::models::has`]).
+/// it.
 #[cfg(feature = "speech")]
 fn model_installed(options: &Options) -> bool {
-    crate::models::dir_for(options).is_some_and(|dir| crate::models::has(dir, &model_file()))
+    crate::models::dir_for(options).is_some_and(|dir| model_found(dir).is_some())
 }
 
 /// Looks once whether a model is installed, for a worker about to confine
@@ -145,28 +152,39 @@ pub(crate) fn look_for_model() {
     let _ = model_installed(&Options::default());
 }
 
+/// A speech model loaded, with the name its notes give it.
+#[cfg(feature = "speech")]
+pub(crate) struct Named {
+    pub model: porter_speech::Model,
+    pub name: &'static str,
+}
+
 /// The model of the models folder for `options`, loaded on first need and
 /// kept for the process: `Err` with the note to show when there is none or
 /// it cannot load.
 #[cfg(feature = "speech")]
-pub(crate) fn model(options: &Options) -> Result<std::sync::Arc<porter_speech::Model>, String> {
-    static MODEL: crate::models::Cache<porter_speech::Model> = crate::models::Cache::new();
+pub(crate) fn model(options: &Options) -> Result<std::sync::Arc<Named>, String> {
+    static MODEL: crate::models::Cache<Named> = crate::models::Cache::new();
     let Some(dir) = crate::models::dir_for(options) else {
         return Err(NO_MODEL.to_owned());
     };
-    if !crate::models::has(dir, &model_file()) {
+    let Some((folder, name)) = model_found(dir) else {
         return Err(NO_MODEL.to_owned());
-    }
+    };
     MODEL.get(dir, |dir| {
-        let model = porter_speech::Model::load(&dir.join(porter_speech::TINY_EN_DIR))
+        let model = porter_speech::Model::load(&dir.join(folder))
             .map_err(|error| format!("Its speech is not transcribed: {error}."))?;
         crate::engines::record_start(crate::engines::Engine::Speech);
-        Ok(model)
+        Ok(Named { model, name })
     })
 }
 
 #[cfg(feature = "speech")]
-fn heard(audio: &porter_speech::Audio, transcript: &porter_speech::Transcript) -> Heard {
+fn heard(
+    model: &str,
+    audio: &porter_speech::Audio,
+    transcript: &porter_speech::Transcript,
+) -> Heard {
     let mut lines = String::new();
     for segment in &transcript.segments {
         let _ = writeln!(
@@ -176,8 +194,12 @@ fn heard(audio: &porter_speech::Audio, transcript: &porter_speech::Transcript) -
             one_line(&segment.text)
         );
     }
+    let language = transcript
+        .language
+        .as_ref()
+        .map_or_else(|| "English".to_owned(), |code| format!("language {code}"));
     let mut notes = vec![format!(
-        "Transcribed by porter with Whisper tiny.en (English; {} of {} audio at {} Hz); silence and music give no words, and the words are the model's hearing, not a verified record.",
+        "Transcribed by porter with {model} ({language}; {} of {} audio at {} Hz); silence and music give no words, and the words are the model's hearing, not a verified record.",
         clock(audio.seconds()),
         audio.codec,
         audio.source_rate,

@@ -27,10 +27,15 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             .ok()
             .and_then(|t| t.parse().ok())
             .unwrap_or(2);
+        let beam_size = std::env::var("BEAM")
+            .ok()
+            .and_then(|t| t.parse().ok())
+            .unwrap_or(porter_speech::BEAM_SIZE);
         let transcript = model.transcribe(
             &audio,
             &porter_speech::Options {
                 threads,
+                beam_size,
                 ..porter_speech::Options::default()
             },
             &|| false,

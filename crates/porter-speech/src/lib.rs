@@ -34,6 +34,7 @@
 //! ```
 
 mod audio;
+mod beam;
 mod cpu;
 mod ct2;
 mod kernels;
@@ -46,7 +47,7 @@ mod types;
 mod weights;
 
 pub use audio::{Audio, AudioError, AudioLimits, MAX_SECONDS, decode};
-pub use model::{LoadError, Model, TINY_EN_DIR};
+pub use model::{BASE_DIR, LoadError, MODELS, Model, TINY_EN_DIR};
 pub use types::*;
 
 #[cfg(test)]

@@ -98,6 +98,8 @@ impl Model {
             special.no_timestamps,
         ]);
         suppressed.extend(special.start_of_lm);
+        // A language token is part of the prompt, never of the text.
+        suppressed.extend(vocabulary.languages.iter().map(|(id, _)| *id));
         let blank = 220; // " " in GPT-2's vocabulary, which Whisper's extends.
         Ok(Self {
             english_only: !special.multilingual,
@@ -142,3 +144,13 @@ fn config_suppressed(config: &[u8]) -> Result<Vec<u32>, String> {
 /// The directory under a models directory that holds Whisper tiny.en, as
 /// the setup script unpacks it.
 pub const TINY_EN_DIR: &str = "whisper-tiny.en";
+/// The directory that holds Whisper base (multilingual).
+pub const BASE_DIR: &str = "whisper-base";
+
+/// The speech models a models directory may hold, the one to use first
+/// first, each with the name a note gives it. Base comes first: on
+/// bench/transcribe's clips, beam 5, it heard held-out speech at WER 0.117
+/// where tiny.en heard 0.149 (dev 0.179 and 0.210), for 2.0 times the CPU
+/// time and 424 MiB at its peak, within a worker's 512 MiB; and it hears
+/// other languages than English. tiny.en alone still works.
+pub const MODELS: &[(&str, &str)] = &[(BASE_DIR, "Whisper base"), (TINY_EN_DIR, "Whisper tiny.en")];

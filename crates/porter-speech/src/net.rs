@@ -332,87 +332,217 @@ impl Network {
     }
 
     /// A decoding state for one window: the audio's keys and values for
-    /// each layer, and an empty cache of the text's.
+    /// each layer, made once and shared by every sequence decoded over
+    /// it, and one empty cache of the text's.
     pub fn start(&self, audio: &Array2<f32>, threads: usize) -> State {
-        let w = self.width;
         State {
             cross: self
                 .decoder_layers
                 .iter()
                 .map(|layer| layer.cross_kv.forward(audio.view(), threads))
                 .collect(),
-            keys: vec![Array2::zeros((TEXT_CONTEXT, w)); self.decoder_layers.len()],
-            values: vec![Array2::zeros((TEXT_CONTEXT, w)); self.decoder_layers.len()],
+            caches: vec![self.empty_cache()],
+            spare: Vec::new(),
             len: 0,
         }
     }
 
-    /// Runs `tokens` (following the ones already in `state`) through the
-    /// decoder and returns the logits at each of their positions, or
-    /// `None` past the text context.
+    fn empty_cache(&self) -> TextCache {
+        let layers = self.decoder_layers.len();
+        TextCache {
+            keys: vec![Array2::zeros((TEXT_CONTEXT, self.width)); layers],
+            values: vec![Array2::zeros((TEXT_CONTEXT, self.width)); layers],
+        }
+    }
+
+    /// Runs `tokens` (following the ones already in `state`'s first
+    /// sequence) through the decoder and returns the logits at each of
+    /// their positions, or `None` past the text context: the prompt, run
+    /// once before the sequences part ways.
     pub fn decode(&self, state: &mut State, tokens: &[u32], threads: usize) -> Option<Array2<f32>> {
         let start = state.len;
         let end = start + tokens.len();
-        if end > TEXT_CONTEXT || tokens.is_empty() {
+        if end > TEXT_CONTEXT || tokens.is_empty() || state.caches.is_empty() {
             return None;
         }
         let w = self.width;
-        let mut x = Array2::zeros((tokens.len(), w));
-        for (i, token) in tokens.iter().enumerate() {
-            let row = self.embeddings.row(*token as usize);
-            let mut out = x.row_mut(i);
-            out.assign(&row);
-            out += &self.decoder_positions.row(start + i);
-        }
+        let positions: Vec<usize> = (start..end).collect();
+        let mut x = self.embed(tokens, &positions);
         for (l, layer) in self.decoder_layers.iter().enumerate() {
             let normed = layer.self_norm.forward(x.view());
             let qkv = layer.self_qkv.forward(normed.view(), threads);
-            state.keys[l]
+            let cache = &mut state.caches[0];
+            cache.keys[l]
                 .slice_axis_mut(Axis(0), Slice::from(start..end))
                 .assign(&qkv.slice_axis(Axis(1), Slice::from(w..2 * w)));
-            state.values[l]
+            cache.values[l]
                 .slice_axis_mut(Axis(0), Slice::from(start..end))
                 .assign(&qkv.slice_axis(Axis(1), Slice::from(2 * w..)));
             let attended = attention(
                 qkv.slice_axis(Axis(1), Slice::from(..w)),
-                state.keys[l].slice_axis(Axis(0), Slice::from(..end)),
-                state.values[l].slice_axis(Axis(0), Slice::from(..end)),
+                cache.keys[l].slice_axis(Axis(0), Slice::from(..end)),
+                cache.values[l].slice_axis(Axis(0), Slice::from(..end)),
                 self.heads,
                 Some(start),
                 1,
             );
             x += &layer.self_out.forward(attended.view(), threads);
-            let normed = layer.cross_norm.forward(x.view());
-            let query = layer.cross_query.forward(normed.view(), threads);
-            let kv = &state.cross[l];
-            let attended = attention(
-                query.view(),
-                kv.slice_axis(Axis(1), Slice::from(..w)),
-                kv.slice_axis(Axis(1), Slice::from(w..)),
-                self.heads,
-                None,
-                1,
-            );
-            x += &layer.cross_out.forward(attended.view(), threads);
-            let fed = layer.ffn.forward(x.view(), threads);
-            x += &fed;
+            self.cross_and_feed(layer, &state.cross[l], &mut x, threads);
         }
         state.len = end;
         let x = self.decoder_norm.forward(x.view());
-        let logits = product(x.view(), self.embeddings.view(), threads);
-        Some(logits)
+        Some(product(x.view(), self.embeddings.view(), threads))
+    }
+
+    /// One token more for each sequence in `state` (`tokens[i]` follows
+    /// sequence `i`), all in one pass, so that the weights (the output
+    /// projection is 80 MB for tiny.en) are read once for every beam;
+    /// returns each sequence's logits, or `None` past the text context.
+    pub fn step(&self, state: &mut State, tokens: &[u32], threads: usize) -> Option<Array2<f32>> {
+        let at = state.len;
+        if at + 1 > TEXT_CONTEXT || tokens.is_empty() || tokens.len() != state.caches.len() {
+            return None;
+        }
+        let w = self.width;
+        let mut x = self.embed(tokens, &vec![at; tokens.len()]);
+        for (l, layer) in self.decoder_layers.iter().enumerate() {
+            let normed = layer.self_norm.forward(x.view());
+            let qkv = layer.self_qkv.forward(normed.view(), threads);
+            let mut attended = Array2::<f32>::zeros((tokens.len(), w));
+            for (i, cache) in state.caches.iter_mut().enumerate() {
+                let row = qkv.slice_axis(Axis(0), Slice::from(i..=i));
+                cache.keys[l]
+                    .slice_axis_mut(Axis(0), Slice::from(at..=at))
+                    .assign(&row.slice_axis(Axis(1), Slice::from(w..2 * w)));
+                cache.values[l]
+                    .slice_axis_mut(Axis(0), Slice::from(at..=at))
+                    .assign(&row.slice_axis(Axis(1), Slice::from(2 * w..)));
+                let one = few_queries(
+                    row.slice_axis(Axis(1), Slice::from(..w)),
+                    cache.keys[l].slice_axis(Axis(0), Slice::from(..=at)),
+                    cache.values[l].slice_axis(Axis(0), Slice::from(..=at)),
+                    self.heads,
+                    None,
+                );
+                attended.row_mut(i).assign(&one.row(0));
+            }
+            x += &layer.self_out.forward(attended.view(), threads);
+            self.cross_and_feed(layer, &state.cross[l], &mut x, threads);
+        }
+        state.len = at + 1;
+        let x = self.decoder_norm.forward(x.view());
+        Some(product(x.view(), self.embeddings.view(), threads))
+    }
+
+    /// Token embeddings plus the positions' encodings, one row each.
+    fn embed(&self, tokens: &[u32], positions: &[usize]) -> Array2<f32> {
+        let mut x = Array2::zeros((tokens.len(), self.width));
+        for (i, (token, at)) in tokens.iter().zip(positions).enumerate() {
+            let mut out = x.row_mut(i);
+            out.assign(&self.embeddings.row(*token as usize));
+            out += &self.decoder_positions.row(*at);
+        }
+        x
+    }
+
+    /// A decoder layer's cross-attention over the audio and its
+    /// feed-forward block, each added to `x`.
+    fn cross_and_feed(
+        &self,
+        layer: &DecoderLayer,
+        kv: &Array2<f32>,
+        x: &mut Array2<f32>,
+        threads: usize,
+    ) {
+        let w = self.width;
+        let normed = layer.cross_norm.forward(x.view());
+        let query = layer.cross_query.forward(normed.view(), threads);
+        let attended = attention(
+            query.view(),
+            kv.slice_axis(Axis(1), Slice::from(..w)),
+            kv.slice_axis(Axis(1), Slice::from(w..)),
+            self.heads,
+            None,
+            1,
+        );
+        *x += &layer.cross_out.forward(attended.view(), threads);
+        let fed = layer.ffn.forward(x.view(), threads);
+        *x += &fed;
     }
 }
 
 /// The most tokens the decoder holds (Whisper's text context).
 pub(crate) const TEXT_CONTEXT: usize = 448;
 
-/// One window's decoding state.
-pub(crate) struct State {
-    cross: Vec<Array2<f32>>,
+/// One sequence's keys and values of the text so far, per layer
+/// (`TEXT_CONTEXT` rows each, the first `State::len` of them filled).
+pub(crate) struct TextCache {
     keys: Vec<Array2<f32>>,
     values: Vec<Array2<f32>>,
+}
+
+/// One window's decoding state: the audio's keys and values, shared, and
+/// a text cache for each sequence decoded (each beam).
+pub(crate) struct State {
+    cross: Vec<Array2<f32>>,
+    caches: Vec<TextCache>,
+    /// Caches of sequences dropped, kept to be written over.
+    spare: Vec<TextCache>,
     pub len: usize,
+}
+
+impl State {
+    /// Makes sequence `i` continue sequence `parents[i]`: a parent's
+    /// cache moves to its first child, and only a second child copies
+    /// it (the rows filled so far, into a dropped sequence's cache).
+    pub fn reorder(&mut self, parents: &[usize]) {
+        let mut old: Vec<Option<TextCache>> = self.caches.drain(..).map(Some).collect();
+        let mut placed: Vec<Option<usize>> = vec![None; old.len()];
+        let mut copies = Vec::new();
+        let mut caches: Vec<Option<TextCache>> = Vec::with_capacity(parents.len());
+        for (i, parent) in parents.iter().enumerate() {
+            if let Some(cache) = old.get_mut(*parent).and_then(Option::take) {
+                placed[*parent] = Some(i);
+                caches.push(Some(cache));
+            } else {
+                copies.push((i, *parent));
+                caches.push(None);
+            }
+        }
+        self.spare.extend(old.into_iter().flatten());
+        let rows = Slice::from(..self.len);
+        for (i, parent) in copies {
+            let Some(from) = placed.get(parent).copied().flatten() else {
+                continue;
+            };
+            let mut cache = match self.spare.pop() {
+                Some(cache) => cache,
+                None => TextCache {
+                    keys: caches_like(caches[from].as_ref()),
+                    values: caches_like(caches[from].as_ref()),
+                },
+            };
+            if let Some(source) = caches[from].as_ref() {
+                for (to, from) in cache.keys.iter_mut().zip(&source.keys) {
+                    to.slice_axis_mut(Axis(0), rows)
+                        .assign(&from.slice_axis(Axis(0), rows));
+                }
+                for (to, from) in cache.values.iter_mut().zip(&source.values) {
+                    to.slice_axis_mut(Axis(0), rows)
+                        .assign(&from.slice_axis(Axis(0), rows));
+                }
+            }
+            caches[i] = Some(cache);
+        }
+        self.caches = caches.into_iter().flatten().collect();
+    }
+}
+
+/// Zeroed matrices shaped like a cache's.
+fn caches_like(cache: Option<&TextCache>) -> Vec<Array2<f32>> {
+    cache.map_or_else(Vec::new, |c| {
+        c.keys.iter().map(|k| Array2::zeros(k.dim())).collect()
+    })
 }
 
 /// Scaled dot-product attention, head by head, the heads shared among
@@ -486,8 +616,9 @@ fn attention(
     out
 }
 
-/// At most this many rows, a product is taken as dot products of rows.
-const FEW_ROWS: usize = 4;
+/// At most this many rows (a decoding step of up to eight beams), a
+/// product is taken as dot products of rows.
+const FEW_ROWS: usize = 8;
 
 /// `a · bᵀ` (`b` as weights are stored, one output per row), split among
 /// `threads` by rows of `a`, or by rows of `b` when `a` has few rows (the
@@ -509,11 +640,14 @@ fn product(a: ArrayView2<'_, f32>, b: ArrayView2<'_, f32>, threads: usize) -> Ar
                 .zip(out.axis_chunks_iter_mut(Axis(1), chunk))
                 .enumerate()
             {
+                // Each row of `b` is read once for all rows of `a` (the
+                // beams), which stay in the cache meanwhile.
+                let a_rows: Vec<_> = (0..a.nrows()).map(|i| row_of(a, i)).collect();
                 let mut run = move || {
-                    for i in 0..a.nrows() {
-                        let a_row = row_of(a, i);
-                        for j in 0..b_part.nrows() {
-                            out_part[[i, j]] = kernels::dot(&a_row, &row_of(b_part, j));
+                    for j in 0..b_part.nrows() {
+                        let b_row = row_of(b_part, j);
+                        for (i, a_row) in a_rows.iter().enumerate() {
+                            out_part[[i, j]] = kernels::dot(a_row, &b_row);
                         }
                     }
                 };
@@ -824,5 +958,38 @@ mod tests {
             .zip(at_once.row(text.len() - 1))
             .any(|(a, b)| (a - b).abs() > 1e-2);
         assert!(differs, "the earlier tokens changed nothing");
+    }
+
+    #[test]
+    fn beams_stepped_together_and_reordered_give_each_sequence_s_own_logits() {
+        let network = random_network(16, 40);
+        let audio = network.encode(&crate::kernels::tests::noise(4 * 3000, 2), 1);
+        let alone = |text: &[u32]| {
+            let mut state = network.start(&audio, 1);
+            let logits = network.decode(&mut state, text, 1).expect("fits");
+            logits.row(text.len() - 1).to_vec()
+        };
+        let mut state = network.start(&audio, 1);
+        network.decode(&mut state, &[1, 2], 1).expect("fits");
+        // One sequence becomes three (5, 6, 7 after "1 2"), then the
+        // second is dropped and the third continued twice.
+        state.reorder(&[0, 0, 0]);
+        network.step(&mut state, &[5, 6, 7], 1).expect("fits");
+        state.reorder(&[0, 2, 2]);
+        let logits = network.step(&mut state, &[9, 10, 11], 2).expect("fits");
+        let expected = [
+            alone(&[1, 2, 5, 9]),
+            alone(&[1, 2, 7, 10]),
+            alone(&[1, 2, 7, 11]),
+        ];
+        for (i, want) in expected.iter().enumerate() {
+            for (a, b) in logits.row(i).iter().zip(want) {
+                assert!(
+                    (a - b).abs() < 1e-3 * (1.0 + b.abs()),
+                    "sequence {i}: {a} vs {b}"
+                );
+            }
+        }
+        assert_eq!(state.len, 4);
     }
 }

@@ -37,6 +37,10 @@ pub(crate) struct Special {
 pub(crate) struct Vocabulary {
     tokens: Vec<Vec<u8>>,
     pub special: Special,
+    /// A multilingual model's language tokens and their codes ("en",
+    /// "fr", ...): those between `<|startoftranscript|>` and
+    /// `<|translate|>`.
+    pub languages: Vec<(u32, String)>,
 }
 
 impl Vocabulary {
@@ -83,7 +87,26 @@ impl Vocabulary {
                 }
             })
             .collect();
-        Ok(Self { tokens, special })
+        let languages = if special.multilingual {
+            (special.start_of_transcript + 1..special.translate)
+                .filter_map(|id| {
+                    let code = lines
+                        .get(id as usize)?
+                        .strip_prefix("<|")?
+                        .strip_suffix("|>")?;
+                    code.chars()
+                        .all(|c| c.is_ascii_lowercase())
+                        .then(|| (id, code.to_owned()))
+                })
+                .collect()
+        } else {
+            Vec::new()
+        };
+        Ok(Self {
+            tokens,
+            special,
+            languages,
+        })
     }
 
     /// How many tokens it has.

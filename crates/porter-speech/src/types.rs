@@ -3,11 +3,15 @@
 //! marks the transcript is read with.
 
 /// `CPU_SECONDS` is the CPU time transcription of one recording may take
-/// by default (120 s): Whisper tiny.en hears about ten minutes of speech in
-/// that on two cores. Past it the transcript stops and says where.
+/// by default (120 s): Whisper base with 5 beams hears about seven minutes
+/// of speech in that, tiny.en fourteen (bench/transcribe's two-minute clip
+/// took 34 s and 17 s, a loaded machine). Past it the transcript stops and
+/// says where.
 pub const CPU_SECONDS: u64 = 120;
 /// `NO_SPEECH_THRESHOLD` is the no-speech probability over which a window
-/// whose text is also unsure gives no words (Whisper's 0.6).
+/// whose text is also unsure gives no words (Whisper's 0.6); with
+/// [`LOGPROB_THRESHOLD`] it sets how sure of speech a window must be (see
+/// `heard_nothing` in transcribe.rs).
 pub const NO_SPEECH_THRESHOLD: f32 = 0.6;
 /// `LOGPROB_THRESHOLD` is the mean log-probability under which a window's
 /// text counts as unsure (Whisper's -1.0).
@@ -19,12 +23,34 @@ pub const LOGPROB_THRESHOLD: f32 = -1.0;
 /// speech windows all lie under 0.35.
 pub const NO_SPEECH_ALONE: f32 = 0.8;
 /// `GIVE_UP_LOGPROB` is the mean log-probability under which a window's
-/// text is dropped whatever the no-speech probability (-1.5, a geometric
-/// mean of 0.22 per token): Whisper takes text under -1.0 as a failed
-/// decode and retries it by sampling, which porter does not; text half as
-/// sure again is a guess at noise, not speech heard. Set on bench/transcribe's
-/// dev clips, whose speech windows all lie between -0.37 and -0.72.
-pub const GIVE_UP_LOGPROB: f32 = -1.5;
+/// text is dropped whatever the no-speech probability (-1.0, Whisper's own
+/// `LOGPROB_THRESHOLD`, a geometric mean of 0.37 per token): Whisper takes
+/// text under it as a failed decode and retries it by sampling, which
+/// porter does not; the beam's text is the likeliest the model found, and
+/// the likeliest still this unsure is a guess at noise, not speech heard.
+/// (On bench/transcribe's dev clips, beam 5, speech windows lie between
+/// -0.33 and -0.61, music at -1.02 with base and -1.17 with tiny.en: music
+/// with base sits near the line. Greedy decoding's -1.5 let the beam's
+/// likelier guesses at music through.)
+pub const GIVE_UP_LOGPROB: f32 = -1.0;
+
+/// `BEAM_SIZE` is how many sequences each window's decoding carries at
+/// once (5, as Whisper's and faster-whisper's transcribers do); 1 is
+/// greedy decoding.
+pub const BEAM_SIZE: usize = 5;
+
+/// Which language a multilingual model is told it hears (an English-only
+/// model always hears English).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Language {
+    /// The likeliest by the model's own language tokens on the first
+    /// window with sound, as Whisper's transcriber does; then kept for the
+    /// whole recording.
+    #[default]
+    Detect,
+    /// English, whatever the model hears.
+    English,
+}
 
 /// `THREADS` is how many threads the network runs on by default (2).
 pub const THREADS: usize = 2;
@@ -44,6 +70,10 @@ pub struct Options {
     pub give_up_logprob: f32,
     /// See [`NO_SPEECH_ALONE`].
     pub no_speech_alone: f32,
+    /// See [`BEAM_SIZE`].
+    pub beam_size: usize,
+    /// See [`Language`].
+    pub language: Language,
     /// How many threads the network's products are split among (the
     /// caller knows the machine; a confined process may not ask it).
     pub threads: usize,
@@ -57,6 +87,8 @@ impl Default for Options {
             logprob_threshold: LOGPROB_THRESHOLD,
             give_up_logprob: GIVE_UP_LOGPROB,
             no_speech_alone: NO_SPEECH_ALONE,
+            beam_size: BEAM_SIZE,
+            language: Language::Detect,
             threads: THREADS,
         }
     }
@@ -87,6 +119,9 @@ pub struct Transcript {
     pub stopped: Option<Stopped>,
     /// Each 30 s window run: where it started and how sure the model was.
     pub windows: Vec<Window>,
+    /// The language it was transcribed as ("en"; detected or given), or
+    /// `None` for an English-only model, which has no choice.
+    pub language: Option<String>,
 }
 
 /// One 30 s window's decoding, for reports and tuning.

@@ -1,8 +1,9 @@
-//! Whisper tiny.en itself (the model `scripts/models.sh` installs, found
-//! through `PORTER_MODELS_DIR` as porter finds it) on speech espeak-ng
-//! speaks while the test runs: the words come out in order, silence gives
-//! none, a long recording is stitched at its 30 s seams without repeating
-//! or losing sentences, and the CPU budget stops it saying where.
+//! Whisper tiny.en and base themselves (the models `scripts/models.sh`
+//! installs, found through `PORTER_MODELS_DIR` as porter finds them) on
+//! speech espeak-ng speaks while the test runs: the words come out in
+//! order, silence gives none, a long recording is stitched at its 30 s
+//! seams without repeating or losing sentences, the CPU budget stops it
+//! saying where, and base hears which language is spoken.
 
 use std::path::PathBuf;
 use std::process::Command;
@@ -10,11 +11,23 @@ use std::sync::OnceLock;
 
 use porter_speech::{Audio, AudioLimits, Model, Options, Transcript, decode};
 
+fn models_dir() -> PathBuf {
+    std::env::var_os("PORTER_MODELS_DIR").map_or_else(|| panic!("PORTER_MODELS_DIR is not set: run `bash scripts/models.sh` (scripts/test does) and set it to the directory it printed"), PathBuf::from)
+}
+
 fn model() -> &'static Model {
     static MODEL: OnceLock<Model> = OnceLock::new();
     MODEL.get_or_init(|| {
-        let dir = std::env::var_os("PORTER_MODELS_DIR").map_or_else(|| panic!("PORTER_MODELS_DIR is not set: run `bash scripts/models.sh` (scripts/test does) and set it to the directory it printed"), PathBuf::from);
-        Model::load(&dir.join(porter_speech::TINY_EN_DIR)).unwrap_or_else(|e| panic!("{e}"))
+        Model::load(&models_dir().join(porter_speech::TINY_EN_DIR))
+            .unwrap_or_else(|e| panic!("{e}"))
+    })
+}
+
+/// Whisper base, the multilingual model scripts/models.sh installs too.
+fn base() -> &'static Model {
+    static MODEL: OnceLock<Model> = OnceLock::new();
+    MODEL.get_or_init(|| {
+        Model::load(&models_dir().join(porter_speech::BASE_DIR)).unwrap_or_else(|e| panic!("{e}"))
     })
 }
 
@@ -111,6 +124,42 @@ fn a_spoken_paragraph_comes_back_with_its_words_in_order_and_timestamps_inside_t
 }
 
 #[test]
+fn the_multilingual_model_detects_the_language_spoken_and_writes_it_in_that_language() {
+    let model = base();
+    assert!(!model.english_only);
+    let english = "The ferry to the island leaves twice a day from the northern pier.";
+    let transcript = model.transcribe(
+        &spoken(english, "en-us"),
+        &Options::default(),
+        &|| false,
+        &mut |_| {},
+    );
+    assert_eq!(transcript.language.as_deref(), Some("en"));
+    let heard = words(&text_of(&transcript));
+    let expected = words(english);
+    // espeak-ng's "ferry to" and "pier" are heard otherwise.
+    assert!(
+        common(&expected, &heard) * 10 >= expected.len() * 6,
+        "{heard:?}"
+    );
+    let german = "Der Zug nach Berlin hat heute zwanzig Minuten Verspätung.";
+    let audio = spoken(german, "de");
+    let detected = model.transcribe(&audio, &Options::default(), &|| false, &mut |_| {});
+    assert_eq!(detected.language.as_deref(), Some("de"), "{detected:?}");
+    let heard = words(&text_of(&detected));
+    for word in ["berlin", "heute", "minuten"] {
+        assert!(heard.iter().any(|w| w == word), "{word} not in {heard:?}");
+    }
+    // Told it is English, the model hears the German as English.
+    let options = Options {
+        language: porter_speech::Language::English,
+        ..Options::default()
+    };
+    let told = model.transcribe(&audio, &options, &|| false, &mut |_| {});
+    assert_eq!(told.language.as_deref(), Some("en"));
+}
+
+#[test]
 fn silence_gives_no_words() {
     let silent = Audio {
         samples: vec![0; 16_000 * 40],
@@ -140,14 +189,16 @@ fn silence_gives_no_words() {
         samples: faint,
         ..silent
     };
-    let transcript = model().transcribe(&noise, &Options::default(), &|| false, &mut |_| {});
-    assert_eq!(transcript.windows.len(), 1);
-    assert!(
-        transcript.windows[0].no_speech < 1.0,
-        "the network ran: {:?}",
-        transcript.windows
-    );
-    assert_eq!(text_of(&transcript), "", "{transcript:?}");
+    for model in [model(), base()] {
+        let transcript = model.transcribe(&noise, &Options::default(), &|| false, &mut |_| {});
+        assert_eq!(transcript.windows.len(), 1);
+        assert!(
+            transcript.windows[0].no_speech < 1.0,
+            "the network ran: {:?}",
+            transcript.windows
+        );
+        assert_eq!(text_of(&transcript), "", "{model:?}: {transcript:?}");
+    }
 }
 
 /// About 80 s of sentences, each naming one animal, so that a sentence
