@@ -58,8 +58,13 @@ async def test_a_voice_memo_is_read_extracted_and_imported_as_its_words(tmp_path
             lines = list(numbered_lines(text).values())
             assert lines and all(re.match(r"\[\d\d:\d\d\] ", line) for line in lines), text
             heard = words(" ".join(lines))
-            for word in ("warehouse", "inventory", "shelf", "counted"):
+            # Words both Whisper models hear in this voice, in their order
+            # (base hears "The warehouse" as "But where house", as
+            # faster-whisper does with the same weights; how well each
+            # model hears is bench/transcribe's measure, not this test's).
+            for word in ("inventory", "finished", "counted", "twice"):
                 assert word in heard, (word, heard)
+            assert heard.index("inventory") < heard.index("finished") < heard.index("counted"), heard
             assert [block.type for block in read.content][-1] == "audio"
 
             extracted = await client.call_tool("File", {"op": "extract", "path": path})
@@ -69,7 +74,7 @@ async def test_a_voice_memo_is_read_extracted_and_imported_as_its_words(tmp_path
             assert stub, text
             markdown = served.inbox_file(stub["path"]).read_text()
             assert re.match(rf"# {re.escape(path.rsplit('/', 1)[-1])} \(00:0\d\)\n", markdown), markdown
-            assert re.search(r"^\[00:00\] The warehouse inventory", markdown, re.M), markdown
+            assert re.search(r"^\[00:00\] .*\binventory is finished\b", markdown, re.M | re.I), markdown
 
         document = await imported(client, path)
         found = await search(client, "inventory")
