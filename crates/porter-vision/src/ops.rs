@@ -306,13 +306,45 @@ fn zip<A: Copy, B: Copy, C>(
         return Ok((a.0.to_vec(), a.1.iter().zip(b.1).map(|(x, y)| f(*x, *y)).collect()));
     }
     let shape = broadcast(a.0, b.0)?;
-    if b.1.len() == 1 && a.1.len() == elements(&shape)? {
+    let total = elements(&shape)?;
+    if b.1.len() == 1 && a.1.len() == total {
         let y = b.1[0];
         return Ok((shape, a.1.iter().map(|x| f(*x, y)).collect()));
+    }
+    // The common broadcasts in a network: a value of the full shape with a
+    // row repeated down it (a bias), or with one value per channel.
+    if a.1.len() == total {
+        if let Some(repeat) = trailing(b.0, &shape) {
+            let values = a.1.iter().enumerate().map(|(i, x)| f(*x, b.1[i % repeat])).collect();
+            return Ok((shape, values));
+        }
+        if let Some(inner) = leading(b.0, &shape) {
+            let values = a.1.iter().enumerate().map(|(i, x)| f(*x, b.1[i / inner])).collect();
+            return Ok((shape, values));
+        }
     }
     let (ia, ib) = (broadcast_indices(a.0, &shape), broadcast_indices(b.0, &shape));
     let values = ia.iter().zip(&ib).map(|(i, j)| f(a.1[*i], b.1[*j])).collect();
     Ok((shape, values))
+}
+
+/// When `from`, aligned to the right of `out`, is 1s and then `out`'s last
+/// axes: how many elements it holds (it repeats every that many).
+fn trailing(from: &[usize], out: &[usize]) -> Option<usize> {
+    let offset = out.len().checked_sub(from.len())?;
+    let first = from.iter().position(|d| *d != 1).unwrap_or(from.len());
+    (from[first..] == out[offset + first..]).then(|| from.iter().product::<usize>().max(1))
+}
+
+/// When `from`, aligned to the right of `out`, is `out`'s first axes and
+/// then 1s: how many output elements share each of its elements.
+fn leading(from: &[usize], out: &[usize]) -> Option<usize> {
+    let offset = out.len().checked_sub(from.len())?;
+    if out[..offset].iter().any(|d| *d != 1) {
+        return None;
+    }
+    let last = from.iter().rposition(|d| *d != 1).map_or(0, |p| p + 1);
+    (from[..last] == out[offset..offset + last]).then(|| out[offset + last..].iter().product::<usize>().max(1))
 }
 
 fn binary(op: Binary, a: &Tensor, b: &Tensor) -> Result<Tensor, String> {

@@ -146,8 +146,17 @@ impl TableModel {
         Ok(tokens::read(&tokens, &self.vocabulary, longer, size))
     }
 
+    /// The model's input for `picture` (`[1, 3, SIDE, SIDE]`, row-major):
+    /// for checking this crate's runtime against another on the same input.
+    #[doc(hidden)]
+    pub fn input_of(picture: &Picture<'_>) -> Result<(Vec<usize>, Vec<f32>), RunError> {
+        picture.check()?;
+        Ok((vec![1, 3, SIDE, SIDE], picture.input(SIDE)))
+    }
+
     /// The most likely token at each pass with that pass's box (in units of
-    /// the model's square input), as the model gave them.
+    /// the model's square input), as the model gave them: the raw answer
+    /// [`Self::read`] lays out, for checking against another runtime.
     #[doc(hidden)]
     pub fn read_tokens(
         &self,

@@ -175,3 +175,48 @@ fn a_picture_whose_pixels_do_not_match_its_size_is_refused() {
         ));
     }
 }
+
+/// ONNX Runtime's answer (onnxruntime 1.32, the unmodified model) for the
+/// ruled tables of 4x3 and 6x5 cells `ruled_table` draws: the most likely
+/// token of each pass to the end token, and each pass's box. Made by
+/// `bench/table-model/compare.py --fixture`, which draws the same pixels
+/// and runs ONNX Runtime on the input this crate made of them.
+const ORT_TOKENS: &str = include_str!("ort_tokens.json");
+
+#[test]
+fn the_tokens_and_boxes_are_the_ones_onnx_runtime_gives_for_the_same_picture() {
+    let model = TableModel::load(&porter_test::models_dir()).expect("the installed model loads");
+    let expected: Vec<serde_json::Value> = serde_json::from_str(ORT_TOKENS).expect("the fixture");
+    assert_eq!(expected.len(), 2);
+    for entry in expected {
+        let name = entry["name"].as_str().expect("a name");
+        let (rows, columns) = name
+            .strip_prefix("ruled-")
+            .and_then(|s| s.split_once('x'))
+            .and_then(|(r, c)| Some((r.parse().ok()?, c.parse().ok()?)))
+            .expect("ruled-RxC");
+        let (width, height, grey) = ruled_table(rows, columns);
+        let picture = Picture {
+            width,
+            height,
+            grey: &grey,
+        };
+        let got = model
+            .read_tokens(&picture, &Budget::default())
+            .expect("read");
+        let tokens: Vec<usize> = got.iter().map(|(t, _)| *t).collect();
+        let want: Vec<usize> = serde_json::from_value(entry["tokens"].clone()).expect("tokens");
+        assert_eq!(tokens, want, "{name}");
+        let boxes: Vec<[f32; 8]> = serde_json::from_value(entry["boxes"].clone()).expect("boxes");
+        for (pass, ((_, mine), theirs)) in got.iter().zip(&boxes).enumerate() {
+            for (a, b) in mine.iter().zip(theirs) {
+                // Relative 1e-3; a coordinate under 0.05 of the side is
+                // held to 5e-5 of it.
+                assert!(
+                    (a - b).abs() <= 1e-3 * b.abs().max(0.05),
+                    "{name}, pass {pass}: {mine:?} against {theirs:?}"
+                );
+            }
+        }
+    }
+}
