@@ -32,7 +32,10 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             .and_then(|s| s.to_str())
             .ok_or("a file name")?;
         let raw: Vec<u8> = input.iter().flat_map(|v| v.to_le_bytes()).collect();
-        std::fs::write(std::path::Path::new(out_dir).join(format!("{name}.f32")), raw)?;
+        std::fs::write(
+            std::path::Path::new(out_dir).join(format!("{name}.f32")),
+            raw,
+        )?;
         let started = Instant::now();
         let tokens = model.read_tokens(&picture, &Budget::default())?;
         let seconds = started.elapsed().as_secs_f64();
@@ -43,7 +46,12 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         line.push_str("],\"boxes\":[");
         for (i, (_, corners)) in tokens.iter().enumerate() {
             let values: Vec<String> = corners.iter().map(|v| format!("{v:e}")).collect();
-            write!(line, "{}[{}]", if i > 0 { "," } else { "" }, values.join(","))?;
+            write!(
+                line,
+                "{}[{}]",
+                if i > 0 { "," } else { "" },
+                values.join(",")
+            )?;
         }
         line.push_str("]}");
         println!("{line}");

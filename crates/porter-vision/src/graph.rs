@@ -89,7 +89,9 @@ pub(crate) fn program(graph: &Graph) -> Result<Program, GraphError> {
     })
     .map_err(GraphError::Compile)?;
     if body.inputs[..2].iter().any(Option::is_none) {
-        return Err(GraphError::Shape("the Loop's body takes its counter as a constant"));
+        return Err(GraphError::Shape(
+            "the Loop's body takes its counter as a constant",
+        ));
     }
     Ok(Program {
         encoder,

@@ -142,9 +142,19 @@ impl Builder {
         let inputs = node
             .inputs
             .iter()
-            .map(|n| if n.is_empty() { Ok(None) } else { self.find(n).map(Some) })
+            .map(|n| {
+                if n.is_empty() {
+                    Ok(None)
+                } else {
+                    self.find(n).map(Some)
+                }
+            })
             .collect::<Result<Vec<_>, _>>()?;
-        if inputs.iter().flatten().all(|s| self.constants.contains_key(s)) {
+        if inputs
+            .iter()
+            .flatten()
+            .all(|s| self.constants.contains_key(s))
+        {
             let values: Env = inputs
                 .iter()
                 .map(|s| s.and_then(|s| self.constants.get(&s).cloned()))
@@ -186,12 +196,24 @@ impl Builder {
         };
         let params: Option<Vec<Value>> = node.inputs[1..]
             .iter()
-            .map(|n| self.find(n).ok().and_then(|s| self.constants.get(&s).cloned()))
+            .map(|n| {
+                self.find(n)
+                    .ok()
+                    .and_then(|s| self.constants.get(&s).cloned())
+            })
             .collect();
-        let Some(step) = steps.get_mut(at).filter(|s| s.outputs.first() == Some(&slot)) else {
+        let Some(step) = steps
+            .get_mut(at)
+            .filter(|s| s.outputs.first() == Some(&slot))
+        else {
             return Ok(false);
         };
-        let weight = step.inputs.get(1).copied().flatten().and_then(|s| self.constants.get(&s).cloned());
+        let weight = step
+            .inputs
+            .get(1)
+            .copied()
+            .flatten()
+            .and_then(|s| self.constants.get(&s).cloned());
         let (Some(params), Some(weight)) = (params, weight) else {
             return Ok(false);
         };
@@ -207,7 +229,9 @@ impl Builder {
         }
         let per = w.len() / channels.max(1);
         for (c, chunk) in w.chunks_exact_mut(per.max(1)).enumerate() {
-            chunk.iter_mut().for_each(|v| *v *= scale[c]);
+            for v in chunk.iter_mut() {
+                *v *= scale[c];
+            }
         }
         let bias_slot = step.inputs.get(2).copied().flatten();
         let mut bias = match bias_slot.and_then(|s| self.constants.get(&s)) {
@@ -221,8 +245,14 @@ impl Builder {
         for c in 0..channels {
             bias[c] = bias[c] * scale[c] + shift[c];
         }
-        let w_slot = self.constant(&format!("{out}/folded weight"), Tensor::floats(weight.shape.clone(), w)?);
-        let b_slot = self.constant(&format!("{out}/folded bias"), Tensor::floats(vec![channels], bias)?);
+        let w_slot = self.constant(
+            &format!("{out}/folded weight"),
+            Tensor::floats(weight.shape.clone(), w)?,
+        );
+        let b_slot = self.constant(
+            &format!("{out}/folded bias"),
+            Tensor::floats(vec![channels], bias)?,
+        );
         step.inputs.truncate(1);
         step.inputs.extend([Some(w_slot), Some(b_slot)]);
         self.names.insert(out.clone(), slot);
@@ -244,7 +274,11 @@ impl Builder {
                 self.constant(name, value.clone());
             }
             let steps = self.steps(&graph.nodes)?;
-            let outputs = graph.outputs.iter().map(|o| self.find(o)).collect::<Result<_, _>>()?;
+            let outputs = graph
+                .outputs
+                .iter()
+                .map(|o| self.find(o))
+                .collect::<Result<_, _>>()?;
             self.names = outer;
             Ok((steps, outputs))
         };
@@ -307,7 +341,11 @@ impl Plan {
             .map(|n| (!constant_names.contains(n)).then(|| b.bind(n)))
             .collect();
         let all = b.steps(source.nodes)?;
-        let outputs: Vec<usize> = source.outputs.iter().map(|o| b.find(o)).collect::<Result<_, _>>()?;
+        let outputs: Vec<usize> = source
+            .outputs
+            .iter()
+            .map(|o| b.find(o))
+            .collect::<Result<_, _>>()?;
         // The steps that depend only on constants and invariant inputs.
         let mut fixed: HashSet<usize> = b.constants.keys().copied().collect();
         for name in source.invariant {
@@ -333,7 +371,11 @@ impl Plan {
                 last.insert(s, i);
             }
         }
-        let kept: HashSet<usize> = outputs.iter().copied().chain(fixed.iter().copied()).collect();
+        let kept: HashSet<usize> = outputs
+            .iter()
+            .copied()
+            .chain(fixed.iter().copied())
+            .collect();
         for (slot, at) in last {
             if !kept.contains(&slot) && inputs.iter().flatten().all(|i| *i != slot) {
                 steps[at].free.push(slot);
@@ -360,7 +402,10 @@ impl Plan {
 
     /// The value of `slot` when it is a constant.
     pub fn constant(&self, slot: usize) -> Option<&Value> {
-        self.constants.iter().find(|(s, _)| *s == slot).map(|(_, v)| v)
+        self.constants
+            .iter()
+            .find(|(s, _)| *s == slot)
+            .map(|(_, v)| v)
     }
 
     /// Runs the steps that depend only on invariant inputs (filled in `env`).
@@ -382,12 +427,17 @@ fn run(steps: &[Step], env: &mut Env) -> Result<(), String> {
                     // A value read for the last time is changed in place.
                     (Some(u), Some(Some(slot))) if step.free.contains(slot) => {
                         let value = env[*slot].take().ok_or("a value read before it is made")?;
-                        let mut value = Arc::try_unwrap(value).unwrap_or_else(|shared| (*shared).clone());
+                        let mut value =
+                            Arc::try_unwrap(value).unwrap_or_else(|shared| (*shared).clone());
                         ops::apply(u, &mut value)?;
                         vec![value]
                     }
                     _ => {
-                        let inputs: Env = step.inputs.iter().map(|s| s.and_then(|s| env[s].clone())).collect();
+                        let inputs: Env = step
+                            .inputs
+                            .iter()
+                            .map(|s| s.and_then(|s| env[s].clone()))
+                            .collect();
                         ops::run(op, &inputs, step.outputs.len())?
                     }
                 };
@@ -414,7 +464,8 @@ fn run(steps: &[Step], env: &mut Env) -> Result<(), String> {
                 };
                 run(branch, env)?;
                 for (to, from) in step.outputs.iter().zip(outputs) {
-                    env[*to] = env[*from].clone();
+                    let value = env[*from].clone();
+                    env[*to] = value;
                 }
             }
         }

@@ -2,6 +2,10 @@
 //! matrixmultiply's kernels through ndarray, or directly for one channel a
 //! group) and matrix products.
 
+// Matrix and convolution code names its sizes as the formulas do (`m`,
+// `k`, `n`; `c`, `h`, `w`).
+#![allow(clippy::many_single_char_names)]
+
 use ndarray::{ArrayView2, ArrayViewMut2};
 
 use crate::tensor::{Tensor, elements};
@@ -17,7 +21,28 @@ pub(crate) struct ConvShape {
 }
 
 /// `c = a · b` for row-major `a` (`m`×`k`) and `b` (`k`×`n`), into `c`.
+/// A product by one row or one column (every matrix product of a decoding
+/// pass) is done here, reading each operand once: matrixmultiply would
+/// first copy the whole weight matrix into its packed layout.
 fn gemm(a: &[f32], b: &[f32], c: &mut [f32], m: usize, k: usize, n: usize) -> Result<(), String> {
+    if a.len() != m * k || b.len() != k * n || c.len() != m * n {
+        return Err("a matrix product of mismatched sizes".to_owned());
+    }
+    if m == 1 && n > 0 {
+        c.fill(0.0);
+        for (x, row) in a.iter().zip(b.chunks_exact(n)) {
+            for (out, y) in c.iter_mut().zip(row) {
+                *out += x * y;
+            }
+        }
+        return Ok(());
+    }
+    if n == 1 && k > 0 {
+        for (out, row) in c.iter_mut().zip(a.chunks_exact(k)) {
+            *out = dot(row, b);
+        }
+        return Ok(());
+    }
     let shape_error = |e: ndarray::ShapeError| format!("a matrix product: {e}");
     let a = ArrayView2::from_shape((m, k), a).map_err(shape_error)?;
     let b = ArrayView2::from_shape((k, n), b).map_err(shape_error)?;
@@ -26,9 +51,35 @@ fn gemm(a: &[f32], b: &[f32], c: &mut [f32], m: usize, k: usize, n: usize) -> Re
     Ok(())
 }
 
+/// `Σ a_i b_i` in eight running sums, so it is summed in vector lanes.
+fn dot(a: &[f32], b: &[f32]) -> f32 {
+    let mut lanes = [0f32; 8];
+    let (a8, b8) = (a.chunks_exact(8), b.chunks_exact(8));
+    let tail: f32 = a8
+        .remainder()
+        .iter()
+        .zip(b8.remainder())
+        .map(|(x, y)| x * y)
+        .sum();
+    for (x, y) in a8.zip(b8) {
+        for i in 0..8 {
+            lanes[i] += x[i] * y[i];
+        }
+    }
+    lanes.iter().sum::<f32>() + tail
+}
+
 /// One output dimension of a convolution.
-fn out_size(input: usize, kernel: usize, stride: usize, dilation: usize, pads: usize) -> Option<usize> {
-    let reach = dilation.checked_mul(kernel.checked_sub(1)?)?.checked_add(1)?;
+fn out_size(
+    input: usize,
+    kernel: usize,
+    stride: usize,
+    dilation: usize,
+    pads: usize,
+) -> Option<usize> {
+    let reach = dilation
+        .checked_mul(kernel.checked_sub(1)?)?
+        .checked_add(1)?;
     let padded = input.checked_add(pads)?;
     Some(padded.checked_sub(reach)? / stride.max(1) + 1)
 }
@@ -50,14 +101,21 @@ pub(crate) fn conv(
         pads,
         dilations,
     } = *geometry;
-    if group == 0 || c != cg * group || m % group != 0 || strides.contains(&0) || dilations.contains(&0) {
+    if group == 0
+        || c != cg * group
+        || m % group != 0
+        || strides.contains(&0)
+        || dilations.contains(&0)
+    {
         return Err(format!(
             "Conv of {c} channels by weights {:?} in {group} groups",
             weight.shape
         ));
     }
-    let oh = out_size(h, kh, strides[0], dilations[0], pads[0] + pads[2]).ok_or("Conv larger than its input")?;
-    let ow = out_size(w, kw, strides[1], dilations[1], pads[1] + pads[3]).ok_or("Conv larger than its input")?;
+    let oh = out_size(h, kh, strides[0], dilations[0], pads[0] + pads[2])
+        .ok_or("Conv larger than its input")?;
+    let ow = out_size(w, kw, strides[1], dilations[1], pads[1] + pads[3])
+        .ok_or("Conv larger than its input")?;
     let shape = vec![n, m, oh, ow];
     let mut out = vec![0f32; elements(&shape)?];
     let (xs, ws) = (x.as_f32("Conv")?, weight.as_f32("Conv")?);
@@ -94,7 +152,9 @@ pub(crate) fn conv(
         }
         for (channel, values) in out.chunks_exact_mut(plane.max(1)).enumerate() {
             let add = bias[channel % m];
-            values.iter_mut().for_each(|v| *v += add);
+            for v in values.iter_mut() {
+                *v += add;
+            }
         }
     }
     Tensor::floats(shape, out)

@@ -62,7 +62,9 @@ impl Node {
     }
 
     pub fn float(&self, name: &str, default: f32) -> f32 {
-        self.attribute(name).and_then(|a| a.float).unwrap_or(default)
+        self.attribute(name)
+            .and_then(|a| a.float)
+            .unwrap_or(default)
     }
 
     pub fn ints(&self, name: &str) -> Option<&[i64]> {
@@ -75,6 +77,7 @@ impl Node {
 }
 
 /// One field as the wire format carries it.
+#[derive(Clone, Copy)]
 enum Field<'a> {
     Varint(u64),
     Fixed64,
@@ -133,7 +136,8 @@ impl<'a> Reader<'a> {
                 Field::Fixed64
             }
             2 => {
-                let length = usize::try_from(self.varint()?).map_err(|_| "a length is too large")?;
+                let length =
+                    usize::try_from(self.varint()?).map_err(|_| "a length is too large")?;
                 Field::Bytes(self.take(length)?)
             }
             5 => {
@@ -308,7 +312,7 @@ fn tensor(bytes: &[u8]) -> Result<(String, Tensor), String> {
             (5 | 7, field) => push_ints(field, &mut ints)?,
             (8, Field::Bytes(b)) => name = text(b)?,
             (9, Field::Bytes(b)) => raw = Some(b),
-            (12 | 13 | 14, _) => {
+            (12..=14, _) => {
                 return Err("a tensor stored outside the file".to_owned());
             }
             _ => {}

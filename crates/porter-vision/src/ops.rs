@@ -34,31 +34,59 @@ pub(crate) enum Unary {
 #[derive(Debug, Clone)]
 pub(crate) enum Op {
     Conv(ConvShape),
-    BatchNorm { epsilon: f32 },
+    BatchNorm {
+        epsilon: f32,
+    },
     Unary(Unary),
     Binary(Binary),
     Not,
     GlobalAveragePool,
-    Softmax { axis: i64 },
+    Softmax {
+        axis: i64,
+    },
     MatMul,
-    Cast { to: i64 },
-    ConstantOfShape { value: Tensor },
+    Cast {
+        to: i64,
+    },
+    ConstantOfShape {
+        value: Tensor,
+    },
     Shape,
     Reshape,
     Squeeze,
     Unsqueeze,
-    Concat { axis: i64 },
-    Split { axis: i64 },
+    Concat {
+        axis: i64,
+    },
+    Split {
+        axis: i64,
+    },
     Slice,
-    Transpose { perm: Option<Vec<i64>> },
-    Gather { axis: i64 },
+    Transpose {
+        perm: Option<Vec<i64>>,
+    },
+    Gather {
+        axis: i64,
+    },
     Expand,
     Tile,
     Range,
-    ScatterElements { axis: i64 },
-    OneHot { axis: i64 },
-    ArgMax { axis: i64, keep: bool, last: bool },
-    Reduce { max: bool, axes: Option<Vec<i64>>, keep: bool },
+    ScatterElements {
+        axis: i64,
+    },
+    OneHot {
+        axis: i64,
+    },
+    ArgMax {
+        axis: i64,
+        keep: bool,
+        last: bool,
+    },
+    Reduce {
+        max: bool,
+        axes: Option<Vec<i64>>,
+        keep: bool,
+    },
     ResizeNearest,
     Identity,
 }
@@ -214,12 +242,18 @@ fn optional(inputs: &[Option<Value>], i: usize) -> Option<&Tensor> {
 }
 
 /// Runs `op` on `inputs`, making `outputs` values.
-pub(crate) fn run(op: &Op, inputs: &[Option<Value>], outputs: usize) -> Result<Vec<Tensor>, String> {
+pub(crate) fn run(
+    op: &Op,
+    inputs: &[Option<Value>],
+    outputs: usize,
+) -> Result<Vec<Tensor>, String> {
     let x = |i| input(inputs, i, op);
     let one = |t: Tensor| Ok(vec![t]);
     match op {
         Op::Conv(geometry) => one(linalg::conv(x(0)?, x(1)?, optional(inputs, 2), geometry)?),
-        Op::BatchNorm { epsilon } => one(batch_norm(x(0)?, [x(1)?, x(2)?, x(3)?, x(4)?], *epsilon)?),
+        Op::BatchNorm { epsilon } => {
+            one(batch_norm(x(0)?, [x(1)?, x(2)?, x(3)?, x(4)?], *epsilon)?)
+        }
         Op::Unary(u) => {
             let mut t = x(0)?.clone();
             apply(*u, &mut t)?;
@@ -227,7 +261,10 @@ pub(crate) fn run(op: &Op, inputs: &[Option<Value>], outputs: usize) -> Result<V
         }
         Op::Binary(b) => one(binary(*b, x(0)?, x(1)?)?),
         Op::Not => match &x(0)?.data {
-            Data::Bool(v) => one(Tensor::new(x(0)?.shape.clone(), Data::Bool(v.iter().map(|b| !b).collect()))?),
+            Data::Bool(v) => one(Tensor::new(
+                x(0)?.shape.clone(),
+                Data::Bool(v.iter().map(|b| !b).collect()),
+            )?),
             _ => Err("Not takes booleans".to_owned()),
         },
         Op::GlobalAveragePool => one(global_average(x(0)?)?),
@@ -246,7 +283,10 @@ pub(crate) fn run(op: &Op, inputs: &[Option<Value>], outputs: usize) -> Result<V
         }
         Op::Shape => {
             let dims = &x(0)?.shape;
-            let values = dims.iter().map(|d| i64::try_from(*d).unwrap_or(i64::MAX)).collect();
+            let values = dims
+                .iter()
+                .map(|d| i64::try_from(*d).unwrap_or(i64::MAX))
+                .collect();
             one(Tensor::ints(vec![dims.len()], values)?)
         }
         Op::Reshape => one(shape::reshape(x(0)?, x(1)?)?),
@@ -257,7 +297,13 @@ pub(crate) fn run(op: &Op, inputs: &[Option<Value>], outputs: usize) -> Result<V
             one(shape::concat(&parts, *axis)?)
         }
         Op::Split { axis } => shape::split(x(0)?, optional(inputs, 1), *axis, outputs),
-        Op::Slice => one(shape::slice(x(0)?, x(1)?, x(2)?, optional(inputs, 3), optional(inputs, 4))?),
+        Op::Slice => one(shape::slice(
+            x(0)?,
+            x(1)?,
+            x(2)?,
+            optional(inputs, 3),
+            optional(inputs, 4),
+        )?),
         Op::Transpose { perm } => one(shape::transpose(x(0)?, perm.as_deref())?),
         Op::Gather { axis } => one(shape::gather(x(0)?, x(1)?, *axis)?),
         Op::Expand => {
@@ -272,7 +318,11 @@ pub(crate) fn run(op: &Op, inputs: &[Option<Value>], outputs: usize) -> Result<V
         Op::OneHot { axis } => one(one_hot(x(0)?, x(1)?, x(2)?, *axis)?),
         Op::ArgMax { axis, keep, last } => one(arg_max(x(0)?, *axis, *keep, *last)?),
         Op::Reduce { max, axes, keep } => one(reduce(x(0)?, *max, axes.as_deref(), *keep)?),
-        Op::ResizeNearest => one(shape::resize_nearest(x(0)?, optional(inputs, 2), optional(inputs, 3))?),
+        Op::ResizeNearest => one(shape::resize_nearest(
+            x(0)?,
+            optional(inputs, 2),
+            optional(inputs, 3),
+        )?),
         Op::Identity => one(x(0)?.clone()),
     }
 }
@@ -284,8 +334,8 @@ pub(crate) fn apply(op: Unary, t: &mut Tensor) -> Result<(), String> {
     };
     match op {
         Unary::Relu => values.iter_mut().for_each(|v| *v = v.max(0.0)),
-        Unary::Sigmoid => values.iter_mut().for_each(|v| *v = 1.0 / (1.0 + (-*v).exp())),
-        Unary::Tanh => values.iter_mut().for_each(|v| *v = v.tanh()),
+        Unary::Sigmoid => values.iter_mut().for_each(|v| *v = 1.0 / (1.0 + exp(-*v))),
+        Unary::Tanh => values.iter_mut().for_each(|v| *v = tanh(*v)),
         Unary::HardSigmoid { alpha, beta } => values
             .iter_mut()
             .for_each(|v| *v = (alpha * *v + beta).clamp(0.0, 1.0)),
@@ -296,6 +346,40 @@ pub(crate) fn apply(op: Unary, t: &mut Tensor) -> Result<(), String> {
     Ok(())
 }
 
+/// `e^x` to within a few units in the last place, in plain arithmetic
+/// the compiler turns into vector instructions (the C library's `expf`
+/// and `tanhf` are calls, one value at a time, and were a quarter of a
+/// table's time in the decoder's attention): `x = n ln 2 + r` with `|r| <=
+/// ln 2 / 2`, `e^r` by its Taylor series to the 7th power (error under
+/// 2e-8), times `2^n` built in the exponent bits.
+fn exp(x: f32) -> f32 {
+    // `1.5 * 2^23`: adding it rounds to an integer, which is then the low
+    // bits of the sum's bit pattern (`ROUND_BITS + n`).
+    const ROUND: f32 = 12_582_912.0;
+    const ROUND_BITS: u32 = 0x4B40_0000;
+    const LN2_HIGH: f32 = 0.693_145_75;
+    const LN2_LOW: f32 = 1.428_606_8e-6;
+    let x = x.clamp(-87.0, 88.0);
+    let rounded = x * std::f32::consts::LOG2_E + ROUND;
+    let n = rounded - ROUND;
+    let r = x - n * LN2_HIGH - n * LN2_LOW;
+    let series = 1.0
+        + r * (1.0
+            + r * (0.5
+                + r * (1.0 / 6.0
+                    + r * (1.0 / 24.0 + r * (1.0 / 120.0 + r * (1.0 / 720.0 + r / 5040.0))))));
+    // `2^n`: the exponent field `n + 127`.
+    let scale = f32::from_bits(rounded.to_bits().wrapping_sub(ROUND_BITS).wrapping_add(127) << 23);
+    series * scale
+}
+
+/// `tanh x = 1 - 2 / (e^{2x} + 1)`, within 1e-7 of it (absolute; beyond
+/// |x| = 9 it is 1 in single precision).
+fn tanh(x: f32) -> f32 {
+    let x = x.clamp(-9.0, 9.0);
+    1.0 - 2.0 / (exp(2.0 * x) + 1.0)
+}
+
 /// Elementwise `f` over two values broadcast together.
 fn zip<A: Copy, B: Copy, C>(
     a: (&[usize], &[A]),
@@ -303,7 +387,10 @@ fn zip<A: Copy, B: Copy, C>(
     f: impl Fn(A, B) -> C,
 ) -> Result<(Vec<usize>, Vec<C>), String> {
     if a.0 == b.0 {
-        return Ok((a.0.to_vec(), a.1.iter().zip(b.1).map(|(x, y)| f(*x, *y)).collect()));
+        return Ok((
+            a.0.to_vec(),
+            a.1.iter().zip(b.1).map(|(x, y)| f(*x, *y)).collect(),
+        ));
     }
     let shape = broadcast(a.0, b.0)?;
     let total = elements(&shape)?;
@@ -315,16 +402,31 @@ fn zip<A: Copy, B: Copy, C>(
     // row repeated down it (a bias), or with one value per channel.
     if a.1.len() == total {
         if let Some(repeat) = trailing(b.0, &shape) {
-            let values = a.1.iter().enumerate().map(|(i, x)| f(*x, b.1[i % repeat])).collect();
+            let values =
+                a.1.iter()
+                    .enumerate()
+                    .map(|(i, x)| f(*x, b.1[i % repeat]))
+                    .collect();
             return Ok((shape, values));
         }
         if let Some(inner) = leading(b.0, &shape) {
-            let values = a.1.iter().enumerate().map(|(i, x)| f(*x, b.1[i / inner])).collect();
+            let values =
+                a.1.iter()
+                    .enumerate()
+                    .map(|(i, x)| f(*x, b.1[i / inner]))
+                    .collect();
             return Ok((shape, values));
         }
     }
-    let (ia, ib) = (broadcast_indices(a.0, &shape), broadcast_indices(b.0, &shape));
-    let values = ia.iter().zip(&ib).map(|(i, j)| f(a.1[*i], b.1[*j])).collect();
+    let (ia, ib) = (
+        broadcast_indices(a.0, &shape),
+        broadcast_indices(b.0, &shape),
+    );
+    let values = ia
+        .iter()
+        .zip(&ib)
+        .map(|(i, j)| f(a.1[*i], b.1[*j]))
+        .collect();
     Ok((shape, values))
 }
 
@@ -344,7 +446,8 @@ fn leading(from: &[usize], out: &[usize]) -> Option<usize> {
         return None;
     }
     let last = from.iter().rposition(|d| *d != 1).map_or(0, |p| p + 1);
-    (from[..last] == out[offset..offset + last]).then(|| out[offset + last..].iter().product::<usize>().max(1))
+    (from[..last] == out[offset..offset + last])
+        .then(|| out[offset + last..].iter().product::<usize>().max(1))
 }
 
 fn binary(op: Binary, a: &Tensor, b: &Tensor) -> Result<Tensor, String> {
@@ -355,6 +458,8 @@ fn binary(op: Binary, a: &Tensor, b: &Tensor) -> Result<Tensor, String> {
             Binary::Sub => wrap(zip((sa, x), (sb, y), |p, q| p - q)?, Data::F32),
             Binary::Mul => wrap(zip((sa, x), (sb, y), |p, q| p * q)?, Data::F32),
             Binary::Min => wrap(zip((sa, x), (sb, y), f32::min)?, Data::F32),
+            // ONNX's Equal of floats is exact equality.
+            #[allow(clippy::float_cmp)]
             Binary::Equal => wrap(zip((sa, x), (sb, y), |p, q| p == q)?, Data::Bool),
             Binary::Less => wrap(zip((sa, x), (sb, y), |p, q| p < q)?, Data::Bool),
             Binary::And => return Err("And takes booleans".to_owned()),
@@ -394,21 +499,28 @@ fn batch_norm(x: &Tensor, params: [&Tensor; 4], epsilon: f32) -> Result<Tensor, 
     let mut out = x.as_f32("BatchNormalization")?.to_vec();
     for (i, chunk) in out.chunks_exact_mut(inner.max(1)).enumerate() {
         let (a, b) = (scale[i % channels], shift[i % channels]);
-        chunk.iter_mut().for_each(|v| *v = *v * a + b);
+        for v in chunk.iter_mut() {
+            *v = *v * a + b;
+        }
     }
     Tensor::floats(x.shape.clone(), out)
 }
 
 /// The per-channel `y = x * scale + shift` a batch normalisation amounts
 /// to, from its `[gamma, beta, mean, variance]`.
-pub(crate) fn batch_norm_affine(params: [&Tensor; 4], epsilon: f32) -> Result<(Vec<f32>, Vec<f32>), String> {
+pub(crate) fn batch_norm_affine(
+    params: [&Tensor; 4],
+    epsilon: f32,
+) -> Result<(Vec<f32>, Vec<f32>), String> {
     let [gamma, beta, mean, variance] = params.map(|p| p.as_f32("BatchNormalization"));
     let (gamma, beta, mean, variance) = (gamma?, beta?, mean?, variance?);
     let n = gamma.len();
     if beta.len() != n || mean.len() != n || variance.len() != n {
         return Err("BatchNormalization's statistics differ in length".to_owned());
     }
-    let scale: Vec<f32> = (0..n).map(|i| gamma[i] / (variance[i] + epsilon).sqrt()).collect();
+    let scale: Vec<f32> = (0..n)
+        .map(|i| gamma[i] / (variance[i] + epsilon).sqrt())
+        .collect();
     let shift = (0..n).map(|i| beta[i] - mean[i] * scale[i]).collect();
     Ok((scale, shift))
 }
@@ -437,10 +549,12 @@ fn softmax(x: &Tensor, axis_value: i64) -> Result<Tensor, String> {
     }
     for block in out.chunks_exact_mut(n * inner) {
         for j in 0..inner {
-            let max = (0..n).map(|i| block[i * inner + j]).fold(f32::NEG_INFINITY, f32::max);
+            let max = (0..n)
+                .map(|i| block[i * inner + j])
+                .fold(f32::NEG_INFINITY, f32::max);
             let mut sum = 0f32;
             for i in 0..n {
-                let e = (block[i * inner + j] - max).exp();
+                let e = exp(block[i * inner + j] - max);
                 block[i * inner + j] = e;
                 sum += e;
             }
@@ -472,7 +586,11 @@ fn cast(x: &Tensor, to: i64) -> Result<Tensor, String> {
     Tensor::new(x.shape.clone(), data)
 }
 
-#[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss, clippy::cast_precision_loss)]
+#[allow(
+    clippy::cast_possible_truncation,
+    clippy::cast_sign_loss,
+    clippy::cast_precision_loss
+)]
 fn range(start: &Tensor, limit: &Tensor, delta: &Tensor) -> Result<Tensor, String> {
     match (&start.data, &limit.data, &delta.data) {
         (Data::I64(s), Data::I64(l), Data::I64(d)) => {
@@ -484,7 +602,9 @@ fn range(start: &Tensor, limit: &Tensor, delta: &Tensor) -> Result<Tensor, Strin
             }
             let count = (l.saturating_sub(s) as f64 / d as f64).ceil().max(0.0) as usize;
             elements(&[count])?;
-            let values = (0..count).map(|i| s + d * i as i64).collect();
+            let values = (0..count)
+                .map(|i| s.wrapping_add(d.wrapping_mul(i64::try_from(i).unwrap_or(i64::MAX))))
+                .collect();
             Tensor::ints(vec![count], values)
         }
         (Data::F32(s), Data::F32(l), Data::F32(d)) => {
@@ -503,7 +623,12 @@ fn range(start: &Tensor, limit: &Tensor, delta: &Tensor) -> Result<Tensor, Strin
     }
 }
 
-fn one_hot(indices: &Tensor, depth: &Tensor, values: &Tensor, axis_value: i64) -> Result<Tensor, String> {
+fn one_hot(
+    indices: &Tensor,
+    depth: &Tensor,
+    values: &Tensor,
+    axis_value: i64,
+) -> Result<Tensor, String> {
     let rank = indices.shape.len();
     if axis_value != -1 && axis_value != i64::try_from(rank).unwrap_or(-1) {
         return Err("a OneHot on an axis other than the last".to_owned());
@@ -535,12 +660,12 @@ fn one_hot(indices: &Tensor, depth: &Tensor, values: &Tensor, axis_value: i64) -
 }
 
 fn arg_max(x: &Tensor, axis_value: i64, keep: bool, last: bool) -> Result<Tensor, String> {
-    let a = axis(axis_value, x.shape.len())?;
+    let along = axis(axis_value, x.shape.len())?;
     let values = x.as_f32("ArgMax")?;
     let (outer, n, inner) = (
-        x.shape[..a].iter().product::<usize>(),
-        x.shape[a],
-        x.shape[a + 1..].iter().product::<usize>(),
+        x.shape[..along].iter().product::<usize>(),
+        x.shape[along],
+        x.shape[along + 1..].iter().product::<usize>(),
     );
     if n == 0 {
         return Err("ArgMax over an empty axis".to_owned());
@@ -548,10 +673,10 @@ fn arg_max(x: &Tensor, axis_value: i64, keep: bool, last: bool) -> Result<Tensor
     let mut out = Vec::with_capacity(outer * inner);
     for o in 0..outer {
         for j in 0..inner {
+            let at = |i: usize| values[(o * n + i) * inner + j];
             let mut best = 0usize;
             for i in 1..n {
-                let (v, b) = (values[(o * n + i) * inner + j], values[(o * n + best) * inner + j]);
-                if v > b || (last && v == b) {
+                if at(i) > at(best) || (last && at(i) >= at(best)) {
                     best = i;
                 }
             }
@@ -560,9 +685,9 @@ fn arg_max(x: &Tensor, axis_value: i64, keep: bool, last: bool) -> Result<Tensor
     }
     let mut shape = x.shape.clone();
     if keep {
-        shape[a] = 1;
+        shape[along] = 1;
     } else {
-        shape.remove(a);
+        shape.remove(along);
     }
     Tensor::ints(shape, out)
 }
@@ -570,7 +695,10 @@ fn arg_max(x: &Tensor, axis_value: i64, keep: bool, last: bool) -> Result<Tensor
 fn reduce(x: &Tensor, max: bool, axes: Option<&[i64]>, keep: bool) -> Result<Tensor, String> {
     let rank = x.shape.len();
     let reduced: Vec<usize> = match axes {
-        Some(list) if !list.is_empty() => list.iter().map(|a| axis(*a, rank)).collect::<Result<_, _>>()?,
+        Some(list) if !list.is_empty() => list
+            .iter()
+            .map(|a| axis(*a, rank))
+            .collect::<Result<_, _>>()?,
         _ => (0..rank).collect(),
     };
     let kept: Vec<usize> = (0..rank)
@@ -581,17 +709,29 @@ fn reduce(x: &Tensor, max: bool, axes: Option<&[i64]>, keep: bool) -> Result<Ten
     let count = elements(&kept)?;
     let data = match &x.data {
         Data::F32(v) => {
-            let start = if max { f32::NEG_INFINITY } else { f32::INFINITY };
+            let start = if max {
+                f32::NEG_INFINITY
+            } else {
+                f32::INFINITY
+            };
             let mut out = vec![start; count];
             for (p, value) in places.iter().zip(v) {
-                out[*p] = if max { out[*p].max(*value) } else { out[*p].min(*value) };
+                out[*p] = if max {
+                    out[*p].max(*value)
+                } else {
+                    out[*p].min(*value)
+                };
             }
             Data::F32(out)
         }
         Data::I64(v) => {
             let mut out = vec![if max { i64::MIN } else { i64::MAX }; count];
             for (p, value) in places.iter().zip(v) {
-                out[*p] = if max { out[*p].max(*value) } else { out[*p].min(*value) };
+                out[*p] = if max {
+                    out[*p].max(*value)
+                } else {
+                    out[*p].min(*value)
+                };
             }
             Data::I64(out)
         }
@@ -600,7 +740,10 @@ fn reduce(x: &Tensor, max: bool, axes: Option<&[i64]>, keep: bool) -> Result<Ten
     let shape = if keep {
         kept
     } else {
-        (0..rank).filter(|i| !reduced.contains(i)).map(|i| x.shape[i]).collect()
+        (0..rank)
+            .filter(|i| !reduced.contains(i))
+            .map(|i| x.shape[i])
+            .collect()
     };
     Tensor::new(shape, data)
 }

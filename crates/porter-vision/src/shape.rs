@@ -32,9 +32,37 @@ fn along(n: usize, stride: usize) -> Vec<usize> {
     (0..n).map(|c| c * stride).collect()
 }
 
+/// The elements the per-axis source offsets `maps` pick, as a value of
+/// `shape`: row by row (a row is the last axis), each row copied whole
+/// where its offsets run on one by one.
 fn take(t: &Tensor, shape: Vec<usize>, maps: &[Vec<usize>]) -> Result<Tensor, String> {
-    let indices = cartesian(maps)?;
-    Tensor::new(shape, t.data.take(&indices))
+    let Some((inner, outer)) = maps.split_last() else {
+        return Tensor::new(shape, t.data.take(&[0]));
+    };
+    let rows = cartesian(outer)?;
+    elements(&[rows.len(), inner.len()])?;
+    let run = inner
+        .first()
+        .is_some_and(|first| inner.iter().enumerate().all(|(i, o)| *o == first + i));
+    let data = match &t.data {
+        Data::F32(v) => Data::F32(rows_of(v, &rows, inner, run)),
+        Data::I64(v) => Data::I64(rows_of(v, &rows, inner, run)),
+        Data::Bool(v) => Data::Bool(rows_of(v, &rows, inner, run)),
+    };
+    Tensor::new(shape, data)
+}
+
+fn rows_of<T: Copy>(values: &[T], rows: &[usize], inner: &[usize], run: bool) -> Vec<T> {
+    let mut out = Vec::with_capacity(rows.len() * inner.len());
+    for row in rows {
+        if run {
+            let start = row + inner[0];
+            out.extend_from_slice(&values[start..start + inner.len()]);
+        } else {
+            out.extend(inner.iter().map(|o| values[row + o]));
+        }
+    }
+    out
 }
 
 pub(crate) fn reshape(t: &Tensor, target: &Tensor) -> Result<Tensor, String> {
@@ -53,7 +81,7 @@ pub(crate) fn reshape(t: &Tensor, target: &Tensor) -> Result<Tensor, String> {
     }
     if let Some(i) = unknown {
         let known = elements(&shape)?;
-        if known == 0 || t.len() % known != 0 {
+        if known == 0 || !t.len().is_multiple_of(known) {
             return Err(format!("Reshape of {:?} to {wanted:?}", t.shape));
         }
         shape[i] = t.len() / known;
@@ -119,47 +147,44 @@ pub(crate) fn concat(parts: &[&Tensor], axis_value: i64) -> Result<Tensor, Strin
     elements(&shape)?;
     let outer: usize = shape[..a].iter().product();
     let inner: usize = shape[a + 1..].iter().product();
-    // The parts end to end, then the output's order over them.
-    let mut offsets = Vec::with_capacity(parts.len());
-    let mut total = 0;
-    for p in parts {
-        offsets.push(total);
-        total += p.len();
-    }
-    let mut indices = Vec::with_capacity(total);
+    let data = match &first.data {
+        Data::F32(_) => Data::F32(joined(parts, outer, a, inner, |p| match &p.data {
+            Data::F32(v) => Some(v),
+            _ => None,
+        })?),
+        Data::I64(_) => Data::I64(joined(parts, outer, a, inner, |p| match &p.data {
+            Data::I64(v) => Some(v),
+            _ => None,
+        })?),
+        Data::Bool(_) => Data::Bool(joined(parts, outer, a, inner, |p| match &p.data {
+            Data::Bool(v) => Some(v),
+            _ => None,
+        })?),
+    };
+    Tensor::new(shape, data)
+}
+
+/// The parts' elements interleaved along the joined axis: for each index
+/// of the axes before it, each part's block in turn.
+fn joined<'a, T: Copy + 'a>(
+    parts: &[&'a Tensor],
+    outer: usize,
+    a: usize,
+    inner: usize,
+    values: impl Fn(&'a Tensor) -> Option<&'a Vec<T>>,
+) -> Result<Vec<T>, String> {
+    let slices = parts
+        .iter()
+        .map(|p| values(p).map(|v| (v, p.shape[a] * inner)))
+        .collect::<Option<Vec<_>>>()
+        .ok_or("Concat of values of two kinds")?;
+    let mut out = Vec::with_capacity(slices.iter().map(|(v, _)| v.len()).sum());
     for o in 0..outer {
-        for (p, offset) in parts.iter().zip(&offsets) {
-            let chunk = p.shape[a] * inner;
-            indices.extend(offset + o * chunk..offset + (o + 1) * chunk);
+        for (v, block) in &slices {
+            out.extend_from_slice(&v[o * block..(o + 1) * block]);
         }
     }
-    let data = match &first.data {
-        Data::F32(_) => Data::F32(
-            parts
-                .iter()
-                .map(|p| p.as_f32("Concat"))
-                .collect::<Result<Vec<_>, _>>()?
-                .concat(),
-        ),
-        Data::I64(_) => Data::I64(
-            parts
-                .iter()
-                .map(|p| p.as_i64("Concat"))
-                .collect::<Result<Vec<_>, _>>()?
-                .concat(),
-        ),
-        Data::Bool(_) => Data::Bool(
-            parts
-                .iter()
-                .map(|p| match &p.data {
-                    Data::Bool(v) => Ok(v.clone()),
-                    _ => Err("Concat of values of two kinds".to_owned()),
-                })
-                .collect::<Result<Vec<_>, _>>()?
-                .concat(),
-        ),
-    };
-    Tensor::new(shape, data.take(&indices))
+    Ok(out)
 }
 
 /// The per-axis source offsets of the whole of `t`, with `axis`'s replaced.
@@ -175,12 +200,17 @@ fn maps_with(t: &Tensor, a: usize, chosen: Vec<usize>) -> Vec<Vec<usize>> {
     maps
 }
 
-pub(crate) fn split(t: &Tensor, sizes: Option<&Tensor>, axis_value: i64, outputs: usize) -> Result<Vec<Tensor>, String> {
+pub(crate) fn split(
+    t: &Tensor,
+    sizes: Option<&Tensor>,
+    axis_value: i64,
+    outputs: usize,
+) -> Result<Vec<Tensor>, String> {
     let a = axis(axis_value, t.shape.len())?;
     let n = t.shape[a];
     let sizes: Vec<usize> = match sizes {
         Some(s) => dims(s)?,
-        None if outputs > 0 && n % outputs == 0 => vec![n / outputs; outputs],
+        None if outputs > 0 && n.is_multiple_of(outputs) => vec![n / outputs; outputs],
         None => return Err(format!("Split of {n} into {outputs} equal parts")),
     };
     if sizes.len() != outputs || sizes.iter().sum::<usize>() != n {
@@ -191,7 +221,11 @@ pub(crate) fn split(t: &Tensor, sizes: Option<&Tensor>, axis_value: i64, outputs
     for size in sizes {
         let mut shape = t.shape.clone();
         shape[a] = size;
-        out.push(take(t, shape, &maps_with(t, a, (start..start + size).collect()))?);
+        out.push(take(
+            t,
+            shape,
+            &maps_with(t, a, (start..start + size).collect()),
+        )?);
         start += size;
     }
     Ok(out)
@@ -200,13 +234,14 @@ pub(crate) fn split(t: &Tensor, sizes: Option<&Tensor>, axis_value: i64, outputs
 /// The positions a slice of one axis of size `dim` takes.
 fn slice_axis(dim: usize, start: i64, end: i64, step: i64) -> Result<Vec<usize>, String> {
     let d = i64::try_from(dim).map_err(|_| "a size too large")?;
+    if d == 0 {
+        return Ok(Vec::new());
+    }
     let fix = |v: i64| if v < 0 { v.saturating_add(d) } else { v };
-    let (mut at, end) = if step > 0 {
-        (fix(start).clamp(0, d), fix(end).clamp(0, d))
-    } else if step < 0 {
-        (fix(start).clamp(0, d - 1), fix(end).clamp(-1, d - 1))
-    } else {
-        return Err("Slice by a step of 0".to_owned());
+    let (mut at, end) = match step.cmp(&0) {
+        std::cmp::Ordering::Greater => (fix(start).clamp(0, d), fix(end).clamp(0, d)),
+        std::cmp::Ordering::Less => (fix(start).clamp(0, d - 1), fix(end).clamp(-1, d - 1)),
+        std::cmp::Ordering::Equal => return Err("Slice by a step of 0".to_owned()),
     };
     let mut out = Vec::new();
     while (step > 0 && at < end) || (step < 0 && at > end) {
@@ -316,12 +351,21 @@ pub(crate) fn tile(t: &Tensor, repeats: &Tensor) -> Result<Tensor, String> {
         .collect::<Result<_, _>>()?;
     elements(&shape)?;
     let maps: Vec<Vec<usize>> = (0..shape.len())
-        .map(|a| (0..shape[a]).map(|c| (c % t.shape[a].max(1)) * st[a]).collect())
+        .map(|a| {
+            (0..shape[a])
+                .map(|c| (c % t.shape[a].max(1)) * st[a])
+                .collect()
+        })
         .collect();
     take(t, shape, &maps)
 }
 
-pub(crate) fn scatter(data: &Tensor, indices: &Tensor, updates: &Tensor, axis_value: i64) -> Result<Tensor, String> {
+pub(crate) fn scatter(
+    data: &Tensor,
+    indices: &Tensor,
+    updates: &Tensor,
+    axis_value: i64,
+) -> Result<Tensor, String> {
     let rank = data.shape.len();
     let a = axis(axis_value, rank)?;
     if indices.shape != updates.shape
@@ -361,8 +405,16 @@ pub(crate) fn scatter(data: &Tensor, indices: &Tensor, updates: &Tensor, axis_va
 
 /// `Resize` by nearest neighbour, asymmetric coordinates rounded down: to
 /// `sizes` when given, else by `scales`.
-#[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss, clippy::cast_precision_loss)]
-pub(crate) fn resize_nearest(t: &Tensor, scales: Option<&Tensor>, sizes: Option<&Tensor>) -> Result<Tensor, String> {
+#[allow(
+    clippy::cast_possible_truncation,
+    clippy::cast_sign_loss,
+    clippy::cast_precision_loss
+)]
+pub(crate) fn resize_nearest(
+    t: &Tensor,
+    scales: Option<&Tensor>,
+    sizes: Option<&Tensor>,
+) -> Result<Tensor, String> {
     let rank = t.shape.len();
     let (shape, factors): (Vec<usize>, Vec<f32>) = match (sizes.filter(|s| s.len() > 0), scales) {
         (Some(sizes), _) => {

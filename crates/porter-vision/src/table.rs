@@ -165,7 +165,8 @@ impl TableModel {
     ) -> Result<Vec<(usize, [f32; 8])>, RunError> {
         picture.check()?;
         budget.check()?;
-        let input = Tensor::floats(vec![1, 3, SIDE, SIDE], picture.input(SIDE)).map_err(RunError::Runtime)?;
+        let input = Tensor::floats(vec![1, 3, SIDE, SIDE], picture.input(SIDE))
+            .map_err(RunError::Runtime)?;
         match std::panic::catch_unwind(|| self.decode(input, budget)) {
             Ok(result) => result,
             Err(_) => Err(RunError::Runtime("an internal error".to_owned())),
@@ -174,18 +175,26 @@ impl TableModel {
 
     /// The encoder, then decoding passes until the end token, the model's
     /// condition, or the budget stops them.
-    fn decode(&self, input: Tensor, budget: &Budget<'_>) -> Result<Vec<(usize, [f32; 8])>, RunError> {
+    fn decode(
+        &self,
+        input: Tensor,
+        budget: &Budget<'_>,
+    ) -> Result<Vec<(usize, [f32; 8])>, RunError> {
         let Program {
             encoder,
             body,
             trip_count,
             passed,
         } = &self.program;
-        let runtime = |what: &'static str| move |e: String| RunError::Runtime(format!("{what}: {e}"));
+        let runtime =
+            |what: &'static str| move |e: String| RunError::Runtime(format!("{what}: {e}"));
         let mut env = encoder.env();
-        let slot = encoder.inputs[0].ok_or_else(|| RunError::Runtime("the encoder takes no picture".to_owned()))?;
+        let slot = encoder.inputs[0]
+            .ok_or_else(|| RunError::Runtime("the encoder takes no picture".to_owned()))?;
         env[slot] = Some(Arc::new(input));
-        encoder.run_invariant(&mut env).map_err(runtime("encoder"))?;
+        encoder
+            .run_invariant(&mut env)
+            .map_err(runtime("encoder"))?;
         encoder.run(&mut env).map_err(runtime("encoder"))?;
         let made: Vec<Value> = encoder
             .outputs
@@ -207,7 +216,9 @@ impl TableModel {
         body.run_invariant(&mut base).map_err(runtime("decoder"))?;
         let mut condition = made[1].clone();
         let mut state: Vec<Value> = made[2..].to_vec();
-        let passes = usize::try_from((*trip_count).max(0)).unwrap_or(0).min(budget.max_passes);
+        let passes = usize::try_from((*trip_count).max(0))
+            .unwrap_or(0)
+            .min(budget.max_passes);
         let mut buffers = None;
         let mut done = 0;
         for pass in 0..passes {
@@ -238,16 +249,21 @@ impl TableModel {
                 .iter()
                 .map(|s| env[*s].clone())
                 .collect::<Option<_>>()
-                .ok_or_else(|| RunError::Runtime("a decoding pass left a value unmade".to_owned()))?;
+                .ok_or_else(|| {
+                    RunError::Runtime("a decoding pass left a value unmade".to_owned())
+                })?;
             condition = out[0].clone();
             for (k, value) in out[1..].iter().enumerate() {
                 if !passed[k] {
                     state[k] = value.clone();
                 }
             }
-            let found = *buffers.get_or_insert_with(|| Buffers::find(&state, self.vocabulary.len()));
+            let found =
+                *buffers.get_or_insert_with(|| Buffers::find(&state, self.vocabulary.len()));
             let found = found.ok_or_else(|| {
-                RunError::Runtime("its decoding state holds no buffers of tokens and boxes".to_owned())
+                RunError::Runtime(
+                    "its decoding state holds no buffers of tokens and boxes".to_owned(),
+                )
             })?;
             // The model runs on to its last pass even after it wrote the
             // end token; nothing after that token is read, so stop there.
