@@ -363,3 +363,125 @@ fn tensor(bytes: &[u8]) -> Result<(String, Tensor), String> {
     };
     Ok((name, Tensor::new(shape, data)?))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A field's key.
+    fn key(number: u64, wire: u64) -> Vec<u8> {
+        varint(number << 3 | wire)
+    }
+
+    fn varint(mut v: u64) -> Vec<u8> {
+        let mut out = Vec::new();
+        loop {
+            let byte = (v & 0x7f) as u8;
+            v >>= 7;
+            if v == 0 {
+                out.push(byte);
+                return out;
+            }
+            out.push(byte | 0x80);
+        }
+    }
+
+    /// A length-delimited field.
+    fn bytes(number: u64, body: &[u8]) -> Vec<u8> {
+        let mut out = key(number, 2);
+        out.extend(varint(body.len() as u64));
+        out.extend(body);
+        out
+    }
+
+    #[test]
+    fn a_tensor_whose_size_is_not_its_data_is_refused_before_anything_is_allocated() {
+        // dims [2^40], float, no data: claims 4 TiB.
+        let mut tensor = key(1, 0);
+        tensor.extend(varint(1 << 40));
+        tensor.extend(key(2, 0));
+        tensor.extend(varint(1));
+        let graph = bytes(5, &tensor);
+        let model = bytes(7, &graph);
+        let error = super::model(&model).expect_err("too large");
+        assert!(error.contains("larger than porter allows"), "{error}");
+        // dims [3], float, two floats of raw data.
+        let mut tensor = key(1, 0);
+        tensor.extend(varint(3));
+        tensor.extend(key(2, 0));
+        tensor.extend(varint(1));
+        tensor.extend(bytes(9, &[0; 8]));
+        let error = super::model(&bytes(7, &bytes(5, &tensor))).expect_err("short");
+        assert!(error.contains("wrong number of bytes"), "{error}");
+    }
+
+    #[test]
+    fn lengths_past_the_end_and_endless_nesting_are_errors() {
+        // A graph field that claims a terabyte.
+        let mut model = key(7, 2);
+        model.extend(varint(1 << 40));
+        assert!(super::model(&model).is_err());
+        // A varint that never ends.
+        assert!(super::model(&[0x38, 0xff, 0xff, 0xff]).is_err());
+        // Graphs nested in If branches deeper than any model.
+        let mut graph = Vec::new();
+        for _ in 0..20 {
+            let attribute = [bytes(1, b"then_branch"), bytes(6, &graph)].concat();
+            let node = [bytes(4, b"If"), bytes(5, &attribute)].concat();
+            graph = bytes(1, &node);
+        }
+        let error = super::model(&bytes(7, &graph)).expect_err("too deep");
+        assert!(error.contains("nest too deeply"), "{error}");
+        // No graph at all.
+        assert!(super::model(&bytes(14, &bytes(1, b"k"))).is_err());
+    }
+
+    #[test]
+    fn a_small_graph_reads_back_as_written() {
+        let mut tensor = key(1, 0);
+        tensor.extend(varint(2));
+        tensor.extend(key(2, 0));
+        tensor.extend(varint(7));
+        tensor.extend(bytes(8, b"w"));
+        tensor.extend(bytes(
+            9,
+            &[
+                1, 0, 0, 0, 0, 0, 0, 0, 255, 255, 255, 255, 255, 255, 255, 255,
+            ],
+        ));
+        let attribute = [bytes(1, b"axis"), key(3, 0), varint(1)].concat();
+        let node = [
+            bytes(1, b"x"),
+            bytes(1, b"w"),
+            bytes(2, b"y"),
+            bytes(4, b"Concat"),
+            bytes(5, &attribute),
+        ]
+        .concat();
+        let graph = [
+            bytes(1, &node),
+            bytes(5, &tensor),
+            bytes(11, &bytes(1, b"x")),
+            bytes(12, &bytes(1, b"y")),
+        ]
+        .concat();
+        let entry = [bytes(1, b"character"), bytes(2, b"a\nb")].concat();
+        let model = super::model(&[bytes(7, &graph), bytes(14, &entry)].concat()).expect("a model");
+        let node = &model.graph.nodes[0];
+        assert_eq!(node.op, "Concat");
+        assert_eq!(
+            (node.inputs.clone(), node.outputs.clone()),
+            (vec!["x".to_owned(), "w".to_owned()], vec!["y".to_owned()])
+        );
+        assert_eq!(node.int("axis", 0), 1);
+        assert_eq!(
+            model.graph.initializers[0].1,
+            Tensor::ints(vec![2], vec![1, -1]).expect("ints")
+        );
+        assert_eq!(model.graph.inputs, ["x"]);
+        assert_eq!(
+            model.metadata,
+            [("character".to_owned(), "a\nb".to_owned())]
+        );
+    }
+}

@@ -73,6 +73,55 @@ fn bytes_that_are_no_model_are_an_error_never_a_panic() {
     }
 }
 
+#[test]
+fn a_model_with_bytes_changed_at_random_loads_or_is_refused_and_reads_or_fails_without_an_internal_error()
+ {
+    let real = model_bytes();
+    let (width, height, grey) = ruled_table(2, 2);
+    let picture = Picture {
+        width,
+        height,
+        grey: &grey,
+    };
+    let budget = Budget {
+        max_passes: 4,
+        ..Budget::default()
+    };
+    // xorshift: the same mutants every run.
+    let mut state = 0x9e37_79b9_7f4a_7c15u64;
+    let mut next = move || {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        state
+    };
+    let (mut refused, mut read) = (0, 0);
+    for _ in 0..24 {
+        let mut bytes = real.clone();
+        // A few bytes in the graph's structure (the first 1% of the file,
+        // where the nodes and their shapes are) and one anywhere.
+        for _ in 0..3 {
+            let at = (next() as usize) % (bytes.len() / 100);
+            bytes[at] = next() as u8;
+        }
+        let anywhere = (next() as usize) % bytes.len();
+        bytes[anywhere] ^= 0xff;
+        match TableModel::from_bytes(&bytes) {
+            Err(reason) => {
+                assert!(!reason.contains("internal error"), "{reason}");
+                refused += 1;
+            }
+            Ok(model) => {
+                if let Err(RunError::Runtime(reason)) = model.read(&picture, &budget) {
+                    assert!(!reason.contains("internal error"), "{reason}");
+                }
+                read += 1;
+            }
+        }
+    }
+    assert!(refused > 0 && read > 0, "refused {refused}, read {read}");
+}
+
 /// A picture of a ruled table of `rows` and `columns`, each cell holding a
 /// dark bar where its text would be, as a page drawn at about 100 dpi.
 fn ruled_table(rows: usize, columns: usize) -> (usize, usize, Vec<u8>) {
