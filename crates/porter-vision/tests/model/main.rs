@@ -95,7 +95,7 @@ fn a_model_with_bytes_changed_at_random_loads_or_is_refused_and_reads_or_fails_w
         state ^= state << 17;
         state
     };
-    let (mut refused, mut read) = (0, 0);
+    let (mut refused, mut loaded) = (0, 0);
     for _ in 0..24 {
         let mut bytes = real.clone();
         // A few bytes in the graph's structure (the first 1% of the file,
@@ -115,11 +115,11 @@ fn a_model_with_bytes_changed_at_random_loads_or_is_refused_and_reads_or_fails_w
                 if let Err(RunError::Runtime(reason)) = model.read(&picture, &budget) {
                     assert!(!reason.contains("internal error"), "{reason}");
                 }
-                read += 1;
+                loaded += 1;
             }
         }
     }
-    assert!(refused > 0 && read > 0, "refused {refused}, read {read}");
+    assert!(refused > 0 && loaded > 0, "refused {refused}, loaded {loaded}");
 }
 
 /// A picture of a ruled table of `rows` and `columns`, each cell holding a
