@@ -89,14 +89,16 @@ pub(crate) fn reshape(t: &Tensor, target: &Tensor) -> Result<Tensor, String> {
     t.clone().reshaped(shape)
 }
 
+/// A value of axes (each counted from the end when negative) of a value
+/// of rank `rank`.
+fn axes_of(axes: &Tensor, rank: usize, what: &str) -> Result<Vec<usize>, String> {
+    axes.as_i64(what)?.iter().map(|v| axis(*v, rank)).collect()
+}
+
 pub(crate) fn squeeze(t: &Tensor, axes: Option<&Tensor>) -> Result<Tensor, String> {
     let rank = t.shape.len();
     let chosen: Vec<usize> = match axes {
-        Some(a) => a
-            .as_i64("Squeeze's axes")?
-            .iter()
-            .map(|v| axis(*v, rank))
-            .collect::<Result<_, _>>()?,
+        Some(a) => axes_of(a, rank, "Squeeze's axes")?,
         None => (0..rank).filter(|i| t.shape[*i] == 1).collect(),
     };
     if chosen.iter().any(|a| t.shape[*a] != 1) {
@@ -110,12 +112,8 @@ pub(crate) fn squeeze(t: &Tensor, axes: Option<&Tensor>) -> Result<Tensor, Strin
 }
 
 pub(crate) fn unsqueeze(t: &Tensor, axes: &Tensor) -> Result<Tensor, String> {
-    let axes = axes.as_i64("Unsqueeze's axes")?;
     let rank = t.shape.len() + axes.len();
-    let mut chosen = axes
-        .iter()
-        .map(|v| axis(*v, rank))
-        .collect::<Result<Vec<_>, _>>()?;
+    let mut chosen = axes_of(axes, rank, "Unsqueeze's axes")?;
     chosen.sort_unstable();
     let mut source = t.shape.iter();
     let shape = (0..rank)
@@ -187,15 +185,21 @@ fn joined<'a, T: Copy + 'a>(
     Ok(out)
 }
 
-/// The per-axis source offsets of the whole of `t`, with `axis`'s replaced.
-fn maps_with(t: &Tensor, a: usize, chosen: Vec<usize>) -> Vec<Vec<usize>> {
+/// The per-axis source offsets of the whole of `t`, and its strides.
+fn whole(t: &Tensor) -> (Vec<Vec<usize>>, Vec<usize>) {
     let st = strides(&t.shape);
-    let mut maps: Vec<Vec<usize>> = t
+    let maps = t
         .shape
         .iter()
         .zip(&st)
         .map(|(n, s)| along(*n, *s))
         .collect();
+    (maps, st)
+}
+
+/// The per-axis source offsets of the whole of `t`, with `axis`'s replaced.
+fn maps_with(t: &Tensor, a: usize, chosen: Vec<usize>) -> Vec<Vec<usize>> {
+    let (mut maps, st) = whole(t);
     maps[a] = chosen.into_iter().map(|c| c * st[a]).collect();
     maps
 }
@@ -261,11 +265,7 @@ pub(crate) fn slice(
     let (starts, ends) = (starts.as_i64("Slice")?, ends.as_i64("Slice")?);
     let rank = t.shape.len();
     let axes: Vec<usize> = match axes {
-        Some(a) => a
-            .as_i64("Slice's axes")?
-            .iter()
-            .map(|v| axis(*v, rank))
-            .collect::<Result<_, _>>()?,
+        Some(a) => axes_of(a, rank, "Slice's axes")?,
         None => (0..starts.len()).collect(),
     };
     let steps = match steps {
@@ -275,13 +275,7 @@ pub(crate) fn slice(
     if ends.len() != starts.len() || axes.len() != starts.len() || steps.len() != starts.len() {
         return Err("Slice's starts, ends, axes and steps differ in length".to_owned());
     }
-    let st = strides(&t.shape);
-    let mut maps: Vec<Vec<usize>> = t
-        .shape
-        .iter()
-        .zip(&st)
-        .map(|(n, s)| along(*n, *s))
-        .collect();
+    let (mut maps, st) = whole(t);
     let mut shape = t.shape.clone();
     for i in 0..starts.len() {
         let a = axes[i];

@@ -119,7 +119,10 @@ fn a_model_with_bytes_changed_at_random_loads_or_is_refused_and_reads_or_fails_w
             }
         }
     }
-    assert!(refused > 0 && loaded > 0, "refused {refused}, loaded {loaded}");
+    assert!(
+        refused > 0 && loaded > 0,
+        "refused {refused}, loaded {loaded}"
+    );
 }
 
 /// A picture of a ruled table of `rows` and `columns`, each cell holding a
