@@ -174,33 +174,47 @@ fn inside(size: usize, out: usize, stride: usize, offset: usize, pad: usize) -> 
 }
 
 /// A convolution of one channel a group: each channel by its own kernel,
-/// row by row, so the inner loop runs over contiguous output.
+/// one output row at a time (every tap of the kernel added into it while
+/// it is in cache), the inner loop over contiguous output.
 fn depthwise(input: &[f32], weights: &[f32], output: &mut [f32], dims: [usize; 6], g: &ConvShape) {
     let [h, w, oh, ow, kh, kw] = dims;
     let ([sy, sx], [dy, dx]) = (g.strides, g.dilations);
     let (top, left) = (g.pads[0], g.pads[1]);
+    // For each column of the kernel: the output columns it reaches and the
+    // input column of the first.
+    let columns: Vec<(usize, usize, usize)> = (0..kw)
+        .map(|kx| {
+            let (lo, hi) = inside(w, ow, sx, kx * dx, left);
+            (lo, hi, (lo * sx + kx * dx).saturating_sub(left))
+        })
+        .collect();
+    let y_ranges: Vec<(usize, usize)> = (0..kh).map(|ky| inside(h, oh, sy, ky * dy, top)).collect();
     for ((plane_in, kernel), plane_out) in input
         .chunks_exact(h * w)
         .zip(weights.chunks_exact(kh * kw))
         .zip(output.chunks_exact_mut(oh * ow))
     {
-        for ky in 0..kh {
-            let (y_lo, y_hi) = inside(h, oh, sy, ky * dy, top);
-            for kx in 0..kw {
-                let weight = kernel[ky * kw + kx];
-                let (x_lo, x_hi) = inside(w, ow, sx, kx * dx, left);
-                for oy in y_lo..y_hi {
-                    let iy = oy * sy + ky * dy - top;
-                    let row_in = &plane_in[iy * w..(iy + 1) * w];
-                    let row_out = &mut plane_out[oy * ow + x_lo..oy * ow + x_hi];
-                    let first = x_lo * sx + kx * dx - left;
+        for (oy, row_out) in plane_out.chunks_exact_mut(ow).enumerate() {
+            for (ky, (y_lo, y_hi)) in y_ranges.iter().enumerate() {
+                if oy < *y_lo || oy >= *y_hi {
+                    continue;
+                }
+                let iy = oy * sy + ky * dy - top;
+                let row_in = &plane_in[iy * w..(iy + 1) * w];
+                for (&(x_lo, x_hi, first), weight) in
+                    columns.iter().zip(&kernel[ky * kw..(ky + 1) * kw])
+                {
+                    if x_lo >= x_hi {
+                        continue;
+                    }
+                    let out = &mut row_out[x_lo..x_hi];
                     if sx == 1 {
-                        let source = &row_in[first..first + row_out.len()];
-                        for (o, i) in row_out.iter_mut().zip(source) {
+                        let source = &row_in[first..first + (x_hi - x_lo)];
+                        for (o, i) in out.iter_mut().zip(source) {
                             *o += weight * i;
                         }
                     } else {
-                        for (o, i) in row_out.iter_mut().zip(row_in[first..].iter().step_by(sx)) {
+                        for (o, i) in out.iter_mut().zip(row_in[first..].iter().step_by(sx)) {
                             *o += weight * i;
                         }
                     }
@@ -225,6 +239,9 @@ fn im2col(input: &[f32], columns: &mut [f32], dims: [usize; 7], g: &ConvShape) {
                 let row = (channel * kh + ky) * kw + kx;
                 let target = &mut columns[row * oh * ow..(row + 1) * oh * ow];
                 let (x_lo, x_hi) = inside(w, ow, sx, kx * dx, left);
+                if x_lo >= x_hi {
+                    continue;
+                }
                 for oy in y_lo..y_hi {
                     let iy = oy * sy + ky * dy - top;
                     let row_in = &plane_in[iy * w..(iy + 1) * w];
