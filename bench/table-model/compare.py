@@ -11,7 +11,7 @@ seconds a read took with porter (and, given --before, with an older
 `read_table` example binary, e.g. the tract build), next to ONNX Runtime's.
 
     python3 bench/table-model/compare.py --tokens BIN --models DIR [--before BIN]
-        [--fixture OUT.json]
+        [--after BIN] [--fixture OUT.json]
 """
 
 import argparse
@@ -106,15 +106,20 @@ def icdar_tables(limit):
         pdf = pdfium.PdfDocument(pdf_path)
         for t, table in enumerate(ET.parse(os.path.join(folder, name)).getroot().iter("table")):
             for g, region in enumerate(table.iter("region")):
-                boxes = [c.find("bounding-box").attrib for c in region.iter("cell")]
+                # The numbers of each cell's box (the ground truth has a
+                # typo or two, such as "26ß": the leading number is taken).
+                boxes = [
+                    {k: float(re.match(r"-?[0-9.]+", v).group()) for k, v in c.find("bounding-box").attrib.items()}
+                    for c in region.iter("cell")
+                ]
                 if not boxes:
                     continue
                 page = pdf[int(region.attrib["page"]) - 1]
                 height = page.get_height()
-                x0 = min(float(b["x1"]) for b in boxes) - 8
-                x1 = max(float(b["x2"]) for b in boxes) + 8
-                y0 = min(float(b["y1"]) for b in boxes) - 8
-                y1 = max(float(b["y2"]) for b in boxes) + 8
+                x0 = min(b["x1"] for b in boxes) - 8
+                x1 = max(b["x2"] for b in boxes) + 8
+                y0 = min(b["y1"] for b in boxes) - 8
+                y1 = max(b["y2"] for b in boxes) + 8
                 scale = 2.0
                 image = page.render(scale=scale, grayscale=True).to_pil().convert("L")
                 crop = (int(x0 * scale), int((height - y1) * scale), int(x1 * scale), int((height - y0) * scale))
@@ -160,6 +165,11 @@ def save_pgm(image, path):
         f.write(image.tobytes())
 
 
+# porter reads at most this many tokens a table (porter-vision's default
+# budget, `MAX_PASSES`); ONNX Runtime runs to the model's own trip count.
+MAX_PASSES = 500
+
+
 def ort_tokens(session, raw_path):
     x = np.fromfile(raw_path, dtype="<f4").reshape(1, 3, 488, 488)
     started = time.perf_counter()
@@ -169,9 +179,9 @@ def ort_tokens(session, raw_path):
     scores = next(o for o in outputs if o.shape[-1] != 8)[0]
     tokens = scores.argmax(axis=-1).tolist()
     end = scores.shape[-1] - 1
-    if end in tokens:
-        keep = tokens.index(end) + 1
-        tokens, boxes = tokens[:keep], boxes[:keep]
+    keep = tokens.index(end) + 1 if end in tokens else len(tokens)
+    keep = min(keep, MAX_PASSES)
+    tokens, boxes = tokens[:keep], boxes[:keep]
     return tokens, boxes, seconds
 
 
@@ -186,6 +196,9 @@ def main():
     parser.add_argument("--tokens", required=True, help="the table_tokens example binary")
     parser.add_argument("--models", required=True)
     parser.add_argument("--before", help="an older read_table example binary to time beside")
+    parser.add_argument(
+        "--after", help="this build's read_table example, timed as --before is (one process a picture)"
+    )
     parser.add_argument("--icdar", type=int, default=40)
     parser.add_argument("--bench", type=int, default=16)
     parser.add_argument("--fixture", help="write ONNX Runtime's answer for the ruled tables here")
@@ -207,7 +220,7 @@ def main():
         sys.exit(f"table_tokens failed: {run.stderr}")
     ours = [json.loads(line) for line in run.stdout.splitlines()]
     same, worst_box, rows = 0, 0.0, []
-    times = {"porter": [], "ort": [], "before": []}
+    times = {"porter": [], "ort": [], "before": [], "after": []}
     fixture = []
     for (name, _), path, mine in zip(pics, paths, ours):
         tokens, boxes, ort_s = ort_tokens(session, os.path.join(work, name + ".f32"))
@@ -220,10 +233,12 @@ def main():
         times["porter"].append(mine["seconds"])
         times["ort"].append(ort_s)
         line = f"{name:44} {len(tokens):4} tokens  same={equal!s:5}  box gap {gap:.2e}  porter {mine['seconds']:.3f} s  ort {ort_s:.3f} s"
-        if args.before:
-            seconds, passes = before_seconds(args.before, args.models, path)
-            times["before"].append(seconds)
-            line += f"  before {seconds:.3f} s ({passes} passes)"
+        for side in ("before", "after"):
+            binary = getattr(args, side)
+            if binary:
+                seconds, passes = before_seconds(binary, args.models, path)
+                times[side].append(seconds)
+                line += f"  {side} {seconds:.3f} s ({passes} passes)"
         print(line, flush=True)
         if not equal:
             first = next((i for i, (a, b) in enumerate(zip(tokens, mine["tokens"])) if a != b), min(len(tokens), len(mine["tokens"])))

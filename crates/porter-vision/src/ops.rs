@@ -402,19 +402,17 @@ fn zip<A: Copy, B: Copy, C>(
     // row repeated down it (a bias), or with one value per channel.
     if a.1.len() == total {
         if let Some(repeat) = trailing(b.0, &shape) {
-            let values =
-                a.1.iter()
-                    .enumerate()
-                    .map(|(i, x)| f(*x, b.1[i % repeat]))
-                    .collect();
+            let mut values = Vec::with_capacity(total);
+            for chunk in a.1.chunks(repeat) {
+                values.extend(chunk.iter().zip(b.1).map(|(x, y)| f(*x, *y)));
+            }
             return Ok((shape, values));
         }
         if let Some(inner) = leading(b.0, &shape) {
-            let values =
-                a.1.iter()
-                    .enumerate()
-                    .map(|(i, x)| f(*x, b.1[i / inner]))
-                    .collect();
+            let mut values = Vec::with_capacity(total);
+            for (chunk, y) in a.1.chunks(inner).zip(b.1) {
+                values.extend(chunk.iter().map(|x| f(*x, *y)));
+            }
             return Ok((shape, values));
         }
     }
