@@ -46,15 +46,15 @@ pub enum LoadError {
     Model { path: PathBuf, reason: String },
 }
 
-/// Why a model's graph could not be cut for tract.
+/// Why a model's graph is not one porter runs.
 #[derive(Debug, thiserror::Error)]
 pub(crate) enum GraphError {
-    #[error("the model has no graph")]
-    NoGraph,
     #[error("the model has {0} top-level Loops, not one")]
     Loops(usize),
     #[error("{0}")]
     Shape(&'static str),
+    #[error("{0}")]
+    Compile(String),
 }
 
 /// Why a picture was not read.

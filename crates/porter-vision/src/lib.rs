@@ -1,5 +1,6 @@
-//! Learned models that read a picture of a page, run in pure Rust on
-//! tract.
+//! Learned models that read a picture of a page, run in pure Rust by this
+//! crate's own interpreter of their ONNX graphs (the operators the models
+//! use, no more; matrix products on matrixmultiply through ndarray).
 //!
 //! Today one model: PaddleOCR's SLANet-plus ([`TableModel`]), which reads a
 //! picture of one table and says its rows, columns, spans and the box of
@@ -27,8 +28,14 @@
 mod error;
 mod file;
 mod graph;
+mod interp;
+mod linalg;
+mod onnx;
+mod ops;
 mod picture;
+mod shape;
 mod table;
+mod tensor;
 mod tokens;
 
 pub use error::{LoadError, RunError};

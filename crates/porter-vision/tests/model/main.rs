@@ -73,6 +73,58 @@ fn bytes_that_are_no_model_are_an_error_never_a_panic() {
     }
 }
 
+#[test]
+fn a_model_with_bytes_changed_at_random_loads_or_is_refused_and_reads_or_fails_without_an_internal_error()
+ {
+    let real = model_bytes();
+    let (width, height, grey) = ruled_table(2, 2);
+    let picture = Picture {
+        width,
+        height,
+        grey: &grey,
+    };
+    let budget = Budget {
+        max_passes: 4,
+        ..Budget::default()
+    };
+    // xorshift: the same mutants every run.
+    let mut state = 0x9e37_79b9_7f4a_7c15u64;
+    let mut next = move || {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        state
+    };
+    let (mut refused, mut loaded) = (0, 0);
+    for _ in 0..24 {
+        let mut bytes = real.clone();
+        // A few bytes in the graph's structure (the first 1% of the file,
+        // where the nodes and their shapes are) and one anywhere.
+        for _ in 0..3 {
+            let at = (next() as usize) % (bytes.len() / 100);
+            bytes[at] = next() as u8;
+        }
+        let anywhere = (next() as usize) % bytes.len();
+        bytes[anywhere] ^= 0xff;
+        match TableModel::from_bytes(&bytes) {
+            Err(reason) => {
+                assert!(!reason.contains("internal error"), "{reason}");
+                refused += 1;
+            }
+            Ok(model) => {
+                if let Err(RunError::Runtime(reason)) = model.read(&picture, &budget) {
+                    assert!(!reason.contains("internal error"), "{reason}");
+                }
+                loaded += 1;
+            }
+        }
+    }
+    assert!(
+        refused > 0 && loaded > 0,
+        "refused {refused}, loaded {loaded}"
+    );
+}
+
 /// A picture of a ruled table of `rows` and `columns`, each cell holding a
 /// dark bar where its text would be, as a page drawn at about 100 dpi.
 fn ruled_table(rows: usize, columns: usize) -> (usize, usize, Vec<u8>) {
@@ -173,5 +225,50 @@ fn a_picture_whose_pixels_do_not_match_its_size_is_refused() {
             model.read(&picture, &Budget::default()),
             Err(RunError::BadPicture { .. })
         ));
+    }
+}
+
+/// ONNX Runtime's answer (onnxruntime 1.32, the unmodified model) for the
+/// ruled tables of 4x3 and 6x5 cells `ruled_table` draws: the most likely
+/// token of each pass to the end token, and each pass's box. Made by
+/// `bench/table-model/compare.py --fixture`, which draws the same pixels
+/// and runs ONNX Runtime on the input this crate made of them.
+const ORT_TOKENS: &str = include_str!("ort_tokens.json");
+
+#[test]
+fn the_tokens_and_boxes_are_the_ones_onnx_runtime_gives_for_the_same_picture() {
+    let model = TableModel::load(&porter_test::models_dir()).expect("the installed model loads");
+    let expected: Vec<serde_json::Value> = serde_json::from_str(ORT_TOKENS).expect("the fixture");
+    assert_eq!(expected.len(), 2);
+    for entry in expected {
+        let name = entry["name"].as_str().expect("a name");
+        let (rows, columns) = name
+            .strip_prefix("ruled-")
+            .and_then(|s| s.split_once('x'))
+            .and_then(|(r, c)| Some((r.parse().ok()?, c.parse().ok()?)))
+            .expect("ruled-RxC");
+        let (width, height, grey) = ruled_table(rows, columns);
+        let picture = Picture {
+            width,
+            height,
+            grey: &grey,
+        };
+        let got = model
+            .read_tokens(&picture, &Budget::default())
+            .expect("read");
+        let tokens: Vec<usize> = got.iter().map(|(t, _)| *t).collect();
+        let want: Vec<usize> = serde_json::from_value(entry["tokens"].clone()).expect("tokens");
+        assert_eq!(tokens, want, "{name}");
+        let boxes: Vec<[f32; 8]> = serde_json::from_value(entry["boxes"].clone()).expect("boxes");
+        for (pass, ((_, mine), theirs)) in got.iter().zip(&boxes).enumerate() {
+            for (a, b) in mine.iter().zip(theirs) {
+                // Relative 1e-3; a coordinate under 0.05 of the side is
+                // held to 5e-5 of it.
+                assert!(
+                    (a - b).abs() <= 1e-3 * b.abs().max(0.05),
+                    "{name}, pass {pass}: {mine:?} against {theirs:?}"
+                );
+            }
+        }
     }
 }
