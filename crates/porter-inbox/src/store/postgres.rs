@@ -598,6 +598,16 @@ fn storing_event(run_rows: &str, kind: usize) -> String {
     )
 }
 
+/// What a statement stores of `announce`, owned so that it can move into
+/// the pool's task: its kind, its data as JSON text, and its time.
+fn owned_event(announce: &NewEvent) -> (String, String, i64) {
+    (
+        announce.kind.to_owned(),
+        announce.data.to_string(),
+        announce.at,
+    )
+}
+
 /// Stores an event under `run`'s next number, in one statement, and gives
 /// that number.
 async fn insert_event_row(
@@ -626,11 +636,7 @@ impl PostgresRecords {
         announce: &NewEvent,
     ) -> Result<Event, InboxError> {
         let (file, ticket) = (file.clone(), ticket.map(|t| t.to_string()));
-        let (kind, text, at) = (
-            announce.kind.to_owned(),
-            announce.data.to_string(),
-            announce.at,
-        );
+        let (kind, text, at) = owned_event(announce);
         let run = file.run;
         let seq = self.call("record a file", move |pool| async move {
             // Every data-modifying part of a WITH runs once, whether the
@@ -712,11 +718,7 @@ impl Records for PostgresRecords {
     fn insert_run(&self, run: &RunInfo, announce: &NewEvent) -> Result<Event, InboxError> {
         let run = run.clone();
         let id = run.id;
-        let (kind, text, at) = (
-            announce.kind.to_owned(),
-            announce.data.to_string(),
-            announce.at,
-        );
+        let (kind, text, at) = owned_event(announce);
         let seq = self.call("record a run", move |pool| async move {
             // The run's row and its event in one statement: the event is
             // numbered only once the row is in, and both or neither stay.
@@ -752,11 +754,7 @@ impl Records for PostgresRecords {
     }
 
     fn end_run(&self, run: RunId, announce: &NewEvent) -> Result<Option<Event>, InboxError> {
-        let (kind, text, at) = (
-            announce.kind.to_owned(),
-            announce.data.to_string(),
-            announce.at,
-        );
+        let (kind, text, at) = owned_event(announce);
         let seq = self.call("end a run", move |pool| async move {
             // Ending and its event in one statement; a run already ended
             // (or none) changes no row, so no event is numbered.
