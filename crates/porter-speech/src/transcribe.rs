@@ -79,6 +79,7 @@ pub(crate) fn transcribe(
     let mut stopped = None;
     let mut windows: Vec<Window> = Vec::new();
     let mut language: Option<u32> = None;
+    let loudest = model.mel.loudest(&audio.samples);
     while seek < total_frames {
         if cancelled() {
             stopped = Some(Stopped {
@@ -119,7 +120,7 @@ pub(crate) fn transcribe(
             seek += size;
             continue;
         }
-        let mel = model.mel.spectrogram(&samples);
+        let mel = model.mel.spectrogram(&audio.samples, seek, size, loudest);
         let encoded = model.network.encode(&mel, options.threads);
         let decoded = decode_window(model, &encoded, options, &mut language);
         let offset = seek as f64 / 100.0;
