@@ -41,6 +41,7 @@ mod kernels;
 mod mel;
 mod model;
 mod net;
+mod simd;
 mod tokens;
 mod transcribe;
 mod types;

@@ -56,7 +56,7 @@ impl Mel {
         let centre = frame * HOP;
         for (i, v) in work.input.iter_mut().enumerate() {
             let at = centre + i;
-            let index = if at < half { half - at } else { at - half };
+            let index = half.abs_diff(at);
             let sample = samples.get(index).map_or(0.0, |s| f32::from(*s) / 32768.0);
             *v = sample * self.hann[i];
         }

@@ -18,7 +18,7 @@
 use ndarray::{Array1, Array2, ArrayView2, ArrayViewMut2, Axis, Slice};
 
 use crate::ct2::{FormatError, Variable, Variables};
-use crate::kernels;
+use crate::{kernels, simd};
 
 /// A dense layer: `y = x · Wᵀ + b`, the weight kept as the file has it
 /// (`out × in`).
@@ -644,11 +644,18 @@ fn product(a: ArrayView2<'_, f32>, b: ArrayView2<'_, f32>, threads: usize) -> Ar
                 // beams), which stay in the cache meanwhile.
                 let a_rows: Vec<_> = (0..a.nrows()).map(|i| row_of(a, i)).collect();
                 let mut run = move || {
-                    for j in 0..b_part.nrows() {
-                        let b_row = row_of(b_part, j);
-                        for (i, a_row) in a_rows.iter().enumerate() {
-                            out_part[[i, j]] = kernels::dot(a_row, &b_row);
-                        }
+                    let rows: Vec<&[f32]> = a_rows.iter().map(AsRef::as_ref).collect();
+                    let weights = b_part.as_standard_layout();
+                    let mut local = vec![0.0f32; rows.len() * b_part.nrows()];
+                    simd::row_products(
+                        &rows,
+                        weights.as_slice().unwrap_or_default(),
+                        b_part.ncols(),
+                        &mut local,
+                    );
+                    if let Ok(local) = ArrayView2::from_shape((rows.len(), b_part.nrows()), &local)
+                    {
+                        out_part.assign(&local);
                     }
                 };
                 if part + 1 == threads || threads == 1 {
@@ -699,40 +706,28 @@ fn few_queries(
     heads: usize,
     causal_from: Option<usize>,
 ) -> Array2<f32> {
-    let (rows, width) = queries.dim();
-    let heads = heads.max(1);
-    let head = width / heads;
-    let scale = 1.0 / (head as f32).sqrt();
-    let mut out = Array2::<f32>::zeros((rows, width));
+    let rows = queries.nrows();
     let count = keys.nrows();
-    // Head-major scores: head h's are scores[h * count..][..visible].
-    let mut scores = vec![0.0f32; heads * count];
-    for i in 0..rows {
-        let visible = causal_from.map_or(count, |from| (from + i + 1).min(count));
-        let query = row_of(queries, i);
-        for j in 0..visible {
-            let key = row_of(keys, j);
-            for h in 0..heads {
-                let cols = h * head..(h + 1) * head;
-                scores[h * count + j] = kernels::dot(&query[cols.clone()], &key[cols]);
-            }
-        }
-        for h in 0..heads {
-            softmax(
-                Some(&mut scores[h * count..h * count + visible]),
-                visible,
-                scale,
-            );
-        }
-        let mut acc = vec![0.0f32; width];
-        for j in 0..visible {
-            let value = row_of(values, j);
-            for h in 0..heads {
-                let cols = h * head..(h + 1) * head;
-                kernels::add_scaled(&mut acc[cols.clone()], scores[h * count + j], &value[cols]);
-            }
-        }
-        out.row_mut(i).assign(&ndarray::ArrayView1::from(&acc));
+    let query_rows: Vec<_> = (0..rows).map(|i| row_of(queries, i)).collect();
+    let query_slices: Vec<&[f32]> = query_rows.iter().map(AsRef::as_ref).collect();
+    let visible: Vec<usize> = (0..rows)
+        .map(|i| causal_from.map_or(count, |from| (from + i + 1).min(count)))
+        .collect();
+    let key = |j: usize| row_of(keys, j);
+    let value = |j: usize| row_of(values, j);
+    let attended = simd::FewQueries {
+        queries: &query_slices,
+        keys: &key,
+        values: &value,
+        count,
+        visible: &visible,
+        heads,
+        softmax: &|row: &mut [f32], visible: usize, scale: f32| softmax(Some(row), visible, scale),
+    }
+    .run();
+    let mut out = Array2::<f32>::zeros((rows, queries.ncols()));
+    for (mut target, row) in out.rows_mut().into_iter().zip(&attended) {
+        target.assign(&ndarray::ArrayView1::from(row.as_slice()));
     }
     out
 }
