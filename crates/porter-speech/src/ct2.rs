@@ -18,11 +18,62 @@ const MAX_VARIABLES: u32 = 100_000;
 /// The highest rank of a variable; Whisper's are at most 3.
 const MAX_RANK: u8 = 8;
 
-/// One variable's values, widened to `f32` (integer scalars too).
+/// One variable: its shape and values, float16 kept as it is (the
+/// decoder computes from it as it is; widening it all at load would cost
+/// twice its memory and a pass over it), everything else as `f32`
+/// (integer scalars too).
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct Variable {
     pub shape: Vec<usize>,
-    pub values: Vec<f32>,
+    values: Values,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+enum Values {
+    Wide(Vec<f32>),
+    Half(Vec<f16>),
+}
+
+impl Variable {
+    /// The values in `f32`.
+    pub fn into_f32(self) -> Vec<f32> {
+        match self.values {
+            Values::Wide(values) => values,
+            Values::Half(halves) => {
+                // Widened as a slice: 8 at a time where the CPU converts
+                // float16 itself.
+                let mut values = vec![0.0f32; halves.len()];
+                halves.convert_to_f32_slice(&mut values);
+                values
+            }
+        }
+    }
+
+    /// The values in float16 (exact for a model stored in float16).
+    pub fn into_f16(self) -> Vec<f16> {
+        match self.values {
+            Values::Half(halves) => halves,
+            Values::Wide(values) => {
+                let mut halves = vec![f16::ZERO; values.len()];
+                halves.convert_from_f32_slice(&values);
+                halves
+            }
+        }
+    }
+
+    /// The only value of a scalar.
+    pub fn scalar(&self) -> Option<f32> {
+        match &self.values {
+            Values::Wide(values) => match values.as_slice() {
+                [value] => Some(*value),
+                _ => None,
+            },
+            Values::Half(halves) => match halves.as_slice() {
+                [value] => Some(value.to_f32()),
+                _ => None,
+            },
+        }
+    }
 }
 
 /// Why a `model.bin` could not be read: a sentence naming the place.
@@ -176,7 +227,7 @@ fn read_variable(cursor: &mut Cursor<'_>, name: &str) -> Result<Variable, Format
         )));
     }
     let raw = cursor.take(declared, "a variable's values")?;
-    let values = match dtype {
+    let wide: Vec<f32> = match dtype {
         0 => raw
             .chunks_exact(4)
             .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]))
@@ -191,22 +242,24 @@ fn read_variable(cursor: &mut Cursor<'_>, name: &str) -> Result<Variable, Format
             .map(|b| f32::from(i16::from_le_bytes([b[0], b[1]])))
             .collect(),
         4 => {
-            // Widened as a slice: 8 at a time where the CPU converts
-            // float16 itself (a model's load is mostly this).
-            let halves: Vec<f16> = raw
+            let halves = raw
                 .chunks_exact(2)
                 .map(|b| f16::from_le_bytes([b[0], b[1]]))
                 .collect();
-            let mut values = vec![0.0f32; halves.len()];
-            halves.convert_to_f32_slice(&mut values);
-            values
+            return Ok(Variable {
+                shape,
+                values: Values::Half(halves),
+            });
         }
         _ => raw
             .chunks_exact(2)
             .map(|b| half::bf16::from_le_bytes([b[0], b[1]]).to_f32())
             .collect(),
     };
-    Ok(Variable { shape, values })
+    Ok(Variable {
+        shape,
+        values: Values::Wide(wide),
+    })
 }
 
 #[cfg(test)]
@@ -260,7 +313,7 @@ pub(crate) mod tests {
         let b = read.take("b/weight").expect("the alias resolves");
         assert_eq!(b.shape, vec![2, 3]);
         let a = read.take("a/weight").expect("the variable");
-        assert_eq!(a.values, vec![1.0, 2.0, 3.0, 4.0, 5.0, 6.0]);
+        assert_eq!(a.into_f32(), vec![1.0, 2.0, 3.0, 4.0, 5.0, 6.0]);
         assert!(read.take("c").is_err());
     }
 

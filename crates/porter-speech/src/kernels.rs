@@ -12,9 +12,9 @@
 //! clips, raising WER from 0.202 to 0.206: left out.)
 
 /// Below this, `exp` is 0 (`e^-86.9` is near the smallest normal `f32`).
-const EXP_LOWEST: f32 = -86.9;
+pub(crate) const EXP_LOWEST: f32 = -86.9;
 /// Above this, `exp` would overflow; it is held there.
-const EXP_HIGHEST: f32 = 88.7;
+pub(crate) const EXP_HIGHEST: f32 = 88.7;
 
 /// `e^x` to within about 2 units in the last place, in straight-line
 /// arithmetic: `x = n·ln 2 + r` with `|r| ≤ ln 2 / 2`, a degree-6

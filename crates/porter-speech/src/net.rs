@@ -15,6 +15,8 @@
 // value as ndarray's own functions take them.
 #![allow(clippy::needless_pass_by_value)]
 
+use half::f16;
+use half::slice::HalfFloatSliceExt;
 use ndarray::{Array1, Array2, ArrayView2, ArrayViewMut2, Axis, Slice};
 
 use crate::ct2::{FormatError, Variable, Variables};
@@ -23,17 +25,74 @@ use crate::{kernels, simd};
 /// A dense layer: `y = x · Wᵀ + b`, the weight kept as the file has it
 /// (`out × in`).
 struct Linear {
-    weight: Array2<f32>,
+    weight: Weight,
     bias: Option<Array1<f32>>,
 }
 
 impl Linear {
     fn forward(&self, x: ArrayView2<'_, f32>, threads: usize) -> Array2<f32> {
-        let mut y = product(x, self.weight.view(), threads);
+        let mut y = self.weight.times(x, threads);
         if let Some(bias) = &self.bias {
             y += bias;
         }
         y
+    }
+}
+
+/// A weight matrix (`out × in`, one output per row), held in `f32` where
+/// it meets many rows at once (the encoder's 1,500 frames) and in float16
+/// where it meets one row per beam (the decoder's, token by token): a
+/// decoding step reads every decoder weight and the whole vocabulary, and
+/// reading half the bytes is most of its time. The float16 values are the
+/// model file's own, so the results are the same up to the order of the
+/// sums.
+enum Weight {
+    Full(Array2<f32>),
+    Half {
+        values: Vec<f16>,
+        rows: usize,
+        cols: usize,
+    },
+}
+
+impl Weight {
+    /// `x · Wᵀ`.
+    fn times(&self, x: ArrayView2<'_, f32>, threads: usize) -> Array2<f32> {
+        match self {
+            Self::Full(weight) => product(x, weight.view(), threads),
+            Self::Half { values, rows, cols } if x.nrows() <= FEW_ROWS => {
+                half_product(x, values, (*rows, *cols), threads)
+            }
+            Self::Half { .. } => product(x, self.widened().view(), threads),
+        }
+    }
+
+    /// The matrix in `f32`.
+    fn widened(&self) -> std::borrow::Cow<'_, Array2<f32>> {
+        match self {
+            Self::Full(weight) => std::borrow::Cow::Borrowed(weight),
+            Self::Half { values, rows, cols } => {
+                let mut wide = vec![0.0f32; values.len()];
+                values.convert_to_f32_slice(&mut wide);
+                std::borrow::Cow::Owned(
+                    Array2::from_shape_vec((*rows, *cols), wide).unwrap_or_default(),
+                )
+            }
+        }
+    }
+
+    /// Row `i` in `f32`.
+    fn row(&self, i: usize) -> Vec<f32> {
+        match self {
+            Self::Full(weight) => weight.row(i).to_vec(),
+            Self::Half { values, cols, .. } => {
+                let mut wide = vec![0.0f32; *cols];
+                if let Some(row) = values.get(i * cols..(i + 1) * cols) {
+                    row.convert_to_f32_slice(&mut wide);
+                }
+                wide
+            }
+        }
     }
 }
 
@@ -100,7 +159,8 @@ pub(crate) struct Network {
     encoder_positions: Array2<f32>,
     encoder_layers: Vec<EncoderLayer>,
     encoder_norm: LayerNorm,
-    embeddings: Array2<f32>,
+    /// The token embedding, also the output projection (in float16).
+    embeddings: Weight,
     decoder_positions: Array2<f32>,
     decoder_layers: Vec<DecoderLayer>,
     decoder_norm: LayerNorm,
@@ -128,12 +188,12 @@ fn matrix(
     cols: usize,
 ) -> Result<Array2<f32>, FormatError> {
     let v = tensor(vars, name, &[rows, cols])?;
-    Array2::from_shape_vec((rows, cols), v.values)
+    Array2::from_shape_vec((rows, cols), v.into_f32())
         .map_err(|_| FormatError(format!("variable {name} does not fill its shape")))
 }
 
 fn vector(vars: &mut Variables, name: &str, len: usize) -> Result<Array1<f32>, FormatError> {
-    Ok(Array1::from(tensor(vars, name, &[len])?.values))
+    Ok(Array1::from(tensor(vars, name, &[len])?.into_f32()))
 }
 
 fn linear(
@@ -143,9 +203,34 @@ fn linear(
     inp: usize,
 ) -> Result<Linear, FormatError> {
     Ok(Linear {
-        weight: matrix(vars, &format!("{prefix}/weight"), out, inp)?,
+        weight: Weight::Full(matrix(vars, &format!("{prefix}/weight"), out, inp)?),
         bias: Some(vector(vars, &format!("{prefix}/bias"), out)?),
     })
+}
+
+/// A dense layer of the decoder's, which meets a row per beam: its weight
+/// in float16.
+fn decoder_linear(
+    vars: &mut Variables,
+    prefix: &str,
+    out: usize,
+    inp: usize,
+) -> Result<Linear, FormatError> {
+    Ok(Linear {
+        weight: half_matrix(vars, &format!("{prefix}/weight"), out, inp)?,
+        bias: Some(vector(vars, &format!("{prefix}/bias"), out)?),
+    })
+}
+
+/// A matrix held in float16, as [`Weight::Half`].
+fn half_matrix(
+    vars: &mut Variables,
+    name: &str,
+    rows: usize,
+    cols: usize,
+) -> Result<Weight, FormatError> {
+    let values = tensor(vars, name, &[rows, cols])?.into_f16();
+    Ok(Weight::Half { values, rows, cols })
 }
 
 fn norm(vars: &mut Variables, prefix: &str, width: usize) -> Result<LayerNorm, FormatError> {
@@ -155,15 +240,18 @@ fn norm(vars: &mut Variables, prefix: &str, width: usize) -> Result<LayerNorm, F
     })
 }
 
+/// A feed-forward block; `dense` makes its layers (the decoder's hold
+/// float16).
 fn feed_forward(
     vars: &mut Variables,
     prefix: &str,
     width: usize,
+    dense: fn(&mut Variables, &str, usize, usize) -> Result<Linear, FormatError>,
 ) -> Result<FeedForward, FormatError> {
     Ok(FeedForward {
         norm: norm(vars, &format!("{prefix}/layer_norm"), width)?,
-        up: linear(vars, &format!("{prefix}/linear_0"), 4 * width, width)?,
-        down: linear(vars, &format!("{prefix}/linear_1"), width, 4 * width)?,
+        up: dense(vars, &format!("{prefix}/linear_0"), 4 * width, width)?,
+        down: dense(vars, &format!("{prefix}/linear_1"), width, 4 * width)?,
     })
 }
 
@@ -176,7 +264,7 @@ fn conv(
 ) -> Result<(Array2<f32>, Array1<f32>), FormatError> {
     let name = format!("{prefix}/weight");
     let weight = tensor(vars, &name, &[out, inp, 3])?;
-    let weight = Array2::from_shape_vec((out, inp * 3), weight.values)
+    let weight = Array2::from_shape_vec((out, inp * 3), weight.into_f32())
         .map_err(|_| FormatError(format!("variable {name} does not fill its shape")))?;
     Ok((weight, vector(vars, &format!("{prefix}/bias"), out)?))
 }
@@ -184,8 +272,8 @@ fn conv(
 /// A count stored as a scalar variable.
 fn scalar(vars: &mut Variables, name: &str) -> Result<usize, FormatError> {
     let v = vars.take(name)?;
-    match v.values.as_slice() {
-        [n] if *n >= 1.0 && *n <= 1024.0 => Ok(*n as usize),
+    match v.scalar() {
+        Some(n) if (1.0..=1024.0).contains(&n) => Ok(n as usize),
         _ => Err(FormatError(format!("variable {name} is not a small count"))),
     }
 }
@@ -241,7 +329,7 @@ impl Network {
                     width,
                 )?,
                 out: linear(vars, &format!("{p}/self_attention/linear_1"), width, width)?,
-                ffn: feed_forward(vars, &format!("{p}/ffn"), width)?,
+                ffn: feed_forward(vars, &format!("{p}/ffn"), width, linear)?,
             });
         }
         let mut decoder_layers = Vec::new();
@@ -252,18 +340,28 @@ impl Network {
             let p = format!("decoder/layer_{}", decoder_layers.len());
             decoder_layers.push(DecoderLayer {
                 self_norm: norm(vars, &format!("{p}/self_attention/layer_norm"), width)?,
-                self_qkv: linear(
+                self_qkv: decoder_linear(
                     vars,
                     &format!("{p}/self_attention/linear_0"),
                     3 * width,
                     width,
                 )?,
-                self_out: linear(vars, &format!("{p}/self_attention/linear_1"), width, width)?,
+                self_out: decoder_linear(
+                    vars,
+                    &format!("{p}/self_attention/linear_1"),
+                    width,
+                    width,
+                )?,
                 cross_norm: norm(vars, &format!("{p}/attention/layer_norm"), width)?,
-                cross_query: linear(vars, &format!("{p}/attention/linear_0"), width, width)?,
+                cross_query: decoder_linear(
+                    vars,
+                    &format!("{p}/attention/linear_0"),
+                    width,
+                    width,
+                )?,
                 cross_kv: linear(vars, &format!("{p}/attention/linear_1"), 2 * width, width)?,
-                cross_out: linear(vars, &format!("{p}/attention/linear_2"), width, width)?,
-                ffn: feed_forward(vars, &format!("{p}/ffn"), width)?,
+                cross_out: decoder_linear(vars, &format!("{p}/attention/linear_2"), width, width)?,
+                ffn: feed_forward(vars, &format!("{p}/ffn"), width, decoder_linear)?,
             });
         }
         if encoder_layers.is_empty() || decoder_layers.is_empty() {
@@ -277,8 +375,11 @@ impl Network {
             TEXT_CONTEXT,
             width,
         )?;
-        let embeddings = Array2::from_shape_vec((tokens, width), embedding.values)
-            .map_err(|_| FormatError("the token embedding does not fill its shape".to_owned()))?;
+        let embeddings = Weight::Half {
+            values: embedding.into_f16(),
+            rows: tokens,
+            cols: width,
+        };
         Ok(Self {
             embeddings,
             conv1,
@@ -391,7 +492,7 @@ impl Network {
         }
         state.len = end;
         let x = self.decoder_norm.forward(x.view());
-        Some(product(x.view(), self.embeddings.view(), threads))
+        Some(self.embeddings.times(x.view(), threads))
     }
 
     /// One token more for each sequence in `state` (`tokens[i]` follows
@@ -431,7 +532,7 @@ impl Network {
         }
         state.len = at + 1;
         let x = self.decoder_norm.forward(x.view());
-        Some(product(x.view(), self.embeddings.view(), threads))
+        Some(self.embeddings.times(x.view(), threads))
     }
 
     /// Token embeddings plus the positions' encodings, one row each.
@@ -439,7 +540,9 @@ impl Network {
         let mut x = Array2::zeros((tokens.len(), self.width));
         for (i, (token, at)) in tokens.iter().zip(positions).enumerate() {
             let mut out = x.row_mut(i);
-            out.assign(&self.embeddings.row(*token as usize));
+            out.assign(&ndarray::ArrayView1::from(
+                &self.embeddings.row(*token as usize),
+            ));
             out += &self.decoder_positions.row(*at);
         }
         x
@@ -695,6 +798,61 @@ fn product(a: ArrayView2<'_, f32>, b: ArrayView2<'_, f32>, threads: usize) -> Ar
     out
 }
 
+/// `a · bᵀ` for the few rows of `a` (a row per beam), `b` in float16
+/// (`shape` rows × columns), split among `threads` by rows of `b`.
+fn half_product(
+    a: ArrayView2<'_, f32>,
+    b: &[f16],
+    (outputs, width): (usize, usize),
+    threads: usize,
+) -> Array2<f32> {
+    let rows = a.nrows();
+    let threads = if rows * outputs * width < 4_000_000 {
+        1
+    } else {
+        threads.max(1)
+    };
+    let chunk = outputs.div_ceil(threads).max(1);
+    let a_rows: Vec<_> = (0..rows).map(|i| row_of(a, i)).collect();
+    let a_slices: Vec<&[f32]> = a_rows.iter().map(AsRef::as_ref).collect();
+    let mut parts: Vec<Vec<f32>> = Vec::new();
+    std::thread::scope(|scope| {
+        let handles: Vec<_> = b
+            .chunks(chunk * width.max(1))
+            .map(|b_part| {
+                let a_slices = &a_slices;
+                let run = move || {
+                    let mut local = vec![0.0f32; rows * (b_part.len() / width.max(1))];
+                    simd::half_row_products(a_slices, b_part, width, &mut local);
+                    local
+                };
+                if threads == 1 {
+                    Err(run())
+                } else {
+                    Ok(scope.spawn(run))
+                }
+            })
+            .collect();
+        for handle in handles {
+            parts.push(match handle {
+                Ok(handle) => handle.join().unwrap_or_default(),
+                Err(done) => done,
+            });
+        }
+    });
+    let mut out = Array2::<f32>::zeros((rows, outputs));
+    let mut column = 0;
+    for part in parts {
+        let count = part.len() / rows.max(1);
+        if let Ok(part) = ArrayView2::from_shape((rows, count), &part) {
+            out.slice_axis_mut(Axis(1), Slice::from(column..column + count))
+                .assign(&part);
+        }
+        column += count;
+    }
+    out
+}
+
 /// Attention for a few query rows (the decoder's one new token): dot
 /// products and weighted sums over the keys' and values' rows, where a
 /// blocked matrix product would pack every key for one row of output.
@@ -746,15 +904,7 @@ fn row_of(matrix: ArrayView2<'_, f32>, i: usize) -> std::borrow::Cow<'_, [f32]> 
 fn softmax(row: Option<&mut [f32]>, visible: usize, scale: f32) {
     let Some(row) = row else { return };
     let (seen, hidden) = row.split_at_mut(visible.min(row.len()));
-    let top = kernels::largest(seen) * scale;
-    kernels::exp_in_place(seen, scale, top);
-    let sum = kernels::sum(seen);
-    if sum > 0.0 {
-        let inverse = 1.0 / sum;
-        for v in seen.iter_mut() {
-            *v *= inverse;
-        }
-    }
+    simd::softmax(seen, scale);
     hidden.fill(0.0);
 }
 

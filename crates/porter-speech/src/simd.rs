@@ -46,6 +46,39 @@ impl WithSimd for RowProducts<'_> {
     }
 }
 
+/// As [`row_products`], with `b` in float16: each row is widened into a
+/// buffer as it is read.
+pub(crate) fn half_row_products(a: &[&[f32]], b: &[half::f16], width: usize, out: &mut [f32]) {
+    pulp::Arch::new().dispatch(HalfRowProducts { a, b, width, out });
+}
+
+struct HalfRowProducts<'a> {
+    a: &'a [&'a [f32]],
+    b: &'a [half::f16],
+    width: usize,
+    out: &'a mut [f32],
+}
+
+impl WithSimd for HalfRowProducts<'_> {
+    type Output = ();
+
+    #[inline(always)]
+    fn with_simd<S: Simd>(self, simd: S) {
+        use half::slice::HalfFloatSliceExt;
+        let Self { a, b, width, out } = self;
+        let outputs = b.len() / width.max(1);
+        let mut wide = vec![0.0f32; width];
+        for (j, b_row) in b.chunks_exact(width.max(1)).enumerate() {
+            b_row.convert_to_f32_slice(&mut wide);
+            for (i, a_row) in a.iter().enumerate() {
+                if let Some(cell) = out.get_mut(i * outputs + j) {
+                    *cell = dot(simd, a_row, &wide);
+                }
+            }
+        }
+    }
+}
+
 /// Attention of a few query rows over `count` keys and values, head by
 /// head (`heads` equal slices of each row): `visible[i]` keys are seen by
 /// query `i`. Each key and value row is read once for all queries and
@@ -113,6 +146,101 @@ impl WithSimd for FewQueries<'_> {
     }
 }
 
+/// Softmax of `values · scale` in place (the encoder's attention scores,
+/// 1,500 × 1,500 per head and layer), with [`crate::kernels::exp`]'s
+/// arithmetic in vectors.
+pub(crate) fn softmax(values: &mut [f32], scale: f32) {
+    pulp::Arch::new().dispatch(Softmax { values, scale });
+}
+
+struct Softmax<'a> {
+    values: &'a mut [f32],
+    scale: f32,
+}
+
+impl WithSimd for Softmax<'_> {
+    type Output = ();
+
+    #[inline(always)]
+    fn with_simd<S: Simd>(self, simd: S) {
+        let Self { values, scale } = self;
+        let top = crate::kernels::largest(values) * scale;
+        if top == f32::NEG_INFINITY || values.is_empty() {
+            return;
+        }
+        let (vectors, tail) = S::as_mut_simd_f32s(values);
+        let scales = simd.splat_f32s(scale);
+        let shift = simd.splat_f32s(-top);
+        let mut sums = simd.splat_f32s(0.0);
+        for v in vectors.iter_mut() {
+            *v = exp(simd, simd.mul_add_e_f32s(*v, scales, shift));
+            sums = simd.add_f32s(sums, *v);
+        }
+        let mut sum = simd.reduce_sum_f32s(sums);
+        for v in tail.iter_mut() {
+            *v = crate::kernels::exp(*v * scale - top);
+            sum += *v;
+        }
+        if sum > 0.0 {
+            let inverse = simd.splat_f32s(1.0 / sum);
+            for v in vectors.iter_mut() {
+                *v = simd.mul_f32s(*v, inverse);
+            }
+            for v in tail.iter_mut() {
+                *v /= sum;
+            }
+        }
+    }
+}
+
+/// `e^x` lane by lane, as [`crate::kernels::exp`] computes it.
+#[inline(always)]
+fn exp<S: Simd>(simd: S, value: S::f32s) -> S::f32s {
+    use crate::kernels::{EXP_HIGHEST, EXP_LOWEST};
+    let splat = |v: f32| simd.splat_f32s(v);
+    let clamped = simd.max_f32s(simd.min_f32s(value, splat(EXP_HIGHEST)), splat(EXP_LOWEST));
+    let rounder = splat(12_582_912.0);
+    let whole = simd.sub_f32s(
+        simd.mul_add_e_f32s(clamped, splat(std::f32::consts::LOG2_E), rounder),
+        rounder,
+    );
+    let rest = simd.sub_f32s(
+        simd.sub_f32s(clamped, simd.mul_f32s(whole, splat(0.693_359_4))),
+        simd.mul_f32s(whole, splat(-2.121_944_4e-4)),
+    );
+    let mut poly = splat(1.987_569_1e-4);
+    for c in [
+        1.398_199_9e-3,
+        8.333_452e-3,
+        4.166_579_6e-2,
+        1.666_666_5e-1,
+        0.5,
+    ] {
+        poly = simd.mul_add_e_f32s(poly, rest, splat(c));
+    }
+    let e_rest = simd.add_f32s(
+        simd.mul_add_e_f32s(simd.mul_f32s(poly, rest), rest, rest),
+        splat(1.0),
+    );
+    let two_23 = splat(8_388_608.0);
+    let field = simd.max_f32s(
+        simd.min_f32s(simd.add_f32s(whole, splat(126.0)), splat(254.0)),
+        splat(1.0),
+    );
+    let bits = simd.sub_u32s(
+        simd.transmute_u32s_f32s(simd.add_f32s(field, two_23)),
+        simd.transmute_u32s_f32s(two_23),
+    );
+    let half_power =
+        simd.transmute_f32s_u32s(simd.wrapping_dyn_shl_u32s(bits, simd.splat_u32s(23)));
+    let result = simd.mul_f32s(simd.mul_f32s(e_rest, splat(2.0)), half_power);
+    simd.select_f32s(
+        simd.less_than_f32s(value, splat(EXP_LOWEST)),
+        splat(0.0),
+        result,
+    )
+}
+
 /// `a · b` over their common length, in two vector accumulators.
 #[inline(always)]
 fn dot<S: Simd>(simd: S, a: &[f32], b: &[f32]) -> f32 {
@@ -156,6 +284,30 @@ fn add_scaled<S: Simd>(simd: S, target: &mut [f32], weight: f32, source: &[f32])
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn softmax_in_vectors_is_the_softmax_of_the_scaled_values() {
+        for len in [1, 7, 8, 9, 64, 1500] {
+            let mut values: Vec<f32> = crate::kernels::tests::noise(len, 4)
+                .iter()
+                .map(|v| v * 40.0)
+                .collect();
+            values[0] = -200.0;
+            let plain: Vec<f64> = {
+                let scaled: Vec<f64> = values.iter().map(|v| f64::from(*v) * 0.125).collect();
+                let top = scaled.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+                let total: f64 = scaled.iter().map(|v| (v - top).exp()).sum();
+                scaled.iter().map(|v| (v - top).exp() / total).collect()
+            };
+            softmax(&mut values, 0.125);
+            for (i, (got, want)) in values.iter().zip(&plain).enumerate() {
+                assert!(
+                    (f64::from(*got) - want).abs() < 1e-6 * (1.0 + want),
+                    "length {len}, value {i}: {got} vs {want}"
+                );
+            }
+        }
+    }
 
     #[test]
     fn row_products_are_dot_products_of_every_pair_of_rows_of_any_width() {
