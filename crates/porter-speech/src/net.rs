@@ -6,10 +6,12 @@
 //!
 //! The decoder keeps a key-value cache: each new token costs one row
 //! through the layers, not the whole text again, and the audio's keys and
-//! values for cross-attention are made once per 30 s window. Weights are
-//! held as `f32` (widened from the file's float16 when loaded); every
-//! matrix product is matrixmultiply's through ndarray. Nothing here reads
-//! a file or allocates more than a window's activations.
+//! values for cross-attention are made once per 30 s window. The
+//! encoder's weights are held as `f32` (widened from the file's float16
+//! when loaded) for matrixmultiply's blocked products over 1,500 frames;
+//! the decoder's and the vocabulary stay in float16, read a row at a time
+//! by the products of one row per beam (`simd`). Nothing here reads a file
+//! or allocates more than a window's activations.
 
 // Array views are cheap handles (a pointer, shape and strides), passed by
 // value as ndarray's own functions take them.
