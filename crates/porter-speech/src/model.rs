@@ -149,8 +149,8 @@ pub const BASE_DIR: &str = "whisper-base";
 
 /// The speech models a models directory may hold, the one to use first
 /// first, each with the name a note gives it. Base comes first: on
-/// bench/transcribe's clips, beam 5, it heard held-out speech at WER 0.117
-/// where tiny.en heard 0.149 (dev 0.179 and 0.210), for 2.0 times the CPU
-/// time and 424 MiB at its peak, within a worker's 512 MiB; and it hears
+/// bench/transcribe's clips, beam 5, it heard held-out speech at WER 0.108
+/// where tiny.en heard 0.156 (dev 0.171 and 0.210), for 2.2 times the CPU
+/// time and 292 MiB at its peak, within a worker's 512 MiB; and it hears
 /// other languages than English. tiny.en alone still works.
 pub const MODELS: &[(&str, &str)] = &[(BASE_DIR, "Whisper base"), (TINY_EN_DIR, "Whisper tiny.en")];
