@@ -55,9 +55,3 @@ pub trait SessionRecords: Send + Sync {
     /// answers those runs (for the caller to end), each to one caller only.
     fn take_idle_shared_runs(&self, cutoff: i64) -> Result<Vec<RunId>, InboxError>;
 }
-
-impl crate::events::Announces for SharedClaim {
-    fn event(&self) -> Option<&Event> {
-        self.started.as_ref()
-    }
-}
