@@ -78,6 +78,8 @@ pub(crate) fn blocks(
     let mut scanned = Vec::new();
     // Blocks in the header or footer band: their place in `out` and page.
     let mut margins: Vec<(usize, usize)> = Vec::new();
+    // The headings the layout found: their place in `out` and size.
+    let mut headings: Vec<(usize, f32)> = Vec::new();
     let mut laid_out = 0usize;
     // Every page to be read is checked against the work limits first. The
     // library's finishing of a page's text (running headers, rotation,
@@ -157,15 +159,24 @@ pub(crate) fn blocks(
             Vec::new()
         };
         out.push(Block::Page { number, total });
-        let (blocks, marginal) = lay_out(&document, index, pieces, tables, &mut learned, cancel);
-        for (block, marginal) in blocks.into_iter().zip(marginal) {
+        let laid = lay_out(&document, index, pieces, tables, &mut learned, cancel);
+        for ((block, marginal), heading) in laid
+            .blocks
+            .into_iter()
+            .zip(laid.marginal)
+            .zip(laid.heading_sizes)
+        {
             if marginal {
                 margins.push((out.len(), number));
+            }
+            if let Some(size) = heading {
+                headings.push((out.len(), size));
             }
             out.push(block);
         }
         laid_out += 1;
     }
+    layout::document_levels(&mut out, &headings);
     set_apart_running_lines(&mut out, &margins, laid_out, &mut notes);
     coverage_notes(
         &mut notes,
@@ -192,8 +203,7 @@ pub(crate) fn blocks(
     Ok((out, notes))
 }
 
-/// Page `index`'s blocks in reading order, with whether each lies in the
-/// header or footer band: the layout analysis of its `pieces` and ruling
+/// Page `index` laid out: the layout analysis of its `pieces` and ruling
 /// lines (and the library's `tables`), then, with the `tables` feature, the
 /// tables it found read again by the table model where one is in use (a
 /// page without a table costs nothing more).
@@ -205,17 +215,17 @@ fn lay_out(
     tables: Vec<layout::PlacedTable>,
     learned: &mut learned::Learned<'_>,
     cancel: &Cancel,
-) -> (Vec<Block>, Vec<bool>) {
+) -> layout::PageLayout {
     let rules = page_rules(document, index);
     let extent = page_extent(document, index);
     let words = learned.wanted().then(|| pieces.clone());
-    let (mut blocks, marginal, regions) = layout::page_layout(pieces, tables, &rules, extent);
+    let mut laid = layout::page_layout(pieces, tables, &rules, extent);
     if let Some(words) = words
-        && regions.iter().any(Option::is_some)
+        && laid.regions.iter().any(Option::is_some)
     {
-        learned.restructure(index, &mut blocks, &regions, &words, cancel);
+        learned.restructure(index, &mut laid.blocks, &laid.regions, &words, cancel);
     }
-    (blocks, marginal)
+    laid
 }
 
 /// Checks pages `0..shown` against the work limits: each page's verdict
@@ -285,6 +295,7 @@ fn page_pieces(
             y1: -s.bbox.y,
             size: s.font_size,
             bold: s.font_weight.is_bold() || bold_name(&s.font_name),
+            small_caps: small_caps_name(&s.font_name),
             text,
         });
     }
@@ -505,6 +516,25 @@ fn bold_name(name: &str) -> bool {
             .any(|p| base.starts_with(p))
 }
 
+/// Whether a font's name marks a small-capitals face: "Caps" or
+/// "SmallCaps" in it ("LMRomanCaps10-Regular"), "SC" ending its family or
+/// its style before any size ("NewTXRomanSC", "MinionPro-RegularSC",
+/// "FSBraboSC-Bold"), or TeX's "CMCSC10".
+/// Such a face draws lower-case letters as smaller capitals, which the
+/// text keeps as lower case.
+#[cfg(feature = "pdf")]
+fn small_caps_name(name: &str) -> bool {
+    let base = name.rsplit('+').next().unwrap_or(name);
+    let lower = base.to_ascii_lowercase();
+    lower.contains("caps")
+        || lower.starts_with("cmcsc")
+        || lower.starts_with("lmcsc")
+        || base.split(['-', '_', ',']).any(|part| {
+            part.trim_end_matches(|c: char| c.is_ascii_digit())
+                .ends_with("SC")
+        })
+}
+
 /// The ruling lines of a page: stroked straight lines, thin rectangles, and
 /// the sides of stroked rectangles, axis-aligned, at most
 /// [`layout::MAX_RULES`]; none when its drawing cannot be read.
@@ -625,6 +655,23 @@ mod tests {
         }
         for regular in ["MDLIIJ+CMR10", "Montserrat-Regular", "CMTI10", "Helvetica"] {
             assert!(!bold_name(regular), "{regular}");
+        }
+    }
+
+    #[test]
+    fn a_font_name_marks_a_small_capitals_face() {
+        for caps in [
+            "ABCDEF+CMCSC10",
+            "LMRomanCaps10-Regular",
+            "NewTXRomanSC",
+            "MinionPro-RegularSC",
+            "Garamond-SmallCaps",
+            "FSBraboSC-Bold",
+        ] {
+            assert!(small_caps_name(caps), "{caps}");
+        }
+        for other in ["MDLIIJ+CMR10", "Tahoma-Disc", "Helvetica", "ABCDSC+Arial"] {
+            assert!(!small_caps_name(other), "{other}");
         }
     }
 }

@@ -1,0 +1,127 @@
+//! Reading order on pages drawn for each rule: a paper's full-width title
+//! and abstract over two columns, a footnote under its column, a sidebar
+//! beside the text.
+
+use porter_fileview::Options;
+
+use super::assert_lines_in_order;
+use super::structure::{Line, Rule, extract, page};
+
+/// Lines of running text at `size` points from `y` down, `size` + 2
+/// points apart, starting at `x`.
+fn lines_at<'a>(x: f32, y: f32, size: f32, texts: &[&'a str], out: &mut Vec<Line<'a>>) {
+    for (i, text) in texts.iter().enumerate() {
+        #[allow(clippy::cast_precision_loss)]
+        let y = y - (size + 2.0) * i as f32;
+        out.push(Line {
+            x,
+            y,
+            runs: vec![(size, false, *text)],
+        });
+    }
+}
+
+/// A column's running text: eight lines of at most 44 characters (220
+/// points at 10 points), ending in a full stop.
+const LEFT: [&str; 8] = [
+    "The left column opens the paper's body with",
+    "lines of running text that wrap at the width",
+    "of the column, as every line of a paper in",
+    "two columns does, so that the reader goes on",
+    "down this column to its foot before turning",
+    "to the top of the column on the right side,",
+    "and this line is the last line but one of it",
+    "and this is where the left column stops.",
+];
+
+const RIGHT: [&str; 8] = [
+    "The right column follows on from the left one",
+    "and its lines are set the same way, at the",
+    "same size and leading, so that nothing but",
+    "their place on the page tells the two apart",
+    "and a reader takes all of the left column",
+    "first and only then the lines of this one,",
+    "down to the foot of the page where they end,",
+    "and this is where the right column stops.",
+];
+
+#[test]
+fn a_papers_title_and_abstract_come_first_then_each_column_then_its_footnote() {
+    let mut lines = vec![Line {
+        x: 150.0,
+        y: 720.0,
+        runs: vec![(16.0, true, "Reading Two Columns")],
+    }];
+    lines_at(
+        72.0,
+        690.0,
+        10.0,
+        &[
+            "Abstract. This abstract runs over the whole width of the page, above both columns,",
+            "and is read before either of them, as the title above it is read before it.",
+        ],
+        &mut lines,
+    );
+    lines_at(72.0, 640.0, 10.0, &LEFT, &mut lines);
+    lines_at(320.0, 640.0, 10.0, &RIGHT, &mut lines);
+    // A footnote under the left column, set smaller below a short rule.
+    lines_at(
+        72.0,
+        500.0,
+        8.0,
+        &["1 A footnote to the left column's text."],
+        &mut lines,
+    );
+    let rules: Vec<Rule> = vec![(72.0, 512.0, 150.0, 512.0)];
+    let md = extract(&page(&lines, &rules), &Options::default());
+    assert_lines_in_order(
+        &md.text,
+        &[
+            "# Reading Two Columns",
+            "Abstract. This abstract runs over the whole width of the page, above both columns, \
+             and is read before either of them, as the title above it is read before it.",
+            &LEFT.join(" "),
+            "1 A footnote to the left column's text.",
+            &RIGHT.join(" "),
+        ],
+    );
+}
+
+#[test]
+fn a_sidebar_beside_the_text_is_read_after_it_whole() {
+    let mut lines = Vec::new();
+    let main: [&str; 6] = [
+        "The main text of the page runs down its left two",
+        "thirds in lines that wrap at the width of its own",
+        "measure, while a box of other matter stands beside",
+        "it on the right, and the reader goes on down here",
+        "to the end of this text before reading the box, so",
+        "that this sentence is not cut by the box's lines.",
+    ];
+    lines_at(72.0, 700.0, 10.0, &main, &mut lines);
+    lines.push(Line {
+        x: 400.0,
+        y: 690.0,
+        runs: vec![(10.0, true, "In Brief")],
+    });
+    lines_at(
+        400.0,
+        674.0,
+        9.0,
+        &[
+            "A sidebar of short lines",
+            "that sum up the page for",
+            "a reader in a hurry.",
+        ],
+        &mut lines,
+    );
+    let md = extract(&page(&lines, &[]), &Options::default());
+    assert_lines_in_order(
+        &md.text,
+        &[
+            &main.join(" "),
+            "In Brief",
+            "A sidebar of short lines that sum up the page for a reader in a hurry.",
+        ],
+    );
+}
