@@ -111,6 +111,7 @@ impl Line {
                 size: (y1 - y0).max(1.0),
                 bold: false,
                 small_caps: false,
+                italic: false,
             })
     }
 }

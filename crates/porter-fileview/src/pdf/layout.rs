@@ -37,6 +37,8 @@ pub(crate) struct Piece {
     /// lower-case letters show as smaller capitals, so a section title set
     /// in it ("Introduction") reads as capitals on the page.
     pub small_caps: bool,
+    /// Whether it is set in an italic or oblique face.
+    pub italic: bool,
 }
 
 /// A table found on the page, with the region it covers.
@@ -108,8 +110,10 @@ struct Fragment {
     /// larger than the rest.
     min_size: f32,
     bold_chars: usize,
-    /// How many of its characters are set in a small-capitals face.
+    /// How many of its characters are set in a small-capitals face, and
+    /// how many in an italic one.
     small_caps_chars: usize,
+    italic_chars: usize,
     chars: usize,
     /// Whether its last piece ended in a space (the PDF's own word break).
     spaced: bool,
@@ -665,6 +669,7 @@ fn fragments(mut pieces: Vec<Piece>, body: f32) -> Vec<Fragment> {
         let n = p.text.chars().filter(|c| !c.is_whitespace()).count();
         let bold = if p.bold { n } else { 0 };
         let small_caps = if p.small_caps { n } else { 0 };
+        let italic = if p.italic { n } else { 0 };
         if let Some((i, _)) = best {
             let f = &mut out[i];
             let gap = pb.x0 - f.bbox.x1;
@@ -681,6 +686,7 @@ fn fragments(mut pieces: Vec<Piece>, body: f32) -> Vec<Fragment> {
             f.chars += n;
             f.bold_chars += bold;
             f.small_caps_chars += small_caps;
+            f.italic_chars += italic;
             f.spaced = p.text.ends_with(char::is_whitespace);
             f.parts.push((pb.x0, pb.x1, p.text.trim().to_owned()));
         } else {
@@ -691,6 +697,7 @@ fn fragments(mut pieces: Vec<Piece>, body: f32) -> Vec<Fragment> {
                 min_size: p.size,
                 bold_chars: bold,
                 small_caps_chars: small_caps,
+                italic_chars: italic,
                 chars: n,
                 spaced: p.text.ends_with(char::is_whitespace),
                 parts: vec![(pb.x0, pb.x1, p.text.trim().to_owned())],
@@ -1478,8 +1485,10 @@ struct Gathering {
     /// Whether it lies in the header or footer band of the page.
     marginal: bool,
     /// Whether its first line is set in small capitals: capitals only, in
-    /// two sizes (the larger for the initials).
+    /// two sizes (the larger for the initials), or in a small-capitals face.
     small_caps: bool,
+    /// How many of its characters are italic.
+    italic_chars: usize,
 }
 
 /// A block that is not gathered text (a table, a chart's text), with the
@@ -1537,7 +1546,13 @@ fn gather(items: Vec<Item>) -> Vec<Result<Gathering, Own>> {
             && (marker.is_none() || further_along(g, &fragment.bbox, fragment.size))
             && follows(g, &fragment.bbox, fragment.size, bold)
             && (further_along(g, &fragment.bbox, fragment.size)
-                || g.small_caps == small_caps && !title_over(g, &text, small_caps))
+                || g.small_caps == small_caps
+                    && !title_over(
+                        g,
+                        &text,
+                        small_caps,
+                        wholly(fragment.italic_chars, fragment.chars),
+                    ))
         {
             join_line(&mut g.text, &text);
             g.bbox.union(&fragment.bbox);
@@ -1550,19 +1565,19 @@ fn gather(items: Vec<Item>) -> Vec<Result<Gathering, Own>> {
             }
             g.chars += fragment.chars;
             g.bold_chars += fragment.bold_chars;
+            g.italic_chars += fragment.italic_chars;
             continue;
         }
         if let Some(g) = current.take() {
             out.push(Ok(g));
         }
-        // Capitals in two sizes (the larger for the initials), or most of
-        // the line in a small-capitals face.
         current = Some(Gathering {
             text,
             bbox: fragment.bbox,
             last: fragment.bbox,
             size: fragment.size,
             bold_chars: fragment.bold_chars,
+            italic_chars: fragment.italic_chars,
             chars: fragment.chars,
             lines: 1,
             item: marker,
@@ -1589,6 +1604,12 @@ fn headings(out: &[Result<Gathering, Own>], body: f32) -> (Vec<bool>, Vec<f32>) 
             (b + g.bold_chars, c + g.chars)
         });
     let body_bold = bold_chars * 2 > chars;
+    let italic_chars: usize = out
+        .iter()
+        .flatten()
+        .filter(|g| (g.size - body).abs() < 0.5)
+        .map(|g| g.italic_chars)
+        .sum();
     // Whether most of the page's text is in capitals: then capitals set
     // nothing apart either.
     let (caps, blocks) = out.iter().flatten().fold((0usize, 0usize), |(c, n), g| {
@@ -1597,6 +1618,7 @@ fn headings(out: &[Result<Gathering, Own>], body: f32) -> (Vec<bool>, Vec<f32>) 
     let page = Page {
         body,
         bold: body_bold,
+        italic: italic_chars * 2 > chars,
         caps: caps * 2 > blocks,
     };
     // Heading sizes, largest first, for the levels.
@@ -1857,18 +1879,18 @@ fn line_boldness(items: &[Item]) -> Vec<bool> {
                 chars += c;
             }
         }
-        out[i] = wholly_bold(bold, chars);
+        out[i] = wholly(bold, chars);
         after = Some((f.bbox, f.size, bold, chars));
     }
     out
 }
 
-/// Whether text is wholly bold: nine in ten of its characters. A heading
-/// set in bold is; a paragraph that starts with a bold run-in heading
-/// ("Methods. We measured ...") is not, though its first line may be
-/// mostly bold.
-fn wholly_bold(bold_chars: usize, chars: usize) -> bool {
-    bold_chars > 0 && bold_chars * 10 >= chars * 9
+/// Whether text is wholly set some way (bold, italic) when `part` of its
+/// `chars` are: nine in ten of them. A heading set in bold is wholly bold;
+/// a paragraph that starts with a bold run-in heading ("Methods. We
+/// measured ...") is not, though its first line may be mostly bold.
+fn wholly(part: usize, chars: usize) -> bool {
+    part > 0 && part * 10 >= chars * 9
 }
 
 /// Whether a line (its box, size and boldness) continues the paragraph
@@ -1881,22 +1903,32 @@ fn follows(g: &Gathering, bbox: &BoxF, size: f32, bold: bool) -> bool {
     let gap = bbox.y0 - g.last.y1;
     let overlap = g.bbox.x1.min(bbox.x1) - g.bbox.x0.max(bbox.x0);
     let same_size = (g.size - size).abs() <= 0.15 * g.size.min(size).max(1.0);
-    let g_bold = wholly_bold(g.bold_chars, g.chars);
+    let g_bold = wholly(g.bold_chars, g.chars);
     if further_along(g, bbox, size) && same_size {
         return true;
     }
     gap > -0.5 * larger && gap < 0.9 * larger && overlap > 0.0 && same_size && g_bold == bold
 }
 
-/// Whether the paragraph being gathered is a title set in capitals over
-/// the line `text` that is not: one short line of capitals (or small
-/// capitals, "ABSTRACT", "I. INTRODUCTION") is set apart from the running
+/// Whether the paragraph being gathered is a title over the line `text`
+/// (in small capitals or not, italic or not) that is set otherwise: one
+/// short line of capitals or small capitals ("ABSTRACT", "I. INTRODUCTION")
+/// over a line that is not, or a numbered line in italics ("A. Data Sets",
+/// "2.1. Sampling") over an upright one, is set apart from the running
 /// text under it by its letters alone, however close that text follows.
-fn title_over(g: &Gathering, text: &str, small_caps: bool) -> bool {
-    g.lines == 1
-        && (g.small_caps || all_caps(&g.text) && g.text.split_whitespace().count() <= 6)
-        && !small_caps
-        && !all_caps(text)
+fn title_over(g: &Gathering, text: &str, small_caps: bool, italic: bool) -> bool {
+    if g.lines != 1 {
+        return false;
+    }
+    let words = g.text.split_whitespace().count();
+    let in_caps =
+        (g.small_caps || all_caps(&g.text) && words <= 6) && !small_caps && !all_caps(text);
+    let in_italics = wholly(g.italic_chars, g.chars)
+        && !italic
+        && numbered(&g.text)
+        && words <= 12
+        && !g.text.trim_end().ends_with(['.', ',', ';']);
+    in_caps || in_italics
 }
 
 /// Whether a fragment lies further along the last line of the paragraph
@@ -2059,8 +2091,9 @@ fn is_caption(text: &str) -> bool {
 struct Page {
     /// The size most of its characters are set in.
     body: f32,
-    /// Whether most of its body text is bold.
+    /// Whether most of its body text is bold, or italic.
     bold: bool,
+    italic: bool,
     /// Whether most of its blocks are in capitals.
     caps: bool,
 }
@@ -2079,7 +2112,7 @@ fn is_heading(g: &Gathering, page: &Page) -> bool {
         return false;
     }
     let larger = g.size >= body * 1.15;
-    let bold = wholly_bold(g.bold_chars, g.chars) && !body_bold;
+    let bold = wholly(g.bold_chars, g.chars) && !body_bold;
     // A colon may end a heading ("Procedure:"); a full stop or comma not.
     let ends_like_sentence =
         text.ends_with(['.', ',', ';']) || text.len() > 60 && text.ends_with(':');
@@ -2113,6 +2146,16 @@ fn is_heading(g: &Gathering, page: &Page) -> bool {
         if g.small_caps && words <= 12 && g.size >= 0.95 * body {
             return true;
         }
+        // A numbered title in italics at the body's size ("A. Data Sets",
+        // "2.1. Sampling"), as papers set their lower sections.
+        if wholly(g.italic_chars, g.chars)
+            && !page.italic
+            && numbered(text)
+            && words <= 12
+            && g.size >= 0.95 * body
+        {
+            return true;
+        }
         if caps && !page.caps && words <= 6 && g.size >= 0.95 * body && !text.contains(',') {
             return true;
         }
@@ -2138,6 +2181,7 @@ mod tests {
             size,
             bold,
             small_caps: false,
+            italic: false,
         }
     }
 
@@ -2345,6 +2389,7 @@ mod tests {
             size,
             bold,
             small_caps: false,
+            italic: false,
         }
     }
 

@@ -296,6 +296,7 @@ fn page_pieces(
             size: s.font_size,
             bold: s.font_weight.is_bold() || bold_name(&s.font_name),
             small_caps: small_caps_name(&s.font_name),
+            italic: s.is_italic,
             text,
         });
     }

@@ -165,6 +165,36 @@ fn a_bold_heading_right_over_a_run_in_heading_stays_a_heading() {
 }
 
 #[test]
+fn a_numbered_title_in_italics_right_over_its_text_is_a_heading() {
+    // Lower sections as many journals set them: numbered, in italics at
+    // the body's size, the text starting on the next line.
+    let mut lines = Vec::new();
+    text_at(72.0, 700.0, &PARAGRAPH, &mut lines);
+    for (y, title) in [(660.0, "2.1. Sampling the Pages"), (610.0, "B. Data Sets")] {
+        lines.push(Line {
+            x: 72.0,
+            y,
+            runs: vec![(10.0, true, title)],
+        });
+        text_at(72.0, y - 12.0, &PARAGRAPH, &mut lines);
+    }
+    let md = extract(
+        &page_in(&lines, &[], ["Helvetica", "Helvetica-Oblique"]),
+        &Options::default(),
+    );
+    assert_lines_in_order(
+        &md.text,
+        &[
+            &PARAGRAPH.join(" "),
+            "## 2.1. Sampling the Pages",
+            &PARAGRAPH.join(" "),
+            "## B. Data Sets",
+            &PARAGRAPH.join(" "),
+        ],
+    );
+}
+
+#[test]
 fn numbering_schemes_give_their_levels() {
     let mut lines = Vec::new();
     let mut y = 720.0;
