@@ -99,7 +99,7 @@ fn a_run_in_heading_stays_the_start_of_its_paragraph() {
         y: 700.0,
         runs: vec![
             (10.0, true, "Methods."),
-            (10.0, false, "     We measured every page twice, once"),
+            (10.0, false, "    We measured every page twice, once"),
         ],
     }];
     text_at(
@@ -130,8 +130,8 @@ fn a_run_in_heading_stays_the_start_of_its_paragraph() {
 fn a_bold_heading_right_over_a_run_in_heading_stays_a_heading() {
     // A numbered heading in bold, and 12 points below it (no more than the
     // leading) a paragraph opening with a bold run-in heading that fills
-    // most of its first line: the heading is not read into the paragraph,
-    // nor the paragraph cut after its first line.
+    // most of its first line, a wide space after it: the heading is not
+    // read into the paragraph, nor the paragraph cut after its first line.
     let mut lines = Vec::new();
     text_at(72.0, 700.0, &PARAGRAPH, &mut lines);
     lines.push(Line {
@@ -144,7 +144,7 @@ fn a_bold_heading_right_over_a_run_in_heading_stays_a_heading() {
         y: 648.0,
         runs: vec![
             (10.0, true, "Ablation on the training sets."),
-            (10.0, false, " We present"),
+            (10.0, false, "    We present"),
         ],
     });
     text_at(
@@ -158,7 +158,7 @@ fn a_bold_heading_right_over_a_run_in_heading_stays_a_heading() {
         &md.text,
         &[
             &PARAGRAPH.join(" "),
-            "# 4.3.1 Instruction Tuning",
+            "### 4.3.1 Instruction Tuning",
             "Ablation on the training sets. We present studies of the sets we trained on, one after the other.",
         ],
     );

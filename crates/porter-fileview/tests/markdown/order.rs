@@ -5,7 +5,7 @@
 use porter_fileview::Options;
 
 use super::assert_lines_in_order;
-use super::structure::{Line, Rule, extract, page};
+use super::structure::{Line, Rule, extract, page, page_with_raw};
 
 /// Lines of running text at `size` points from `y` down, `size` + 2
 /// points apart, starting at `x`.
@@ -46,7 +46,7 @@ const RIGHT: [&str; 8] = [
 ];
 
 #[test]
-fn a_papers_title_and_abstract_come_first_then_each_column_then_its_footnote() {
+fn a_papers_title_and_abstract_come_first_then_each_column_then_the_footnote_under_them() {
     let mut lines = vec![Line {
         x: 150.0,
         y: 720.0,
@@ -64,7 +64,8 @@ fn a_papers_title_and_abstract_come_first_then_each_column_then_its_footnote() {
     );
     lines_at(72.0, 640.0, 10.0, &LEFT, &mut lines);
     lines_at(320.0, 640.0, 10.0, &RIGHT, &mut lines);
-    // A footnote under the left column, set smaller below a short rule.
+    // A footnote under the left column, set smaller below a short rule,
+    // lower than both columns end: it is read after the page's body.
     lines_at(
         72.0,
         500.0,
@@ -80,9 +81,9 @@ fn a_papers_title_and_abstract_come_first_then_each_column_then_its_footnote() {
             "# Reading Two Columns",
             "Abstract. This abstract runs over the whole width of the page, above both columns, \
              and is read before either of them, as the title above it is read before it.",
-            &LEFT.join(" "),
-            "1 A footnote to the left column's text.",
+            &LEFT.join(" ").replace('\'', "’"),
             &RIGHT.join(" "),
+            "1 A footnote to the left column’s text.",
         ],
     );
 }
@@ -119,9 +120,27 @@ fn a_sidebar_beside_the_text_is_read_after_it_whole() {
     assert_lines_in_order(
         &md.text,
         &[
-            &main.join(" "),
-            "In Brief",
+            &main.join(" ").replace('\'', "’"),
+            "# In Brief",
             "A sidebar of short lines that sum up the page for a reader in a hurry.",
         ],
     );
+}
+
+#[test]
+fn text_turned_up_the_pages_margin_leaves_the_columns_apart() {
+    // A line set turned a quarter up the left margin over the height of
+    // the columns, as an archive stamps its identifier down a paper's
+    // first page: the columns are still read one after the other, and the
+    // turned line after them.
+    let mut lines = Vec::new();
+    lines_at(72.0, 640.0, 10.0, &LEFT, &mut lines);
+    lines_at(320.0, 640.0, 10.0, &RIGHT, &mut lines);
+    let stamp = "BT /F1 20 Tf 0 1 -1 0 40 300 Tm (archive:2601.00001 [cs.DL] 7 Dec 2026) Tj ET\n";
+    let md = extract(&page_with_raw(&lines, stamp), &Options::default());
+    assert_lines_in_order(
+        &md.text,
+        &[&LEFT.join(" ").replace('\'', "’"), &RIGHT.join(" ")],
+    );
+    assert!(md.text.contains("archive:2601.00001"), "{}", md.text);
 }

@@ -38,6 +38,24 @@ pub(super) fn page_in(lines: &[Line<'_>], rules: &[Rule], faces: [&str; 2]) -> V
 /// A Letter PDF of one page per entry of `pages` (its lines and rules),
 /// drawn as [`page_in`] draws one.
 pub(super) fn pages_in(pages: &[(&[Line<'_>], &[Rule])], faces: [&str; 2]) -> Vec<u8> {
+    let contents: Vec<String> = pages
+        .iter()
+        .map(|(lines, rules)| content(lines, rules))
+        .collect();
+    pdf_of(&contents, faces)
+}
+
+/// A one-page Letter PDF as [`page`] draws it, with `raw` content
+/// operators drawn after its lines (text set turned, say).
+pub(super) fn page_with_raw(lines: &[Line<'_>], raw: &str) -> Vec<u8> {
+    pdf_of(
+        &[content(lines, &[]) + raw],
+        ["Helvetica", "Helvetica-Bold"],
+    )
+}
+
+/// A Letter PDF of one page per content stream, in `faces` as F1 and F2.
+fn pdf_of(contents: &[String], faces: [&str; 2]) -> Vec<u8> {
     let widths = vec!["500"; 95].join(" ");
     let font = |name: &str| {
         format!(
@@ -47,7 +65,7 @@ pub(super) fn pages_in(pages: &[(&[Line<'_>], &[Rule])], faces: [&str; 2]) -> Ve
     };
     // The catalog, the page tree and the two faces, then each page and
     // its content.
-    let kids: Vec<String> = (0..pages.len())
+    let kids: Vec<String> = (0..contents.len())
         .map(|i| format!("{} 0 R", 5 + 2 * i))
         .collect();
     let mut objects = vec![
@@ -55,13 +73,12 @@ pub(super) fn pages_in(pages: &[(&[Line<'_>], &[Rule])], faces: [&str; 2]) -> Ve
         format!(
             "<< /Type /Pages /Kids [{}] /Count {} >>",
             kids.join(" "),
-            pages.len()
+            contents.len()
         ),
         font(faces[0]),
         font(faces[1]),
     ];
-    for (i, (lines, rules)) in pages.iter().enumerate() {
-        let content = content(lines, rules);
+    for (i, content) in contents.iter().enumerate() {
         objects.push(format!(
             "<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] \
              /Resources << /Font << /F1 3 0 R /F2 4 0 R >> >> /Contents {} 0 R >>",
