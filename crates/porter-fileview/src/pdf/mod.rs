@@ -268,37 +268,75 @@ fn page_pieces(
         document.extract_spans_with_config(index, SpanMergingConfig::default())?
     };
     let glyphs = glyphs::Glyphs::of_page(document, index, PDF_PAGE_PIECES * 8);
-    let mut pieces: Vec<layout::Piece> = Vec::new();
+    // Each span with its text in parts: more than one where it runs over
+    // what may be a column gutter, each part with its extent on x.
+    let mut drawn: Vec<(pdf_oxide::layout::TextSpan, Vec<(String, f32, f32)>)> = Vec::new();
     for s in spans.into_iter().take(PDF_PAGE_PIECES) {
         if s.text.trim().is_empty() {
             // A space the PDF draws on its own is the word break after
             // the piece before it.
-            if let Some(last) = pieces.last_mut()
-                && !last.text.ends_with(' ')
+            if let Some(last) = drawn.last_mut().and_then(|(_, parts)| parts.last_mut())
+                && !last.0.ends_with(' ')
             {
-                last.text.push(' ');
+                last.0.push(' ');
             }
             continue;
         }
-        let text = if s.rotation_degrees == 0.0 {
-            let drawn = glyphs.within(s.bbox.x, s.bbox.y, s.bbox.width, s.bbox.height);
-            glyphs::spaced_by_gaps(&s.text, &drawn, s.font_size).unwrap_or(s.text)
+        let whole_span = |text: String| vec![(text, s.bbox.x, s.bbox.x + s.bbox.width)];
+        let parts = if s.rotation_degrees == 0.0 {
+            let glyphs = glyphs.within(s.bbox.x, s.bbox.y, s.bbox.width, s.bbox.height);
+            let text = glyphs::spaced_by_gaps(&s.text, &glyphs, s.font_size)
+                .unwrap_or_else(|| s.text.clone());
+            glyphs::split_at_gutters(&text, &glyphs, s.font_size)
+                .unwrap_or_else(|| whole_span(text))
         } else {
-            s.text
+            whole_span(s.text.clone())
         };
-        let text = without_soft_hyphens(text);
-        pieces.push(layout::Piece {
-            // PDF space grows upwards; the layout's y grows downwards.
-            x0: s.bbox.x,
-            y0: -(s.bbox.y + s.bbox.height),
-            x1: s.bbox.x + s.bbox.width,
-            y1: -s.bbox.y,
-            size: s.font_size,
-            bold: s.font_weight.is_bold() || bold_name(&s.font_name),
-            small_caps: small_caps_name(&s.font_name),
-            italic: s.is_italic,
-            text,
-        });
+        drawn.push((s, parts));
+    }
+    // Where the page's lines of running text start and end: each span's,
+    // and each part of three words or more of a span cut. A cut stays only
+    // where it parts two columns of them; one between two words of a line
+    // spaced wide to fill its measure is undone.
+    let extents: Vec<(f32, f32)> = drawn
+        .iter()
+        .flat_map(|(s, parts)| {
+            let whole = (s.bbox.x, s.bbox.x + s.bbox.width);
+            std::iter::once(whole).chain(
+                parts
+                    .iter()
+                    .filter(|part| parts.len() > 1 && part.0.split_whitespace().nth(2).is_some())
+                    .map(|part| (part.1, part.2)),
+            )
+        })
+        .collect();
+    let mut pieces: Vec<layout::Piece> = Vec::with_capacity(drawn.len());
+    for (s, parts) in drawn {
+        let mut kept: Vec<(String, f32, f32)> = Vec::with_capacity(parts.len());
+        for part in parts {
+            match kept.last_mut() {
+                Some(last) if !glyphs::at_gutter(last.2, part.1, &extents) => {
+                    last.0.push_str(&part.0);
+                    last.2 = part.2;
+                }
+                _ => kept.push(part),
+            }
+        }
+        let bold = s.font_weight.is_bold() || bold_name(&s.font_name);
+        for (text, x0, x1) in kept {
+            pieces.push(layout::Piece {
+                // PDF space grows upwards; the layout's y grows downwards.
+                x0,
+                y0: -(s.bbox.y + s.bbox.height),
+                x1,
+                y1: -s.bbox.y,
+                size: s.font_size,
+                bold,
+                small_caps: small_caps_name(&s.font_name),
+                italic: s.is_italic,
+                text: without_soft_hyphens(text),
+            });
+        }
     }
     Ok(pieces)
 }
@@ -626,7 +664,7 @@ pub(crate) fn blocks(
 
 #[cfg(all(test, feature = "pdf"))]
 mod tests {
-    use super::{bold_name, without_soft_hyphens};
+    use super::{bold_name, small_caps_name, without_soft_hyphens};
 
     #[test]
     fn soft_hyphens_go_and_one_ending_a_piece_becomes_the_hyphen_of_a_broken_word() {

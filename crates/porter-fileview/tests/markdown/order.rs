@@ -2,6 +2,8 @@
 //! and abstract over two columns, a footnote under its column, a sidebar
 //! beside the text.
 
+use std::fmt::Write as _;
+
 use porter_fileview::Options;
 
 use super::assert_lines_in_order;
@@ -143,4 +145,67 @@ fn text_turned_up_the_pages_margin_leaves_the_columns_apart() {
         &[&LEFT.join(" ").replace('\'', "’"), &RIGHT.join(" ")],
     );
     assert!(md.text.contains("archive:2601.00001"), "{}", md.text);
+}
+
+/// Two columns of justified text whose lines all end on the same x, by the
+/// word spacing each line is set with (every glyph 5 points wide at 10):
+/// the left column from x 72 to 292, a 7-point gutter, the right from 299.
+/// Rows in `joined` are drawn as one text object running over the gutter,
+/// as some producers draw a row of two columns; the others line by line.
+fn justified_columns(left: &[&str], right: &[&str], joined: &[usize]) -> String {
+    let mut raw = String::new();
+    for (row, (l, r)) in left.iter().zip(right).enumerate() {
+        #[allow(clippy::cast_precision_loss)]
+        let (y, chars, spaces) = (
+            640.0 - 12.0 * row as f32,
+            l.chars().count() as f32,
+            l.matches(' ').count().max(1) as f32,
+        );
+        // The word spacing that makes the left line 220 points wide.
+        let spacing = (220.0 - 5.0 * chars) / spaces;
+        if joined.contains(&row) {
+            // Tw applies to the right line's spaces too; its start is
+            // what matters: 7 points after the left line's end.
+            writeln!(
+                raw,
+                "BT /F1 10 Tf {spacing:.3} Tw 72 {y} Td [({l}) -700 ({r})] TJ ET"
+            )
+            .expect("a String takes text");
+        } else {
+            writeln!(
+                raw,
+                "BT /F1 10 Tf {spacing:.3} Tw 72 {y} Td ({l}) Tj ET\n\
+                 BT /F1 10 Tf 0 Tw 299 {y} Td ({r}) Tj ET"
+            )
+            .expect("a String takes text");
+        }
+    }
+    raw
+}
+
+#[test]
+fn rows_of_two_justified_columns_drawn_as_one_line_are_parted_at_the_gutter() {
+    let left = [
+        "The left column of this page is set",
+        "justified so that each of its lines ends at",
+        "the same place on the right side, as the",
+        "lines of a book are set, and the lines of",
+        "the right column begin just a little way",
+        "after them across the narrow gutter between",
+        "the two of them, so that it ends here.",
+    ];
+    let right = [
+        "The right column is drawn in the same text",
+        "objects as the left one on some rows, so",
+        "that a reader of the file sees long lines",
+        "running over the whole page there, though",
+        "a reader of the page sees two columns and",
+        "reads all of the left one first and then",
+        "this one, down to where it ends as well.",
+    ];
+    let md = extract(
+        &page_with_raw(&[], &justified_columns(&left, &right, &[1, 4])),
+        &Options::default(),
+    );
+    assert_lines_in_order(&md.text, &[&left.join(" "), &right.join(" ")]);
 }
