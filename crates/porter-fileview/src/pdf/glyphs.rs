@@ -249,7 +249,7 @@ pub(super) fn at_gutter(left_end: f32, right_start: f32, extents: &[(f32, f32)])
 
 #[cfg(test)]
 mod tests {
-    use super::{Glyph, Glyphs, spaced_by_gaps, split_at_gutters};
+    use super::{Glyph, Glyphs, at_gutter, spaced_by_gaps, split_at_gutters};
 
     /// The glyphs of a text set on one baseline in a face whose every glyph
     /// is 5 points wide, with `gaps` added after the character at an index
@@ -352,8 +352,25 @@ mod tests {
         assert!((parts[1].1 - 185.0).abs() < 0.01, "{parts:?}");
         let glyphs = drawn("MSMEswere", &[(4, 4.0)]);
         assert_eq!(split_at_gutters("MSMEs were", &glyphs, 9.5), None);
-        // A label and its value set wide apart stay one piece.
-        let glyphs = drawn("Totalvalue12.5", &[(4, 4.0), (9, 20.0)]);
-        assert_eq!(split_at_gutters("Total value 12.5", &glyphs, 9.5), None);
+    }
+
+    #[test]
+    fn a_cut_is_a_gutter_only_where_lines_of_both_columns_end_and_start() {
+        // Three lines of a left column end at 292 (within two points), and
+        // three of a right one start at 299.
+        let columns = [
+            (72.0, 292.0),
+            (72.0, 291.0),
+            (72.0, 292.5),
+            (299.0, 509.0),
+            (299.0, 480.0),
+            (299.5, 504.0),
+        ];
+        assert!(at_gutter(292.0, 299.0, &columns));
+        // A label and its value set wide apart, the other lines not
+        // ending or starting there.
+        assert!(!at_gutter(150.0, 170.0, &columns));
+        // Two lines only on the left: a paragraph's last line is no column.
+        assert!(!at_gutter(292.0, 299.0, &columns[1..]));
     }
 }
