@@ -168,6 +168,9 @@ pub(super) fn spaced_by_gaps(text: &str, drawn: &[Glyph], size: f32) -> Option<S
 /// layout joins no two pieces lying further apart than this into a line.
 const GUTTER_GAP: f32 = 0.6;
 
+/// A span's text in parts, each with where it starts and ends on x.
+pub(super) type Parts = Vec<(String, f32, f32)>;
+
 /// A span's text cut where two of its glyphs lie a column gutter apart,
 /// with each part's extent on x: the library joins the lines of two
 /// columns set close together into one span ("... MSMEs were lockdown from
@@ -175,11 +178,7 @@ const GUTTER_GAP: f32 = 0.6;
 /// is a gutter the caller judges from the page's other lines ([`at_gutter`]).
 /// `None` when there is no such gap, or the glyphs are not the span's
 /// characters one for one.
-pub(super) fn split_at_gutters(
-    text: &str,
-    drawn: &[Glyph],
-    size: f32,
-) -> Option<Vec<(String, f32, f32)>> {
+pub(super) fn split_at_gutters(text: &str, drawn: &[Glyph], size: f32) -> Option<Parts> {
     if size.partial_cmp(&0.0) != Some(std::cmp::Ordering::Greater)
         || drawn.len() < 2
         || text
@@ -189,7 +188,7 @@ pub(super) fn split_at_gutters(
     {
         return None;
     }
-    let mut parts: Vec<(String, f32, f32)> = Vec::new();
+    let mut parts: Parts = Vec::new();
     let mut current = String::new();
     let mut start = drawn[0].x;
     let mut next = 0;

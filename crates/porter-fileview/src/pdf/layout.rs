@@ -156,7 +156,8 @@ pub(crate) fn page_blocks(
 pub(crate) type Region = [f32; 4];
 
 /// One page laid out: its blocks and what each needs of the document's
-/// later passes, one entry per block.
+/// later passes, one entry per block (OCR's pages take the blocks only).
+#[cfg_attr(not(feature = "pdf"), allow(dead_code))]
 pub(crate) struct PageLayout {
     /// The page's blocks in reading order.
     pub blocks: Vec<Block>,
@@ -1743,6 +1744,7 @@ fn blocks(items: Vec<Item>, body: f32, page: (f32, f32)) -> PageLayout {
 /// come out at the title's level; over the whole document the sizes rank
 /// the same everywhere, and numbered sections sit at their numbering's
 /// depth under whatever is set larger than all of them.
+#[cfg_attr(not(feature = "pdf"), allow(dead_code))]
 pub(crate) fn document_levels(blocks: &mut [Block], headings: &[(usize, f32)]) {
     let mut sizes: Vec<f32> = Vec::new();
     for &(_, size) in headings {

@@ -160,20 +160,7 @@ pub(crate) fn blocks(
         };
         out.push(Block::Page { number, total });
         let laid = lay_out(&document, index, pieces, tables, &mut learned, cancel);
-        for ((block, marginal), heading) in laid
-            .blocks
-            .into_iter()
-            .zip(laid.marginal)
-            .zip(laid.heading_sizes)
-        {
-            if marginal {
-                margins.push((out.len(), number));
-            }
-            if let Some(size) = heading {
-                headings.push((out.len(), size));
-            }
-            out.push(block);
-        }
+        append_page(&mut out, laid, number, &mut margins, &mut headings);
         laid_out += 1;
     }
     layout::document_levels(&mut out, &headings);
@@ -201,6 +188,33 @@ pub(crate) fn blocks(
     notes.extend(session.notes());
     notes.extend(learned.notes());
     Ok((out, notes))
+}
+
+/// Appends page `number`'s blocks to the document's `out`, noting the
+/// places of those in its header or footer band (with the page) and of its
+/// headings (with their sizes).
+#[cfg(feature = "pdf")]
+fn append_page(
+    out: &mut Vec<Block>,
+    laid: layout::PageLayout,
+    number: usize,
+    margins: &mut Vec<(usize, usize)>,
+    headings: &mut Vec<(usize, f32)>,
+) {
+    for ((block, marginal), heading) in laid
+        .blocks
+        .into_iter()
+        .zip(laid.marginal)
+        .zip(laid.heading_sizes)
+    {
+        if marginal {
+            margins.push((out.len(), number));
+        }
+        if let Some(size) = heading {
+            headings.push((out.len(), size));
+        }
+        out.push(block);
+    }
 }
 
 /// Page `index` laid out: the layout analysis of its `pieces` and ruling
@@ -270,7 +284,7 @@ fn page_pieces(
     let glyphs = glyphs::Glyphs::of_page(document, index, PDF_PAGE_PIECES * 8);
     // Each span with its text in parts: more than one where it runs over
     // what may be a column gutter, each part with its extent on x.
-    let mut drawn: Vec<(pdf_oxide::layout::TextSpan, Vec<(String, f32, f32)>)> = Vec::new();
+    let mut drawn: Vec<(pdf_oxide::layout::TextSpan, glyphs::Parts)> = Vec::new();
     for s in spans.into_iter().take(PDF_PAGE_PIECES) {
         if s.text.trim().is_empty() {
             // A space the PDF draws on its own is the word break after
@@ -312,7 +326,7 @@ fn page_pieces(
         .collect();
     let mut pieces: Vec<layout::Piece> = Vec::with_capacity(drawn.len());
     for (s, parts) in drawn {
-        let mut kept: Vec<(String, f32, f32)> = Vec::with_capacity(parts.len());
+        let mut kept: glyphs::Parts = Vec::with_capacity(parts.len());
         for part in parts {
             match kept.last_mut() {
                 Some(last) if !glyphs::at_gutter(last.2, part.1, &extents) => {
