@@ -118,7 +118,7 @@ INSTALLATION_ID = 77
 
 
 def make_app_keys(root):
-    """The app's RSA key (PKCS#1 PEM, as GitHub hands it out) and a stranger's."""
+    """The app's RSA key (PKCS#1 PEM, as GitHub hands it out; also as PKCS#8) and a stranger's."""
     keys = {}
     for name in ("app", "other-app"):
         key = rsa.generate_private_key(public_exponent=65537, key_size=2048)
@@ -131,6 +131,15 @@ def make_app_keys(root):
                 )
             )
         keys[name] = key
+    # The same app key as PKCS#8, the form `openssl pkcs8 -topk8` writes.
+    with open(os.path.join(root, "app-pkcs8.pem"), "wb") as f:
+        f.write(
+            keys["app"].private_bytes(
+                serialization.Encoding.PEM,
+                serialization.PrivateFormat.PKCS8,
+                serialization.NoEncryption(),
+            )
+        )
     return keys["app"].public_key()
 
 

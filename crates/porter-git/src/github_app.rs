@@ -21,7 +21,8 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use jsonwebtoken::{Algorithm, EncodingKey, Header};
+use base64::Engine as _;
+use base64::engine::general_purpose::{STANDARD, URL_SAFE_NO_PAD};
 use porter_net::reqwest::Method;
 use porter_net::reqwest::header::{
     ACCEPT, AUTHORIZATION, CONTENT_TYPE, HeaderMap, HeaderValue, USER_AGENT,
@@ -114,7 +115,7 @@ struct Inner {
     app_id: u64,
     installation_id: u64,
     base_url: Url,
-    key: EncodingKey,
+    key: ring::signature::RsaKeyPair,
     cache: tokio::sync::Mutex<Option<Minted>>,
 }
 
@@ -153,8 +154,7 @@ impl GithubApp {
             .ok()
             .filter(|u| u.scheme() == "https" && u.host_str().is_some())
             .ok_or_else(|| AppKeyError::BaseUrl(text.to_owned()))?;
-        let key = EncodingKey::from_rsa_pem(private_key_pem)
-            .map_err(|e| AppKeyError::NotRsa(e.to_string()))?;
+        let key = rsa_key(private_key_pem).map_err(AppKeyError::NotRsa)?;
         let app = GithubApp {
             inner: Arc::new(Inner {
                 app_id,
@@ -200,8 +200,23 @@ impl GithubApp {
             exp: seconds + JWT_LIFETIME_SECS,
             iss: self.inner.app_id,
         };
-        jsonwebtoken::encode(&Header::new(Algorithm::RS256), &claims, &self.inner.key)
-            .map_err(|e| MintError::Jwt(e.to_string()))
+        let claims = serde_json::to_vec(&claims).map_err(|e| MintError::Jwt(e.to_string()))?;
+        let mut jwt = URL_SAFE_NO_PAD.encode(br#"{"alg":"RS256","typ":"JWT"}"#);
+        jwt.push('.');
+        URL_SAFE_NO_PAD.encode_string(claims, &mut jwt);
+        let mut signature = vec![0; self.inner.key.public().modulus_len()];
+        self.inner
+            .key
+            .sign(
+                &ring::signature::RSA_PKCS1_SHA256,
+                &ring::rand::SystemRandom::new(),
+                jwt.as_bytes(),
+                &mut signature,
+            )
+            .map_err(|_| MintError::Jwt("the RSA signature failed".to_owned()))?;
+        jwt.push('.');
+        URL_SAFE_NO_PAD.encode_string(signature, &mut jwt);
+        Ok(jwt)
     }
 
     /// `token` is an installation token good for at least
@@ -293,6 +308,45 @@ impl GithubApp {
             fresh_until,
         })
     }
+}
+
+/// `rsa_key` reads an RSA private key from PEM: PKCS#1 (`RSA PRIVATE
+/// KEY`, the form GitHub hands out) or PKCS#8 (`PRIVATE KEY`, what `openssl
+/// pkcs8 -topk8 -nocrypt` writes). The error says what was found instead.
+fn rsa_key(pem: &[u8]) -> Result<ring::signature::RsaKeyPair, String> {
+    let text = std::str::from_utf8(pem).map_err(|_| "the file is not text".to_owned())?;
+    let (label, der) = pem_block(text)?;
+    let key = match label {
+        "RSA PRIVATE KEY" => ring::signature::RsaKeyPair::from_der(&der),
+        "PRIVATE KEY" => ring::signature::RsaKeyPair::from_pkcs8(&der),
+        other => return Err(format!("it holds a {other}, not an RSA PRIVATE KEY")),
+    };
+    key.map_err(|e| format!("its {label} was rejected: {e}"))
+}
+
+/// `pem_block` is the label and the decoded body of the first PEM block in
+/// `text` (`-----BEGIN label-----`, base64 lines, `-----END label-----`).
+fn pem_block(text: &str) -> Result<(&str, Vec<u8>), String> {
+    let begin = text
+        .find("-----BEGIN ")
+        .ok_or_else(|| "no -----BEGIN line was found".to_owned())?;
+    let rest = &text[begin + "-----BEGIN ".len()..];
+    let label_end = rest
+        .find("-----")
+        .ok_or_else(|| "its -----BEGIN line is not closed".to_owned())?;
+    let label = &rest[..label_end];
+    let body = &rest[label_end + "-----".len()..];
+    let end = body
+        .find(&format!("-----END {label}-----"))
+        .ok_or_else(|| format!("its {label} has no -----END line"))?;
+    let base64: String = body[..end]
+        .chars()
+        .filter(|c| !c.is_ascii_whitespace())
+        .collect();
+    let der = STANDARD
+        .decode(base64)
+        .map_err(|e| format!("its {label} is not valid base64: {e}"))?;
+    Ok((label, der))
 }
 
 impl std::fmt::Debug for GithubApp {

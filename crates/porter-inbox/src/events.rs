@@ -124,6 +124,12 @@ impl Announces for Option<Event> {
     }
 }
 
+impl Announces for crate::sessions::SharedClaim {
+    fn event(&self) -> Option<&Event> {
+        self.started.as_ref()
+    }
+}
+
 impl Hub {
     fn lock(&self) -> MutexGuard<'_, Channels> {
         self.channels.lock().unwrap_or_else(PoisonError::into_inner)

@@ -222,12 +222,6 @@ impl Inbox {
         Ok(info)
     }
 
-    /// Records `run_started` for a run the shared records just recorded.
-    fn announce_run(&self, info: &RunInfo) -> Result<(), InboxError> {
-        self.record_event(info.id, "run_started", run_started(info))?;
-        Ok(())
-    }
-
     /// Ends a run and records `run_ended`, in one step; its inbox lives on
     /// for [`Limits::inbox_ttl`]. Ending an ended run changes nothing.
     pub fn end_run(&self, run: RunId) -> Result<(), InboxError> {
@@ -572,45 +566,65 @@ impl Inbox {
     }
 
     /// Removes one kept file and its record, freeing its bytes, and records
-    /// `file_removed`.
+    /// `file_removed`. The bytes go first, so the name stays taken until
+    /// they are gone (a capture under the same name cannot lose its bytes to
+    /// this removal); the record and its event then go in one step.
     pub fn remove(&self, run: RunId, path: &str) -> Result<(), InboxError> {
         let record = self.file(run, path)?.ok_or_else(|| InboxError::NoFile {
             run,
             path: path.to_owned(),
         })?;
-        self.remove_record(&record)?;
-        self.record_event(
-            run,
-            "file_removed",
-            serde_json::json!({"ref": inbox_ref(&record.path), "path": record.path}),
-        )?;
-        Ok(())
-    }
-
-    fn remove_record(&self, record: &FileRecord) -> Result<(), InboxError> {
-        self.shared.blobs.remove(record.run, &record.path)?;
-        self.drop_local_copy(record.run, &record.path)?;
-        if self.shared.records.remove_file(record.run, &record.path)? {
-            self.shared
-                .budget
-                .freed(self.shared.records.as_ref(), record.run, record.size);
-        }
+        self.remove_bytes(&record)?;
+        let data = serde_json::json!({"ref": inbox_ref(&record.path), "path": record.path});
+        self.remove_records(run, std::slice::from_ref(&record), "file_removed", &data)?;
         Ok(())
     }
 
     /// Removes every kept file of a run, answers how many, and records
-    /// `inbox_cleared`.
+    /// `inbox_cleared`: the bytes of each first, then every record and the
+    /// event in one step.
     pub fn clear(&self, run: RunId) -> Result<usize, InboxError> {
         let files = self.files(run)?;
         for record in &files {
-            self.remove_record(record)?;
+            self.remove_bytes(record)?;
         }
-        self.record_event(
-            run,
-            "inbox_cleared",
-            serde_json::json!({"files": files.len()}),
-        )?;
+        let data = serde_json::json!({"files": files.len()});
+        self.remove_records(run, &files, "inbox_cleared", &data)?;
         Ok(files.len())
+    }
+
+    fn remove_bytes(&self, record: &FileRecord) -> Result<(), InboxError> {
+        self.shared.blobs.remove(record.run, &record.path)?;
+        self.drop_local_copy(record.run, &record.path)
+    }
+
+    /// Drops `files`' records and stores the event `kind` that announces it,
+    /// in one step, then frees their bytes in the run's budget.
+    fn remove_records(
+        &self,
+        run: RunId,
+        files: &[FileRecord],
+        kind: &str,
+        data: &serde_json::Value,
+    ) -> Result<(), InboxError> {
+        let paths: Vec<String> = files.iter().map(|file| file.path.clone()).collect();
+        let records = self.shared.records.as_ref();
+        let announce = NewEvent {
+            kind,
+            data,
+            at: now_ms(),
+        };
+        let removed = self
+            .shared
+            .hub
+            .record_with(records, &self.transcript_path(run), || {
+                records.remove_files(run, &paths, &announce)
+            })?;
+        if removed.is_some() {
+            let bytes = files.iter().map(|file| file.size).sum();
+            self.shared.budget.freed(records, run, bytes);
+        }
+        Ok(())
     }
 
     /// Records an event of any kind: stored under the run's next seq,
@@ -693,9 +707,19 @@ impl Inbox {
             if !self.blobs_on_local_disk() {
                 LocalBlobs::new(&self.shared.data_dir).purge(run)?;
             }
-            self.shared.records.mark_purged(run)?;
+            let records = self.shared.records.as_ref();
+            let data = serde_json::json!({});
+            let announce = NewEvent {
+                kind: "inbox_purged",
+                data: &data,
+                at: now_ms(),
+            };
+            self.shared
+                .hub
+                .record_with(records, &self.transcript_path(run), || {
+                    records.mark_purged(run, &announce)
+                })?;
             self.shared.budget.forget(run);
-            self.record_event(run, "inbox_purged", serde_json::json!({}))?;
         }
         Ok(runs)
     }
@@ -732,10 +756,19 @@ impl Inbox {
             client,
         };
         let idle_ms = i64::try_from(idle.as_millis()).unwrap_or(i64::MAX);
-        let claim = sessions.claim_shared_run(&slot, &candidate, now, idle_ms)?;
-        if claim.started {
-            self.announce_run(&claim.run)?;
-        }
+        let data = run_started(&candidate);
+        let announce = NewEvent {
+            kind: "run_started",
+            data: &data,
+            at: now,
+        };
+        let records = self.shared.records.as_ref();
+        let claim =
+            self.shared
+                .hub
+                .record_with(records, &self.transcript_path(candidate.id), || {
+                    sessions.claim_shared_run(&slot, &candidate, now, idle_ms, &announce)
+                })?;
         if let Some(old) = claim.replaced {
             self.end_run(old)?;
         }

@@ -3,7 +3,7 @@
 //! sticky sessions): the session's run, and the state the client set up
 //! the session with (opaque text here; the gateway knows what it means).
 
-use crate::model::{InboxError, RunId, RunInfo};
+use crate::model::{Event, InboxError, NewEvent, RunId, RunInfo};
 
 /// `StoredSession` is one session as the records keep it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -15,12 +15,13 @@ pub struct StoredSession {
 }
 
 /// `SharedClaim` is what claiming a shared run found.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct SharedClaim {
     /// The slot's run: the one in use, or the candidate, now recorded.
     pub run: RunInfo,
-    /// Whether `run` is the candidate (a new run, to announce).
-    pub started: bool,
+    /// The candidate's `run_started`, stored with it, when `run` is the
+    /// candidate (a new run); `None` when the slot's run was in use.
+    pub started: Option<Event>,
     /// The idle run the candidate replaced (to end), if any.
     pub replaced: Option<RunId>,
 }
@@ -39,13 +40,16 @@ pub trait SessionRecords: Send + Sync {
     /// The run of `slot` (the requests without a session of one key and
     /// client): the one it holds if used within `idle_ms` before `now`
     /// (marked used now), else `candidate`, recorded as a run and as the
-    /// slot's, all in one step, so every process gets the same run.
+    /// slot's with `announce` (its `run_started`) as its first event, all in
+    /// one step, so every process gets the same run and every run recorded
+    /// is announced.
     fn claim_shared_run(
         &self,
         slot: &str,
         candidate: &RunInfo,
         now: i64,
         idle_ms: i64,
+        announce: &NewEvent,
     ) -> Result<SharedClaim, InboxError>;
     /// Frees the slots whose runs were last used at or before `cutoff` and
     /// answers those runs (for the caller to end), each to one caller only.

@@ -110,6 +110,8 @@ impl Line {
                 y1,
                 size: (y1 - y0).max(1.0),
                 bold: false,
+                small_caps: false,
+                italic: false,
             })
     }
 }
@@ -908,7 +910,7 @@ fn layout_blocks(text: &PageText) -> Vec<crate::document::Block> {
         .iter()
         .flat_map(|line| line.pieces(|x| x * pt, |y| y * pt))
         .collect();
-    page_layout(pieces, Vec::new(), &[], Some((0.0, text.height * pt))).0
+    page_layout(pieces, Vec::new(), &[], Some((0.0, text.height * pt))).blocks
 }
 
 /// Checks an OCR language list: Tesseract language names (letters, digits,

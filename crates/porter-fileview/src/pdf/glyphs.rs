@@ -162,9 +162,93 @@ pub(super) fn spaced_by_gaps(text: &str, drawn: &[Glyph], size: f32) -> Option<S
     added.then_some(out)
 }
 
+/// `GUTTER_GAP` is the gap between two drawn glyphs, as a share of the
+/// text size, at which a span is two pieces: wider than any word space of
+/// justified text, as narrow as the gutter between two columns can be. The
+/// layout joins no two pieces lying further apart than this into a line.
+const GUTTER_GAP: f32 = 0.6;
+
+/// A span's text in parts, each with where it starts and ends on x.
+pub(super) type Parts = Vec<(String, f32, f32)>;
+
+/// A span's text cut where two of its glyphs lie a column gutter apart,
+/// with each part's extent on x: the library joins the lines of two
+/// columns set close together into one span ("... MSMEs were lockdown from
+/// March ..."), which the layout could not take apart again. Whether a cut
+/// is a gutter the caller judges from the page's other lines ([`at_gutter`]).
+/// `None` when there is no such gap, or the glyphs are not the span's
+/// characters one for one.
+pub(super) fn split_at_gutters(text: &str, drawn: &[Glyph], size: f32) -> Option<Parts> {
+    if size.partial_cmp(&0.0) != Some(std::cmp::Ordering::Greater)
+        || drawn.len() < 2
+        || text
+            .chars()
+            .filter(|c| !c.is_whitespace())
+            .ne(drawn.iter().map(|g| g.c))
+    {
+        return None;
+    }
+    let mut parts: Parts = Vec::new();
+    let mut current = String::new();
+    let mut start = drawn[0].x;
+    let mut next = 0;
+    for c in text.chars() {
+        if c.is_whitespace() {
+            current.push(c);
+            continue;
+        }
+        if next > 0 {
+            let (before, this) = (drawn[next - 1], drawn[next]);
+            if this.x - (before.x + before.advance) >= GUTTER_GAP * size {
+                parts.push((
+                    std::mem::take(&mut current),
+                    start,
+                    before.x + before.advance,
+                ));
+                start = this.x;
+            }
+        }
+        current.push(c);
+        next += 1;
+    }
+    if parts.is_empty() {
+        return None;
+    }
+    let last = drawn[drawn.len() - 1];
+    parts.push((current, start, last.x + last.advance));
+    Some(parts)
+}
+
+/// `EDGE` is how far apart, in points, the ends of two lines of one
+/// justified column may lie.
+const EDGE: f32 = 2.0;
+
+/// `EDGE_LINES` is how many of the page's lines (the cut one's parts
+/// among them) must end where a cut's left part ends, and start where its
+/// right part starts.
+const EDGE_LINES: usize = 3;
+
+/// Whether a gap from `left_end` to `right_start` on x is a gutter between
+/// two columns of justified text: lines of running text on the page
+/// (`extents`, each one's start and end on x) end where the left part
+/// ends, and others start where the right part starts. A label and its
+/// value, or a table's cells, set wide apart on one line are short, or end
+/// and start anywhere, and are left joined, as the PDF joined them.
+pub(super) fn at_gutter(left_end: f32, right_start: f32, extents: &[(f32, f32)]) -> bool {
+    let ending = extents
+        .iter()
+        .filter(|e| (e.1 - left_end).abs() <= EDGE)
+        .count();
+    let starting = extents
+        .iter()
+        .filter(|e| (e.0 - right_start).abs() <= EDGE)
+        .count();
+    ending >= EDGE_LINES && starting >= EDGE_LINES
+}
+
 #[cfg(test)]
 mod tests {
-    use super::{Glyph, Glyphs, spaced_by_gaps};
+    use super::{Glyph, Glyphs, at_gutter, spaced_by_gaps, split_at_gutters};
 
     /// The glyphs of a text set on one baseline in a face whose every glyph
     /// is 5 points wide, with `gaps` added after the character at an index
@@ -248,5 +332,44 @@ mod tests {
         assert!(found > 6, "{found}");
         assert!(found < 6 * 200, "{found}");
         assert!(page.within(99.5, 698.0, 33.0, 9.0).is_empty());
+    }
+
+    #[test]
+    fn a_span_over_two_columns_is_cut_at_the_gutter_and_nowhere_else() {
+        // "asked" ending the left column's line, a 7-point gutter at 9.5
+        // points, then "lockdown" starting the right one's; word spaces of
+        // justified text (4 points) stay inside a piece.
+        let glyphs = drawn(
+            "MSMEswereaskedlockdownfromMarch",
+            &[(4, 4.0), (8, 4.0), (13, 7.0), (21, 4.0), (25, 4.0)],
+        );
+        let parts =
+            split_at_gutters("MSMEs were asked lockdown from March", &glyphs, 9.5).expect("a cut");
+        let texts: Vec<&str> = parts.iter().map(|p| p.0.trim()).collect();
+        assert_eq!(texts, ["MSMEs were asked", "lockdown from March"]);
+        assert!((parts[0].2 - 178.0).abs() < 0.01, "{parts:?}");
+        assert!((parts[1].1 - 185.0).abs() < 0.01, "{parts:?}");
+        let glyphs = drawn("MSMEswere", &[(4, 4.0)]);
+        assert_eq!(split_at_gutters("MSMEs were", &glyphs, 9.5), None);
+    }
+
+    #[test]
+    fn a_cut_is_a_gutter_only_where_lines_of_both_columns_end_and_start() {
+        // Three lines of a left column end at 292 (within two points), and
+        // three of a right one start at 299.
+        let columns = [
+            (72.0, 292.0),
+            (72.0, 291.0),
+            (72.0, 292.5),
+            (299.0, 509.0),
+            (299.0, 480.0),
+            (299.5, 504.0),
+        ];
+        assert!(at_gutter(292.0, 299.0, &columns));
+        // A label and its value set wide apart, the other lines not
+        // ending or starting there.
+        assert!(!at_gutter(150.0, 170.0, &columns));
+        // Two lines only on the left: a paragraph's last line is no column.
+        assert!(!at_gutter(292.0, 299.0, &columns[1..]));
     }
 }

@@ -33,6 +33,12 @@ pub(crate) struct Piece {
     /// Font size in points.
     pub size: f32,
     pub bold: bool,
+    /// Whether its font is a small-capitals face (by its name): its
+    /// lower-case letters show as smaller capitals, so a section title set
+    /// in it ("Introduction") reads as capitals on the page.
+    pub small_caps: bool,
+    /// Whether it is set in an italic or oblique face.
+    pub italic: bool,
 }
 
 /// A table found on the page, with the region it covers.
@@ -104,6 +110,10 @@ struct Fragment {
     /// larger than the rest.
     min_size: f32,
     bold_chars: usize,
+    /// How many of its characters are set in a small-capitals face, and
+    /// how many in an italic one.
+    small_caps_chars: usize,
+    italic_chars: usize,
     chars: usize,
     /// Whether its last piece ended in a space (the PDF's own word break).
     spaced: bool,
@@ -139,23 +149,37 @@ pub(crate) fn page_blocks(
     rules: &[Rule],
     page: Option<(f32, f32)>,
 ) -> Vec<Block> {
-    page_layout(pieces, tables, rules, page).0
+    page_layout(pieces, tables, rules, page).blocks
 }
 
 /// A table's region on the page: left, top, right, bottom (y downwards).
 pub(crate) type Region = [f32; 4];
 
-/// The blocks of one page, in reading order; for each whether it lies
-/// wholly in the page's header or footer band (a running header, footer or
-/// page number, when it repeats across pages); and for each table the
-/// region it covers, for the table model to read again. `page` is the page's extent from top to bottom (y
-/// growing downwards), when known.
+/// One page laid out: its blocks and what each needs of the document's
+/// later passes, one entry per block (OCR's pages take the blocks only).
+#[cfg_attr(not(feature = "pdf"), allow(dead_code))]
+pub(crate) struct PageLayout {
+    /// The page's blocks in reading order.
+    pub blocks: Vec<Block>,
+    /// Whether each lies wholly in the page's header or footer band (a
+    /// running header, footer or page number, when it repeats across pages).
+    pub marginal: Vec<bool>,
+    /// The region each table covers, for the table model to read again.
+    pub regions: Vec<Option<Region>>,
+    /// The size each heading is set in, for its level among all the
+    /// document's headings ([`document_levels`]).
+    pub heading_sizes: Vec<Option<f32>>,
+}
+
+/// The blocks of one page, in reading order, with what each needs of the
+/// document's later passes ([`PageLayout`]). `page` is the page's extent
+/// from top to bottom (y growing downwards), when known.
 pub(crate) fn page_layout(
     pieces: Vec<Piece>,
     tables: Vec<PlacedTable>,
     rules: &[Rule],
     page: Option<(f32, f32)>,
-) -> (Vec<Block>, Vec<bool>, Vec<Option<Region>>) {
+) -> PageLayout {
     let body = body_size(&pieces);
     // Grids of ruling lines first; the library's tables where there is none.
     let mut grids = ruled_tables(rules, &pieces, &[]);
@@ -232,15 +256,15 @@ pub(crate) fn page_layout(
             other => headed.push(other),
         }
     }
-    let (mut blocks, marginal, regions) = blocks(headed, body, page);
-    for block in &mut blocks {
+    let mut laid = blocks(headed, body, page);
+    for block in &mut laid.blocks {
         if let Block::Table(table) = block {
             for cell in table.rows.iter_mut().flatten() {
                 drop_leaders(&mut cell.text);
             }
         }
     }
-    (blocks, marginal, regions)
+    laid
 }
 
 /// The columns of a table found before the XY-cut, from the text inside
@@ -645,6 +669,8 @@ fn fragments(mut pieces: Vec<Piece>, body: f32) -> Vec<Fragment> {
         }
         let n = p.text.chars().filter(|c| !c.is_whitespace()).count();
         let bold = if p.bold { n } else { 0 };
+        let small_caps = if p.small_caps { n } else { 0 };
+        let italic = if p.italic { n } else { 0 };
         if let Some((i, _)) = best {
             let f = &mut out[i];
             let gap = pb.x0 - f.bbox.x1;
@@ -660,6 +686,8 @@ fn fragments(mut pieces: Vec<Piece>, body: f32) -> Vec<Fragment> {
             f.min_size = f.min_size.min(p.size);
             f.chars += n;
             f.bold_chars += bold;
+            f.small_caps_chars += small_caps;
+            f.italic_chars += italic;
             f.spaced = p.text.ends_with(char::is_whitespace);
             f.parts.push((pb.x0, pb.x1, p.text.trim().to_owned()));
         } else {
@@ -669,6 +697,8 @@ fn fragments(mut pieces: Vec<Piece>, body: f32) -> Vec<Fragment> {
                 size: p.size,
                 min_size: p.size,
                 bold_chars: bold,
+                small_caps_chars: small_caps,
+                italic_chars: italic,
                 chars: n,
                 spaced: p.text.ends_with(char::is_whitespace),
                 parts: vec![(pb.x0, pb.x1, p.text.trim().to_owned())],
@@ -1456,8 +1486,10 @@ struct Gathering {
     /// Whether it lies in the header or footer band of the page.
     marginal: bool,
     /// Whether its first line is set in small capitals: capitals only, in
-    /// two sizes (the larger for the initials).
+    /// two sizes (the larger for the initials), or in a small-capitals face.
     small_caps: bool,
+    /// How many of its characters are italic.
+    italic_chars: usize,
 }
 
 /// A block that is not gathered text (a table, a chart's text), with the
@@ -1467,10 +1499,11 @@ type Own = (Block, Option<Region>);
 /// Gathers ordered items: lines that follow one another into one text,
 /// a table or a chart's text as a block of its own.
 fn gather(items: Vec<Item>) -> Vec<Result<Gathering, Own>> {
+    let line_bold = line_boldness(&items);
     // Gathered text, or a block of its own (a table, a chart's text).
     let mut out: Vec<Result<Gathering, Own>> = Vec::new();
     let mut current: Option<Gathering> = None;
-    for item in items {
+    for (item, line_bold) in items.into_iter().zip(line_bold) {
         let fragment = match item {
             Item::Table(t, bbox) => {
                 if let Some(g) = current.take() {
@@ -1493,7 +1526,11 @@ fn gather(items: Vec<Item>) -> Vec<Result<Gathering, Own>> {
         };
         let (marker, _) = split_marker(&fragment.text);
         let text = fragment.text;
-        let bold = fragment.bold_chars * 2 > fragment.chars;
+        let bold = line_bold;
+        // Capitals in two sizes (the larger for the initials), or most of
+        // the line in a small-capitals face.
+        let small_caps = fragment.size >= 1.12 * fragment.min_size && all_caps(&text)
+            || fragment.small_caps_chars * 2 > fragment.chars;
         // A number starting a line that a full line of running text wraps
         // onto ("... (Torres 201" / "6) attributes ...") is no list item.
         let marker = match marker {
@@ -1509,6 +1546,14 @@ fn gather(items: Vec<Item>) -> Vec<Result<Gathering, Own>> {
         if let Some(g) = current.as_mut()
             && (marker.is_none() || further_along(g, &fragment.bbox, fragment.size))
             && follows(g, &fragment.bbox, fragment.size, bold)
+            && (further_along(g, &fragment.bbox, fragment.size)
+                || g.small_caps == small_caps
+                    && !title_over(
+                        g,
+                        &text,
+                        small_caps,
+                        wholly(fragment.italic_chars, fragment.chars),
+                    ))
         {
             join_line(&mut g.text, &text);
             g.bbox.union(&fragment.bbox);
@@ -1521,18 +1566,19 @@ fn gather(items: Vec<Item>) -> Vec<Result<Gathering, Own>> {
             }
             g.chars += fragment.chars;
             g.bold_chars += fragment.bold_chars;
+            g.italic_chars += fragment.italic_chars;
             continue;
         }
         if let Some(g) = current.take() {
             out.push(Ok(g));
         }
-        let small_caps = fragment.size >= 1.12 * fragment.min_size && all_caps(&text);
         current = Some(Gathering {
             text,
             bbox: fragment.bbox,
             last: fragment.bbox,
             size: fragment.size,
             bold_chars: fragment.bold_chars,
+            italic_chars: fragment.italic_chars,
             chars: fragment.chars,
             lines: 1,
             item: marker,
@@ -1559,6 +1605,12 @@ fn headings(out: &[Result<Gathering, Own>], body: f32) -> (Vec<bool>, Vec<f32>) 
             (b + g.bold_chars, c + g.chars)
         });
     let body_bold = bold_chars * 2 > chars;
+    let italic_chars: usize = out
+        .iter()
+        .flatten()
+        .filter(|g| (g.size - body).abs() < 0.5)
+        .map(|g| g.italic_chars)
+        .sum();
     // Whether most of the page's text is in capitals: then capitals set
     // nothing apart either.
     let (caps, blocks) = out.iter().flatten().fold((0usize, 0usize), |(c, n), g| {
@@ -1567,6 +1619,7 @@ fn headings(out: &[Result<Gathering, Own>], body: f32) -> (Vec<bool>, Vec<f32>) 
     let page = Page {
         body,
         bold: body_bold,
+        italic: italic_chars * 2 > chars,
         caps: caps * 2 > blocks,
     };
     // Heading sizes, largest first, for the levels.
@@ -1590,11 +1643,7 @@ fn headings(out: &[Result<Gathering, Own>], body: f32) -> (Vec<bool>, Vec<f32>) 
 }
 
 /// Joins ordered items into blocks.
-fn blocks(
-    items: Vec<Item>,
-    body: f32,
-    page: (f32, f32),
-) -> (Vec<Block>, Vec<bool>, Vec<Option<Region>>) {
+fn blocks(items: Vec<Item>, body: f32, page: (f32, f32)) -> PageLayout {
     // The running header and footer bands: a block wholly inside them is a
     // header, footer or page number, never a heading.
     let margin = (page.1 - page.0) * 0.08;
@@ -1606,6 +1655,7 @@ fn blocks(
     let (heading, sizes) = headings(&out, body);
     let mut blocks = Vec::with_capacity(out.len());
     let mut margins = Vec::with_capacity(out.len());
+    let mut heading_sizes = Vec::with_capacity(out.len());
     // The last heading's box, size and index, to join a heading set over
     // two lines that the paragraph joining kept apart.
     let mut previous: Option<(BoxF, f32, usize)> = None;
@@ -1622,9 +1672,10 @@ fn blocks(
                 }
                 blocks.push(block);
                 margins.push(false);
+                heading_sizes.push(None);
             }
             Ok(g) if is => {
-                let level = heading_level(&g, &sizes, numbered_from);
+                let level = heading_level(&g.text, g.size, &sizes, numbered_from);
                 let continues = previous.is_some_and(|(b, size, index)| {
                     index + 1 == blocks.len()
                         && (size - g.size).abs() < 0.25
@@ -1641,6 +1692,7 @@ fn blocks(
                         text: g.text,
                     });
                     margins.push(false);
+                    heading_sizes.push(Some(g.size));
                 }
                 previous = Some((g.bbox, g.size, blocks.len() - 1));
             }
@@ -1655,6 +1707,7 @@ fn blocks(
                         text: split_marker(&g.text).1,
                     });
                     margins.push(g.marginal);
+                    heading_sizes.push(None);
                 } else {
                     // Text further in than the last item is a paragraph
                     // inside it; any other ends the list.
@@ -1666,6 +1719,7 @@ fn blocks(
                     }
                     blocks.push(Block::Paragraph(g.text));
                     margins.push(g.marginal);
+                    heading_sizes.push(None);
                 }
             }
         }
@@ -1674,7 +1728,44 @@ fn blocks(
     for (at, region) in regions {
         placed[at] = Some(region);
     }
-    (blocks, margins, placed)
+    PageLayout {
+        blocks,
+        marginal: margins,
+        regions: placed,
+        heading_sizes,
+    }
+}
+
+/// Levels the headings of a whole document as one outline, as each page's
+/// layout levels its own: `headings` are the places in `blocks` of the
+/// headings the layout found and the sizes they are set in. A page sees
+/// only its own headings, so a paper's title on page 1 puts "1 Introduction"
+/// a level below it there while "2 Method" on page 2, under no title, would
+/// come out at the title's level; over the whole document the sizes rank
+/// the same everywhere, and numbered sections sit at their numbering's
+/// depth under whatever is set larger than all of them.
+#[cfg_attr(not(feature = "pdf"), allow(dead_code))]
+pub(crate) fn document_levels(blocks: &mut [Block], headings: &[(usize, f32)]) {
+    let mut sizes: Vec<f32> = Vec::new();
+    for &(_, size) in headings {
+        let s = (size * 2.0).round() / 2.0;
+        if !sizes.iter().any(|x| (x - s).abs() < 0.25) {
+            sizes.push(s);
+        }
+    }
+    sizes.sort_by(|a, b| b.total_cmp(a));
+    let numbered_from = headings
+        .iter()
+        .filter_map(|&(at, size)| match blocks.get(at) {
+            Some(Block::Heading { text, .. }) if numbered(text) => Some(size_rank(size, &sizes)),
+            _ => None,
+        })
+        .min();
+    for &(at, size) in headings {
+        if let Some(Block::Heading { level, text }) = blocks.get_mut(at) {
+            *level = heading_level(text, size, &sizes, numbered_from);
+        }
+    }
 }
 
 /// The rank (0 the largest) among the page's heading sizes of its largest
@@ -1700,10 +1791,10 @@ fn size_rank(size: f32, sizes: &[f32]) -> usize {
 /// A heading's level, 1 to 6: from its numbering's depth under the
 /// headings set larger than the page's numbered ones, else from its
 /// size's rank.
-fn heading_level(g: &Gathering, sizes: &[f32], numbered_from: Option<usize>) -> u8 {
-    let level = match (numbering_depth(&g.text), numbered_from) {
+fn heading_level(text: &str, size: f32, sizes: &[f32], numbered_from: Option<usize>) -> u8 {
+    let level = match (numbering_depth(text), numbered_from) {
         (Some(depth), Some(from)) => from + depth,
-        _ => size_rank(g.size, sizes) + 1,
+        _ => size_rank(size, sizes) + 1,
     };
     #[allow(clippy::cast_possible_truncation)]
     let level = level.clamp(1, 6) as u8;
@@ -1763,18 +1854,83 @@ fn split_marker(text: &str) -> (Option<Marker>, String) {
     (None, trimmed.to_owned())
 }
 
+/// For each ordered item, whether the line it starts is wholly bold: the
+/// fragment with those after it further along the same line. A bold
+/// run-in heading ("Ablation on the data.") is a fragment of its own when
+/// a wide space parts it from its paragraph's first words, and alone it
+/// would read as bold text following on from a bold heading above it.
+fn line_boldness(items: &[Item]) -> Vec<bool> {
+    let mut out = vec![false; items.len()];
+    // From the end: each fragment's totals with those of the run after it.
+    let mut after: Option<(BoxF, f32, usize, usize)> = None;
+    for (i, item) in items.iter().enumerate().rev() {
+        let Item::Text(f) = item else {
+            after = None;
+            continue;
+        };
+        let (mut bold, mut chars) = (f.bold_chars, f.chars);
+        if let Some((next, size, b, c)) = after {
+            let larger = f.size.max(size);
+            let same_line = (f32::midpoint(next.y0, next.y1) - f32::midpoint(f.bbox.y0, f.bbox.y1))
+                .abs()
+                < 0.3 * larger
+                && next.x0 >= f.bbox.x1 - 0.1 * larger
+                && next.x0 - f.bbox.x1 < 1.5 * larger;
+            if same_line {
+                bold += b;
+                chars += c;
+            }
+        }
+        out[i] = wholly(bold, chars);
+        after = Some((f.bbox, f.size, bold, chars));
+    }
+    out
+}
+
+/// Whether text is wholly set some way (bold, italic) when `part` of its
+/// `chars` are: nine in ten of them. A heading set in bold is wholly bold;
+/// a paragraph that starts with a bold run-in heading ("Methods. We
+/// measured ...") is not, though its first line may be mostly bold.
+fn wholly(part: usize, chars: usize) -> bool {
+    part > 0 && part * 10 >= chars * 9
+}
+
 /// Whether a line (its box, size and boldness) continues the paragraph
-/// being gathered: close below it, overlapping it, set the same way.
+/// being gathered: close below it, overlapping it, set the same way (both
+/// wholly bold, or neither: a bold heading is not continued by the run-in
+/// heading under it, nor is that run-in's paragraph cut after its first
+/// line).
 fn follows(g: &Gathering, bbox: &BoxF, size: f32, bold: bool) -> bool {
     let larger = g.size.max(size);
     let gap = bbox.y0 - g.last.y1;
     let overlap = g.bbox.x1.min(bbox.x1) - g.bbox.x0.max(bbox.x0);
     let same_size = (g.size - size).abs() <= 0.15 * g.size.min(size).max(1.0);
-    let g_bold = g.bold_chars * 2 > g.chars;
+    let g_bold = wholly(g.bold_chars, g.chars);
     if further_along(g, bbox, size) && same_size {
         return true;
     }
     gap > -0.5 * larger && gap < 0.9 * larger && overlap > 0.0 && same_size && g_bold == bold
+}
+
+/// Whether the paragraph being gathered is a title over the line `text`
+/// (in small capitals or not, italic or not) that is set otherwise: one
+/// short line of capitals or small capitals ("ABSTRACT", "I. INTRODUCTION")
+/// over a line that is not, or a numbered line in italics ("A. Data Sets",
+/// "2.1. Sampling") over an upright one, is set apart from the running
+/// text under it by its letters alone, however close that text follows.
+fn title_over(g: &Gathering, text: &str, small_caps: bool, italic: bool) -> bool {
+    if g.lines != 1 {
+        return false;
+    }
+    let words = g.text.split_whitespace().count();
+    let in_caps =
+        (g.small_caps || all_caps(&g.text) && words <= 6) && !small_caps && !all_caps(text);
+    let in_italics = wholly(g.italic_chars, g.chars)
+        && !italic
+        && numbered(&g.text)
+        && words <= 12
+        && !g.text.trim_end().ends_with(['.', ',', ';']);
+    in_caps || in_italics
 }
 
 /// Whether a fragment lies further along the last line of the paragraph
@@ -1916,7 +2072,17 @@ fn is_caption(text: &str) -> bool {
     let second = words.next().unwrap_or("");
     let labelled = matches!(
         first.as_str(),
-        "table" | "figure" | "fig" | "chart" | "diagram" | "graph" | "exhibit" | "map" | "box"
+        "table"
+            | "figure"
+            | "fig"
+            | "chart"
+            | "diagram"
+            | "graph"
+            | "exhibit"
+            | "map"
+            | "box"
+            | "algorithm"
+            | "listing"
     ) && (text.contains(':') || second.starts_with(|c: char| c.is_ascii_digit()));
     labelled
         || matches!(first.as_str(), "source" | "sources" | "note" | "notes") && text.contains(':')
@@ -1927,8 +2093,9 @@ fn is_caption(text: &str) -> bool {
 struct Page {
     /// The size most of its characters are set in.
     body: f32,
-    /// Whether most of its body text is bold.
+    /// Whether most of its body text is bold, or italic.
     bold: bool,
+    italic: bool,
     /// Whether most of its blocks are in capitals.
     caps: bool,
 }
@@ -1947,7 +2114,7 @@ fn is_heading(g: &Gathering, page: &Page) -> bool {
         return false;
     }
     let larger = g.size >= body * 1.15;
-    let bold = g.bold_chars * 10 >= g.chars * 9 && !body_bold;
+    let bold = wholly(g.bold_chars, g.chars) && !body_bold;
     // A colon may end a heading ("Procedure:"); a full stop or comma not.
     let ends_like_sentence =
         text.ends_with(['.', ',', ';']) || text.len() > 60 && text.ends_with(':');
@@ -1957,6 +2124,7 @@ fn is_heading(g: &Gathering, page: &Page) -> bool {
         .find(|c| c.is_alphabetic())
         .is_some_and(char::is_lowercase)
         && !numbered(text)
+        && !g.small_caps
     {
         return false;
     }
@@ -1977,7 +2145,17 @@ fn is_heading(g: &Gathering, page: &Page) -> bool {
     // short line of capitals on its own, at least as large as the body,
     // on a page not set in capitals throughout.
     if g.lines == 1 && !ends_like_sentence {
-        if g.small_caps && words <= 12 {
+        if g.small_caps && words <= 12 && g.size >= 0.95 * body {
+            return true;
+        }
+        // A numbered title in italics at the body's size ("A. Data Sets",
+        // "2.1. Sampling"), as papers set their lower sections.
+        if wholly(g.italic_chars, g.chars)
+            && !page.italic
+            && numbered(text)
+            && words <= 12
+            && g.size >= 0.95 * body
+        {
             return true;
         }
         if caps && !page.caps && words <= 6 && g.size >= 0.95 * body && !text.contains(',') {
@@ -2004,6 +2182,8 @@ mod tests {
             y1: y0 + size,
             size,
             bold,
+            small_caps: false,
+            italic: false,
         }
     }
 
@@ -2210,6 +2390,8 @@ mod tests {
             y1: y0 + 100.0 + size,
             size,
             bold,
+            small_caps: false,
+            italic: false,
         }
     }
 

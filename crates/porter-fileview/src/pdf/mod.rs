@@ -78,6 +78,8 @@ pub(crate) fn blocks(
     let mut scanned = Vec::new();
     // Blocks in the header or footer band: their place in `out` and page.
     let mut margins: Vec<(usize, usize)> = Vec::new();
+    // The headings the layout found: their place in `out` and size.
+    let mut headings: Vec<(usize, f32)> = Vec::new();
     let mut laid_out = 0usize;
     // Every page to be read is checked against the work limits first. The
     // library's finishing of a page's text (running headers, rotation,
@@ -157,15 +159,11 @@ pub(crate) fn blocks(
             Vec::new()
         };
         out.push(Block::Page { number, total });
-        let (blocks, marginal) = lay_out(&document, index, pieces, tables, &mut learned, cancel);
-        for (block, marginal) in blocks.into_iter().zip(marginal) {
-            if marginal {
-                margins.push((out.len(), number));
-            }
-            out.push(block);
-        }
+        let laid = lay_out(&document, index, pieces, tables, &mut learned, cancel);
+        append_page(&mut out, laid, number, &mut margins, &mut headings);
         laid_out += 1;
     }
+    layout::document_levels(&mut out, &headings);
     set_apart_running_lines(&mut out, &margins, laid_out, &mut notes);
     coverage_notes(
         &mut notes,
@@ -192,8 +190,34 @@ pub(crate) fn blocks(
     Ok((out, notes))
 }
 
-/// Page `index`'s blocks in reading order, with whether each lies in the
-/// header or footer band: the layout analysis of its `pieces` and ruling
+/// Appends page `number`'s blocks to the document's `out`, noting the
+/// places of those in its header or footer band (with the page) and of its
+/// headings (with their sizes).
+#[cfg(feature = "pdf")]
+fn append_page(
+    out: &mut Vec<Block>,
+    laid: layout::PageLayout,
+    number: usize,
+    margins: &mut Vec<(usize, usize)>,
+    headings: &mut Vec<(usize, f32)>,
+) {
+    for ((block, marginal), heading) in laid
+        .blocks
+        .into_iter()
+        .zip(laid.marginal)
+        .zip(laid.heading_sizes)
+    {
+        if marginal {
+            margins.push((out.len(), number));
+        }
+        if let Some(size) = heading {
+            headings.push((out.len(), size));
+        }
+        out.push(block);
+    }
+}
+
+/// Page `index` laid out: the layout analysis of its `pieces` and ruling
 /// lines (and the library's `tables`), then, with the `tables` feature, the
 /// tables it found read again by the table model where one is in use (a
 /// page without a table costs nothing more).
@@ -205,17 +229,17 @@ fn lay_out(
     tables: Vec<layout::PlacedTable>,
     learned: &mut learned::Learned<'_>,
     cancel: &Cancel,
-) -> (Vec<Block>, Vec<bool>) {
+) -> layout::PageLayout {
     let rules = page_rules(document, index);
     let extent = page_extent(document, index);
     let words = learned.wanted().then(|| pieces.clone());
-    let (mut blocks, marginal, regions) = layout::page_layout(pieces, tables, &rules, extent);
+    let mut laid = layout::page_layout(pieces, tables, &rules, extent);
     if let Some(words) = words
-        && regions.iter().any(Option::is_some)
+        && laid.regions.iter().any(Option::is_some)
     {
-        learned.restructure(index, &mut blocks, &regions, &words, cancel);
+        learned.restructure(index, &mut laid.blocks, &laid.regions, &words, cancel);
     }
-    (blocks, marginal)
+    laid
 }
 
 /// Checks pages `0..shown` against the work limits: each page's verdict
@@ -258,35 +282,75 @@ fn page_pieces(
         document.extract_spans_with_config(index, SpanMergingConfig::default())?
     };
     let glyphs = glyphs::Glyphs::of_page(document, index, PDF_PAGE_PIECES * 8);
-    let mut pieces: Vec<layout::Piece> = Vec::new();
+    // Each span with its text in parts: more than one where it runs over
+    // what may be a column gutter, each part with its extent on x.
+    let mut drawn: Vec<(pdf_oxide::layout::TextSpan, glyphs::Parts)> = Vec::new();
     for s in spans.into_iter().take(PDF_PAGE_PIECES) {
         if s.text.trim().is_empty() {
             // A space the PDF draws on its own is the word break after
             // the piece before it.
-            if let Some(last) = pieces.last_mut()
-                && !last.text.ends_with(' ')
+            if let Some(last) = drawn.last_mut().and_then(|(_, parts)| parts.last_mut())
+                && !last.0.ends_with(' ')
             {
-                last.text.push(' ');
+                last.0.push(' ');
             }
             continue;
         }
-        let text = if s.rotation_degrees == 0.0 {
-            let drawn = glyphs.within(s.bbox.x, s.bbox.y, s.bbox.width, s.bbox.height);
-            glyphs::spaced_by_gaps(&s.text, &drawn, s.font_size).unwrap_or(s.text)
+        let whole_span = |text: String| vec![(text, s.bbox.x, s.bbox.x + s.bbox.width)];
+        let parts = if s.rotation_degrees == 0.0 {
+            let glyphs = glyphs.within(s.bbox.x, s.bbox.y, s.bbox.width, s.bbox.height);
+            let text = glyphs::spaced_by_gaps(&s.text, &glyphs, s.font_size)
+                .unwrap_or_else(|| s.text.clone());
+            glyphs::split_at_gutters(&text, &glyphs, s.font_size)
+                .unwrap_or_else(|| whole_span(text))
         } else {
-            s.text
+            whole_span(s.text.clone())
         };
-        let text = without_soft_hyphens(text);
-        pieces.push(layout::Piece {
-            // PDF space grows upwards; the layout's y grows downwards.
-            x0: s.bbox.x,
-            y0: -(s.bbox.y + s.bbox.height),
-            x1: s.bbox.x + s.bbox.width,
-            y1: -s.bbox.y,
-            size: s.font_size,
-            bold: s.font_weight.is_bold() || bold_name(&s.font_name),
-            text,
-        });
+        drawn.push((s, parts));
+    }
+    // Where the page's lines of running text start and end: each span's,
+    // and each part of three words or more of a span cut. A cut stays only
+    // where it parts two columns of them; one between two words of a line
+    // spaced wide to fill its measure is undone.
+    let extents: Vec<(f32, f32)> = drawn
+        .iter()
+        .flat_map(|(s, parts)| {
+            let whole = (s.bbox.x, s.bbox.x + s.bbox.width);
+            std::iter::once(whole).chain(
+                parts
+                    .iter()
+                    .filter(|part| parts.len() > 1 && part.0.split_whitespace().nth(2).is_some())
+                    .map(|part| (part.1, part.2)),
+            )
+        })
+        .collect();
+    let mut pieces: Vec<layout::Piece> = Vec::with_capacity(drawn.len());
+    for (s, parts) in drawn {
+        let mut kept: glyphs::Parts = Vec::with_capacity(parts.len());
+        for part in parts {
+            match kept.last_mut() {
+                Some(last) if !glyphs::at_gutter(last.2, part.1, &extents) => {
+                    last.0.push_str(&part.0);
+                    last.2 = part.2;
+                }
+                _ => kept.push(part),
+            }
+        }
+        let bold = s.font_weight.is_bold() || bold_name(&s.font_name);
+        for (text, x0, x1) in kept {
+            pieces.push(layout::Piece {
+                // PDF space grows upwards; the layout's y grows downwards.
+                x0,
+                y0: -(s.bbox.y + s.bbox.height),
+                x1,
+                y1: -s.bbox.y,
+                size: s.font_size,
+                bold,
+                small_caps: small_caps_name(&s.font_name),
+                italic: s.is_italic,
+                text: without_soft_hyphens(text),
+            });
+        }
     }
     Ok(pieces)
 }
@@ -505,6 +569,25 @@ fn bold_name(name: &str) -> bool {
             .any(|p| base.starts_with(p))
 }
 
+/// Whether a font's name marks a small-capitals face: "Caps" or
+/// "SmallCaps" in it ("LMRomanCaps10-Regular"), "SC" ending its family or
+/// its style before any size ("NewTXRomanSC", "MinionPro-RegularSC",
+/// "FSBraboSC-Bold"), or TeX's "CMCSC10".
+/// Such a face draws lower-case letters as smaller capitals, which the
+/// text keeps as lower case.
+#[cfg(feature = "pdf")]
+fn small_caps_name(name: &str) -> bool {
+    let base = name.rsplit('+').next().unwrap_or(name);
+    let lower = base.to_ascii_lowercase();
+    lower.contains("caps")
+        || lower.starts_with("cmcsc")
+        || lower.starts_with("lmcsc")
+        || base.split(['-', '_', ',']).any(|part| {
+            part.trim_end_matches(|c: char| c.is_ascii_digit())
+                .ends_with("SC")
+        })
+}
+
 /// The ruling lines of a page: stroked straight lines, thin rectangles, and
 /// the sides of stroked rectangles, axis-aligned, at most
 /// [`layout::MAX_RULES`]; none when its drawing cannot be read.
@@ -595,7 +678,7 @@ pub(crate) fn blocks(
 
 #[cfg(all(test, feature = "pdf"))]
 mod tests {
-    use super::{bold_name, without_soft_hyphens};
+    use super::{bold_name, small_caps_name, without_soft_hyphens};
 
     #[test]
     fn soft_hyphens_go_and_one_ending_a_piece_becomes_the_hyphen_of_a_broken_word() {
@@ -625,6 +708,23 @@ mod tests {
         }
         for regular in ["MDLIIJ+CMR10", "Montserrat-Regular", "CMTI10", "Helvetica"] {
             assert!(!bold_name(regular), "{regular}");
+        }
+    }
+
+    #[test]
+    fn a_font_name_marks_a_small_capitals_face() {
+        for caps in [
+            "ABCDEF+CMCSC10",
+            "LMRomanCaps10-Regular",
+            "NewTXRomanSC",
+            "MinionPro-RegularSC",
+            "Garamond-SmallCaps",
+            "FSBraboSC-Bold",
+        ] {
+            assert!(small_caps_name(caps), "{caps}");
+        }
+        for other in ["MDLIIJ+CMR10", "Tahoma-Disc", "Helvetica", "ABCDSC+Arial"] {
+            assert!(!small_caps_name(other), "{other}");
         }
     }
 }

@@ -127,7 +127,7 @@ pub(super) fn page(
             .get_page_media_box(index)
             .ok()
             .map(|(_, low, _, high)| (-low.max(high), -low.min(high)));
-        let (blocks, _, _) = layout::page_layout(pieces, Vec::new(), &[], extent);
+        let blocks = layout::page_layout(pieces, Vec::new(), &[], extent).blocks;
         return Ok(Scan::Read(blocks, length));
     }
     Ok(Scan::Left(

@@ -8,6 +8,8 @@ use porter_fileview::{Cancel, FileInput, Markdown, Options, ViewError, to_markdo
 use porter_mmsim::pdf_with_xref;
 use porter_test::corpus_file;
 
+mod headings;
+mod order;
 mod structure;
 mod tables;
 

@@ -25,6 +25,76 @@ pub(super) type Rule = (f32, f32, f32, f32);
 /// y1, stroked), in Helvetica and Helvetica-Bold whose every glyph is half
 /// its size wide.
 pub(super) fn page(lines: &[Line<'_>], rules: &[Rule]) -> Vec<u8> {
+    page_in(lines, rules, ["Helvetica", "Helvetica-Bold"])
+}
+
+/// A one-page Letter PDF as [`page`] draws it, its runs in `faces`: the
+/// first for runs not marked bold, the second for those marked (each
+/// glyph half its size wide, whatever the face).
+pub(super) fn page_in(lines: &[Line<'_>], rules: &[Rule], faces: [&str; 2]) -> Vec<u8> {
+    pages_in(&[(lines, rules)], faces)
+}
+
+/// A Letter PDF of one page per entry of `pages` (its lines and rules),
+/// drawn as [`page_in`] draws one.
+pub(super) fn pages_in(pages: &[(&[Line<'_>], &[Rule])], faces: [&str; 2]) -> Vec<u8> {
+    let contents: Vec<String> = pages
+        .iter()
+        .map(|(lines, rules)| content(lines, rules))
+        .collect();
+    pdf_of(&contents, faces)
+}
+
+/// A one-page Letter PDF as [`page`] draws it, with `raw` content
+/// operators drawn after its lines (text set turned, say).
+pub(super) fn page_with_raw(lines: &[Line<'_>], raw: &str) -> Vec<u8> {
+    pdf_of(
+        &[content(lines, &[]) + raw],
+        ["Helvetica", "Helvetica-Bold"],
+    )
+}
+
+/// A Letter PDF of one page per content stream, in `faces` as F1 and F2.
+fn pdf_of(contents: &[String], faces: [&str; 2]) -> Vec<u8> {
+    let widths = vec!["500"; 95].join(" ");
+    let font = |name: &str| {
+        format!(
+            "<< /Type /Font /Subtype /Type1 /BaseFont /{name} /FirstChar 32 /LastChar 126 \
+             /Widths [{widths}] >>"
+        )
+    };
+    // The catalog, the page tree and the two faces, then each page and
+    // its content.
+    let kids: Vec<String> = (0..contents.len())
+        .map(|i| format!("{} 0 R", 5 + 2 * i))
+        .collect();
+    let mut objects = vec![
+        "<< /Type /Catalog /Pages 2 0 R >>".to_owned(),
+        format!(
+            "<< /Type /Pages /Kids [{}] /Count {} >>",
+            kids.join(" "),
+            contents.len()
+        ),
+        font(faces[0]),
+        font(faces[1]),
+    ];
+    for (i, content) in contents.iter().enumerate() {
+        objects.push(format!(
+            "<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] \
+             /Resources << /Font << /F1 3 0 R /F2 4 0 R >> >> /Contents {} 0 R >>",
+            6 + 2 * i
+        ));
+        objects.push(format!(
+            "<< /Length {} >>\nstream\n{content}\nendstream",
+            content.len()
+        ));
+    }
+    let objects: Vec<Vec<u8>> = objects.into_iter().map(String::into_bytes).collect();
+    pdf_with_xref(&objects, None)
+}
+
+/// A page's content stream: its lines' runs, then its rules stroked.
+fn content(lines: &[Line<'_>], rules: &[Rule]) -> String {
     let mut content = String::new();
     for line in lines {
         write!(content, "BT {} {} Td ", line.x, line.y).expect("a String takes text");
@@ -37,27 +107,7 @@ pub(super) fn page(lines: &[Line<'_>], rules: &[Rule]) -> Vec<u8> {
     for (x0, y0, x1, y1) in rules {
         writeln!(content, "0.8 w {x0} {y0} m {x1} {y1} l S").expect("a String takes text");
     }
-    let widths = vec!["500"; 95].join(" ");
-    let font = |name: &str| {
-        format!(
-            "<< /Type /Font /Subtype /Type1 /BaseFont /{name} /FirstChar 32 /LastChar 126 \
-             /Widths [{widths}] >>"
-        )
-    };
-    let objects = [
-        "<< /Type /Catalog /Pages 2 0 R >>".to_owned(),
-        "<< /Type /Pages /Kids [3 0 R] /Count 1 >>".to_owned(),
-        "<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] \
-         /Resources << /Font << /F1 5 0 R /F2 6 0 R >> >> /Contents 4 0 R >>"
-            .to_owned(),
-        format!(
-            "<< /Length {} >>\nstream\n{content}\nendstream",
-            content.len()
-        ),
-        font("Helvetica"),
-        font("Helvetica-Bold"),
-    ];
-    pdf_with_xref(&objects.map(String::into_bytes), None)
+    content
 }
 
 pub(super) fn extract(pdf: &[u8], options: &Options) -> Markdown {

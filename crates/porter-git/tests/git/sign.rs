@@ -332,3 +332,32 @@ async fn a_push_with_an_app_key_github_does_not_know_fails_as_auth_and_pushes_no
     );
     assert_eq!(server.head_of("app-guarded.git"), before);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_app_key_in_pkcs8_form_mints_as_the_pkcs1_one_does_and_an_ec_key_is_refused() {
+    let server = Server::start();
+    let url = server.repo("app-pkcs8.git");
+    let work = tempfile::tempdir().expect("a temp dir");
+    let dir = work.path().join("r");
+    let network = app_network(&server, "app-pkcs8.pem");
+    clone(&network, &url, &dir).await.expect("clone works");
+    let pushed = commit_in(&dir, "eight.txt");
+    push(&network, &dir)
+        .await
+        .expect("the server takes the JWT the PKCS#8 key signed");
+    assert_eq!(server.head_of("app-pkcs8.git"), pushed.to_string());
+    let tokens = push_tokens(&server.requests());
+    assert!(
+        tokens.first().is_some_and(|t| t.starts_with("ghs_")),
+        "{tokens:?}"
+    );
+
+    // The TLS server's own key: PKCS#8 too, but elliptic-curve.
+    let ec = GithubApp::load(4242, 77, &server.root.path().join("server.key"), None)
+        .expect_err("an EC key cannot sign RS256");
+    let text = ec.to_string();
+    assert!(
+        text.contains("PRIVATE KEY was rejected") && text.contains(".pem file GitHub generated"),
+        "{text}"
+    );
+}

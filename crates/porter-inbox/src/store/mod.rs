@@ -140,8 +140,9 @@ pub trait Records: Send + Sync {
     fn runs(&self) -> Result<Vec<RunInfo>, InboxError>;
     /// Runs not yet purged that ended at or before `cutoff` (Unix ms).
     fn ended_by(&self, cutoff: i64) -> Result<Vec<RunId>, InboxError>;
-    /// Drops a run's file records and marks it purged (the run stays).
-    fn mark_purged(&self, run: RunId) -> Result<(), InboxError>;
+    /// Drops a run's file records, marks it purged (the run stays) and
+    /// stores the event that announces it, in one step.
+    fn mark_purged(&self, run: RunId, announce: &NewEvent) -> Result<Event, InboxError>;
     /// Records a kept file and stores the event that announces it, in one
     /// step: both are stored or neither is, so every recorded file has its
     /// event and no event names a file that is not recorded.
@@ -165,8 +166,16 @@ pub trait Records: Send + Sync {
             .filter(|path| path.starts_with(prefix))
             .collect())
     }
-    /// Drops one file record; `false` when there was none.
-    fn remove_file(&self, run: RunId, path: &str) -> Result<bool, InboxError>;
+    /// Drops the records of `paths` in `run` and stores the event that
+    /// announces it, in one step. When none of them was recorded nothing is
+    /// stored and `None` comes back, unless `paths` is empty: a run whose
+    /// inbox held nothing is still announced cleared.
+    fn remove_files(
+        &self,
+        run: RunId,
+        paths: &[String],
+        announce: &NewEvent,
+    ) -> Result<Option<Event>, InboxError>;
     /// The bytes a run's recorded files hold together.
     fn inbox_bytes(&self, run: RunId) -> Result<u64, InboxError>;
     /// Stores an event under the run's next sequence number.

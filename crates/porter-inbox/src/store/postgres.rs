@@ -822,8 +822,9 @@ impl Records for PostgresRecords {
         })
     }
 
-    fn mark_purged(&self, run: RunId) -> Result<(), InboxError> {
-        self.call("purge a run", move |pool| async move {
+    fn mark_purged(&self, run: RunId, announce: &NewEvent) -> Result<Event, InboxError> {
+        let (kind, text, at) = owned_event(announce);
+        let seq = self.call("purge a run", move |pool| async move {
             let mut client = connect(&pool).await?;
             let id = run.to_string();
             let tx = client.transaction().await?;
@@ -833,9 +834,11 @@ impl Records for PostgresRecords {
                 .await?;
             tx.cached_execute("UPDATE porter_runs SET purged = TRUE WHERE id = $1", &[&id])
                 .await?;
+            let seq = insert_event_row(&tx, run, &kind, &text, at).await?;
             tx.commit().await?;
-            Ok(())
-        })
+            Ok(seq)
+        })?;
+        Ok(announce.numbered(run, seq))
     }
 
     fn insert_file(&self, file: &FileRecord, announce: &NewEvent) -> Result<Event, InboxError> {
@@ -893,18 +896,38 @@ impl Records for PostgresRecords {
         })
     }
 
-    fn remove_file(&self, run: RunId, path: &str) -> Result<bool, InboxError> {
-        let path = path.to_owned();
-        self.call("remove a file record", move |pool| async move {
-            let removed = connect(&pool)
+    fn remove_files(
+        &self,
+        run: RunId,
+        paths: &[String],
+        announce: &NewEvent,
+    ) -> Result<Option<Event>, InboxError> {
+        let paths = paths.to_vec();
+        let (kind, text, at) = owned_event(announce);
+        let seq = self.call("remove file records", move |pool| async move {
+            // The records and the event in one statement: the event is
+            // stored only when a record went (or none was asked for).
+            let row = connect(&pool)
                 .await?
-                .cached_execute(
-                    "DELETE FROM porter_files WHERE run = $1 AND path = $2",
-                    &[&run.to_string(), &path],
+                .cached_opt(
+                    &format!(
+                        "WITH removed AS (
+                             DELETE FROM porter_files WHERE run = $1 AND path = ANY($5)
+                             RETURNING run
+                         ),
+                         announced AS (
+                             SELECT $1 AS run WHERE EXISTS (SELECT 1 FROM removed)
+                                 OR cardinality($5::text[]) = 0
+                         ),
+                         {}",
+                        storing_event("SELECT run, 1 FROM announced", 2)
+                    ),
+                    &[&run.to_string(), &kind, &text, &at, &paths],
                 )
                 .await?;
-            Ok(removed > 0)
-        })
+            row.map(|row| unsigned(&row, 0, "event number")).transpose()
+        })?;
+        Ok(seq.map(|seq| announce.numbered(run, seq)))
     }
 
     fn inbox_bytes(&self, run: RunId) -> Result<u64, InboxError> {
@@ -1173,9 +1196,11 @@ impl SessionRecords for PostgresRecords {
         candidate: &RunInfo,
         now: i64,
         idle_ms: i64,
+        announce: &NewEvent,
     ) -> Result<SharedClaim, InboxError> {
         let (slot, candidate) = (slot.to_owned(), candidate.clone());
-        self.call("find the shared run", move |pool| async move {
+        let (kind, text, at) = owned_event(announce);
+        let claim = self.call("find the shared run", move |pool| async move {
             let mut client = connect(&pool).await?;
             let tx = client.transaction().await?;
             tx.cached_execute(
@@ -1210,11 +1235,7 @@ impl SessionRecords for PostgresRecords {
                     )
                     .await?;
                     tx.commit().await?;
-                    return Ok(SharedClaim {
-                        run: run_from(&found)?,
-                        started: false,
-                        replaced: None,
-                    });
+                    return Ok((run_from(&found)?, None, None));
                 }
             }
             tx.cached_execute(
@@ -1236,13 +1257,16 @@ impl SessionRecords for PostgresRecords {
                 &[&slot, &candidate.id.to_string(), &now],
             )
             .await?;
+            let seq = insert_event_row(&tx, candidate.id, &kind, &text, at).await?;
             tx.commit().await?;
             let replaced = current.as_deref().map(parse_run).transpose()?;
-            Ok(SharedClaim {
-                run: candidate,
-                started: true,
-                replaced,
-            })
+            Ok((candidate, Some(seq), replaced))
+        })?;
+        let (run, seq, replaced) = claim;
+        Ok(SharedClaim {
+            started: seq.map(|seq| announce.numbered(run.id, seq)),
+            run,
+            replaced,
         })
     }
 

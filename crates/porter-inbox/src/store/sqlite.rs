@@ -237,7 +237,7 @@ impl Records for SqliteRecords {
             .map_err(failed("list ended runs"))
     }
 
-    fn mark_purged(&self, run: RunId) -> Result<(), InboxError> {
+    fn mark_purged(&self, run: RunId, announce: &NewEvent) -> Result<Event, InboxError> {
         let mut db = self.db();
         let tx = db.transaction().map_err(failed("purge a run"))?;
         tx.execute("DELETE FROM files WHERE run = ?1", [run.to_string()])
@@ -247,7 +247,9 @@ impl Records for SqliteRecords {
             [run.to_string()],
         )
         .map_err(failed("mark a run purged"))?;
-        tx.commit().map_err(failed("purge a run"))
+        let seq = insert_event(&tx, run, announce)?;
+        tx.commit().map_err(failed("purge a run"))?;
+        Ok(announce.numbered(run, seq))
     }
 
     fn insert_file(&self, file: &FileRecord, announce: &NewEvent) -> Result<Event, InboxError> {
@@ -307,15 +309,29 @@ impl Records for SqliteRecords {
             .map_err(failed("list the names taken in a run"))
     }
 
-    fn remove_file(&self, run: RunId, path: &str) -> Result<bool, InboxError> {
-        let removed = self
-            .db()
-            .execute(
-                "DELETE FROM files WHERE run = ?1 AND path = ?2",
-                params![run.to_string(), path],
-            )
-            .map_err(failed("remove a file record"))?;
-        Ok(removed > 0)
+    fn remove_files(
+        &self,
+        run: RunId,
+        paths: &[String],
+        announce: &NewEvent,
+    ) -> Result<Option<Event>, InboxError> {
+        let mut db = self.db();
+        let tx = db.transaction().map_err(failed("remove file records"))?;
+        let mut removed = 0;
+        for path in paths {
+            removed += tx
+                .execute(
+                    "DELETE FROM files WHERE run = ?1 AND path = ?2",
+                    params![run.to_string(), path],
+                )
+                .map_err(failed("remove a file record"))?;
+        }
+        if removed == 0 && !paths.is_empty() {
+            return Ok(None);
+        }
+        let seq = insert_event(&tx, run, announce)?;
+        tx.commit().map_err(failed("remove file records"))?;
+        Ok(Some(announce.numbered(run, seq)))
     }
 
     fn inbox_bytes(&self, run: RunId) -> Result<u64, InboxError> {

@@ -199,7 +199,7 @@ fn refuse_events(dir: &Path, db: Option<&str>, refuse: bool) {
         }
         Some(url) => {
             let sql = if refuse {
-                "CREATE FUNCTION refuse_events() RETURNS trigger LANGUAGE plpgsql
+                "CREATE OR REPLACE FUNCTION refuse_events() RETURNS trigger LANGUAGE plpgsql
                  AS $$ BEGIN RAISE EXCEPTION 'events refused by the test'; END $$;
                  CREATE TRIGGER refuse_events BEFORE INSERT ON porter_events
                  FOR EACH ROW EXECUTE FUNCTION refuse_events();"
@@ -298,6 +298,92 @@ fn a_run_whose_start_or_end_cannot_be_announced_is_not_started_or_ended_on(db: O
     assert_eq!(kinds(second), ["run_started"], "{db:?}");
     let ended = inbox.run(run).expect("run").expect("the run is there");
     assert!(ended.ended_at.is_some(), "{db:?}");
+}
+
+#[test]
+fn a_removal_a_clear_or_a_purge_that_cannot_be_announced_leaves_the_records_as_they_were() {
+    every_backend(
+        a_removal_a_clear_or_a_purge_that_cannot_be_announced_leaves_the_records_as_they_were_on,
+    );
+}
+
+/// A file record's removal and its `file_removed` (a run's records cleared
+/// and `inbox_cleared`, a run marked purged and `inbox_purged`) are stored
+/// in one step, as a capture and its `file_captured` are. Before, records
+/// failing between the two left files gone that no event announced: a
+/// live page or a follower kept showing them.
+fn a_removal_a_clear_or_a_purge_that_cannot_be_announced_leaves_the_records_as_they_were_on(
+    db: Option<&str>,
+) {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let (inbox, run) = opened_on(dir.path(), small_limits(), db);
+    for name in ["a.png", "b.png"] {
+        kept(
+            inbox
+                .keep_bytes(run, incoming(Some(name)), PNG)
+                .expect("keep"),
+        );
+    }
+    let paths = |inbox: &Inbox| -> Vec<String> {
+        inbox
+            .files(run)
+            .expect("files")
+            .into_iter()
+            .map(|file| file.path)
+            .collect()
+    };
+    refuse_events(dir.path(), db, true);
+
+    let refused = inbox.remove(run, "a.png");
+    assert!(refused.is_err(), "{db:?}: removed unannounced: {refused:?}");
+    assert_eq!(paths(&inbox), ["a.png", "b.png"], "{db:?}: removal");
+    let refused = inbox.clear(run);
+    assert!(refused.is_err(), "{db:?}: cleared unannounced: {refused:?}");
+    assert_eq!(paths(&inbox), ["a.png", "b.png"], "{db:?}: clearing");
+    refuse_events(dir.path(), db, false);
+    inbox.end_run(run).expect("the run ends");
+    refuse_events(dir.path(), db, true);
+    let later = SystemTime::now() + Duration::from_secs(3601);
+    assert!(
+        inbox.purge_expired(later).is_err(),
+        "{db:?}: purged unannounced"
+    );
+    let info = inbox.run(run).expect("run").expect("the run is there");
+    assert!(!info.purged, "{db:?}: marked purged without its event");
+    assert_eq!(paths(&inbox), ["a.png", "b.png"], "{db:?}: purging");
+
+    refuse_events(dir.path(), db, false);
+    inbox
+        .remove(run, "a.png")
+        .expect("the removal goes through");
+    assert_eq!(paths(&inbox), ["b.png"], "{db:?}");
+    assert_eq!(
+        inbox.clear(run).expect("the clearing goes through"),
+        1,
+        "{db:?}"
+    );
+    assert_eq!(paths(&inbox), Vec::<String>::new(), "{db:?}");
+    assert_eq!(
+        inbox.purge_expired(later).expect("the purge goes through"),
+        [run]
+    );
+    let events = inbox.events(run, 1).expect("events");
+    let kinds: Vec<&str> = events.iter().map(|e| e.kind.as_str()).collect();
+    assert_eq!(
+        kinds,
+        [
+            "run_started",
+            "file_captured",
+            "file_captured",
+            "run_ended",
+            "file_removed",
+            "inbox_cleared",
+            "inbox_purged"
+        ],
+        "{db:?}"
+    );
+    assert_eq!(events[4].data["path"], "a.png", "{db:?}");
+    assert_eq!(events[5].data["files"], 1, "{db:?}");
 }
 
 #[cfg(unix)]

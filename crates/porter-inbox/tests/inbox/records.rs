@@ -315,34 +315,60 @@ fn file_records_are_kept_listed_summed_and_purged() {
             115,
             "{backend}"
         );
-        assert!(
-            records.remove_file(run.id, "B.txt").expect("remove"),
-            "{backend}"
-        );
-        assert!(
-            !records.remove_file(run.id, "B.txt").expect("remove"),
-            "{backend}"
-        );
-        assert_eq!(
-            records.inbox_bytes(run.id).expect("bytes"),
-            110,
-            "{backend}"
-        );
-        assert_eq!(records.ended_by(2).expect("ended"), [run.id], "{backend}");
-        records.mark_purged(run.id).expect("purge");
-        assert_eq!(records.files(run.id).expect("files"), [], "{backend}");
-        assert_eq!(records.inbox_bytes(run.id).expect("bytes"), 0, "{backend}");
-        assert!(
-            records.run(run.id).expect("run").expect("stays").purged,
-            "{backend}"
-        );
-        assert_eq!(records.ended_by(2).expect("ended"), [], "{backend}");
+        removed_and_purged_with_their_events(records.as_ref(), run.id, backend);
         assert_eq!(
             records.inbox_bytes(other).expect("bytes"),
             1000,
             "{backend}"
         );
     }
+}
+
+/// Removes `B.txt` of `run` (115 bytes, ended at 2) and purges the run,
+/// checking that each stored its event with it.
+fn removed_and_purged_with_their_events(records: &dyn Records, run: RunId, backend: &str) {
+    let data = serde_json::json!({ "path": "B.txt" });
+    let removal = NewEvent {
+        kind: "file_removed",
+        data: &data,
+        at: 5,
+    };
+    let removed = records
+        .remove_files(run, &["B.txt".to_owned()], &removal)
+        .expect("remove");
+    assert_eq!(
+        removed.map(|event| (event.seq, event.kind)),
+        Some((5, "file_removed".to_owned())),
+        "{backend}: the removal stored its event with it"
+    );
+    assert_eq!(
+        records
+            .remove_files(run, &["B.txt".to_owned()], &removal)
+            .expect("remove"),
+        None,
+        "{backend}: a record already gone announces nothing"
+    );
+    assert_eq!(records.inbox_bytes(run).expect("bytes"), 110, "{backend}");
+    assert_eq!(records.ended_by(2).expect("ended"), [run], "{backend}");
+    let data = serde_json::json!({});
+    let purge = NewEvent {
+        kind: "inbox_purged",
+        data: &data,
+        at: 6,
+    };
+    let purged = records.mark_purged(run, &purge).expect("purge");
+    assert_eq!(
+        (purged.seq, purged.kind.as_str()),
+        (6, "inbox_purged"),
+        "{backend}"
+    );
+    assert_eq!(records.files(run).expect("files"), [], "{backend}");
+    assert_eq!(records.inbox_bytes(run).expect("bytes"), 0, "{backend}");
+    assert!(
+        records.run(run).expect("run").expect("stays").purged,
+        "{backend}"
+    );
+    assert_eq!(records.ended_by(2).expect("ended"), [], "{backend}");
 }
 
 #[test]

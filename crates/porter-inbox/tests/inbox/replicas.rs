@@ -304,6 +304,45 @@ fn requests_without_a_session_share_one_run_across_replicas_until_it_idles() {
     );
 }
 
+/// A shared run's record and its `run_started` are stored in one step.
+/// Before, records failing between the two left a run every replica
+/// would use that no live page or follower ever heard of.
+#[test]
+fn a_shared_run_whose_start_cannot_be_announced_is_not_claimed() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let Some((a, b, url)) = two_replicas(dir.path(), small_limits()) else {
+        return;
+    };
+    let idle = Duration::from_secs(60);
+    super::refuse_events(dir.path(), Some(&url), true);
+    let refused = a.claim_shared_run(owner(), Some("agent"), idle);
+    assert!(refused.is_err(), "claimed unannounced: {refused:?}");
+    assert_eq!(
+        b.runs().expect("runs"),
+        [],
+        "a run was left without its event"
+    );
+
+    super::refuse_events(dir.path(), Some(&url), false);
+    let run = b
+        .claim_shared_run(owner(), Some("agent"), idle)
+        .expect("a claim")
+        .expect("a run");
+    assert_eq!(
+        a.claim_shared_run(owner(), Some("agent"), idle)
+            .expect("a claim")
+            .map(|found| found.id),
+        Some(run.id)
+    );
+    let kinds: Vec<String> = a
+        .events(run.id, 1)
+        .expect("events")
+        .into_iter()
+        .map(|event| event.kind)
+        .collect();
+    assert_eq!(kinds, ["run_started"]);
+}
+
 /// A bucket without conditional writes, as two replicas see it: a commit
 /// looks the name up, then writes, and the two steps are not one. Every
 /// first commit waits (up to a few seconds) until the other replica's first
