@@ -331,10 +331,16 @@ fn pem_block(text: &str) -> Result<(&str, Vec<u8>), String> {
         .find("-----BEGIN ")
         .ok_or_else(|| "no -----BEGIN line was found".to_owned())?;
     let rest = &text[begin + "-----BEGIN ".len()..];
-    let label_end = rest
+    // A label is a few words on the BEGIN line; anything else would carry
+    // the file's text (the key itself, in a damaged file) into the error.
+    let label = rest
         .find("-----")
-        .ok_or_else(|| "its -----BEGIN line is not closed".to_owned())?;
-    let label = &rest[..label_end];
+        .map(|end| &rest[..end])
+        .filter(|label| {
+            label.len() <= 40 && label.bytes().all(|b| b.is_ascii_uppercase() || b == b' ')
+        })
+        .ok_or_else(|| "its -----BEGIN line is not closed by a label".to_owned())?;
+    let label_end = label.len();
     let body = &rest[label_end + "-----".len()..];
     let end = body
         .find(&format!("-----END {label}-----"))
@@ -388,6 +394,16 @@ mod tests {
             matches!(refused, Err(AppKeyError::NotRsa(_))),
             "{refused:?}"
         );
+        // A damaged file whose BEGIN line runs into the key: the error names
+        // no part of it.
+        let damaged = GithubApp::new(
+            1,
+            2,
+            b"-----BEGIN RSA PRIVATE KEY\nMIIEsecretkeymaterial\n-----END RSA PRIVATE KEY-----\n",
+            None,
+        )
+        .expect_err("a damaged PEM is refused");
+        assert!(!damaged.to_string().contains("secret"), "{damaged}");
         let missing = GithubApp::load(1, 2, Path::new("/nonexistent/app.pem"), None);
         assert!(
             missing
