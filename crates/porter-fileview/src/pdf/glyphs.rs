@@ -129,13 +129,7 @@ const WORD_GAP: f32 = 0.15;
 /// for one (a replacement text, a ligature, text drawn twice for bold) or
 /// nothing is to be added.
 pub(super) fn spaced_by_gaps(text: &str, drawn: &[Glyph], size: f32) -> Option<String> {
-    if size.partial_cmp(&0.0) != Some(std::cmp::Ordering::Greater)
-        || drawn.len() < 2
-        || text
-            .chars()
-            .filter(|c| !c.is_whitespace())
-            .ne(drawn.iter().map(|g| g.c))
-    {
+    if !one_for_one(text, drawn, size) {
         return None;
     }
     let mut out = String::with_capacity(text.len() + 8);
@@ -162,6 +156,18 @@ pub(super) fn spaced_by_gaps(text: &str, drawn: &[Glyph], size: f32) -> Option<S
     added.then_some(out)
 }
 
+/// Whether `drawn` can be measured against `text`: a positive size, two
+/// glyphs or more, and the glyphs the span's characters (spaces aside) one
+/// for one.
+fn one_for_one(text: &str, drawn: &[Glyph], size: f32) -> bool {
+    size.partial_cmp(&0.0) == Some(std::cmp::Ordering::Greater)
+        && drawn.len() >= 2
+        && text
+            .chars()
+            .filter(|c| !c.is_whitespace())
+            .eq(drawn.iter().map(|g| g.c))
+}
+
 /// `GUTTER_GAP` is the gap between two drawn glyphs, as a share of the
 /// text size, at which a span is two pieces: wider than any word space of
 /// justified text, as narrow as the gutter between two columns can be. The
@@ -179,13 +185,7 @@ pub(super) type Parts = Vec<(String, f32, f32)>;
 /// `None` when there is no such gap, or the glyphs are not the span's
 /// characters one for one.
 pub(super) fn split_at_gutters(text: &str, drawn: &[Glyph], size: f32) -> Option<Parts> {
-    if size.partial_cmp(&0.0) != Some(std::cmp::Ordering::Greater)
-        || drawn.len() < 2
-        || text
-            .chars()
-            .filter(|c| !c.is_whitespace())
-            .ne(drawn.iter().map(|g| g.c))
-    {
+    if !one_for_one(text, drawn, size) {
         return None;
     }
     let mut parts: Parts = Vec::new();
