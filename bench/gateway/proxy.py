@@ -7,7 +7,13 @@
    ≤ 0.5 ms added).
 2. `porter gateway serve --transport http` with 1,000 MCP sessions opened
    (initialize + initialized, then idle): the gateway's resident memory
-   before and after, divided by the runs.
+   before and after, divided by the runs. Then the same sessions parked
+   (`--session-park`, 5 s here, 5 minutes by default: their machinery
+   freed, each rebuilt by its next request) and 1,000 more opened and
+   parked: what the second thousand adds is what a parked idle run costs
+   once the allocator reuses what the first thousand freed (glibc keeps
+   freed memory in the process, so the first burst's peak stays resident).
+   One session of the first thousand is then used, to show it resumes.
 """
 
 from __future__ import annotations
@@ -36,6 +42,8 @@ UPSTREAM = REPO / "tests" / "gateway" / "upstream.mjs"
 PORTER = os.environ["PORTER_BIN"]
 CALLS = int(os.environ.get("CALLS", "2000"))
 RUNS = int(os.environ.get("RUNS", "1000"))
+# How long the idle sessions wait before they are parked, in seconds.
+PARK_S = int(os.environ.get("PARK_S", "5"))
 
 
 def percentile(samples: list[float], p: float) -> float:
@@ -82,7 +90,8 @@ async def idle_runs(root: Path) -> None:
     config.write_text(json.dumps({"data_dir": str(root / "data-http")}))
     stderr = open(root / "http.stderr", "w")
     process = subprocess.Popen(
-        [PORTER, "gateway", "serve", "--transport", "http", "--listen", "127.0.0.1:0", "--config", str(config)],
+        [PORTER, "gateway", "serve", "--transport", "http", "--listen", "127.0.0.1:0", "--config", str(config),
+         "--session-park", f"{PARK_S}s"],
         stderr=stderr, stdout=subprocess.DEVNULL, stdin=subprocess.DEVNULL,
     )
     try:
@@ -106,17 +115,38 @@ async def idle_runs(root: Path) -> None:
                 await http.post(url, json={"jsonrpc": "2.0", "method": "notifications/initialized"},
                                 headers={**headers, "mcp-session-id": session})
                 return session
+            async def open_many() -> list[str]:
+                opened: list[str] = []
+                for start in range(0, RUNS, 50):
+                    opened += await asyncio.gather(*(open_session() for _ in range(min(50, RUNS - start))))
+                return opened
+
             await open_session()
             time.sleep(0.5)
             before = status_kib(process.pid, "VmRSS")
-            sessions = []
-            for start in range(0, RUNS, 50):
-                sessions += await asyncio.gather(*(open_session() for _ in range(min(50, RUNS - start))))
+            first = await open_many()
             time.sleep(1.0)
             after = status_kib(process.pid, "VmRSS")
+            # Parked within PARK_S and a quarter of it (the gateway looks
+            # every quarter); twice that to be sure.
+            time.sleep(2 * PARK_S)
+            parked = status_kib(process.pid, "VmRSS")
+            await open_many()
+            time.sleep(2 * PARK_S)
+            second = status_kib(process.pid, "VmRSS")
+            listed = await http.post(
+                url,
+                json={"jsonrpc": "2.0", "id": 2, "method": "tools/list"},
+                headers={**headers, "mcp-session-id": first[0], "mcp-protocol-version": "2025-06-18"},
+            )
+            resumed = listed.status_code == 200 and '"tools"' in listed.text
         per_run = (after - before) / RUNS
-        print(f"\n{RUNS} idle runs over HTTP (each an MCP session with its run recorded)")
-        print(f"  gateway RSS {before / 1024:.1f} MiB → {after / 1024:.1f} MiB: {per_run:.1f} KiB per idle run")
+        per_parked = (second - parked) / RUNS
+        print(f"\n{RUNS} idle runs over HTTP (each an MCP session with its run recorded), load {os.getloadavg()[0]:.1f}")
+        print(f"  open:   gateway RSS {before / 1024:.1f} MiB → {after / 1024:.1f} MiB: {per_run:.1f} KiB per idle run")
+        print(f"  parked: {parked / 1024:.1f} MiB after {PARK_S} s quiet; {RUNS} more opened and parked → "
+              f"{second / 1024:.1f} MiB: {per_parked:.1f} KiB per parked idle run (target ≤ 32)")
+        print(f"  a parked session of the first {RUNS} resumes on its next request: {'yes' if resumed else 'NO'}")
     finally:
         process.terminate()
         process.wait(timeout=10)

@@ -187,16 +187,21 @@ async def stdio_gateway(
 LISTENING = re.compile(r"listening on (http://\S+) \(MCP at")
 
 
-def start_http(root: Path, config: Path, env: dict[str, str] | None = None) -> tuple[subprocess.Popen, str]:
-    """`porter gateway serve --transport http` on a free loopback port."""
+def start_http(
+    root: Path, config: Path, env: dict[str, str] | None = None, args: tuple[str, ...] = ()
+) -> tuple[subprocess.Popen, str]:
+    """`porter gateway serve --transport http` on a free loopback port, with
+    `args` after the command's own."""
     with starting("porter gateway (http)"):
-        return _start_http(root, config, env)
+        return _start_http(root, config, env, args)
 
 
-def _start_http(root: Path, config: Path, env: dict[str, str] | None) -> tuple[subprocess.Popen, str]:
+def _start_http(
+    root: Path, config: Path, env: dict[str, str] | None, args: tuple[str, ...]
+) -> tuple[subprocess.Popen, str]:
     stderr = open(root / "gateway-http.stderr", "w")
     process = subprocess.Popen(
-        [str(porter_bin()), "gateway", "serve", "--transport", "http", "--listen", "127.0.0.1:0", "--config", str(config)],
+        [str(porter_bin()), "gateway", "serve", "--transport", "http", "--listen", "127.0.0.1:0", "--config", str(config), *args],
         stdin=subprocess.DEVNULL,
         stdout=subprocess.DEVNULL,
         stderr=stderr,

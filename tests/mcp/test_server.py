@@ -5,6 +5,7 @@ eras a current client negotiates."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import socket
 import re
@@ -159,6 +160,40 @@ async def test_each_protocol_era_a_current_client_speaks_is_served(
         result = await served.client.call_tool("get_me", {})
         assert not result.is_error, text_of(result)
         assert "alice" in text_of(result) or structured(result).get("username") == "alice"
+
+
+@pytest.mark.anyio
+async def test_an_http_session_parked_after_a_quiet_spell_goes_on(read_sim, home: Home, tmp_path: Path):
+    """rmcp frees a quiet session's machinery (after five minutes by
+    default, one second here). Neither SDK client opens a new session on a
+    404, so the server keeps what the client said at `initialize` and
+    rebuilds the session on its next request."""
+    args = ("--session-park", "2s")
+    # rmcp says at debug level when it rebuilds a session from the store.
+    env = {**server_env(read_sim, home), "RUST_LOG": "warn,rmcp::transport::streamable_http_server=debug"}
+    async with serve("http", env, tmp_path, mode="legacy", args=args) as served:
+        for _ in range(2):
+            await asyncio.sleep(5)
+            again = await served.client.call_tool("get_me", {})
+            assert not again.is_error, text_of(again)
+            assert "alice" in text_of(again) or structured(again).get("username") == "alice"
+    assert read_log(served.stderr).count("session restored from external store") == 2, read_log(served.stderr)
+
+
+@pytest.mark.anyio
+async def test_an_http_session_quiet_past_its_idle_time_ends(read_sim, home: Home, tmp_path: Path):
+    args = ("--session-park", "1s", "--session-idle", "2s")
+    async with serve("http", server_env(read_sim, home), tmp_path, mode="legacy", args=args) as served:
+        await asyncio.sleep(5)
+        with pytest.raises(Exception) as ended:
+            await served.client.call_tool("get_me", {})
+        assert "terminated" in str(ended.value).lower() or "404" in str(ended.value), ended.value
+
+
+def test_session_times_that_cannot_be_met_are_refused(read_sim, home: Home):
+    done = run_serve(server_env(read_sim, home), "--transport", "http", "--session-park", "1h", "--session-idle", "10m", timeout=15)
+    assert done.returncode == 2, done
+    assert b"--session-park" in done.stderr and b"--session-idle" in done.stderr, done.stderr
 
 
 def start_http(env: dict[str, str], tmp_path: Path, *args: str) -> tuple[subprocess.Popen, int, Path]:

@@ -43,6 +43,7 @@ use std::sync::Arc;
 
 use porter_inbox::Inbox;
 use porter_mcp::Registry;
+use porter_mcp::sessions::KeptSessions;
 
 use crate::access::Keys;
 use crate::config::Config;
@@ -83,6 +84,10 @@ pub struct Gateway {
     /// The gateway's own tools, by name, as sessions list and call them,
     /// each with to whom it is offered.
     pub tools: Registry<Turn, Offered>,
+    /// The HTTP sessions of this process, each with its run, kept past
+    /// rmcp's keep-alive so that a quiet session resumes on its run (set
+    /// when HTTP is served and the records are this process's alone).
+    pub kept_sessions: std::sync::OnceLock<Arc<KeptSessions<porter_inbox::RunId>>>,
 }
 
 /// The shared run of each owner (key name, tenant) and client name, and
@@ -152,6 +157,7 @@ impl Gateway {
             shared_runs: std::sync::Mutex::default(),
             redactors: std::sync::Mutex::default(),
             tools,
+            kept_sessions: std::sync::OnceLock::new(),
         }))
     }
 }

@@ -18,15 +18,13 @@ use axum::http::StatusCode;
 use axum::middleware::Next;
 use axum::response::{IntoResponse as _, Response};
 use porter_inbox::{Inbox, Owner, RunId};
+use porter_mcp::sessions::{KeptSessions, SESSION_HEADER};
 
 use crate::access::KeyInfo;
 use rmcp::model::InitializeRequestParams;
 use rmcp::transport::streamable_http_server::session::{
     SessionState, SessionStore, SessionStoreError,
 };
-
-/// The header that carries an MCP session's id.
-const SESSION_HEADER: &str = "mcp-session-id";
 
 /// The header a client resumes an SSE stream with.
 const LAST_EVENT_ID_HEADER: &str = "last-event-id";
@@ -79,17 +77,21 @@ impl RunSlot {
 pub struct SessionLinker {
     inbox: Arc<Inbox>,
     owners: Mutex<HashMap<String, Owner>>,
+    /// This process's own sessions, when the records are not shared.
+    kept: Option<Arc<KeptSessions<RunId>>>,
 }
 
 /// How many sessions' owners a replica remembers before it starts again.
 const OWNERS_KEPT: usize = 4096;
 
 impl SessionLinker {
+    /// Links sessions in the shared records of `inbox`, else in `kept`.
     #[must_use]
-    pub fn new(inbox: Arc<Inbox>) -> Arc<Self> {
+    pub fn new(inbox: Arc<Inbox>, kept: Option<Arc<KeptSessions<RunId>>>) -> Arc<Self> {
         Arc::new(Self {
             inbox,
             owners: Mutex::new(HashMap::new()),
+            kept,
         })
     }
 
@@ -127,12 +129,14 @@ impl SessionLinker {
 }
 
 /// Records, for a request that opens a session, which run the session got,
-/// under the id the answer gives it. Only when the records are shared.
+/// under the id the answer gives it: in the shared records, or in this
+/// process's kept sessions (which also note each later request's time).
 ///
-/// A request that names a session whose run belongs to another owner than
-/// its key's gets the answer of a session that never was (so a session id
-/// learnt elsewhere neither joins nor reveals another's run), before any
-/// replica tries to resume it.
+/// With shared records, a request that names a session whose run belongs
+/// to another owner than its key's gets the answer of a session that never
+/// was (so a session id learnt elsewhere neither joins nor reveals another's
+/// run), before any replica tries to resume it. A kept session is checked
+/// the same way when it is resumed (`Session::resumed_run`).
 pub async fn link_sessions(
     State(sessions): State<Arc<SessionLinker>>,
     mut request: Request,
@@ -140,7 +144,10 @@ pub async fn link_sessions(
 ) -> Response {
     let inbox = Arc::clone(&sessions.inbox);
     if inbox.sessions().is_none() {
-        return next.run(request).await;
+        let Some(kept) = sessions.kept.clone() else {
+            return next.run(request).await;
+        };
+        return link_kept(&kept, request, next).await;
     }
     if let Some(session) = request.headers().get(SESSION_HEADER) {
         let owner = request.extensions().get::<KeyInfo>().map(KeyInfo::owner);
@@ -179,6 +186,29 @@ pub async fn link_sessions(
             }
             Err(error) => tracing::warn!(%run, %error, "recording a session's run failed"),
         }
+    }
+    response
+}
+
+/// [`link_sessions`] for this process's own sessions: a request of a kept
+/// session is counted in flight (which keeps the session from being parked
+/// or ended under it), and the session a request opens is linked to the run
+/// it got.
+async fn link_kept(kept: &Arc<KeptSessions<RunId>>, mut request: Request, next: Next) -> Response {
+    if request.headers().contains_key(SESSION_HEADER) {
+        return porter_mcp::sessions::track(kept, request, next).await;
+    }
+    let slot = RunSlot::default();
+    request.extensions_mut().insert(slot.clone());
+    let response = next.run(request).await;
+    let session = response
+        .headers()
+        .get(SESSION_HEADER)
+        .and_then(|v| v.to_str().ok());
+    if let (Some(session), Some(&run)) = (session, slot.0.get())
+        && !kept.tag(session, run)
+    {
+        tracing::warn!(%run, "a session's run was not linked; the session ends when it is next parked");
     }
     response
 }

@@ -13,11 +13,15 @@ use axum::response::Response;
 use axum::serve::ListenerExt as _;
 use rmcp::ServiceExt;
 use rmcp::transport::streamable_http_server::session::SessionStore;
-use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::streamable_http_server::tower::{
     StreamableHttpServerConfig, StreamableHttpService,
 };
 use tokio_util::sync::CancellationToken;
+
+use porter_inbox::RunId;
+use porter_mcp::sessions::{
+    KeptSessions, SessionTimes, end_idle_sessions, keep_sessions, track_sessions,
+};
 
 use crate::Gateway;
 use crate::admin::AdminServer;
@@ -49,6 +53,8 @@ pub struct HttpOptions {
     pub allow_hosts: Vec<String>,
     /// Cancelled when the server shuts down.
     pub shutdown: CancellationToken,
+    /// How long an MCP session lives without requests.
+    pub sessions: SessionTimes,
 }
 
 /// The whole HTTP application: `/mcp` (the gateway), `/admin/mcp` (the
@@ -61,35 +67,76 @@ pub fn http_app(gateway: &Arc<Gateway>, options: &HttpOptions, extra: Router) ->
         .with_cancellation_token(options.shutdown.clone())
         .with_max_request_body_bytes(usize::try_from(MCP_BODY_MAX_BYTES).unwrap_or(usize::MAX));
     // Replicas sharing the records keep sessions there too, so that any of
-    // them can resume a session another opened.
+    // them can resume a session another opened; a gateway alone keeps them
+    // in memory, so that a session parked after a quiet spell resumes.
     let mut mcp_config = config.clone();
-    mcp_config.session_store = crate::replicas::SharedSessions::new(&gateway.inbox)
-        .map(|store| Arc::new(store) as Arc<dyn SessionStore>);
+    let manager = Arc::new(options.sessions.manager());
+    let kept = gateway
+        .inbox
+        .sessions()
+        .is_none()
+        .then(|| kept_sessions(gateway, options.sessions));
+    mcp_config.session_store = match (crate::replicas::SharedSessions::new(&gateway.inbox), &kept) {
+        (Some(shared), _) => Some(Arc::new(shared) as Arc<dyn SessionStore>),
+        (None, Some(kept)) => Some(Arc::clone(kept) as Arc<dyn SessionStore>),
+        (None, None) => None,
+    };
+    if let Some(kept) = &kept {
+        end_idle_sessions(
+            Arc::clone(kept),
+            Arc::clone(&manager),
+            options.shutdown.clone(),
+        );
+    }
     let for_sessions = gateway.clone();
     let mcp = StreamableHttpService::new(
         move || Ok(Session::remote(for_sessions.clone())),
-        Arc::new(LocalSessionManager::default()),
+        manager,
         mcp_config,
     );
     let for_admin = gateway.clone();
+    let mut admin_config = config;
+    let (admin_manager, admin_kept) = keep_sessions(options.sessions, &mut admin_config);
     let admin = StreamableHttpService::new(
         move || Ok(AdminServer::new(for_admin.clone())),
-        Arc::new(LocalSessionManager::default()),
-        config,
+        admin_manager,
+        admin_config,
     );
     let mcp_routes = Router::new()
         .nest_service("/mcp", mcp)
         .layer(middleware::from_fn_with_state(
-            crate::replicas::SessionLinker::new(gateway.inbox.clone()),
+            crate::replicas::SessionLinker::new(gateway.inbox.clone(), kept),
             crate::replicas::link_sessions,
         ))
         .layer(middleware::from_fn(ended_session));
-    let admin_routes = Router::new().nest_service("/admin/mcp", admin);
+    let admin_routes =
+        Router::new()
+            .nest_service("/admin/mcp", admin)
+            .layer(middleware::from_fn_with_state(
+                admin_kept,
+                track_sessions::<()>,
+            ));
     Router::new()
         .merge(guarded(mcp_routes, gateway, false))
         .merge(guarded(admin_routes, gateway, true))
         .merge(extra)
         .layer(middleware::from_fn(close_after_unread_body))
+}
+
+/// The gateway's kept HTTP sessions (made on first use): each session's
+/// run ends when the session ends.
+fn kept_sessions(gateway: &Arc<Gateway>, times: SessionTimes) -> Arc<KeptSessions<RunId>> {
+    let weak = Arc::downgrade(gateway);
+    Arc::clone(gateway.kept_sessions.get_or_init(|| {
+        KeptSessions::new(
+            times,
+            Box::new(move |_, run| {
+                if let (Some(gateway), Some(run)) = (weak.upgrade(), run) {
+                    gateway.end_session_run(run);
+                }
+            }),
+        )
+    }))
 }
 
 /// `SHUTDOWN_GRACE` is how long the server waits, once told to stop, for
@@ -127,6 +174,10 @@ pub async fn http(
         }
     };
     purge.abort();
+    // The sessions still kept end with the server, and their runs with them.
+    if let Some(kept) = gateway.kept_sessions.get() {
+        kept.end_all();
+    }
     served
 }
 

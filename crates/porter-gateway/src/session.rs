@@ -44,9 +44,10 @@ pub struct Session {
     run: OnceLock<(RunInfo, Caller)>,
     /// Whether this session started its run (and so ends it when dropped).
     owns_run: std::sync::atomic::AtomicBool,
-    /// Whether this session resumed, on this replica, a session another
-    /// replica opened: it has the run's upstream connections of its own
-    /// but leaves ending the run to the replica that started it.
+    /// Whether this session resumed a session parked after a quiet spell or
+    /// opened on another replica: it has the run's upstream connections of
+    /// its own but leaves ending the run to whoever started it (the kept
+    /// sessions, or the replica that opened it).
     resumed: std::sync::atomic::AtomicBool,
     /// The upstream connections of this session's own (a session with a
     /// run of its own), started on first use and closed with the session.
@@ -182,7 +183,7 @@ impl Session {
             let run = self.resumed_run(marker.id.as_ref(), &owner)?;
             self.resumed
                 .store(true, std::sync::atomic::Ordering::Relaxed);
-            tracing::info!(run = %run.id, owner = %run.owner.key_name, "a session opened on another replica resumed");
+            tracing::info!(run = %run.id, owner = %run.owner.key_name, "a session resumed (parked after a quiet spell, or opened on another replica)");
             run
         } else if opens_session {
             let run = self
@@ -248,7 +249,9 @@ impl Session {
             )
         };
         let inbox = &self.gateway.inbox;
-        let run = crate::replicas::run_of_session(inbox, session)
+        let run = self
+            .gateway
+            .run_of_session(session)
             .and_then(|run| run.map(|id| inbox.run(id)).transpose())
             .map_err(|error| {
                 tracing::error!(%error, "a session could not be resumed");
@@ -634,13 +637,13 @@ fn unreadable_result(server: &str, tool: &str, error: &serde_json::Error) -> Cal
 
 impl Drop for Session {
     fn drop(&mut self) {
+        // A session parked after a quiet spell is dropped here too: its run
+        // goes on while the session is kept, and ends with it.
         if let Some((run, _)) = self.run.get()
             && self.owns_run.load(std::sync::atomic::Ordering::Relaxed)
+            && !self.gateway.session_keeps_run(run.id)
         {
-            if let Err(error) = self.gateway.inbox.end_run(run.id) {
-                tracing::warn!(run = %run.id, %error, "the end of a run was not recorded");
-            }
-            self.gateway.forget_redactor(run.id);
+            self.gateway.end_session_run(run.id);
         }
     }
 }
@@ -1342,6 +1345,38 @@ impl Gateway {
     }
 
     /// Forgets the redactor of a run that ended: no call of it comes again.
+    /// Ends the run of a session that ended: dropped with it, or (for a
+    /// kept HTTP session) when its client ended it, when it went unused for
+    /// its whole life, or when the gateway stops.
+    pub(crate) fn end_session_run(&self, run: porter_inbox::RunId) {
+        if let Err(error) = self.inbox.end_run(run) {
+            tracing::warn!(run = %run, %error, "the end of a run was not recorded");
+        }
+        self.forget_redactor(run);
+    }
+
+    /// Whether a kept HTTP session (open or parked) holds `run`, and so
+    /// ends it when it ends.
+    fn session_keeps_run(&self, run: porter_inbox::RunId) -> bool {
+        self.kept_sessions
+            .get()
+            .is_some_and(|kept| kept.holds(&run))
+    }
+
+    /// The run `session` was linked to when it opened: in this process's
+    /// kept sessions, or in the records shared between replicas.
+    pub fn run_of_session(
+        &self,
+        session: &str,
+    ) -> Result<Option<porter_inbox::RunId>, porter_inbox::InboxError> {
+        if self.inbox.sessions().is_none()
+            && let Some(kept) = self.kept_sessions.get()
+        {
+            return Ok(kept.tag_of(session));
+        }
+        crate::replicas::run_of_session(&self.inbox, session)
+    }
+
     fn forget_redactor(&self, run: porter_inbox::RunId) {
         self.redactors
             .lock()

@@ -4,15 +4,12 @@
 //! operator lists more, so a web page cannot reach the server through DNS
 //! rebinding. With a bearer token set, every request must carry it.
 
-use std::sync::Arc;
-
 use axum::Router;
 use axum::extract::{Request, State};
 use axum::http::header;
 use axum::middleware::{self, Next};
 use axum::response::Response;
 use axum::serve::ListenerExt as _;
-use rmcp::transport::streamable_http_server::session::local::LocalSessionManager;
 use rmcp::transport::streamable_http_server::tower::{
     StreamableHttpServerConfig, StreamableHttpService,
 };
@@ -20,6 +17,7 @@ use tokio_util::sync::CancellationToken;
 
 use crate::server::MattermostServer;
 use porter_mattermost::Token;
+use porter_mcp::sessions::{SessionTimes, keep_sessions, track_sessions};
 
 pub use porter_mcp::http::LOOPBACK_HOSTS;
 use porter_mcp::http::{
@@ -39,6 +37,8 @@ pub struct HttpOptions {
     pub extra_hosts: Vec<String>,
     /// Cancelled to close every session (and SSE stream) at shutdown.
     pub shutdown: CancellationToken,
+    /// How long an MCP session lives without requests.
+    pub sessions: SessionTimes,
 }
 
 /// `http_app` is the router serving MCP at `/mcp`.
@@ -51,15 +51,16 @@ pub fn http_app(server: MattermostServer, options: &HttpOptions) -> Router {
         .enforce_origin_validation()
         .with_cancellation_token(options.shutdown.clone())
         .with_max_request_body_bytes(usize::try_from(MCP_BODY_MAX_BYTES).unwrap_or(usize::MAX));
-    let service = StreamableHttpService::new(
-        move || Ok(server.clone()),
-        Arc::new(LocalSessionManager::default()),
-        config,
-    );
+    // Sessions are kept past rmcp's keep-alive, so that one parked after a
+    // quiet spell resumes (a session holds nothing of its own to end).
+    let mut config = config;
+    let (manager, kept) = keep_sessions(options.sessions, &mut config);
+    let service = StreamableHttpService::new(move || Ok(server.clone()), manager, config);
     let bearer = options.bearer.as_ref().map(|t| secret_digest(t.expose()));
     guard(
         Router::new()
             .nest_service("/mcp", service)
+            .layer(middleware::from_fn_with_state(kept, track_sessions::<()>))
             .layer(middleware::from_fn_with_state(bearer, require_bearer)),
     )
 }

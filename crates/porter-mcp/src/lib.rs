@@ -3,7 +3,8 @@
 //! registry that lists and calls tools ([`mod@tool`]), the file view's answer
 //! as content ([`content`]), the HTTP guards in front of the streamable
 //! HTTP endpoint ([`http`]), the tool schemas a client's validator reads
-//! without warnings ([`schema`]), the edit distance behind "did you
+//! without warnings ([`schema`]), HTTP sessions that survive a quiet
+//! spell ([`sessions`]), the edit distance behind "did you
 //! mean" ([`suggest`]) and how a time is shown to the model
 //! ([`rfc3339_utc`]).
 //!
@@ -13,6 +14,7 @@
 pub mod content;
 pub mod http;
 pub mod schema;
+pub mod sessions;
 pub mod suggest;
 pub mod tool;
 

@@ -110,6 +110,10 @@ pub fn run(args: GatewayArgs) -> ExitCode {
                     return ExitCode::from(2);
                 }
             };
+            if let Err(why) = serve.reach.sessions() {
+                eprintln!("porter: {why}");
+                return ExitCode::from(2);
+            }
             if keys.is_empty()
                 && matches!(serve.reach.transport, TransportArg::Http)
                 && !listen.ip().is_loopback()
@@ -239,6 +243,7 @@ async fn serve_gateway(
             let _ = std::io::Write::write_all(&mut std::io::stderr(), line.as_bytes());
             let _ = std::io::Write::write_all(&mut std::io::stderr(), page.as_bytes());
             let options = HttpOptions {
+                sessions: args.reach.sessions().map_err(anyhow::Error::msg)?,
                 allow_hosts: args.reach.allow_hosts,
                 ..HttpOptions::default()
             };

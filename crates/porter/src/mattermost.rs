@@ -164,6 +164,13 @@ async fn run_serve(
         TransportArg::Stdio => Transport::Stdio,
         TransportArg::Http => Transport::Http,
     };
+    let sessions = match args.reach.sessions() {
+        Ok(sessions) => sessions,
+        Err(why) => {
+            eprintln!("porter: {why}");
+            return ExitCode::from(2);
+        }
+    };
     let bind = if transport == Transport::Http {
         match http_address(&args, &settings) {
             Ok(addr) => Some(addr),
@@ -256,6 +263,7 @@ async fn run_serve(
             let http = HttpOptions {
                 bearer: settings.http_token.clone(),
                 extra_hosts: args.reach.allow_hosts.clone(),
+                sessions,
                 ..HttpOptions::default()
             };
             let stop = async {

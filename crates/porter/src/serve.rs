@@ -5,8 +5,10 @@
 //! both servers and `porter mmsim`.
 
 use std::net::{SocketAddr, ToSocketAddrs as _};
+use std::time::Duration;
 
 use clap::{Args, ValueEnum};
+use porter_mcp::sessions::SessionTimes;
 
 /// `TransportArg` is how clients reach a server.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
@@ -27,6 +29,41 @@ pub(crate) struct Reach {
     /// for a server reached by name; DNS-rebinding protection refuses others.
     #[arg(long = "allow-host", value_name = "NAME")]
     pub allow_hosts: Vec<String>,
+    /// After how long without a request an HTTP session's memory is freed;
+    /// its next request rebuilds it where it was (a number and s, m, h or d).
+    #[arg(long = "session-park", value_name = "DURATION", default_value = "5m", value_parser = session_duration)]
+    pub session_park: Duration,
+    /// How long an HTTP session may go without a request and still go on;
+    /// after it the session ends (and, in the gateway, its run).
+    #[arg(long = "session-idle", value_name = "DURATION", default_value = "24h", value_parser = session_duration)]
+    pub session_idle: Duration,
+}
+
+impl Reach {
+    /// How long HTTP sessions live, or what to pass instead.
+    pub(crate) fn sessions(&self) -> Result<SessionTimes, String> {
+        if self.session_park > self.session_idle {
+            return Err(format!(
+                "--session-park ({}s) is longer than --session-idle ({}s): a session would end before it is parked; pass a --session-park no longer than --session-idle",
+                self.session_park.as_secs(),
+                self.session_idle.as_secs()
+            ));
+        }
+        Ok(SessionTimes {
+            park_after: self.session_park,
+            end_after: self.session_idle,
+        })
+    }
+}
+
+/// A session's time as `--session-park` and `--session-idle` take it: a
+/// whole number and a unit, at least a second.
+fn session_duration(text: &str) -> Result<Duration, String> {
+    let duration = porter_gateway::config::parse_duration(text)?;
+    if duration < Duration::from_secs(1) {
+        return Err(format!("{text:?} is no time at all; pass at least 1s"));
+    }
+    Ok(duration)
 }
 
 /// `Listen` is where a server listens: one `--listen HOST:PORT`, as every
