@@ -20,7 +20,22 @@ import mcp_types as types
 import pytest
 from mcp.shared.exceptions import MCPError
 
-from harness import REPO, Home, Mmsim, mean_colour, porter_bin, serve, server_env, show, structured, text_of, write_seed
+from harness import (
+    REPO,
+    Home,
+    Mmsim,
+    mean_colour,
+    porter_bin,
+    read_log,
+    serve,
+    server_env,
+    show,
+    start_http_server,
+    stop_process,
+    structured,
+    text_of,
+    write_seed,
+)
 
 pytestmark = pytest.mark.anyio
 
@@ -330,7 +345,9 @@ async def test_tool_answers_link_each_file_once_in_order_after_their_text(
 # The TypeScript SDK client
 
 
-def run_ts(sim: Mmsim, home: Home, steps: list[dict]) -> dict:
+def run_ts(sim: Mmsim, home: Home, steps: list[dict], url: str | None = None) -> dict:
+    """The TS SDK client's answers to `steps`: over stdio to a server it
+    starts, or over HTTP to the one at `url`."""
     sdk = HERE / "node_modules" / "@modelcontextprotocol" / "sdk"
     assert sdk.is_dir(), f"the TS SDK is not installed: run npm ci --prefix {HERE} (tests/mcp/run does)"
     plan = {
@@ -338,6 +355,7 @@ def run_ts(sim: Mmsim, home: Home, steps: list[dict]) -> dict:
         "args": ["mattermost", "serve"],
         "env": server_env(sim, home),
         "steps": steps,
+        "url": url,
     }
     done = subprocess.run(
         ["node", str(HERE / "ts_client.mjs"), json.dumps(plan)],
@@ -390,3 +408,25 @@ def test_the_typescript_sdk_lists_completes_reads_and_follows_links(res_sim, tmp
     assert [link["uri"] for link in links] == [file_uri(res_sim, f) for f in post["file_ids"]], links
     texts = sorted(r["contents"][0]["text"] for r in follow["reads"])
     assert texts == ["Quarter one went well.\n", "Week nine: the demo shipped.\n"], follow["reads"]
+
+
+def test_the_typescript_sdk_goes_on_in_an_http_session_parked_after_a_quiet_spell(res_sim, tmp_path: Path):
+    # Parked after two seconds with nothing in flight; the TS client, like
+    # the Python one, never opens a new session on a 404.
+    home = Home(tmp_path / "machine")
+    env = {**server_env(res_sim, home), "RUST_LOG": "warn,rmcp::transport::streamable_http_server=debug"}
+    log = tmp_path / "serve-http.stderr"
+    process, url = start_http_server(
+        [str(porter_bin()), "mattermost", "serve", "--session-park", "2s"], env, tmp_path, log
+    )
+    try:
+        me = {"op": "call", "name": "get_me", "arguments": {}}
+        out = run_ts(res_sim, home, [me, {"op": "sleep", "ms": 5000}, me, {"op": "sleep", "ms": 5000}, me], url=url)
+    finally:
+        stop_process(process)
+    calls = [step for step in out["steps"] if step is not None]
+    assert len(calls) == 3, out
+    for answered in calls:
+        assert "error" not in answered and not answered.get("isError"), answered
+        assert "alice" in json.dumps(answered), answered
+    assert read_log(log).count("session restored from external store") == 2, read_log(log)

@@ -1,20 +1,24 @@
-// The TypeScript MCP SDK as a client of `porter mattermost serve` over
-// stdio. It runs the steps given as JSON in its one argument and prints one
+// The TypeScript MCP SDK as a client of `porter mattermost serve`: over
+// stdio (the plan's command), or over streamable HTTP when the plan gives a
+// `url`. It runs the steps given as JSON in its one argument and prints one
 // JSON line with what each answered; the Python test says what that must
 // be. A step is {op: "templates"}, {op: "complete", uri, value},
-// {op: "read", uri}, {op: "call", name, arguments} or {op: "follow", name,
-// arguments} (call the tool, then read every resource_link it returned).
-// Errors are answers too: {error: message, code}.
+// {op: "read", uri}, {op: "call", name, arguments}, {op: "follow", name,
+// arguments} (call the tool, then read every resource_link it returned) or
+// {op: "sleep", ms}. Errors are answers too: {error: message, code}.
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 
 const plan = JSON.parse(process.argv[2]);
-const transport = new StdioClientTransport({
-  command: plan.command,
-  args: plan.args,
-  env: plan.env,
-  stderr: "inherit",
-});
+const transport = plan.url
+  ? new StreamableHTTPClientTransport(new URL(plan.url))
+  : new StdioClientTransport({
+      command: plan.command,
+      args: plan.args,
+      env: plan.env,
+      stderr: "inherit",
+    });
 const client = new Client({ name: "porter-ts-test", version: "1.0.0" });
 await client.connect(transport);
 
@@ -58,6 +62,9 @@ for (const step of plan.steps) {
       out.steps.push({ result, reads });
       break;
     }
+    case "sleep":
+      await new Promise((resolve) => setTimeout(resolve, step.ms));
+      break;
     default:
       throw new Error(`unknown step ${step.op}`);
   }

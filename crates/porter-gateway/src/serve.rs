@@ -70,12 +70,16 @@ pub fn http_app(gateway: &Arc<Gateway>, options: &HttpOptions, extra: Router) ->
     // them can resume a session another opened; a gateway alone keeps them
     // in memory, so that a session parked after a quiet spell resumes.
     let mut mcp_config = config.clone();
-    let manager = Arc::new(options.sessions.manager());
     let kept = gateway
         .inbox
         .sessions()
         .is_none()
         .then(|| kept_sessions(gateway, options.sessions));
+    let manager = Arc::new(if kept.is_some() {
+        options.sessions.manager()
+    } else {
+        options.sessions.manager_parking_itself()
+    });
     mcp_config.session_store = match (crate::replicas::SharedSessions::new(&gateway.inbox), &kept) {
         (Some(shared), _) => Some(Arc::new(shared) as Arc<dyn SessionStore>),
         (None, Some(kept)) => Some(Arc::clone(kept) as Arc<dyn SessionStore>),

@@ -63,8 +63,21 @@ impl SessionTimes {
     /// keep-alive, which does not, is only a backstop at [`Self::end_after`].
     #[must_use]
     pub fn manager(&self) -> LocalSessionManager {
+        Self::manager_dropping_after(self.end_after.max(self.park_after))
+    }
+
+    /// rmcp's session manager dropping a session itself after
+    /// [`Self::park_after`] without messages (even mid-call), for sessions
+    /// kept by a store of another kind, which [`end_idle_sessions`] does not
+    /// see (the gateway's replicas, which keep them in PostgreSQL).
+    #[must_use]
+    pub fn manager_parking_itself(&self) -> LocalSessionManager {
+        Self::manager_dropping_after(self.park_after)
+    }
+
+    fn manager_dropping_after(quiet: Duration) -> LocalSessionManager {
         let mut manager = LocalSessionManager::default();
-        manager.session_config.keep_alive = Some(self.end_after.max(self.park_after));
+        manager.session_config.keep_alive = Some(quiet);
         manager
     }
 }
