@@ -107,6 +107,8 @@ pub struct KeptSessions<T> {
     times: SessionTimes,
     most: usize,
     on_end: OnEnd<T>,
+    /// Sessions ended to make room, for the sweeper to close in rmcp.
+    evicted: Mutex<Vec<String>>,
 }
 
 struct Kept<T> {
@@ -140,6 +142,7 @@ impl<T: Clone + PartialEq + Send + 'static> KeptSessions<T> {
             times,
             most: most.max(1),
             on_end,
+            evicted: Mutex::new(Vec::new()),
         })
     }
 
@@ -309,7 +312,17 @@ impl<T: Clone + PartialEq + Send + 'static> KeptSessions<T> {
             );
             evicted
         };
-        self.ended(evicted.into_iter().collect());
+        let closing = self.ended(evicted.into_iter().collect());
+        self.evicted
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .extend(closing);
+    }
+
+    /// The sessions ended to make room since last asked (rmcp may still
+    /// hold them).
+    fn take_evicted(&self) -> Vec<String> {
+        std::mem::take(&mut *self.evicted.lock().unwrap_or_else(PoisonError::into_inner))
     }
 
     fn forget(&self, id: &str) {
@@ -376,7 +389,9 @@ pub fn end_idle_sessions<T: Clone + PartialEq + Send + Sync + 'static>(
                 () = tokio::time::sleep(every) => {}
             }
             let now = Instant::now();
-            for id in kept.end_idle(now) {
+            let mut ended = kept.take_evicted();
+            ended.extend(kept.end_idle(now));
+            for id in ended {
                 let _ = manager.close_session(&Arc::from(id.as_str())).await;
             }
             kept.park_idle(&manager, now).await;
@@ -597,6 +612,9 @@ mod tests {
         kept.store("c", &params("c")).await.unwrap();
         assert_eq!(kept.len(), 2);
         assert_eq!(*log.lock().unwrap(), vec![("b".to_owned(), None)]);
+        // rmcp may still hold it: the sweeper is told to close it, once.
+        assert_eq!(kept.take_evicted(), vec!["b".to_owned()]);
+        assert!(kept.take_evicted().is_empty());
         // Storing a kept session again keeps its tag and ends no other.
         kept.store("a", &params("a2")).await.unwrap();
         assert_eq!(kept.tag_of("a"), Some(1));
