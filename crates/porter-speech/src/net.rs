@@ -17,8 +17,6 @@
 // value as ndarray's own functions take them.
 #![allow(clippy::needless_pass_by_value)]
 
-use half::f16;
-use half::slice::HalfFloatSliceExt;
 use ndarray::{Array1, Array2, ArrayView2, ArrayViewMut2, Axis, Slice};
 
 use crate::ct2::{FormatError, Variable, Variables};
@@ -50,11 +48,7 @@ impl Linear {
 /// sums.
 enum Weight {
     Full(Array2<f32>),
-    Half {
-        values: Vec<f16>,
-        rows: usize,
-        cols: usize,
-    },
+    Half(simd::HalfRows),
 }
 
 impl Weight {
@@ -62,10 +56,8 @@ impl Weight {
     fn times(&self, x: ArrayView2<'_, f32>, threads: usize) -> Array2<f32> {
         match self {
             Self::Full(weight) => product(x, weight.view(), threads),
-            Self::Half { values, rows, cols } if x.nrows() <= FEW_ROWS => {
-                half_product(x, values, (*rows, *cols), threads)
-            }
-            Self::Half { .. } => product(x, self.widened().view(), threads),
+            Self::Half(weight) if x.nrows() <= FEW_ROWS => half_product(x, weight, threads),
+            Self::Half(_) => product(x, self.widened().view(), threads),
         }
     }
 
@@ -73,13 +65,10 @@ impl Weight {
     fn widened(&self) -> std::borrow::Cow<'_, Array2<f32>> {
         match self {
             Self::Full(weight) => std::borrow::Cow::Borrowed(weight),
-            Self::Half { values, rows, cols } => {
-                let mut wide = vec![0.0f32; values.len()];
-                values.convert_to_f32_slice(&mut wide);
-                std::borrow::Cow::Owned(
-                    Array2::from_shape_vec((*rows, *cols), wide).unwrap_or_default(),
-                )
-            }
+            Self::Half(weight) => std::borrow::Cow::Owned(
+                Array2::from_shape_vec((weight.rows(), weight.cols()), weight.widened())
+                    .unwrap_or_default(),
+            ),
         }
     }
 
@@ -87,13 +76,7 @@ impl Weight {
     fn row(&self, i: usize) -> Vec<f32> {
         match self {
             Self::Full(weight) => weight.row(i).to_vec(),
-            Self::Half { values, cols, .. } => {
-                let mut wide = vec![0.0f32; *cols];
-                if let Some(row) = values.get(i * cols..(i + 1) * cols) {
-                    row.convert_to_f32_slice(&mut wide);
-                }
-                wide
-            }
+            Self::Half(weight) => weight.row(i),
         }
     }
 }
@@ -232,7 +215,7 @@ fn half_matrix(
     cols: usize,
 ) -> Result<Weight, FormatError> {
     let values = tensor(vars, name, &[rows, cols])?.into_f16();
-    Ok(Weight::Half { values, rows, cols })
+    Ok(Weight::Half(simd::HalfRows::new(&values, rows, cols)))
 }
 
 fn norm(vars: &mut Variables, prefix: &str, width: usize) -> Result<LayerNorm, FormatError> {
@@ -377,11 +360,7 @@ impl Network {
             TEXT_CONTEXT,
             width,
         )?;
-        let embeddings = Weight::Half {
-            values: embedding.into_f16(),
-            rows: tokens,
-            cols: width,
-        };
+        let embeddings = Weight::Half(simd::HalfRows::new(&embedding.into_f16(), tokens, width));
         Ok(Self {
             embeddings,
             conv1,
@@ -800,59 +779,20 @@ fn product(a: ArrayView2<'_, f32>, b: ArrayView2<'_, f32>, threads: usize) -> Ar
     out
 }
 
-/// `a · bᵀ` for the few rows of `a` (a row per beam), `b` in float16
-/// (`shape` rows × columns), split among `threads` by rows of `b`.
-fn half_product(
-    a: ArrayView2<'_, f32>,
-    b: &[f16],
-    (outputs, width): (usize, usize),
-    threads: usize,
-) -> Array2<f32> {
+/// `a · bᵀ` for the few rows of `a` (a row per beam), `b` in float16,
+/// split among `threads` by rows of `b`.
+fn half_product(a: ArrayView2<'_, f32>, b: &simd::HalfRows, threads: usize) -> Array2<f32> {
     let rows = a.nrows();
-    let threads = if rows * outputs * width < 4_000_000 {
+    let threads = if rows * b.rows() * b.cols() < 4_000_000 {
         1
     } else {
         threads.max(1)
     };
-    let chunk = outputs.div_ceil(threads).max(1);
     let a_rows: Vec<_> = (0..rows).map(|i| row_of(a, i)).collect();
     let a_slices: Vec<&[f32]> = a_rows.iter().map(AsRef::as_ref).collect();
-    let mut parts: Vec<Vec<f32>> = Vec::new();
-    std::thread::scope(|scope| {
-        let handles: Vec<_> = b
-            .chunks(chunk * width.max(1))
-            .map(|b_part| {
-                let a_slices = &a_slices;
-                let run = move || {
-                    let mut local = vec![0.0f32; rows * (b_part.len() / width.max(1))];
-                    simd::half_row_products(a_slices, b_part, width, &mut local);
-                    local
-                };
-                if threads == 1 {
-                    Err(run())
-                } else {
-                    Ok(scope.spawn(run))
-                }
-            })
-            .collect();
-        for handle in handles {
-            parts.push(match handle {
-                Ok(handle) => handle.join().unwrap_or_default(),
-                Err(done) => done,
-            });
-        }
-    });
-    let mut out = Array2::<f32>::zeros((rows, outputs));
-    let mut column = 0;
-    for part in parts {
-        let count = part.len() / rows.max(1);
-        if let Ok(part) = ArrayView2::from_shape((rows, count), &part) {
-            out.slice_axis_mut(Axis(1), Slice::from(column..column + count))
-                .assign(&part);
-        }
-        column += count;
-    }
-    out
+    let mut out = vec![0.0f32; rows * b.rows()];
+    b.products(&a_slices, threads, &mut out);
+    Array2::from_shape_vec((rows, b.rows()), out).unwrap_or_default()
 }
 
 /// Attention for a few query rows (the decoder's one new token): dot
