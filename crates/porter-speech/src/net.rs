@@ -9,8 +9,10 @@
 //! values for cross-attention are made once per 30 s window. The
 //! encoder's weights are held as `f32` (widened from the file's float16
 //! when loaded) for matrixmultiply's blocked products over 1,500 frames;
-//! the decoder's and the vocabulary stay in float16, read a row at a time
-//! by the products of one row per beam (`simd`). Nothing here reads a file
+//! the decoder's and the vocabulary (as the output projection) are held
+//! in 8 bits a weight, each row with its own step, read a row at a time
+//! by the products of one row per beam (`simd`); the token embedding
+//! itself stays the file's float16. Nothing here reads a file
 //! or allocates more than a window's activations.
 
 // Array views are cheap handles (a pointer, shape and strides), passed by
@@ -40,15 +42,13 @@ impl Linear {
 }
 
 /// A weight matrix (`out × in`, one output per row), held in `f32` where
-/// it meets many rows at once (the encoder's 1,500 frames) and in float16
+/// it meets many rows at once (the encoder's 1,500 frames) and in bytes
 /// where it meets one row per beam (the decoder's, token by token): a
 /// decoding step reads every decoder weight and the whole vocabulary, and
-/// reading half the bytes is most of its time. The float16 values are the
-/// model file's own, so the results are the same up to the order of the
-/// sums.
+/// waits on memory for most of its time (see [`simd::ByteRows`]).
 enum Weight {
     Full(Array2<f32>),
-    Half(simd::HalfRows),
+    Byte(simd::ByteRows),
 }
 
 impl Weight {
@@ -56,8 +56,8 @@ impl Weight {
     fn times(&self, x: ArrayView2<'_, f32>, threads: usize) -> Array2<f32> {
         match self {
             Self::Full(weight) => product(x, weight.view(), threads),
-            Self::Half(weight) if x.nrows() <= FEW_ROWS => half_product(x, weight, threads),
-            Self::Half(_) => product(x, self.widened().view(), threads),
+            Self::Byte(weight) if x.nrows() <= FEW_ROWS => byte_product(x, weight, threads),
+            Self::Byte(_) => product(x, self.widened().view(), threads),
         }
     }
 
@@ -65,18 +65,10 @@ impl Weight {
     fn widened(&self) -> std::borrow::Cow<'_, Array2<f32>> {
         match self {
             Self::Full(weight) => std::borrow::Cow::Borrowed(weight),
-            Self::Half(weight) => std::borrow::Cow::Owned(
+            Self::Byte(weight) => std::borrow::Cow::Owned(
                 Array2::from_shape_vec((weight.rows(), weight.cols()), weight.widened())
                     .unwrap_or_default(),
             ),
-        }
-    }
-
-    /// Row `i` in `f32`.
-    fn row(&self, i: usize) -> Vec<f32> {
-        match self {
-            Self::Full(weight) => weight.row(i).to_vec(),
-            Self::Half(weight) => weight.row(i),
         }
     }
 }
@@ -144,8 +136,12 @@ pub(crate) struct Network {
     encoder_positions: Array2<f32>,
     encoder_layers: Vec<EncoderLayer>,
     encoder_norm: LayerNorm,
-    /// The token embedding, also the output projection (in float16).
+    /// The token embedding as the output projection, in bytes: read whole
+    /// at every step.
     embeddings: Weight,
+    /// The token embedding as the file has it (float16), of which a step
+    /// reads a row per beam.
+    token_embeddings: simd::HalfRows,
     decoder_positions: Array2<f32>,
     decoder_layers: Vec<DecoderLayer>,
     decoder_norm: LayerNorm,
@@ -194,7 +190,7 @@ fn linear(
 }
 
 /// A dense layer of the decoder's, which meets a row per beam: its weight
-/// in float16.
+/// in bytes.
 fn decoder_linear(
     vars: &mut Variables,
     prefix: &str,
@@ -202,20 +198,20 @@ fn decoder_linear(
     inp: usize,
 ) -> Result<Linear, FormatError> {
     Ok(Linear {
-        weight: half_matrix(vars, &format!("{prefix}/weight"), out, inp)?,
+        weight: byte_matrix(vars, &format!("{prefix}/weight"), out, inp)?,
         bias: Some(vector(vars, &format!("{prefix}/bias"), out)?),
     })
 }
 
-/// A matrix held in float16, as [`Weight::Half`].
-fn half_matrix(
+/// A matrix held in bytes, as [`Weight::Byte`].
+fn byte_matrix(
     vars: &mut Variables,
     name: &str,
     rows: usize,
     cols: usize,
 ) -> Result<Weight, FormatError> {
-    let values = tensor(vars, name, &[rows, cols])?.into_f16();
-    Ok(Weight::Half(simd::HalfRows::new(&values, rows, cols)))
+    let values = tensor(vars, name, &[rows, cols])?.into_f32();
+    Ok(Weight::Byte(simd::ByteRows::new(&values, rows, cols)))
 }
 
 fn norm(vars: &mut Variables, prefix: &str, width: usize) -> Result<LayerNorm, FormatError> {
@@ -226,7 +222,7 @@ fn norm(vars: &mut Variables, prefix: &str, width: usize) -> Result<LayerNorm, F
 }
 
 /// A feed-forward block; `dense` makes its layers (the decoder's hold
-/// float16).
+/// bytes).
 fn feed_forward(
     vars: &mut Variables,
     prefix: &str,
@@ -360,9 +356,11 @@ impl Network {
             TEXT_CONTEXT,
             width,
         )?;
-        let embeddings = Weight::Half(simd::HalfRows::new(&embedding.into_f16(), tokens, width));
+        let token_embeddings = simd::HalfRows::new(embedding.into_f16(), tokens, width);
+        let embeddings = Weight::Byte(simd::ByteRows::from_half(&token_embeddings));
         Ok(Self {
             embeddings,
+            token_embeddings,
             conv1,
             conv2,
             encoder_positions,
@@ -522,7 +520,7 @@ impl Network {
         for (i, (token, at)) in tokens.iter().zip(positions).enumerate() {
             let mut out = x.row_mut(i);
             out.assign(&ndarray::ArrayView1::from(
-                &self.embeddings.row(*token as usize),
+                &self.token_embeddings.row(*token as usize),
             ));
             out += &self.decoder_positions.row(*at);
         }
@@ -779,9 +777,9 @@ fn product(a: ArrayView2<'_, f32>, b: ArrayView2<'_, f32>, threads: usize) -> Ar
     out
 }
 
-/// `a · bᵀ` for the few rows of `a` (a row per beam), `b` in float16,
+/// `a · bᵀ` for the few rows of `a` (a row per beam), `b` in bytes,
 /// split among `threads` by rows of `b`.
-fn half_product(a: ArrayView2<'_, f32>, b: &simd::HalfRows, threads: usize) -> Array2<f32> {
+fn byte_product(a: ArrayView2<'_, f32>, b: &simd::ByteRows, threads: usize) -> Array2<f32> {
     let rows = a.nrows();
     let threads = if rows * b.rows() * b.cols() < 4_000_000 {
         1
