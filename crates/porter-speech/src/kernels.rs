@@ -83,6 +83,23 @@ pub(crate) fn largest(values: &[f32]) -> f32 {
     lanes.iter().copied().fold(tail, f32::max)
 }
 
+/// The largest magnitude (0 for none, NaN ignored), in lanes.
+#[inline]
+pub(crate) fn largest_magnitude(values: &[f32]) -> f32 {
+    let mut lanes = [0.0f32; LANES];
+    let chunks = values.chunks_exact(LANES);
+    let tail = chunks
+        .remainder()
+        .iter()
+        .fold(0.0f32, |m, v| m.max(v.abs()));
+    for x in chunks {
+        for i in 0..LANES {
+            lanes[i] = lanes[i].max(x[i].abs());
+        }
+    }
+    lanes.iter().copied().fold(tail, f32::max)
+}
+
 /// The sum of the values, in lanes (a single running sum cannot be
 /// vectorised: it fixes the order of the additions).
 #[inline]

@@ -9,16 +9,16 @@
 //! values for cross-attention are made once per 30 s window. The
 //! encoder's weights are held as `f32` (widened from the file's float16
 //! when loaded) for matrixmultiply's blocked products over 1,500 frames;
-//! the decoder's and the vocabulary stay in float16, read a row at a time
-//! by the products of one row per beam (`simd`). Nothing here reads a file
+//! the decoder's and the vocabulary (as the output projection) are held
+//! in 8 bits a weight, each row with its own step, read a row at a time
+//! by the products of one row per beam (`simd`); the token embedding
+//! itself stays the file's float16. Nothing here reads a file
 //! or allocates more than a window's activations.
 
 // Array views are cheap handles (a pointer, shape and strides), passed by
 // value as ndarray's own functions take them.
 #![allow(clippy::needless_pass_by_value)]
 
-use half::f16;
-use half::slice::HalfFloatSliceExt;
 use ndarray::{Array1, Array2, ArrayView2, ArrayViewMut2, Axis, Slice};
 
 use crate::ct2::{FormatError, Variable, Variables};
@@ -42,19 +42,13 @@ impl Linear {
 }
 
 /// A weight matrix (`out × in`, one output per row), held in `f32` where
-/// it meets many rows at once (the encoder's 1,500 frames) and in float16
+/// it meets many rows at once (the encoder's 1,500 frames) and in bytes
 /// where it meets one row per beam (the decoder's, token by token): a
 /// decoding step reads every decoder weight and the whole vocabulary, and
-/// reading half the bytes is most of its time. The float16 values are the
-/// model file's own, so the results are the same up to the order of the
-/// sums.
+/// waits on memory for most of its time (see [`simd::ByteRows`]).
 enum Weight {
     Full(Array2<f32>),
-    Half {
-        values: Vec<f16>,
-        rows: usize,
-        cols: usize,
-    },
+    Byte(simd::ByteRows),
 }
 
 impl Weight {
@@ -62,10 +56,8 @@ impl Weight {
     fn times(&self, x: ArrayView2<'_, f32>, threads: usize) -> Array2<f32> {
         match self {
             Self::Full(weight) => product(x, weight.view(), threads),
-            Self::Half { values, rows, cols } if x.nrows() <= FEW_ROWS => {
-                half_product(x, values, (*rows, *cols), threads)
-            }
-            Self::Half { .. } => product(x, self.widened().view(), threads),
+            Self::Byte(weight) if x.nrows() <= FEW_ROWS => byte_product(x, weight, threads),
+            Self::Byte(_) => product(x, self.widened().view(), threads),
         }
     }
 
@@ -73,27 +65,10 @@ impl Weight {
     fn widened(&self) -> std::borrow::Cow<'_, Array2<f32>> {
         match self {
             Self::Full(weight) => std::borrow::Cow::Borrowed(weight),
-            Self::Half { values, rows, cols } => {
-                let mut wide = vec![0.0f32; values.len()];
-                values.convert_to_f32_slice(&mut wide);
-                std::borrow::Cow::Owned(
-                    Array2::from_shape_vec((*rows, *cols), wide).unwrap_or_default(),
-                )
-            }
-        }
-    }
-
-    /// Row `i` in `f32`.
-    fn row(&self, i: usize) -> Vec<f32> {
-        match self {
-            Self::Full(weight) => weight.row(i).to_vec(),
-            Self::Half { values, cols, .. } => {
-                let mut wide = vec![0.0f32; *cols];
-                if let Some(row) = values.get(i * cols..(i + 1) * cols) {
-                    row.convert_to_f32_slice(&mut wide);
-                }
-                wide
-            }
+            Self::Byte(weight) => std::borrow::Cow::Owned(
+                Array2::from_shape_vec((weight.rows(), weight.cols()), weight.widened())
+                    .unwrap_or_default(),
+            ),
         }
     }
 }
@@ -161,8 +136,12 @@ pub(crate) struct Network {
     encoder_positions: Array2<f32>,
     encoder_layers: Vec<EncoderLayer>,
     encoder_norm: LayerNorm,
-    /// The token embedding, also the output projection (in float16).
+    /// The token embedding as the output projection, in bytes: read whole
+    /// at every step.
     embeddings: Weight,
+    /// The token embedding as the file has it (float16), of which a step
+    /// reads a row per beam.
+    token_embeddings: simd::HalfRows,
     decoder_positions: Array2<f32>,
     decoder_layers: Vec<DecoderLayer>,
     decoder_norm: LayerNorm,
@@ -211,7 +190,7 @@ fn linear(
 }
 
 /// A dense layer of the decoder's, which meets a row per beam: its weight
-/// in float16.
+/// in bytes.
 fn decoder_linear(
     vars: &mut Variables,
     prefix: &str,
@@ -219,20 +198,20 @@ fn decoder_linear(
     inp: usize,
 ) -> Result<Linear, FormatError> {
     Ok(Linear {
-        weight: half_matrix(vars, &format!("{prefix}/weight"), out, inp)?,
+        weight: byte_matrix(vars, &format!("{prefix}/weight"), out, inp)?,
         bias: Some(vector(vars, &format!("{prefix}/bias"), out)?),
     })
 }
 
-/// A matrix held in float16, as [`Weight::Half`].
-fn half_matrix(
+/// A matrix held in bytes, as [`Weight::Byte`].
+fn byte_matrix(
     vars: &mut Variables,
     name: &str,
     rows: usize,
     cols: usize,
 ) -> Result<Weight, FormatError> {
-    let values = tensor(vars, name, &[rows, cols])?.into_f16();
-    Ok(Weight::Half { values, rows, cols })
+    let values = tensor(vars, name, &[rows, cols])?.into_f32();
+    Ok(Weight::Byte(simd::ByteRows::new(&values, rows, cols)))
 }
 
 fn norm(vars: &mut Variables, prefix: &str, width: usize) -> Result<LayerNorm, FormatError> {
@@ -243,7 +222,7 @@ fn norm(vars: &mut Variables, prefix: &str, width: usize) -> Result<LayerNorm, F
 }
 
 /// A feed-forward block; `dense` makes its layers (the decoder's hold
-/// float16).
+/// bytes).
 fn feed_forward(
     vars: &mut Variables,
     prefix: &str,
@@ -377,13 +356,11 @@ impl Network {
             TEXT_CONTEXT,
             width,
         )?;
-        let embeddings = Weight::Half {
-            values: embedding.into_f16(),
-            rows: tokens,
-            cols: width,
-        };
+        let token_embeddings = simd::HalfRows::new(embedding.into_f16(), tokens, width);
+        let embeddings = Weight::Byte(simd::ByteRows::from_half(&token_embeddings));
         Ok(Self {
             embeddings,
+            token_embeddings,
             conv1,
             conv2,
             encoder_positions,
@@ -543,7 +520,7 @@ impl Network {
         for (i, (token, at)) in tokens.iter().zip(positions).enumerate() {
             let mut out = x.row_mut(i);
             out.assign(&ndarray::ArrayView1::from(
-                &self.embeddings.row(*token as usize),
+                &self.token_embeddings.row(*token as usize),
             ));
             out += &self.decoder_positions.row(*at);
         }
@@ -800,59 +777,20 @@ fn product(a: ArrayView2<'_, f32>, b: ArrayView2<'_, f32>, threads: usize) -> Ar
     out
 }
 
-/// `a · bᵀ` for the few rows of `a` (a row per beam), `b` in float16
-/// (`shape` rows × columns), split among `threads` by rows of `b`.
-fn half_product(
-    a: ArrayView2<'_, f32>,
-    b: &[f16],
-    (outputs, width): (usize, usize),
-    threads: usize,
-) -> Array2<f32> {
+/// `a · bᵀ` for the few rows of `a` (a row per beam), `b` in bytes,
+/// split among `threads` by rows of `b`.
+fn byte_product(a: ArrayView2<'_, f32>, b: &simd::ByteRows, threads: usize) -> Array2<f32> {
     let rows = a.nrows();
-    let threads = if rows * outputs * width < 4_000_000 {
+    let threads = if rows * b.rows() * b.cols() < 4_000_000 {
         1
     } else {
         threads.max(1)
     };
-    let chunk = outputs.div_ceil(threads).max(1);
     let a_rows: Vec<_> = (0..rows).map(|i| row_of(a, i)).collect();
     let a_slices: Vec<&[f32]> = a_rows.iter().map(AsRef::as_ref).collect();
-    let mut parts: Vec<Vec<f32>> = Vec::new();
-    std::thread::scope(|scope| {
-        let handles: Vec<_> = b
-            .chunks(chunk * width.max(1))
-            .map(|b_part| {
-                let a_slices = &a_slices;
-                let run = move || {
-                    let mut local = vec![0.0f32; rows * (b_part.len() / width.max(1))];
-                    simd::half_row_products(a_slices, b_part, width, &mut local);
-                    local
-                };
-                if threads == 1 {
-                    Err(run())
-                } else {
-                    Ok(scope.spawn(run))
-                }
-            })
-            .collect();
-        for handle in handles {
-            parts.push(match handle {
-                Ok(handle) => handle.join().unwrap_or_default(),
-                Err(done) => done,
-            });
-        }
-    });
-    let mut out = Array2::<f32>::zeros((rows, outputs));
-    let mut column = 0;
-    for part in parts {
-        let count = part.len() / rows.max(1);
-        if let Ok(part) = ArrayView2::from_shape((rows, count), &part) {
-            out.slice_axis_mut(Axis(1), Slice::from(column..column + count))
-                .assign(&part);
-        }
-        column += count;
-    }
-    out
+    let mut out = vec![0.0f32; rows * b.rows()];
+    b.products(&a_slices, threads, &mut out);
+    Array2::from_shape_vec((rows, b.rows()), out).unwrap_or_default()
 }
 
 /// Attention for a few query rows (the decoder's one new token): dot
