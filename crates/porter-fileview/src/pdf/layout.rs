@@ -20,8 +20,6 @@
 //!
 //! Coordinates are points with y growing downwards (top of the page 0).
 
-use std::collections::VecDeque;
-
 use crate::document::{Block, Cell, Table};
 
 /// One piece of text as the PDF placed it.
@@ -192,10 +190,6 @@ pub(crate) fn page_layout(
                 .iter()
                 .any(|g| t.x0 < g.x1 && g.x0 < t.x1 && t.y0 < g.y1 && g.y0 < t.y1)
         })
-        .map(|mut t| {
-            recut(&mut t, &pieces, body);
-            t
-        })
         .collect();
     grids.extend(others);
     let tables = grids;
@@ -245,11 +239,8 @@ pub(crate) fn page_layout(
     xy_cut(items, body, 0, &mut ordered);
     // The lines right above a table found before the XY-cut (by its rules,
     // or by the library) that lie over its columns are its header rows.
-    // The lines right under it over the same columns are its last rows
-    // (a totals row, set apart by a rule).
     let mut headed = Vec::with_capacity(ordered.len());
-    let mut ordered: VecDeque<Item> = ordered.into();
-    while let Some(item) = ordered.pop_front() {
+    for item in ordered {
         match item {
             Item::Table(mut table, mut bbox) => {
                 // The very box it was placed with (copied, never computed).
@@ -259,7 +250,6 @@ pub(crate) fn page_layout(
                     && !known.is_empty()
                 {
                     header_bands(&mut headed, &mut table, &mut bbox, known);
-                    rows_under(&mut ordered, &mut table, &mut bbox, known);
                 }
                 headed.push(Item::Table(table, bbox));
             }
@@ -282,28 +272,6 @@ pub(crate) fn page_layout(
 /// overlap or lie closer than a word space; none unless they make as many
 /// columns as the table has.
 fn text_columns(pieces: &[Piece], bbox: &BoxF, table: &Table, body: f32) -> Vec<(f32, f32)> {
-    let columns = text_spans(pieces, bbox, body);
-    if columns.len() == column_count(table) {
-        columns
-    } else {
-        Vec::new()
-    }
-}
-
-/// How many columns a table has: the most any of its rows covers.
-fn column_count(table: &Table) -> usize {
-    table
-        .rows
-        .iter()
-        .map(|r| r.iter().map(|c| c.col_span).sum::<usize>())
-        .max()
-        .unwrap_or(0)
-}
-
-/// The extents on x of the text inside `bbox`: the pieces' extents,
-/// joined where they overlap or lie closer than a word space, left to
-/// right.
-fn text_spans(pieces: &[Piece], bbox: &BoxF, body: f32) -> Vec<(f32, f32)> {
     let mut spans: Vec<(f32, f32)> = pieces
         .iter()
         .filter(|p| {
@@ -320,79 +288,17 @@ fn text_spans(pieces: &[Piece], bbox: &BoxF, body: f32) -> Vec<(f32, f32)> {
             _ => columns.push((x0, x1)),
         }
     }
-    columns
-}
-
-/// Re-cuts a table the PDF library found along the columns its text
-/// shows, when the library cut it into more columns than the text has
-/// (the words of one cell, "North loop", read as two cells): the library's
-/// rows are kept, and each row's pieces go to the text column their middle
-/// lies in. Nothing changes unless the text's rows are the library's rows
-/// one for one, so a table the text cannot be read as stays as found.
-fn recut(table: &mut PlacedTable, pieces: &[Piece], body: f32) {
-    let bbox = BoxF {
-        x0: table.x0,
-        y0: table.y0,
-        x1: table.x1,
-        y1: table.y1,
-    };
-    let columns = text_spans(pieces, &bbox, body);
-    if columns.len() < 2 || columns.len() >= column_count(&table.table) {
-        return;
-    }
-    let mut inside: Vec<&Piece> = pieces
+    let count = table
+        .rows
         .iter()
-        .filter(|p| {
-            let (cx, cy) = (f32::midpoint(p.x0, p.x1), f32::midpoint(p.y0, p.y1));
-            !p.text.trim().is_empty()
-                && cx >= bbox.x0
-                && cx <= bbox.x1
-                && cy >= bbox.y0
-                && cy <= bbox.y1
-        })
-        .collect();
-    inside.sort_by(|a, b| f32::midpoint(a.y0, a.y1).total_cmp(&f32::midpoint(b.y0, b.y1)));
-    // Rows: pieces whose middles lie within the row's first piece.
-    let mut rows: Vec<(f32, f32, Vec<&Piece>)> = Vec::new();
-    for p in inside {
-        let middle = f32::midpoint(p.y0, p.y1);
-        match rows.last_mut() {
-            Some((top, bottom, members)) if middle >= *top && middle <= *bottom => {
-                members.push(p);
-            }
-            _ => rows.push((p.y0, p.y1, vec![p])),
-        }
+        .map(|r| r.iter().map(|c| c.col_span).sum::<usize>())
+        .max()
+        .unwrap_or(0);
+    if columns.len() == count {
+        columns
+    } else {
+        Vec::new()
     }
-    if rows.len() != table.table.rows.len() {
-        return;
-    }
-    table.table.rows = rows
-        .into_iter()
-        .map(|(_, _, mut members)| {
-            members.sort_by(|a, b| a.x0.total_cmp(&b.x0));
-            let mut texts = vec![String::new(); columns.len()];
-            // Where each column's last piece ends, and whether in a space.
-            let mut ends = vec![(f32::NEG_INFINITY, true); columns.len()];
-            for p in members {
-                let middle = f32::midpoint(p.x0, p.x1);
-                let column = columns
-                    .iter()
-                    .rposition(|(x0, _)| middle >= *x0)
-                    .unwrap_or(0);
-                // Pieces that touch are one word cut in two, as a line's
-                // fragments join (see `fragments`).
-                let (end, spaced) = ends[column];
-                let touching = p.x0 - end <= 0.1 * p.size;
-                if touching && !spaced && !p.text.starts_with(char::is_whitespace) {
-                    texts[column].push_str(p.text.trim_end());
-                } else {
-                    join_line(&mut texts[column], p.text.trim());
-                }
-                ends[column] = (p.x1, p.text.ends_with(char::is_whitespace));
-            }
-            texts.into_iter().map(Cell::new).collect()
-        })
-        .collect();
 }
 
 /// Positions closer than this (points) are one ruling position.
@@ -1355,98 +1261,9 @@ fn header_row(line: &Fragment, columns: &[(f32, f32)], table: BoxF) -> Option<Ve
     )
 }
 
-/// The cells of a line whose pieces (`parts`) fall in a table's
-/// `columns`: each piece in the one column it overlaps on x, or the
-/// nearest when it overlaps none (a number set right, wider than the
-/// column's others); `None` when a piece overlaps two columns or fewer
-/// than two columns, or fewer than half of them, get text.
-fn row_in_columns(parts: &[&(f32, f32, String)], columns: &[(f32, f32)]) -> Option<Vec<Cell>> {
-    let mut texts = vec![String::new(); columns.len()];
-    for (x0, x1, text) in parts {
-        let mut over = columns
-            .iter()
-            .enumerate()
-            .filter(|(_, (c0, c1))| x0 < c1 && c0 < x1)
-            .map(|(c, _)| c);
-        let column = match (over.next(), over.next()) {
-            (Some(c), None) => c,
-            (Some(_), Some(_)) => return None,
-            (None, _) => columns
-                .iter()
-                .enumerate()
-                .map(|(c, (c0, c1))| (c, (c0 - x1).max(x0 - c1)))
-                .min_by(|a, b| a.1.total_cmp(&b.1))
-                .map(|(c, _)| c)?,
-        };
-        join_line(&mut texts[column], text);
-    }
-    let filled = texts.iter().filter(|t| !t.is_empty()).count();
-    if filled < 2 || filled * 2 < columns.len() {
-        return None;
-    }
-    Some(texts.into_iter().map(Cell::new).collect())
-}
-
 /// `MAX_HEADER_ROWS` is how many lines above a table [`header_bands`]
-/// takes as its header rows, and how many under it [`rows_under`] takes
-/// as its last rows.
+/// takes as its header rows.
 const MAX_HEADER_ROWS: usize = 3;
-
-/// Takes the lines right under a table, read just after it (`rest`), as
-/// its last rows, top down: a line whose pieces lie over the table's
-/// `columns` as [`row_in_columns`] asks, within the table's width, its top no
-/// further below the table than one and a half times its size. A totals
-/// row set apart by a rule and in bold is left out of the table by the
-/// PDF library.
-fn rows_under(
-    rest: &mut VecDeque<Item>,
-    table: &mut Table,
-    bbox: &mut BoxF,
-    columns: &[(f32, f32)],
-) {
-    for _ in 0..MAX_HEADER_ROWS {
-        // The next line read: the leading fragments on one baseline.
-        let mut band: Vec<&Fragment> = Vec::new();
-        for item in rest.iter() {
-            let Item::Text(f) = item else { break };
-            let on_line = band.first().is_none_or(|first| {
-                let middle = f32::midpoint(f.bbox.y0, f.bbox.y1);
-                middle >= first.bbox.y0 && middle <= first.bbox.y1
-            });
-            if !on_line {
-                break;
-            }
-            band.push(f);
-        }
-        let Some(size) = band.iter().map(|f| f.size).reduce(f32::max) else {
-            return;
-        };
-        let top = band.iter().map(|f| f.bbox.y0).fold(f32::INFINITY, f32::min);
-        let (left, right) = band
-            .iter()
-            .fold((f32::INFINITY, f32::NEG_INFINITY), |a, f| {
-                (a.0.min(f.bbox.x0), a.1.max(f.bbox.x1))
-            });
-        if top < bbox.y1 - 0.3 * size
-            || top - bbox.y1 > 1.5 * size
-            || left < bbox.x0 - size
-            || right > bbox.x1 + size
-        {
-            return;
-        }
-        let parts: Vec<&(f32, f32, String)> = band.iter().flat_map(|f| &f.parts).collect();
-        let Some(cells) = row_in_columns(&parts, columns) else {
-            return;
-        };
-        let n = band.len();
-        for _ in 0..n {
-            if let Some(item) = rest.pop_front() {
-                bbox.union(&item.bbox());
-            }
-        }
-        table.rows.push(cells);
-    }
-}
 
 /// Takes the lines right above a table, read just before it into `out`,
 /// as its header rows, bottom up: a line whose pieces lie over the
