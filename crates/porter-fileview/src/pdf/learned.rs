@@ -245,6 +245,8 @@ fn filled(guess: &TableGuess, drawn: &Drawn, region: Region, pieces: &[Piece]) -
         return None;
     }
     let mut rows: Vec<Vec<Cell>> = vec![Vec::new(); guess.rows];
+    // Each column's cells of dots alone, and its cells with other text.
+    let mut dotted: Vec<(usize, usize)> = vec![(0, 0); guess.columns];
     for (cell, mut words) in guess.cells.iter().zip(texts) {
         words.sort_by(|a, b| {
             let same_line = (a.y0 - b.y0).abs() < 0.5 * (a.y1 - a.y0).min(b.y1 - b.y0);
@@ -256,6 +258,15 @@ fn filled(guess: &TableGuess, drawn: &Drawn, region: Region, pieces: &[Piece]) -
         });
         let mut text = words.iter().map(|w| w.text).collect::<Vec<_>>().join(" ");
         drop_leaders(&mut text);
+        if cell.col_span == 1
+            && let Some((dots, other)) = dotted.get_mut(cell.column)
+        {
+            if dots_alone(&text) {
+                *dots += 1;
+            } else if !text.is_empty() {
+                *other += 1;
+            }
+        }
         if let Some(row) = rows.get_mut(cell.row) {
             row.push(Cell {
                 text,
@@ -264,7 +275,21 @@ fn filled(guess: &TableGuess, drawn: &Drawn, region: Region, pieces: &[Piece]) -
             });
         }
     }
+    // A column of dots alone, row after row, is a row label's dot leaders
+    // read as a column of their own: the model's columns are not the
+    // table's, and the rules' reading stays.
+    if dotted.iter().any(|(dots, other)| *dots >= 2 && *other == 0) {
+        return None;
+    }
     Some(Table { rows })
+}
+
+/// Whether a cell's text is dots alone (leaders, or "not available").
+fn dots_alone(text: &str) -> bool {
+    !text.is_empty()
+        && text
+            .chars()
+            .all(|c| c == '.' || c == '\u{2026}' || c.is_whitespace())
 }
 
 /// A cell's box in layout points.

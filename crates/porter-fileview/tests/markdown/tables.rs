@@ -456,7 +456,7 @@ fn header_cells_over_groups_of_columns_are_kept_as_spans() {
 }
 
 #[test]
-#[ignore = "open: the indented labels shift the values' rows, and the header and the totals row are left out"]
+#[ignore = "open: the PDF library cuts \"Under 18 years\" into two cells, so the header rows are not joined, and the totals row under its rule is left out"]
 fn indented_row_labels_a_totals_row_and_notes_under_the_table() {
     let mut total = row(&["Total", "1,480", "100.0"]);
     total.bold = true;
@@ -547,7 +547,6 @@ fn numbers_on_the_decimal_point_and_empty_cells_keep_their_columns() {
 }
 
 #[test]
-#[ignore = "open: the leader dots between the columns are read as columns of their own"]
 fn dot_leaders_after_row_labels_are_not_cell_text() {
     let mut sheet = sheet(
         columns(72.0, 170.0, 2, 60.0, 10.0, Align::Right),
@@ -582,7 +581,7 @@ fn a_table_with_no_rules_at_all_is_read_from_its_columns() {
 }
 
 #[test]
-#[ignore = "open: both tables lose their header rows"]
+#[ignore = "open: the second table loses its header row (the PDF library cuts \"North loop\" into two cells, so its columns are not the text's)"]
 fn two_tables_one_after_the_other_stay_two_tables() {
     let first = sheet(
         columns(72.0, 120.0, 2, 60.0, 15.0, Align::Right),
@@ -618,7 +617,7 @@ fn two_tables_one_after_the_other_stay_two_tables() {
 }
 
 #[test]
-#[ignore = "open: the other column's lines beside the table are read as a fourth column"]
+#[ignore = "open: the gutter here (3 points, narrower than a word space of this face) is not cut, so the other column's lines beside the table are read as a fourth column; with a 13-point gutter it is read right"]
 fn a_table_in_one_column_of_a_two_column_page_is_read_with_its_own_columns() {
     let sheet = sheet(
         columns(72.0, 90.0, 2, 55.0, 12.0, Align::Right),
