@@ -130,7 +130,8 @@ impl SessionLinker {
 
 /// Records, for a request that opens a session, which run the session got,
 /// under the id the answer gives it: in the shared records, or in this
-/// process's kept sessions (which also note each later request's time).
+/// process's kept sessions (which also count each later request in
+/// flight).
 ///
 /// With shared records, a request that names a session whose run belongs
 /// to another owner than its key's gets the answer of a session that never

@@ -1344,7 +1344,6 @@ impl Gateway {
             .clone()
     }
 
-    /// Forgets the redactor of a run that ended: no call of it comes again.
     /// Ends the run of a session that ended: dropped with it, or (for a
     /// kept HTTP session) when its client ended it, when it went unused for
     /// its whole life, or when the gateway stops.
@@ -1377,6 +1376,7 @@ impl Gateway {
         crate::replicas::run_of_session(&self.inbox, session)
     }
 
+    /// Forgets the redactor of a run that ended: no call of it comes again.
     fn forget_redactor(&self, run: porter_inbox::RunId) {
         self.redactors
             .lock()
