@@ -140,7 +140,7 @@ impl SessionLinker {
 /// the same way when it is resumed (`Session::resumed_run`).
 pub async fn link_sessions(
     State(sessions): State<Arc<SessionLinker>>,
-    mut request: Request,
+    request: Request,
     next: Next,
 ) -> Response {
     let inbox = Arc::clone(&sessions.inbox);
@@ -166,15 +166,8 @@ pub async fn link_sessions(
         }
         return next.run(request).await;
     }
-    let slot = RunSlot::default();
-    request.extensions_mut().insert(slot.clone());
-    let response = next.run(request).await;
-    let session = response
-        .headers()
-        .get(SESSION_HEADER)
-        .and_then(|v| v.to_str().ok())
-        .map(str::to_owned);
-    if let (Some(session), Some(&run)) = (session, slot.0.get()) {
+    let (response, opened) = open_session(request, next).await;
+    if let Some((session, run)) = opened {
         let linked = tokio::task::spawn_blocking(move || match inbox.sessions() {
             Some(sessions) => sessions.link_session(&session, run),
             None => Ok(()),
@@ -195,23 +188,32 @@ pub async fn link_sessions(
 /// session is counted in flight (which keeps the session from being parked
 /// or ended under it), and the session a request opens is linked to the run
 /// it got.
-async fn link_kept(kept: &Arc<KeptSessions<RunId>>, mut request: Request, next: Next) -> Response {
+async fn link_kept(kept: &Arc<KeptSessions<RunId>>, request: Request, next: Next) -> Response {
     if request.headers().contains_key(SESSION_HEADER) {
         return porter_mcp::sessions::track(kept, request, next).await;
     }
+    let (response, opened) = open_session(request, next).await;
+    if let Some((session, run)) = opened
+        && !kept.tag(&session, run)
+    {
+        tracing::warn!(%run, "a session's run was not linked; the session ends when it is next parked");
+    }
+    response
+}
+
+/// Runs a request that names no session, and answers with the session it
+/// opened and the run that session got, when it opened one.
+async fn open_session(mut request: Request, next: Next) -> (Response, Option<(String, RunId)>) {
     let slot = RunSlot::default();
     request.extensions_mut().insert(slot.clone());
     let response = next.run(request).await;
     let session = response
         .headers()
         .get(SESSION_HEADER)
-        .and_then(|v| v.to_str().ok());
-    if let (Some(session), Some(&run)) = (session, slot.0.get())
-        && !kept.tag(session, run)
-    {
-        tracing::warn!(%run, "a session's run was not linked; the session ends when it is next parked");
-    }
-    response
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_owned);
+    let opened = session.zip(slot.0.get().copied());
+    (response, opened)
 }
 
 /// `SharedSessions` is rmcp's session store on the shared records.
