@@ -22,6 +22,7 @@ from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
 from harness import STUB, all_text, http_client, porter_bin, start_http, write_config
+from server_log import SESSIONS_LOG, until_parked
 
 pytestmark = pytest.mark.anyio
 
@@ -44,8 +45,12 @@ def stop(process: subprocess.Popen) -> None:
     process.wait(timeout=15)
 
 
+def log_path(root: Path) -> Path:
+    return root / "gateway-http.stderr"
+
+
 def log_of(root: Path) -> str:
-    return (root / "gateway-http.stderr").read_text(errors="replace")
+    return log_path(root).read_text(errors="replace")
 
 
 def ended_soon(url: str, key: str) -> dict:
@@ -58,21 +63,23 @@ def ended_soon(url: str, key: str) -> dict:
         time.sleep(0.1)
 
 
-# Parked after two seconds with nothing in flight (looked at every second).
-PARK = ("--session-park", "2s")
-QUIET_S = 5
+# Parked after a second with nothing in flight (looked at every second);
+# the tests wait for the gateway to say it parked them.
+PARK = ("--session-park", "1s")
+LOG_PARKING = {"RUST_LOG": f"info,{SESSIONS_LOG}"}
+
 
 
 async def test_a_session_parked_after_a_quiet_spell_goes_on_in_its_run(tmp_path: Path) -> None:
-    process, url = start_http(tmp_path, write_config(tmp_path, keys=KEYS), args=PARK)
+    process, url = start_http(tmp_path, write_config(tmp_path, keys=KEYS), env=LOG_PARKING, args=PARK)
     try:
         async with http_client(url, ALICE, mode="legacy") as client:
             first = await client.call_tool("mcp__fixtures__big-blob", {"size": 3000})
             assert STUB.search(all_text(first)), all_text(first)
-            await asyncio.sleep(QUIET_S)
+            await until_parked(log_path(tmp_path), 1)
             second = await client.call_tool("mcp__fixtures__big-blob", {"size": 3001})
             assert STUB.search(all_text(second)), all_text(second)
-            await asyncio.sleep(QUIET_S)
+            await until_parked(log_path(tmp_path), 2)
             echoed = await client.call_tool("mcp__everything__echo", {"message": "still here"})
             assert "still here" in all_text(echoed), all_text(echoed)
             [run] = runs_of(url, ALICE)
@@ -92,11 +99,12 @@ async def test_a_session_parked_after_a_quiet_spell_goes_on_in_its_run(tmp_path:
 async def test_a_call_longer_than_the_park_time_is_answered_and_the_session_goes_on(tmp_path: Path) -> None:
     # rmcp's own keep-alive drops a session after a spell without messages
     # even while a call is being answered; a session is parked only with
-    # nothing in flight. The call sends no progress for six seconds.
+    # nothing in flight. The call sends no progress for three seconds, three
+    # times the park time.
     process, url = start_http(tmp_path, write_config(tmp_path, keys=KEYS), args=PARK)
     try:
         async with http_client(url, ALICE, mode="legacy") as client:
-            slow = await client.call_tool("mcp__fixtures__slow", {"steps": 1, "ms": 6000})
+            slow = await client.call_tool("mcp__fixtures__slow", {"steps": 1, "ms": 3000})
             assert "done after 1 steps" in all_text(slow), all_text(slow)
             again = await client.call_tool("mcp__everything__echo", {"message": "after the slow one"})
             assert "after the slow one" in all_text(again)
@@ -123,7 +131,7 @@ async def test_a_session_quiet_past_its_idle_time_ends_with_its_run(tmp_path: Pa
 
 
 async def test_an_admin_session_parked_after_a_quiet_spell_goes_on(tmp_path: Path) -> None:
-    process, url = start_http(tmp_path, write_config(tmp_path, keys=KEYS), args=PARK)
+    process, url = start_http(tmp_path, write_config(tmp_path, keys=KEYS), env=LOG_PARKING, args=PARK)
     try:
         async with http_client(url, ALICE, mode="legacy") as client:
             await client.call_tool("mcp__fixtures__big-blob", {"size": 2500})
@@ -131,8 +139,10 @@ async def test_an_admin_session_parked_after_a_quiet_spell_goes_on(tmp_path: Pat
             headers = {"Authorization": f"Bearer {ALICE}"}
             async with httpx2.AsyncClient(headers=headers, timeout=httpx2.Timeout(30, read=120)) as http:
                 async with Client(streamable_http_client(url + "/admin/mcp", http_client=http), mode="legacy") as admin:
-                    for _ in range(2):
-                        await asyncio.sleep(QUIET_S)
+                    # Both sessions parked, then the admin one again after
+                    # its call (the other stays parked).
+                    for parked in (2, 3):
+                        await until_parked(log_path(tmp_path), parked)
                         listing = await admin.call_tool("file", {"run_id": run["id"], "op": "ls"})
                         assert not listing.is_error, all_text(listing)
                         assert run["files"][0]["path"] in all_text(listing), all_text(listing)
@@ -162,14 +172,14 @@ LIST_TOOLS = {"jsonrpc": "2.0", "id": 2, "method": "tools/list"}
 
 
 def test_a_parked_session_presented_with_another_key_is_refused(tmp_path: Path) -> None:
-    process, url = start_http(tmp_path, write_config(tmp_path, keys=KEYS), args=PARK)
+    process, url = start_http(tmp_path, write_config(tmp_path, keys=KEYS), env=LOG_PARKING, args=PARK)
     try:
         opened = post(url, ALICE, INITIALIZE)
         assert opened.status_code == 200, opened.text
         session = opened.headers["mcp-session-id"]
         done = post(url, ALICE, {"jsonrpc": "2.0", "method": "notifications/initialized"}, session)
         assert done.status_code in (200, 202, 204), done.text
-        time.sleep(QUIET_S)
+        asyncio.run(until_parked(log_path(tmp_path), 1))
         # Bob names Alice's parked session: it is not resumed for him, and
         # no run of Alice's is joined or shown to him.
         refused = post(url, BOB, LIST_TOOLS, session)

@@ -36,6 +36,7 @@ from harness import (
     text_of,
     write_seed,
 )
+from server_log import SESSIONS_LOG  # noqa: E402  (tests/server_log.py, on the path harness sets)
 
 pytestmark = pytest.mark.anyio
 
@@ -411,17 +412,18 @@ def test_the_typescript_sdk_lists_completes_reads_and_follows_links(res_sim, tmp
 
 
 def test_the_typescript_sdk_goes_on_in_an_http_session_parked_after_a_quiet_spell(res_sim, tmp_path: Path):
-    # Parked after two seconds with nothing in flight; the TS client, like
+    # Parked after a second with nothing in flight; the TS client, like
     # the Python one, never opens a new session on a 404.
     home = Home(tmp_path / "machine")
-    env = {**server_env(res_sim, home), "RUST_LOG": "warn,rmcp::transport::streamable_http_server=debug"}
+    env = {**server_env(res_sim, home), "RUST_LOG": f"warn,rmcp::transport::streamable_http_server=debug,{SESSIONS_LOG}"}
     log = tmp_path / "serve-http.stderr"
     process, url = start_http_server(
-        [str(porter_bin()), "mattermost", "serve", "--session-park", "2s"], env, tmp_path, log
+        [str(porter_bin()), "mattermost", "serve", "--session-park", "1s"], env, tmp_path, log
     )
     try:
         me = {"op": "call", "name": "get_me", "arguments": {}}
-        out = run_ts(res_sim, home, [me, {"op": "sleep", "ms": 5000}, me, {"op": "sleep", "ms": 5000}, me], url=url)
+        steps = [me, {"op": "until_parked", "log": str(log), "total": 1}, me, {"op": "until_parked", "log": str(log), "total": 2}, me]
+        out = run_ts(res_sim, home, steps, url=url)
     finally:
         stop_process(process)
     calls = [step for step in out["steps"] if step is not None]

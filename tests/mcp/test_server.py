@@ -5,7 +5,6 @@ eras a current client negotiates."""
 
 from __future__ import annotations
 
-import asyncio
 import json
 import socket
 import re
@@ -29,6 +28,7 @@ from harness import (
     text_of,
     start_http_server,
 )
+from server_log import SESSIONS_LOG, until_ended, until_parked  # noqa: E402  (tests/server_log.py, on the path harness sets)
 
 INITIALIZE = {
     "jsonrpc": "2.0",
@@ -168,12 +168,13 @@ async def test_an_http_session_parked_after_a_quiet_spell_goes_on(read_sim, home
     default, one second here). Neither SDK client opens a new session on a
     404, so the server keeps what the client said at `initialize` and
     rebuilds the session on its next request."""
-    args = ("--session-park", "2s")
-    # rmcp says at debug level when it rebuilds a session from the store.
-    env = {**server_env(read_sim, home), "RUST_LOG": "warn,rmcp::transport::streamable_http_server=debug"}
+    args = ("--session-park", "1s")
+    # rmcp says at debug level when it rebuilds a session from the store,
+    # porter when it parks one.
+    env = {**server_env(read_sim, home), "RUST_LOG": f"warn,rmcp::transport::streamable_http_server=debug,{SESSIONS_LOG}"}
     async with serve("http", env, tmp_path, mode="legacy", args=args) as served:
-        for _ in range(2):
-            await asyncio.sleep(5)
+        for parked in (1, 2):
+            await until_parked(served.stderr, parked)
             again = await served.client.call_tool("get_me", {})
             assert not again.is_error, text_of(again)
             assert "alice" in text_of(again) or structured(again).get("username") == "alice"
@@ -183,8 +184,9 @@ async def test_an_http_session_parked_after_a_quiet_spell_goes_on(read_sim, home
 @pytest.mark.anyio
 async def test_an_http_session_quiet_past_its_idle_time_ends(read_sim, home: Home, tmp_path: Path):
     args = ("--session-park", "1s", "--session-idle", "2s")
-    async with serve("http", server_env(read_sim, home), tmp_path, mode="legacy", args=args) as served:
-        await asyncio.sleep(5)
+    env = {**server_env(read_sim, home), "RUST_LOG": f"warn,{SESSIONS_LOG}"}
+    async with serve("http", env, tmp_path, mode="legacy", args=args) as served:
+        await until_ended(served.stderr, 1)
         with pytest.raises(Exception) as ended:
             await served.client.call_tool("get_me", {})
         assert "terminated" in str(ended.value).lower() or "404" in str(ended.value), ended.value

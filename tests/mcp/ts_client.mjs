@@ -5,10 +5,13 @@
 // be. A step is {op: "templates"}, {op: "complete", uri, value},
 // {op: "read", uri}, {op: "call", name, arguments}, {op: "follow", name,
 // arguments} (call the tool, then read every resource_link it returned) or
-// {op: "sleep", ms}. Errors are answers too: {error: message, code}.
+// {op: "until_parked", log, total} (wait until the server's log says it has
+// parked `total` sessions in all; tests/server_log.py reads it the same
+// way). Errors are answers too: {error: message, code}.
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StdioClientTransport } from "@modelcontextprotocol/sdk/client/stdio.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { readFileSync } from "node:fs";
 
 const plan = JSON.parse(process.argv[2]);
 const transport = plan.url
@@ -62,12 +65,34 @@ for (const step of plan.steps) {
       out.steps.push({ result, reads });
       break;
     }
-    case "sleep":
-      await new Promise((resolve) => setTimeout(resolve, step.ms));
+    case "until_parked": {
+      const deadline = Date.now() + 30000;
+      while (parkedIn(step.log) < step.total) {
+        if (Date.now() > deadline) {
+          throw new Error(`fewer than ${step.total} sessions were parked within 30 s`);
+        }
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
       break;
+    }
     default:
       throw new Error(`unknown step ${step.op}`);
   }
 }
 await client.close();
 process.stdout.write(JSON.stringify(out) + "\n");
+
+// How many sessions the server writing `log` says it has parked so far.
+function parkedIn(log) {
+  let text = "";
+  try {
+    text = readFileSync(log, "utf8");
+  } catch {
+    return 0;
+  }
+  let total = 0;
+  for (const found of text.matchAll(/sessions parked after a quiet spell sessions=(\d+)/g)) {
+    total += Number(found[1]);
+  }
+  return total;
+}

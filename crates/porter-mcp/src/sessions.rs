@@ -391,10 +391,16 @@ pub fn end_idle_sessions<T: Clone + PartialEq + Send + Sync + 'static>(
             let now = Instant::now();
             let mut ended = kept.take_evicted();
             ended.extend(kept.end_idle(now));
+            if !ended.is_empty() {
+                tracing::debug!(sessions = ended.len(), "sessions ended: idle or evicted");
+            }
             for id in ended {
                 let _ = manager.close_session(&Arc::from(id.as_str())).await;
             }
-            kept.park_idle(&manager, now).await;
+            let parked = kept.park_idle(&manager, now).await;
+            if parked > 0 {
+                tracing::debug!(sessions = parked, "sessions parked after a quiet spell");
+            }
         }
         kept.end_all();
     })

@@ -162,7 +162,10 @@ impl Postgres {
             run(chown, "chown the PostgreSQL temp dir to postgres");
         }
         let mut initdb = server_command(&bin, "initdb");
+        // `--no-sync`: a test cluster need not survive a power cut, and
+        // syncing it is most of initdb's time on a busy disk.
         initdb
+            .arg("--no-sync")
             .arg("-D")
             .arg(&data)
             .args([
