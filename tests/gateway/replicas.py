@@ -423,17 +423,19 @@ def start_replicas(
     s3: dict[str, Any] | None = None,
     failover: bool = False,
     grpc: bool = False,
+    args: tuple[str, ...] = (),
 ) -> Replicas:
     """`count` replicas on a fresh database `porter` (one data dir; with
-    `backend="s3"` the bytes in the bucket `s3` names), and nginx in front
-    of them (`failover`, `grpc`: see `Nginx`)."""
+    `backend="s3"` the bytes in the bucket `s3` names), each started with
+    `args` after its command, and nginx in front of them (`failover`,
+    `grpc`: see `Nginx`)."""
     url = postgres.create_database("porter")
     config = write_config(root, keys=keys, extra={"storage": storage_config(backend, url, s3), **(extra or {})})
     processes, urls = [], []
     for i in range(count):
         home = root / f"replica-{i}"
         home.mkdir()
-        process, listening = start_http(home, config, env=env)
+        process, listening = start_http(home, config, env=env, args=args)
         processes.append(process)
         urls.append(listening)
     nginx = Nginx(root / "nginx", [u.removeprefix("http://") for u in urls], failover=failover, grpc=grpc)

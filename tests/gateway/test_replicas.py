@@ -18,6 +18,7 @@ import pytest
 
 from harness import STUB, NOT_KEPT, all_text, http_client, pseudo_random, sha256
 from replicas import ALICE, BLOB_BACKENDS, BOB, KEYS, PG_PASSWORD, S3_SECRET_ENV, Postgres, Replicas, s3_section, start_replicas
+from server_log import SESSIONS_LOG, until_parked  # noqa: E402  (tests/server_log.py, on the path harness sets)
 
 pytestmark = pytest.mark.anyio
 
@@ -325,3 +326,42 @@ def test_a_session_resumes_on_another_replica_only_for_its_own_key(replicas: Rep
     assert any(tool["name"] == "mcp__fixtures__image" for tool in answer["result"]["tools"])
     assert len(runs_of(b, ALICE)) == 1
     assert runs_of(b, BOB) == []
+
+
+def replica_logs(replicas: Replicas) -> list[Path]:
+    return [replicas.root / f"replica-{i}" / "gateway-http.stderr" for i in range(len(replicas.urls))]
+
+
+async def test_a_session_quiet_past_the_park_time_keeps_its_run_and_a_long_call_its_answer(
+    tmp_path: Path, postgres: Postgres
+) -> None:
+    # Each replica parks the sessions it serves only with nothing in flight
+    # there (rmcp's own keep-alive dropped a session mid-call), and parking
+    # on the replica that opened a session does not end its run.
+    replicas = start_replicas(
+        tmp_path / "gw", postgres, keys=KEYS, args=("--session-park", "1s"), env={"RUST_LOG": f"info,{SESSIONS_LOG}"}
+    )
+    try:
+        async with http_client(replicas.nginx.url, ALICE, mode="legacy") as client:
+            first = await client.call_tool("mcp__fixtures__big-blob", {"size": 2100})
+            assert STUB.search(all_text(first)), all_text(first)
+            # Silent for three times the park time, on whichever replica.
+            slow = await client.call_tool("mcp__fixtures__slow", {"steps": 1, "ms": 3000})
+            assert "done after 1 steps" in all_text(slow), all_text(slow)
+            for log in replica_logs(replicas):
+                await until_parked(log, 1)
+            [run] = runs_of(replicas.urls[0], ALICE)
+            assert run.get("ended_at") is None, run
+            again = await client.call_tool("mcp__fixtures__big-blob", {"size": 2101})
+            assert STUB.search(all_text(again)), all_text(again)
+            [same] = runs_of(replicas.urls[1], ALICE)
+            assert same["id"] == run["id"] and same.get("ended_at") is None, same
+            assert sorted(f["size"] for f in same["files"]) == [2100, 2101], same
+        # The client ended its session (a DELETE, on either replica): the
+        # run ends with it.
+        deadline = time.monotonic() + 15
+        while runs_of(replicas.urls[0], ALICE)[0].get("ended_at") is None:
+            assert time.monotonic() < deadline, "the run did not end with its session"
+            await asyncio.sleep(0.1)
+    finally:
+        replicas.close()

@@ -77,17 +77,20 @@ impl RunSlot {
 pub struct SessionLinker {
     inbox: Arc<Inbox>,
     owners: Mutex<HashMap<String, Owner>>,
-    /// This process's own sessions, when the records are not shared.
-    kept: Option<Arc<KeptSessions<RunId>>>,
+    /// The sessions this process serves (all of them, when the records are
+    /// not shared): which have a request in flight, and the run of each it
+    /// opened.
+    kept: Arc<KeptSessions<RunId>>,
 }
 
 /// How many sessions' owners a replica remembers before it starts again.
 const OWNERS_KEPT: usize = 4096;
 
 impl SessionLinker {
-    /// Links sessions in the shared records of `inbox`, else in `kept`.
+    /// Links sessions in the shared records of `inbox` (where there are
+    /// some) and in `kept`.
     #[must_use]
-    pub fn new(inbox: Arc<Inbox>, kept: Option<Arc<KeptSessions<RunId>>>) -> Arc<Self> {
+    pub fn new(inbox: Arc<Inbox>, kept: Arc<KeptSessions<RunId>>) -> Arc<Self> {
         Arc::new(Self {
             inbox,
             owners: Mutex::new(HashMap::new()),
@@ -129,9 +132,10 @@ impl SessionLinker {
 }
 
 /// Records, for a request that opens a session, which run the session got,
-/// under the id the answer gives it: in the shared records, or in this
-/// process's kept sessions (which also count each later request in
-/// flight).
+/// under the id the answer gives it: in this process's kept sessions, and
+/// in the shared records where there are some. Each later request of a
+/// session kept here or in the shared records is counted in flight, so
+/// that no replica parks a session under a call it is answering.
 ///
 /// With shared records, a request that names a session whose run belongs
 /// to another owner than its key's gets the answer of a session that never
@@ -145,29 +149,34 @@ pub async fn link_sessions(
 ) -> Response {
     let inbox = Arc::clone(&sessions.inbox);
     if inbox.sessions().is_none() {
-        let Some(kept) = sessions.kept.clone() else {
-            return next.run(request).await;
-        };
-        return link_kept(&kept, request, next).await;
+        return link_kept(&sessions.kept, request, next).await;
     }
-    if let Some(session) = request.headers().get(SESSION_HEADER) {
+    if let Some(session) = request
+        .headers()
+        .get(SESSION_HEADER)
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_owned)
+    {
+        let known = sessions.owner_of(&session).await;
         let owner = request.extensions().get::<KeyInfo>().map(KeyInfo::owner);
-        if let (Some(owner), Ok(session)) = (owner, session.to_str()) {
-            let theirs = sessions
-                .owner_of(session)
-                .await
-                .is_some_and(|known| known != owner);
-            if theirs {
-                return (StatusCode::NOT_FOUND, "Not Found: Session not found").into_response();
-            }
+        if let (Some(owner), Some(known)) = (&owner, &known)
+            && known != owner
+        {
+            return (StatusCode::NOT_FOUND, "Not Found: Session not found").into_response();
         }
         if resumes_a_request_stream(&request) {
             return (StatusCode::NOT_FOUND, REQUEST_STREAM_NOT_RESUMED).into_response();
         }
-        return next.run(request).await;
+        if known.is_none() {
+            return next.run(request).await;
+        }
+        return porter_mcp::sessions::track_known(&sessions.kept, request, next).await;
     }
     let (response, opened) = open_session(request, next).await;
     if let Some((session, run)) = opened {
+        if !sessions.kept.tag(&session, run) {
+            tracing::warn!(%run, "a session's run was not linked here; its run ends only with its client");
+        }
         let linked = tokio::task::spawn_blocking(move || match inbox.sessions() {
             Some(sessions) => sessions.link_session(&session, run),
             None => Ok(()),
@@ -216,19 +225,33 @@ async fn open_session(mut request: Request, next: Next) -> (Response, Option<(St
     (response, opened)
 }
 
-/// `SharedSessions` is rmcp's session store on the shared records.
+/// Ends a session's run (its client ended the session).
+pub type EndRun = Box<dyn Fn(RunId) + Send + Sync>;
+
+/// `SharedSessions` is rmcp's session store on the shared records, with
+/// this replica's own note of each session it serves (for parking: see
+/// [`KeptSessions`]).
 pub struct SharedSessions {
     inbox: Arc<Inbox>,
+    local: Arc<KeptSessions<RunId>>,
+    end_run: EndRun,
 }
 
 impl SharedSessions {
     /// The store, when the inbox's records are shared (else `None`: one
-    /// process keeps its sessions in memory).
+    /// process keeps its sessions in memory, in `local` alone); `end_run`
+    /// ends the run of a session whose client ends it here.
     #[must_use]
-    pub fn new(inbox: &Arc<Inbox>) -> Option<Self> {
+    pub fn new(
+        inbox: &Arc<Inbox>,
+        local: Arc<KeptSessions<RunId>>,
+        end_run: EndRun,
+    ) -> Option<Self> {
         inbox.sessions()?;
         Some(Self {
             inbox: Arc::clone(inbox),
+            local,
+            end_run,
         })
     }
 
@@ -272,6 +295,7 @@ impl SessionStore for SharedSessions {
             return Ok(None);
         };
         let params: InitializeRequestParams = serde_json::from_str(&state)?;
+        self.local.keep(session_id, params.clone());
         Ok(Some(SessionState::new(params)))
     }
 
@@ -279,11 +303,26 @@ impl SessionStore for SharedSessions {
         let id = session_id.to_owned();
         let text = serde_json::to_string(&state.initialize_params)?;
         self.with(move |sessions| sessions.put_session_state(&id, &text))
-            .await
+            .await?;
+        self.local.keep(session_id, state.initialize_params.clone());
+        Ok(())
     }
 
+    /// The client ended the session (on this replica, whichever opened it):
+    /// its record goes, and its run ends.
     async fn delete(&self, session_id: &str) -> Result<(), SessionStoreError> {
         let id = session_id.to_owned();
-        self.with(move |sessions| sessions.drop_session(&id)).await
+        let run = self
+            .with(move |sessions| {
+                let run = sessions.session(&id)?.and_then(|stored| stored.run);
+                sessions.drop_session(&id)?;
+                Ok(run)
+            })
+            .await?;
+        self.local.forget(session_id);
+        if let Some(run) = run {
+            (self.end_run)(run);
+        }
+        Ok(())
     }
 }

@@ -66,32 +66,30 @@ pub fn http_app(gateway: &Arc<Gateway>, options: &HttpOptions, extra: Router) ->
         .with_allowed_hosts(hosts)
         .with_cancellation_token(options.shutdown.clone())
         .with_max_request_body_bytes(usize::try_from(MCP_BODY_MAX_BYTES).unwrap_or(usize::MAX));
+    // Every process keeps the sessions it serves in memory, so that one
+    // parked after a quiet spell (with nothing in flight here) resumes.
     // Replicas sharing the records keep sessions there too, so that any of
-    // them can resume a session another opened; a gateway alone keeps them
-    // in memory, so that a session parked after a quiet spell resumes.
+    // them can resume a session another opened.
     let mut mcp_config = config.clone();
-    let kept = gateway
-        .inbox
-        .sessions()
-        .is_none()
-        .then(|| kept_sessions(gateway, options.sessions));
-    let manager = Arc::new(if kept.is_some() {
-        options.sessions.manager()
-    } else {
-        options.sessions.manager_parking_itself()
+    let kept = kept_sessions(gateway, options.sessions);
+    let manager = Arc::new(options.sessions.manager());
+    let weak = Arc::downgrade(gateway);
+    let end_run: crate::replicas::EndRun = Box::new(move |run| {
+        if let Some(gateway) = weak.upgrade() {
+            gateway.end_session_run(run);
+        }
     });
-    mcp_config.session_store = match (crate::replicas::SharedSessions::new(&gateway.inbox), &kept) {
-        (Some(shared), _) => Some(Arc::new(shared) as Arc<dyn SessionStore>),
-        (None, Some(kept)) => Some(Arc::clone(kept) as Arc<dyn SessionStore>),
-        (None, None) => None,
-    };
-    if let Some(kept) = &kept {
-        end_idle_sessions(
-            Arc::clone(kept),
-            Arc::clone(&manager),
-            options.shutdown.clone(),
-        );
-    }
+    mcp_config.session_store = Some(
+        match crate::replicas::SharedSessions::new(&gateway.inbox, Arc::clone(&kept), end_run) {
+            Some(shared) => Arc::new(shared) as Arc<dyn SessionStore>,
+            None => Arc::clone(&kept) as Arc<dyn SessionStore>,
+        },
+    );
+    end_idle_sessions(
+        Arc::clone(&kept),
+        Arc::clone(&manager),
+        options.shutdown.clone(),
+    );
     let for_sessions = gateway.clone();
     let mcp = StreamableHttpService::new(
         move || Ok(Session::remote(for_sessions.clone())),

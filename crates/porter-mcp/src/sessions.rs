@@ -66,15 +66,6 @@ impl SessionTimes {
         Self::manager_dropping_after(self.end_after.max(self.park_after))
     }
 
-    /// rmcp's session manager dropping a session itself after
-    /// [`Self::park_after`] without messages (even mid-call), for sessions
-    /// kept by a store of another kind, which [`end_idle_sessions`] does not
-    /// see (the gateway's replicas, which keep them in PostgreSQL).
-    #[must_use]
-    pub fn manager_parking_itself(&self) -> LocalSessionManager {
-        Self::manager_dropping_after(self.park_after)
-    }
-
     fn manager_dropping_after(quiet: Duration) -> LocalSessionManager {
         let mut manager = LocalSessionManager::default();
         manager.session_config.keep_alive = Some(quiet);
@@ -112,7 +103,9 @@ pub struct KeptSessions<T> {
 }
 
 struct Kept<T> {
-    params: InitializeRequestParams,
+    /// What its client said at `initialize`; `None` for a session another
+    /// process opened and keeps, until rmcp has loaded it here.
+    params: Option<InitializeRequestParams>,
     tag: Option<T>,
     /// When its last request started or ended.
     used: Instant,
@@ -160,7 +153,22 @@ impl<T: Clone + PartialEq + Send + 'static> KeptSessions<T> {
     /// under way; the session counts it in flight until the answer is
     /// dropped (nothing for a session not kept).
     pub async fn begin(self: &Arc<Self>, id: &str) -> InFlight<T> {
+        self.begin_or_note(id, false).await
+    }
+
+    /// [`Self::begin`] for a session known to exist elsewhere (another
+    /// replica opened it, and the records shared between replicas keep
+    /// it): one not kept here yet is noted, with its request in flight, so
+    /// that it is not parked under that request once rmcp has loaded it.
+    pub async fn begin_known(self: &Arc<Self>, id: &str) -> InFlight<T> {
+        self.begin_or_note(id, true).await
+    }
+
+    async fn begin_or_note(self: &Arc<Self>, id: &str, note: bool) -> InFlight<T> {
         let _gate = self.gate.read().await;
+        if note && !self.kept().contains_key(id) {
+            self.insert(id, None);
+        }
         let known = self.kept().get_mut(id).map(|kept| {
             kept.used = Instant::now();
             kept.busy = kept.busy.saturating_add(1);
@@ -287,7 +295,13 @@ impl<T: Clone + PartialEq + Send + 'static> KeptSessions<T> {
         self.ended(ended);
     }
 
-    fn keep(&self, id: &str, params: InitializeRequestParams) {
+    /// Keeps session `id`, opened (or loaded here) with `params`; a session
+    /// kept already keeps its tag and its requests in flight.
+    pub fn keep(&self, id: &str, params: InitializeRequestParams) {
+        self.insert(id, Some(params));
+    }
+
+    fn insert(&self, id: &str, params: Option<InitializeRequestParams>) {
         let evicted = {
             let mut kept = self.kept();
             let evicted = if kept.len() >= self.most && !kept.contains_key(id) {
@@ -299,11 +313,13 @@ impl<T: Clone + PartialEq + Send + 'static> KeptSessions<T> {
             } else {
                 None
             };
-            let (tag, busy) = kept.remove(id).map_or((None, 0), |k| (k.tag, k.busy));
+            let (tag, busy, before) = kept
+                .remove(id)
+                .map_or((None, 0, None), |k| (k.tag, k.busy, k.params));
             kept.insert(
                 id.to_owned(),
                 Kept {
-                    params,
+                    params: params.or(before),
                     tag,
                     used: Instant::now(),
                     busy,
@@ -325,7 +341,8 @@ impl<T: Clone + PartialEq + Send + 'static> KeptSessions<T> {
         std::mem::take(&mut *self.evicted.lock().unwrap_or_else(PoisonError::into_inner))
     }
 
-    fn forget(&self, id: &str) {
+    /// Ends session `id` (its client ended it), telling the owner.
+    pub fn forget(&self, id: &str) {
         let ended = self.kept().remove(id).map(|k| (id.to_owned(), k.tag));
         self.ended(ended.into_iter().collect());
     }
@@ -334,7 +351,7 @@ impl<T: Clone + PartialEq + Send + 'static> KeptSessions<T> {
         let mut kept = self.kept();
         let found = kept.get_mut(id)?;
         found.used = Instant::now();
-        Some(found.params.clone())
+        found.params.clone()
     }
 }
 
@@ -444,6 +461,25 @@ pub async fn track<T: Clone + PartialEq + Send + Sync + 'static>(
     request: Request,
     next: Next,
 ) -> Response {
+    track_or_note(kept, request, next, false).await
+}
+
+/// [`track`] for a request whose session is known to exist elsewhere (see
+/// [`KeptSessions::begin_known`]).
+pub async fn track_known<T: Clone + PartialEq + Send + Sync + 'static>(
+    kept: &Arc<KeptSessions<T>>,
+    request: Request,
+    next: Next,
+) -> Response {
+    track_or_note(kept, request, next, true).await
+}
+
+async fn track_or_note<T: Clone + PartialEq + Send + Sync + 'static>(
+    kept: &Arc<KeptSessions<T>>,
+    request: Request,
+    next: Next,
+    note: bool,
+) -> Response {
     let Some(id) = request
         .headers()
         .get(SESSION_HEADER)
@@ -456,7 +492,7 @@ pub async fn track<T: Clone + PartialEq + Send + Sync + 'static>(
         kept.listen(&id).await;
         return next.run(request).await;
     }
-    let in_flight = kept.begin(&id).await;
+    let in_flight = kept.begin_or_note(&id, note).await;
     let response = next.run(request).await;
     let (parts, body) = response.into_parts();
     Response::from_parts(
@@ -604,6 +640,36 @@ mod tests {
         // A request of a session not kept counts nothing.
         drop(kept.begin("unknown").await);
         assert_eq!(kept.len(), 1);
+    }
+
+    #[tokio::test]
+    async fn a_session_opened_elsewhere_is_noted_with_its_request_and_not_parked_under_it() {
+        let (log, on_end) = ended_log();
+        let times = SessionTimes {
+            park_after: Duration::from_secs(10),
+            end_after: Duration::from_secs(60),
+        };
+        let kept = KeptSessions::new(times, on_end);
+        let manager = times.manager();
+        // Another replica opened it: its first request here is counted
+        // before rmcp loads the session from the shared records.
+        let in_flight = kept.begin_known("elsewhere").await;
+        assert!(kept.load("elsewhere").await.unwrap().is_none());
+        kept.keep("elsewhere", params("e").initialize_params);
+        let later = Instant::now() + Duration::from_secs(61);
+        assert_eq!(kept.park_idle(&manager, later).await, 0);
+        assert!(kept.end_idle(later).is_empty());
+        let loaded = kept.load("elsewhere").await.unwrap().expect("kept");
+        assert_eq!(loaded.initialize_params.client_info.name, "e");
+        drop(in_flight);
+        assert_eq!(
+            kept.park_idle(&manager, Instant::now() + Duration::from_secs(11))
+                .await,
+            1
+        );
+        // Not opened here, so untagged: ending it here ends no run.
+        kept.forget("elsewhere");
+        assert_eq!(*log.lock().unwrap(), vec![("elsewhere".to_owned(), None)]);
     }
 
     #[tokio::test]
