@@ -84,9 +84,9 @@ pub struct Gateway {
     /// The gateway's own tools, by name, as sessions list and call them,
     /// each with to whom it is offered.
     pub tools: Registry<Turn, Offered>,
-    /// The HTTP sessions of this process, each with its run, kept past
-    /// rmcp's keep-alive so that a quiet session resumes on its run (set
-    /// when HTTP is served and the records are this process's alone).
+    /// The HTTP sessions this process serves, each it opened with its
+    /// run, kept past a quiet spell so that a parked session resumes on
+    /// its run (set when HTTP is served).
     pub kept_sessions: std::sync::OnceLock<Arc<KeptSessions<porter_inbox::RunId>>>,
 }
 
