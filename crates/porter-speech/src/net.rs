@@ -831,6 +831,7 @@ fn byte_product(a: ArrayView2<'_, f32>, b: &simd::ByteRows, threads: usize) -> A
 /// Attention for a few query rows (the decoder's one new token): dot
 /// products and weighted sums over the keys' and values' rows, where a
 /// blocked matrix product would pack every key for one row of output.
+/// Each key and value row is read once for all heads.
 fn few_queries(
     queries: ArrayView2<'_, f32>,
     keys: ArrayView2<'_, f32>,
@@ -840,14 +841,18 @@ fn few_queries(
 ) -> Array2<f32> {
     let rows = queries.nrows();
     let count = keys.nrows();
-    let (query_rows, key_rows, value_rows) = (all_rows(queries), all_rows(keys), all_rows(values));
+    let query_rows: Vec<_> = (0..rows).map(|i| row_of(queries, i)).collect();
+    let query_slices: Vec<&[f32]> = query_rows.iter().map(AsRef::as_ref).collect();
     let visible: Vec<usize> = (0..rows)
         .map(|i| causal_from.map_or(count, |from| (from + i + 1).min(count)))
         .collect();
+    let key = |j: usize| row_of(keys, j);
+    let value = |j: usize| row_of(values, j);
     let attended = simd::FewQueries {
-        queries: &slices(&query_rows),
-        keys: &slices(&key_rows),
-        values: &slices(&value_rows),
+        queries: &query_slices,
+        keys: &key,
+        values: &value,
+        count,
         visible: &visible,
         heads,
         softmax: &|row: &mut [f32], visible: usize, scale: f32| softmax(Some(row), visible, scale),
@@ -858,16 +863,6 @@ fn few_queries(
         target.assign(&ndarray::ArrayView1::from(row.as_slice()));
     }
     out
-}
-
-/// Every row of a matrix, as [`row_of`].
-fn all_rows(matrix: ArrayView2<'_, f32>) -> Vec<std::borrow::Cow<'_, [f32]>> {
-    (0..matrix.nrows()).map(|i| row_of(matrix, i)).collect()
-}
-
-/// The rows as slices.
-fn slices<'a>(rows: &'a [std::borrow::Cow<'_, [f32]>]) -> Vec<&'a [f32]> {
-    rows.iter().map(AsRef::as_ref).collect()
 }
 
 /// Row `i` of a matrix as a slice: borrowed where the row is contiguous

@@ -265,7 +265,7 @@ impl ByteRows {
 /// Rows of `a` taken together against each weight row: the widening of
 /// a row's bytes is shared by all of them, and each has two accumulators
 /// held in registers.
-const GROUP: usize = 5;
+const GROUP: usize = 4;
 
 struct ByteRowProducts<'a> {
     split: &'a [Vec<Vec<f32>>],
@@ -298,7 +298,6 @@ impl WithSimd for ByteRowProducts<'_> {
                 [a, b2] => byte_group::<S, 2>(simd, [a, b2], part, out),
                 [a, b2, c] => byte_group::<S, 3>(simd, [a, b2, c], part, out),
                 [a, b2, c, d] => byte_group::<S, 4>(simd, [a, b2, c, d], part, out),
-                [a, b2, c, d, e] => byte_group::<S, 5>(simd, [a, b2, c, d, e], part, out),
                 _ => {}
             }
         }
@@ -361,19 +360,15 @@ fn byte_group<S: Simd, const R: usize>(
     }
 }
 
-/// Attention of a few query rows over keys and values (one row each,
-/// as many keys as values), head by head (`heads` equal slices of each
-/// row): `visible[i]` keys are seen by query `i`. Returns the rows × width
-/// result.
-///
-/// It goes head by head: one head's slice of every key, then of every
-/// value (for the audio's 1,500 frames, 384 KB each in base), is read by
-/// all the queries while it stays in the cache; and a value's weighted sum
-/// is held in registers over all the frames, not stored back each frame.
+/// Attention of a few query rows over `count` keys and values, head by
+/// head (`heads` equal slices of each row): `visible[i]` keys are seen by
+/// query `i`. Each key and value row is read once for all queries and
+/// heads. Returns the rows × width result.
 pub(crate) struct FewQueries<'a> {
     pub queries: &'a [&'a [f32]],
-    pub keys: &'a [&'a [f32]],
-    pub values: &'a [&'a [f32]],
+    pub keys: &'a dyn Fn(usize) -> std::borrow::Cow<'a, [f32]>,
+    pub values: &'a dyn Fn(usize) -> std::borrow::Cow<'a, [f32]>,
+    pub count: usize,
     pub visible: &'a [usize],
     pub heads: usize,
     pub softmax: &'a dyn Fn(&mut [f32], usize, f32),
@@ -394,84 +389,41 @@ impl WithSimd for FewQueries<'_> {
         let width = self.queries.first().map_or(0, |q| q.len());
         let heads = self.heads.max(1);
         let head = width / heads;
-        let count = self.keys.len().min(self.values.len());
+        let count = self.count;
         let scale = 1.0 / (head.max(1) as f32).sqrt();
-        let seen = |i: usize| self.visible.get(i).map_or(0, |v| (*v).min(count));
         // Scores of query i, head h at [(i · heads + h) · count ..][..count].
         let mut scores = vec![0.0f32; rows * heads * count];
-        for h in 0..heads {
-            let cols = h * head..(h + 1) * head;
+        for j in 0..count {
+            let key = (self.keys)(j);
             for (i, query) in self.queries.iter().enumerate() {
-                let query = &query[cols.clone()];
-                let start = (i * heads + h) * count;
-                for (score, key) in scores[start..start + seen(i)].iter_mut().zip(self.keys) {
-                    *score = dot(simd, query, &key[cols.clone()]);
+                if j >= self.visible[i] {
+                    continue;
+                }
+                for h in 0..heads {
+                    let cols = h * head..(h + 1) * head;
+                    scores[(i * heads + h) * count + j] =
+                        dot(simd, &query[cols.clone()], &key[cols]);
                 }
             }
         }
         for (n, row) in scores.chunks_exact_mut(count.max(1)).enumerate() {
-            (self.softmax)(row, seen(n / heads), scale);
+            (self.softmax)(row, self.visible[n / heads], scale);
         }
         let mut out = vec![vec![0.0f32; width]; rows];
-        for h in 0..heads {
-            let cols = h * head..(h + 1) * head;
+        for j in 0..count {
+            let value = (self.values)(j);
             for (i, acc) in out.iter_mut().enumerate() {
-                let start = (i * heads + h) * count;
-                weighted_sum(
-                    simd,
-                    &mut acc[cols.clone()],
-                    &scores[start..start + seen(i)],
-                    self.values,
-                    cols.start,
-                );
+                if j >= self.visible[i] {
+                    continue;
+                }
+                for h in 0..heads {
+                    let cols = h * head..(h + 1) * head;
+                    let weight = scores[(i * heads + h) * count + j];
+                    add_scaled(simd, &mut acc[cols.clone()], weight, &value[cols]);
+                }
             }
         }
         out
-    }
-}
-
-/// Vectors of a weighted sum held in registers at once.
-const HELD: usize = 8;
-
-/// `target += Σⱼ weights[j] · rows[j][offset..][..target.len()]`, `HELD`
-/// vectors of `target` at a time kept in registers over all the rows.
-#[inline(always)]
-fn weighted_sum<S: Simd>(
-    simd: S,
-    target: &mut [f32],
-    weights: &[f32],
-    rows: &[&[f32]],
-    offset: usize,
-) {
-    let n = target.len();
-    let (t_vectors, t_tail) = S::as_mut_simd_f32s(target);
-    let vectors = t_vectors.len();
-    for first in (0..vectors).step_by(HELD) {
-        let take = (vectors - first).min(HELD);
-        let mut held = [simd.splat_f32s(0.0); HELD];
-        for (weight, row) in weights.iter().zip(rows) {
-            let w = simd.splat_f32s(*weight);
-            let (source, _) = S::as_simd_f32s(&row[offset..offset + n]);
-            let source = &source[first..first + take];
-            if take == HELD {
-                for k in 0..HELD {
-                    held[k] = simd.mul_add_e_f32s(w, source[k], held[k]);
-                }
-            } else {
-                for (h, s) in held.iter_mut().zip(source) {
-                    *h = simd.mul_add_e_f32s(w, *s, *h);
-                }
-            }
-        }
-        for (t, h) in t_vectors[first..first + take].iter_mut().zip(&held) {
-            *t = simd.add_f32s(*t, *h);
-        }
-    }
-    let done = n - t_tail.len();
-    for (k, t) in t_tail.iter_mut().enumerate() {
-        for (weight, row) in weights.iter().zip(rows) {
-            *t += weight * row[offset + done + k];
-        }
     }
 }
 
@@ -595,6 +547,21 @@ fn dot<S: Simd>(simd: S, a: &[f32], b: &[f32]) -> f32 {
     sum
 }
 
+/// `target += weight · source`, elementwise.
+#[inline(always)]
+fn add_scaled<S: Simd>(simd: S, target: &mut [f32], weight: f32, source: &[f32]) {
+    let n = target.len().min(source.len());
+    let (t_vectors, t_tail) = S::as_mut_simd_f32s(&mut target[..n]);
+    let (s_vectors, s_tail) = S::as_simd_f32s(&source[..n]);
+    let w = simd.splat_f32s(weight);
+    for (t, s) in t_vectors.iter_mut().zip(s_vectors) {
+        *t = simd.mul_add_e_f32s(w, *s, *t);
+    }
+    for (t, s) in t_tail.iter_mut().zip(s_tail) {
+        *t += weight * s;
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -693,10 +660,13 @@ mod tests {
             };
             let (queries, keys, values) = (make(3, 1), make(count, 100), make(count, 300));
             let visible = [count, 1, 20];
+            let key = |j: usize| std::borrow::Cow::Borrowed(keys[j].as_slice());
+            let value = |j: usize| std::borrow::Cow::Borrowed(values[j].as_slice());
             let got = FewQueries {
                 queries: &as_slices(&queries),
-                keys: &as_slices(&keys),
-                values: &as_slices(&values),
+                keys: &key,
+                values: &value,
+                count,
                 visible: &visible,
                 heads,
                 softmax: &|row: &mut [f32], seen: usize, scale: f32| {
