@@ -115,6 +115,29 @@ pub(crate) fn sum(values: &[f32]) -> f32 {
     lanes.iter().sum::<f32>() + tail
 }
 
+/// The indices of the `k` largest values (all of them if there are no
+/// more), in no particular order; of equal values at the cut, the first.
+pub(crate) fn largest_indices(values: &[f32], k: usize) -> Vec<usize> {
+    if k >= values.len() {
+        return (0..values.len()).collect();
+    }
+    if k == 0 {
+        return Vec::new();
+    }
+    let mut order = values.to_vec();
+    let (_, cut, _) = order.select_nth_unstable_by(values.len() - k, f32::total_cmp);
+    let cut = *cut;
+    let mut above: Vec<usize> = (0..values.len())
+        .filter(|i| values[*i].total_cmp(&cut).is_gt())
+        .collect();
+    above.extend(
+        (0..values.len())
+            .filter(|i| values[*i].total_cmp(&cut).is_eq())
+            .take(k - above.len()),
+    );
+    above
+}
+
 /// `v = e^(v·scale − shift)` for every value, in place.
 #[inline]
 pub(crate) fn exp_in_place(values: &mut [f32], scale: f32, shift: f32) {
@@ -126,6 +149,25 @@ pub(crate) fn exp_in_place(values: &mut [f32], scale: f32, shift: f32) {
 #[cfg(test)]
 pub(crate) mod tests {
     use super::*;
+
+    #[test]
+    fn largest_indices_are_those_of_the_k_largest_values() {
+        let values = noise(1000, 3);
+        for k in [0, 1, 5, 64, 999, 1000, 2000] {
+            let mut got = largest_indices(&values, k);
+            got.sort_unstable();
+            let mut order: Vec<usize> = (0..values.len()).collect();
+            order.sort_by(|a, b| values[*b].total_cmp(&values[*a]));
+            let mut expected = order[..k.min(values.len())].to_vec();
+            expected.sort_unstable();
+            assert_eq!(got, expected, "k = {k}");
+        }
+        // Ties at the cut: the first of them.
+        assert_eq!(largest_indices(&[1.0, 2.0, 2.0, 2.0, 0.0], 2).len(), 2);
+        let mut tied = largest_indices(&[1.0, 3.0, 2.0, 2.0, 2.0], 3);
+        tied.sort_unstable();
+        assert_eq!(tied, vec![1, 2, 3]);
+    }
 
     #[test]
     fn exp_agrees_with_the_library_over_the_whole_range() {

@@ -12,7 +12,8 @@
 //! the decoder's and the vocabulary (as the output projection) are held
 //! in 8 bits a weight, each row with its own step, read a row at a time
 //! by the products of one row per beam (`simd`); the token embedding
-//! itself stays the file's float16. Nothing here reads a file
+//! itself stays the file's float16, from which the largest logits of each
+//! step are taken again (`Network::logits`). Nothing here reads a file
 //! or allocates more than a window's activations.
 
 // Array views are cheap handles (a pointer, shape and strides), passed by
@@ -471,7 +472,7 @@ impl Network {
         }
         state.len = end;
         let x = self.decoder_norm.forward(x.view());
-        Some(self.embeddings.times(x.view(), threads))
+        Some(self.logits(x.view(), threads))
     }
 
     /// One token more for each sequence in `state` (`tokens[i]` follows
@@ -511,7 +512,37 @@ impl Network {
         }
         state.len = at + 1;
         let x = self.decoder_norm.forward(x.view());
-        Some(self.embeddings.times(x.view(), threads))
+        Some(self.logits(x.view(), threads))
+    }
+
+    /// The logits of each row of the decoder's output: the vocabulary's
+    /// products in bytes, then the [`REFINED`] largest of each row again
+    /// from the file's float16 rows. The bytes' rounding moves a logit by
+    /// a few hundredths, enough to swap two close words, and only the
+    /// largest logits choose the words (the rest weigh next to nothing in
+    /// the softmax): held-out WER 0.121 with every logit from bytes, 0.110
+    /// from float16 (base), and the full float16 projection reads twice
+    /// the bytes at every step.
+    fn logits(&self, x: ArrayView2<'_, f32>, threads: usize) -> Array2<f32> {
+        let mut logits = self.embeddings.times(x, threads);
+        for (row, mut out) in x.rows().into_iter().zip(logits.rows_mut()) {
+            let Some(out) = out.as_slice_mut() else {
+                continue;
+            };
+            let tokens = kernels::largest_indices(out, REFINED);
+            let exact: Vec<f32> = tokens
+                .iter()
+                .flat_map(|t| self.token_embeddings.row(*t))
+                .collect();
+            let mut refined = vec![0.0f32; tokens.len()];
+            simd::row_products(&[&row.to_vec()], &exact, self.width, &mut refined);
+            for (t, value) in tokens.iter().zip(refined) {
+                if let Some(cell) = out.get_mut(*t) {
+                    *cell = value;
+                }
+            }
+        }
+        logits
     }
 
     /// Token embeddings plus the positions' encodings, one row each.
@@ -697,6 +728,10 @@ fn attention(
     });
     out
 }
+
+/// The logits of each decoder row taken again from the float16 token
+/// embedding, the largest by the bytes' products (see `Network::logits`).
+const REFINED: usize = 64;
 
 /// At most this many rows (a decoding step of up to eight beams), a
 /// product is taken as dot products of rows.
@@ -1003,6 +1038,46 @@ mod tests {
         let bytes = crate::ct2::tests::model_bin(&variables, &[]);
         let mut vars = crate::ct2::read(&bytes).expect("the model reads back");
         Network::from_variables(&mut vars, tokens).expect("the network builds")
+    }
+
+    #[test]
+    fn the_largest_logits_are_the_float16_embedding_s_products() {
+        let (width, tokens) = (16, 300);
+        let network = random_network(width, tokens);
+        let x = Array2::from_shape_vec((3, width), crate::kernels::tests::noise(3 * width, 77))
+            .expect("3 rows");
+        let logits = network.logits(x.view(), 1);
+        let from_bytes = network.embeddings.times(x.view(), 1);
+        let mut bytes_missed = false;
+        for (i, row) in x.rows().into_iter().enumerate() {
+            let exact: Vec<f64> = (0..tokens)
+                .map(|t| {
+                    row.iter()
+                        .zip(network.token_embeddings.row(t))
+                        .map(|(a, b)| f64::from(*a) * f64::from(b))
+                        .sum()
+                })
+                .collect();
+            let mut order: Vec<usize> = (0..tokens).collect();
+            order.sort_by(|a, b| exact[*b].total_cmp(&exact[*a]));
+            for t in &order[..REFINED / 2] {
+                let got = f64::from(logits[[i, *t]]);
+                assert!(
+                    (got - exact[*t]).abs() < 1e-5,
+                    "row {i}, token {t}: {got} vs {}",
+                    exact[*t]
+                );
+                bytes_missed |= (f64::from(from_bytes[[i, *t]]) - exact[*t]).abs() > 1e-4;
+            }
+            // The rest stay the bytes' products, within their rounding.
+            for t in &order[REFINED * 2..] {
+                assert!((f64::from(logits[[i, *t]]) - exact[*t]).abs() < 0.1);
+            }
+        }
+        assert!(
+            bytes_missed,
+            "the bytes alone gave the exact logits: nothing was tested"
+        );
     }
 
     #[test]

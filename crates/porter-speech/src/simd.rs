@@ -642,6 +642,72 @@ mod tests {
         }
     }
 
+    fn as_slices(rows: &[Vec<f32>]) -> Vec<&[f32]> {
+        rows.iter().map(Vec::as_slice).collect()
+    }
+
+    #[test]
+    fn few_queries_attend_each_head_over_the_keys_they_see() {
+        // Head widths of whole vectors, with a tail, and of fewer values
+        // than a vector; more vectors in a head than are held at once.
+        for (heads, head) in [(2, 8), (3, 64), (2, 5), (1, 3), (2, 100)] {
+            let width = heads * head;
+            let count = 37;
+            let make = |n: usize, seed: u64| -> Vec<Vec<f32>> {
+                (0..n)
+                    .map(|i| crate::kernels::tests::noise(width, seed + i as u64))
+                    .collect()
+            };
+            let (queries, keys, values) = (make(3, 1), make(count, 100), make(count, 300));
+            let visible = [count, 1, 20];
+            let key = |j: usize| std::borrow::Cow::Borrowed(keys[j].as_slice());
+            let value = |j: usize| std::borrow::Cow::Borrowed(values[j].as_slice());
+            let got = FewQueries {
+                queries: &as_slices(&queries),
+                keys: &key,
+                values: &value,
+                count,
+                visible: &visible,
+                heads,
+                softmax: &|row: &mut [f32], seen: usize, scale: f32| {
+                    let (seen, hidden) = row.split_at_mut(seen);
+                    softmax(seen, scale);
+                    hidden.fill(0.0);
+                },
+            }
+            .run();
+            let scale = 1.0 / (head as f64).sqrt();
+            for (i, query) in queries.iter().enumerate() {
+                for h in 0..heads {
+                    let cols = h * head..(h + 1) * head;
+                    let scores: Vec<f64> = keys[..visible[i]]
+                        .iter()
+                        .map(|key| {
+                            cols.clone()
+                                .map(|c| f64::from(query[c]) * f64::from(key[c]))
+                                .sum::<f64>()
+                                * scale
+                        })
+                        .collect();
+                    let top = scores.iter().copied().fold(f64::MIN, f64::max);
+                    let total: f64 = scores.iter().map(|s| (s - top).exp()).sum();
+                    for c in cols.clone() {
+                        let expected: f64 = scores
+                            .iter()
+                            .zip(&values)
+                            .map(|(s, value)| (s - top).exp() / total * f64::from(value[c]))
+                            .sum();
+                        let got = f64::from(got[i][c]);
+                        assert!(
+                            (got - expected).abs() < 1e-5,
+                            "{heads} heads of {head}, query {i}, column {c}: {got} vs {expected}"
+                        );
+                    }
+                }
+            }
+        }
+    }
+
     #[test]
     fn row_products_are_dot_products_of_every_pair_of_rows_of_any_width() {
         for width in [1, 7, 8, 16, 33, 64, 515] {
