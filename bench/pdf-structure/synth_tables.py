@@ -655,7 +655,7 @@ def main() -> int:
     args = parser.parse_args()
     args.out.mkdir(parents=True, exist_ok=True)
     manifest = {}
-    for g, genre in enumerate(GENRES):
+    for genre in GENRES:
         for i in range(args.per_genre):
             name = f"{genre}-{i + 1:02d}"
             rnd = random.Random(f"{args.seed}/{genre}/{i}")
