@@ -6,9 +6,10 @@ Usage: bench.py --porter BIN --pages DIR --tables DIR --out DIR
                 [--inprocess BENCH] [--peer-python PY]   (see ./run)
 
 The split (kept fixed; see bench/README.md): the rules are tuned on the
-development set `pdf-bench` (100 pages of opendataloader-bench) and the
-ICDAR 2013 US tables (`pdf-tables`) are held out. Both are printed every
-run, so a rule that helps one and hurts the other shows."""
+development set `pdf-bench` (100 pages of opendataloader-bench) and on the
+synthetic government-style tables that synth_tables.py draws (seeded),
+and the ICDAR 2013 US tables (`pdf-tables`) are held out. All three are
+printed every run, so a rule that helps one and hurts another shows."""
 
 import argparse
 import csv
@@ -33,7 +34,8 @@ PUBLISHED = [
     ("markitdown", 0.583, 0.879, 0.0, 0.0, 0.041),
 ]
 PAGES = re.compile(r"<!-- page \d+ of (\d+) -->")
-DEV, HELD_OUT = "pdf-bench", "pdf-tables"
+DEV, HELD_OUT, SYNTHETIC = "pdf-bench", "pdf-tables", "synthetic"
+HERE = Path(__file__).resolve().parent
 
 
 def load() -> str:
@@ -72,13 +74,16 @@ def score_pages(set_dir: Path, out: Path) -> tuple[dict, list]:
     return means, rows
 
 
-def score_tables(porter: Path, tables_dir: Path, out: Path, name: str = "tables", env=None) -> dict:
+def score_tables(porter: Path, tables_dir: Path, out: Path, name: str = "tables", env=None,
+                 scorer: Path | None = None) -> dict:
     """The held-out set's own scorer (it runs `porter extract` itself, one
-    whole process per PDF, and times it): its JSON summary."""
+    whole process per PDF, and times it): its JSON summary. The synthetic
+    set is scored by the same scorer (`scorer`), its truth being written in
+    the same structure files."""
     work = out / name
     work.mkdir(parents=True, exist_ok=True)
     summary = out / f"{name}.json"
-    scorer = tables_dir.parent / "score_tables.py"
+    scorer = scorer or tables_dir.parent / "score_tables.py"
     done = subprocess.run(
         [sys.executable, str(scorer), str(porter), str(tables_dir), str(work), "--json", str(summary)],
         capture_output=True,
@@ -90,6 +95,51 @@ def score_tables(porter: Path, tables_dir: Path, out: Path, name: str = "tables"
         print(f"bench/pdf-structure: the tables' scorer failed:\n{done.stdout}{done.stderr}", file=sys.stderr)
         return {}
     return json.loads(summary.read_text())
+
+
+def synthetic_set(out: Path, seed: int, per_genre: int) -> Path | None:
+    """Draws the synthetic set (synth_tables.py, seeded) into `out`: the
+    same pages for the same seed on every run."""
+    target = out / "synthetic-set"
+    done = subprocess.run(
+        [sys.executable, str(HERE / "synth_tables.py"), str(target), "--seed", str(seed), "--per-genre", str(per_genre)],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    if done.returncode != 0:
+        print(f"bench/pdf-structure: the synthetic set was not drawn: {done.stderr.strip()[-400:]}", file=sys.stderr)
+        return None
+    return target
+
+
+def by_genre(rows: list[dict], genres_json: Path) -> list[tuple[str, int, int, float, float]]:
+    """(genre, tables, found, TEDS, TEDS-S) per genre of the synthetic set,
+    from the scorer's rows (a page's name is GENRE-NN)."""
+    pages = json.loads(genres_json.read_text())["pages"]
+    groups: dict[str, list[dict]] = {}
+    for r in rows:
+        groups.setdefault(pages.get(r["doc"], {}).get("genre", r["doc"].rsplit("-", 1)[0]), []).append(r)
+    order = list(json.loads(genres_json.read_text())["genres"])
+    return [
+        (g, len(rs), sum(r["found"] for r in rs), statistics.fmean(r["teds"] for r in rs),
+         statistics.fmean(r["teds_s"] for r in rs))
+        for g, rs in sorted(groups.items(), key=lambda kv: order.index(kv[0]) if kv[0] in order else 99)
+    ]
+
+
+def print_synthetic(summary: dict, genres_json: Path, seed: int) -> None:
+    print()
+    print(f"{SYNTHETIC} (drawn by bench/pdf-structure/synth_tables.py, seed {seed}; government-style tables "
+          f"made for this bench, not real documents; dev: the rules may be tuned on it):")
+    print("| genre | tables | found | TEDS | TEDS-S |")
+    print("|---|---|---|---|---|")
+    for genre, n, found, teds, teds_s in by_genre(summary["rows"], genres_json):
+        print(f"| {genre} | {n} | {found} | {teds:.3f} | {teds_s:.3f} |")
+    print(f"| all | {summary['tables']} | {summary['found']} | {summary['teds']:.3f} | {summary['teds_s']:.3f} |")
+    print(f"({summary['extra']} tables made on pages with none; {summary['s_per_page']:.3f} s/page)")
+    low = sorted(summary["rows"], key=lambda r: r["teds"])[:8]
+    print(f"lowest tables of {SYNTHETIC}: " + ", ".join(f"{r['doc']} t{r['table']} {r['teds']:.2f}" for r in low))
 
 
 def inprocess_times(bench: Path, pdfs: list[Path], out: Path) -> dict:
@@ -213,8 +263,21 @@ def main() -> int:
     parser.add_argument("--out", required=True, type=Path)
     parser.add_argument("--inprocess", type=Path)
     parser.add_argument("--peer-python")
+    parser.add_argument("--synthetic-seed", type=int, default=2013)
+    parser.add_argument("--synthetic-per-genre", type=int, default=6)
+    parser.add_argument("--synthetic-only", action="store_true",
+                        help="score the synthetic set alone (quick, while tuning)")
     args = parser.parse_args()
     before = load()
+    synthetic, synthetic_dir = {}, synthetic_set(args.out, args.synthetic_seed, args.synthetic_per_genre)
+    if synthetic_dir and args.tables:
+        synthetic = score_tables(args.porter, synthetic_dir, args.out, "synthetic", scorer=args.tables.parent / "score_tables.py")
+    if args.synthetic_only:
+        if synthetic:
+            print_synthetic(synthetic, synthetic_dir / "genres.json", args.synthetic_seed)
+        print(f"load before: {before}")
+        print(f"load after:  {load()}")
+        return 0 if synthetic else 1
     pdfs = sorted((args.pages / "pdfs").glob("*.pdf"))
     if not pdfs:
         print(f"bench/pdf-structure: no PDFs in {args.pages / 'pdfs'}", file=sys.stderr)
@@ -239,6 +302,8 @@ def main() -> int:
     print_scores(means, tables, sum(pages.values()), per_page(seconds, pages, list(seconds)))
     if args.inprocess:
         print_inprocess(inproc_means, inproc_tables)
+    if synthetic:
+        print_synthetic(synthetic, synthetic_dir / "genres.json", args.synthetic_seed)
     print_times(seconds, inproc, peer, pages, with_tables, without, tables)
     print()
     rows = [r for r in rows if r["overall"] not in ("", "None")]

@@ -651,8 +651,12 @@ fn fragments(mut pieces: Vec<Piece>, body: f32) -> Vec<Fragment> {
             }
             let gap = pb.x0 - f.bbox.x1;
             let size = f.size.max(p.size);
-            // A bullet or item number reaches further to its text.
-            let reach = if is_bullet(&f.text) || is_marker(&f.text) || is_number(&f.text) {
+            // A bullet or item number reaches further to its text, but not
+            // to a figure: "24.5" and "99.8", or "(12)" and "40", side by
+            // side are two values of a table's row, and joined they would
+            // make one wide cell across two columns.
+            let marks = is_bullet(&f.text) || is_marker(&f.text) || is_number(&f.text);
+            let reach = if marks && !opens_with_figure(&p.text) {
                 3.0 * size
             } else {
                 // Less than a column gutter, which can be as narrow as
@@ -733,6 +737,15 @@ fn is_marker(text: &str) -> bool {
                 || s.len() == 1 && s.chars().all(|c| c.is_ascii_alphabetic())
                 || s.len() <= 4 && s.chars().all(|c| matches!(c, 'i' | 'v' | 'x')))
     })
+}
+
+/// Whether a text starts as a figure does: a digit, after a currency
+/// sign, an opening parenthesis, a sign or a decimal point, if any ("12",
+/// "$4", "(1,204)", "-3.5", ".75").
+fn opens_with_figure(text: &str) -> bool {
+    text.trim_start()
+        .trim_start_matches(['$', '£', '€', '(', '-', '+', '−', '–', '.'])
+        .starts_with(|c: char| c.is_ascii_digit())
 }
 
 /// Whether a text is a section number on its own: "1.3", "4.2.", "12".

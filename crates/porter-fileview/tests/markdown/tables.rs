@@ -663,3 +663,38 @@ fn a_table_in_one_column_of_a_two_column_page_is_read_with_its_own_columns() {
     prose(320.0, 700.0, &right, &mut text);
     assert_drawn(&read(&text, &rules), &[&sheet]);
 }
+
+#[test]
+fn section_rows_with_indented_labels_and_subtotals_are_one_table_without_rules() {
+    // As census tables set their stub: a row label alone over the rows
+    // of its section, those indented under it, a bold subtotal indented
+    // further, a bold total, and no rule anywhere. The columns of values
+    // are close: "80.3" and "32.0" lie nearer than a section number
+    // ("8.3 Results") lies to its title.
+    let mut total = row(&["Total", "77.4", "89.2", "91.5"]);
+    total.bold = true;
+    let mut first = row(&["    Subtotal", "11.2", "25.7", "85.5"]);
+    first.bold = true;
+    let mut second = row(&["    Subtotal", "66.0", "64.6", "66.1"]);
+    second.bold = true;
+    let mut sheet = sheet(
+        columns(72.0, 110.0, 3, 34.0, 10.0, Align::Right),
+        &["Characteristic", "Total", "Rate", "Mean"],
+        &[],
+    );
+    sheet.rows = vec![
+        row(&["Income", "", "", ""]),
+        row(&["  Under $25,000", "80.3", "32.0", "15.4"]),
+        row(&["  $25,000 to $49,999", "83.4", "72.0", "28.0"]),
+        row(&["  $50,000 or more", "77.4", "22.1", "14.0"]),
+        first,
+        row(&["Region", "", "", ""]),
+        row(&["  Northeast", "12.4", "39.7", "73.2"]),
+        row(&["  Midwest", "57.8", "74.6", "58.3"]),
+        row(&["  South", "58.7", "3.7", "60.7"]),
+        second,
+        total,
+    ];
+    sheet.rules = false;
+    assert_drawn(&report_page(&sheet), &[&sheet]);
+}
