@@ -556,6 +556,17 @@ mod tests {
         (log, on_end)
     }
 
+    /// Kept sessions parked after 10 s and ended after 60 s, the log of
+    /// those ended, and rmcp's manager for them.
+    fn parking_in_10s_ending_in_60s() -> (EndedLog, Arc<KeptSessions<u32>>, LocalSessionManager) {
+        let (log, on_end) = ended_log();
+        let times = SessionTimes {
+            park_after: Duration::from_secs(10),
+            end_after: Duration::from_secs(60),
+        };
+        (log, KeptSessions::new(times, on_end), times.manager())
+    }
+
     fn params(name: &str) -> SessionState {
         let mut params = InitializeRequestParams::default();
         params.client_info.name = name.to_owned();
@@ -610,13 +621,7 @@ mod tests {
 
     #[tokio::test]
     async fn a_session_with_a_request_in_flight_is_neither_parked_nor_ended() {
-        let (log, on_end) = ended_log();
-        let times = SessionTimes {
-            park_after: Duration::from_secs(10),
-            end_after: Duration::from_secs(60),
-        };
-        let kept = KeptSessions::new(times, on_end);
-        let manager = times.manager();
+        let (log, kept, manager) = parking_in_10s_ending_in_60s();
         kept.store("answering", &params("a")).await.unwrap();
         kept.store("quiet", &params("q")).await.unwrap();
         let in_flight = kept.begin("answering").await;
@@ -646,13 +651,7 @@ mod tests {
 
     #[tokio::test]
     async fn a_session_opened_elsewhere_is_noted_with_its_request_and_not_parked_under_it() {
-        let (log, on_end) = ended_log();
-        let times = SessionTimes {
-            park_after: Duration::from_secs(10),
-            end_after: Duration::from_secs(60),
-        };
-        let kept = KeptSessions::new(times, on_end);
-        let manager = times.manager();
+        let (log, kept, manager) = parking_in_10s_ending_in_60s();
         // Another replica opened it: its first request here is counted
         // before rmcp loads the session from the shared records.
         let in_flight = kept.begin_known("elsewhere").await;
