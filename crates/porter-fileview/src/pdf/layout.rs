@@ -169,6 +169,12 @@ pub(crate) struct PageLayout {
     /// The size each heading is set in, for its level among all the
     /// document's headings ([`document_levels`]).
     pub heading_sizes: Vec<Option<f32>>,
+    /// For a paragraph in the header or footer band that would be a
+    /// heading anywhere else on the page (a section's title at the top of
+    /// a page with a narrow top margin), its level and size: a document of
+    /// several pages takes it as a heading when it does not repeat from
+    /// page to page as a running head does.
+    pub band_headings: Vec<Option<(u8, f32)>>,
 }
 
 /// The blocks of one page, in reading order, with what each needs of the
@@ -1608,7 +1614,7 @@ fn gather(items: Vec<Item>) -> Vec<Result<Gathering, Own>> {
 
 /// Which gathered texts are headings, and the heading sizes, largest
 /// first (a heading's level is its size's place among them).
-fn headings(out: &[Result<Gathering, Own>], body: f32) -> (Vec<bool>, Vec<f32>) {
+fn headings(out: &[Result<Gathering, Own>], body: f32) -> (Vec<bool>, Vec<bool>, Vec<f32>) {
     // Whether the page's body text is set bold: then bold sets nothing apart.
     let (bold_chars, chars) = out
         .iter()
@@ -1638,11 +1644,15 @@ fn headings(out: &[Result<Gathering, Own>], body: f32) -> (Vec<bool>, Vec<f32>) 
     // Heading sizes, largest first, for the levels.
     let mut sizes: Vec<f32> = Vec::new();
     let mut heading = Vec::with_capacity(out.len());
+    let mut in_band = Vec::with_capacity(out.len());
     for entry in out {
-        let is = match entry {
+        let would = match entry {
             Ok(g) => is_heading(g, &page),
             Err(_) => false,
         };
+        let marginal = entry.as_ref().is_ok_and(|g| g.marginal);
+        let is = would && !marginal;
+        in_band.push(would && marginal);
         if is && let Ok(g) = entry {
             let s = (g.size * 2.0).round() / 2.0;
             if !sizes.iter().any(|x| (x - s).abs() < 0.25) {
@@ -1652,7 +1662,7 @@ fn headings(out: &[Result<Gathering, Own>], body: f32) -> (Vec<bool>, Vec<f32>) 
         heading.push(is);
     }
     sizes.sort_by(|a, b| b.total_cmp(a));
-    (heading, sizes)
+    (heading, in_band, sizes)
 }
 
 /// Joins ordered items into blocks.
@@ -1665,10 +1675,11 @@ fn blocks(items: Vec<Item>, body: f32, page: (f32, f32)) -> PageLayout {
     for g in out.iter_mut().flatten() {
         g.marginal = marginal(&g.bbox);
     }
-    let (heading, sizes) = headings(&out, body);
+    let (heading, in_band, sizes) = headings(&out, body);
     let mut blocks = Vec::with_capacity(out.len());
     let mut margins = Vec::with_capacity(out.len());
     let mut heading_sizes = Vec::with_capacity(out.len());
+    let mut band_headings = Vec::with_capacity(out.len());
     // The last heading's box, size and index, to join a heading set over
     // two lines that the paragraph joining kept apart.
     let mut previous: Option<(BoxF, f32, usize)> = None;
@@ -1677,7 +1688,15 @@ fn blocks(items: Vec<Item>, body: f32, page: (f32, f32)) -> PageLayout {
     let mut indents: Vec<f32> = Vec::new();
     let mut regions: Vec<(usize, Region)> = Vec::new();
     let numbered_from = numbered_rank(&out, &heading, &sizes);
-    for (entry, is) in out.into_iter().zip(heading) {
+    for ((entry, is), band) in out.into_iter().zip(heading).zip(in_band) {
+        // Every block pushed below has its entry here, as in `margins`.
+        band_headings.push(match &entry {
+            Ok(g) if band => Some((
+                heading_level(&g.text, g.size, &sizes, numbered_from),
+                g.size,
+            )),
+            _ => None,
+        });
         match entry {
             Err((block, region)) => {
                 if let Some(region) = region {
@@ -1699,6 +1718,7 @@ fn blocks(items: Vec<Item>, body: f32, page: (f32, f32)) -> PageLayout {
                 });
                 if continues && let Some(Block::Heading { text, .. }) = blocks.last_mut() {
                     join_line(text, &g.text);
+                    band_headings.pop();
                 } else {
                     blocks.push(Block::Heading {
                         level,
@@ -1741,11 +1761,13 @@ fn blocks(items: Vec<Item>, body: f32, page: (f32, f32)) -> PageLayout {
     for (at, region) in regions {
         placed[at] = Some(region);
     }
+    debug_assert_eq!(band_headings.len(), blocks.len());
     PageLayout {
         blocks,
         marginal: margins,
         regions: placed,
         heading_sizes,
+        band_headings,
     }
 }
 
@@ -2123,7 +2145,7 @@ fn is_heading(g: &Gathering, page: &Page) -> bool {
     if g.item.is_some() && !numbered(text) {
         return false;
     }
-    if g.marginal || is_caption(text) || text.contains("....") || text.contains(" . . .") {
+    if is_caption(text) || text.contains("....") || text.contains(" . . .") {
         return false;
     }
     let larger = g.size >= body * 1.15;

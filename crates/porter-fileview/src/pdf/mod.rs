@@ -80,6 +80,9 @@ pub(crate) fn blocks(
     let mut margins: Vec<(usize, usize)> = Vec::new();
     // The headings the layout found: their place in `out` and size.
     let mut headings: Vec<(usize, f32)> = Vec::new();
+    // Paragraphs in a header or footer band that would be headings
+    // elsewhere on their page: their places, levels and sizes.
+    let mut band_headings: Vec<(usize, u8, f32)> = Vec::new();
     let mut laid_out = 0usize;
     // Every page to be read is checked against the work limits first. The
     // library's finishing of a page's text (running headers, rotation,
@@ -160,9 +163,17 @@ pub(crate) fn blocks(
         };
         out.push(Block::Page { number, total });
         let laid = lay_out(&document, index, pieces, tables, &mut learned, cancel);
-        append_page(&mut out, laid, number, &mut margins, &mut headings);
+        append_page(
+            &mut out,
+            laid,
+            number,
+            &mut margins,
+            &mut headings,
+            &mut band_headings,
+        );
         laid_out += 1;
     }
+    promote_band_headings(&mut out, &margins, &band_headings, laid_out, &mut headings);
     layout::document_levels(&mut out, &headings);
     set_apart_running_lines(&mut out, &margins, laid_out, &mut notes);
     coverage_notes(
@@ -191,8 +202,9 @@ pub(crate) fn blocks(
 }
 
 /// Appends page `number`'s blocks to the document's `out`, noting the
-/// places of those in its header or footer band (with the page) and of its
-/// headings (with their sizes).
+/// places of those in its header or footer band (with the page), of its
+/// headings (with their sizes) and of the band's paragraphs that would be
+/// headings elsewhere on the page (with their levels and sizes).
 #[cfg(feature = "pdf")]
 fn append_page(
     out: &mut Vec<Block>,
@@ -200,20 +212,99 @@ fn append_page(
     number: usize,
     margins: &mut Vec<(usize, usize)>,
     headings: &mut Vec<(usize, f32)>,
+    band_headings: &mut Vec<(usize, u8, f32)>,
 ) {
-    for ((block, marginal), heading) in laid
+    for (((block, marginal), heading), band) in laid
         .blocks
         .into_iter()
         .zip(laid.marginal)
         .zip(laid.heading_sizes)
+        .zip(laid.band_headings)
     {
         if marginal {
             margins.push((out.len(), number));
+            if let Some((level, size)) = band {
+                band_headings.push((out.len(), level, size));
+            }
         }
         if let Some(size) = heading {
             headings.push((out.len(), size));
         }
         out.push(block);
+    }
+}
+
+/// The pages on which each line of the header and footer bands is, by its
+/// [`running_key`] (`keys`, one per entry of `margins`: the places of the
+/// blocks in those bands and their pages; a block that is not text has
+/// none).
+#[cfg(feature = "pdf")]
+fn band_lines<'a>(
+    margins: &[(usize, usize)],
+    keys: &'a [Option<String>],
+) -> std::collections::BTreeMap<&'a str, std::collections::BTreeSet<usize>> {
+    let mut on_pages: std::collections::BTreeMap<&str, std::collections::BTreeSet<usize>> =
+        std::collections::BTreeMap::new();
+    debug_assert_eq!(keys.len(), margins.len());
+    for (key, &(_, page)) in keys.iter().zip(margins) {
+        if let Some(key) = key {
+            on_pages.entry(key.as_str()).or_default().insert(page);
+        }
+    }
+    on_pages
+}
+
+/// The [`running_key`] of each block in `margins` that is text.
+#[cfg(feature = "pdf")]
+fn band_keys(blocks: &[Block], margins: &[(usize, usize)]) -> Vec<Option<String>> {
+    margins
+        .iter()
+        .map(|&(at, _)| match &blocks[at] {
+            Block::Paragraph(text) | Block::ListItem { text, .. } => Some(running_key(text)),
+            _ => None,
+        })
+        .collect()
+}
+
+/// Makes headings of the band's paragraphs that would be headings anywhere
+/// else on their page (`band_headings`: place, level, size), in a document
+/// of several pages, where the line is on its page alone: a running head
+/// or footer repeats from page to page (and a page number is a number),
+/// while a section's title set at the very top of a page with a narrow top
+/// margin (conference and journal classes set them there) does not. On a
+/// page alone nothing tells the two apart, and the band stays text.
+#[cfg(feature = "pdf")]
+fn promote_band_headings(
+    blocks: &mut [Block],
+    margins: &[(usize, usize)],
+    band_headings: &[(usize, u8, f32)],
+    pages: usize,
+    headings: &mut Vec<(usize, f32)>,
+) {
+    if pages < 2 || band_headings.is_empty() {
+        return;
+    }
+    let keys = band_keys(blocks, margins);
+    let on_pages = band_lines(margins, &keys);
+    let promoted: Vec<(usize, u8, f32)> = band_headings
+        .iter()
+        .filter(|&&(at, _, _)| {
+            let Some(Block::Paragraph(text)) = blocks.get(at) else {
+                return false;
+            };
+            let key = running_key(text);
+            !page_number_key(&key) && on_pages.get(key.as_str()).is_none_or(|p| p.len() < 2)
+        })
+        .copied()
+        .collect();
+    for (at, level, size) in promoted {
+        if let Some(block) = blocks.get_mut(at)
+            && let Block::Paragraph(text) = block
+        {
+            let text = std::mem::take(text);
+            *block = Block::Heading { level, text };
+            headings.push((at, size));
+        }
     }
 }
 
@@ -491,24 +582,13 @@ fn set_apart_running_lines(
     pages: usize,
     notes: &mut Vec<String>,
 ) {
-    use std::collections::{BTreeMap, BTreeSet, HashSet};
+    use std::collections::{BTreeSet, HashSet};
 
     if pages < 2 || margins.is_empty() {
         return;
     }
-    let keys: Vec<Option<String>> = margins
-        .iter()
-        .map(|&(at, _)| match &blocks[at] {
-            Block::Paragraph(text) | Block::ListItem { text, .. } => Some(running_key(text)),
-            _ => None,
-        })
-        .collect();
-    let mut on_pages: BTreeMap<&str, BTreeSet<usize>> = BTreeMap::new();
-    for (key, &(_, page)) in keys.iter().zip(margins) {
-        if let Some(key) = key {
-            on_pages.entry(key.as_str()).or_default().insert(page);
-        }
-    }
+    let keys = band_keys(blocks, margins);
+    let on_pages = band_lines(margins, &keys);
     let running = |key: &str| {
         on_pages
             .get(key)

@@ -313,3 +313,74 @@ fn a_papers_sections_keep_their_level_on_pages_without_its_title() {
         ],
     );
 }
+
+#[test]
+fn a_section_title_at_the_top_of_a_page_is_a_heading_where_the_running_head_is_not() {
+    // Letter is 792 points high; the top 8 % (63 points) is where running
+    // heads are set. Pages 2 and 3 carry one there, and page 2's text
+    // starts close under the top with a section's title, as conference
+    // and journal classes with narrow top margins set them: the title is
+    // in the band too, but it is on one page only and is bold, while the
+    // running head repeats from page to page.
+    let running = |lines: &mut Vec<Line<'static>>| {
+        lines.push(Line {
+            x: 72.0,
+            y: 770.0,
+            runs: vec![(8.0, false, "Proceedings of the Workshop on Pages")],
+        });
+    };
+    let mut first = vec![Line {
+        x: 72.0,
+        y: 690.0,
+        runs: vec![(16.0, true, "Reading Tops of Pages")],
+    }];
+    first.push(Line {
+        x: 72.0,
+        y: 650.0,
+        runs: vec![(12.0, true, "1 Introduction")],
+    });
+    text_at(72.0, 632.0, &PARAGRAPH, &mut first);
+    let mut second = Vec::new();
+    running(&mut second);
+    second.push(Line {
+        x: 72.0,
+        y: 742.0,
+        runs: vec![(12.0, true, "2 Method")],
+    });
+    text_at(72.0, 724.0, &PARAGRAPH, &mut second);
+    let mut third = Vec::new();
+    running(&mut third);
+    text_at(72.0, 742.0, &PARAGRAPH, &mut third);
+    third.push(Line {
+        x: 72.0,
+        y: 700.0,
+        runs: vec![(12.0, true, "3 Results")],
+    });
+    text_at(72.0, 682.0, &PARAGRAPH, &mut third);
+    let md = extract(
+        &pages_in(
+            &[(&first, &[]), (&second, &[]), (&third, &[])],
+            ["Helvetica", "Helvetica-Bold"],
+        ),
+        &Options::default(),
+    );
+    assert_lines_in_order(
+        &md.text,
+        &[
+            "# Reading Tops of Pages",
+            "## 1 Introduction",
+            "Proceedings of the Workshop on Pages",
+            "## 2 Method",
+            &PARAGRAPH.join(" "),
+            "## 3 Results",
+        ],
+    );
+    assert_eq!(
+        md.text
+            .matches("Proceedings of the Workshop on Pages")
+            .count(),
+        1,
+        "the running head is shown once, as a line of text: {}",
+        md.text
+    );
+}
