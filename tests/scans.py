@@ -5,6 +5,9 @@ writer, with `invariant=1` so the bytes do not change from run to run):
 - `scanned_pdf()`: a PDF of three pages; page 1 has a text layer, page 2 is
   a scan (one picture the size of the page, no text), page 3 the same scan
   fed in sideways (turned a quarter).
+- `scanned_report()`: a PDF of three scanned pages (no text layer at all),
+  each with the same running head at its top edge and its number at the
+  foot, under them a section each.
 - `photo_jpeg()`: a photo of a page: turned 3 degrees, with noise, saved as
   JPEG at quality 60.
 
@@ -83,6 +86,58 @@ def scanned_pdf() -> bytes:
     return out.getvalue()
 
 
+# The scanned report: what every page's top edge repeats, and each page's
+# section (its heading, then its lines).
+REPORT_HEAD = "Harbour Board Annual Report"
+REPORT_SECTIONS = [
+    ("Channel Dredging", ["The dredger worked the outer channel for six weeks",
+                          "and moved forty thousand cubic metres of silt."]),
+    ("Warehouse Repairs", ["The roof of the east warehouse was replaced in May",
+                           "after the winter storms had lifted its slates."]),
+    ("Pilot Service", ["Pilots boarded eleven hundred vessels this year,",
+                       "two hundred more than in the year before."]),
+]
+
+
+def report_page(number: int, total: int, dpi: int) -> Image.Image:
+    """Page `number` of the report: the running head 0.4 inch from the top
+    and "Page N of M" 0.5 inch from the foot, both at 10 pt, and the page's
+    section from 1.2 inches down."""
+    heading, lines = REPORT_SECTIONS[number - 1]
+    width, height = int(8.5 * dpi), int(11 * dpi)
+    page = Image.new("L", (width, height), 255)
+    draw = ImageDraw.Draw(page)
+    small = ImageFont.load_default(size=round(10 * dpi / 72))
+    body = ImageFont.load_default(size=round(12 * dpi / 72))
+    big = ImageFont.load_default(size=round(20 * dpi / 72))
+    draw.text((dpi, round(0.4 * dpi)), REPORT_HEAD, font=small, fill=0)
+    y = round(1.2 * dpi)
+    draw.text((dpi, y), heading, font=big, fill=0)
+    y += round(0.6 * dpi)
+    for line in lines:
+        draw.text((dpi, y), line, font=body, fill=0)
+        y += round(0.25 * dpi)
+    footer = f"Page {number} of {total}"
+    draw.text((round(4 * dpi), height - round(0.5 * dpi)), footer, font=small, fill=0)
+    return page
+
+
+def scanned_report() -> bytes:
+    from reportlab.lib.pagesizes import letter
+    from reportlab.lib.utils import ImageReader
+    from reportlab.pdfgen import canvas
+
+    out = io.BytesIO()
+    pdf = canvas.Canvas(out, pagesize=letter, invariant=1)
+    total = len(REPORT_SECTIONS)
+    for number in range(1, total + 1):
+        scan = report_page(number, total, 200)
+        pdf.drawImage(ImageReader(scan), 0, 0, width=letter[0], height=letter[1])
+        pdf.showPage()
+    pdf.save()
+    return out.getvalue()
+
+
 def noise(size: tuple[int, int], seed: int, spread: int) -> Image.Image:
     """Grey noise from 0 to `spread`, the same for the same seed."""
     rng = random.Random(seed)
@@ -126,3 +181,4 @@ if __name__ == "__main__":
     folder.mkdir(parents=True, exist_ok=True)
     (folder / "scanned.pdf").write_bytes(scanned_pdf())
     (folder / "photo.jpg").write_bytes(photo_jpeg())
+    (folder / "report.pdf").write_bytes(scanned_report())

@@ -63,6 +63,33 @@ def test_a_scanned_pdf_is_read_by_ocr_page_by_page_and_the_notes_say_which(tmp_p
     assert any("read upright: page 3." in n for n in notes), notes
 
 
+def test_a_scanned_report_has_its_running_head_and_page_numbers_set_apart_like_a_born_digital_one(
+    tmp_path,
+):
+    path = tmp_path / "report.pdf"
+    path.write_bytes(scans.scanned_report())
+    done = extract(path)
+    assert done.returncode == 0, done.stderr
+    by_page = pages(done.stdout)
+    assert set(by_page) == {1, 2, 3}, done.stdout
+    for number, (heading, lines) in enumerate(scans.REPORT_SECTIONS, 1):
+        text = by_page[number]
+        assert scans.found(lines, text) == lines, (number, text)
+        # The section's title is the page's one heading; its lines, with
+        # or without descenders, are text.
+        assert re.findall(r"^#+ (.*)$", text, re.M) == [heading], (number, text)
+    # The running head is shown on the first page only, and the printed
+    # page numbers not at all, as for a PDF with a text layer.
+    head = scans.REPORT_HEAD.lower()
+    assert [n for n, t in by_page.items() if head in " ".join(t.split()).lower()] == [1], done.stdout
+    assert not re.search(r"^page \d of 3$", done.stdout, re.I | re.M), done.stdout
+    # The three sections are set in one type: one level.
+    assert len(set(re.findall(r"^(#+) ", done.stdout, re.M))) == 1, done.stdout
+    notes = [line for line in done.stderr.splitlines() if line.startswith("porter: note: ")]
+    assert any("page numbers printed at the pages' edges are left out" in n for n in notes), notes
+    assert any("shown on the first page it is on only (2 repeats left out)" in n for n in notes), notes
+
+
 def test_a_photo_of_a_page_is_read_by_ocr(tmp_path):
     path = tmp_path / "roster.jpg"
     path.write_bytes(scans.photo_jpeg())

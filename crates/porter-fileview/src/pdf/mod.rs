@@ -126,9 +126,20 @@ pub(crate) fn blocks(
             );
         let left = if unreadable {
             match scan::page(&document, index, number, &mut session, options, cancel)? {
-                scan::Scan::Read(blocks, length) => {
+                scan::Scan::Read(laid, length) => {
+                    // Laid out as any page: its running header and footer,
+                    // its headings and its band are the document's too.
                     out.push(Block::Page { number, total });
-                    out.extend(blocks);
+                    append_page(
+                        &mut out,
+                        laid,
+                        number,
+                        true,
+                        &mut margins,
+                        &mut headings,
+                        &mut band_headings,
+                    );
+                    laid_out += 1;
                     used += length;
                     continue;
                 }
@@ -167,6 +178,7 @@ pub(crate) fn blocks(
             &mut out,
             laid,
             number,
+            false,
             &mut margins,
             &mut headings,
             &mut band_headings,
@@ -204,12 +216,17 @@ pub(crate) fn blocks(
 /// Appends page `number`'s blocks to the document's `out`, noting the
 /// places of those in its header or footer band (with the page), of its
 /// headings (with their sizes) and of the band's paragraphs that would be
-/// headings elsewhere on the page (with their levels and sizes).
+/// headings elsewhere on the page (with their levels and sizes). The sizes
+/// of a page `read_by_ocr` are estimates from the boxes of its lines, a few
+/// per cent apart for the same type: a heading's is taken as that of an
+/// earlier heading within [`OCR_SIZE_SPREAD`] of it, so that the sections
+/// of a scanned report all come out at one level.
 #[cfg(feature = "pdf")]
 fn append_page(
     out: &mut Vec<Block>,
     laid: layout::PageLayout,
     number: usize,
+    read_by_ocr: bool,
     margins: &mut Vec<(usize, usize)>,
     headings: &mut Vec<(usize, f32)>,
     band_headings: &mut Vec<(usize, u8, f32)>,
@@ -228,11 +245,30 @@ fn append_page(
             }
         }
         if let Some(size) = heading {
+            let size = if read_by_ocr {
+                headings
+                    .iter()
+                    .map(|&(_, earlier)| earlier)
+                    .filter(|earlier| {
+                        (earlier - size).abs() <= OCR_SIZE_SPREAD * size.max(*earlier)
+                    })
+                    .min_by(|a, b| (a - size).abs().total_cmp(&(b - size).abs()))
+                    .unwrap_or(size)
+            } else {
+                size
+            };
             headings.push((out.len(), size));
         }
         out.push(block);
     }
 }
+
+/// `OCR_SIZE_SPREAD` is how far apart (as a share of the larger) two sizes
+/// OCR estimated can be and still be taken for one type: the estimates of
+/// one type scatter by a few per cent, while the sizes a document sets its
+/// heading levels in differ by a tenth or more (12, 14, 18 pt).
+#[cfg(feature = "pdf")]
+const OCR_SIZE_SPREAD: f32 = 0.06;
 
 /// The pages on which each line of the header and footer bands is, by its
 /// [`running_key`] (`keys`, one per entry of `margins`: the places of the

@@ -7,7 +7,6 @@
 //! picture on it, cannot be read this way, and its place says so.
 
 use crate::bounds::{Cancel, Failure};
-use crate::document::Block;
 use crate::ocr::{Read, Session};
 use crate::options::Options;
 
@@ -19,8 +18,10 @@ const MAX_PICTURES: usize = 8;
 
 /// What OCR made of a page.
 pub(super) enum Scan {
-    /// The page's blocks, in reading order, and the text's length.
-    Read(Vec<Block>, usize),
+    /// The page laid out (blocks in reading order, with what is in its
+    /// header and footer bands and which are headings, as for a page with
+    /// a text layer) and the text's length.
+    Read(layout::PageLayout, usize),
     /// Not read; the reason completes "…, and its text cannot be read (…)".
     Left(String),
 }
@@ -127,8 +128,8 @@ pub(super) fn page(
             .get_page_media_box(index)
             .ok()
             .map(|(_, low, _, high)| (-low.max(high), -low.min(high)));
-        let blocks = layout::page_layout(pieces, Vec::new(), &[], extent).blocks;
-        return Ok(Scan::Read(blocks, length));
+        let laid = layout::page_layout(pieces, Vec::new(), &[], extent);
+        return Ok(Scan::Read(laid, length));
     }
     Ok(Scan::Left(
         left.unwrap_or_else(|| "OCR found no text on it".to_owned()),
