@@ -76,14 +76,7 @@ pub(crate) fn blocks(
     let mut notes = Vec::new();
     let mut used = 0usize;
     let mut scanned = Vec::new();
-    // Blocks in the header or footer band: their place in `out` and page.
-    let mut margins: Vec<(usize, usize)> = Vec::new();
-    // The headings the layout found: their place in `out` and size.
-    let mut headings: Vec<(usize, f32)> = Vec::new();
-    // Paragraphs in a header or footer band that would be headings
-    // elsewhere on their page: their places, levels and sizes.
-    let mut band_headings: Vec<(usize, u8, f32)> = Vec::new();
-    let mut laid_out = 0usize;
+    let mut laid_out = LaidOut::default();
     // Every page to be read is checked against the work limits first. The
     // library's finishing of a page's text (running headers, rotation,
     // drop capitals), which its table finder uses too, reads every page of
@@ -130,16 +123,7 @@ pub(crate) fn blocks(
                     // Laid out as any page: its running header and footer,
                     // its headings and its band are the document's too.
                     out.push(Block::Page { number, total });
-                    append_page(
-                        &mut out,
-                        laid,
-                        number,
-                        true,
-                        &mut margins,
-                        &mut headings,
-                        &mut band_headings,
-                    );
-                    laid_out += 1;
+                    laid_out.append(&mut out, laid, number, true);
                     used += length;
                     continue;
                 }
@@ -174,20 +158,9 @@ pub(crate) fn blocks(
         };
         out.push(Block::Page { number, total });
         let laid = lay_out(&document, index, pieces, tables, &mut learned, cancel);
-        append_page(
-            &mut out,
-            laid,
-            number,
-            false,
-            &mut margins,
-            &mut headings,
-            &mut band_headings,
-        );
-        laid_out += 1;
+        laid_out.append(&mut out, laid, number, false);
     }
-    promote_band_headings(&mut out, &margins, &band_headings, laid_out, &mut headings);
-    layout::document_levels(&mut out, &headings);
-    set_apart_running_lines(&mut out, &margins, laid_out, &mut notes);
+    laid_out.finish(&mut out, &mut notes);
     coverage_notes(
         &mut notes,
         document_cut,
@@ -213,53 +186,84 @@ pub(crate) fn blocks(
     Ok((out, notes))
 }
 
-/// Appends page `number`'s blocks to the document's `out`, noting the
-/// places of those in its header or footer band (with the page), of its
-/// headings (with their sizes) and of the band's paragraphs that would be
-/// headings elsewhere on the page (with their levels and sizes). The sizes
-/// of a page `read_by_ocr` are estimates from the boxes of its lines, a few
-/// per cent apart for the same type: a heading's is taken as that of an
-/// earlier heading within [`OCR_SIZE_SPREAD`] of it, so that the sections
-/// of a scanned report all come out at one level.
+/// What the document-wide passes need to know of the pages laid out, by
+/// the places of their blocks in the document's blocks.
 #[cfg(feature = "pdf")]
-fn append_page(
-    out: &mut Vec<Block>,
-    laid: layout::PageLayout,
-    number: usize,
-    read_by_ocr: bool,
-    margins: &mut Vec<(usize, usize)>,
-    headings: &mut Vec<(usize, f32)>,
-    band_headings: &mut Vec<(usize, u8, f32)>,
-) {
-    for (((block, marginal), heading), band) in laid
-        .blocks
-        .into_iter()
-        .zip(laid.marginal)
-        .zip(laid.heading_sizes)
-        .zip(laid.band_headings)
-    {
-        if marginal {
-            margins.push((out.len(), number));
-            if let Some((level, size)) = band {
-                band_headings.push((out.len(), level, size));
+#[derive(Default)]
+struct LaidOut {
+    /// Blocks in a header or footer band, with their pages.
+    margins: Vec<(usize, usize)>,
+    /// The headings the layout found, with their sizes.
+    headings: Vec<(usize, f32)>,
+    /// Paragraphs in a header or footer band that would be headings
+    /// elsewhere on their page, with their levels and sizes.
+    band_headings: Vec<(usize, u8, f32)>,
+    /// How many pages.
+    pages: usize,
+}
+
+#[cfg(feature = "pdf")]
+impl LaidOut {
+    /// Appends page `number`'s blocks to the document's `out`, noting
+    /// those in its bands, its headings and the band's would-be headings.
+    /// The sizes of a page `read_by_ocr` are estimates from the boxes of
+    /// its lines, a few per cent apart for the same type: a heading's is
+    /// taken as that of an earlier heading within [`OCR_SIZE_SPREAD`] of
+    /// it, so that the sections of a scanned report come out at one level.
+    fn append(
+        &mut self,
+        out: &mut Vec<Block>,
+        laid: layout::PageLayout,
+        number: usize,
+        read_by_ocr: bool,
+    ) {
+        self.pages += 1;
+        for (((block, marginal), heading), band) in laid
+            .blocks
+            .into_iter()
+            .zip(laid.marginal)
+            .zip(laid.heading_sizes)
+            .zip(laid.band_headings)
+        {
+            if marginal {
+                self.margins.push((out.len(), number));
+                if let Some((level, size)) = band {
+                    self.band_headings.push((out.len(), level, size));
+                }
             }
+            if let Some(size) = heading {
+                let size = if read_by_ocr {
+                    self.headings
+                        .iter()
+                        .map(|&(_, earlier)| earlier)
+                        .filter(|earlier| {
+                            (earlier - size).abs() <= OCR_SIZE_SPREAD * size.max(*earlier)
+                        })
+                        .min_by(|a, b| (a - size).abs().total_cmp(&(b - size).abs()))
+                        .unwrap_or(size)
+                } else {
+                    size
+                };
+                self.headings.push((out.len(), size));
+            }
+            out.push(block);
         }
-        if let Some(size) = heading {
-            let size = if read_by_ocr {
-                headings
-                    .iter()
-                    .map(|&(_, earlier)| earlier)
-                    .filter(|earlier| {
-                        (earlier - size).abs() <= OCR_SIZE_SPREAD * size.max(*earlier)
-                    })
-                    .min_by(|a, b| (a - size).abs().total_cmp(&(b - size).abs()))
-                    .unwrap_or(size)
-            } else {
-                size
-            };
-            headings.push((out.len(), size));
-        }
-        out.push(block);
+    }
+
+    /// The document-wide passes over `out`: band paragraphs that are a
+    /// section's title made headings, the headings levelled as one outline,
+    /// running headers, footers and page numbers set apart (said in
+    /// `notes`).
+    fn finish(mut self, out: &mut Vec<Block>, notes: &mut Vec<String>) {
+        promote_band_headings(
+            out,
+            &self.margins,
+            &self.band_headings,
+            self.pages,
+            &mut self.headings,
+        );
+        layout::document_levels(out, &self.headings);
+        set_apart_running_lines(out, &self.margins, self.pages, notes);
     }
 }
 
