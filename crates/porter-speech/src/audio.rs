@@ -13,7 +13,9 @@
 use std::io::Cursor;
 
 use rubato::audioadapter_buffers::direct::InterleavedSlice;
-use rubato::{Fft, FixedSync, Resampler as _};
+use rubato::{
+    Async, FixedAsync, Resampler as _, SincInterpolationParameters, WindowFunction,
+};
 use symphonia::core::codecs::CodecParameters;
 use symphonia::core::codecs::audio::{AudioDecoder, AudioDecoderOptions};
 use symphonia::core::errors::Error as SymphoniaError;
@@ -317,7 +319,7 @@ struct Mixer {
     channels: usize,
     /// Mono frames at the source rate not yet resampled.
     pending: Vec<f32>,
-    resampler: Option<Fft<f32>>,
+    resampler: Option<Async<f32>>,
     /// Resampled frames still to drop: the resampler's start-up delay.
     delay: usize,
     out: Vec<i16>,
@@ -341,7 +343,12 @@ impl Mixer {
         let resampler = if rate as usize == SAMPLE_RATE {
             None
         } else {
-            let made = Fft::<f32>::new(rate as usize, SAMPLE_RATE, CHUNK, 1, FixedSync::Input)
+            // A 256-tap windowed sinc (rubato's default filter): flat to
+            // well past the 8 kHz Whisper hears, aliasing below the
+            // window's side lobes.
+            let filter = SincInterpolationParameters::new(256, WindowFunction::BlackmanHarris2);
+            let ratio = SAMPLE_RATE as f64 / f64::from(rate);
+            let made = Async::<f32>::new_sinc(ratio, 1.0, &filter, CHUNK, 1, FixedAsync::Input)
                 .map_err(|e| {
                     AudioError::Unsupported(format!(
                         "its sample rate of {rate} Hz cannot be converted ({e})"
