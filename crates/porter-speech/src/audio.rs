@@ -13,9 +13,7 @@
 use std::io::Cursor;
 
 use rubato::audioadapter_buffers::direct::InterleavedSlice;
-use rubato::{
-    Async, FixedAsync, Resampler as _, SincInterpolationParameters, WindowFunction,
-};
+use rubato::{Async, FixedAsync, Resampler as _, SincInterpolationParameters, WindowFunction};
 use symphonia::core::codecs::CodecParameters;
 use symphonia::core::codecs::audio::{AudioDecoder, AudioDecoderOptions};
 use symphonia::core::errors::Error as SymphoniaError;
