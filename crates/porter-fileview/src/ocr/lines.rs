@@ -467,20 +467,53 @@ fn ink(gray: &GrayImage) -> (Vec<bool>, Vec<bool>) {
     let radius = (width.min(height) / 16).clamp(8, 64);
     let mut dark = vec![false; width * height];
     let mut light = vec![false; width * height];
+    // The window is clipped at the edges, so its area varies with the
+    // pixel; a division per pixel cost more than the rest of this pass. A
+    // row's windows have at most 2 × radius + 1 widths, whose reciprocals
+    // are taken once for the row.
+    let mut reciprocals = vec![0u64; 2 * radius + 2];
     for y in 0..height {
         let (y0, y1) = (y.saturating_sub(radius), (y + radius + 1).min(height));
+        for (span, reciprocal) in reciprocals.iter_mut().enumerate().skip(1) {
+            *reciprocal = Reciprocal::of(span * (y1 - y0));
+        }
+        let (top, bottom) = (
+            &sums[y0 * stride..=y0 * stride + width],
+            &sums[y1 * stride..=y1 * stride + width],
+        );
+        let row = &pixels[y * width..(y + 1) * width];
+        let (dark_row, light_row) = (
+            &mut dark[y * width..(y + 1) * width],
+            &mut light[y * width..(y + 1) * width],
+        );
         for x in 0..width {
             let (x0, x1) = (x.saturating_sub(radius), (x + radius + 1).min(width));
-            let sum = sums[y1 * stride + x1] + sums[y0 * stride + x0]
-                - sums[y0 * stride + x1]
-                - sums[y1 * stride + x0];
-            let mean = sum / ((x1 - x0) * (y1 - y0)) as u32;
-            let p = u32::from(pixels[y * width + x]);
-            dark[y * width + x] = p + (mean * 12 / 100).max(12) < mean;
-            light[y * width + x] = p > mean + ((255 - mean) * 12 / 100).max(12);
+            let sum = bottom[x1] + top[x0] - top[x1] - bottom[x0];
+            let mean = Reciprocal::divide(sum, reciprocals[x1 - x0]);
+            let p = u32::from(row[x]);
+            dark_row[x] = p + (mean * 12 / 100).max(12) < mean;
+            light_row[x] = p > mean + ((255 - mean) * 12 / 100).max(12);
         }
     }
     (dark, light)
+}
+
+/// Division by a window's area as a multiplication: for an area `d` below
+/// 65 660 and a sum of at most 255 × `d` (a window of grey levels),
+/// `sum × (⌊2⁴⁰ / d⌋ + 1) >> 40` is exactly `⌊sum / d⌋` (the error term,
+/// below `sum × d / 2⁴⁰`, stays under one part in `d`).
+struct Reciprocal;
+
+impl Reciprocal {
+    const SHIFT: u32 = 40;
+
+    fn of(area: usize) -> u64 {
+        (1u64 << Self::SHIFT) / area.max(1) as u64 + 1
+    }
+
+    fn divide(sum: u32, reciprocal: u64) -> u32 {
+        ((u64::from(sum) * reciprocal) >> Self::SHIFT) as u32
+    }
 }
 
 /// Adds the connected marks of `ink` (8-connected) to `marks`, at most
@@ -496,6 +529,7 @@ fn components(ink: &[bool], width: u32, height: u32, marks: &mut Vec<Mark>) {
         here.clear();
         let row = &ink[y * w..(y + 1) * w];
         let mut x = 0;
+        let mut first = 0;
         while x < w {
             if !row[x] {
                 x += 1;
@@ -513,11 +547,14 @@ fn components(ink: &[bool], width: u32, height: u32, marks: &mut Vec<Mark>) {
                 y1: y as u32 + 1,
                 pixels: (x - start) as u32,
             });
-            // Touching runs of the row above, diagonals included.
-            for &(s, e, other) in &above {
-                if s <= x && start <= e {
-                    sets.join(label, other);
-                }
+            // Touching runs of the row above, diagonals included. Both rows'
+            // runs are in order, so a run above that ends before this one
+            // starts touches no later run either and is passed for good.
+            while above.get(first).is_some_and(|&(_, e, _)| e < start) {
+                first += 1;
+            }
+            for &(_, _, other) in above[first..].iter().take_while(|&&(s, _, _)| s <= x) {
+                sets.join(label, other);
             }
             here.push((start, x, label));
         }
@@ -526,21 +563,24 @@ fn components(ink: &[bool], width: u32, height: u32, marks: &mut Vec<Mark>) {
             break;
         }
     }
-    let mut merged: std::collections::HashMap<usize, Mark> = std::collections::HashMap::new();
+    // Each mark's box gathered at its root label (a root is the least label
+    // of its set, so every run's root is already in `merged`).
+    let mut merged: Vec<Option<Mark>> = vec![None; boxes.len()];
     for (label, run) in boxes.iter().enumerate() {
-        merged
-            .entry(sets.root(label))
-            .and_modify(|m| {
+        let slot = &mut merged[sets.root(label)];
+        match slot {
+            Some(m) => {
                 m.x0 = m.x0.min(run.x0);
                 m.y0 = m.y0.min(run.y0);
                 m.x1 = m.x1.max(run.x1);
                 m.y1 = m.y1.max(run.y1);
                 m.pixels += run.pixels;
-            })
-            .or_insert(*run);
+            }
+            None => *slot = Some(*run),
+        }
     }
     let room = MAX_MARKS.saturating_sub(marks.len());
-    let mut found: Vec<Mark> = merged.into_values().collect();
+    let mut found: Vec<Mark> = merged.into_iter().flatten().collect();
     found.sort_unstable_by_key(|m| (m.y0, m.x0));
     marks.extend(found.into_iter().take(room));
 }
@@ -652,6 +692,92 @@ mod tests {
 
     fn turned(image: &GrayImage) -> GrayImage {
         image::imageops::rotate90(image)
+    }
+
+    #[test]
+    fn the_windows_mean_by_multiplication_is_the_quotient_for_every_area_and_sum() {
+        // Every window area the ink pass can meet (radius up to 64, clipped
+        // at the edges), at the sums where a rounding error would show: each
+        // multiple of the area, one below it, and the largest.
+        let largest = (2 * 64 + 1) * (2 * 64 + 1);
+        for area in 1..=largest {
+            let reciprocal = Reciprocal::of(area);
+            let area = area as u32;
+            for mean in [0, 1, 2, 100, 127, 128, 254, 255] {
+                for sum in [
+                    mean * area,
+                    (mean * area).saturating_sub(1),
+                    mean * area + area - 1,
+                ] {
+                    if sum <= 255 * area {
+                        assert_eq!(
+                            Reciprocal::divide(sum, reciprocal),
+                            sum / area,
+                            "{sum} / {area}"
+                        );
+                    }
+                }
+            }
+        }
+    }
+
+    /// The marks of `ink` found by filling each one from a pixel, the
+    /// plain way, to check the run labelling against.
+    fn filled_marks(ink: &[bool], width: usize, height: usize) -> Vec<Mark> {
+        let mut seen = vec![false; ink.len()];
+        let mut found = Vec::new();
+        for start in 0..ink.len() {
+            if !ink[start] || seen[start] {
+                continue;
+            }
+            seen[start] = true;
+            let mut stack = vec![start];
+            let (mut x0, mut y0, mut x1, mut y1, mut pixels) = (width, height, 0, 0, 0);
+            while let Some(i) = stack.pop() {
+                let (x, y) = (i % width, i / width);
+                (x0, y0, x1, y1) = (x0.min(x), y0.min(y), x1.max(x + 1), y1.max(y + 1));
+                pixels += 1;
+                for ny in y.saturating_sub(1)..=(y + 1).min(height - 1) {
+                    for nx in x.saturating_sub(1)..=(x + 1).min(width - 1) {
+                        let j = ny * width + nx;
+                        if ink[j] && !seen[j] {
+                            seen[j] = true;
+                            stack.push(j);
+                        }
+                    }
+                }
+            }
+            let c = |v: usize| v as u32;
+            found.push(Mark {
+                x0: c(x0),
+                y0: c(y0),
+                x1: c(x1),
+                y1: c(y1),
+                pixels,
+            });
+        }
+        found
+    }
+
+    #[test]
+    fn marks_labelled_by_runs_are_the_marks_a_flood_fill_finds() {
+        let mut random = Lcg(11);
+        for (w, h, density) in [
+            (1, 1, 2),
+            (7, 5, 2),
+            (64, 48, 3),
+            (200, 120, 2),
+            (301, 77, 5),
+        ] {
+            let ink: Vec<bool> = (0..w * h).map(|_| random.next(density) == 0).collect();
+            let mut labelled = Vec::new();
+            components(&ink, w as u32, h as u32, &mut labelled);
+            let mut filled = filled_marks(&ink, w, h);
+            let key = |m: &Mark| (m.y0, m.x0, m.y1, m.x1, m.pixels);
+            labelled.sort_unstable_by_key(key);
+            filled.sort_unstable_by_key(key);
+            assert_eq!(labelled, filled, "{w}x{h}");
+        }
     }
 
     #[test]
