@@ -4,9 +4,6 @@
 
 use std::panic::{self, AssertUnwindSafe};
 
-use fast_image_resize::images::{TypedImage, TypedImageRef};
-use fast_image_resize::pixels::{U8, U8x3, U8x4};
-use fast_image_resize::{FilterType, PixelTrait, ResizeAlg, ResizeOptions, Resizer};
 use image::DynamicImage;
 use image::metadata::Orientation;
 
@@ -159,42 +156,24 @@ impl Pixels {
         if (width, height) == (self.width, self.height) {
             return Ok(self.clone());
         }
-        let data = match self.layout {
-            Layout::Luma => self.resized_as::<U8>(width, height),
-            Layout::Rgb => self.resized_as::<U8x3>(width, height),
-            Layout::Rgba => self.resized_as::<U8x4>(width, height),
-        }
-        .map_err(|error| Failure::unreadable(format!("it could not be scaled ({error})")))?;
+        let data = porter_pixels::resize(
+            &self.data,
+            (self.width, self.height),
+            self.layout.channels(),
+            (width, height),
+        )
+        .ok_or_else(|| {
+            Failure::unreadable(format!(
+                "it could not be scaled from {}×{} to {width}×{height}",
+                self.width, self.height
+            ))
+        })?;
         Ok(Self {
             width,
             height,
             layout: self.layout,
             data,
         })
-    }
-
-    /// The bytes of this image scaled to `width` × `height`, its pixels
-    /// taken as `P`. The resizer is called with the pixel type named here
-    /// rather than one chosen at run time, so that only the three layouts
-    /// porter decodes to are compiled into the program (its run-time
-    /// choice brings in ten more, 16-bit and float, at every SIMD level:
-    /// about 1.5 MiB of the binary).
-    fn resized_as<P: PixelTrait>(&self, width: u32, height: u32) -> Result<Vec<u8>, String> {
-        let source = TypedImageRef::<P>::from_buffer(self.width, self.height, &self.data)
-            .map_err(|error| error.to_string())?;
-        let mut data = vec![0; width as usize * height as usize * P::size()];
-        {
-            let mut target = TypedImage::<P>::from_buffer(width, height, &mut data)
-                .map_err(|error| error.to_string())?;
-            Resizer::new()
-                .resize_typed(
-                    &source,
-                    &mut target,
-                    &ResizeOptions::new().resize_alg(ResizeAlg::Convolution(FilterType::Lanczos3)),
-                )
-                .map_err(|error| error.to_string())?;
-        }
-        Ok(data)
     }
 
     /// This image at `width` × `height`, itself when it already is that size.
