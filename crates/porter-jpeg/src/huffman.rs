@@ -1,0 +1,424 @@
+//! Huffman tables and the bit reader of the entropy-coded data.
+//!
+//! A table answers most codes with one lookup of the next `LOOKAHEAD_BITS`
+//! bits; an AC table's second lookup also gives the zero run and the signed
+//! coefficient when the code and its magnitude bits both fit in that window,
+//! which is the case for most coefficients of a photo.
+
+use crate::Error;
+
+/// `LOOKAHEAD_BITS` is how many bits one table lookup looks at: codes up to
+/// this long (nearly all of them in practice) need no bit-by-bit search.
+pub(crate) const LOOKAHEAD_BITS: u32 = 9;
+const LOOKAHEAD_SIZE: usize = 1 << LOOKAHEAD_BITS;
+
+/// `HuffmanTable` is one DHT table ready for decoding.
+#[derive(Clone)]
+pub(crate) struct HuffmanTable {
+    /// Code length (high byte) and symbol (low byte) for each value of the
+    /// next `LOOKAHEAD_BITS` bits; 0 when the code is longer.
+    lookup: Box<[u16; LOOKAHEAD_SIZE]>,
+    /// For AC tables: the zero run, the total bits and the signed value of a
+    /// coefficient whose code and magnitude fit in the window, packed as
+    /// `value << 8 | run << 4 | bits`; 0 when they do not fit or the symbol
+    /// is EOB or ZRL.
+    coefficient: Box<[i32; LOOKAHEAD_SIZE]>,
+    /// The largest code of each length (index 1..=16), -1 when none.
+    max_code: [i32; 17],
+    /// What to add to a code of each length to index `symbols`.
+    symbol_offset: [i32; 17],
+    symbols: Vec<u8>,
+}
+
+impl HuffmanTable {
+    /// Builds a table from the DHT counts of codes of each length (1..=16)
+    /// and the symbols in code order, refusing counts that do not form a
+    /// prefix code.
+    pub(crate) fn new(counts: &[u8; 16], symbols: &[u8]) -> Result<Self, Error> {
+        let total: usize = counts.iter().map(|&c| usize::from(c)).sum();
+        if total > 256 || total != symbols.len() {
+            return Err(Error::Corrupt("a Huffman table holds more than 256 codes"));
+        }
+        let mut table = Self {
+            lookup: Box::new([0; LOOKAHEAD_SIZE]),
+            coefficient: Box::new([0; LOOKAHEAD_SIZE]),
+            max_code: [-1; 17],
+            symbol_offset: [0; 17],
+            symbols: symbols.to_vec(),
+        };
+        let mut code: u32 = 0;
+        let mut index: usize = 0;
+        for length in 1..=16u32 {
+            let count = u32::from(counts[length as usize - 1]);
+            if count > 0 {
+                table.symbol_offset[length as usize] = index as i32 - code as i32;
+                for _ in 0..count {
+                    if code >= 1 << length {
+                        return Err(Error::Corrupt("a Huffman table's code lengths overflow"));
+                    }
+                    if length <= LOOKAHEAD_BITS {
+                        let shift = LOOKAHEAD_BITS - length;
+                        let first = (code << shift) as usize;
+                        let entry = (length << 8) as u16 | u16::from(symbols[index]);
+                        table.lookup[first..first + (1 << shift)].fill(entry);
+                    }
+                    code += 1;
+                    index += 1;
+                }
+                table.max_code[length as usize] = code as i32 - 1;
+            }
+            code <<= 1;
+        }
+        table.fill_coefficients();
+        Ok(table)
+    }
+
+    /// Fills `coefficient` from `lookup`: every window whose code is followed
+    /// by all of its magnitude bits inside the window.
+    fn fill_coefficients(&mut self) {
+        for (window, &entry) in self.lookup.iter().enumerate() {
+            let length = u32::from(entry >> 8);
+            if length == 0 {
+                continue;
+            }
+            let symbol = entry & 0xFF;
+            let run = i32::from(symbol >> 4);
+            let size = u32::from(symbol & 15);
+            let total = length + size;
+            if size == 0 || total > LOOKAHEAD_BITS {
+                continue;
+            }
+            let bits = (window as u32 >> (LOOKAHEAD_BITS - total)) & ((1 << size) - 1);
+            let value = extend(bits, size);
+            self.coefficient[window] = (value << 8) | (run << 4) | total as i32;
+        }
+    }
+}
+
+/// The signed value JPEG codes as `size` magnitude bits `bits`.
+#[inline]
+fn extend(bits: u32, size: u32) -> i32 {
+    if size == 0 {
+        return 0;
+    }
+    let value = bits as i32;
+    if bits < 1 << (size - 1) {
+        value - (1 << size) + 1
+    } else {
+        value
+    }
+}
+
+/// `BitReader` reads the entropy-coded data of a scan, most significant bit
+/// first, undoing 0xFF00 stuffing. At a marker or the end of the data it
+/// stops and feeds zero bits, counting them, so that reading past the real
+/// data is noticed (`overran`) rather than decoded as grey.
+pub(crate) struct BitReader<'a> {
+    data: &'a [u8],
+    position: usize,
+    /// Valid bits, from the most significant end.
+    buffer: u64,
+    bits: u32,
+    /// Zero bits fed after a marker or the end; they sit at the low end of
+    /// the valid bits.
+    fed_zeros: u32,
+    stopped: bool,
+}
+
+impl<'a> BitReader<'a> {
+    pub(crate) fn new(data: &'a [u8], position: usize) -> Self {
+        Self {
+            data,
+            position,
+            buffer: 0,
+            bits: 0,
+            fed_zeros: 0,
+            stopped: false,
+        }
+    }
+
+    /// Fills the buffer to at least 57 bits.
+    #[inline]
+    fn refill(&mut self) {
+        if !self.stopped
+            && let Some(chunk) = self.data.get(self.position..self.position + 8)
+        {
+            let word = u64::from_be_bytes(chunk.try_into().unwrap_or([0xFF; 8]));
+            // No byte is 0xFF when no byte of the complement is zero.
+            let inverse = !word;
+            let has_ff =
+                inverse.wrapping_sub(0x0101_0101_0101_0101) & !inverse & 0x8080_8080_8080_8080;
+            if has_ff == 0 {
+                let bytes = (64 - self.bits) / 8;
+                // Bits of a byte beyond `bytes` land below the valid ones;
+                // the next refill ORs the same byte into the same place.
+                self.buffer |= word >> self.bits;
+                self.bits += bytes * 8;
+                self.position += bytes as usize;
+                return;
+            }
+        }
+        self.refill_slowly();
+    }
+
+    #[cold]
+    fn refill_slowly(&mut self) {
+        while self.bits <= 56 {
+            let byte = if self.stopped {
+                self.fed_zeros += 8;
+                0
+            } else {
+                match self.data.get(self.position) {
+                    None => {
+                        self.stopped = true;
+                        continue;
+                    }
+                    Some(&0xFF) => {
+                        if self.data.get(self.position + 1) == Some(&0) {
+                            self.position += 2;
+                            0xFF
+                        } else {
+                            self.stopped = true;
+                            continue;
+                        }
+                    }
+                    Some(&byte) => {
+                        self.position += 1;
+                        byte
+                    }
+                }
+            };
+            self.buffer |= u64::from(byte) << (56 - self.bits);
+            self.bits += 8;
+        }
+    }
+
+    #[inline]
+    fn consume(&mut self, count: u32) {
+        // `count` never exceeds `bits`: callers peek at most 32 bits after a
+        // refill to at least 57, and take no more than they looked at.
+        self.buffer <<= count;
+        self.bits -= count;
+    }
+
+    #[inline]
+    fn peek(&self, count: u32) -> u32 {
+        (self.buffer >> (64 - count)) as u32
+    }
+
+    /// Makes at least 32 bits available.
+    #[inline]
+    fn ensure(&mut self) {
+        if self.bits < 32 {
+            self.refill();
+        }
+    }
+
+    /// Whether zero bits fed past the data have been consumed as if real.
+    pub(crate) fn overran(&self) -> bool {
+        self.fed_zeros > self.bits
+    }
+
+    /// Drops buffered bits and reads the restart marker that must come
+    /// next, RSTn with n = `expected`.
+    pub(crate) fn restart(&mut self, expected: u8) -> Result<(), Error> {
+        if self.overran() {
+            return Err(Error::Corrupt("the data ends before the restart marker"));
+        }
+        let mut position = self.position;
+        while self.data.get(position) == Some(&0xFF) && self.data.get(position + 1) == Some(&0xFF) {
+            position += 1;
+        }
+        if self.data.get(position) != Some(&0xFF)
+            || self.data.get(position + 1) != Some(&(0xD0 + expected))
+        {
+            return Err(Error::Corrupt(
+                "a restart marker is missing or out of order",
+            ));
+        }
+        *self = Self::new(self.data, position + 2);
+        Ok(())
+    }
+
+    /// Decodes one symbol.
+    #[inline]
+    fn symbol(&mut self, table: &HuffmanTable) -> Result<u8, Error> {
+        self.ensure();
+        let entry = table.lookup[self.peek(LOOKAHEAD_BITS) as usize];
+        if entry != 0 {
+            self.consume(u32::from(entry >> 8));
+            return Ok(entry as u8);
+        }
+        self.long_symbol(table)
+    }
+
+    #[cold]
+    fn long_symbol(&mut self, table: &HuffmanTable) -> Result<u8, Error> {
+        for length in LOOKAHEAD_BITS + 1..=16 {
+            let code = self.peek(length) as i32;
+            if code <= table.max_code[length as usize] {
+                let index = code + table.symbol_offset[length as usize];
+                let symbol = usize::try_from(index)
+                    .ok()
+                    .and_then(|i| table.symbols.get(i))
+                    .copied()
+                    .ok_or(Error::Corrupt("a Huffman code is not in its table"))?;
+                self.consume(length);
+                return Ok(symbol);
+            }
+        }
+        Err(Error::Corrupt("a Huffman code is not in its table"))
+    }
+
+    /// Reads `size` (at most 16) magnitude bits as a signed value.
+    #[inline]
+    fn value(&mut self, size: u32) -> i32 {
+        if size == 0 {
+            return 0;
+        }
+        self.ensure();
+        let bits = self.peek(size);
+        self.consume(size);
+        extend(bits, size)
+    }
+
+    /// Decodes a DC difference.
+    #[inline]
+    pub(crate) fn dc_difference(&mut self, table: &HuffmanTable) -> Result<i32, Error> {
+        let size = self.symbol(table)?;
+        if size > 16 {
+            return Err(Error::Corrupt("a DC difference is longer than 16 bits"));
+        }
+        Ok(self.value(u32::from(size)))
+    }
+
+    /// Decodes the AC coefficients of one block, calling `store(k, value)`
+    /// with the zigzag index (1..=63) of each non-zero one, and returns the
+    /// index of the last one (0 when there is none).
+    #[inline]
+    pub(crate) fn ac_coefficients(
+        &mut self,
+        table: &HuffmanTable,
+        mut store: impl FnMut(usize, i32),
+    ) -> Result<usize, Error> {
+        let mut k = 1usize;
+        let mut last = 0;
+        while k < 64 {
+            self.ensure();
+            let window = self.peek(LOOKAHEAD_BITS) as usize;
+            let packed = table.coefficient[window];
+            if packed != 0 {
+                self.consume((packed & 15) as u32);
+                k += ((packed >> 4) & 15) as usize;
+                if k > 63 {
+                    return Err(Error::Corrupt("a block has more than 64 coefficients"));
+                }
+                store(k, packed >> 8);
+                last = k;
+                k += 1;
+                continue;
+            }
+            let symbol = self.symbol(table)?;
+            let run = usize::from(symbol >> 4);
+            let size = u32::from(symbol & 15);
+            if size == 0 {
+                if run == 15 {
+                    k += 16;
+                    continue;
+                }
+                break;
+            }
+            k += run;
+            if k > 63 {
+                return Err(Error::Corrupt("a block has more than 64 coefficients"));
+            }
+            store(k, self.value(size));
+            last = k;
+            k += 1;
+        }
+        if k > 64 {
+            return Err(Error::Corrupt("a block has more than 64 coefficients"));
+        }
+        Ok(last)
+    }
+
+    /// Reads past the AC coefficients of one block without their values, as
+    /// a 1/8-scale decode needs only the DC.
+    #[inline]
+    pub(crate) fn skip_ac(&mut self, table: &HuffmanTable) -> Result<(), Error> {
+        let mut k = 1usize;
+        while k < 64 {
+            self.ensure();
+            let window = self.peek(LOOKAHEAD_BITS) as usize;
+            let packed = table.coefficient[window];
+            if packed != 0 {
+                self.consume((packed & 15) as u32);
+                k += ((packed >> 4) & 15) as usize + 1;
+                continue;
+            }
+            let symbol = self.symbol(table)?;
+            let run = usize::from(symbol >> 4);
+            let size = u32::from(symbol & 15);
+            if size == 0 {
+                if run == 15 {
+                    k += 16;
+                    continue;
+                }
+                break;
+            }
+            self.ensure();
+            self.consume(size);
+            k += run + 1;
+        }
+        if k > 64 {
+            return Err(Error::Corrupt("a block has more than 64 coefficients"));
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn codes_that_overflow_their_lengths_are_refused() {
+        let mut counts = [0u8; 16];
+        counts[0] = 3;
+        assert!(HuffmanTable::new(&counts, &[1, 2, 3]).is_err());
+    }
+
+    #[test]
+    fn a_symbol_count_past_256_is_refused() {
+        let mut counts = [0u8; 16];
+        counts[15] = 255;
+        counts[14] = 2;
+        assert!(HuffmanTable::new(&counts, &[0; 257]).is_err());
+    }
+
+    #[test]
+    fn short_and_long_codes_decode_and_stuffed_bytes_are_undone() {
+        // Codes: "0" -> 0x05, "10" -> 0x11, then one 12-bit code
+        // "110000000000" -> 0x22.
+        let mut counts = [0u8; 16];
+        counts[0] = 1;
+        counts[1] = 1;
+        counts[11] = 1;
+        let table = HuffmanTable::new(&counts, &[0x05, 0x11, 0x22]).unwrap();
+        // Bits: 0 | 10 | 110000000000 | padding ones.
+        // 0101 1000 0000 0001 1111... => 0x58 0x01 0xFF(stuffed)
+        let data = [0x58, 0x01, 0xFF, 0x00, 0xFF, 0xD9];
+        let mut reader = BitReader::new(&data, 0);
+        assert_eq!(reader.symbol(&table).unwrap(), 0x05);
+        assert_eq!(reader.symbol(&table).unwrap(), 0x11);
+        assert_eq!(reader.symbol(&table).unwrap(), 0x22);
+        assert!(!reader.overran());
+    }
+
+    #[test]
+    fn magnitudes_extend_to_signed_values() {
+        for (bits, size, value) in [(0, 1, -1), (1, 1, 1), (0, 3, -7), (7, 3, 7), (3, 3, -4)] {
+            assert_eq!(extend(bits, size), value);
+        }
+    }
+}
