@@ -20,7 +20,7 @@ struct Plane {
     rows: usize,
     slots: usize,
     samples: Vec<u8>,
-    /// Quantisers in zigzag order, multiplied by the transform's factors.
+    /// Quantisers in natural order, multiplied by the transform's factors.
     quant: [f32; 64],
     dc: HuffmanTable,
     ac: HuffmanTable,
@@ -101,10 +101,14 @@ pub(crate) fn decode(
             rows,
             slots,
             samples: vec![0; width * rows * slots],
-            quant: std::array::from_fn(|k| {
-                let natural = usize::from(ZIGZAG[k]);
-                f32::from(quantisers[k]) * idct::factor(block, natural)
-            }),
+            quant: {
+                let mut quant = [0.0; 64];
+                for (&natural, &quantiser) in ZIGZAG.iter().zip(&quantisers) {
+                    let natural = usize::from(natural);
+                    quant[natural] = f32::from(quantiser) * idct::factor(block, natural);
+                }
+                quant
+            },
             // Placeholders until the scan's tables are known.
             dc: HuffmanTable::new(&[0; 16], &[])?,
             ac: HuffmanTable::new(&[0; 16], &[])?,
@@ -133,7 +137,7 @@ pub(crate) fn decode(
     };
     let mut reader = BitReader::new(bytes, header.data_start);
     let mut predictions = [0i32; 3];
-    let mut coefficients = [0.0f32; 64];
+    let mut coefficients = [0i32; 64];
     let interval = header.restart_interval;
     let mut until_restart = interval;
     let mut next_restart = 0u8;
@@ -142,6 +146,10 @@ pub(crate) fn decode(
         if cancelled() {
             return Err(Error::Cancelled);
         }
+        let bases: Vec<usize> = planes
+            .iter()
+            .map(|p| (mcu_row % p.slots) * p.rows * p.width)
+            .collect();
         for mcu_column in 0..geometry.mcus_across {
             if interval > 0 {
                 if until_restart == 0 {
@@ -156,10 +164,8 @@ pub(crate) fn decode(
                 let plane = &mut planes[index];
                 for y in 0..plane.vertical {
                     for x in 0..plane.horizontal {
-                        let slot = mcu_row % plane.slots;
-                        let line = slot * plane.rows + y * block;
                         let column = (mcu_column * plane.horizontal + x) * block;
-                        let start = line * plane.width + column;
+                        let start = bases[index] + y * block * plane.width + column;
                         decode_block(
                             &mut reader,
                             plane,
@@ -183,13 +189,14 @@ pub(crate) fn decode(
     Ok(image)
 }
 
-/// Decodes one block and writes its samples at `start` in the plane.
+/// Decodes one block and writes its samples at `start` in the plane. The
+/// coefficients are gathered in zigzag order.
 #[inline]
 fn decode_block(
     reader: &mut BitReader,
     plane: &mut Plane,
     prediction: &mut i32,
-    coefficients: &mut [f32; 64],
+    coefficients: &mut [i32; 64],
     block: usize,
     start: usize,
 ) -> Result<(), Error> {
@@ -205,21 +212,20 @@ fn decode_block(
         idct::fill(dc, 1, out, stride);
         return Ok(());
     }
-    let quant = &plane.quant;
     let last = reader.ac_coefficients(&plane.ac, |k, value| {
-        coefficients[usize::from(ZIGZAG[k & 63]) & 63] = value as f32 * quant[k & 63];
+        coefficients[k & 63] = value;
     })?;
     if last == 0 {
         idct::fill(dc, block, out, stride);
         return Ok(());
     }
-    coefficients[0] = dc;
+    coefficients[0] = *prediction;
     match block {
-        8 => idct::eight(coefficients, out, stride),
-        4 => idct::four(coefficients, out, stride),
-        _ => idct::two(coefficients, out, stride),
+        8 => idct::eight(coefficients, &plane.quant, out, stride),
+        4 => idct::four(coefficients, &plane.quant, out, stride),
+        _ => idct::two(coefficients, &plane.quant, out, stride),
     }
-    *coefficients = [0.0; 64];
+    *coefficients = [0; 64];
     Ok(())
 }
 
@@ -287,7 +293,8 @@ impl Output {
     /// Fills `upsampled[index]` with the chroma of image row `y`.
     fn upsample(&mut self, y: usize, plane: &Plane, index: usize) {
         let columns = self.chroma_width;
-        self.blended.clear();
+        let blended = &mut self.blended;
+        blended.resize(columns, 0);
         if self.max_vertical == 2 {
             let row = y / 2;
             let other = if y % 2 == 0 {
@@ -297,30 +304,31 @@ impl Output {
             };
             let near = &plane.line(row)[..columns];
             let far = &plane.line(other)[..columns];
-            self.blended.extend(
-                near.iter()
-                    .zip(far)
-                    .map(|(&n, &f)| 3 * u16::from(n) + u16::from(f)),
-            );
-        } else {
-            let line = &plane.line(y)[..columns];
-            self.blended.extend(line.iter().map(|&n| 4 * u16::from(n)));
-        }
-        let blended = &self.blended;
-        let out = &mut self.upsampled[index];
-        if self.max_horizontal == 2 {
-            let end = columns - 1;
-            for (x, pixel) in out.iter_mut().enumerate() {
-                let near = x / 2;
-                let far = if x % 2 == 0 {
-                    near.saturating_sub(1)
-                } else {
-                    (near + 1).min(end)
-                };
-                *pixel = ((3 * blended[near] + blended[far] + 8) >> 4) as u8;
+            for ((value, &n), &f) in blended.iter_mut().zip(near).zip(far) {
+                *value = 3 * u16::from(n) + u16::from(f);
             }
         } else {
-            for (pixel, &value) in out.iter_mut().zip(blended) {
+            let line = &plane.line(y)[..columns];
+            for (value, &n) in blended.iter_mut().zip(line) {
+                *value = 4 * u16::from(n);
+            }
+        }
+        let out = &mut self.upsampled[index];
+        if self.max_horizontal == 2 {
+            // Each pair of neighbouring chroma samples gives the luma pixel
+            // right of the first one's centre and the one left of the
+            // second one's; the first and last pixels have one neighbour.
+            let edge = |value: u16| ((4 * value + 8) >> 4) as u8;
+            out[0] = edge(blended[0]);
+            for (pair, two) in out[1..].chunks_exact_mut(2).zip(blended.windows(2)) {
+                pair[0] = ((3 * two[0] + two[1] + 8) >> 4) as u8;
+                pair[1] = ((3 * two[1] + two[0] + 8) >> 4) as u8;
+            }
+            if out.len() >= 2 * columns {
+                out[2 * columns - 1] = edge(blended[columns - 1]);
+            }
+        } else {
+            for (pixel, &value) in out.iter_mut().zip(blended.iter()) {
                 *pixel = ((value + 2) >> 2) as u8;
             }
         }

@@ -9,8 +9,10 @@ use crate::Error;
 
 /// `LOOKAHEAD_BITS` is how many bits one table lookup looks at: codes up to
 /// this long (nearly all of them in practice) need no bit-by-bit search.
-pub(crate) const LOOKAHEAD_BITS: u32 = 9;
+pub(crate) const LOOKAHEAD_BITS: u32 = 10;
 const LOOKAHEAD_SIZE: usize = 1 << LOOKAHEAD_BITS;
+/// The flag of an end-of-block entry in `HuffmanTable::coefficient`.
+const END: i32 = 1 << 12;
 
 /// `HuffmanTable` is one DHT table ready for decoding.
 #[derive(Clone)]
@@ -20,8 +22,9 @@ pub(crate) struct HuffmanTable {
     lookup: Box<[u16; LOOKAHEAD_SIZE]>,
     /// For AC tables: the zero run, the total bits and the signed value of a
     /// coefficient whose code and magnitude fit in the window, packed as
-    /// `value << 8 | run << 4 | bits`; 0 when they do not fit or the symbol
-    /// is EOB or ZRL.
+    /// `value << 16 | run << 8 | bits`, or `END | bits` for the end of the
+    /// block; 0 when they do not fit. A run of 16 zeros is a zero value
+    /// after a run of 15.
     coefficient: Box<[i32; LOOKAHEAD_SIZE]>,
     /// The largest code of each length (index 1..=16), -1 when none.
     max_code: [i32; 17],
@@ -85,12 +88,18 @@ impl HuffmanTable {
             let run = i32::from(symbol >> 4);
             let size = u32::from(symbol & 15);
             let total = length + size;
+            if symbol == 0 {
+                self.coefficient[window] = END | length as i32;
+            }
+            if symbol == 0xF0 {
+                self.coefficient[window] = (15 << 8) | length as i32;
+            }
             if size == 0 || total > LOOKAHEAD_BITS {
                 continue;
             }
             let bits = (window as u32 >> (LOOKAHEAD_BITS - total)) & ((1 << size) - 1);
             let value = extend(bits, size);
-            self.coefficient[window] = (value << 8) | (run << 4) | total as i32;
+            self.coefficient[window] = (value << 16) | (run << 8) | total as i32;
         }
     }
 }
@@ -253,6 +262,7 @@ impl<'a> BitReader<'a> {
     }
 
     #[cold]
+    #[inline(never)]
     fn long_symbol(&mut self, table: &HuffmanTable) -> Result<u8, Error> {
         for length in LOOKAHEAD_BITS + 1..=16 {
             let code = self.peek(length) as i32;
@@ -270,31 +280,28 @@ impl<'a> BitReader<'a> {
         Err(Error::Corrupt("a Huffman code is not in its table"))
     }
 
-    /// Reads `size` (at most 16) magnitude bits as a signed value.
-    #[inline]
-    fn value(&mut self, size: u32) -> i32 {
-        if size == 0 {
-            return 0;
-        }
-        self.ensure();
-        let bits = self.peek(size);
-        self.consume(size);
-        extend(bits, size)
-    }
-
     /// Decodes a DC difference.
     #[inline]
     pub(crate) fn dc_difference(&mut self, table: &HuffmanTable) -> Result<i32, Error> {
-        let size = self.symbol(table)?;
+        let size = u32::from(self.symbol(table)?);
         if size > 16 {
             return Err(Error::Corrupt("a DC difference is longer than 16 bits"));
         }
-        Ok(self.value(u32::from(size)))
+        if size == 0 {
+            return Ok(0);
+        }
+        // `symbol` left at least 16 bits.
+        let bits = self.peek(size);
+        self.consume(size);
+        Ok(extend(bits, size))
     }
 
     /// Decodes the AC coefficients of one block, calling `store(k, value)`
     /// with the zigzag index (1..=63) of each non-zero one, and returns the
     /// index of the last one (0 when there is none).
+    ///
+    /// The buffer is kept in locals so that it stays in registers; it goes
+    /// back to `self` only around a refill or a long code.
     #[inline]
     pub(crate) fn ac_coefficients(
         &mut self,
@@ -303,22 +310,49 @@ impl<'a> BitReader<'a> {
     ) -> Result<usize, Error> {
         let mut k = 1usize;
         let mut last = 0;
+        let mut buffer = self.buffer;
+        let mut bits = self.bits;
         while k < 64 {
-            self.ensure();
-            let window = self.peek(LOOKAHEAD_BITS) as usize;
+            if bits < 32 {
+                self.buffer = buffer;
+                self.bits = bits;
+                self.refill();
+                buffer = self.buffer;
+                bits = self.bits;
+            }
+            let window = (buffer >> (64 - LOOKAHEAD_BITS)) as usize;
             let packed = table.coefficient[window];
             if packed != 0 {
-                self.consume((packed & 15) as u32);
-                k += ((packed >> 4) & 15) as usize;
+                // The length is the low 6 bits, all that a 64-bit shift
+                // looks at, so the shift needs no mask of its own.
+                buffer = buffer.wrapping_shl(packed as u32);
+                bits -= (packed & 63) as u32;
+                if packed & END != 0 {
+                    break;
+                }
+                k += ((packed >> 8) & 15) as usize;
                 if k > 63 {
                     return Err(Error::Corrupt("a block has more than 64 coefficients"));
                 }
-                store(k, packed >> 8);
+                store(k, packed >> 16);
                 last = k;
                 k += 1;
                 continue;
             }
-            let symbol = self.symbol(table)?;
+            let entry = table.lookup[window];
+            let symbol = if entry == 0 {
+                self.buffer = buffer;
+                self.bits = bits;
+                let symbol = self.long_symbol(table)?;
+                buffer = self.buffer;
+                bits = self.bits;
+                symbol
+            } else {
+                let length = u32::from(entry >> 8);
+                buffer <<= length;
+                bits -= length;
+                entry as u8
+            };
             let run = usize::from(symbol >> 4);
             let size = u32::from(symbol & 15);
             if size == 0 {
@@ -332,10 +366,16 @@ impl<'a> BitReader<'a> {
             if k > 63 {
                 return Err(Error::Corrupt("a block has more than 64 coefficients"));
             }
-            store(k, self.value(size));
+            // At least 16 bits are left after a code of at most 16.
+            let magnitude = (buffer >> (64 - size)) as u32;
+            buffer <<= size;
+            bits -= size;
+            store(k, extend(magnitude, size));
             last = k;
             k += 1;
         }
+        self.buffer = buffer;
+        self.bits = bits;
         if k > 64 {
             return Err(Error::Corrupt("a block has more than 64 coefficients"));
         }
@@ -346,34 +386,7 @@ impl<'a> BitReader<'a> {
     /// a 1/8-scale decode needs only the DC.
     #[inline]
     pub(crate) fn skip_ac(&mut self, table: &HuffmanTable) -> Result<(), Error> {
-        let mut k = 1usize;
-        while k < 64 {
-            self.ensure();
-            let window = self.peek(LOOKAHEAD_BITS) as usize;
-            let packed = table.coefficient[window];
-            if packed != 0 {
-                self.consume((packed & 15) as u32);
-                k += ((packed >> 4) & 15) as usize + 1;
-                continue;
-            }
-            let symbol = self.symbol(table)?;
-            let run = usize::from(symbol >> 4);
-            let size = u32::from(symbol & 15);
-            if size == 0 {
-                if run == 15 {
-                    k += 16;
-                    continue;
-                }
-                break;
-            }
-            self.ensure();
-            self.consume(size);
-            k += run + 1;
-        }
-        if k > 64 {
-            return Err(Error::Corrupt("a block has more than 64 coefficients"));
-        }
-        Ok(())
+        self.ac_coefficients(table, |_, _| {}).map(drop)
     }
 }
 

@@ -20,6 +20,26 @@ pub(crate) const ZIGZAG: [u8; 64] = [
     52, 45, 38, 31, 39, 46, 53, 60, 61, 54, 47, 55, 62, 63,
 ];
 
+/// Natural (row-major) index to zigzag index: blocks are decoded in zigzag
+/// order, and each transform reads the coefficients it needs through this
+/// table (constant indices once its loops are unrolled).
+const NATURAL_TO_ZIGZAG: [u8; 64] = {
+    let mut table = [0u8; 64];
+    let mut k = 0;
+    while k < 64 {
+        table[ZIGZAG[k] as usize] = k as u8;
+        k += 1;
+    }
+    table
+};
+
+/// The dequantised coefficient at natural index `n` of a block held in
+/// zigzag order.
+#[inline]
+fn at(block: &[i32; 64], quant: &[f32; 64], n: usize) -> f32 {
+    block[usize::from(NATURAL_TO_ZIGZAG[n]) & 63] as f32 * quant[n]
+}
+
 /// What the quantiser of the coefficient at natural index `natural` is
 /// multiplied by for the transform that gives `size` x `size` samples, so
 /// that each transform can work on plain sums; 0 for the frequencies a
@@ -74,8 +94,13 @@ pub(crate) fn fill(dc: f32, size: usize, out: &mut [u8], stride: usize) {
 
 /// Writes the 2x2 samples of a block.
 #[inline]
-pub(crate) fn two(block: &[f32; 64], out: &mut [u8], stride: usize) {
-    let (a, b, c, d) = (block[0], block[1], block[8], block[9]);
+pub(crate) fn two(block: &[i32; 64], quant: &[f32; 64], out: &mut [u8], stride: usize) {
+    let (a, b, c, d) = (
+        at(block, quant, 0),
+        at(block, quant, 1),
+        at(block, quant, 8),
+        at(block, quant, 9),
+    );
     let top = [a + b + c + d, a - b + c - d];
     let bottom = [a + b - c - d, a - b - c + d];
     for (row, values) in out.chunks_mut(stride).zip([top, bottom]) {
@@ -85,40 +110,48 @@ pub(crate) fn two(block: &[f32; 64], out: &mut [u8], stride: usize) {
     }
 }
 
-/// The one-dimensional four-point transform of inputs already scaled by
-/// `four_point_scale`.
+/// The four-point transform of four rows at once, lane by lane: `x[u]`
+/// holds frequency `u` of each row (inputs already scaled by
+/// `four_point_scale`), the result's `[j]` sample `j` of each row.
 #[inline]
-fn four_1d(x: [f32; 4]) -> [f32; 4] {
+fn four_lanes(x: [[f32; 4]; 4]) -> [[f32; 4]; 4] {
     const C1: f32 = 0.923_879_5; // cos(pi/8)
     const C3: f32 = 0.382_683_43; // cos(3 pi/8)
-    let even0 = x[0] + x[2];
-    let even1 = x[0] - x[2];
-    let odd0 = C1 * x[1] + C3 * x[3];
-    let odd1 = C3 * x[1] - C1 * x[3];
-    [even0 + odd0, even1 + odd1, even1 - odd1, even0 - odd0]
+    let lanes = |f: &dyn Fn(usize) -> f32| -> [f32; 4] { std::array::from_fn(f) };
+    let even0 = lanes(&|i| x[0][i] + x[2][i]);
+    let even1 = lanes(&|i| x[0][i] - x[2][i]);
+    let odd0 = lanes(&|i| C1 * x[1][i] + C3 * x[3][i]);
+    let odd1 = lanes(&|i| C3 * x[1][i] - C1 * x[3][i]);
+    [
+        lanes(&|i| even0[i] + odd0[i]),
+        lanes(&|i| even1[i] + odd1[i]),
+        lanes(&|i| even1[i] - odd1[i]),
+        lanes(&|i| even0[i] - odd0[i]),
+    ]
+}
+
+/// A 4x4 matrix with rows and columns swapped.
+#[inline]
+fn transpose(m: [[f32; 4]; 4]) -> [[f32; 4]; 4] {
+    std::array::from_fn(|i| std::array::from_fn(|j| m[j][i]))
 }
 
 /// Writes the 4x4 samples of a block.
 #[inline]
-pub(crate) fn four(block: &[f32; 64], out: &mut [u8], stride: usize) {
-    let mut rows = [[0.0f32; 4]; 4];
-    for (v, row) in rows.iter_mut().enumerate() {
-        let start = v * 8;
-        *row = four_1d([
-            block[start],
-            block[start + 1],
-            block[start + 2],
-            block[start + 3],
-        ]);
-    }
-    let mut columns = [[0.0f32; 4]; 4];
-    for (x, column) in columns.iter_mut().enumerate() {
-        *column = four_1d([rows[0][x], rows[1][x], rows[2][x], rows[3][x]]);
-    }
-    for (y, row) in out.chunks_mut(stride).take(4).enumerate() {
-        for (x, pixel) in row.iter_mut().take(4).enumerate() {
-            *pixel = sample(columns[x][y]);
-        }
+pub(crate) fn four(block: &[i32; 64], quant: &[f32; 64], out: &mut [u8], stride: usize) {
+    // Rows of coefficients: [v][u]. Down the columns first (lanes are u),
+    // giving [y][u]; then across, on the transposed [u][y] (lanes are y),
+    // giving [x][y], transposed back to rows.
+    let rows: [[f32; 4]; 4] =
+        std::array::from_fn(|v| std::array::from_fn(|u| at(block, quant, v * 8 + u)));
+    let columns = four_lanes(rows);
+    let samples = transpose(four_lanes(transpose(columns)));
+    let Some(region) = out.get_mut(..3 * stride + 4) else {
+        return;
+    };
+    for (y, values) in samples.into_iter().enumerate() {
+        let start = y * stride;
+        region[start..start + 4].copy_from_slice(&values.map(sample));
     }
 }
 
@@ -163,7 +196,8 @@ fn eight_1d(x: [f32; 8]) -> [f32; 8] {
 
 /// Writes the 8x8 samples of a block.
 #[inline]
-pub(crate) fn eight(block: &[f32; 64], out: &mut [u8], stride: usize) {
+pub(crate) fn eight(block: &[i32; 64], quant: &[f32; 64], out: &mut [u8], stride: usize) {
+    let block: [f32; 64] = std::array::from_fn(|n| at(block, quant, n));
     let mut work = [0.0f32; 64];
     for u in 0..8 {
         let column: [f32; 8] = std::array::from_fn(|v| block[v * 8 + u]);
@@ -190,7 +224,7 @@ mod tests {
 
     /// The block's samples at `size` x `size` by the defining cosine sums,
     /// in f64, from plain dequantised coefficients.
-    fn reference(coefficients: &[f32; 64], size: usize) -> Vec<u8> {
+    fn reference(coefficients: &[i32; 64], size: usize) -> Vec<u8> {
         let c = |k: usize| if k == 0 { 1.0 / 2f64.sqrt() } else { 1.0 };
         let n = size as f64;
         let mut out = Vec::new();
@@ -214,14 +248,15 @@ mod tests {
         out
     }
 
-    fn run(coefficients: &[f32; 64], size: usize) -> Vec<u8> {
-        let scaled: [f32; 64] = std::array::from_fn(|n| coefficients[n] * factor(size, n));
+    fn run(natural: &[i32; 64], size: usize) -> Vec<u8> {
+        let quant: [f32; 64] = std::array::from_fn(|n| factor(size, n));
+        let coefficients: &[i32; 64] = &std::array::from_fn(|k| natural[usize::from(ZIGZAG[k])]);
         let mut out = vec![0u8; size * size];
         match size {
-            8 => eight(&scaled, &mut out, 8),
-            4 => four(&scaled, &mut out, 4),
-            2 => two(&scaled, &mut out, 2),
-            _ => fill(scaled[0], 1, &mut out, 1),
+            8 => eight(coefficients, &quant, &mut out, 8),
+            4 => four(coefficients, &quant, &mut out, 4),
+            2 => two(coefficients, &quant, &mut out, 2),
+            _ => fill(coefficients[0] as f32 * quant[0], 1, &mut out, 1),
         }
         out
     }
@@ -230,14 +265,14 @@ mod tests {
     fn each_transform_matches_the_cosine_sums() {
         let mut seed = 7u32;
         for _ in 0..200 {
-            let coefficients: [f32; 64] = std::array::from_fn(|n| {
+            let coefficients: [i32; 64] = std::array::from_fn(|n| {
                 seed = seed.wrapping_mul(1_664_525).wrapping_add(1_013_904_223);
                 let spread = if n == 0 {
                     1600.0
                 } else {
                     300.0 / (1 + n % 8 + n / 8) as f32
                 };
-                ((seed >> 8) as f32 / 16_777_216.0 - 0.5) * spread
+                (((seed >> 8) as f32 / 16_777_216.0 - 0.5) * spread) as i32
             });
             for size in [8, 4, 2, 1] {
                 let ours = run(&coefficients, size);
@@ -251,8 +286,8 @@ mod tests {
 
     #[test]
     fn a_flat_block_is_the_same_grey_at_every_size() {
-        let mut block = [0.0f32; 64];
-        block[0] = 8.0 * 50.0;
+        let mut block = [0i32; 64];
+        block[0] = 8 * 50;
         for size in [8, 4, 2, 1] {
             assert!(run(&block, size).iter().all(|&s| s == 178), "size {size}");
         }
