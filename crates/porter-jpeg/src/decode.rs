@@ -79,7 +79,7 @@ impl Geometry {
 /// Decodes the scan that starts at `header.data_start` into an image.
 pub(crate) fn decode(
     bytes: &[u8],
-    header: Header,
+    header: &Header,
     geometry: &Geometry,
     cancelled: &dyn Fn() -> bool,
 ) -> Result<Image, Error> {
@@ -297,7 +297,7 @@ impl Output {
         blended.resize(columns, 0);
         if self.max_vertical == 2 {
             let row = y / 2;
-            let other = if y % 2 == 0 {
+            let other = if y.is_multiple_of(2) {
                 row.saturating_sub(1)
             } else {
                 (row + 1).min(self.chroma_height - 1)

@@ -102,10 +102,8 @@ pub(crate) fn read(bytes: &[u8]) -> Result<Header, Error> {
                 restart_interval = u32::from(u16::from_be_bytes([value[0], value[1]]));
             }
             0xDC => return Err(Error::Unsupported("a DNL marker")),
-            0xEE => {
-                if segment.len() >= 12 && segment.starts_with(b"Adobe") && segment[11] == 0 {
-                    adobe_rgb = true;
-                }
+            0xEE if segment.len() >= 12 && segment.starts_with(b"Adobe") && segment[11] == 0 => {
+                adobe_rgb = true;
             }
             0xDA => {
                 let frame = frame.ok_or(Error::Corrupt("a scan comes before its frame"))?;

@@ -37,6 +37,10 @@ impl HuffmanTable {
     /// Builds a table from the DHT counts of codes of each length (1..=16)
     /// and the symbols in code order, refusing counts that do not form a
     /// prefix code.
+    #[allow(
+        clippy::cast_possible_wrap,
+        reason = "codes are below 2^16 and indices below 257"
+    )]
     pub(crate) fn new(counts: &[u8; 16], symbols: &[u8]) -> Result<Self, Error> {
         let total: usize = counts.iter().map(|&c| usize::from(c)).sum();
         if total > 256 || total != symbols.len() {
@@ -78,6 +82,7 @@ impl HuffmanTable {
 
     /// Fills `coefficient` from `lookup`: every window whose code is followed
     /// by all of its magnitude bits inside the window.
+    #[allow(clippy::cast_possible_wrap, reason = "lengths are at most 16")]
     fn fill_coefficients(&mut self) {
         for (window, &entry) in self.lookup.iter().enumerate() {
             let length = u32::from(entry >> 8);
@@ -106,6 +111,7 @@ impl HuffmanTable {
 
 /// The signed value JPEG codes as `size` magnitude bits `bits`.
 #[inline]
+#[allow(clippy::cast_possible_wrap, reason = "`bits` is below 2^16")]
 fn extend(bits: u32, size: u32) -> i32 {
     if size == 0 {
         return 0;
@@ -177,23 +183,20 @@ impl<'a> BitReader<'a> {
                 self.fed_zeros += 8;
                 0
             } else {
+                // The data stops at its end and at any marker (0xFF not
+                // followed by a stuffed 0x00).
                 match self.data.get(self.position) {
-                    None => {
-                        self.stopped = true;
-                        continue;
+                    Some(&0xFF) if self.data.get(self.position + 1) == Some(&0) => {
+                        self.position += 2;
+                        0xFF
                     }
-                    Some(&0xFF) => {
-                        if self.data.get(self.position + 1) == Some(&0) {
-                            self.position += 2;
-                            0xFF
-                        } else {
-                            self.stopped = true;
-                            continue;
-                        }
-                    }
-                    Some(&byte) => {
+                    Some(&byte) if byte != 0xFF => {
                         self.position += 1;
                         byte
+                    }
+                    _ => {
+                        self.stopped = true;
+                        continue;
                     }
                 }
             };
@@ -263,6 +266,7 @@ impl<'a> BitReader<'a> {
 
     #[cold]
     #[inline(never)]
+    #[allow(clippy::cast_possible_wrap, reason = "a code is at most 16 bits")]
     fn long_symbol(&mut self, table: &HuffmanTable) -> Result<u8, Error> {
         for length in LOOKAHEAD_BITS + 1..=16 {
             let code = self.peek(length) as i32;

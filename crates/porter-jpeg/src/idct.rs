@@ -66,11 +66,11 @@ fn aan_scale(k: usize) -> f32 {
 }
 
 /// The four-point transform's input scale of frequency `k`: the DCT's
-/// C(k)/2, times cos(pi/4) for k = 2 whose cosines are all +-cos(pi/4).
+/// C(k)/2, times cos(pi/4) for k = 2 whose cosines are all +-cos(pi/4)
+/// (which makes it equal to the DC's C(0)/2).
 fn four_point_scale(k: usize) -> f32 {
     match k {
-        0 => FRAC_1_SQRT_2 / 2.0,
-        2 => 0.5 * FRAC_1_SQRT_2,
+        0 | 2 => FRAC_1_SQRT_2 / 2.0,
         _ => 0.5,
     }
 }

@@ -106,5 +106,5 @@ pub fn decode_scaled(
     if geometry.blocks(header.frame.components.len()) as u64 * 2 > data_bits {
         return Err(Error::Corrupt("the data is too short for the image's size"));
     }
-    decode::decode(bytes, header, &geometry, cancelled)
+    decode::decode(bytes, &header, &geometry, cancelled)
 }

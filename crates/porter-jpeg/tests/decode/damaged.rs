@@ -111,7 +111,7 @@ fn changed_bytes_never_cause_a_panic() {
     for bytes in test_files() {
         for _ in 0..800 {
             let mut changed = bytes.clone();
-            for _ in 0..1 + next(3) {
+            for _ in 0..=next(3) {
                 let at = next(changed.len());
                 match next(4) {
                     0 => changed[at] = next(256) as u8,
