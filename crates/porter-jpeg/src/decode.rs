@@ -200,22 +200,22 @@ fn decode_block(
     block: usize,
     start: usize,
 ) -> Result<(), Error> {
-    *prediction = prediction.wrapping_add(reader.dc_difference(&plane.dc)?);
-    let dc = *prediction as f32 * plane.quant[0];
     let stride = plane.width;
     let out = plane
         .samples
         .get_mut(start..)
         .ok_or(Error::Corrupt("a block lies outside its plane"))?;
-    if block == 1 {
-        reader.skip_ac(&plane.ac)?;
-        idct::fill(dc, 1, out, stride);
-        return Ok(());
-    }
-    let last = reader.ac_coefficients(&plane.ac, |k, value| {
-        coefficients[k & 63] = value;
-    })?;
-    if last == 0 {
+    let (difference, last) = if block == 1 {
+        // Only the DC is needed: the AC values are read past.
+        reader.block(&plane.dc, &plane.ac, |_, _| {})?
+    } else {
+        reader.block(&plane.dc, &plane.ac, |k, value| {
+            coefficients[k & 63] = value;
+        })?
+    };
+    *prediction = prediction.wrapping_add(difference);
+    let dc = *prediction as f32 * plane.quant[0];
+    if last == 0 || block == 1 {
         idct::fill(dc, block, out, stride);
         return Ok(());
     }

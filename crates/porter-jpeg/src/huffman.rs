@@ -252,8 +252,9 @@ impl<'a> BitReader<'a> {
         Ok(())
     }
 
-    /// Decodes one symbol.
-    #[inline]
+    /// Decodes one symbol (the unit tests' way in; decoding goes through
+    /// `block`).
+    #[cfg(test)]
     fn symbol(&mut self, table: &HuffmanTable) -> Result<u8, Error> {
         self.ensure();
         let entry = table.lookup[self.peek(LOOKAHEAD_BITS) as usize];
@@ -284,38 +285,49 @@ impl<'a> BitReader<'a> {
         Err(Error::Corrupt("a Huffman code is not in its table"))
     }
 
-    /// Decodes a DC difference.
-    #[inline]
-    pub(crate) fn dc_difference(&mut self, table: &HuffmanTable) -> Result<i32, Error> {
-        let size = u32::from(self.symbol(table)?);
-        if size > 16 {
-            return Err(Error::Corrupt("a DC difference is longer than 16 bits"));
-        }
-        if size == 0 {
-            return Ok(0);
-        }
-        // `symbol` left at least 16 bits.
-        let bits = self.peek(size);
-        self.consume(size);
-        Ok(extend(bits, size))
-    }
-
-    /// Decodes the AC coefficients of one block, calling `store(k, value)`
-    /// with the zigzag index (1..=63) of each non-zero one, and returns the
-    /// index of the last one (0 when there is none).
+    /// Decodes one block: returns its DC difference and the zigzag index
+    /// of its last non-zero AC coefficient (0 when there is none), calling
+    /// `store(k, value)` with the zigzag index (1..=63) and value of each
+    /// non-zero AC coefficient.
     ///
     /// The buffer is kept in locals so that it stays in registers; it goes
     /// back to `self` only around a refill or a long code.
     #[inline]
-    pub(crate) fn ac_coefficients(
+    pub(crate) fn block(
         &mut self,
+        dc: &HuffmanTable,
         table: &HuffmanTable,
         mut store: impl FnMut(usize, i32),
-    ) -> Result<usize, Error> {
-        let mut k = 1usize;
-        let mut last = 0;
+    ) -> Result<(i32, usize), Error> {
+        self.ensure();
         let mut buffer = self.buffer;
         let mut bits = self.bits;
+        let entry = dc.lookup[(buffer >> (64 - LOOKAHEAD_BITS)) as usize];
+        let size = if entry == 0 {
+            let symbol = self.long_symbol(dc)?;
+            buffer = self.buffer;
+            bits = self.bits;
+            u32::from(symbol)
+        } else {
+            let length = u32::from(entry >> 8);
+            buffer <<= length;
+            bits -= length;
+            u32::from(entry & 0xFF)
+        };
+        if size > 16 {
+            return Err(Error::Corrupt("a DC difference is longer than 16 bits"));
+        }
+        // At least 16 bits are left after a code of at most 16.
+        let difference = if size == 0 {
+            0
+        } else {
+            let magnitude = (buffer >> (64 - size)) as u32;
+            buffer <<= size;
+            bits -= size;
+            extend(magnitude, size)
+        };
+        let mut k = 1usize;
+        let mut last = 0;
         while k < 64 {
             if bits < 32 {
                 self.buffer = buffer;
@@ -383,14 +395,7 @@ impl<'a> BitReader<'a> {
         if k > 64 {
             return Err(Error::Corrupt("a block has more than 64 coefficients"));
         }
-        Ok(last)
-    }
-
-    /// Reads past the AC coefficients of one block without their values, as
-    /// a 1/8-scale decode needs only the DC.
-    #[inline]
-    pub(crate) fn skip_ac(&mut self, table: &HuffmanTable) -> Result<(), Error> {
-        self.ac_coefficients(table, |_, _| {}).map(drop)
+        Ok((difference, last))
     }
 }
 

@@ -78,7 +78,7 @@ fn four_point_scale(k: usize) -> f32 {
 /// A sample from a transform's output: level-shifted, rounded, clamped.
 #[inline]
 fn sample(value: f32) -> u8 {
-    (value + 128.5).clamp(0.0, 255.0) as u8
+    ((value + 128.5) as i32).clamp(0, 255) as u8
 }
 
 /// Fills a `size` x `size` block with the one sample a DC-only block has.
@@ -117,17 +117,18 @@ pub(crate) fn two(block: &[i32; 64], quant: &[f32; 64], out: &mut [u8], stride: 
 fn four_lanes(x: [[f32; 4]; 4]) -> [[f32; 4]; 4] {
     const C1: f32 = 0.923_879_5; // cos(pi/8)
     const C3: f32 = 0.382_683_43; // cos(3 pi/8)
-    let lanes = |f: &dyn Fn(usize) -> f32| -> [f32; 4] { std::array::from_fn(f) };
-    let even0 = lanes(&|i| x[0][i] + x[2][i]);
-    let even1 = lanes(&|i| x[0][i] - x[2][i]);
-    let odd0 = lanes(&|i| C1 * x[1][i] + C3 * x[3][i]);
-    let odd1 = lanes(&|i| C3 * x[1][i] - C1 * x[3][i]);
-    [
-        lanes(&|i| even0[i] + odd0[i]),
-        lanes(&|i| even1[i] + odd1[i]),
-        lanes(&|i| even1[i] - odd1[i]),
-        lanes(&|i| even0[i] - odd0[i]),
-    ]
+    let mut out = [[0.0f32; 4]; 4];
+    for i in 0..4 {
+        let even0 = x[0][i] + x[2][i];
+        let even1 = x[0][i] - x[2][i];
+        let odd0 = C1 * x[1][i] + C3 * x[3][i];
+        let odd1 = C3 * x[1][i] - C1 * x[3][i];
+        out[0][i] = even0 + odd0;
+        out[1][i] = even1 + odd1;
+        out[2][i] = even1 - odd1;
+        out[3][i] = even0 - odd0;
+    }
+    out
 }
 
 /// A 4x4 matrix with rows and columns swapped.
@@ -151,7 +152,9 @@ pub(crate) fn four(block: &[i32; 64], quant: &[f32; 64], out: &mut [u8], stride:
     };
     for (y, values) in samples.into_iter().enumerate() {
         let start = y * stride;
-        region[start..start + 4].copy_from_slice(&values.map(sample));
+        for (pixel, value) in region[start..start + 4].iter_mut().zip(values) {
+            *pixel = sample(value);
+        }
     }
 }
 
