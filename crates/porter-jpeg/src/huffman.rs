@@ -155,6 +155,16 @@ impl<'a> BitReader<'a> {
     /// Fills the buffer to at least 57 bits.
     #[inline]
     fn refill(&mut self) {
+        let (mut buffer, mut bits) = (self.buffer, self.bits);
+        self.refill_into(&mut buffer, &mut bits);
+        (self.buffer, self.bits) = (buffer, bits);
+    }
+
+    /// Fills `buffer`, the decoding loop's copy of `self.buffer` with
+    /// `bits` valid bits, to at least 57 bits. Eight bytes without 0xFF
+    /// are added at once; anything else goes byte by byte.
+    #[inline]
+    fn refill_into(&mut self, buffer: &mut u64, bits: &mut u32) {
         if !self.stopped
             && let Some(chunk) = self.data.get(self.position..self.position + 8)
         {
@@ -164,19 +174,22 @@ impl<'a> BitReader<'a> {
             let has_ff =
                 inverse.wrapping_sub(0x0101_0101_0101_0101) & !inverse & 0x8080_8080_8080_8080;
             if has_ff == 0 {
-                let bytes = (64 - self.bits) / 8;
+                let bytes = (64 - *bits) / 8;
                 // Bits of a byte beyond `bytes` land below the valid ones;
                 // the next refill ORs the same byte into the same place.
-                self.buffer |= word >> self.bits;
-                self.bits += bytes * 8;
+                *buffer |= word >> *bits;
+                *bits += bytes * 8;
                 self.position += bytes as usize;
                 return;
             }
         }
+        (self.buffer, self.bits) = (*buffer, *bits);
         self.refill_slowly();
+        (*buffer, *bits) = (self.buffer, self.bits);
     }
 
     #[cold]
+    #[inline(never)]
     fn refill_slowly(&mut self) {
         while self.bits <= 56 {
             let byte = if self.stopped {
@@ -330,11 +343,7 @@ impl<'a> BitReader<'a> {
         let mut last = 0;
         while k < 64 {
             if bits < 32 {
-                self.buffer = buffer;
-                self.bits = bits;
-                self.refill();
-                buffer = self.buffer;
-                bits = self.bits;
+                self.refill_into(&mut buffer, &mut bits);
             }
             let window = (buffer >> (64 - LOOKAHEAD_BITS)) as usize;
             let packed = table.coefficient[window];

@@ -75,10 +75,16 @@ fn four_point_scale(k: usize) -> f32 {
     }
 }
 
-/// A sample from a transform's output: level-shifted, rounded, clamped.
+/// A sample from a transform's output: level-shifted, clamped and rounded.
+/// Adding 1.5 x 2^23 to a value in 0..=255 leaves it, rounded to the
+/// nearest integer, in the low bits of the float's mantissa, which is
+/// cheaper than a saturating conversion. The level shift is a 1024th over
+/// 128 so that halves round up rather than to even, as in other decoders.
 #[inline]
 fn sample(value: f32) -> u8 {
-    ((value + 128.5) as i32).clamp(0, 255) as u8
+    const SHIFT: f32 = 128.0 + 1.0 / 1024.0;
+    const ROUNDER: f32 = 12_582_912.0;
+    ((value + SHIFT).clamp(0.0, 255.0) + ROUNDER).to_bits() as u8
 }
 
 /// Fills a `size` x `size` block with the one sample a DC-only block has.
