@@ -336,18 +336,48 @@ impl Output {
 }
 
 /// YCbCr to RGB by the JFIF equations in 16-bit fixed point, rounded and
-/// clamped.
-fn convert(luma: &[u8], cb: &[u8], cr: &[u8], out: &mut [u8]) {
+/// clamped. Pixels go in groups of `LANES`, each channel computed for the
+/// whole group before they are interleaved, so that the arithmetic runs on
+/// vectors.
+fn convert<'a>(luma: &'a [u8], cb: &'a [u8], cr: &'a [u8], out: &mut [u8]) {
+    const LANES: usize = 16;
+    let groups = out.len() / (3 * LANES);
+    let (group_out, rest_out) = out.split_at_mut(groups * 3 * LANES);
+    let split = groups * LANES;
+    for (((pixels, y), cb), cr) in group_out
+        .chunks_exact_mut(3 * LANES)
+        .zip(luma.chunks_exact(LANES))
+        .zip(cb.chunks_exact(LANES))
+        .zip(cr.chunks_exact(LANES))
+    {
+        let mut rgb = [[0u8; LANES]; 3];
+        for i in 0..LANES {
+            [rgb[0][i], rgb[1][i], rgb[2][i]] = ycc_to_rgb(y[i], cb[i], cr[i]);
+        }
+        for (i, pixel) in pixels.chunks_exact_mut(3).enumerate() {
+            pixel.copy_from_slice(&[rgb[0][i], rgb[1][i], rgb[2][i]]);
+        }
+    }
+    let rest = |plane: &'a [u8]| plane.get(split..).unwrap_or(&[]);
+    let (luma, cb, cr) = (rest(luma), rest(cb), rest(cr));
+    for (((pixel, &y), &cb), &cr) in rest_out.chunks_exact_mut(3).zip(luma).zip(cb).zip(cr) {
+        pixel.copy_from_slice(&ycc_to_rgb(y, cb, cr));
+    }
+}
+
+/// One pixel's YCbCr as RGB.
+#[inline]
+fn ycc_to_rgb(y: u8, cb: u8, cr: u8) -> [u8; 3] {
     const R_CR: i32 = 91_881; // 1.402
     const G_CB: i32 = 22_554; // 0.344136
     const G_CR: i32 = 46_802; // 0.714136
     const B_CB: i32 = 116_130; // 1.772
-    for (((pixel, &y), &cb), &cr) in out.chunks_exact_mut(3).zip(luma).zip(cb).zip(cr) {
-        let y = (i32::from(y) << 16) + (1 << 15);
-        let cb = i32::from(cb) - 128;
-        let cr = i32::from(cr) - 128;
-        pixel[0] = ((y + R_CR * cr) >> 16).clamp(0, 255) as u8;
-        pixel[1] = ((y - G_CB * cb - G_CR * cr) >> 16).clamp(0, 255) as u8;
-        pixel[2] = ((y + B_CB * cb) >> 16).clamp(0, 255) as u8;
-    }
+    let y = (i32::from(y) << 16) + (1 << 15);
+    let cb = i32::from(cb) - 128;
+    let cr = i32::from(cr) - 128;
+    [
+        ((y + R_CR * cr) >> 16).clamp(0, 255) as u8,
+        ((y - G_CB * cb - G_CR * cr) >> 16).clamp(0, 255) as u8,
+        ((y + B_CB * cb) >> 16).clamp(0, 255) as u8,
+    ]
 }
