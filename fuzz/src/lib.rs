@@ -301,3 +301,32 @@ pub fn decode_audio(data: &[u8], name: &str) {
         Err(error) => assert!(!error.to_string().is_empty(), "an error without a reason"),
     }
 }
+
+/// `MAX_JPEG_PIXELS` is the most pixels a fuzzed JPEG is decoded to: a
+/// 4096 x 4096 image, enough for every structure, little enough to stay
+/// fast.
+const MAX_JPEG_PIXELS: u64 = 1 << 24;
+
+/// porter-jpeg's decoder on any bytes, asked for sizes that select each of
+/// its four scales on small images and the full scale on any: it returns
+/// an image whose buffer matches its size, or an error, never a panic, and
+/// never `Cancelled` when no one asked.
+///
+/// # Panics
+///
+/// When the decoder panics, or returns an image whose size and buffer
+/// disagree, or is empty, or is over the pixel limit.
+pub fn decode_jpeg_fast(data: &[u8]) {
+    for min in [0, 16, 64, 256, u32::MAX] {
+        match porter_jpeg::decode_scaled(data, min, min, MAX_JPEG_PIXELS, &|| false) {
+            Ok(image) => {
+                let pixels = u64::from(image.width) * u64::from(image.height);
+                assert!(pixels > 0 && pixels <= MAX_JPEG_PIXELS, "{}x{}", image.width, image.height);
+                assert!(matches!(image.channels, 1 | 3), "{} channels", image.channels);
+                assert_eq!(image.data.len() as u64, pixels * u64::from(image.channels));
+            }
+            Err(porter_jpeg::Error::Cancelled) => panic!("decoding was cancelled without being asked to"),
+            Err(_) => {}
+        }
+    }
+}

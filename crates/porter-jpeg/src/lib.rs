@@ -1,0 +1,110 @@
+//! A fast decoder for the JPEGs that cameras and most programs write.
+//!
+//! It decodes baseline JPEGs (SOF0 and SOF1) with 8-bit samples: grey, or
+//! YCbCr with chroma at full size, half width, half height or both, in one
+//! interleaved scan, with or without restart markers. It decodes straight at
+//! 1/8, 1/4, 1/2 or full scale, transforming only the frequencies that the
+//! smaller size can show, so a 24 MP photo shown at 3000 pixels costs a
+//! fraction of a full decode.
+//!
+//! It refuses everything else: progressive, lossless, hierarchical and
+//! arithmetic-coded files, 12-bit samples, RGB and CMYK files, other
+//! subsampling, several scans, and DNL markers. A refusal means "use a
+//! general decoder"; this crate exists to make the common case fast, not to
+//! read every file. Data that ends early is an error, never grey filler.
+//!
+//! It never panics on any input, works in time bounded by the file and the
+//! output size, and holds little more than the output in memory.
+//!
+//! ```no_run
+//! let bytes = std::fs::read("photo.jpg").unwrap();
+//! let image = porter_jpeg::decode_scaled(&bytes, 2048, 1365, 50_000_000, &|| false).unwrap();
+//! assert_eq!(image.data.len(), image.width as usize * image.height as usize * 3);
+//! ```
+#![forbid(unsafe_code)]
+
+mod decode;
+mod header;
+mod huffman;
+mod idct;
+
+use std::fmt;
+
+/// `Image` is decoded pixels, row after row without padding: one byte per
+/// pixel for grey (`channels` 1), three (R, G, B) for colour (`channels` 3).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Image {
+    pub width: u32,
+    pub height: u32,
+    pub channels: u8,
+    pub data: Vec<u8>,
+}
+
+/// `Error` is why a file was not decoded. The caller should try a general
+/// decoder after `Unsupported` or `Corrupt`, and give up after `TooLarge`
+/// or `Cancelled`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Error {
+    /// The file uses something this decoder leaves to others.
+    Unsupported(&'static str),
+    /// The file breaks the format or ends early.
+    Corrupt(&'static str),
+    /// The decoded image would have more pixels than allowed.
+    TooLarge,
+    /// The caller's `cancelled` said to stop.
+    Cancelled,
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Unsupported(what) => write!(f, "unsupported JPEG: {what}"),
+            Self::Corrupt(what) => write!(f, "corrupt JPEG: {what}"),
+            Self::TooLarge => f.write_str("the decoded JPEG would exceed the pixel limit"),
+            Self::Cancelled => f.write_str("JPEG decoding was cancelled"),
+        }
+    }
+}
+
+impl std::error::Error for Error {}
+
+/// Decodes a baseline JPEG at the smallest DCT scale (8/8, 4/8, 2/8, 1/8)
+/// whose output is at least `min_width` x `min_height` (8/8 when even that
+/// is smaller). The output of a w x h image at scale s/8 is
+/// ceil(w s/8) x ceil(h s/8).
+///
+/// It refuses with `TooLarge`, before allocating, an output of more than
+/// `max_pixels` pixels. `cancelled` is asked about once per row of MCUs;
+/// when it answers true, decoding stops with `Cancelled`.
+pub fn decode_scaled(
+    bytes: &[u8],
+    min_width: u32,
+    min_height: u32,
+    max_pixels: u64,
+    cancelled: &dyn Fn() -> bool,
+) -> Result<Image, Error> {
+    let header = header::read(bytes)?;
+    let (width, height) = (
+        u64::from(header.frame.width),
+        u64::from(header.frame.height),
+    );
+    let block = [1u64, 2, 4, 8]
+        .into_iter()
+        .find(|&s| {
+            (width * s).div_ceil(8) >= u64::from(min_width)
+                && (height * s).div_ceil(8) >= u64::from(min_height)
+        })
+        .unwrap_or(8);
+    let pixels = (width * block).div_ceil(8) * (height * block).div_ceil(8);
+    if pixels > max_pixels {
+        return Err(Error::TooLarge);
+    }
+    let geometry = decode::Geometry::new(&header, block as usize);
+    // Every block takes at least two bits (a DC code and an AC code), so a
+    // file too short for its declared size is refused before any work.
+    let data_bits = (bytes.len() - header.data_start.min(bytes.len())) as u64 * 8;
+    if geometry.blocks(header.frame.components.len()) as u64 * 2 > data_bits {
+        return Err(Error::Corrupt("the data is too short for the image's size"));
+    }
+    decode::decode(bytes, &header, &geometry, cancelled)
+}
