@@ -342,10 +342,12 @@ impl<'a> BitReader<'a> {
         let mut k = 1usize;
         let mut last = 0;
         while k < 64 {
-            if bits < 32 {
+            // A coefficient the window resolves takes at most its bits; any
+            // other needs up to 31 (a 16-bit code and 15 magnitude bits).
+            if bits < LOOKAHEAD_BITS {
                 self.refill_into(&mut buffer, &mut bits);
             }
-            let window = (buffer >> (64 - LOOKAHEAD_BITS)) as usize;
+            let mut window = (buffer >> (64 - LOOKAHEAD_BITS)) as usize;
             let packed = table.coefficient[window];
             if packed != 0 {
                 // The length is the low 6 bits, all that a 64-bit shift
@@ -363,6 +365,10 @@ impl<'a> BitReader<'a> {
                 last = k;
                 k += 1;
                 continue;
+            }
+            if bits < 32 {
+                self.refill_into(&mut buffer, &mut bits);
+                window = (buffer >> (64 - LOOKAHEAD_BITS)) as usize;
             }
             let entry = table.lookup[window];
             let symbol = if entry == 0 {
