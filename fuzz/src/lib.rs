@@ -321,11 +321,22 @@ pub fn decode_jpeg_fast(data: &[u8]) {
         match porter_jpeg::decode_scaled(data, min, min, MAX_JPEG_PIXELS, &|| false) {
             Ok(image) => {
                 let pixels = u64::from(image.width) * u64::from(image.height);
-                assert!(pixels > 0 && pixels <= MAX_JPEG_PIXELS, "{}x{}", image.width, image.height);
-                assert!(matches!(image.channels, 1 | 3), "{} channels", image.channels);
+                assert!(
+                    pixels > 0 && pixels <= MAX_JPEG_PIXELS,
+                    "{}x{}",
+                    image.width,
+                    image.height
+                );
+                assert!(
+                    matches!(image.channels, 1 | 3),
+                    "{} channels",
+                    image.channels
+                );
                 assert_eq!(image.data.len() as u64, pixels * u64::from(image.channels));
             }
-            Err(porter_jpeg::Error::Cancelled) => panic!("decoding was cancelled without being asked to"),
+            Err(porter_jpeg::Error::Cancelled) => {
+                panic!("decoding was cancelled without being asked to")
+            }
             Err(_) => {}
         }
     }

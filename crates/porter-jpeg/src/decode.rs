@@ -335,7 +335,7 @@ impl Output {
     }
 }
 
-/// YCbCr to RGB by the JFIF equations in 16-bit fixed point, rounded and
+/// YCbCr to RGB by the JFIF equations in 14-bit fixed point, rounded and
 /// clamped. Pixels go in groups of `LANES`, each channel computed for the
 /// whole group before they are interleaved, so that the arithmetic runs on
 /// vectors.
@@ -368,16 +368,18 @@ fn convert<'a>(luma: &'a [u8], cb: &'a [u8], cr: &'a [u8], out: &mut [u8]) {
 /// One pixel's YCbCr as RGB.
 #[inline]
 fn ycc_to_rgb(y: u8, cb: u8, cr: u8) -> [u8; 3] {
-    const R_CR: i32 = 91_881; // 1.402
-    const G_CB: i32 = 22_554; // 0.344136
-    const G_CR: i32 = 46_802; // 0.714136
-    const B_CB: i32 = 116_130; // 1.772
-    let y = (i32::from(y) << 16) + (1 << 15);
-    let cb = i32::from(cb) - 128;
-    let cr = i32::from(cr) - 128;
+    // 14-bit constants, so that each product is of two 16-bit numbers.
+    const R_CR: i16 = 22_970; // 1.402
+    const G_CB: i16 = 5_638; // 0.344136
+    const G_CR: i16 = 11_700; // 0.714136
+    const B_CB: i16 = 29_032; // 1.772
+    let y = (i32::from(y) << 14) + (1 << 13);
+    let cb = i16::from(cb) - 128;
+    let cr = i16::from(cr) - 128;
+    let product = |a: i16, b: i16| i32::from(a) * i32::from(b);
     [
-        ((y + R_CR * cr) >> 16).clamp(0, 255) as u8,
-        ((y - G_CB * cb - G_CR * cr) >> 16).clamp(0, 255) as u8,
-        ((y + B_CB * cb) >> 16).clamp(0, 255) as u8,
+        ((y + product(R_CR, cr)) >> 14).clamp(0, 255) as u8,
+        ((y - product(G_CB, cb) - product(G_CR, cr)) >> 14).clamp(0, 255) as u8,
+        ((y + product(B_CB, cb)) >> 14).clamp(0, 255) as u8,
     ]
 }

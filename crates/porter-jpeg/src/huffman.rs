@@ -298,8 +298,8 @@ impl<'a> BitReader<'a> {
         Err(Error::Corrupt("a Huffman code is not in its table"))
     }
 
-    /// Decodes one block: returns its DC difference and the zigzag index
-    /// of its last non-zero AC coefficient (0 when there is none), calling
+    /// Decodes one block: returns its DC difference and a zigzag index at
+    /// or after its last non-zero AC coefficient (0 when it has none), calling
     /// `store(k, value)` with the zigzag index (1..=63) and value of each
     /// non-zero AC coefficient.
     ///
@@ -340,12 +340,13 @@ impl<'a> BitReader<'a> {
             extend(magnitude, size)
         };
         let mut k = 1usize;
-        let mut last = 0;
         while k < 64 {
-            if bits < 32 {
+            // A coefficient the window resolves takes at most its bits; any
+            // other needs up to 31 (a 16-bit code and 15 magnitude bits).
+            if bits < LOOKAHEAD_BITS {
                 self.refill_into(&mut buffer, &mut bits);
             }
-            let window = (buffer >> (64 - LOOKAHEAD_BITS)) as usize;
+            let mut window = (buffer >> (64 - LOOKAHEAD_BITS)) as usize;
             let packed = table.coefficient[window];
             if packed != 0 {
                 // The length is the low 6 bits, all that a 64-bit shift
@@ -360,9 +361,12 @@ impl<'a> BitReader<'a> {
                     return Err(Error::Corrupt("a block has more than 64 coefficients"));
                 }
                 store(k, packed >> 16);
-                last = k;
                 k += 1;
                 continue;
+            }
+            if bits < 32 {
+                self.refill_into(&mut buffer, &mut bits);
+                window = (buffer >> (64 - LOOKAHEAD_BITS)) as usize;
             }
             let entry = table.lookup[window];
             let symbol = if entry == 0 {
@@ -396,7 +400,6 @@ impl<'a> BitReader<'a> {
             buffer <<= size;
             bits -= size;
             store(k, extend(magnitude, size));
-            last = k;
             k += 1;
         }
         self.buffer = buffer;
@@ -404,7 +407,9 @@ impl<'a> BitReader<'a> {
         if k > 64 {
             return Err(Error::Corrupt("a block has more than 64 coefficients"));
         }
-        Ok((difference, last))
+        // The zigzag index past the last coefficient read (or 64): any
+        // non-zero AC coefficient lies before it.
+        Ok((difference, k - 1))
     }
 }
 

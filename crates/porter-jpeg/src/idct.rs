@@ -146,13 +146,11 @@ fn transpose(m: [[f32; 4]; 4]) -> [[f32; 4]; 4] {
 /// Writes the 4x4 samples of a block.
 #[inline]
 pub(crate) fn four(block: &[i32; 64], quant: &[f32; 64], out: &mut [u8], stride: usize) {
-    // Rows of coefficients: [v][u]. Down the columns first (lanes are u),
-    // giving [y][u]; then across, on the transposed [u][y] (lanes are y),
-    // giving [x][y], transposed back to rows.
-    let rows: [[f32; 4]; 4] =
-        std::array::from_fn(|v| std::array::from_fn(|u| at(block, quant, v * 8 + u)));
-    let columns = four_lanes(rows);
-    let samples = transpose(four_lanes(transpose(columns)));
+    // Gathered as [u][v] (lanes are v), across first, giving [x][v];
+    // transposed to [v][x] (lanes are x), then down, giving [y][x]: rows.
+    let gathered: [[f32; 4]; 4] =
+        std::array::from_fn(|u| std::array::from_fn(|v| at(block, quant, v * 8 + u)));
+    let samples = four_lanes(transpose(four_lanes(gathered)));
     let Some(region) = out.get_mut(..3 * stride + 4) else {
         return;
     };
@@ -206,25 +204,36 @@ fn eight_1d(x: [f32; 8]) -> [f32; 8] {
 /// Writes the 8x8 samples of a block.
 #[inline]
 pub(crate) fn eight(block: &[i32; 64], quant: &[f32; 64], out: &mut [u8], stride: usize) {
-    let block: [f32; 64] = std::array::from_fn(|n| at(block, quant, n));
-    let mut work = [0.0f32; 64];
-    for u in 0..8 {
-        let column: [f32; 8] = std::array::from_fn(|v| block[v * 8 + u]);
-        let result = if column[1..].iter().all(|&c| c == 0.0) {
-            [column[0]; 8]
-        } else {
-            eight_1d(column)
-        };
-        for (v, value) in result.into_iter().enumerate() {
-            work[v * 8 + u] = value;
-        }
-    }
-    for (row, line) in work.chunks_exact(8).zip(out.chunks_mut(stride)) {
-        let result = eight_1d(row.try_into().unwrap_or([0.0; 8]));
-        for (pixel, value) in line.iter_mut().zip(result) {
+    // Gathered as [u][v] (lanes are v), across first, giving [x][v];
+    // transposed to [v][x] (lanes are x), then down, giving [y][x]: rows.
+    let gathered: [[f32; 8]; 8] =
+        std::array::from_fn(|u| std::array::from_fn(|v| at(block, quant, v * 8 + u)));
+    let across = eight_lanes(&gathered);
+    let turned: [[f32; 8]; 8] = std::array::from_fn(|v| std::array::from_fn(|x| across[x][v]));
+    let samples = eight_lanes(&turned);
+    let Some(region) = out.get_mut(..7 * stride + 8) else {
+        return;
+    };
+    for (y, values) in samples.into_iter().enumerate() {
+        let start = y * stride;
+        for (pixel, value) in region[start..start + 8].iter_mut().zip(values) {
             *pixel = sample(value);
         }
     }
+}
+
+/// The eight-point transform of eight lanes at once: `x[u]` holds
+/// frequency `u` of each lane, the result's `[j]` sample `j` of each.
+#[inline]
+fn eight_lanes(x: &[[f32; 8]; 8]) -> [[f32; 8]; 8] {
+    let mut out = [[0.0f32; 8]; 8];
+    for lane in 0..8 {
+        let result = eight_1d(std::array::from_fn(|u| x[u][lane]));
+        for (row, value) in out.iter_mut().zip(result) {
+            row[lane] = value;
+        }
+    }
+    out
 }
 
 #[cfg(test)]

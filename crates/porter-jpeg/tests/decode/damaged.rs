@@ -128,3 +128,19 @@ fn changed_bytes_never_cause_a_panic() {
         }
     }
 }
+
+#[test]
+fn fill_bytes_before_a_restart_marker_are_skipped() {
+    let bytes = small(SamplingFactor::F_2_1, Some(2));
+    let whole = decode(&bytes, (37, 23)).unwrap();
+    let scan = find_marker(&bytes, 0xDA).unwrap();
+    let at = scan
+        + bytes[scan..]
+            .windows(2)
+            .position(|w| w == [0xFF, 0xD0])
+            .unwrap();
+    let mut filled = bytes[..at].to_vec();
+    filled.extend_from_slice(&[0xFF; 5]);
+    filled.extend_from_slice(&bytes[at..]);
+    assert_eq!(decode(&filled, (37, 23)).unwrap(), whole);
+}

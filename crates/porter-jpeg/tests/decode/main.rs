@@ -325,3 +325,23 @@ fn small(sampling: SamplingFactor, restart: Option<u16>) -> Vec<u8> {
         },
     )
 }
+
+#[test]
+fn sixteen_bit_quantisation_tables_decode_like_eight_bit_ones() {
+    let bytes = small(SamplingFactor::F_2_2, None);
+    let at = find_marker(&bytes, 0xDB).unwrap();
+    let length = usize::from(u16::from_be_bytes([bytes[at + 2], bytes[at + 3]]));
+    let mut tables = Vec::new();
+    for table in bytes[at + 4..at + 2 + length].chunks_exact(65) {
+        assert_eq!(table[0] >> 4, 0, "an 8-bit table");
+        tables.push(0x10 | table[0]);
+        tables.extend(table[1..].iter().flat_map(|&q| [0, q]));
+    }
+    let mut wide = bytes[..at].to_vec();
+    wide.extend_from_slice(&[0xFF, 0xDB]);
+    wide.extend_from_slice(&(tables.len() as u16 + 2).to_be_bytes());
+    wide.extend_from_slice(&tables);
+    wide.extend_from_slice(&bytes[at + 2 + length..]);
+    assert_eq!(decode(&wide, (37, 23)), decode(&bytes, (37, 23)));
+    assert!(decode(&wide, (37, 23)).is_ok());
+}
