@@ -185,6 +185,11 @@ pub(crate) fn decode(
             output.write_mcu_row(mcu_row - 1, &planes, &mut image.data);
         }
     }
+    // A file cut after its last block but before its end marker is as cut
+    // short as any other: jpeg-decoder refuses it too.
+    if !reader.end_marker_follows() {
+        return Err(Error::Corrupt("the file ends before its end marker"));
+    }
     output.write_mcu_row(geometry.mcus_down - 1, &planes, &mut image.data);
     Ok(image)
 }

@@ -239,6 +239,15 @@ impl<'a> BitReader<'a> {
         }
     }
 
+    /// Whether the end marker (EOI) follows the data read so far, after
+    /// fill bytes or anything else. The reader never moves past a marker,
+    /// so it lies ahead of `position`; a file cut short lacks it.
+    pub(crate) fn end_marker_follows(&self) -> bool {
+        self.data
+            .get(self.position..)
+            .is_some_and(|rest| rest.windows(2).any(|pair| pair == [0xFF, 0xD9]))
+    }
+
     /// Whether zero bits fed past the data have been consumed as if real.
     pub(crate) fn overran(&self) -> bool {
         self.fed_zeros > self.bits

@@ -1,8 +1,12 @@
-//! JPEG decoding through `jpeg-decoder`, which can scale in the DCT domain:
-//! a 6000×4000 photo meant for 2048 pixels is decoded at half size directly,
-//! which skips most of the inverse transform, colour conversion and memory
-//! traffic of a full decode. It also refuses a file whose data ends early,
-//! where a more lenient decoder would fill in grey.
+//! JPEG decoding, scaled in the DCT domain: a 6000×4000 photo meant for
+//! 2048 pixels is decoded at half size directly, which skips most of the
+//! inverse transform, colour conversion and memory traffic of a full
+//! decode. The common JPEG (baseline, grey or YCbCr) goes through
+//! `porter-jpeg`, made for that case; anything it leaves (progressive,
+//! CMYK, lossless, unusual subsampling, a file it finds damaged) through
+//! `jpeg-decoder`, which reads the header in every case. Both refuse a
+//! file whose data ends early, where a more lenient decoder would fill in
+//! grey.
 
 use std::io;
 
@@ -10,11 +14,13 @@ use image::metadata::Orientation;
 use jpeg_decoder::{CodingProcess, Decoder, ImageInfo, PixelFormat};
 
 use super::pixels::{Layout, Pixels, exif_orientation, guarded};
-use crate::bounds::Failure;
+use crate::bounds::{Cancel, Failure};
 
 /// `Jpeg` is a JPEG whose header has been read: its size, pixel format and
 /// orientation are known, no pixel has been decoded yet.
 pub(super) struct Jpeg<'a> {
+    bytes: &'a [u8],
+    max_pixels: u64,
     decoder: Decoder<&'a [u8]>,
     info: ImageInfo,
     /// What the EXIF (APP1) segment says, upright when absent or broken.
@@ -37,6 +43,8 @@ impl<'a> Jpeg<'a> {
             .exif_data()
             .map_or(Orientation::NoTransforms, exif_orientation);
         Ok(Self {
+            bytes,
+            max_pixels,
             decoder,
             info,
             orientation,
@@ -64,16 +72,47 @@ impl<'a> Jpeg<'a> {
     /// is read (so a damaged or cut-short file fails here) while the inverse
     /// transform is skipped. This proves the file decodes before it is
     /// passed on as it is.
-    pub(super) fn validate(mut self) -> Result<(), Failure> {
+    pub(super) fn validate(mut self, cancel: &Cancel) -> Result<(), Failure> {
+        if self.fast(1, 1, cancel)?.is_some() {
+            return Ok(());
+        }
         if self.info.coding_process != CodingProcess::Lossless {
             guarded(|| self.decoder.scale(1, 1).map_err(reason))?;
         }
         guarded(|| self.decoder.decode().map_err(reason)).map(drop)
     }
 
+    /// The pixels `porter-jpeg` decodes at the least scale that gives
+    /// `width` × `height`, or `None` when the file is one it leaves to
+    /// jpeg-decoder (not baseline, or something it does not take) or finds
+    /// damaged: jpeg-decoder then decodes it, or says what is wrong.
+    fn fast(&self, width: u32, height: u32, cancel: &Cancel) -> Result<Option<Pixels>, Failure> {
+        if self.info.coding_process != CodingProcess::DctSequential {
+            return Ok(None);
+        }
+        let cancelled = || cancel.is_cancelled();
+        let decoded = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            porter_jpeg::decode_scaled(self.bytes, width, height, self.max_pixels, &cancelled)
+        }));
+        match decoded {
+            Ok(Ok(image)) => from_fast(image).map(Some),
+            Ok(Err(porter_jpeg::Error::Cancelled)) => Err(Failure::Cancelled),
+            // A refusal, a damaged file, or (it should never) a panic.
+            Ok(Err(_)) | Err(_) => Ok(None),
+        }
+    }
+
     /// Decodes at the smallest DCT scale (1/1, 1/2, 1/4, 1/8) whose result is
     /// still at least `width` × `height`, as grey or RGB pixels.
-    pub(super) fn decode_at_least(mut self, width: u32, height: u32) -> Result<Pixels, Failure> {
+    pub(super) fn decode_at_least(
+        mut self,
+        width: u32,
+        height: u32,
+        cancel: &Cancel,
+    ) -> Result<Pixels, Failure> {
+        if let Some(pixels) = self.fast(width, height, cancel)? {
+            return Ok(pixels);
+        }
         if self.info.coding_process != CodingProcess::Lossless {
             let (width, height) = (
                 u16::try_from(width).unwrap_or(u16::MAX),
@@ -103,6 +142,26 @@ impl<'a> Jpeg<'a> {
             data,
         })
     }
+}
+
+/// What `porter-jpeg` decoded, as pixels.
+fn from_fast(image: porter_jpeg::Image) -> Result<Pixels, Failure> {
+    let layout = if image.channels == 1 {
+        Layout::Luma
+    } else {
+        Layout::Rgb
+    };
+    if image.data.len() != image.width as usize * image.height as usize * layout.channels() {
+        return Err(Failure::unreadable(
+            "its decoded JPEG data does not match its declared size",
+        ));
+    }
+    Ok(Pixels {
+        width: image.width,
+        height: image.height,
+        layout,
+        data: image.data,
+    })
 }
 
 /// CMYK (as `jpeg-decoder` returns it, 0 meaning no ink) to RGB.

@@ -60,7 +60,8 @@ const GREY_EDGE_PX: u32 = 1024;
 /// `Source` is an image whose header has been read, by the decoder its
 /// format needs.
 enum Source<'a> {
-    /// A JPEG, read by `jpeg-decoder` for its DCT-domain scaling.
+    /// A JPEG, decoded with DCT-domain scaling (`porter-jpeg`, or
+    /// `jpeg-decoder` for what that leaves).
     Jpeg(Box<Jpeg<'a>>),
     /// Any other format, read by the `image` crate.
     Other(Other<'a>),
@@ -117,14 +118,14 @@ pub(crate) fn picture(
         (Source::Jpeg(jpeg), Some(kept)) => {
             let looked = if want_look {
                 let (w, h) = fit_edge(facts.width, facts.height, GREY_EDGE_PX);
-                Some(look(jpeg.decode_at_least(w, h)?.grey()))
+                Some(look(jpeg.decode_at_least(w, h, cancel)?.grey()))
             } else {
-                jpeg.validate()?;
+                jpeg.validate(cancel)?;
                 None
             };
             return Ok(as_is(bytes.len(), kept, format, name, &facts).with_look(looked));
         }
-        (Source::Jpeg(jpeg), None) => jpeg.decode_at_least(target_width, target_height)?,
+        (Source::Jpeg(jpeg), None) => jpeg.decode_at_least(target_width, target_height, cancel)?,
         (Source::Other(other), kept) => {
             let decoded = other.decode(format)?;
             if let Some(kept) = kept {
@@ -206,7 +207,7 @@ pub(crate) fn grey_at(
     let (source, facts) = open(bytes, format, options, cancel)?;
     let (width, height) = fit_edge(facts.width, facts.height, edge.max(1));
     let decoded = match source {
-        Source::Jpeg(jpeg) => jpeg.decode_at_least(width, height)?,
+        Source::Jpeg(jpeg) => jpeg.decode_at_least(width, height, cancel)?,
         Source::Other(other) => other.decode(format)?,
     };
     cancel.check()?;
