@@ -8,7 +8,7 @@
 use crate::header::Header;
 use crate::huffman::{BitReader, HuffmanTable};
 use crate::idct::{self, ZIGZAG};
-use crate::{Error, Image};
+use crate::types::{Error, Image};
 
 /// `Plane` is a component's ring of decoded MCU rows at the output scale.
 struct Plane {

@@ -2,8 +2,8 @@
 //! scan header itself. Everything outside the supported subset is refused
 //! here, before any pixel is decoded.
 
-use crate::Error;
 use crate::huffman::HuffmanTable;
+use crate::types::Error;
 
 /// `Component` is one colour component of the frame.
 #[derive(Clone, Copy)]

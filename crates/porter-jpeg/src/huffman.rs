@@ -5,7 +5,7 @@
 //! coefficient when the code and its magnitude bits both fit in that window,
 //! which is the case for most coefficients of a photo.
 
-use crate::Error;
+use crate::types::Error;
 
 /// `LOOKAHEAD_BITS` is how many bits one table lookup looks at: codes up to
 /// this long (nearly all of them in practice) need no bit-by-bit search.
