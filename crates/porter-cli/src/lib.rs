@@ -48,7 +48,10 @@ enum Command {
     Gateway(gateway::GatewayArgs),
 }
 
-fn main() -> ExitCode {
+/// Runs the `porter` command (or, when started as one, a file view worker)
+/// and gives the process's exit code.
+#[must_use]
+pub fn main() -> ExitCode {
     if let Some(code) = worker::run_if_worker() {
         return code;
     }
