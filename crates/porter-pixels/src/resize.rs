@@ -174,10 +174,12 @@ fn resize_channels<const C: usize>(
     } else {
         let taps = Taps::new(height, to_height);
         let mut tall = vec![0u8; row_len * to_height];
-        for (y, out) in tall.chunks_exact_mut(row_len).enumerate() {
-            let (first, weights) = taps.of(y);
-            blend_rows(pixels, first, weights, out);
-        }
+        in_parts(&mut tall, row_len, |first_row, part| {
+            for (y, out) in part.chunks_exact_mut(row_len).enumerate() {
+                let (first, weights) = taps.of(first_row + y);
+                blend_rows(pixels, first, weights, out);
+            }
+        });
         tall
     };
     if to_width == width {
@@ -187,35 +189,89 @@ fn resize_channels<const C: usize>(
     // its columns are rows, blended as above, and turned back.
     let taps = Taps::new(width, to_width);
     let mut out = vec![0u8; to_width * to_height * C];
-    let mut turned = vec![0u8; width * BAND_ROWS * C];
-    let mut blended = vec![0u8; to_width * BAND_ROWS * C];
-    for band in (0..to_height).step_by(BAND_ROWS) {
-        let rows = BAND_ROWS.min(to_height - band);
-        let column_len = rows * C;
-        for r in 0..rows {
-            let row = &tall[(band + r) * row_len..(band + r + 1) * row_len];
-            for (x, pixel) in row.chunks_exact(C).enumerate() {
-                let at = x * column_len + r * C;
-                turned[at..at + C].copy_from_slice(pixel);
+    let out_row_len = to_width * C;
+    in_parts(&mut out, BAND_ROWS * out_row_len, |first_band, part| {
+        let mut turned = vec![0u8; width * BAND_ROWS * C];
+        let mut blended = vec![0u8; to_width * BAND_ROWS * C];
+        for (b, band_out) in part.chunks_mut(BAND_ROWS * out_row_len).enumerate() {
+            let band = (first_band + b) * BAND_ROWS;
+            let rows = band_out.len() / out_row_len;
+            let column_len = rows * C;
+            for r in 0..rows {
+                let row = &tall[(band + r) * row_len..(band + r + 1) * row_len];
+                for (x, pixel) in row.chunks_exact(C).enumerate() {
+                    let at = x * column_len + r * C;
+                    turned[at..at + C].copy_from_slice(pixel);
+                }
+            }
+            let turned = &turned[..width * column_len];
+            for (x, column) in blended[..to_width * column_len]
+                .chunks_exact_mut(column_len)
+                .enumerate()
+            {
+                let (first, weights) = taps.of(x);
+                blend_rows(turned, first, weights, column);
+            }
+            for (r, row) in band_out.chunks_exact_mut(out_row_len).enumerate() {
+                for (x, pixel) in row.chunks_exact_mut(C).enumerate() {
+                    let at = x * column_len + r * C;
+                    pixel.copy_from_slice(&blended[at..at + C]);
+                }
             }
         }
-        let turned = &turned[..width * column_len];
-        for (x, column) in blended[..to_width * column_len]
-            .chunks_exact_mut(column_len)
-            .enumerate()
-        {
-            let (first, weights) = taps.of(x);
-            blend_rows(turned, first, weights, column);
-        }
-        for r in 0..rows {
-            let row = &mut out[(band + r) * to_width * C..(band + r + 1) * to_width * C];
-            for (x, pixel) in row.chunks_exact_mut(C).enumerate() {
-                let at = x * column_len + r * C;
-                pixel.copy_from_slice(&blended[at..at + C]);
-            }
-        }
-    }
+    });
     out
+}
+
+/// `MAX_THREADS` is the most threads one scaling runs on.
+const MAX_THREADS: usize = 4;
+
+/// `MIN_PART_BYTES` is the least output a thread is started for: below it,
+/// starting one costs about what it saves.
+const MIN_PART_BYTES: usize = 1 << 19;
+
+/// Runs `work` over `out` cut into whole `unit`s, in contiguous parts
+/// shared out between the calling thread and as many more as the machine
+/// has cores (at most [`MAX_THREADS`] in all), each part given with the
+/// index of its first unit. A thread that cannot be started leaves its
+/// share to the others; a small output is done on the calling thread.
+fn in_parts(out: &mut [u8], unit: usize, work: impl Fn(usize, &mut [u8]) + Sync) {
+    let unit = unit.max(1);
+    let units = out.len().div_ceil(unit);
+    let threads = std::thread::available_parallelism()
+        .map_or(1, std::num::NonZero::get)
+        .min(MAX_THREADS)
+        .min(out.len() / MIN_PART_BYTES)
+        .min(units)
+        .max(1);
+    if threads == 1 {
+        work(0, out);
+        return;
+    }
+    // Twice as many parts as threads, so that a thread that started late
+    // or runs on a busy core does not hold the others up.
+    let per_part = units.div_ceil(threads * 2);
+    let parts: Vec<(usize, &mut [u8])> = out
+        .chunks_mut(per_part * unit)
+        .enumerate()
+        .map(|(i, part)| (i * per_part, part))
+        .collect();
+    let queue = std::sync::Mutex::new(parts);
+    let next = || queue.lock().map_or(None, |mut parts| parts.pop());
+    let drain = || {
+        while let Some((first, part)) = next() {
+            work(first, part);
+        }
+    };
+    std::thread::scope(|scope| {
+        for _ in 1..threads {
+            // A thread that cannot be started leaves its parts in the queue.
+            let _ = std::thread::Builder::new()
+                .name("pixels-resize".to_owned())
+                .spawn_scoped(scope, drain);
+        }
+        drain();
+    });
 }
 
 /// `pixels` (`width` × `height`, `channels` bytes each: 1 grey, 3 RGB, 4
@@ -290,6 +346,23 @@ mod tests {
                 let sum: i32 = weights.iter().map(|&w| i32::from(w)).sum();
                 assert_eq!(sum, 1 << FRACTION_BITS, "{from}->{to} at {i}");
             }
+        }
+    }
+
+    #[test]
+    fn every_unit_is_worked_once_with_its_own_index_whatever_the_threads() {
+        // Large enough for several threads, with a short last unit.
+        let unit = 3000;
+        let mut out = vec![0u8; 5 * (1 << 20) + 17];
+        in_parts(&mut out, unit, |first, part| {
+            for (i, piece) in part.chunks_mut(unit).enumerate() {
+                for byte in piece.iter_mut() {
+                    *byte = byte.wrapping_add(((first + i) % 251) as u8 + 1);
+                }
+            }
+        });
+        for (i, piece) in out.chunks(unit).enumerate() {
+            assert!(piece.iter().all(|&b| b == (i % 251) as u8 + 1), "unit {i}");
         }
     }
 
